@@ -1,0 +1,97 @@
+package arbiter
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an error. The gRPC edge maps each kind to one status code, once
+// (server/errors.go); anything without a kind is Internal and is the only kind logged
+// as an error.
+type Kind int
+
+// The error kinds.
+const (
+	// Internal: a bug or an unexpected failure (gRPC INTERNAL).
+	Internal Kind = iota
+	// Invalid: bad input; the message names the field (INVALID_ARGUMENT).
+	Invalid
+	// NotFound: the session or job does not exist (NOT_FOUND).
+	NotFound
+	// FailedPrecondition: the request does not fit the current state
+	// (FAILED_PRECONDITION).
+	FailedPrecondition
+	// Conflict: a compare-and-set lost the race to another writer (ABORTED after the
+	// bounded retries).
+	Conflict
+	// Unavailable: the store could not be read or written (UNAVAILABLE). Fail closed.
+	Unavailable
+	// ResourceExhausted: a configured limit was reached (RESOURCE_EXHAUSTED).
+	ResourceExhausted
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Invalid:
+		return "invalid"
+	case NotFound:
+		return "not found"
+	case FailedPrecondition:
+		return "failed precondition"
+	case Conflict:
+		return "conflict"
+	case Unavailable:
+		return "unavailable"
+	case ResourceExhausted:
+		return "resource exhausted"
+	default:
+		return "internal"
+	}
+}
+
+// Error is an error with a Kind. Message is safe to show to the caller.
+type Error struct {
+	Kind    Kind
+	Message string
+	// Err is the underlying cause, if any (not shown to callers).
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error of kind k with a formatted message.
+func Errorf(k Kind, format string, args ...any) error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error of kind k whose cause is err.
+func Wrap(k Kind, err error, format string, args ...any) error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// KindOf returns err's kind: the Kind of the first *Error in its chain, Internal for
+// any other non-nil error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Internal
+}
+
+// MessageOf returns the caller-safe message of err: the Message of its *Error, or
+// "internal error".
+func MessageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

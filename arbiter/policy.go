@@ -1,0 +1,250 @@
+package arbiter
+
+import (
+	"fmt"
+	"time"
+)
+
+// Behavior is a function call's scheduling mode (Gemini Live's FunctionDeclaration
+// behavior). Only BLOCKING calls are abandoned by `interrupted`.
+type Behavior string
+
+// The scheduling modes. The zero value means "not given".
+const (
+	BehaviorUnspecified Behavior = ""
+	Blocking            Behavior = "BLOCKING"
+	NonBlocking         Behavior = "NON_BLOCKING"
+)
+
+// KeyAs says how one argument of a business key is normalised.
+type KeyAs string
+
+// The key normalisations of the tool-policy format (shared/spec/trace-format.md).
+const (
+	// KeyText trims, case-folds and collapses white space.
+	KeyText KeyAs = "text"
+	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm") against the
+	// call's time to a minute ("2026-10-02T15:00"); unparseable text falls back to
+	// KeyText.
+	KeyDatetime KeyAs = "datetime"
+	// KeyNumber parses a number and prints it canonically ("3.0" and "3" agree);
+	// unparseable values fall back to KeyText.
+	KeyNumber KeyAs = "number"
+	// KeyExact uses the argument's JSON encoding unchanged.
+	KeyExact KeyAs = "exact"
+)
+
+// OnTimeout is what happens to a held job when its wait runs out.
+type OnTimeout string
+
+// The two endings of a hold that ran out.
+const (
+	Cancel OnTimeout = "cancel"
+	Commit OnTimeout = "commit"
+)
+
+// KeyArg is one argument of a business key.
+type KeyArg struct {
+	// Arg is the argument name in the call's args.
+	Arg string
+	// As is its normalisation; zero means KeyText.
+	As KeyAs
+}
+
+// Tool is one tool's policy.
+type Tool struct {
+	// Name is the function name the model calls.
+	Name string
+	// SideEffect makes the tool two-phase: prepare, then commit or cancel as the
+	// arbiter decides. False means read-only: executed at once, never held.
+	SideEffect bool
+	// Behavior is used when a call does not say; zero means NON_BLOCKING.
+	Behavior Behavior
+	// Key lists the args that identify a request and how to normalise each. Empty
+	// means the whole args object, exactly.
+	Key []KeyArg
+	// Describe is the words for status notes; "{arg}" is replaced with the call's own
+	// wording of that arg. Zero means "the <name> request".
+	Describe string
+	// Disallowed rejects every call of this tool (answered at once, not executed).
+	Disallowed bool
+	// NoHold turns the hold on user speech off for this tool: a due commit is then
+	// released at the end of the grace window even while an utterance is open. An
+	// abandoned BLOCKING call is held all the same.
+	NoHold bool
+	// Timings overrides the defaults for this tool; zero fields inherit them.
+	Timings Timings
+}
+
+// Timings are the policy's durations and endings. In Policy.Defaults a zero field
+// means the built-in default (DefaultTimings); in Tool.Timings it means "inherit".
+type Timings struct {
+	// Grace is how long after prepare finished a commit waits for user speech.
+	// Default 1.5 s: the third seed's grace window.
+	Grace time.Duration
+	// TranscriptTimeout is how long an utterance may hold a due commit for its
+	// transcript, counted from the later of the moment the commit became due and the
+	// end of the utterance's voice activity. Default 3 s: the third seed measured the
+	// transcript 1.26 to 1.31 s after the audio ended, in one chunk with ACTIVITY_END.
+	TranscriptTimeout time.Duration
+	// OnTranscriptTimeout is what a timed-out hold does; default Cancel (fail closed).
+	OnTranscriptTimeout OnTimeout
+	// DedupeWindow is how long a business key keeps absorbing repeats after its job
+	// completed (an open job absorbs them all its life). Default 30 s (third seed).
+	DedupeWindow time.Duration
+	// TriggerLookback: the utterance that ended this soon before a call (or was still
+	// open) is the call's triggering utterance and is checked for a stop too (a stop
+	// merged into the request). Default 2 s.
+	TriggerLookback time.Duration
+	// AbandonWait is how long after `interrupted` dropped a BLOCKING call a re-issue may
+	// revive its job. Default 10 s; re-issues in the recorded sessions came 3.3 to 3.7 s
+	// after `interrupted`.
+	AbandonWait time.Duration
+	// OnAbandon is what an abandoned job that no re-issue revived does; default Cancel
+	// (the server dropped the call: executing it would act on a request the model
+	// withdrew).
+	OnAbandon OnTimeout
+}
+
+// DefaultTimings are the built-in defaults, from the spec's tool-policy format.
+var DefaultTimings = Timings{
+	Grace:               1500 * time.Millisecond,
+	TranscriptTimeout:   3 * time.Second,
+	OnTranscriptTimeout: Cancel,
+	DedupeWindow:        30 * time.Second,
+	TriggerLookback:     2 * time.Second,
+	AbandonWait:         10 * time.Second,
+	OnAbandon:           Cancel,
+}
+
+// DefaultStopPhrases are matched on word boundaries, case- and apostrophe-insensitively
+// ("dont" and "don’t" match "don't"). The third seed's list: stop, cancel, don't,
+// wait "and a few others".
+var DefaultStopPhrases = []string{
+	"stop", "cancel", "don't", "do not", "wait", "hold on", "never mind", "nevermind",
+	"forget it", "scratch that", "abort",
+}
+
+// Policy is the tool policy a session runs under. It is read-only once built: share
+// one Policy between sessions and goroutines freely.
+type Policy struct {
+	// Defaults apply to every tool; zero fields take DefaultTimings.
+	Defaults Timings
+	// Tools by name.
+	Tools map[string]*Tool
+	// RejectUnknown rejects calls for tools not listed; false passes them through as
+	// read-only.
+	RejectUnknown bool
+	// StopPhrases are the stop phrases; nil means DefaultStopPhrases.
+	StopPhrases []string
+}
+
+// Validate checks the policy and fills defaults: it returns an Invalid error naming the
+// tool and field at fault.
+func (p *Policy) Validate() error {
+	p.Defaults = p.Defaults.inherit(DefaultTimings)
+	if err := p.Defaults.validate("defaults"); err != nil {
+		return err
+	}
+	for name, t := range p.Tools {
+		if t.Name == "" {
+			t.Name = name
+		}
+		if name != t.Name {
+			return Errorf(Invalid, "tools: entry %q has name %q", name, t.Name)
+		}
+		if !validName(t.Name) {
+			return Errorf(Invalid, "tools[%s].name: must be 1-128 characters from [A-Za-z0-9_.:-]", t.Name)
+		}
+		switch t.Behavior {
+		case BehaviorUnspecified, Blocking, NonBlocking:
+		default:
+			return Errorf(Invalid, "tools[%s].behavior: %q is not BLOCKING or NON_BLOCKING", t.Name, t.Behavior)
+		}
+		for i, k := range t.Key {
+			if k.Arg == "" {
+				return Errorf(Invalid, "tools[%s].key[%d].arg: required", t.Name, i)
+			}
+			switch k.As {
+			case "", KeyText, KeyDatetime, KeyNumber, KeyExact:
+			default:
+				return Errorf(Invalid, "tools[%s].key[%d].as: %q is not text, datetime, number or exact", t.Name, i, k.As)
+			}
+		}
+		if err := t.Timings.validate(fmt.Sprintf("tools[%s]", t.Name)); err != nil {
+			return err
+		}
+	}
+	if p.StopPhrases == nil {
+		p.StopPhrases = DefaultStopPhrases
+	}
+	for i, s := range p.StopPhrases {
+		if len(normalizeWords(s)) == 0 {
+			return Errorf(Invalid, "stop_phrases[%d]: %q has no words", i, s)
+		}
+	}
+	return nil
+}
+
+func (t Timings) validate(where string) error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
+		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}} {
+		if d.v < 0 {
+			return Errorf(Invalid, "%s.%s: %v is negative", where, d.name, d.v)
+		}
+	}
+	for _, o := range []struct {
+		name string
+		v    OnTimeout
+	}{{"on_transcript_timeout", t.OnTranscriptTimeout}, {"on_abandon", t.OnAbandon}} {
+		if o.v != "" && o.v != Cancel && o.v != Commit {
+			return Errorf(Invalid, "%s.%s: %q is not cancel or commit", where, o.name, o.v)
+		}
+	}
+	return nil
+}
+
+// inherit returns t with every zero field taken from d.
+func (t Timings) inherit(d Timings) Timings {
+	if t.Grace == 0 {
+		t.Grace = d.Grace
+	}
+	if t.TranscriptTimeout == 0 {
+		t.TranscriptTimeout = d.TranscriptTimeout
+	}
+	if t.OnTranscriptTimeout == "" {
+		t.OnTranscriptTimeout = d.OnTranscriptTimeout
+	}
+	if t.DedupeWindow == 0 {
+		t.DedupeWindow = d.DedupeWindow
+	}
+	if t.TriggerLookback == 0 {
+		t.TriggerLookback = d.TriggerLookback
+	}
+	if t.AbandonWait == 0 {
+		t.AbandonWait = d.AbandonWait
+	}
+	if t.OnAbandon == "" {
+		t.OnAbandon = d.OnAbandon
+	}
+	return t
+}
+
+// toolPolicy is the resolved policy for one call: the tool's entry (or a read-only
+// pass-through for an unknown tool) and its effective timings.
+type toolPolicy struct {
+	tool    *Tool
+	known   bool
+	timings Timings
+}
+
+func (p *Policy) lookup(name string) toolPolicy {
+	defaults := p.Defaults.inherit(DefaultTimings)
+	if t, ok := p.Tools[name]; ok {
+		return toolPolicy{tool: t, known: true, timings: t.Timings.inherit(defaults)}
+	}
+	return toolPolicy{tool: &Tool{Name: name}, timings: defaults}
+}
