@@ -3,14 +3,18 @@ module github.com/voicearbiter/arbiter
 go 1.26.8
 
 require (
+	github.com/goccy/go-yaml v1.19.2
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
+	github.com/olebedev/when v1.1.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/AlekSi/pointer v1.0.0 // indirect
-	github.com/olebedev/when v1.1.0 // indirect
 	github.com/pkg/errors v0.8.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/grpc v1.85.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )

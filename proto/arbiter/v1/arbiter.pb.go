@@ -1040,6 +1040,117 @@ func (x *ReportTranscriptResponse) GetCancelledJobIds() []string {
 	return nil
 }
 
+// ReportToolCallCancellationRequest reports withdrawn call ids.
+type ReportToolCallCancellationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id (see RegisterCallRequest.session_id).
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Required. The withdrawn call ids, at least one, each 1 to 128 characters from
+	// [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `call_ids[i]` otherwise.
+	CallIds       []string `protobuf:"bytes,2,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportToolCallCancellationRequest) Reset() {
+	*x = ReportToolCallCancellationRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportToolCallCancellationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportToolCallCancellationRequest) ProtoMessage() {}
+
+func (x *ReportToolCallCancellationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportToolCallCancellationRequest.ProtoReflect.Descriptor instead.
+func (*ReportToolCallCancellationRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReportToolCallCancellationRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportToolCallCancellationRequest) GetCallIds() []string {
+	if x != nil {
+		return x.CallIds
+	}
+	return nil
+}
+
+// ReportToolCallCancellationResponse carries what the withdrawal made due.
+type ReportToolCallCancellationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Skips for the withdrawn ids that were still pending.
+	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	// Jobs cancelled because an id of theirs was withdrawn before a decision.
+	CancelledJobIds []string `protobuf:"bytes,2,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ReportToolCallCancellationResponse) Reset() {
+	*x = ReportToolCallCancellationResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportToolCallCancellationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportToolCallCancellationResponse) ProtoMessage() {}
+
+func (x *ReportToolCallCancellationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportToolCallCancellationResponse.ProtoReflect.Descriptor instead.
+func (*ReportToolCallCancellationResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ReportToolCallCancellationResponse) GetEffects() *Effects {
+	if x != nil {
+		return x.Effects
+	}
+	return nil
+}
+
+func (x *ReportToolCallCancellationResponse) GetCancelledJobIds() []string {
+	if x != nil {
+		return x.CancelledJobIds
+	}
+	return nil
+}
+
 // DecideRequest asks for a job's decision.
 type DecideRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1059,7 +1170,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1182,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1195,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DecideRequest) GetSessionId() string {
@@ -1133,7 +1244,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1256,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1269,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DecideResponse) GetDecision() Decision {
@@ -1209,7 +1320,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1332,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1345,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CompleteRequest) GetSessionId() string {
@@ -1284,7 +1395,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1407,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1420,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompleteResponse) GetEffects() *Effects {
@@ -1330,7 +1441,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1453,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1466,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1392,7 +1503,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +1515,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +1528,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetSessionResponse) GetSessionId() string {
@@ -1495,7 +1606,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1618,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1631,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -1590,7 +1701,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1713,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1726,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Job) GetJobId() string {
@@ -1706,7 +1817,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1829,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1842,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -1754,7 +1865,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1877,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1890,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -1813,7 +1924,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +1936,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +1949,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -1882,7 +1993,7 @@ type FunctionResponse struct {
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2005,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2018,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -1956,7 +2067,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1968,7 +2079,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1981,7 +2092,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Skip) GetCallId() string {
@@ -2029,7 +2140,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2041,7 +2152,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2054,7 +2165,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Note) GetJobId() string {
@@ -2118,7 +2229,14 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
-	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"\x90\x01\n" +
+	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"]\n" +
+	"!ReportToolCallCancellationRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
+	"\bcall_ids\x18\x02 \x03(\tR\acallIds\"\x7f\n" +
+	"\"ReportToolCallCancellationResponse\x12-\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
+	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\x90\x01\n" +
 	"\rDecideRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -2247,11 +2365,12 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bDelivery\x12\x18\n" +
 	"\x14DELIVERY_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fDELIVERY_NOW\x10\x01\x12\x16\n" +
-	"\x12DELIVERY_WHEN_IDLE\x10\x022\xbd\x04\n" +
+	"\x12DELIVERY_WHEN_IDLE\x10\x022\xba\x05\n" +
 	"\x0eArbiterService\x12Q\n" +
 	"\fRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n" +
 	"\fReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n" +
-	"\x10ReportTranscript\x12#.arbiter.v1.ReportTranscriptRequest\x1a$.arbiter.v1.ReportTranscriptResponse\x12?\n" +
+	"\x10ReportTranscript\x12#.arbiter.v1.ReportTranscriptRequest\x1a$.arbiter.v1.ReportTranscriptResponse\x12{\n" +
+	"\x1aReportToolCallCancellation\x12-.arbiter.v1.ReportToolCallCancellationRequest\x1a..arbiter.v1.ReportToolCallCancellationResponse\x12?\n" +
 	"\x06Decide\x12\x19.arbiter.v1.DecideRequest\x1a\x1a.arbiter.v1.DecideResponse\x12E\n" +
 	"\bComplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12K\n" +
 	"\n" +
@@ -2271,91 +2390,96 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
-	(Behavior)(0),                    // 0: arbiter.v1.Behavior
-	(ToolChoice)(0),                  // 1: arbiter.v1.ToolChoice
-	(Disposition)(0),                 // 2: arbiter.v1.Disposition
-	(SpeechEvent)(0),                 // 3: arbiter.v1.SpeechEvent
-	(Role)(0),                        // 4: arbiter.v1.Role
-	(Decision)(0),                    // 5: arbiter.v1.Decision
-	(Outcome)(0),                     // 6: arbiter.v1.Outcome
-	(JobState)(0),                    // 7: arbiter.v1.JobState
-	(Delivery)(0),                    // 8: arbiter.v1.Delivery
-	(*RegisterCallRequest)(nil),      // 9: arbiter.v1.RegisterCallRequest
-	(*RegisterCallResponse)(nil),     // 10: arbiter.v1.RegisterCallResponse
-	(*ReportSpeechRequest)(nil),      // 11: arbiter.v1.ReportSpeechRequest
-	(*ReportSpeechResponse)(nil),     // 12: arbiter.v1.ReportSpeechResponse
-	(*ReportTranscriptRequest)(nil),  // 13: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil), // 14: arbiter.v1.ReportTranscriptResponse
-	(*DecideRequest)(nil),            // 15: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),           // 16: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),          // 17: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),         // 18: arbiter.v1.CompleteResponse
-	(*GetSessionRequest)(nil),        // 19: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 20: arbiter.v1.GetSessionResponse
-	(*PendingCall)(nil),              // 21: arbiter.v1.PendingCall
-	(*Job)(nil),                      // 22: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),      // 23: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),     // 24: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                  // 25: arbiter.v1.Effects
-	(*FunctionResponse)(nil),         // 26: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                     // 27: arbiter.v1.Skip
-	(*Note)(nil),                     // 28: arbiter.v1.Note
-	(*structpb.Struct)(nil),          // 29: google.protobuf.Struct
-	(*durationpb.Duration)(nil),      // 30: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),    // 31: google.protobuf.Timestamp
+	(Behavior)(0),                              // 0: arbiter.v1.Behavior
+	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
+	(Disposition)(0),                           // 2: arbiter.v1.Disposition
+	(SpeechEvent)(0),                           // 3: arbiter.v1.SpeechEvent
+	(Role)(0),                                  // 4: arbiter.v1.Role
+	(Decision)(0),                              // 5: arbiter.v1.Decision
+	(Outcome)(0),                               // 6: arbiter.v1.Outcome
+	(JobState)(0),                              // 7: arbiter.v1.JobState
+	(Delivery)(0),                              // 8: arbiter.v1.Delivery
+	(*RegisterCallRequest)(nil),                // 9: arbiter.v1.RegisterCallRequest
+	(*RegisterCallResponse)(nil),               // 10: arbiter.v1.RegisterCallResponse
+	(*ReportSpeechRequest)(nil),                // 11: arbiter.v1.ReportSpeechRequest
+	(*ReportSpeechResponse)(nil),               // 12: arbiter.v1.ReportSpeechResponse
+	(*ReportTranscriptRequest)(nil),            // 13: arbiter.v1.ReportTranscriptRequest
+	(*ReportTranscriptResponse)(nil),           // 14: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 15: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 16: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 17: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 18: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 19: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 20: arbiter.v1.CompleteResponse
+	(*GetSessionRequest)(nil),                  // 21: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 22: arbiter.v1.GetSessionResponse
+	(*PendingCall)(nil),                        // 23: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 24: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 25: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 26: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 27: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 28: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 29: arbiter.v1.Skip
+	(*Note)(nil),                               // 30: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 31: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 32: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 33: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	29, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	31, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
 	2,  // 3: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	25, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	27, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
 	3,  // 5: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	25, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	27, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,  // 7: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	25, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	30, // 9: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	5,  // 10: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	31, // 11: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	6,  // 12: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	29, // 13: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	25, // 14: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	21, // 15: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	22, // 16: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	31, // 17: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	30, // 18: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 19: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	7,  // 20: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 21: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 22: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	31, // 23: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	25, // 24: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	26, // 25: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	27, // 26: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	28, // 27: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	29, // 28: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	8,  // 29: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	9,  // 30: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	11, // 31: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	13, // 32: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	15, // 33: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	17, // 34: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	19, // 35: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	23, // 36: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	10, // 37: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	12, // 38: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	14, // 39: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	16, // 40: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	18, // 41: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	20, // 42: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	24, // 43: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	27, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	27, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	32, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	5,  // 11: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	33, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	6,  // 13: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	31, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	27, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	23, // 16: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	24, // 17: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	33, // 18: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	32, // 19: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 20: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	7,  // 21: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	5,  // 22: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	6,  // 23: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	33, // 24: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	27, // 25: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	28, // 26: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	29, // 27: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	30, // 28: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	31, // 29: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	8,  // 30: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	9,  // 31: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	11, // 32: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	13, // 33: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	15, // 34: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	17, // 35: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	19, // 36: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	21, // 37: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	25, // 38: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	10, // 39: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	12, // 40: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	14, // 41: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	16, // 42: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	18, // 43: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	20, // 44: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	22, // 45: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	26, // 46: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	39, // [39:47] is the sub-list for method output_type
+	31, // [31:39] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -2369,7 +2493,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,13 +41,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ArbiterService_RegisterCall_FullMethodName     = "/arbiter.v1.ArbiterService/RegisterCall"
-	ArbiterService_ReportSpeech_FullMethodName     = "/arbiter.v1.ArbiterService/ReportSpeech"
-	ArbiterService_ReportTranscript_FullMethodName = "/arbiter.v1.ArbiterService/ReportTranscript"
-	ArbiterService_Decide_FullMethodName           = "/arbiter.v1.ArbiterService/Decide"
-	ArbiterService_Complete_FullMethodName         = "/arbiter.v1.ArbiterService/Complete"
-	ArbiterService_GetSession_FullMethodName       = "/arbiter.v1.ArbiterService/GetSession"
-	ArbiterService_CloseSession_FullMethodName     = "/arbiter.v1.ArbiterService/CloseSession"
+	ArbiterService_RegisterCall_FullMethodName               = "/arbiter.v1.ArbiterService/RegisterCall"
+	ArbiterService_ReportSpeech_FullMethodName               = "/arbiter.v1.ArbiterService/ReportSpeech"
+	ArbiterService_ReportTranscript_FullMethodName           = "/arbiter.v1.ArbiterService/ReportTranscript"
+	ArbiterService_ReportToolCallCancellation_FullMethodName = "/arbiter.v1.ArbiterService/ReportToolCallCancellation"
+	ArbiterService_Decide_FullMethodName                     = "/arbiter.v1.ArbiterService/Decide"
+	ArbiterService_Complete_FullMethodName                   = "/arbiter.v1.ArbiterService/Complete"
+	ArbiterService_GetSession_FullMethodName                 = "/arbiter.v1.ArbiterService/GetSession"
+	ArbiterService_CloseSession_FullMethodName               = "/arbiter.v1.ArbiterService/CloseSession"
 )
 
 // ArbiterServiceClient is the client API for ArbiterService service.
@@ -73,6 +74,11 @@ type ArbiterServiceClient interface {
 	// cancel pending jobs, or release commits it was holding. May return a status note
 	// (a stop heard after a commit).
 	ReportTranscript(ctx context.Context, in *ReportTranscriptRequest, opts ...grpc.CallOption) (*ReportTranscriptResponse, error)
+	// ReportToolCallCancellation reports call ids the server withdrew
+	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
+	// A withdrawn job is cancelled if it has not been decided; if it committed, its note
+	// says it was done. Unknown or already answered ids are ignored.
+	ReportToolCallCancellation(ctx context.Context, in *ReportToolCallCancellationRequest, opts ...grpc.CallOption) (*ReportToolCallCancellationResponse, error)
 	// Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
 	// prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
@@ -127,6 +133,16 @@ func (c *arbiterServiceClient) ReportTranscript(ctx context.Context, in *ReportT
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReportTranscriptResponse)
 	err := c.cc.Invoke(ctx, ArbiterService_ReportTranscript_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *arbiterServiceClient) ReportToolCallCancellation(ctx context.Context, in *ReportToolCallCancellationRequest, opts ...grpc.CallOption) (*ReportToolCallCancellationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportToolCallCancellationResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_ReportToolCallCancellation_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +212,11 @@ type ArbiterServiceServer interface {
 	// cancel pending jobs, or release commits it was holding. May return a status note
 	// (a stop heard after a commit).
 	ReportTranscript(context.Context, *ReportTranscriptRequest) (*ReportTranscriptResponse, error)
+	// ReportToolCallCancellation reports call ids the server withdrew
+	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
+	// A withdrawn job is cancelled if it has not been decided; if it committed, its note
+	// says it was done. Unknown or already answered ids are ignored.
+	ReportToolCallCancellation(context.Context, *ReportToolCallCancellationRequest) (*ReportToolCallCancellationResponse, error)
 	// Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
 	// prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
@@ -234,6 +255,9 @@ func (UnimplementedArbiterServiceServer) ReportSpeech(context.Context, *ReportSp
 }
 func (UnimplementedArbiterServiceServer) ReportTranscript(context.Context, *ReportTranscriptRequest) (*ReportTranscriptResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportTranscript not implemented")
+}
+func (UnimplementedArbiterServiceServer) ReportToolCallCancellation(context.Context, *ReportToolCallCancellationRequest) (*ReportToolCallCancellationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportToolCallCancellation not implemented")
 }
 func (UnimplementedArbiterServiceServer) Decide(context.Context, *DecideRequest) (*DecideResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Decide not implemented")
@@ -318,6 +342,24 @@ func _ArbiterService_ReportTranscript_Handler(srv interface{}, ctx context.Conte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ArbiterServiceServer).ReportTranscript(ctx, req.(*ReportTranscriptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ArbiterService_ReportToolCallCancellation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportToolCallCancellationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).ReportToolCallCancellation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_ReportToolCallCancellation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).ReportToolCallCancellation(ctx, req.(*ReportToolCallCancellationRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -412,6 +454,10 @@ var ArbiterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportTranscript",
 			Handler:    _ArbiterService_ReportTranscript_Handler,
+		},
+		{
+			MethodName: "ReportToolCallCancellation",
+			Handler:    _ArbiterService_ReportToolCallCancellation_Handler,
 		},
 		{
 			MethodName: "Decide",

@@ -1,0 +1,994 @@
+package arbiter
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits on what one session may hold and what one request may carry. Exceeding them
+// is an Invalid (sizes) or ResourceExhausted (counts) error.
+const (
+	// MaxCallsPerSession bounds the calls a session records.
+	MaxCallsPerSession = 1024
+	// MaxArgsBytes bounds a call's args, JSON-encoded (64 KiB).
+	MaxArgsBytes = 64 << 10
+	// MaxTextBytes bounds one transcript piece (16 KiB).
+	MaxTextBytes = 16 << 10
+	// MaxKeyBytes bounds an explicit business key.
+	MaxKeyBytes = 512
+	// MaxErrorBytes bounds a Complete's error text (4 KiB).
+	MaxErrorBytes = 4 << 10
+	// keepUtterances is how many settled utterances a session keeps.
+	keepUtterances = 16
+)
+
+// InterruptAfterNote: an `interrupted` that follows the arbiter's own `now` note by
+// less than this is caused by the note (a user turn with turn_complete=true
+// "unconditionally interrupts generation", third seed: 12 to 78 ms after the note),
+// not by user barge-in, so it abandons nothing.
+const InterruptAfterNote = time.Second
+
+// Engine is the decision engine: a pure state machine. Step applies one event to a
+// session at a given time and returns what it decided; it reads no clock, does no I/O
+// and keeps no state of its own, so the same events at the same times give the same
+// output (replay is exact). An Engine is safe for concurrent use on different
+// sessions; a Session must not be stepped concurrently.
+type Engine struct {
+	// Policy is the tool policy; it must have passed Validate.
+	Policy *Policy
+}
+
+// Event is one input to the engine: RegisterCall, Speech, Transcript,
+// ToolCallCancellation, Decide, Complete, Close or Tick.
+type Event interface{ isEvent() }
+
+// RegisterCall records a function call from the model.
+type RegisterCall struct {
+	// CallID is the model's call id; empty mints one matching ^[a-zA-Z0-9_-]+$.
+	CallID string
+	// Tool is the function name; required.
+	Tool string
+	// Args are the call's arguments (JSON-shaped: map[string]any, float64 numbers).
+	Args map[string]any
+	// Behavior is the call's scheduling mode; zero takes the policy's.
+	Behavior Behavior
+	// ToolChoiceNone is set when the generation ran with tool choice `none`.
+	ToolChoiceNone bool
+	// BusinessKey, when not empty, replaces the policy's key.
+	BusinessKey string
+}
+
+// SpeechKind is a voice-activity or model-output event.
+type SpeechKind string
+
+// The speech events (see proto SpeechEvent).
+const (
+	UserActivityStart       SpeechKind = "user_activity_start"
+	UserActivityEnd         SpeechKind = "user_activity_end"
+	ModelOutputStart        SpeechKind = "model_output_start"
+	ModelGenerationComplete SpeechKind = "model_generation_complete"
+	ModelTurnComplete       SpeechKind = "model_turn_complete"
+	Interrupted             SpeechKind = "interrupted"
+)
+
+// Speech reports one speech event.
+type Speech struct{ Kind SpeechKind }
+
+// Transcript reports a piece of transcription.
+type Transcript struct {
+	// Model is set for the model's output transcription (marks it speaking).
+	Model bool
+	// Text is the piece; required for the user.
+	Text string
+	// Interim marks a partial piece; only final user text decides.
+	Interim bool
+}
+
+// ToolCallCancellation reports ids the server withdrew (`toolCallCancellation`).
+type ToolCallCancellation struct{ CallIDs []string }
+
+// Decide asks for a job's decision, and records that prepare finished.
+type Decide struct {
+	JobID    string
+	Prepared bool
+}
+
+// Complete reports a job's outcome.
+type Complete struct {
+	JobID   string
+	Outcome Outcome
+	// Result is merged into the function response payload.
+	Result map[string]any
+	// Error says what failed, for Failed.
+	Error string
+}
+
+// Close closes the session.
+type Close struct{}
+
+// Tick only advances time: due timers fire.
+type Tick struct{}
+
+func (RegisterCall) isEvent()         {}
+func (Speech) isEvent()               {}
+func (Transcript) isEvent()           {}
+func (ToolCallCancellation) isEvent() {}
+func (Decide) isEvent()               {}
+func (Complete) isEvent()             {}
+func (Close) isEvent()                {}
+func (Tick) isEvent()                 {}
+
+// CallResult is RegisterCall's answer.
+type CallResult struct {
+	CallID      string
+	Disposition Disposition
+	JobID       string
+	DuplicateOf string
+	BusinessKey string
+	SideEffect  bool
+	// Repeat is set when the call id was already registered: this is the same answer.
+	Repeat bool
+}
+
+// DecisionResult is Decide's answer.
+type DecisionResult struct {
+	JobID string
+	// Decision is Undecided while pending.
+	Decision  Decision
+	Reason    string
+	DecidedAt time.Time
+}
+
+// Output is what one Step produced. Only the fields of the event's kind are set,
+// besides Effects and Decisions.
+type Output struct {
+	// Call is set for RegisterCall.
+	Call *CallResult
+	// Decision is set for Decide.
+	Decision *DecisionResult
+	// Effects are the responses, skips and notes this step made due for the caller.
+	Effects Effects
+	// Decisions are every decision made during this step (by the event or by timers),
+	// for logs and metrics.
+	Decisions []DecisionResult
+	// Cancelled lists jobs cancelled during this step.
+	Cancelled []string
+	// Intent is "stop" or "other" for a final user transcript.
+	Intent string
+	// Changed reports whether the session changed (and must be stored).
+	Changed bool
+}
+
+// step carries one Step's output while it runs.
+type step struct {
+	e   *Engine
+	s   *Session
+	out *Output
+}
+
+// NewSession returns an empty session.
+func NewSession(key SessionKey, now time.Time) *Session {
+	return &Session{Key: key, CreatedAt: now, Now: now}
+}
+
+// Step applies ev to s at time now and returns the output. Timers due at or before
+// now fire first, at their due times; then the event; then anything it made due.
+// A now earlier than s.Now is taken as s.Now (clock skew between replicas).
+//
+// Errors: Invalid (a field, named), NotFound (job), FailedPrecondition (the event
+// does not fit the state: a closed session, an out-of-order Complete),
+// ResourceExhausted (too many calls). On error s may have advanced its timers but the
+// event changed nothing; a caller that must not persist partial work discards s.
+func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
+	var out Output
+	st := &step{e: e, s: s, out: &out}
+	if now.Before(s.Now) {
+		now = s.Now
+	}
+	if err := st.validate(ev); err != nil {
+		return out, err
+	}
+	st.advance(now)
+	var err error
+	switch ev := ev.(type) {
+	case RegisterCall:
+		err = st.register(ev)
+	case Speech:
+		err = st.speech(ev)
+	case Transcript:
+		err = st.transcript(ev)
+	case ToolCallCancellation:
+		err = st.withdraw(ev)
+	case Decide:
+		err = st.decide(ev)
+	case Complete:
+		err = st.complete(ev)
+	case Close:
+		st.close()
+	case Tick:
+	default:
+		err = Errorf(Invalid, "event: unknown type %T", ev)
+	}
+	if err != nil {
+		return out, err
+	}
+	st.advance(now)
+	return out, nil
+}
+
+// validate checks an event against the session before anything changes.
+func (st *step) validate(ev Event) error {
+	s := st.s
+	switch ev := ev.(type) {
+	case RegisterCall:
+		if ev.CallID != "" && !validName(ev.CallID) {
+			return Errorf(Invalid, "call_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.CallID))
+		}
+		if !validName(ev.Tool) {
+			return Errorf(Invalid, "tool: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.Tool))
+		}
+		if len(ev.BusinessKey) > MaxKeyBytes {
+			return Errorf(Invalid, "business_key: %d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
+		}
+		switch ev.Behavior {
+		case BehaviorUnspecified, Blocking, NonBlocking:
+		default:
+			return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
+		}
+		if ev.CallID != "" && s.call(ev.CallID) != nil {
+			return nil // idempotent repeat: answered from the record, even when closed
+		}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		}
+		if len(s.Calls) >= MaxCallsPerSession {
+			return Errorf(ResourceExhausted, "session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
+		}
+	case Speech:
+		switch ev.Kind {
+		case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
+		default:
+			return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
+		}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		}
+	case Transcript:
+		if len(ev.Text) > MaxTextBytes {
+			return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
+		}
+		if !ev.Model && strings.TrimSpace(ev.Text) == "" {
+			return Errorf(Invalid, "text: required for a user transcript")
+		}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		}
+	case ToolCallCancellation:
+		if len(ev.CallIDs) == 0 {
+			return Errorf(Invalid, "call_ids: at least one call id is required")
+		}
+		for i, id := range ev.CallIDs {
+			if !validName(id) {
+				return Errorf(Invalid, "call_ids[%d]: %q must be 1-128 characters from [A-Za-z0-9_.:-]", i, trunc(id))
+			}
+		}
+	case Decide:
+		j := s.job(ev.JobID)
+		if j == nil {
+			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
+		}
+		if !j.SideEffect {
+			return Errorf(FailedPrecondition, "job_id: job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
+		}
+	case Complete:
+		j := s.job(ev.JobID)
+		if j == nil {
+			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
+		}
+		if len(ev.Error) > MaxErrorBytes {
+			return Errorf(Invalid, "error: %d bytes, at most %d", len(ev.Error), MaxErrorBytes)
+		}
+		switch ev.Outcome {
+		case Committed, Cancelled, Failed, Result:
+		default:
+			return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed or result", ev.Outcome)
+		}
+		if j.Outcome != NotCompleted {
+			if j.Outcome != ev.Outcome {
+				return Errorf(FailedPrecondition, "outcome: job %q already completed as %s", j.ID, j.Outcome)
+			}
+			return nil
+		}
+		// The decision may still be made by a timer inside this step; complete()
+		// checks again after advancing.
+	}
+	return nil
+}
+
+func trunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// ---- time -------------------------------------------------------------------------
+
+// advance fires every timer due at or before now, each at its own due time (clamped
+// to the session's clock), in time order, then sets the clock to now.
+func (st *step) advance(now time.Time) {
+	for {
+		j, due, fire := st.nextTimer()
+		if j == nil || due.After(now) {
+			break
+		}
+		if due.After(st.s.Now) {
+			st.s.Now = due
+		}
+		fire()
+		st.out.Changed = true
+	}
+	if now.After(st.s.Now) {
+		st.s.Now = now
+		// The clock is part of the state, but moving it alone needs no write.
+	}
+}
+
+// NextTimer returns when the session's next timer is due (a grace window ending, a
+// transcript timeout, an abandon wait running out); ok is false when none is set.
+func (e *Engine) NextTimer(s *Session) (due time.Time, ok bool) {
+	st := &step{e: e, s: s, out: &Output{}}
+	j, due, _ := st.nextTimer()
+	return due, j != nil
+}
+
+// nextTimer finds the earliest due timer and the function that fires it.
+func (st *step) nextTimer() (*Job, time.Time, func()) {
+	var (
+		best    *Job
+		bestDue time.Time
+		bestFn  func()
+	)
+	consider := func(j *Job, due time.Time, fn func()) {
+		if best == nil || due.Before(bestDue) {
+			best, bestDue, bestFn = j, due, fn
+		}
+	}
+	for _, j := range st.s.Jobs {
+		if !j.SideEffect || j.Decision != Undecided {
+			continue
+		}
+		tp := st.e.Policy.lookup(j.Tool)
+		if j.Abandoned {
+			due := j.AbandonedAt.Add(tp.timings.AbandonWait)
+			consider(j, due, func() { st.abandonExpired(j, tp) })
+			continue
+		}
+		if j.PreparedAt.IsZero() {
+			continue
+		}
+		graceEnd := j.PreparedAt.Add(tp.timings.Grace)
+		holds := st.holding(j, tp)
+		if len(holds) == 0 {
+			consider(j, graceEnd, func() {
+				st.decideJob(j, DecisionCommit, "", commitReason(tp))
+			})
+			continue
+		}
+		for _, u := range holds {
+			if u.End.IsZero() {
+				continue // voice activity goes on: no timeout until it ends
+			}
+			start := graceEnd
+			if u.End.After(start) {
+				start = u.End
+			}
+			u := u
+			consider(j, start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) })
+		}
+	}
+	return best, bestDue, bestFn
+}
+
+func commitReason(tp toolPolicy) string {
+	return fmt.Sprintf("no user speech held it after the %v grace window", tp.timings.Grace)
+}
+
+// relevant reports whether utterance u bears on job j: it is the job's triggering
+// utterance, or it started once the job existed.
+func relevant(j *Job, u *Utterance) bool {
+	if u.ID == j.Trigger {
+		return true
+	}
+	return !u.Start.Before(j.CreatedAt)
+}
+
+// holding returns the utterances that hold j's commit: relevant, not settled, not
+// released for it. None when the tool's policy turns holding off.
+func (st *step) holding(j *Job, tp toolPolicy) []*Utterance {
+	if tp.tool.NoHold {
+		return nil
+	}
+	var out []*Utterance
+	for _, u := range st.s.Utterances {
+		if u.settled() || !relevant(j, u) || containsInt(j.Released, u.ID) {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *step) transcriptTimedOut(j *Job, u *Utterance, tp toolPolicy) {
+	if tp.timings.OnTranscriptTimeout == Commit {
+		j.Released = append(j.Released, u.ID)
+		return // the next timer commits it if nothing else holds it
+	}
+	st.decideJob(j, DecisionCancel, CauseTimeout, fmt.Sprintf(
+		"the user spoke while it was pending and no transcript arrived within %v", tp.timings.TranscriptTimeout))
+}
+
+func (st *step) abandonExpired(j *Job, tp toolPolicy) {
+	if tp.timings.OnAbandon == Commit {
+		j.Abandoned = false
+		j.AbandonLifted = true
+		return
+	}
+	st.decideJob(j, DecisionCancel, CauseAbandoned, fmt.Sprintf(
+		"abandoned: the server dropped the BLOCKING call on interruption and no re-issue came within %v", tp.timings.AbandonWait))
+}
+
+// decideJob records a decision at the session's clock.
+func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
+	if j.Decision != Undecided {
+		return
+	}
+	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
+	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now})
+	if d == DecisionCancel {
+		st.out.Cancelled = append(st.out.Cancelled, j.ID)
+	}
+	st.out.Changed = true
+}
+
+// ---- events -----------------------------------------------------------------------
+
+func (st *step) register(ev RegisterCall) error {
+	s := st.s
+	now := s.Now
+	if ev.CallID != "" {
+		if c := s.call(ev.CallID); c != nil {
+			st.out.Call = st.callResult(c)
+			st.out.Call.Repeat = true
+			if c.Outcome != nil && !c.Outcome.Dead {
+				st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+			}
+			return nil
+		}
+	}
+	id := ev.CallID
+	if id == "" {
+		id = st.mintCallID()
+	}
+	tp := st.e.Policy.lookup(ev.Tool)
+	behavior := ev.Behavior
+	if behavior == BehaviorUnspecified {
+		behavior = tp.tool.Behavior
+	}
+	if behavior == BehaviorUnspecified {
+		behavior = NonBlocking
+	}
+	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: now}
+	s.Calls = append(s.Calls, c)
+	st.out.Changed = true
+
+	// Precedence (spec): reject, then call-id idempotency (above), then business-key
+	// dedupe, then a new job.
+	var why string
+	switch {
+	case ev.ToolChoiceNone:
+		why = fmt.Sprintf("%s was not executed: tool calls are not allowed on this turn (tool choice is none)", ev.Tool)
+	case tp.known && tp.tool.Disallowed:
+		why = fmt.Sprintf("%s was not executed: the tool policy does not allow it", ev.Tool)
+	case !tp.known && st.e.Policy.RejectUnknown:
+		why = fmt.Sprintf("%s was not executed: unknown function", ev.Tool)
+	}
+	if why != "" {
+		c.Disposition = Reject
+		c.Outcome = &CallOutcome{At: now, Response: map[string]any{"status": "rejected", "executed": false, "error": why}}
+		st.out.Call = st.callResult(c)
+		st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+		return nil
+	}
+
+	key := BusinessKey(tp.tool, ev.Args, ev.BusinessKey, now)
+	if tp.tool.SideEffect {
+		if j := st.dedupeMatch(key, tp); j != nil {
+			c.Disposition = Duplicate
+			c.JobID = j.ID
+			c.DuplicateOf = j.opener()
+			j.CallIDs = append(j.CallIDs, c.ID)
+			if j.Abandoned {
+				j.Abandoned = false // a re-issue gives the job a live id: normal rules again
+			}
+			st.out.Call = st.callResult(c)
+			if j.Outcome != NotCompleted {
+				c.Outcome = &CallOutcome{At: now, Response: st.payload(j, c)}
+				st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+			}
+			return nil
+		}
+	}
+
+	s.Seq++
+	j := &Job{
+		ID: "job-" + strconv.Itoa(s.Seq), Tool: ev.Tool, Key: key, SideEffect: tp.tool.SideEffect,
+		CallIDs: []string{c.ID}, Args: ev.Args, CreatedAt: now,
+	}
+	if u := st.trigger(now, tp); u != nil {
+		j.Trigger = u.ID
+	}
+	s.Jobs = append(s.Jobs, j)
+	c.Disposition = Execute
+	c.JobID = j.ID
+	st.out.Call = st.callResult(c)
+	// A stop already heard in the triggering utterance (merged into the request)
+	// cancels the job before anything runs.
+	if u := s.utterance(j.Trigger); u != nil && j.SideEffect && u.Final && u.Stop != "" {
+		st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+	}
+	return nil
+}
+
+// trigger returns the call's triggering utterance: the latest utterance, if it is
+// still open or ended within the lookback.
+func (st *step) trigger(now time.Time, tp toolPolicy) *Utterance {
+	n := len(st.s.Utterances)
+	if n == 0 {
+		return nil
+	}
+	u := st.s.Utterances[n-1]
+	if !u.settled() || !u.End.Before(now.Add(-tp.timings.TriggerLookback)) {
+		return u
+	}
+	return nil
+}
+
+// dedupeMatch returns the job a call with this key repeats, or nil. An open job
+// absorbs every repeat; a finished one absorbs them for the dedupe window after it
+// completed. A failed job absorbs none, and neither does a cancelled one once the user
+// has spoken again after the cancel (a new request, "OK, book it after all").
+func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
+	s := st.s
+	for i := len(s.Jobs) - 1; i >= 0; i-- {
+		j := s.Jobs[i]
+		if j.Key != key || !j.SideEffect {
+			continue
+		}
+		switch {
+		case j.Outcome == Failed:
+			return nil
+		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
+			return nil
+		case j.Decision == DecisionCancel && st.spokeSince(j.DecidedAt):
+			return nil
+		}
+		return j
+	}
+	return nil
+}
+
+// spokeSince reports whether a user utterance started at or after t.
+func (st *step) spokeSince(t time.Time) bool {
+	for _, u := range st.s.Utterances {
+		if !u.Start.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *step) mintCallID() string {
+	for {
+		st.s.Seq++
+		id := "arbiter-call-" + strconv.Itoa(st.s.Seq)
+		if st.s.call(id) == nil {
+			return id
+		}
+	}
+}
+
+func (st *step) callResult(c *Call) *CallResult {
+	r := &CallResult{CallID: c.ID, Disposition: c.Disposition, JobID: c.JobID, DuplicateOf: c.DuplicateOf}
+	if j := st.s.job(c.JobID); j != nil {
+		r.BusinessKey, r.SideEffect = j.Key, j.SideEffect
+	}
+	return r
+}
+
+func (st *step) speech(ev Speech) error {
+	s := st.s
+	now := s.Now
+	st.out.Changed = true
+	switch ev.Kind {
+	case UserActivityStart:
+		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+			return nil // already open
+		}
+		s.Seq++
+		s.Utterances = append(s.Utterances, &Utterance{ID: s.Seq, Start: now})
+		st.pruneUtterances()
+	case UserActivityEnd:
+		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+			s.Utterances[n-1].End = now
+		}
+	case ModelOutputStart:
+		s.ModelSpeaking = true
+	case ModelGenerationComplete:
+		// Audio may still be playing; the model is idle at turn complete.
+	case ModelTurnComplete:
+		s.ModelSpeaking = false
+	case Interrupted:
+		s.ModelSpeaking = false
+		if !s.LastNowNoteAt.IsZero() && now.Sub(s.LastNowNoteAt) < InterruptAfterNote {
+			return nil // our own note interrupted the model: not barge-in
+		}
+		st.abandonBlocking(now)
+	}
+	return nil
+}
+
+// abandonBlocking marks every unanswered BLOCKING call dead and holds the jobs left
+// without a live id.
+func (st *step) abandonBlocking(now time.Time) {
+	s := st.s
+	for _, c := range s.Calls {
+		if c.Outcome != nil || c.Behavior != Blocking {
+			continue
+		}
+		st.kill(c, "abandoned")
+		j := s.job(c.JobID)
+		if j == nil || !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.AbandonLifted || st.hasLiveCall(j) {
+			continue
+		}
+		j.Abandoned, j.AbandonedAt = true, now
+	}
+}
+
+func (st *step) hasLiveCall(j *Job) bool {
+	for _, id := range j.CallIDs {
+		if c := st.s.call(id); c != nil && (c.Outcome == nil || !c.Outcome.Dead) {
+			return true
+		}
+	}
+	return false
+}
+
+// kill marks a pending call dead and returns its skip as an effect.
+func (st *step) kill(c *Call, reason string) {
+	if c.Outcome != nil {
+		return
+	}
+	c.Outcome = &CallOutcome{At: st.s.Now, Dead: true, Reason: reason}
+	st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: reason})
+	st.out.Changed = true
+}
+
+func (st *step) pruneUtterances() {
+	us := st.s.Utterances
+	for len(us) > keepUtterances && us[0].settled() {
+		us = us[1:]
+	}
+	st.s.Utterances = us
+}
+
+func (st *step) transcript(ev Transcript) error {
+	s := st.s
+	now := s.Now
+	st.out.Changed = true
+	if ev.Model {
+		if strings.TrimSpace(ev.Text) != "" {
+			s.ModelSpeaking = true
+		}
+		return nil
+	}
+	u := st.currentUtterance()
+	if u == nil {
+		s.Seq++
+		u = &Utterance{ID: s.Seq, Start: now, End: now}
+		s.Utterances = append(s.Utterances, u)
+		st.pruneUtterances()
+	}
+	if ev.Interim {
+		u.Interim = ev.Text
+		return nil
+	}
+	u.Interim = ""
+	if u.Text == "" {
+		u.Text = strings.TrimSpace(ev.Text)
+	} else {
+		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
+	}
+	u.Final = true
+	if phrase, ok := StopIntent(u.Text, st.e.Policy.StopPhrases); ok {
+		u.Stop = phrase
+		st.out.Intent = "stop"
+		st.applyStop(u)
+	} else {
+		st.out.Intent = "other"
+	}
+	return nil
+}
+
+// currentUtterance is the utterance a user transcript belongs to: the open one, or the
+// latest ended one still waiting for its final transcript.
+func (st *step) currentUtterance() *Utterance {
+	n := len(st.s.Utterances)
+	if n == 0 {
+		return nil
+	}
+	u := st.s.Utterances[n-1]
+	if u.End.IsZero() || !u.Final {
+		return u
+	}
+	return nil
+}
+
+func stopReason(u *Utterance) string {
+	return fmt.Sprintf("stop intent in user speech: %q", u.Text)
+}
+
+// applyStop cancels every undecided side-effecting job the utterance bears on, and
+// flags committed ones so their note says the user asked to stop.
+func (st *step) applyStop(u *Utterance) {
+	for _, j := range st.s.Jobs {
+		if !j.SideEffect || !relevant(j, u) {
+			continue
+		}
+		switch j.Decision {
+		case Undecided:
+			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+		case DecisionCommit:
+			if j.Outcome == NotCompleted {
+				j.StopAfterCommit = true
+			} else if j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt) {
+				j.StopAfterCommit = true
+				st.issueNote(j, st.commitNote(j))
+			}
+		}
+	}
+}
+
+func (st *step) withdraw(ev ToolCallCancellation) error {
+	s := st.s
+	for _, id := range ev.CallIDs {
+		c := s.call(id)
+		if c == nil || c.Outcome != nil {
+			continue // unknown or already answered: nothing to withdraw
+		}
+		st.kill(c, "withdrawn")
+		j := s.job(c.JobID)
+		if j == nil {
+			continue
+		}
+		j.Withdrawn = true
+		if j.SideEffect && j.Decision == Undecided {
+			st.decideJob(j, DecisionCancel, CauseWithdrawn, "withdrawn by the server (tool-call cancellation)")
+		}
+	}
+	return nil
+}
+
+func (st *step) decide(ev Decide) error {
+	j := st.s.job(ev.JobID)
+	if ev.Prepared && j.PreparedAt.IsZero() && j.Decision == Undecided {
+		j.PreparedAt = st.s.Now
+		st.out.Changed = true
+		st.advance(st.s.Now) // a zero-length wait may be due at once
+	}
+	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt}
+	if j.Decision == Undecided {
+		st.out.Decision.Reason = st.pendingReason(j)
+	}
+	return nil
+}
+
+func (st *step) pendingReason(j *Job) string {
+	tp := st.e.Policy.lookup(j.Tool)
+	switch {
+	case j.Abandoned:
+		return "abandoned BLOCKING call: held until a re-issue revives it or the abandon wait runs out"
+	case j.PreparedAt.IsZero():
+		return "waiting for prepare to finish"
+	case len(st.holding(j, tp)) > 0:
+		return "held: the user is speaking; waiting for the utterance's transcript"
+	default:
+		return "in the grace window"
+	}
+}
+
+func (st *step) complete(ev Complete) error {
+	s := st.s
+	j := s.job(ev.JobID)
+	if j.Outcome != NotCompleted {
+		st.out.Effects.add(*j.Completion) // idempotent repeat
+		return nil
+	}
+	switch {
+	case !j.SideEffect && ev.Outcome != Result && ev.Outcome != Failed:
+		return Errorf(FailedPrecondition, "outcome: job %q is a read-only call: complete it with result or failed", j.ID)
+	case j.SideEffect && ev.Outcome == Result:
+		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled or failed", j.ID)
+	case ev.Outcome == Committed && j.Decision != DecisionCommit:
+		return Errorf(FailedPrecondition, "outcome: job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
+	case ev.Outcome == Cancelled && j.Decision != DecisionCancel:
+		return Errorf(FailedPrecondition, "outcome: job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
+	}
+	if ev.Outcome == Failed && j.SideEffect && j.Decision == Undecided {
+		st.decideJob(j, DecisionCancel, CauseFailed, "failed: "+ev.Error)
+	}
+	j.Outcome, j.CompletedAt, j.Result, j.Error = ev.Outcome, s.Now, ev.Result, ev.Error
+	st.out.Changed = true
+
+	var eff Effects
+	live := 0
+	for _, id := range j.CallIDs {
+		c := s.call(id)
+		answered := false
+		if c.Outcome == nil {
+			if s.Closed {
+				c.Outcome = &CallOutcome{At: s.Now, Dead: true, Reason: "session_closed"}
+			} else {
+				c.Outcome = &CallOutcome{At: s.Now, Response: st.payload(j, c)}
+				answered = true
+			}
+		}
+		switch {
+		case c.Outcome.Dead:
+			eff.Skips = append(eff.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: j.ID, Reason: c.Outcome.Reason})
+		case answered:
+			eff.Responses = append(eff.Responses, st.response(c))
+			live++
+		}
+	}
+	if text := st.completionNote(j, live); text != "" && !s.Closed {
+		saved := st.out.Effects
+		st.out.Effects = Effects{}
+		st.issueNote(j, text)
+		eff.Notes = append(eff.Notes, st.out.Effects.Notes...)
+		st.out.Effects = saved
+	}
+	j.Completion = &eff
+	st.out.Effects.add(eff)
+	return nil
+}
+
+func orPending(d Decision) string {
+	if d == Undecided {
+		return "pending"
+	}
+	return string(d)
+}
+
+// payload is the function response body for call c of job j.
+func (st *step) payload(j *Job, c *Call) map[string]any {
+	p := map[string]any{}
+	switch j.Outcome {
+	case Committed:
+		for k, v := range j.Result {
+			p[k] = v
+		}
+		p["status"] = "committed"
+	case Cancelled:
+		p["status"] = "cancelled"
+		p["executed"] = false
+		p["reason"] = j.Reason
+	case Failed:
+		p["status"] = "failed"
+		p["executed"] = false
+		p["error"] = j.Error
+	case Result:
+		for k, v := range j.Result {
+			p[k] = v
+		}
+		if len(p) == 0 {
+			p["status"] = "ok"
+		}
+	}
+	if c.DuplicateOf != "" {
+		p["duplicate_of"] = c.DuplicateOf
+	}
+	return p
+}
+
+func (st *step) response(c *Call) Response {
+	return Response{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Payload: c.Outcome.Response}
+}
+
+// completionNote picks the status note for a job just completed, or "" for none: a
+// commit answered on a live id that nobody asked to stop needs none.
+func (st *step) completionNote(j *Job, live int) string {
+	desc := describe(st.e.Policy.lookup(j.Tool).tool, j.Args)
+	switch j.Outcome {
+	case Cancelled:
+		switch j.Cause {
+		case CauseStop:
+			return fmt.Sprintf("System note: %s was cancelled before it was committed. Nothing is scheduled.", desc)
+		case CauseTimeout:
+			return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		case CauseAbandoned:
+			return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		}
+		return "" // withdrawn by the server or the session closed: the model knows
+	case Committed:
+		if j.StopAfterCommit || j.Withdrawn || live == 0 {
+			return st.commitNote(j)
+		}
+	case Failed:
+		if live == 0 && j.Cause != CauseClosed {
+			return fmt.Sprintf("System note: %s failed and was not made: %s", desc, j.Error)
+		}
+	}
+	return ""
+}
+
+func (st *step) commitNote(j *Job) string {
+	desc := describe(st.e.Policy.lookup(j.Tool).tool, j.Args)
+	ref := ""
+	for _, k := range []string{"reference", "ref", "id"} {
+		if v, ok := j.Result[k]; ok {
+			ref = fmt.Sprintf(" (reference %v)", v)
+			break
+		}
+	}
+	switch {
+	case j.StopAfterCommit:
+		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to stop after it was committed. Tell them it is confirmed and offer to cancel it.", desc, ref)
+	case j.Withdrawn:
+		return fmt.Sprintf("System note: %s was already committed%s when the call was withdrawn. Tell the user it is confirmed and offer to cancel it.", desc, ref)
+	default:
+		return fmt.Sprintf("System note: %s is confirmed%s. Tell the user it is done.", desc, ref)
+	}
+}
+
+// issueNote hands out a note, delivered now unless the model is speaking (a user turn
+// then cuts its reply in half: the third seed's last section).
+func (st *step) issueNote(j *Job, text string) {
+	d := DeliverNow
+	if st.s.ModelSpeaking {
+		d = DeliverWhenIdle
+	} else {
+		st.s.LastNowNoteAt = st.s.Now
+	}
+	j.NoteIssued = true
+	st.out.Effects.Notes = append(st.out.Effects.Notes, Note{JobID: j.ID, Text: text, Deliver: d})
+	st.out.Changed = true
+}
+
+func (st *step) close() {
+	s := st.s
+	if s.Closed {
+		return
+	}
+	s.Closed = true
+	st.out.Changed = true
+	for _, j := range s.Jobs {
+		if j.SideEffect && j.Decision == Undecided {
+			st.decideJob(j, DecisionCancel, CauseClosed, "the session closed before a decision")
+		}
+	}
+	for _, c := range s.Calls {
+		st.kill(c, "session_closed")
+	}
+}

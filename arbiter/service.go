@@ -1,0 +1,162 @@
+package arbiter
+
+import (
+	"context"
+	"time"
+)
+
+// Clock is the time source the Service runs the engine on. The engine itself never
+// reads a clock; the Service asks this one once per step.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// After returns a channel that receives once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Service runs the engine against a store: load the session, step it, save it with a
+// compare-and-set on its version, retrying a bounded number of times when another
+// writer (another goroutine or replica) got there first. It holds no session state, so
+// any number of Services on one shared store answer the same. Safe for concurrent use.
+type Service struct {
+	Engine *Engine
+	Store  Store
+	Clock  Clock
+	// IdleTTL is how long a session lives after its last change. Zero means 1 hour.
+	IdleTTL time.Duration
+	// MaxWait caps Decide's long-poll. Zero means 30 s.
+	MaxWait time.Duration
+	// Retries bounds compare-and-set retries per request. Zero means 32; past it the
+	// request fails with Conflict (gRPC ABORTED).
+	Retries int
+}
+
+func (sv *Service) idleTTL() time.Duration {
+	if sv.IdleTTL > 0 {
+		return sv.IdleTTL
+	}
+	return time.Hour
+}
+
+// MaxDecideWait returns the cap on Decide's wait.
+func (sv *Service) MaxDecideWait() time.Duration {
+	if sv.MaxWait > 0 {
+		return sv.MaxWait
+	}
+	return 30 * time.Second
+}
+
+// Apply steps the session named by key with ev and stores the result. With create set,
+// a missing session is created (RegisterCall, ReportSpeech, ReportTranscript);
+// otherwise it is NotFound. It returns the engine's output and the session as stored.
+// Errors: those of Engine.Step and Store; Conflict after Retries lost races.
+func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
+	retries := sv.Retries
+	if retries <= 0 {
+		retries = 32
+	}
+	var lastErr error
+	for attempt := 0; attempt < retries; attempt++ {
+		now := sv.Clock.Now()
+		s, err := sv.Store.Load(ctx, key)
+		if err != nil {
+			if KindOf(err) != NotFound || !create {
+				return Output{}, nil, err
+			}
+			s = NewSession(key, now)
+		}
+		out, err := sv.Engine.Step(s, now, ev)
+		if err != nil {
+			return out, nil, err
+		}
+		if !out.Changed {
+			return out, s, nil
+		}
+		err = sv.Store.Save(ctx, s, sv.idleTTL())
+		if err == nil {
+			return out, s, nil
+		}
+		if KindOf(err) != Conflict {
+			return Output{}, nil, err
+		}
+		lastErr = err
+	}
+	return Output{}, nil, Wrap(Conflict, lastErr, "session %q: too many concurrent writers, retry", key.ID)
+}
+
+// Get returns the session as of now: timers due by now have fired (in the returned
+// copy; nothing is stored). Errors: NotFound, Unavailable.
+func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
+	s, err := sv.Store.Load(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sv.Engine.Step(s, sv.Clock.Now(), Tick{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Decide asks for a job's decision and waits up to wait (capped at MaxDecideWait) for
+// one: it returns at once with COMMIT or CANCEL, or, when prepared is false, only with
+// CANCEL (a commit cannot be decided before prepare finishes). It wakes when any writer
+// saves the session (Store.Watch) and when the session's next timer is due, so the
+// decision arrives within a store round trip of the event that makes it. When the wait
+// runs out the result is Undecided with what the job waits for. Errors: NotFound,
+// FailedPrecondition (read-only job), Unavailable, and ctx's error.
+func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration) (DecisionResult, error) {
+	if wait > sv.MaxDecideWait() {
+		wait = sv.MaxDecideWait()
+	}
+	deadline := sv.Clock.Now().Add(wait)
+	var (
+		changes <-chan struct{}
+		stop    = func() {}
+	)
+	if wait > 0 {
+		ch, cancel, err := sv.Store.Watch(ctx, key)
+		if err != nil {
+			return DecisionResult{}, err
+		}
+		changes, stop = ch, cancel
+	}
+	defer stop()
+	ev := Decide{JobID: jobID, Prepared: prepared}
+	for {
+		out, s, err := sv.Apply(ctx, key, ev, false)
+		if err != nil {
+			return DecisionResult{}, err
+		}
+		d := *out.Decision
+		if d.Decision == DecisionCancel || (prepared && d.Decision == DecisionCommit) {
+			return d, nil
+		}
+		now := sv.Clock.Now()
+		if !now.Before(deadline) {
+			return d, nil
+		}
+		next := deadline
+		if due, ok := sv.Engine.NextTimer(s); ok && due.Before(next) {
+			next = due
+		}
+		d0 := next.Sub(now)
+		if d0 < time.Millisecond {
+			d0 = time.Millisecond
+		}
+		select {
+		case <-changes:
+		case <-sv.Clock.After(d0):
+		case <-ctx.Done():
+			return DecisionResult{}, ctx.Err()
+		}
+	}
+}

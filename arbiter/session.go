@@ -1,0 +1,304 @@
+package arbiter
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SessionKey names a session: a tenant (empty for a single-tenant server) and the
+// session id the agent chose.
+type SessionKey struct {
+	Tenant string `json:"tenant,omitempty"`
+	ID     string `json:"id"`
+}
+
+func (k SessionKey) String() string {
+	if k.Tenant == "" {
+		return k.ID
+	}
+	return k.Tenant + "/" + k.ID
+}
+
+// Session is the whole state of one session: everything the engine decides from. It is
+// plain data (JSON-encodable with EncodeSession) so any store can persist it and any
+// replica can continue it. A Session is not safe for concurrent use; stores hand out
+// copies and serialise writers with Version.
+type Session struct {
+	Key SessionKey `json:"key"`
+	// Version is the stored version this state was read at; the store's
+	// compare-and-set on it serialises writers. 0 means "never stored".
+	Version uint64 `json:"version"`
+	// CreatedAt is the time of the first event.
+	CreatedAt time.Time `json:"created_at"`
+	// Now is the latest time the engine has advanced to; events that arrive with an
+	// earlier clock (skew between replicas) are taken as happening at Now.
+	Now time.Time `json:"now"`
+	// Closed is set by CloseSession.
+	Closed bool `json:"closed,omitempty"`
+	// Seq numbers jobs, minted call ids and utterances.
+	Seq int `json:"seq"`
+	// ModelSpeaking is true between model output start and turn complete or
+	// interruption.
+	ModelSpeaking bool `json:"model_speaking,omitempty"`
+	// LastNowNoteAt is when the arbiter last handed out a note to deliver now; an
+	// `interrupted` within InterruptAfterNote of it is the note's doing, not barge-in.
+	LastNowNoteAt time.Time `json:"last_now_note_at,omitzero"`
+	// Utterances are the recent user utterances, oldest first.
+	Utterances []*Utterance `json:"utterances,omitempty"`
+	// Calls are every registered call id, in registration order.
+	Calls []*Call `json:"calls,omitempty"`
+	// Jobs are every job, in creation order.
+	Jobs []*Job `json:"jobs,omitempty"`
+}
+
+// Utterance is one span of user voice activity and its transcript.
+type Utterance struct {
+	ID    int       `json:"id"`
+	Start time.Time `json:"start"`
+	// End is when voice activity ended; zero while it goes on.
+	End time.Time `json:"end,omitzero"`
+	// Text is the transcript so far (final pieces joined, then the latest interim).
+	Text string `json:"text,omitempty"`
+	// Interim is the latest interim piece, replaced by the next piece.
+	Interim string `json:"interim,omitempty"`
+	// Final is true once a final transcript piece arrived.
+	Final bool `json:"final,omitempty"`
+	// Stop is the stop phrase found in the final text, if any.
+	Stop string `json:"stop,omitempty"`
+}
+
+// settled reports whether the utterance no longer holds commits: voice activity ended
+// and a final transcript arrived.
+func (u *Utterance) settled() bool { return u.Final && !u.End.IsZero() }
+
+// Disposition is what the agent does with a registered call.
+type Disposition string
+
+// The dispositions of a registered call.
+const (
+	Execute   Disposition = "execute"
+	Duplicate Disposition = "duplicate"
+	Reject    Disposition = "reject"
+)
+
+// Call is one function call id.
+type Call struct {
+	ID           string      `json:"id"`
+	Tool         string      `json:"tool"`
+	JobID        string      `json:"job_id,omitempty"`
+	Behavior     Behavior    `json:"behavior"`
+	RegisteredAt time.Time   `json:"registered_at"`
+	Disposition  Disposition `json:"disposition"`
+	// DuplicateOf is the call id that opened the job, for a duplicate.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+	// Outcome is set exactly once: the function response, or the mark that the id is
+	// dead. Nil while the call is pending.
+	Outcome *CallOutcome `json:"outcome,omitempty"`
+}
+
+// CallOutcome is the one outcome of a call id.
+type CallOutcome struct {
+	At time.Time `json:"at"`
+	// Response is the function response payload; nil for a dead id.
+	Response map[string]any `json:"response,omitempty"`
+	// Dead is set for an id that must never be answered; Reason says why.
+	Dead   bool   `json:"dead,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Decision is the arbiter's decision for a side-effecting job.
+type Decision string
+
+// The decisions. The zero value means "not decided yet".
+const (
+	Undecided      Decision = ""
+	DecisionCommit Decision = "commit"
+	DecisionCancel Decision = "cancel"
+)
+
+// Outcome is what the agent reported happened to a job.
+type Outcome string
+
+// The outcomes. The zero value means "not completed yet".
+const (
+	NotCompleted Outcome = ""
+	Committed    Outcome = "committed"
+	Cancelled    Outcome = "cancelled"
+	Failed       Outcome = "failed"
+	Result       Outcome = "result"
+)
+
+// Cause says why a job was cancelled; it picks the status note.
+type Cause string
+
+// The causes of a cancel decision.
+const (
+	CauseStop      Cause = "stop"
+	CauseTimeout   Cause = "transcript_timeout"
+	CauseAbandoned Cause = "abandoned"
+	CauseWithdrawn Cause = "withdrawn"
+	CauseClosed    Cause = "session_closed"
+	CauseFailed    Cause = "failed"
+)
+
+// Job is one execution of a tool: one business key, any number of call ids.
+type Job struct {
+	ID         string         `json:"id"`
+	Tool       string         `json:"tool"`
+	Key        string         `json:"key"`
+	SideEffect bool           `json:"side_effect,omitempty"`
+	CallIDs    []string       `json:"call_ids"`
+	Args       map[string]any `json:"args,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+	// Trigger is the id of the utterance that triggered the call (0: none).
+	Trigger int `json:"trigger,omitempty"`
+	// Released lists utterances that no longer hold this job (their transcript timed
+	// out under on_transcript_timeout: commit).
+	Released []int `json:"released,omitempty"`
+	// PreparedAt is when the agent reported prepare finished; zero before.
+	PreparedAt time.Time `json:"prepared_at,omitzero"`
+	// Abandoned is set while every call id of the job is dead after `interrupted` and
+	// no re-issue has revived it.
+	Abandoned   bool      `json:"abandoned,omitempty"`
+	AbandonedAt time.Time `json:"abandoned_at,omitzero"`
+	// AbandonLifted is set when on_abandon: commit lifted the abandonment hold.
+	AbandonLifted bool `json:"abandon_lifted,omitempty"`
+	// Withdrawn is set when the server withdrew one of its ids.
+	Withdrawn bool      `json:"withdrawn,omitempty"`
+	Decision  Decision  `json:"decision,omitempty"`
+	Cause     Cause     `json:"cause,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	// StopAfterCommit is set when a stop was heard after the commit decision.
+	StopAfterCommit bool           `json:"stop_after_commit,omitempty"`
+	Outcome         Outcome        `json:"outcome,omitempty"`
+	CompletedAt     time.Time      `json:"completed_at,omitzero"`
+	Result          map[string]any `json:"result,omitempty"`
+	Error           string         `json:"error,omitempty"`
+	// NoteIssued is set once the job's status note was handed out.
+	NoteIssued bool `json:"note_issued,omitempty"`
+	// Completion is what Complete returned, returned again for a repeated Complete.
+	Completion *Effects `json:"completion,omitempty"`
+}
+
+func (j *Job) opener() string { return j.CallIDs[0] }
+
+// Delivery says when to send a note.
+type Delivery string
+
+// The two deliveries of a note.
+const (
+	DeliverNow      Delivery = "now"
+	DeliverWhenIdle Delivery = "when_idle"
+)
+
+// Response is a function response for the agent to send.
+type Response struct {
+	CallID  string         `json:"call_id"`
+	Name    string         `json:"name"`
+	JobID   string         `json:"job_id,omitempty"`
+	Payload map[string]any `json:"payload"`
+}
+
+// Skip is a call id the agent must never answer.
+type Skip struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	JobID  string `json:"job_id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Note is a status note for the model, sent as a user turn.
+type Note struct {
+	JobID   string   `json:"job_id"`
+	Text    string   `json:"text"`
+	Deliver Delivery `json:"deliver"`
+}
+
+// Effects is what the agent must do: send these responses, never answer these ids,
+// send these notes.
+type Effects struct {
+	Responses []Response `json:"responses,omitempty"`
+	Skips     []Skip     `json:"skips,omitempty"`
+	Notes     []Note     `json:"notes,omitempty"`
+}
+
+func (e *Effects) add(o Effects) {
+	e.Responses = append(e.Responses, o.Responses...)
+	e.Skips = append(e.Skips, o.Skips...)
+	e.Notes = append(e.Notes, o.Notes...)
+}
+
+// Empty reports whether there is nothing to do.
+func (e Effects) Empty() bool {
+	return len(e.Responses) == 0 && len(e.Skips) == 0 && len(e.Notes) == 0
+}
+
+// EncodeSession encodes s for a store.
+func EncodeSession(s *Session) ([]byte, error) { return json.Marshal(s) }
+
+// DecodeSession decodes what EncodeSession wrote. A malformed record is an Internal
+// error.
+func DecodeSession(b []byte) (*Session, error) {
+	s := new(Session)
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, Wrap(Internal, err, "decode session")
+	}
+	return s, nil
+}
+
+func (s *Session) call(id string) *Call {
+	for _, c := range s.Calls {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+func (s *Session) job(id string) *Job {
+	for _, j := range s.Jobs {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
+func (s *Session) utterance(id int) *Utterance {
+	for _, u := range s.Utterances {
+		if u.ID == id {
+			return u
+		}
+	}
+	return nil
+}
+
+// UtteranceOpen reports whether a user utterance is open: voice activity going on, or
+// ended and waiting for its final transcript.
+func (s *Session) UtteranceOpen() bool {
+	for _, u := range s.Utterances {
+		if !u.settled() {
+			return true
+		}
+	}
+	return false
+}
+
+// PendingCalls returns the calls with no outcome yet, in registration order. The
+// slice is new; its elements are the session's own.
+func (s *Session) PendingCalls() []*Call {
+	var out []*Call
+	for _, c := range s.Calls {
+		if c.Outcome == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Job returns the job with that id, or nil.
+func (s *Session) Job(id string) *Job { return s.job(id) }
+
+// Call returns the call with that id, or nil.
+func (s *Session) Call(id string) *Call { return s.call(id) }

@@ -1,0 +1,39 @@
+package arbiter
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists sessions. Every implementation (store/memory, store/redisstore) must
+// pass the conformance suite in store/storetest. Implementations are safe for
+// concurrent use by many goroutines and, for shared stores, many processes.
+//
+// A session is one record: the encoded Session plus its version. Writers serialise on
+// the version (compare-and-set), so two replicas that step the same session at the
+// same instant cannot both win: the loser reloads and steps again.
+type Store interface {
+	// Load returns a copy of the session, owned by the caller, with Version set to the
+	// stored version. Errors: NotFound when the session does not exist or expired;
+	// Unavailable when the store cannot be read.
+	Load(ctx context.Context, key SessionKey) (*Session, error)
+
+	// Save stores s if the stored version still equals s.Version (0: the session must
+	// not exist yet), sets s.Version to the new version and resets the session's idle
+	// TTL to ttl (0: keep it forever). Errors: Conflict when another writer got there
+	// first (nothing written); Unavailable when the store cannot be written (whether
+	// it was written is then unknown: reload before deciding anything).
+	Save(ctx context.Context, s *Session, ttl time.Duration) error
+
+	// Watch returns a channel that receives a value after each successful Save of the
+	// session by any writer (buffered, coalescing: one value may stand for several
+	// saves), and a function that stops the watch and must be called. Used to wake
+	// Decide long-polls. Errors: Unavailable.
+	Watch(ctx context.Context, key SessionKey) (<-chan struct{}, func(), error)
+
+	// Ping reports whether the store is reachable (nil) or not (Unavailable).
+	Ping(ctx context.Context) error
+
+	// Close releases the store's resources.
+	Close() error
+}

@@ -1,0 +1,407 @@
+package policyfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+func TestLoadBooking(t *testing.T) {
+	path := filepath.Join("..", "testdata", "tools", "booking.yaml")
+	p, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	wantDefaults := arbiter.Timings{
+		Grace:               1500 * time.Millisecond,
+		TranscriptTimeout:   3 * time.Second,
+		OnTranscriptTimeout: arbiter.Cancel,
+		DedupeWindow:        30 * time.Second,
+		TriggerLookback:     2 * time.Second,
+		AbandonWait:         10 * time.Second, // not in the file: the built-in default
+		OnAbandon:           arbiter.Cancel,
+	}
+	if p.Defaults != wantDefaults {
+		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
+	}
+	if p.RejectUnknown {
+		t.Errorf("RejectUnknown = true, want false")
+	}
+	if !reflect.DeepEqual(p.StopPhrases, arbiter.DefaultStopPhrases) {
+		t.Errorf("StopPhrases = %q, want the defaults", p.StopPhrases)
+	}
+	if len(p.Tools) != 1 {
+		t.Fatalf("Tools has %d entries, want 1: %v", len(p.Tools), p.Tools)
+	}
+	got := p.Tools["book_slot"]
+	want := &arbiter.Tool{
+		Name:       "book_slot",
+		SideEffect: true,
+		Behavior:   arbiter.NonBlocking,
+		Key:        []arbiter.KeyArg{{Arg: "slot", As: arbiter.KeyDatetime}},
+		Describe:   "the booking for {slot}",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Tools[book_slot] = %+v, want %+v", got, want)
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	for _, tc := range []struct{ name, src string }{
+		{"empty", ""},
+		{"comments only", "# nothing here\n\n# still nothing\n"},
+		{"document marker", "---\n"},
+		{"null sections", "defaults:\ntools:\nstop_phrases:\n"},
+		{"empty sections", "defaults: {}\ntools: []\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse([]byte(tc.src), "empty.yaml")
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if p.Defaults != arbiter.DefaultTimings {
+				t.Errorf("Defaults = %+v, want %+v", p.Defaults, arbiter.DefaultTimings)
+			}
+			if p.Tools == nil || len(p.Tools) != 0 {
+				t.Errorf("Tools = %#v, want an empty map", p.Tools)
+			}
+			if p.RejectUnknown {
+				t.Errorf("RejectUnknown = true, want false")
+			}
+			if !reflect.DeepEqual(p.StopPhrases, arbiter.DefaultStopPhrases) {
+				t.Errorf("StopPhrases = %q, want the defaults", p.StopPhrases)
+			}
+		})
+	}
+}
+
+func TestParseAllFields(t *testing.T) {
+	src := `defaults:
+  grace: 300ms
+  transcript_timeout: 4s
+  on_transcript_timeout: commit
+  dedupe_window: 1m
+  trigger_lookback: 2.5s
+  abandon_wait: &wait 7s
+  on_abandon: commit
+  unknown_tools: reject
+stop_phrases: ["halt", "hang on"]
+tools:
+  - name: book_slot
+    side_effect: true
+    behavior: BLOCKING
+    key:
+      - arg: slot
+        as: datetime
+      - arg: party
+        as: number
+      - arg: name
+      - {arg: ref, as: exact}
+    describe: "the booking for {slot}"
+    allowed: true
+    hold: false
+    grace: 2s
+    transcript_timeout: 5s
+    on_transcript_timeout: cancel
+    dedupe_window: 10s
+    trigger_lookback: 1s
+    abandon_wait: *wait
+    on_abandon: cancel
+  - name: end_call
+    allowed: false
+  - {name: get_weather, side_effect: false, behavior: NON_BLOCKING, key: [{arg: city, as: text}]}
+`
+	p, err := Parse([]byte(src), "all.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	wantDefaults := arbiter.Timings{
+		Grace:               300 * time.Millisecond,
+		TranscriptTimeout:   4 * time.Second,
+		OnTranscriptTimeout: arbiter.Commit,
+		DedupeWindow:        time.Minute,
+		TriggerLookback:     2500 * time.Millisecond,
+		AbandonWait:         7 * time.Second,
+		OnAbandon:           arbiter.Commit,
+	}
+	if p.Defaults != wantDefaults {
+		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
+	}
+	if !p.RejectUnknown {
+		t.Errorf("RejectUnknown = false, want true")
+	}
+	if want := []string{"halt", "hang on"}; !reflect.DeepEqual(p.StopPhrases, want) {
+		t.Errorf("StopPhrases = %q, want %q", p.StopPhrases, want)
+	}
+	want := map[string]*arbiter.Tool{
+		"book_slot": {
+			Name:       "book_slot",
+			SideEffect: true,
+			Behavior:   arbiter.Blocking,
+			Key: []arbiter.KeyArg{
+				{Arg: "slot", As: arbiter.KeyDatetime},
+				{Arg: "party", As: arbiter.KeyNumber},
+				{Arg: "name"},
+				{Arg: "ref", As: arbiter.KeyExact},
+			},
+			Describe: "the booking for {slot}",
+			NoHold:   true,
+			Timings: arbiter.Timings{
+				Grace:               2 * time.Second,
+				TranscriptTimeout:   5 * time.Second,
+				OnTranscriptTimeout: arbiter.Cancel,
+				DedupeWindow:        10 * time.Second,
+				TriggerLookback:     time.Second,
+				AbandonWait:         7 * time.Second,
+				OnAbandon:           arbiter.Cancel,
+			},
+		},
+		"end_call": {Name: "end_call", Disallowed: true},
+		"get_weather": {
+			Name:     "get_weather",
+			Behavior: arbiter.NonBlocking,
+			Key:      []arbiter.KeyArg{{Arg: "city", As: arbiter.KeyText}},
+		},
+	}
+	if !reflect.DeepEqual(p.Tools, want) {
+		for name, w := range want {
+			if g := p.Tools[name]; !reflect.DeepEqual(g, w) {
+				t.Errorf("Tools[%s] = %+v, want %+v", name, g, w)
+			}
+		}
+		t.Errorf("Tools has %d entries, want %d", len(p.Tools), len(want))
+	}
+}
+
+func TestParseStopPhrasesEmptyList(t *testing.T) {
+	p, err := Parse([]byte("stop_phrases: []\n"), "stops.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if p.StopPhrases == nil || len(p.StopPhrases) != 0 {
+		t.Errorf("StopPhrases = %#v, want an empty, non-nil list (no stop phrases)", p.StopPhrases)
+	}
+}
+
+// booking is a valid policy that the error cases below break one line of. Its lines:
+//
+//	1 defaults:
+//	2   grace: 1.5s
+//	3   unknown_tools: pass
+//	4 tools:
+//	5   - name: book_slot
+//	6     side_effect: true
+//	7     behavior: NON_BLOCKING
+//	8     key:
+//	9       - arg: slot
+//	10        as: datetime
+//	11    describe: "the booking for {slot}"
+//	12  - name: get_weather
+const booking = `defaults:
+  grace: 1.5s
+  unknown_tools: pass
+tools:
+  - name: book_slot
+    side_effect: true
+    behavior: NON_BLOCKING
+    key:
+      - arg: slot
+        as: datetime
+    describe: "the booking for {slot}"
+  - name: get_weather
+`
+
+// edit returns booking with line n (1-based) replaced by repl, which may be several
+// lines or none.
+func edit(t *testing.T, n int, repl string) string {
+	t.Helper()
+	lines := strings.Split(booking, "\n")
+	if n < 1 || n > len(lines)-1 {
+		t.Fatalf("edit: no line %d", n)
+	}
+	var out []string
+	out = append(out, lines[:n-1]...)
+	if repl != "" {
+		out = append(out, strings.Split(repl, "\n")...)
+	}
+	out = append(out, lines[n:]...)
+	return strings.Join(out, "\n")
+}
+
+func TestParseBookingIsValid(t *testing.T) {
+	if _, err := Parse([]byte(booking), "booking.yaml"); err != nil {
+		t.Fatalf("the base policy of the error cases does not parse: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// line and repl edit booking (line 0: src is the whole file).
+		line int
+		repl string
+		src  string
+		// wantLine is the line the message must start with ("booking.yaml:LINE: ");
+		// 0 means no line.
+		wantLine int
+		// want are substrings of the message: the field, the problem.
+		want []string
+	}{
+		{name: "unknown top-level field", line: 4, repl: "tool:\n  - name: x\ntools:", wantLine: 4,
+			want: []string{"tool: unknown field"}},
+		{name: "unknown defaults field", line: 3, repl: "  gracee: 2s", wantLine: 3,
+			want: []string{"defaults.gracee: unknown field"}},
+		{name: "unknown tool field", line: 11, repl: "    descibe: the booking", wantLine: 11,
+			want: []string{"tools[0].descibe: unknown field"}},
+		{name: "unknown key field", line: 10, repl: "        as: datetime\n        format: iso", wantLine: 11,
+			want: []string{"tools[0].key[0].format: unknown field"}},
+		{name: "bad as", line: 10, repl: "        as: date", wantLine: 10,
+			want: []string{`tools[0].key[0].as: "date" is not text, datetime, number or exact`}},
+		{name: "bad duration", line: 2, repl: "  grace: soon", wantLine: 2,
+			want: []string{`defaults.grace: "soon" is not a duration`}},
+		{name: "bad tool duration", line: 12, repl: "  - name: get_weather\n    dedupe_window: 5 s", wantLine: 13,
+			want: []string{`tools[1].dedupe_window: "5 s" is not a duration`}},
+		{name: "bare integer", line: 2, repl: "  grace: 2", wantLine: 2,
+			want: []string{"defaults.grace: 2 has no unit", `"2s"`}},
+		{name: "bare float", line: 7, repl: "    transcript_timeout: 1.5", wantLine: 7,
+			want: []string{"tools[0].transcript_timeout: 1.5 has no unit", `"1.5s"`}},
+		{name: "quoted bare number", line: 2, repl: `  trigger_lookback: "3"`, wantLine: 2,
+			want: []string{`defaults.trigger_lookback: "3" has no unit`}},
+		{name: "negative duration", line: 2, repl: "  abandon_wait: -2s", wantLine: 2,
+			want: []string{`defaults.abandon_wait: "-2s" is negative`}},
+		{name: "negative tool duration", line: 11, repl: "    grace: -100ms", wantLine: 11,
+			want: []string{`tools[0].grace: "-100ms" is negative`}},
+		{name: "zero duration", line: 2, repl: "  grace: 0s", wantLine: 2,
+			want: []string{`defaults.grace: "0s" is zero`}},
+		{name: "duration of wrong type", line: 2, repl: "  grace: [1s]", wantLine: 2,
+			want: []string{"defaults.grace: must be a duration", "not a list"}},
+		{name: "duplicate tool", line: 12, repl: "  - name: book_slot", wantLine: 12,
+			want: []string{`tools[1].name: tool "book_slot" is defined twice, on lines 5 and 12`}},
+		{name: "bad behavior", line: 7, repl: "    behavior: blocking", wantLine: 7,
+			want: []string{`tools[0].behavior: "blocking" is not BLOCKING or NON_BLOCKING`}},
+		{name: "unknown_tools maybe", line: 3, repl: "  unknown_tools: maybe", wantLine: 3,
+			want: []string{`defaults.unknown_tools: "maybe" is not pass or reject`}},
+		{name: "bad on_abandon", line: 3, repl: "  on_abandon: retry", wantLine: 3,
+			want: []string{`defaults.on_abandon: "retry" is not cancel or commit`}},
+		{name: "bad on_transcript_timeout", line: 12, repl: "  - name: get_weather\n    on_transcript_timeout: 1", wantLine: 13,
+			want: []string{"tools[1].on_transcript_timeout: must be a string, not a number"}},
+		{name: "confirm", line: 6, repl: "    side_effect: true\n    confirm: true", wantLine: 7,
+			want: []string{"tools[0].confirm: not supported yet (workflow runs and deadlines are not implemented)"}},
+		{name: "confirm_tool", line: 6, repl: "    confirm_tool: confirm_action", wantLine: 6,
+			want: []string{"tools[0].confirm_tool: not supported yet"}},
+		{name: "steps", line: 11, repl: "    steps: [hold, commit]", wantLine: 11,
+			want: []string{"tools[0].steps: not supported yet"}},
+		{name: "max_pending in defaults", line: 2, repl: "  max_pending: 20s", wantLine: 2,
+			want: []string{"defaults.max_pending: not supported yet"}},
+		{name: "run_timeout at top level", line: 4, repl: "run_timeout: 60s\ntools:", wantLine: 4,
+			want: []string{"run_timeout: not supported yet"}},
+		{name: "string where a list belongs", line: 8, repl: "    key: slot", wantLine: 8,
+			want: []string{"tools[0].key: must be a list, not a string"}},
+		{name: "mapping where the tools list belongs", src: "defaults:\n  grace: 2s\ntools:\n  book_slot:\n    side_effect: true\n", wantLine: 4,
+			want: []string{"tools: must be a list, not a mapping"}},
+		{name: "string where a mapping belongs", src: "tools: []\ndefaults: fast\n", wantLine: 2,
+			want: []string{"defaults: must be a mapping, not a string"}},
+		{name: "string where a bool belongs", line: 6, repl: "    side_effect: yes", wantLine: 6,
+			want: []string{"tools[0].side_effect: must be true or false, not a string"}},
+		{name: "bad allowed", line: 6, repl: "    allowed: 0", wantLine: 6,
+			want: []string{"tools[0].allowed: must be true or false, not a number"}},
+		{name: "number where a string belongs", line: 11, repl: "    describe: 42", wantLine: 11,
+			want: []string{"tools[0].describe: must be a string, not a number"}},
+		{name: "tool without a name", line: 12, repl: "  - side_effect: false", wantLine: 12,
+			want: []string{"tools[1].name: required"}},
+		{name: "tool with an empty name", line: 12, repl: `  - name: ""`, wantLine: 12,
+			want: []string{"tools[1].name: required"}},
+		{name: "null tool", line: 12, repl: "  -", wantLine: 12,
+			want: []string{"tools[1]: must be a mapping"}},
+		{name: "invalid tool name (from Validate)", line: 12, repl: "  - name: get weather", wantLine: 12,
+			want: []string{"tools[get weather].name: must be 1-128 characters"}},
+		{name: "key without arg", line: 10, repl: "        as: datetime\n      - as: text", wantLine: 11,
+			want: []string{"tools[0].key[1].arg: required"}},
+		{name: "key arg twice", line: 10, repl: "        as: datetime\n      - arg: slot", wantLine: 11,
+			want: []string{`tools[0].key[1].arg: "slot" is listed twice, on lines 9 and 11`}},
+		{name: "stop phrase without words", line: 4, repl: "stop_phrases:\n  - stop\n  - '?!'\ntools:", wantLine: 6,
+			want: []string{`stop_phrases[1]: "?!" has no words`}},
+		{name: "stop phrases not a list", line: 4, repl: "stop_phrases: stop\ntools:", wantLine: 4,
+			want: []string{"stop_phrases: must be a list, not a string"}},
+		{name: "duplicate mapping key (syntax)", line: 3, repl: "  grace: 2s", wantLine: 3,
+			want: []string{`"grace" already defined`}},
+		{name: "syntax error", src: "defaults:\n  grace: 1s\ntools: [\n", wantLine: 3,
+			want: []string{"not found"}},
+		{name: "top level not a mapping", src: "# policy\n- name: book_slot\n", wantLine: 2,
+			want: []string{"must be a mapping"}},
+		{name: "two documents", src: "defaults:\n  grace: 1s\n---\ntools: []\n", wantLine: 4,
+			want: []string{"second YAML document"}},
+		{name: "tag", line: 2, repl: "  grace: !!str 1s", wantLine: 2,
+			want: []string{"defaults.grace: YAML tags"}},
+		{name: "undefined alias", line: 2, repl: "  grace: *g", wantLine: 2,
+			want: []string{"defaults.grace: alias *g"}},
+		{name: "merge key", line: 12, repl: "  - name: get_weather\n    <<: {grace: 1s}", wantLine: 13,
+			want: []string{"tools[1].<<: merge keys are not supported"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			if src == "" {
+				src = edit(t, tc.line, tc.repl)
+			}
+			p, err := Parse([]byte(src), "booking.yaml")
+			if err == nil {
+				t.Fatalf("Parse succeeded (%+v), want an error; input:\n%s", p, src)
+			}
+			if p != nil {
+				t.Errorf("Parse returned a policy with its error")
+			}
+			if k := arbiter.KindOf(err); k != arbiter.Invalid {
+				t.Errorf("kind = %v, want invalid (error %q)", k, err)
+			}
+			msg := arbiter.MessageOf(err)
+			prefix := "booking.yaml: "
+			if tc.wantLine > 0 {
+				prefix = fmt.Sprintf("booking.yaml:%d: ", tc.wantLine)
+			}
+			if !strings.HasPrefix(msg, prefix) {
+				t.Errorf("message %q does not start with %q; input:\n%s", msg, prefix, src)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not contain %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.yaml")
+	_, err := Load(path)
+	if err == nil {
+		t.Fatal("Load of a missing file succeeded")
+	}
+	if k := arbiter.KindOf(err); k != arbiter.Invalid {
+		t.Errorf("kind = %v, want invalid", k)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error %q does not wrap fs.ErrNotExist", err)
+	}
+	if !strings.Contains(arbiter.MessageOf(err), path) {
+		t.Errorf("message %q does not name %s", arbiter.MessageOf(err), path)
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(path, []byte("defaults:\n  grace: 1.5s\n  grace_period: 2s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if want := path + ":3: defaults.grace_period: unknown field"; arbiter.MessageOf(err) != want {
+		t.Errorf("message = %q, want %q", arbiter.MessageOf(err), want)
+	}
+}

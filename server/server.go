@@ -1,0 +1,443 @@
+// Package server is the gRPC edge of the arbiter: it validates requests, converts
+// between the API's messages and the engine's types, runs them through an
+// arbiter.Service, and maps error kinds to status codes (errors.go). It also serves
+// grpc.health.v1 and server reflection so grpcurl and ghz work without the proto file.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+)
+
+// Server implements arbiterv1.ArbiterServiceServer on an arbiter.Service. Safe for
+// concurrent use.
+type Server struct {
+	arbiterv1.UnimplementedArbiterServiceServer
+	svc *arbiter.Service
+	log *slog.Logger
+}
+
+// New returns a Server on svc, logging to log (nil: slog.Default()).
+func New(svc *arbiter.Service, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{svc: svc, log: log}
+}
+
+// Options configure NewGRPCServer.
+type Options struct {
+	// Logger receives one line per finished RPC and every Internal error. Nil:
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxRecvMsgSize caps a request message. Zero means 1 MiB.
+	MaxRecvMsgSize int
+	// ServerOptions are appended (TLS credentials, more interceptors).
+	ServerOptions []grpc.ServerOption
+}
+
+// NewGRPCServer returns a grpc.Server serving s, grpc.health.v1 (the returned
+// health server; the overall status and the arbiter service start SERVING) and
+// reflection, behind one interceptor chain: logging (slog), then panic recovery
+// innermost, which turns a panic into INTERNAL.
+func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	maxRecv := o.MaxRecvMsgSize
+	if maxRecv == 0 {
+		maxRecv = 1 << 20
+	}
+	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in handler", "panic", p)
+		return status.Error(codes.Internal, "internal error")
+	})
+	opts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.ChainUnaryInterceptor(
+			logging.UnaryServerInterceptor(lg, logging.WithLogOnEvents(logging.FinishCall)),
+			recovery.UnaryServerInterceptor(onPanic),
+		),
+		grpc.ChainStreamInterceptor(
+			logging.StreamServerInterceptor(lg, logging.WithLogOnEvents(logging.FinishCall)),
+			recovery.StreamServerInterceptor(onPanic),
+		),
+	}, o.ServerOptions...)
+	gs := grpc.NewServer(opts...)
+	arbiterv1.RegisterArbiterServiceServer(gs, s)
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(arbiterv1.ArbiterService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(gs, hs)
+	reflection.Register(gs)
+	return gs, hs
+}
+
+func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error) {
+	if !arbiter.ValidName(id) {
+		return arbiter.SessionKey{}, status.Errorf(codes.InvalidArgument, "session_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", clip(id))
+	}
+	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
+}
+
+// RegisterCall implements arbiterv1.ArbiterServiceServer.
+func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRequest) (*arbiterv1.RegisterCallResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if n := proto.Size(req.GetArgs()); n > arbiter.MaxArgsBytes {
+		return nil, status.Errorf(codes.InvalidArgument, "args: %d bytes, at most %d", n, arbiter.MaxArgsBytes)
+	}
+	ev := arbiter.RegisterCall{
+		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
+		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
+		BusinessKey:    req.GetBusinessKey(),
+	}
+	switch req.GetBehavior() {
+	case arbiterv1.Behavior_BEHAVIOR_BLOCKING:
+		ev.Behavior = arbiter.Blocking
+	case arbiterv1.Behavior_BEHAVIOR_NON_BLOCKING:
+		ev.Behavior = arbiter.NonBlocking
+	case arbiterv1.Behavior_BEHAVIOR_UNSPECIFIED:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "behavior: unknown value %d", req.GetBehavior())
+	}
+	switch req.GetToolChoice() {
+	case arbiterv1.ToolChoice_TOOL_CHOICE_UNSPECIFIED, arbiterv1.ToolChoice_TOOL_CHOICE_AUTO, arbiterv1.ToolChoice_TOOL_CHOICE_NONE:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "tool_choice: unknown value %d", req.GetToolChoice())
+	}
+	out, _, err := s.svc.Apply(ctx, key, ev, true)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	c := out.Call
+	resp := &arbiterv1.RegisterCallResponse{
+		CallId: c.CallID, JobId: c.JobID, DuplicateOf: c.DuplicateOf, BusinessKey: c.BusinessKey,
+		SideEffect: c.SideEffect, Disposition: dispositionPB(c.Disposition),
+	}
+	if resp.Effects, err = effectsPB(out.Effects); err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return resp, nil
+}
+
+// ReportSpeech implements arbiterv1.ArbiterServiceServer.
+func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRequest) (*arbiterv1.ReportSpeechResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	kind, ok := speechKinds[req.GetEvent()]
+	if !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "event: %v is not a speech event", req.GetEvent())
+	}
+	out, _, err := s.svc.Apply(ctx, key, arbiter.Speech{Kind: kind}, true)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return &arbiterv1.ReportSpeechResponse{Effects: eff}, nil
+}
+
+var speechKinds = map[arbiterv1.SpeechEvent]arbiter.SpeechKind{
+	arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START:       arbiter.UserActivityStart,
+	arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_END:         arbiter.UserActivityEnd,
+	arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START:        arbiter.ModelOutputStart,
+	arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_GENERATION_COMPLETE: arbiter.ModelGenerationComplete,
+	arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_TURN_COMPLETE:       arbiter.ModelTurnComplete,
+	arbiterv1.SpeechEvent_SPEECH_EVENT_INTERRUPTED:               arbiter.Interrupted,
+}
+
+// ReportTranscript implements arbiterv1.ArbiterServiceServer.
+func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTranscriptRequest) (*arbiterv1.ReportTranscriptResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	var model bool
+	switch req.GetRole() {
+	case arbiterv1.Role_ROLE_UNSPECIFIED, arbiterv1.Role_ROLE_USER:
+	case arbiterv1.Role_ROLE_MODEL:
+		model = true
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "role: unknown value %d", req.GetRole())
+	}
+	out, _, err := s.svc.Apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: out.Intent, CancelledJobIds: out.Cancelled}, nil
+}
+
+// ReportToolCallCancellation implements arbiterv1.ArbiterServiceServer.
+func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.ReportToolCallCancellationRequest) (*arbiterv1.ReportToolCallCancellationResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := s.svc.Apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
+}
+
+// Decide implements arbiterv1.ArbiterServiceServer.
+func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arbiterv1.DecideResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetJobId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "job_id: required")
+	}
+	var wait time.Duration
+	if w := req.GetWait(); w != nil {
+		if err := w.CheckValid(); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "wait: %v", err)
+		}
+		if wait = w.AsDuration(); wait < 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "wait: %v is negative", wait)
+		}
+	}
+	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
+	switch d.Decision {
+	case arbiter.DecisionCommit:
+		resp.Decision = arbiterv1.Decision_DECISION_COMMIT
+	case arbiter.DecisionCancel:
+		resp.Decision = arbiterv1.Decision_DECISION_CANCEL
+	default:
+		resp.Decision = arbiterv1.Decision_DECISION_PENDING
+	}
+	if !d.DecidedAt.IsZero() {
+		resp.DecidedAt = timestamppb.New(d.DecidedAt)
+	}
+	return resp, nil
+}
+
+// Complete implements arbiterv1.ArbiterServiceServer.
+func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (*arbiterv1.CompleteResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetJobId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "job_id: required")
+	}
+	if n := proto.Size(req.GetResult()); n > arbiter.MaxArgsBytes {
+		return nil, status.Errorf(codes.InvalidArgument, "result: %d bytes, at most %d", n, arbiter.MaxArgsBytes)
+	}
+	var oc arbiter.Outcome
+	switch req.GetOutcome() {
+	case arbiterv1.Outcome_OUTCOME_COMMITTED:
+		oc = arbiter.Committed
+	case arbiterv1.Outcome_OUTCOME_CANCELLED:
+		oc = arbiter.Cancelled
+	case arbiterv1.Outcome_OUTCOME_FAILED:
+		oc = arbiter.Failed
+	case arbiterv1.Outcome_OUTCOME_RESULT:
+		oc = arbiter.Result
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "outcome: %v is not COMMITTED, CANCELLED, FAILED or RESULT", req.GetOutcome())
+	}
+	var result map[string]any
+	if req.GetResult() != nil {
+		result = req.GetResult().AsMap()
+	}
+	out, _, err := s.svc.Apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return &arbiterv1.CompleteResponse{Effects: eff}, nil
+}
+
+// GetSession implements arbiterv1.ArbiterServiceServer.
+func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionRequest) (*arbiterv1.GetSessionResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	ss, err := s.svc.Get(ctx, key)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	resp := &arbiterv1.GetSessionResponse{
+		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
+		Closed: ss.Closed, Version: ss.Version,
+	}
+	if due, ok := s.svc.Engine.NextTimer(ss); ok {
+		resp.NextTimer = timestamppb.New(due)
+	}
+	for _, c := range ss.PendingCalls() {
+		resp.PendingCalls = append(resp.PendingCalls, &arbiterv1.PendingCall{
+			CallId: c.ID, Tool: c.Tool, JobId: c.JobID, Age: durationpb.New(ss.Now.Sub(c.RegisteredAt)),
+			Behavior: behaviorPB(c.Behavior),
+		})
+	}
+	for _, j := range ss.Jobs {
+		resp.Jobs = append(resp.Jobs, jobPB(j))
+	}
+	return resp, nil
+}
+
+// CloseSession implements arbiterv1.ArbiterServiceServer.
+func (s *Server) CloseSession(ctx context.Context, req *arbiterv1.CloseSessionRequest) (*arbiterv1.CloseSessionResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := s.svc.Apply(ctx, key, arbiter.Close{}, false)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.logDecisions(ctx, key, out)
+	return &arbiterv1.CloseSessionResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
+}
+
+func (s *Server) logDecisions(ctx context.Context, key arbiter.SessionKey, out arbiter.Output) {
+	for _, d := range out.Decisions {
+		s.log.InfoContext(ctx, "decision", "session", key.String(), "job", d.JobID, "decision", string(d.Decision), "reason", d.Reason)
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+func dispositionPB(d arbiter.Disposition) arbiterv1.Disposition {
+	switch d {
+	case arbiter.Execute:
+		return arbiterv1.Disposition_DISPOSITION_EXECUTE
+	case arbiter.Duplicate:
+		return arbiterv1.Disposition_DISPOSITION_DUPLICATE
+	case arbiter.Reject:
+		return arbiterv1.Disposition_DISPOSITION_REJECT
+	}
+	return arbiterv1.Disposition_DISPOSITION_UNSPECIFIED
+}
+
+func behaviorPB(b arbiter.Behavior) arbiterv1.Behavior {
+	switch b {
+	case arbiter.Blocking:
+		return arbiterv1.Behavior_BEHAVIOR_BLOCKING
+	case arbiter.NonBlocking:
+		return arbiterv1.Behavior_BEHAVIOR_NON_BLOCKING
+	}
+	return arbiterv1.Behavior_BEHAVIOR_UNSPECIFIED
+}
+
+func jobPB(j *arbiter.Job) *arbiterv1.Job {
+	pj := &arbiterv1.Job{
+		JobId: j.ID, Tool: j.Tool, BusinessKey: j.Key, Reason: j.Reason, CallIds: j.CallIDs,
+		Abandoned: j.Abandoned, SideEffect: j.SideEffect, CreatedAt: timestamppb.New(j.CreatedAt),
+	}
+	switch j.Decision {
+	case arbiter.DecisionCommit:
+		pj.Decision = arbiterv1.Decision_DECISION_COMMIT
+	case arbiter.DecisionCancel:
+		pj.Decision = arbiterv1.Decision_DECISION_CANCEL
+	default:
+		if j.SideEffect {
+			pj.Decision = arbiterv1.Decision_DECISION_PENDING
+		}
+	}
+	switch j.Outcome {
+	case arbiter.Committed:
+		pj.Outcome = arbiterv1.Outcome_OUTCOME_COMMITTED
+	case arbiter.Cancelled:
+		pj.Outcome = arbiterv1.Outcome_OUTCOME_CANCELLED
+	case arbiter.Failed:
+		pj.Outcome = arbiterv1.Outcome_OUTCOME_FAILED
+	case arbiter.Result:
+		pj.Outcome = arbiterv1.Outcome_OUTCOME_RESULT
+	}
+	switch {
+	case j.Outcome != arbiter.NotCompleted:
+		pj.State = arbiterv1.JobState_JOB_STATE_DONE
+	case !j.SideEffect:
+		pj.State = arbiterv1.JobState_JOB_STATE_RUNNING
+	case j.Decision != arbiter.Undecided:
+		pj.State = arbiterv1.JobState_JOB_STATE_DECIDED
+	case j.PreparedAt.IsZero():
+		pj.State = arbiterv1.JobState_JOB_STATE_PREPARING
+	default:
+		pj.State = arbiterv1.JobState_JOB_STATE_PREPARED
+	}
+	return pj
+}
+
+func effectsPB(e arbiter.Effects) (*arbiterv1.Effects, error) {
+	out := &arbiterv1.Effects{}
+	for _, r := range e.Responses {
+		p, err := structpb.NewStruct(r.Payload)
+		if err != nil {
+			return nil, arbiter.Wrap(arbiter.Internal, err, "encode payload")
+		}
+		out.Responses = append(out.Responses, &arbiterv1.FunctionResponse{CallId: r.CallID, Name: r.Name, Payload: p, JobId: r.JobID})
+	}
+	for _, sk := range e.Skips {
+		out.Skips = append(out.Skips, &arbiterv1.Skip{CallId: sk.CallID, Name: sk.Name, Reason: sk.Reason, JobId: sk.JobID})
+	}
+	for _, n := range e.Notes {
+		d := arbiterv1.Delivery_DELIVERY_NOW
+		if n.Deliver == arbiter.DeliverWhenIdle {
+			d = arbiterv1.Delivery_DELIVERY_WHEN_IDLE
+		}
+		out.Notes = append(out.Notes, &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d})
+	}
+	return out, nil
+}

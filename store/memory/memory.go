@@ -1,0 +1,152 @@
+// Package memory is the embedded, in-process arbiter.Store: the default when no Redis
+// is configured. It keeps each session as its encoded bytes (so callers always get
+// private copies, exactly as from a shared store) and drops sessions whose idle TTL
+// ran out.
+package memory
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+// Store is an in-memory arbiter.Store. It is safe for concurrent use. Sessions live
+// only as long as the process.
+type Store struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	sessions map[arbiter.SessionKey]*record
+	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
+	saves    int
+}
+
+type record struct {
+	data    []byte
+	version uint64
+	expires time.Time // zero: never
+}
+
+// sweepEvery is how many saves pass between sweeps of expired sessions.
+const sweepEvery = 256
+
+// New returns an empty store. now is the clock used for idle TTLs (nil: time.Now).
+func New(now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{
+		now:      now,
+		sessions: map[arbiter.SessionKey]*record{},
+		watchers: map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+	}
+}
+
+// Load implements arbiter.Store.
+func (m *Store) Load(_ context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
+	m.mu.Lock()
+	r, ok := m.sessions[key]
+	if ok && m.expired(r) {
+		delete(m.sessions, key)
+		ok = false
+	}
+	m.mu.Unlock()
+	if !ok {
+		return nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+	}
+	s, err := arbiter.DecodeSession(r.data)
+	if err != nil {
+		return nil, err
+	}
+	s.Version = r.version
+	return s, nil
+}
+
+func (m *Store) expired(r *record) bool {
+	return !r.expires.IsZero() && !m.now().Before(r.expires)
+}
+
+// Save implements arbiter.Store.
+func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) error {
+	data, err := arbiter.EncodeSession(s)
+	if err != nil {
+		return arbiter.Wrap(arbiter.Internal, err, "encode session")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.sessions[s.Key]
+	if ok && m.expired(r) {
+		delete(m.sessions, s.Key)
+		ok = false
+	}
+	var cur uint64
+	if ok {
+		cur = r.version
+	}
+	if cur != s.Version {
+		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, cur, s.Version)
+	}
+	nr := &record{data: data, version: cur + 1}
+	if ttl > 0 {
+		nr.expires = m.now().Add(ttl)
+	}
+	m.sessions[s.Key] = nr
+	s.Version = nr.version
+	for ch := range m.watchers[s.Key] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	m.saves++
+	if m.saves%sweepEvery == 0 {
+		m.sweepLocked()
+	}
+	return nil
+}
+
+func (m *Store) sweepLocked() {
+	for k, r := range m.sessions {
+		if m.expired(r) {
+			delete(m.sessions, k)
+		}
+	}
+}
+
+// Len returns how many sessions are stored (expired ones included until swept).
+func (m *Store) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked()
+	return len(m.sessions)
+}
+
+// Watch implements arbiter.Store.
+func (m *Store) Watch(_ context.Context, key arbiter.SessionKey) (<-chan struct{}, func(), error) {
+	ch := make(chan struct{}, 1)
+	m.mu.Lock()
+	if m.watchers[key] == nil {
+		m.watchers[key] = map[chan struct{}]struct{}{}
+	}
+	m.watchers[key][ch] = struct{}{}
+	m.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			m.mu.Lock()
+			delete(m.watchers[key], ch)
+			if len(m.watchers[key]) == 0 {
+				delete(m.watchers, key)
+			}
+			m.mu.Unlock()
+		})
+	}, nil
+}
+
+// Ping implements arbiter.Store; the memory store is always reachable.
+func (m *Store) Ping(context.Context) error { return nil }
+
+// Close implements arbiter.Store.
+func (m *Store) Close() error { return nil }
