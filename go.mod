@@ -3,6 +3,7 @@ module github.com/voicearbiter/arbiter
 go 1.26.8
 
 require (
+	github.com/alecthomas/kong v1.17.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/olebedev/when v1.1.0

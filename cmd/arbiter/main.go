@@ -1,0 +1,78 @@
+// Command arbiter runs the Arbiter gRPC service (`arbiter serve`) and replays recorded
+// voice sessions through the decision engine (`arbiter replay`).
+//
+// Every serve flag can also be set with an ARBITER_* environment variable; flags win.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// cli is the command line.
+type cli struct {
+	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
+	Replay replayCmd `cmd:"" help:"Replay session traces (shared/spec/trace-format.md) through the engine on a virtual clock."`
+}
+
+// run parses args and runs the command; it returns the process exit code: 0 success,
+// 1 a failed replay or server error, 2 a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c cli
+	exit := -1
+	parser, err := kong.New(&c,
+		kong.Name("arbiter"),
+		kong.Description("Arbiter: one authoritative answer about a realtime voice agent's function calls."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exit = code }),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	kctx, err := parser.Parse(args)
+	if exit >= 0 {
+		return exit // --help
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "arbiter: %v\n", err)
+		return 2
+	}
+	env := &runEnv{ctx: ctx, stdout: stdout, stderr: stderr}
+	if err := kctx.Run(env); err != nil {
+		if e, ok := err.(exitError); ok {
+			return int(e)
+		}
+		fmt.Fprintf(stderr, "arbiter: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runEnv is what every command runs with.
+type runEnv struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	// ready, when set, receives serve's listening address.
+	ready chan<- string
+}
+
+// exitError ends the process with that code without printing anything more.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }

@@ -1,0 +1,123 @@
+package replay
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+	"github.com/voicearbiter/arbiter/server"
+	"github.com/voicearbiter/arbiter/store/memory"
+)
+
+// VirtualClock is a manual arbiter.Clock and Timebase: time moves only when AdvanceTo
+// is called. Safe for concurrent use.
+type VirtualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+// NewVirtualClock returns a clock reading start.
+func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start} }
+
+// Now implements arbiter.Clock.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// After implements arbiter.Clock: the channel fires when the clock is advanced past
+// now+d.
+func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// AdvanceTo implements Timebase; it never moves the clock backwards.
+func (c *VirtualClock) AdvanceTo(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+// Local is an in-process arbiter (memory store, virtual clock) served over an
+// in-memory gRPC connection: the real API, no network.
+type Local struct {
+	Client arbiterv1.ArbiterServiceClient
+	Clock  *VirtualClock
+	conn   *grpc.ClientConn
+	gs     *grpc.Server
+}
+
+// NewLocal starts an in-process arbiter under policy, its clock at start.
+func NewLocal(policy *arbiter.Policy, start time.Time) (*Local, error) {
+	clock := NewVirtualClock(start)
+	svc := &arbiter.Service{
+		Engine: &arbiter.Engine{Policy: policy},
+		Store:  memory.New(clock.Now),
+		Clock:  clock,
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	gs, _ := server.NewGRPCServer(server.New(svc, quiet), server.Options{Logger: quiet})
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		gs.Stop()
+		return nil, err
+	}
+	return &Local{Client: arbiterv1.NewArbiterServiceClient(conn), Clock: clock, conn: conn, gs: gs}, nil
+}
+
+// Close stops the in-process arbiter.
+func (l *Local) Close() {
+	_ = l.conn.Close()
+	l.gs.Stop()
+}
+
+// RunLocal replays events on a fresh in-process arbiter under policy, on a virtual
+// clock starting at Epoch (opt.Start is set to it).
+func RunLocal(ctx context.Context, policy *arbiter.Policy, events []TraceEvent, opt Options, out io.Writer) (*Result, error) {
+	l, err := NewLocal(policy, Epoch)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	opt.Start = Epoch
+	return Run(ctx, l.Client, l.Clock, events, opt, out)
+}

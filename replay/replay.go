@@ -1,0 +1,603 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+)
+
+// Epoch is the virtual clock's t_ms = 0: the morning the fixtures were recorded, so
+// "tomorrow 3pm" resolves the same in every replay.
+var Epoch = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+
+// DefaultPrepareMS is the fake backend's prepare time when neither the trace nor a
+// flag sets one (spec: 4000).
+const DefaultPrepareMS = 4000
+
+// Timebase is the replay's clock: virtual (the in-process server runs on it) or real
+// (remote servers; AdvanceTo sleeps).
+type Timebase interface {
+	// Now returns the current time.
+	Now() time.Time
+	// AdvanceTo moves the clock to t (never backwards).
+	AdvanceTo(t time.Time)
+}
+
+// Options configure one replay.
+type Options struct {
+	// SessionID names the arbiter session; required.
+	SessionID string
+	// PrepareMS, when not nil, overrides every prepare time (the --prepare-ms flag).
+	PrepareMS *int64
+	// Start is the time of t_ms = 0.
+	Start time.Time
+}
+
+// Line is one output line (the spec's `out` objects). Only the fields of its kind are
+// set; JSON omits the rest.
+type Line struct {
+	Out         string         `json:"out"`
+	TMs         *int64         `json:"t_ms,omitempty"`
+	CallID      string         `json:"call_id,omitempty"`
+	Disposition string         `json:"disposition,omitempty"`
+	JobID       string         `json:"job_id,omitempty"`
+	Decision    string         `json:"decision,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	Payload     map[string]any `json:"payload,omitempty"`
+	Text        string         `json:"text,omitempty"`
+	Deliver     string         `json:"deliver,omitempty"`
+}
+
+// Summary is the last line of a replay.
+type Summary struct {
+	Out           string   `json:"out"`
+	Trace         string   `json:"trace,omitempty"`
+	Commits       int      `json:"commits"`
+	Cancels       int      `json:"cancels"`
+	DoubleCommits int      `json:"double_commits"`
+	Calls         int      `json:"calls"`
+	Answered      int      `json:"answered"`
+	Skipped       int      `json:"skipped"`
+	Unanswered    []string `json:"unanswered"`
+}
+
+// Decision is one decision the arbiter made, with the reference implementation's
+// decision for the same job where the trace recorded one.
+type Decision struct {
+	TMs      int64
+	JobID    string
+	CallID   string
+	Decision string
+	Reason   string
+	// RefTMs is the ref_decision's time for CallID, -1 when the trace has none.
+	RefTMs      int64
+	RefDecision string
+}
+
+// Result is everything a replay produced.
+type Result struct {
+	Lines     []Line
+	Summary   Summary
+	Decisions []Decision
+	// Notes counts notes handed out.
+	Notes int
+}
+
+// Failed reports whether the trace ended with an unanswered call or a double commit.
+func (r *Result) Failed() bool { return len(r.Summary.Unanswered) > 0 || r.Summary.DoubleCommits > 0 }
+
+// backend is the fake backend's behaviour for one tool (session_start.backend).
+type backend struct {
+	PrepareMS *int64          `json:"prepare_ms"`
+	Commit    string          `json:"commit"`
+	ResultMS  json.RawMessage `json:"result_ms"`
+}
+
+type job struct {
+	id, callID, key, tool string
+	sideEffect          bool
+	prepared            bool
+	prepareAt           time.Time
+	decided             bool
+}
+
+type pending struct {
+	at  time.Time
+	job *job
+	// read-only completion when true, else prepare done
+	result bool
+}
+
+type runner struct {
+	ctx    context.Context
+	c      arbiterv1.ArbiterServiceClient
+	clock  Timebase
+	opt    Options
+	res    *Result
+	out    io.Writer
+	events []TraceEvent
+
+	prepareMS    int64
+	commitResult map[string]any
+	backends     map[string]backend
+	jobs         map[string]*job
+	order        []*job
+	queue        []pending
+	answered     map[string]map[string]any
+	skipped      map[string]bool
+	calls        map[string]bool
+	callOrder    []string
+	commitsByKey map[string]int
+	refs         map[string]TraceEvent
+	commitN      int
+	closed       bool
+}
+
+// Run replays one parsed trace against the arbiter behind c, on clock, writing output
+// lines as JSON to out (nil: nowhere). It returns the result; an error means the
+// replay itself could not go on (an RPC failed, the trace uses a feature this replay
+// does not support, or the arbiter changed an answer it had given).
+func Run(ctx context.Context, c arbiterv1.ArbiterServiceClient, clock Timebase, events []TraceEvent, opt Options, out io.Writer) (*Result, error) {
+	r := &runner{
+		ctx: ctx, c: c, clock: clock, opt: opt, res: &Result{}, out: out, events: events,
+		prepareMS: DefaultPrepareMS, backends: map[string]backend{}, jobs: map[string]*job{},
+		answered: map[string]map[string]any{}, skipped: map[string]bool{}, calls: map[string]bool{},
+		commitsByKey: map[string]int{}, refs: map[string]TraceEvent{},
+	}
+	if err := r.run(); err != nil {
+		return r.res, err
+	}
+	return r.res, nil
+}
+
+func (r *runner) at(ms int64) time.Time { return r.opt.Start.Add(time.Duration(ms) * time.Millisecond) }
+func (r *runner) ms(t time.Time) int64  { return t.Sub(r.opt.Start).Milliseconds() }
+
+func (r *runner) emit(l Line) {
+	r.res.Lines = append(r.res.Lines, l)
+	if r.out != nil {
+		b, _ := json.Marshal(l)
+		fmt.Fprintf(r.out, "%s\n", b)
+	}
+}
+
+func (r *runner) nowMS() *int64 { v := r.ms(r.clock.Now()); return &v }
+
+func (r *runner) run() error {
+	for _, ev := range r.events {
+		if ev.Event == "ref_decision" {
+			r.refs[ev.CallID] = ev
+		}
+	}
+	for _, ev := range r.events {
+		if len(ev.Event) > 4 && ev.Event[:4] == "ref_" {
+			continue
+		}
+		if r.closed {
+			break
+		}
+		if err := r.fireUntil(r.at(ev.TMs)); err != nil {
+			return err
+		}
+		r.clock.AdvanceTo(r.at(ev.TMs))
+		if err := r.apply(ev); err != nil {
+			return fmt.Errorf("line %d (%s): %w", ev.Line, ev.Event, err)
+		}
+		if err := r.poll(); err != nil {
+			return err
+		}
+	}
+	if !r.closed {
+		// No `end`: let every timer and backend step run out, then close.
+		last := r.clock.Now()
+		if err := r.fireUntil(last.Add(5 * time.Minute)); err != nil {
+			return err
+		}
+		if err := r.close(); err != nil {
+			return err
+		}
+	}
+	r.summarize()
+	return nil
+}
+
+// fireUntil runs backend steps and arbiter timers due at or before t, in time order.
+func (r *runner) fireUntil(t time.Time) error {
+	for guard := 0; guard < 10000; guard++ {
+		next, isTimer, ok, err := r.nextDue()
+		if err != nil {
+			return err
+		}
+		if !ok || next.After(t) {
+			return nil
+		}
+		if next.After(r.clock.Now()) {
+			r.clock.AdvanceTo(next)
+		}
+		if !isTimer {
+			p := r.queue[0]
+			r.queue = r.queue[1:]
+			if err := r.backendStep(p); err != nil {
+				return err
+			}
+		}
+		if err := r.poll(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("replay: timers did not settle (more than 10000 steps)")
+}
+
+// nextDue returns the earliest of the next backend step and the arbiter's next timer.
+func (r *runner) nextDue() (time.Time, bool, bool, error) {
+	var next time.Time
+	ok, isTimer := false, false
+	if len(r.queue) > 0 {
+		next, ok = r.queue[0].at, true
+	}
+	if r.undecided() == 0 {
+		return next, false, ok, nil
+	}
+	gs, err := r.c.GetSession(r.ctx, &arbiterv1.GetSessionRequest{SessionId: r.opt.SessionID})
+	if err != nil {
+		return next, false, false, fmt.Errorf("GetSession: %w", err)
+	}
+	if gs.NextTimer != nil {
+		due := gs.NextTimer.AsTime()
+		if due.Before(r.clock.Now()) {
+			due = r.clock.Now()
+		}
+		if !ok || due.Before(next) {
+			next, isTimer, ok = due, true, true
+		}
+	}
+	return next, isTimer, ok, nil
+}
+
+func (r *runner) undecided() int {
+	n := 0
+	for _, j := range r.order {
+		if j.sideEffect && !j.decided {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *runner) schedule(p pending) {
+	r.queue = append(r.queue, p)
+	sort.SliceStable(r.queue, func(a, b int) bool { return r.queue[a].at.Before(r.queue[b].at) })
+}
+
+func (r *runner) apply(ev TraceEvent) error {
+	switch ev.Event {
+	case "session_start":
+		return r.sessionStart(ev)
+	case "connection":
+		return fmt.Errorf("connection events (resumed sessions) are not supported by this replay yet")
+	case "speech_start":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START)
+	case "speech_end":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_END)
+	case "interrupted":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_INTERRUPTED)
+	case "model_audio_start":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START)
+	case "generation_complete":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_GENERATION_COMPLETE)
+	case "turn_complete":
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_TURN_COMPLETE)
+	case "transcript", "model_transcript":
+		role := arbiterv1.Role_ROLE_USER
+		if ev.Event == "model_transcript" {
+			role = arbiterv1.Role_ROLE_MODEL
+		}
+		if role == arbiterv1.Role_ROLE_USER && len(ev.Text) == 0 {
+			return nil // nothing said
+		}
+		resp, err := r.c.ReportTranscript(r.ctx, &arbiterv1.ReportTranscriptRequest{
+			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
+		})
+		if err != nil {
+			return fmt.Errorf("ReportTranscript: %w", err)
+		}
+		return r.effects(resp.GetEffects())
+	case "tool_call":
+		return r.toolCall(ev)
+	case "tool_call_cancellation":
+		resp, err := r.c.ReportToolCallCancellation(r.ctx, &arbiterv1.ReportToolCallCancellationRequest{
+			SessionId: r.opt.SessionID, CallIds: ev.CallIDs,
+		})
+		if err != nil {
+			return fmt.Errorf("ReportToolCallCancellation: %w", err)
+		}
+		return r.effects(resp.GetEffects())
+	case "end":
+		return r.close()
+	}
+	return nil
+}
+
+func (r *runner) sessionStart(ev TraceEvent) error {
+	if ev.PrepareMS != nil {
+		r.prepareMS = *ev.PrepareMS
+	}
+	if ev.CommitResult != nil {
+		r.commitResult = ev.CommitResult
+	}
+	for tool, raw := range ev.Backend {
+		var b backend
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return fmt.Errorf("backend.%s: %v", tool, err)
+		}
+		switch b.Commit {
+		case "", "ok", "fail":
+		case "unknown":
+			return fmt.Errorf("backend.%s.commit: unknown outcomes are not supported by this replay yet", tool)
+		default:
+			return fmt.Errorf("backend.%s.commit: %q is not ok, fail or unknown", tool, b.Commit)
+		}
+		r.backends[tool] = b
+	}
+	return nil
+}
+
+func (r *runner) speech(e arbiterv1.SpeechEvent) error {
+	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e})
+	if err != nil {
+		return fmt.Errorf("ReportSpeech: %w", err)
+	}
+	return r.effects(resp.GetEffects())
+}
+
+func (r *runner) toolCall(ev TraceEvent) error {
+	args, err := structpb.NewStruct(ev.Args)
+	if err != nil {
+		return fmt.Errorf("args: %v", err)
+	}
+	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args}
+	switch ev.Behavior {
+	case "BLOCKING":
+		req.Behavior = arbiterv1.Behavior_BEHAVIOR_BLOCKING
+	case "NON_BLOCKING":
+		req.Behavior = arbiterv1.Behavior_BEHAVIOR_NON_BLOCKING
+	}
+	if ev.ToolChoice == "none" {
+		req.ToolChoice = arbiterv1.ToolChoice_TOOL_CHOICE_NONE
+	}
+	resp, err := r.c.RegisterCall(r.ctx, req)
+	if err != nil {
+		return fmt.Errorf("RegisterCall: %w", err)
+	}
+	if !r.calls[resp.CallId] {
+		r.calls[resp.CallId] = true
+		r.callOrder = append(r.callOrder, resp.CallId)
+	}
+	disp := map[arbiterv1.Disposition]string{
+		arbiterv1.Disposition_DISPOSITION_EXECUTE:   "execute",
+		arbiterv1.Disposition_DISPOSITION_DUPLICATE: "duplicate",
+		arbiterv1.Disposition_DISPOSITION_REJECT:    "reject",
+	}[resp.Disposition]
+	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId})
+	if resp.Disposition == arbiterv1.Disposition_DISPOSITION_EXECUTE && r.jobs[resp.JobId] == nil {
+		j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: ev.Tool, sideEffect: resp.SideEffect}
+		r.jobs[j.id] = j
+		r.order = append(r.order, j)
+		b := r.backends[ev.Tool]
+		if j.sideEffect {
+			p := r.prepareMS
+			if b.PrepareMS != nil {
+				p = *b.PrepareMS
+			}
+			if r.opt.PrepareMS != nil {
+				p = *r.opt.PrepareMS
+			}
+			j.prepareAt = r.clock.Now().Add(time.Duration(p) * time.Millisecond)
+			r.schedule(pending{at: j.prepareAt, job: j})
+		} else {
+			var resultMS int64
+			if len(b.ResultMS) > 0 {
+				if string(b.ResultMS) == "null" {
+					resultMS = -1 // its result never comes
+				} else if resultMS, err = strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil {
+					return fmt.Errorf("backend.%s.result_ms: %s is not an integer or null", ev.Tool, b.ResultMS)
+				}
+			}
+			if resultMS >= 0 {
+				r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, result: true})
+			}
+		}
+	}
+	if err := r.effects(resp.GetEffects()); err != nil {
+		return err
+	}
+	// A read-only call due now completes before the next event.
+	for len(r.queue) > 0 && r.queue[0].result && !r.queue[0].at.After(r.clock.Now()) {
+		p := r.queue[0]
+		r.queue = r.queue[1:]
+		if err := r.backendStep(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backendStep runs one scheduled backend step: a prepare finishing, or a read-only
+// result arriving.
+func (r *runner) backendStep(p pending) error {
+	j := p.job
+	if p.result {
+		resp, err := r.c.Complete(r.ctx, &arbiterv1.CompleteRequest{
+			SessionId: r.opt.SessionID, JobId: j.id, Outcome: arbiterv1.Outcome_OUTCOME_RESULT,
+			Result: mustStruct(map[string]any{"status": "ok"}),
+		})
+		if err != nil {
+			return fmt.Errorf("Complete(result): %w", err)
+		}
+		return r.effects(resp.GetEffects())
+	}
+	if j.decided {
+		return nil // cancelled during prepare: the prepare was aborted
+	}
+	j.prepared = true
+	return r.decide(j)
+}
+
+// poll asks Decide (wait 0) for every undecided job, as the agent's long-polls would
+// return at this instant.
+func (r *runner) poll() error {
+	for _, j := range r.order {
+		if j.sideEffect && !j.decided {
+			if err := r.decide(j); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) decide(j *job) error {
+	resp, err := r.c.Decide(r.ctx, &arbiterv1.DecideRequest{
+		SessionId: r.opt.SessionID, JobId: j.id, Prepared: j.prepared, Wait: durationpb.New(0),
+	})
+	if err != nil {
+		return fmt.Errorf("Decide(%s): %w", j.id, err)
+	}
+	var d string
+	switch resp.Decision {
+	case arbiterv1.Decision_DECISION_COMMIT:
+		d = "commit"
+	case arbiterv1.Decision_DECISION_CANCEL:
+		d = "cancel"
+	default:
+		return nil
+	}
+	j.decided = true
+	tms := r.ms(resp.DecidedAt.AsTime())
+	r.emit(Line{Out: "decision", TMs: &tms, JobID: j.id, CallID: j.callID, Decision: d, Reason: resp.Reason})
+	dec := Decision{TMs: tms, JobID: j.id, CallID: j.callID, Decision: d, Reason: resp.Reason, RefTMs: -1}
+	if ref, ok := r.refs[j.callID]; ok {
+		dec.RefTMs, dec.RefDecision = ref.TMs, ref.Decision
+	}
+	r.res.Decisions = append(r.res.Decisions, dec)
+	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
+	if d == "commit" {
+		r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
+		if r.backends[j.tool].Commit == "fail" {
+			req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend refused the commit"
+		} else {
+			r.commitN++
+			r.res.Summary.Commits++
+			r.commitsByKey[j.key]++
+			if r.commitsByKey[j.key] > 1 {
+				r.res.Summary.DoubleCommits++
+			}
+			result := map[string]any{"status": "committed", "reference": "R-" + strconv.Itoa(r.commitN)}
+			if r.commitResult != nil {
+				result = map[string]any{}
+				for k, v := range r.commitResult {
+					result[k] = v
+				}
+			}
+			req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(result)
+		}
+	} else {
+		r.emit(Line{Out: "cancel", TMs: r.nowMS(), JobID: j.id})
+		r.res.Summary.Cancels++
+		req.Outcome = arbiterv1.Outcome_OUTCOME_CANCELLED
+	}
+	resp2, err := r.c.Complete(r.ctx, req)
+	if err != nil {
+		return fmt.Errorf("Complete(%s): %w", j.id, err)
+	}
+	return r.effects(resp2.GetEffects())
+}
+
+// effects "sends" what the arbiter handed back: each call id answered at most once. A
+// repeated answer must be identical (an idempotent retry), or the replay fails.
+func (r *runner) effects(e *arbiterv1.Effects) error {
+	for _, resp := range e.GetResponses() {
+		p := resp.GetPayload().AsMap()
+		if prev, ok := r.answered[resp.CallId]; ok {
+			if !reflect.DeepEqual(prev, p) {
+				return fmt.Errorf("call %s answered twice, differently: %v then %v", resp.CallId, prev, p)
+			}
+			continue
+		}
+		if r.skipped[resp.CallId] {
+			return fmt.Errorf("call %s answered after it was marked dead", resp.CallId)
+		}
+		r.answered[resp.CallId] = p
+		r.emit(Line{Out: "response", TMs: r.nowMS(), CallID: resp.CallId, Payload: p})
+	}
+	for _, sk := range e.GetSkips() {
+		if r.skipped[sk.CallId] {
+			continue
+		}
+		if _, ok := r.answered[sk.CallId]; ok {
+			return fmt.Errorf("call %s marked dead after it was answered", sk.CallId)
+		}
+		r.skipped[sk.CallId] = true
+		r.emit(Line{Out: "skip", TMs: r.nowMS(), CallID: sk.CallId, Reason: sk.Reason})
+	}
+	for _, n := range e.GetNotes() {
+		d := "now"
+		if n.Deliver == arbiterv1.Delivery_DELIVERY_WHEN_IDLE {
+			d = "when_idle"
+		}
+		r.res.Notes++
+		r.emit(Line{Out: "note", TMs: r.nowMS(), JobID: n.JobId, Text: n.Text, Deliver: d})
+	}
+	return nil
+}
+
+func (r *runner) close() error {
+	r.closed = true
+	for _, id := range r.callOrder {
+		if _, ok := r.answered[id]; !ok && !r.skipped[id] {
+			r.res.Summary.Unanswered = append(r.res.Summary.Unanswered, id)
+		}
+	}
+	resp, err := r.c.CloseSession(r.ctx, &arbiterv1.CloseSessionRequest{SessionId: r.opt.SessionID})
+	if err != nil {
+		return fmt.Errorf("CloseSession: %w", err)
+	}
+	if err := r.effects(resp.GetEffects()); err != nil {
+		return err
+	}
+	// Jobs decided at close (cancelled, fail closed) are released by the backend.
+	return r.poll()
+}
+
+func (r *runner) summarize() {
+	s := &r.res.Summary
+	s.Out = "summary"
+	s.Calls = len(r.callOrder)
+	s.Answered = len(r.answered)
+	s.Skipped = len(r.skipped)
+	if s.Unanswered == nil {
+		s.Unanswered = []string{}
+	}
+	if r.out != nil {
+		b, _ := json.Marshal(s)
+		fmt.Fprintf(r.out, "%s\n", b)
+	}
+}
+
+func mustStruct(m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

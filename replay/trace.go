@@ -1,0 +1,106 @@
+// Package replay plays recorded realtime voice sessions (the trace format of
+// shared/spec/trace-format.md) through the arbiter's gRPC API, acting as the agent and
+// as a fake two-phase backend, and prints what the arbiter decided. In-process it runs
+// on a virtual clock, so a replay is exact and takes milliseconds; against remote
+// servers it runs in real time.
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// TraceEvent is one line of a trace. Fields not used by an event are zero.
+type TraceEvent struct {
+	// Line is the 1-based line number in the trace file.
+	Line int `json:"-"`
+	// TMs is milliseconds since session start.
+	TMs   int64  `json:"t_ms"`
+	Event string `json:"event"`
+	// session_start
+	PrepareMS    *int64                     `json:"prepare_ms,omitempty"`
+	CommitResult map[string]any             `json:"commit_result,omitempty"`
+	Backend      map[string]json.RawMessage `json:"backend,omitempty"`
+	// transcript, model_transcript
+	Text  string `json:"text,omitempty"`
+	Final *bool  `json:"final,omitempty"`
+	// tool_call
+	CallID     string         `json:"call_id,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	Behavior   string         `json:"behavior,omitempty"`
+	ToolChoice string         `json:"tool_choice,omitempty"`
+	// tool_call_cancellation
+	CallIDs []string `json:"call_ids,omitempty"`
+	// ref_decision (another implementation's output)
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// connection
+	ID string `json:"id,omitempty"`
+}
+
+// known are the events the format names.
+var known = map[string]bool{
+	"session_start": true, "speech_start": true, "speech_end": true, "transcript": true,
+	"interrupted": true, "tool_call": true, "tool_call_cancellation": true,
+	"model_audio_start": true, "model_transcript": true, "generation_complete": true,
+	"turn_complete": true, "end": true, "connection": true,
+}
+
+// ParseTrace reads a trace. A malformed line (not a JSON object, no integer t_ms, no
+// event, t_ms decreasing, a tool_call without tool) is an error naming its line
+// number. Events the format does not name are skipped with a warning on warn;
+// `ref_*` lines are kept (tests compare against them) but never played.
+func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var out []TraceEvent
+	var last int64
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a JSON object: %v", name, n, err)
+		}
+		var ev TraceEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+		ev.Line = n
+		if _, ok := raw["t_ms"]; !ok {
+			return nil, fmt.Errorf("%s:%d: t_ms: required", name, n)
+		}
+		if ev.Event == "" {
+			return nil, fmt.Errorf("%s:%d: event: required", name, n)
+		}
+		if ev.TMs < 0 || ev.TMs < last {
+			return nil, fmt.Errorf("%s:%d: t_ms: %d is before the previous line's %d (times must not decrease)", name, n, ev.TMs, last)
+		}
+		last = ev.TMs
+		switch {
+		case strings.HasPrefix(ev.Event, "ref_"):
+		case !known[ev.Event]:
+			fmt.Fprintf(warn, "%s:%d: warning: unknown event %q skipped\n", name, n, ev.Event)
+			continue
+		case ev.Event == "tool_call" && ev.Tool == "":
+			return nil, fmt.Errorf("%s:%d: tool: required for tool_call", name, n)
+		case ev.Event == "tool_call" && ev.Behavior != "" && ev.Behavior != "BLOCKING" && ev.Behavior != "NON_BLOCKING":
+			return nil, fmt.Errorf("%s:%d: behavior: %q is not BLOCKING or NON_BLOCKING", name, n, ev.Behavior)
+		case ev.Event == "tool_call" && ev.ToolChoice != "" && ev.ToolChoice != "auto" && ev.ToolChoice != "none":
+			return nil, fmt.Errorf("%s:%d: tool_choice: %q is not auto or none", name, n, ev.ToolChoice)
+		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:
+			return nil, fmt.Errorf("%s:%d: call_ids: required for tool_call_cancellation", name, n)
+		}
+		out = append(out, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return out, nil
+}
