@@ -373,7 +373,7 @@ func (st *step) nextTimer() (*Job, time.Time, func()) {
 		holds := st.holding(j, tp)
 		if len(holds) == 0 {
 			consider(j, graceEnd, func() {
-				st.decideJob(j, DecisionCommit, "", commitReason(tp))
+				st.decideJob(j, DecisionCommit, "", st.commitReason(j, tp, graceEnd))
 			})
 			continue
 		}
@@ -392,7 +392,20 @@ func (st *step) nextTimer() (*Job, time.Time, func()) {
 	return best, bestDue, bestFn
 }
 
-func commitReason(tp toolPolicy) string {
+// commitReason says why a commit is released now.
+func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
+	switch {
+	case j.AbandonLifted:
+		return fmt.Sprintf("abandoned BLOCKING call not re-issued within %v; on_abandon is commit", tp.timings.AbandonWait)
+	case len(j.Released) > 0:
+		return fmt.Sprintf("the user spoke while it was pending and no transcript arrived within %v; on_transcript_timeout is commit", tp.timings.TranscriptTimeout)
+	case st.s.Now.After(graceEnd):
+		for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+			if u := st.s.Utterances[i]; relevant(j, u) && u.settled() {
+				return fmt.Sprintf("held until the user's speech ended; no stop intent in %q", u.Text)
+			}
+		}
+	}
 	return fmt.Sprintf("no user speech held it after the %v grace window", tp.timings.Grace)
 }
 

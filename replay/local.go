@@ -82,12 +82,19 @@ type Local struct {
 	gs     *grpc.Server
 }
 
-// NewLocal starts an in-process arbiter under policy, its clock at start.
+// NewLocal starts an in-process arbiter under policy on a memory store, its clock at
+// start.
 func NewLocal(policy *arbiter.Policy, start time.Time) (*Local, error) {
 	clock := NewVirtualClock(start)
+	return NewLocalOn(policy, clock, memory.New(clock.Now))
+}
+
+// NewLocalOn starts an in-process arbiter under policy on store, running on clock.
+// The store is not closed by Close.
+func NewLocalOn(policy *arbiter.Policy, clock *VirtualClock, store arbiter.Store) (*Local, error) {
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy},
-		Store:  memory.New(clock.Now),
+		Store:  store,
 		Clock:  clock,
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -105,10 +105,10 @@ type backend struct {
 
 type job struct {
 	id, callID, key, tool string
-	sideEffect          bool
-	prepared            bool
-	prepareAt           time.Time
-	decided             bool
+	sideEffect            bool
+	prepared              bool
+	prepareAt             time.Time
+	decided               bool
 }
 
 type pending struct {

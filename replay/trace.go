@@ -24,6 +24,9 @@ type TraceEvent struct {
 	PrepareMS    *int64                     `json:"prepare_ms,omitempty"`
 	CommitResult map[string]any             `json:"commit_result,omitempty"`
 	Backend      map[string]json.RawMessage `json:"backend,omitempty"`
+	// Policy names the tool-policy file a scenario runs under, relative to the trace
+	// (a test extension: `arbiter replay` takes the policy from --tools).
+	Policy string `json:"policy,omitempty"`
 	// transcript, model_transcript
 	Text  string `json:"text,omitempty"`
 	Final *bool  `json:"final,omitempty"`

@@ -1,0 +1,272 @@
+// Package storetest is the conformance suite every arbiter.Store must pass (in the
+// manner of testing/slogtest): the Store contract itself (compare-and-set, NotFound,
+// idle TTL, Watch), and every engine behaviour scenario in testdata/scenarios plus the
+// recorded sessions in testdata/traces, replayed through the real gRPC API on the store
+// under test and compared line by line with their golden output.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/policyfile"
+	"github.com/voicearbiter/arbiter/replay"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the scenario golden files instead of comparing with them")
+
+// NewStore returns a fresh, empty store for one test, and registers its cleanup with
+// t. now is the clock the store may use for idle TTLs.
+type NewStore func(t *testing.T, now func() time.Time) arbiter.Store
+
+// Run runs the whole suite. root is the repository root (for testdata/).
+func Run(t *testing.T, root string, newStore NewStore) {
+	t.Run("Contract", func(t *testing.T) { RunContract(t, newStore) })
+	t.Run("Scenarios", func(t *testing.T) { RunScenarios(t, root, newStore) })
+}
+
+// RunContract checks the Store interface's promises.
+func RunContract(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	key := arbiter.SessionKey{Tenant: "t1", ID: "s1"}
+	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+
+	t.Run("LoadMissingIsNotFound", func(t *testing.T) {
+		st := newStore(t, nil)
+		_, err := st.Load(ctx, key)
+		if arbiter.KindOf(err) != arbiter.NotFound {
+			t.Fatalf("Load of a missing session: %v, want NotFound", err)
+		}
+	})
+	t.Run("SaveLoadRoundTrip", func(t *testing.T) {
+		st := newStore(t, nil)
+		s := arbiter.NewSession(key, t0)
+		s.Seq = 7
+		s.Calls = []*arbiter.Call{{ID: "c1", Tool: "book_slot", RegisteredAt: t0, Behavior: arbiter.Blocking}}
+		if err := st.Save(ctx, s, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if s.Version != 1 {
+			t.Fatalf("version after first save %d, want 1", s.Version)
+		}
+		got, err := st.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != 1 || got.Seq != 7 || len(got.Calls) != 1 || got.Calls[0].ID != "c1" || !got.Calls[0].RegisteredAt.Equal(t0) {
+			t.Fatalf("loaded %+v", got)
+		}
+		// The copy is the caller's: changing it changes nothing stored.
+		got.Seq = 99
+		again, _ := st.Load(ctx, key)
+		if again.Seq != 7 {
+			t.Fatalf("store shares memory with a loaded copy")
+		}
+	})
+	t.Run("TenantsAreSeparate", func(t *testing.T) {
+		st := newStore(t, nil)
+		if err := st.Save(ctx, arbiter.NewSession(key, t0), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		_, err := st.Load(ctx, arbiter.SessionKey{Tenant: "t2", ID: key.ID})
+		if arbiter.KindOf(err) != arbiter.NotFound {
+			t.Fatalf("other tenant's load: %v, want NotFound", err)
+		}
+	})
+	t.Run("CompareAndSet", func(t *testing.T) {
+		st := newStore(t, nil)
+		s := arbiter.NewSession(key, t0)
+		if err := st.Save(ctx, s, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := st.Load(ctx, key)
+		b, _ := st.Load(ctx, key)
+		a.Seq = 1
+		if err := st.Save(ctx, a, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		b.Seq = 2
+		if err := st.Save(ctx, b, time.Hour); arbiter.KindOf(err) != arbiter.Conflict {
+			t.Fatalf("stale save: %v, want Conflict", err)
+		}
+		if err := st.Save(ctx, arbiter.NewSession(key, t0), time.Hour); arbiter.KindOf(err) != arbiter.Conflict {
+			t.Fatalf("create over an existing session: %v, want Conflict", err)
+		}
+		got, _ := st.Load(ctx, key)
+		if got.Seq != 1 || got.Version != 2 {
+			t.Fatalf("after the race: seq %d version %d, want 1 and 2", got.Seq, got.Version)
+		}
+	})
+	t.Run("ConcurrentWritersOneWinnerEach", func(t *testing.T) {
+		st := newStore(t, nil)
+		if err := st.Save(ctx, arbiter.NewSession(key, t0), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		const writers, incs = 8, 10
+		var wg sync.WaitGroup
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < incs; i++ {
+					for {
+						s, err := st.Load(ctx, key)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						s.Seq++
+						err = st.Save(ctx, s, time.Hour)
+						if err == nil {
+							break
+						}
+						if arbiter.KindOf(err) != arbiter.Conflict {
+							t.Error(err)
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		got, _ := st.Load(ctx, key)
+		if got.Seq != writers*incs {
+			t.Fatalf("seq %d after %d increments: an update was lost", got.Seq, writers*incs)
+		}
+	})
+	t.Run("IdleTTLExpires", func(t *testing.T) {
+		var mu sync.Mutex
+		now := t0
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		st := newStore(t, clock)
+		if err := st.Save(ctx, arbiter.NewSession(key, t0), 200*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Load(ctx, key); err != nil {
+			t.Fatalf("load before expiry: %v", err)
+		}
+		mu.Lock()
+		now = now.Add(time.Second)
+		mu.Unlock()
+		// Stores with their own clock (Redis) expire in real time.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, err := st.Load(ctx, key)
+			if arbiter.KindOf(err) == arbiter.NotFound {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("session still there after its TTL: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	t.Run("WatchWakesOnSave", func(t *testing.T) {
+		st := newStore(t, nil)
+		ch, stop, err := st.Watch(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+		other, stopOther, err := st.Watch(ctx, arbiter.SessionKey{Tenant: "t1", ID: "other"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopOther()
+		if err := st.Save(ctx, arbiter.NewSession(key, t0), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no wake-up within 5 s of a save")
+		}
+		select {
+		case <-other:
+			t.Fatal("a watch on another session woke up")
+		case <-time.After(100 * time.Millisecond):
+		}
+	})
+	t.Run("Ping", func(t *testing.T) {
+		st := newStore(t, nil)
+		if err := st.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// RunScenarios replays every trace in testdata/scenarios and testdata/traces on the
+// store and compares the output with the golden files (testdata/*/NAME.golden;
+// `go test ./store/memory -rewrite` updates them from the memory store).
+func RunScenarios(t *testing.T, root string, newStore NewStore) {
+	for _, dir := range []string{"scenarios", "traces"} {
+		paths, err := filepath.Glob(filepath.Join(root, "testdata", dir, "*.jsonl"))
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("no traces in testdata/%s: %v", dir, err)
+		}
+		for _, path := range paths {
+			name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+			t.Run(name, func(t *testing.T) {
+				got := replayOn(t, root, path, newStore)
+				golden := strings.TrimSuffix(path, ".jsonl") + ".golden"
+				if *rewrite {
+					if err := os.WriteFile(golden, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -rewrite to create it)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
+				}
+			})
+		}
+	}
+}
+
+func replayOn(t *testing.T, root, path string, newStore NewStore) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events, err := replay.ParseTrace(f, path, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyPath := filepath.Join(root, "testdata", "scenarios", "policy.yaml")
+	if strings.Contains(path, string(filepath.Separator)+"traces"+string(filepath.Separator)) {
+		policyPath = filepath.Join(root, "testdata", "tools", "booking.yaml")
+	}
+	if len(events) > 0 && events[0].Policy != "" {
+		policyPath = filepath.Join(filepath.Dir(path), events[0].Policy)
+	}
+	policy, err := policyfile.Load(policyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := replay.NewVirtualClock(replay.Epoch)
+	l, err := replay.NewLocalOn(policy, clock, newStore(t, clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out bytes.Buffer
+	sid := "scenario-" + strings.NewReplacer(".", "_").Replace(filepath.Base(path))
+	if _, err := replay.Run(context.Background(), l.Client, clock, events, replay.Options{SessionID: sid, Start: replay.Epoch}, &out); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out.String())
+	}
+	return out.Bytes()
+}
