@@ -31,6 +31,12 @@ type cli struct {
 // run parses args and runs the command; it returns the process exit code: 0 success,
 // 1 a failed replay or server error, 2 a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return (&runEnv{ctx: ctx, stdout: stdout, stderr: stderr}).run(args)
+}
+
+// run parses args and runs the command in env; see the package-level run.
+func (env *runEnv) run(args []string) int {
+	stdout, stderr := env.stdout, env.stderr
 	var c cli
 	exit := -1
 	parser, err := kong.New(&c,
@@ -52,7 +58,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "arbiter: %v\n", err)
 		return 2
 	}
-	env := &runEnv{ctx: ctx, stdout: stdout, stderr: stderr}
 	if err := kctx.Run(env); err != nil {
 		if e, ok := err.(exitError); ok {
 			return int(e)

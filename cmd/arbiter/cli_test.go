@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestCLIServeAnswersHealth starts `arbiter serve` (embedded store, a free port),
+// checks the health service, then drains on cancel (SIGTERM's path).
+func TestCLIServeAnswersHealth(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
+	go func() { done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--tools", "../../testdata/tools/booking.yaml"}) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-done:
+		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "arbiter.v1.ArbiterService"})
+	if err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health: %v %v", hr, err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not drain")
+	}
+	if !strings.Contains(stderr.String(), "draining") {
+		t.Fatalf("no drain in the log:\n%s", stderr.String())
+	}
+}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestCLIReplayFixtures(t *testing.T) {
+	traces, _ := filepath.Glob("../../testdata/traces/*.jsonl")
+	code, out, errOut := runCLI(t, append([]string{"replay", "--tools", "../../testdata/tools/booking.yaml"}, traces...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if n := strings.Count(out, `"out":"summary"`); n != len(traces) {
+		t.Fatalf("%d summary lines for %d traces", n, len(traces))
+	}
+	if strings.Contains(out, `"out":"commit"`) {
+		t.Fatalf("a fixture committed although the user said stop:\n%s", out)
+	}
+	if !strings.Contains(errOut, "C_on_run2") || !strings.Contains(errOut, "ok") {
+		t.Fatalf("no summary table on stderr:\n%s", errOut)
+	}
+}
+
+// TestCLIReplayFailsOnUnansweredCall: a read-only call whose result never comes ends
+// the trace unanswered, and the replay exits non-zero.
+func TestCLIReplayFailsOnUnansweredCall(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "stuck.jsonl")
+	os.WriteFile(trace, []byte(`{"t_ms": 0, "event": "session_start", "backend": {"get_weather": {"result_ms": null}}}
+{"t_ms": 10, "event": "tool_call", "call_id": "w1", "tool": "get_weather", "args": {}}
+{"t_ms": 20, "event": "end"}
+`), 0o644)
+	code, out, errOut := runCLI(t, "replay", trace)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, `"unanswered":["w1"]`) || !strings.Contains(errOut, "FAIL") {
+		t.Fatalf("output does not report w1 unanswered:\n%s\n%s", out, errOut)
+	}
+}
+
+func TestCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("tools:\n  - name: book_slot\n    key:\n      - arg: slot\n        as: date\n"), 0o644)
+	malformed := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(malformed, []byte("{\"t_ms\": 0, \"event\": \"session_start\"}\n{oops\n"), 0o644)
+	unsupported := filepath.Join(dir, "conn.jsonl")
+	os.WriteFile(unsupported, []byte("{\"t_ms\": 0, \"event\": \"connection\", \"id\": \"b\"}\n"), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"replay", "--tools", bad, malformed}, 1, "bad.yaml:5"},
+		{[]string{"replay", malformed}, 1, "bad.jsonl:2"},
+		{[]string{"replay", unsupported}, 1, "not supported"},
+		{[]string{"replay", "--prepare-ms=-5", malformed}, 1, "--prepare-ms"},
+		{[]string{"serve", "--tools", bad}, 1, "bad.yaml:5"},
+		{[]string{"bogus"}, 2, "unexpected argument"},
+		{[]string{"serve", "--log-level", "loud"}, 2, "log-level"},
+	}
+	for _, tc := range cases {
+		code, _, errOut := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	if code, out, _ := runCLI(t, "--help"); code != 0 || !strings.Contains(out, "serve") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,278 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+	"github.com/voicearbiter/arbiter/server"
+	"github.com/voicearbiter/arbiter/store/memory"
+)
+
+type fixture struct {
+	c     arbiterv1.ArbiterServiceClient
+	h     healthpb.HealthClient
+	store *memory.Store
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	policy := &arbiter.Policy{Tools: map[string]*arbiter.Tool{
+		"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot", As: arbiter.KeyDatetime}}, Describe: "the booking for {slot}"},
+	}}
+	if err := policy.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New(nil)
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{}}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	gs, _ := server.NewGRPCServer(server.New(svc, quiet), server.Options{Logger: quiet})
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); gs.Stop() })
+	return &fixture{c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
+}
+
+func args(t *testing.T, m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func wantCode(t *testing.T, err error, code codes.Code, field string) {
+	t.Helper()
+	st, _ := status.FromError(err)
+	if st.Code() != code {
+		t.Fatalf("got %v (%v), want %v", st.Code(), err, code)
+	}
+	if field != "" && !strings.Contains(st.Message(), field) {
+		t.Fatalf("message %q does not name %q", st.Message(), field)
+	}
+}
+
+func TestHealthAndLifecycle(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	for _, svc := range []string{"", "arbiter.v1.ArbiterService"} {
+		hr, err := f.h.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health %q: %v %v", svc, hr, err)
+		}
+	}
+	reg, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Disposition != arbiterv1.Disposition_DISPOSITION_EXECUTE || !reg.SideEffect || reg.JobId == "" {
+		t.Fatalf("register: %v", reg)
+	}
+	// Before prepare: no decision, the job is PREPARING and the call pending.
+	d, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: reg.JobId, Wait: durationpb.New(0)})
+	if err != nil || d.Decision != arbiterv1.Decision_DECISION_PENDING {
+		t.Fatalf("decide before prepare: %v %v", d, err)
+	}
+	gs, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs.PendingCalls) != 1 || gs.PendingCalls[0].CallId != "c1" || len(gs.Jobs) != 1 || gs.Jobs[0].State != arbiterv1.JobState_JOB_STATE_PREPARING {
+		t.Fatalf("session: %v", gs)
+	}
+	// A stop while the prepare runs: a Decide long-polling before prepare returns CANCEL
+	// as soon as the transcript arrives.
+	got := make(chan *arbiterv1.DecideResponse, 1)
+	go func() {
+		d, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: reg.JobId, Wait: durationpb.New(10 * time.Second)})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- d
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "Stop, don't book it."})
+	if err != nil || tr.Intent != "stop" || len(tr.CancelledJobIds) != 1 {
+		t.Fatalf("transcript: %v %v", tr, err)
+	}
+	select {
+	case d := <-got:
+		if d.Decision != arbiterv1.Decision_DECISION_CANCEL || !strings.Contains(d.Reason, "stop intent") {
+			t.Fatalf("long-poll decision: %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("long-polling Decide did not wake on the stop")
+	}
+	// Committing against a cancel decision is refused and changes nothing.
+	_, err = f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED})
+	wantCode(t, err, codes.FailedPrecondition, "outcome")
+	comp, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_CANCELLED})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := comp.Effects
+	if len(e.Responses) != 1 || e.Responses[0].CallId != "c1" || e.Responses[0].Name != "book_slot" ||
+		e.Responses[0].Payload.Fields["status"].GetStringValue() != "cancelled" || len(e.Notes) != 1 ||
+		e.Notes[0].Deliver != arbiterv1.Delivery_DELIVERY_NOW {
+		t.Fatalf("complete effects: %v", e)
+	}
+	again, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_CANCELLED})
+	if err != nil || len(again.Effects.Responses) != 1 || again.Effects.Responses[0].CallId != "c1" {
+		t.Fatalf("repeated Complete is not idempotent: %v %v", again, err)
+	}
+	cl, err := f.c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: "s1"})
+	if err != nil || len(cl.Effects.Skips) != 0 {
+		t.Fatalf("close: %v %v", cl, err)
+	}
+	_, err = f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c9", Tool: "book_slot"})
+	wantCode(t, err, codes.FailedPrecondition, "closed")
+}
+
+// TestBadInput: every malformed request gets InvalidArgument, NotFound or
+// FailedPrecondition naming the field or the session, and changes nothing.
+func TestBadInput(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	reg, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := map[string]any{"slot": strings.Repeat("x", 70<<10)}
+	long := strings.Repeat("a", 129)
+	cases := []struct {
+		name  string
+		call  func() error
+		code  codes.Code
+		field string
+	}{
+		{"empty session id", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{Tool: "book_slot"})
+			return err
+		}, codes.InvalidArgument, "session_id"},
+		{"over-long session id", func() error {
+			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: long, Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START})
+			return err
+		}, codes.InvalidArgument, "session_id"},
+		{"over-long call id", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: long, Tool: "book_slot"})
+			return err
+		}, codes.InvalidArgument, "call_id"},
+		{"call id with spaces", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "a b", Tool: "book_slot"})
+			return err
+		}, codes.InvalidArgument, "call_id"},
+		{"empty tool", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c2"})
+			return err
+		}, codes.InvalidArgument, "tool"},
+		{"args over 64 KiB", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c3", Tool: "book_slot", Args: args(t, big)})
+			return err
+		}, codes.InvalidArgument, "args"},
+		{"unknown behavior", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c4", Tool: "book_slot", Behavior: 9})
+			return err
+		}, codes.InvalidArgument, "behavior"},
+		{"unspecified speech event", func() error {
+			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1"})
+			return err
+		}, codes.InvalidArgument, "event"},
+		{"empty user transcript", func() error {
+			_, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "  "})
+			return err
+		}, codes.InvalidArgument, "text"},
+		{"transcript over 16 KiB", func() error {
+			_, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: strings.Repeat("stop ", 4000)})
+			return err
+		}, codes.InvalidArgument, "text"},
+		{"decide unknown session", func() error {
+			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "nope", JobId: reg.JobId})
+			return err
+		}, codes.NotFound, "nope"},
+		{"decide unknown job", func() error {
+			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: "job-99"})
+			return err
+		}, codes.NotFound, "job_id"},
+		{"decide empty job", func() error {
+			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1"})
+			return err
+		}, codes.InvalidArgument, "job_id"},
+		{"decide negative wait", func() error {
+			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: reg.JobId, Wait: durationpb.New(-time.Second)})
+			return err
+		}, codes.InvalidArgument, "wait"},
+		{"complete unspecified outcome", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId})
+			return err
+		}, codes.InvalidArgument, "outcome"},
+		{"complete out of order", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED})
+			return err
+		}, codes.FailedPrecondition, "outcome"},
+		{"complete result on a two-phase job", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_RESULT})
+			return err
+		}, codes.FailedPrecondition, "outcome"},
+		{"complete unknown job", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: "job-99", Outcome: arbiterv1.Outcome_OUTCOME_FAILED})
+			return err
+		}, codes.NotFound, "job_id"},
+		{"complete error over 4 KiB", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Error: strings.Repeat("e", 5000)})
+			return err
+		}, codes.InvalidArgument, "error"},
+		{"cancellation without ids", func() error {
+			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "s1"})
+			return err
+		}, codes.InvalidArgument, "call_ids"},
+		{"get unknown session", func() error {
+			_, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "nope"})
+			return err
+		}, codes.NotFound, "nope"},
+		{"close unknown session", func() error {
+			_, err := f.c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: "nope"})
+			return err
+		}, codes.NotFound, "nope"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { wantCode(t, tc.call(), tc.code, tc.field) })
+	}
+	after, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Version != before.Version {
+		t.Fatalf("bad input changed the session: version %d -> %d", before.Version, after.Version)
+	}
+	if _, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "nope"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("a bad request created session %q", "nope")
+	}
+}
