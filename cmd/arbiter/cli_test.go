@@ -21,8 +21,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestCLIServeAnswersHealth starts `arbiter serve` (embedded store, a free port),
 // checks the health service, then drains on cancel (SIGTERM's path).
@@ -33,7 +37,9 @@ func TestCLIServeAnswersHealth(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
-	go func() { done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--tools", "../../testdata/tools/booking.yaml"}) }()
+	go func() {
+		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--tools", "../../testdata/tools/booking.yaml"})
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
