@@ -30,7 +30,7 @@ type fixture struct {
 	store *memory.Store
 }
 
-func start(t *testing.T) *fixture {
+func start(t testing.TB) *fixture {
 	t.Helper()
 	policy := &arbiter.Policy{Tools: map[string]*arbiter.Tool{
 		"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot", As: arbiter.KeyDatetime}}, Describe: "the booking for {slot}"},
@@ -54,7 +54,7 @@ func start(t *testing.T) *fixture {
 	return &fixture{c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
 }
 
-func args(t *testing.T, m map[string]any) *structpb.Struct {
+func args(t testing.TB, m map[string]any) *structpb.Struct {
 	s, err := structpb.NewStruct(m)
 	if err != nil {
 		t.Fatal(err)
