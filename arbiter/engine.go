@@ -857,23 +857,21 @@ func (st *step) complete(ev Complete) error {
 	var eff Effects
 	live := 0
 	for _, id := range j.CallIDs {
+		// Only outcomes assigned now are handed out: a skip given out earlier (by
+		// `interrupted` or a withdrawal) is not repeated, so every outcome reaches the
+		// agent exactly once (a retried Complete returns this same set).
 		c := s.call(id)
-		answered := false
-		if c.Outcome == nil {
-			if s.Closed {
-				c.Outcome = &CallOutcome{At: s.Now, Dead: true, Reason: "session_closed"}
-			} else {
-				c.Outcome = &CallOutcome{At: s.Now, Response: st.payload(j, c)}
-				answered = true
-			}
+		if c.Outcome != nil {
+			continue
 		}
-		switch {
-		case c.Outcome.Dead:
+		if s.Closed {
+			c.Outcome = &CallOutcome{At: s.Now, Dead: true, Reason: "session_closed"}
 			eff.Skips = append(eff.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: j.ID, Reason: c.Outcome.Reason})
-		case answered:
-			eff.Responses = append(eff.Responses, st.response(c))
-			live++
+			continue
 		}
+		c.Outcome = &CallOutcome{At: s.Now, Response: st.payload(j, c)}
+		eff.Responses = append(eff.Responses, st.response(c))
+		live++
 	}
 	if text := st.completionNote(j, live); text != "" && !s.Closed {
 		saved := st.out.Effects

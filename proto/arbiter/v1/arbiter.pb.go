@@ -1386,8 +1386,11 @@ func (x *CompleteRequest) GetError() string {
 // CompleteResponse carries what the outcome made due.
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Function responses for the job's live call ids (its own and duplicates), skips for
-	// its dead ones, and the status note if one is due.
+	// Function responses for the job's live call ids (its own and duplicates) and the
+	// status note if one is due. Ids of the job that died earlier were handed out as skips
+	// when they died (ReportSpeech, ReportToolCallCancellation, CloseSession) and are not
+	// repeated: every outcome reaches the agent once (a retried Complete returns this same
+	// set again).
 	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

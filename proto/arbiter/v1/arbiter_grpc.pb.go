@@ -86,8 +86,8 @@ type ArbiterServiceClient interface {
 	// FAILED_PRECONDITION for a read-only job.
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
-	// of a read-only tool) and returns every function response, skip and note now due for
-	// it: the job's own call id and its duplicates. Idempotent: the same report again
+	// of a read-only tool) and returns every function response and note now due for it:
+	// the job's own call id and its duplicates, if still live. Idempotent: the same report again
 	// returns the same effects; a different report for a completed job is
 	// FAILED_PRECONDITION.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
@@ -224,8 +224,8 @@ type ArbiterServiceServer interface {
 	// FAILED_PRECONDITION for a read-only job.
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
-	// of a read-only tool) and returns every function response, skip and note now due for
-	// it: the job's own call id and its duplicates. Idempotent: the same report again
+	// of a read-only tool) and returns every function response and note now due for it:
+	// the job's own call id and its duplicates, if still live. Idempotent: the same report again
 	// returns the same effects; a different report for a completed job is
 	// FAILED_PRECONDITION.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
