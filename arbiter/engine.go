@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -229,6 +230,11 @@ func (st *step) validate(ev Event) error {
 		if !validName(ev.Tool) {
 			return Errorf(Invalid, "tool: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.Tool))
 		}
+		if b, err := json.Marshal(ev.Args); err != nil {
+			return Errorf(Invalid, "args: not JSON-encodable: %v", err)
+		} else if len(b) > MaxArgsBytes {
+			return Errorf(Invalid, "args: %d bytes, at most %d", len(b), MaxArgsBytes)
+		}
 		if len(ev.BusinessKey) > MaxKeyBytes {
 			return Errorf(Invalid, "business_key: %d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
 		}
@@ -409,10 +415,10 @@ func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
 	return fmt.Sprintf("no user speech held it after the %v grace window", tp.timings.Grace)
 }
 
-// relevant reports whether utterance u bears on job j: it is the job's triggering
-// utterance, or it started once the job existed.
+// relevant reports whether utterance u bears on job j: it is one of the job's
+// triggering utterances, or it started once the job existed.
 func relevant(j *Job, u *Utterance) bool {
-	if u.ID == j.Trigger {
+	if containsInt(j.Triggers, u.ID) {
 		return true
 	}
 	return !u.Start.Before(j.CreatedAt)
@@ -549,33 +555,36 @@ func (st *step) register(ev RegisterCall) error {
 		ID: "job-" + strconv.Itoa(s.Seq), Tool: ev.Tool, Key: key, SideEffect: tp.tool.SideEffect,
 		CallIDs: []string{c.ID}, Args: ev.Args, CreatedAt: now,
 	}
-	if u := st.trigger(now, tp); u != nil {
-		j.Trigger = u.ID
-	}
+	j.Triggers = st.triggers(now, tp)
 	s.Jobs = append(s.Jobs, j)
 	c.Disposition = Execute
 	c.JobID = j.ID
 	st.out.Call = st.callResult(c)
-	// A stop already heard in the triggering utterance (merged into the request)
-	// cancels the job before anything runs.
-	if u := s.utterance(j.Trigger); u != nil && j.SideEffect && u.Final && u.Stop != "" {
-		st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+	// A stop already heard in a triggering utterance (merged into the request, or said
+	// just before the call) cancels the job before anything runs.
+	if j.SideEffect {
+		for _, id := range j.Triggers {
+			if u := s.utterance(id); u != nil && u.Final && u.Stop != "" {
+				st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+				break
+			}
+		}
 	}
 	return nil
 }
 
-// trigger returns the call's triggering utterance: the latest utterance, if it is
-// still open or ended within the lookback.
-func (st *step) trigger(now time.Time, tp toolPolicy) *Utterance {
-	n := len(st.s.Utterances)
-	if n == 0 {
-		return nil
+// triggers returns the call's triggering utterances: every utterance whose voice
+// activity is still going on or ended within the lookback before now. An utterance
+// that ended earlier does not count, even if its transcript never came (noise).
+func (st *step) triggers(now time.Time, tp toolPolicy) []int {
+	var ids []int
+	since := now.Add(-tp.timings.TriggerLookback)
+	for _, u := range st.s.Utterances {
+		if u.End.IsZero() || !u.End.Before(since) {
+			ids = append(ids, u.ID)
+		}
 	}
-	u := st.s.Utterances[n-1]
-	if !u.settled() || !u.End.Before(now.Add(-tp.timings.TriggerLookback)) {
-		return u
-	}
-	return nil
+	return ids
 }
 
 // dedupeMatch returns the job a call with this key repeats, or nil. An open job

@@ -150,8 +150,9 @@ type Job struct {
 	CallIDs    []string       `json:"call_ids"`
 	Args       map[string]any `json:"args,omitempty"`
 	CreatedAt  time.Time      `json:"created_at"`
-	// Trigger is the id of the utterance that triggered the call (0: none).
-	Trigger int `json:"trigger,omitempty"`
+	// Triggers are the ids of the utterances that triggered the call: still in voice
+	// activity, or ended within the trigger lookback, when the call arrived.
+	Triggers []int `json:"triggers,omitempty"`
 	// Released lists utterances that no longer hold this job (their transcript timed
 	// out under on_transcript_timeout: commit).
 	Released []int `json:"released,omitempty"`

@@ -1,0 +1,761 @@
+package arbiter
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// The property tests play random sessions through the engine: the model and the user
+// act at random, and an agent runs every executed job like a real one would (prepare,
+// Decide, commit or cancel as decided, sometimes fail). After every step the outcomes
+// handed out so far must be consistent; at the end every call id must have one.
+
+// A failing property prints its seed; it does not write fail files into the source
+// tree (pass -rapid.nofailfile=false to get them).
+func init() { _ = flag.Set("rapid.nofailfile", "true") }
+
+var (
+	propCallIDs = []string{"c1", "c2", "c3", "c4", "c5", "c6", ""} // "" mints an id
+	propTools   = []string{"book_slot", "book_slot", "book_slot", "book_slot", "get_weather", "send_sms"}
+	propSlots   = []string{"tomorrow 3pm", "tomorrow at 3pm", "3:00 p.m. tomorrow", "tomorrow 4pm", "friday 10am"}
+	propBehav   = []Behavior{BehaviorUnspecified, Blocking, NonBlocking}
+	propSaid    = []string{
+		"Actually, stop. Don't book it.", "No wait, stop.", "Cancel that.",
+		"What's the weather like there?", "OK, book it after all", "Sounds good.", "Hmm.",
+	}
+)
+
+// sim is one random session: the engine, the session, the agent's view of its jobs
+// and everything the invariants remember.
+type sim struct {
+	t   *rapid.T
+	e   *Engine
+	s   *Session
+	now int // ms after t0
+
+	// The agent.
+	agent map[string]*agentJob
+	tasks []agentTask
+	seq   int
+
+	// What the invariants remember.
+	emitted    map[string]emittedOutcome // call id -> first response or skip handed out
+	outcomes   map[string]string         // call id -> first Call.Outcome in the session (JSON)
+	decided    map[string]DecisionResult // job id -> its decision
+	events     []string                  // what happened, for the failure message
+	stepCount  int
+	seen       map[string]int   // what the session went through (coverage of the generator)
+	abandoned  map[string]bool  // jobs seen abandoned
+	utts       map[int]*uttSeen // every user utterance, as the session recorded it
+	triggers   map[string]int   // job id -> its triggering utterance by the spec (0: none)
+	jobStep    map[string]int   // job id -> the step that created it
+	decideStep map[string]int   // job id -> the step that decided it
+
+	// strictOnce: an outcome may be handed out again only by an idempotent repeat
+	// (RegisterCall of a known id, Complete of a completed job); otherwise an identical
+	// copy is tolerated.
+	strictOnce bool
+	repeat     bool // the current step is an idempotent repeat
+}
+
+// uttSeen is one user utterance: when it started and ended, and when the session first
+// held it settled (final transcript and activity ended) and first heard a stop in it.
+type uttSeen struct {
+	start, end, stop            time.Time
+	step, settledStep, stopStep int // the steps that first showed it, settled, with a stop
+}
+
+type emittedOutcome struct {
+	kind string // "response" or "skip"
+	body string // payload JSON, or skip reason
+	at   int
+}
+
+type agentJob struct {
+	id         string
+	sideEffect bool
+	failPrep   bool // the backend's prepare fails
+	failCommit bool // the backend's commit fails
+	prepared   bool
+	scheduled  bool // a Complete is scheduled
+	completed  bool
+}
+
+type agentTask struct {
+	at, seq int
+	job     string
+	do      string // "prepared", "poll" or "complete"
+	outcome Outcome
+}
+
+func newSim(t *rapid.T, p *Policy) *sim {
+	return &sim{
+		t: t, e: &Engine{Policy: p}, s: NewSession(SessionKey{ID: "prop"}, t0),
+		agent: map[string]*agentJob{}, emitted: map[string]emittedOutcome{},
+		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, seen: map[string]int{},
+		abandoned: map[string]bool{}, utts: map[int]*uttSeen{}, triggers: map[string]int{},
+		jobStep: map[string]int{}, decideStep: map[string]int{},
+	}
+}
+
+func (m *sim) fatalf(format string, args ...any) {
+	m.t.Helper()
+	tail := m.events
+	if len(tail) > 60 {
+		tail = tail[len(tail)-60:]
+	}
+	m.t.Fatalf("%s\nevents (last %d):\n  %s", fmt.Sprintf(format, args...), len(tail), strings.Join(tail, "\n  "))
+}
+
+func describeEvent(e Event) string {
+	switch e := e.(type) {
+	case RegisterCall:
+		return fmt.Sprintf("RegisterCall{%s %s %v %s none=%v}", e.CallID, e.Tool, e.Args, e.Behavior, e.ToolChoiceNone)
+	case Speech:
+		return string(e.Kind)
+	case Transcript:
+		return fmt.Sprintf("Transcript{%q interim=%v}", e.Text, e.Interim)
+	default:
+		return fmt.Sprintf("%T%+v", e, e)
+	}
+}
+
+// step applies e at the sim's time, checks the invariants, and lets the agent react.
+func (m *sim) step(e Event) (Output, error) {
+	m.t.Helper()
+	m.stepCount++
+	// An idempotent repeat: a Complete of a job already completed, or (below) a
+	// RegisterCall of an id already registered. Only these may hand an outcome out again.
+	m.repeat = false
+	if c, ok := e.(Complete); ok {
+		if j := m.s.Job(c.JobID); j != nil && j.Outcome != NotCompleted {
+			m.repeat = true
+		}
+	}
+	out, err := m.e.Step(m.s, ms(m.now), e)
+	if out.Call != nil && out.Call.Repeat {
+		m.repeat = true
+	}
+	line := fmt.Sprintf("t=%d %s", m.now, describeEvent(e))
+	if err != nil {
+		line += " -> error: " + err.Error()
+	}
+	if out.Call != nil {
+		line += fmt.Sprintf(" -> %s %s job=%s repeat=%v", out.Call.CallID, out.Call.Disposition, out.Call.JobID, out.Call.Repeat)
+	}
+	for _, d := range out.Decisions {
+		line += fmt.Sprintf(" [%s %s at %d]", d.JobID, d.Decision, msOf(d.DecidedAt))
+	}
+	for _, r := range out.Effects.Responses {
+		line += fmt.Sprintf(" [response %s %v]", r.CallID, r.Payload["status"])
+	}
+	for _, s := range out.Effects.Skips {
+		line += fmt.Sprintf(" [skip %s %s]", s.CallID, s.Reason)
+	}
+	m.events = append(m.events, line)
+	m.cover(out, err)
+	m.checkStep(out)
+	m.react(out)
+	return out, err
+}
+
+// cover counts what a step did, to show the generator reaches the interesting states.
+func (m *sim) cover(out Output, err error) {
+	if err != nil {
+		m.seen["error "+KindOf(err).String()]++
+	}
+	if c := out.Call; c != nil {
+		key := "call " + string(c.Disposition)
+		if c.Repeat {
+			key += " repeat"
+		}
+		m.seen[key]++
+	}
+	for _, d := range out.Decisions {
+		cause := ""
+		if j := m.s.Job(d.JobID); j != nil {
+			cause = string(j.Cause)
+		}
+		m.seen["decision "+string(d.Decision)+" "+cause]++
+	}
+	for _, s := range out.Effects.Skips {
+		m.seen["skip "+s.Reason]++
+	}
+	for _, n := range out.Effects.Notes {
+		m.seen["note "+string(n.Deliver)]++
+	}
+	for _, j := range m.s.Jobs {
+		if j.Abandoned && j.Decision == Undecided && !m.abandoned[j.ID] {
+			m.abandoned[j.ID] = true
+			m.seen["abandoned job"]++
+		}
+		if (j.AbandonLifted || j.Cause == CauseAbandoned) && !m.abandoned[j.ID+" expired"] {
+			m.abandoned[j.ID+" expired"] = true
+			m.seen["abandon wait ran out"]++
+		}
+	}
+}
+
+// must applies an event that cannot fail.
+func (m *sim) must(e Event) Output {
+	m.t.Helper()
+	out, err := m.step(e)
+	if err != nil {
+		m.fatalf("t=%d %s: unexpected error %v", m.now, describeEvent(e), err)
+	}
+	return out
+}
+
+// checkStep checks the invariants after one step.
+func (m *sim) checkStep(out Output) {
+	m.t.Helper()
+	// At most one outcome per call id across every output: a later copy (an idempotent
+	// repeat) must be identical, and no id gets both a response and a skip.
+	see := func(id, kind, body string) {
+		first, ok := m.emitted[id]
+		if !ok {
+			m.emitted[id] = emittedOutcome{kind, body, m.now}
+			return
+		}
+		if first.kind != kind || first.body != body {
+			m.fatalf("call %s: %s %s at t=%d, but it already had %s %s at t=%d", id, kind, body, m.now, first.kind, first.body, first.at)
+		}
+		if m.strictOnce && !m.repeat {
+			m.fatalf("call %s: %s %s handed out again at t=%d (first at t=%d) by a step that is no idempotent repeat", id, kind, body, m.now, first.at)
+		}
+	}
+	for _, r := range out.Effects.Responses {
+		body, err := jsonOf(r.Payload)
+		if err != nil {
+			m.fatalf("response for %s does not encode: %v", r.CallID, err)
+		}
+		see(r.CallID, "response", body)
+		c := m.s.Call(r.CallID)
+		if c == nil || c.Outcome == nil || c.Outcome.Dead {
+			m.fatalf("response for %s, whose recorded outcome is %+v", r.CallID, c)
+		}
+		// The model is told "committed" only for a job decided commit and completed so.
+		if j := m.s.Job(c.JobID); j != nil && j.SideEffect {
+			if (r.Payload["status"] == "committed") != (j.Outcome == Committed) || (j.Outcome == Committed && j.Decision != DecisionCommit) {
+				m.fatalf("response %v for %s of job %s (decision %q, outcome %q)", r.Payload, r.CallID, j.ID, j.Decision, j.Outcome)
+			}
+		}
+	}
+	for _, s := range out.Effects.Skips {
+		see(s.CallID, "skip", s.Reason)
+		if c := m.s.Call(s.CallID); c == nil || c.Outcome == nil || !c.Outcome.Dead {
+			m.fatalf("skip for %s, whose recorded outcome is %+v", s.CallID, c)
+		}
+	}
+	// Remember the user's utterances (the session keeps only the recent ones).
+	for _, u := range m.s.Utterances {
+		seen := m.utts[u.ID]
+		if seen == nil {
+			seen = &uttSeen{start: u.Start, step: m.stepCount}
+			m.utts[u.ID] = seen
+		}
+		if seen.end.IsZero() && !u.End.IsZero() {
+			seen.end = u.End
+		}
+		if seen.settledStep == 0 && u.settled() {
+			seen.settledStep = m.stepCount
+		}
+		if seen.stopStep == 0 && u.Stop != "" {
+			seen.stop, seen.stopStep = m.s.Now, m.stepCount
+		}
+	}
+	// A new job's triggering utterance, by the spec: the latest one, if it was still
+	// going on when the call came or ended at most trigger_lookback before it.
+	for _, j := range m.s.Jobs {
+		if _, ok := m.triggers[j.ID]; ok {
+			continue
+		}
+		m.triggers[j.ID] = 0
+		m.jobStep[j.ID] = m.stepCount
+		latestID := 0
+		for id := range m.utts {
+			latestID = max(latestID, id)
+		}
+		if u := m.utts[latestID]; u != nil {
+			lookback := m.e.Policy.lookup(j.Tool).timings.TriggerLookback
+			if u.end.IsZero() || !u.end.Before(j.CreatedAt.Add(-lookback)) {
+				m.triggers[j.ID] = latestID
+			}
+		}
+	}
+	// A call whose job is completed has its outcome: a repeat within the dedupe window
+	// gets the job's result at once.
+	for _, c := range m.s.Calls {
+		if j := m.s.Job(c.JobID); j != nil && j.Outcome != NotCompleted && c.Outcome == nil {
+			m.fatalf("call %s of completed job %s (%s) has no outcome", c.ID, j.ID, j.Outcome)
+		}
+		if c.Disposition == Reject && (c.Outcome == nil || c.Outcome.Dead) {
+			m.fatalf("rejected call %s not answered: %+v", c.ID, c.Outcome)
+		}
+	}
+	// A call's recorded outcome, once set, never changes.
+	for _, c := range m.s.Calls {
+		prev, ok := m.outcomes[c.ID]
+		if c.Outcome == nil {
+			if ok {
+				m.fatalf("call %s lost its outcome %s", c.ID, prev)
+			}
+			continue
+		}
+		now, _ := jsonOf(c.Outcome)
+		if !ok {
+			m.outcomes[c.ID] = now
+		} else if now != prev {
+			m.fatalf("call %s outcome changed from %s to %s", c.ID, prev, now)
+		}
+	}
+	// A job's decision is made once and never changes.
+	for _, d := range out.Decisions {
+		if prev, ok := m.decided[d.JobID]; ok {
+			m.fatalf("job %s decided %s at t=%d after %s at t=%d", d.JobID, d.Decision, msOf(d.DecidedAt), prev.Decision, msOf(prev.DecidedAt))
+		}
+		if d.Decision != DecisionCommit && d.Decision != DecisionCancel {
+			m.fatalf("job %s: decision %q", d.JobID, d.Decision)
+		}
+		m.decided[d.JobID] = d
+		m.decideStep[d.JobID] = m.stepCount
+	}
+	for _, j := range m.s.Jobs {
+		prev, ok := m.decided[j.ID]
+		switch {
+		case j.Decision == Undecided && ok:
+			m.fatalf("job %s lost its decision %s", j.ID, prev.Decision)
+		case j.Decision != Undecided && !ok:
+			m.fatalf("job %s has decision %s that no output reported", j.ID, j.Decision)
+		case ok && (j.Decision != prev.Decision || !j.DecidedAt.Equal(prev.DecidedAt)):
+			m.fatalf("job %s decision changed from %s at %d to %s at %d", j.ID, prev.Decision, msOf(prev.DecidedAt), j.Decision, msOf(j.DecidedAt))
+		}
+		if !j.SideEffect && j.Decision != Undecided {
+			m.fatalf("read-only job %s has decision %s", j.ID, j.Decision)
+		}
+		if j.Decision == DecisionCommit && j.PreparedAt.IsZero() {
+			m.fatalf("job %s decided commit before prepare finished", j.ID)
+		}
+		if j.Outcome == Committed && j.Decision != DecisionCommit {
+			m.fatalf("job %s completed committed with decision %q", j.ID, j.Decision)
+		}
+		if j.Outcome == Cancelled && j.Decision != DecisionCancel {
+			m.fatalf("job %s completed cancelled with decision %q", j.ID, j.Decision)
+		}
+	}
+}
+
+// react is the agent: it runs what RegisterCall said to execute and acts on decisions.
+func (m *sim) react(out Output) {
+	if c := out.Call; c != nil && c.Disposition == Execute && !c.Repeat {
+		if m.agent[c.JobID] != nil {
+			m.fatalf("job %s executed twice", c.JobID)
+		}
+		j := &agentJob{id: c.JobID, sideEffect: c.SideEffect}
+		m.agent[c.JobID] = j
+		if c.SideEffect {
+			j.failPrep = rapid.IntRange(0, 9).Draw(m.t, "failPrep") == 0
+			j.failCommit = rapid.IntRange(0, 7).Draw(m.t, "failCommit") == 0
+			m.schedule(rapid.IntRange(0, 6000).Draw(m.t, "prepareMs"), j.id, "prepared", "")
+		} else {
+			o := Result
+			if rapid.IntRange(0, 9).Draw(m.t, "readFails") == 0 {
+				o = Failed
+			}
+			j.scheduled = true
+			m.schedule(rapid.IntRange(0, 3000).Draw(m.t, "resultMs"), j.id, "complete", o)
+		}
+	}
+	var ds []DecisionResult
+	ds = append(ds, out.Decisions...)
+	if out.Decision != nil && out.Decision.Decision != Undecided {
+		ds = append(ds, *out.Decision)
+	}
+	for _, d := range ds {
+		j := m.agent[d.JobID]
+		if j == nil || j.scheduled || j.completed {
+			continue
+		}
+		// A cancel is acted on at once; a commit only once prepare finished (it cannot
+		// be decided before), and the agent learns it from its Decide long-poll.
+		o := Cancelled
+		if d.Decision == DecisionCommit {
+			if !j.prepared {
+				continue
+			}
+			o = Committed
+			if j.failCommit {
+				o = Failed
+			}
+		}
+		j.scheduled = true
+		m.schedule(rapid.IntRange(0, 2000).Draw(m.t, "completeMs"), j.id, "complete", o)
+	}
+}
+
+func (m *sim) schedule(delay int, job, do string, o Outcome) {
+	m.seq++
+	m.tasks = append(m.tasks, agentTask{at: m.now + delay, seq: m.seq, job: job, do: do, outcome: o})
+}
+
+// runAgent runs the agent's tasks due by time until, each at its own time.
+func (m *sim) runAgent(until int) {
+	for {
+		sort.Slice(m.tasks, func(a, b int) bool {
+			if m.tasks[a].at != m.tasks[b].at {
+				return m.tasks[a].at < m.tasks[b].at
+			}
+			return m.tasks[a].seq < m.tasks[b].seq
+		})
+		if len(m.tasks) == 0 || m.tasks[0].at > until {
+			break
+		}
+		task := m.tasks[0]
+		m.tasks = m.tasks[1:]
+		if task.at > m.now {
+			m.now = task.at
+		}
+		m.runTask(task)
+	}
+	if until > m.now {
+		m.now = until
+	}
+}
+
+func (m *sim) runTask(task agentTask) {
+	j := m.agent[task.job]
+	if j.completed {
+		return
+	}
+	switch task.do {
+	case "prepared":
+		if j.failPrep {
+			j.scheduled = true
+			m.complete(j, Failed)
+			return
+		}
+		j.prepared = true
+		m.must(Decide{JobID: j.id, Prepared: true})
+		// Like the Service's long-poll: wake again when the next timer is due.
+		if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled {
+			m.schedule(max(0, msOf(due)-m.now), j.id, "poll", "")
+		}
+	case "poll":
+		if !j.scheduled {
+			m.must(Decide{JobID: j.id, Prepared: true})
+			if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled && msOf(due) > m.now {
+				m.schedule(msOf(due)-m.now, j.id, "poll", "")
+			}
+		}
+	case "complete":
+		m.complete(j, task.outcome)
+		// Sometimes the agent reports the same outcome again (a retry).
+		if rapid.IntRange(0, 5).Draw(m.t, "recomplete") == 0 {
+			m.complete(j, task.outcome)
+		}
+	}
+}
+
+// complete reports a job's outcome and checks the answer.
+func (m *sim) complete(j *agentJob, o Outcome) {
+	m.t.Helper()
+	job := m.s.Job(j.id)
+	prev := job.Outcome
+	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"})
+	switch {
+	case prev != NotCompleted && prev != o:
+		if KindOf(err) != FailedPrecondition {
+			m.fatalf("Complete(%s) of job %s already %s: %v, want failed precondition", o, j.id, prev, err)
+		}
+	case err != nil:
+		m.fatalf("Complete(%s) of job %s (decision %q): %v", o, j.id, job.Decision, err)
+	default:
+		j.completed = true
+		if o == Committed && job.Decision != DecisionCommit {
+			m.fatalf("Complete(committed) of job %s succeeded with decision %q", j.id, job.Decision)
+		}
+	}
+}
+
+// rogueComplete is an agent bug: it reports an outcome for a random job regardless of
+// the decision. The engine must refuse what does not fit the decision.
+func (m *sim) rogueComplete() {
+	if len(m.s.Jobs) == 0 {
+		return
+	}
+	job := rapid.SampledFrom(m.s.Jobs).Draw(m.t, "rogueJob")
+	o := rapid.SampledFrom([]Outcome{Committed, Cancelled}).Draw(m.t, "rogueOutcome")
+	prevOutcome := job.Outcome
+	_, err := m.step(Complete{JobID: job.ID, Outcome: o, Result: map[string]any{"reference": "rogue"}})
+	if err == nil {
+		if a := m.agent[job.ID]; a != nil {
+			a.completed, a.scheduled = true, true
+		}
+		want := map[Outcome]Decision{Committed: DecisionCommit, Cancelled: DecisionCancel}[o]
+		if !job.SideEffect || job.Decision != want || job.Outcome != o {
+			m.fatalf("rogue Complete(%s) of job %s accepted: side effect %v, decision %q, outcome %q (was %q)", o, job.ID, job.SideEffect, job.Decision, job.Outcome, prevOutcome)
+		}
+		return
+	}
+	if k := KindOf(err); k != FailedPrecondition {
+		m.fatalf("rogue Complete(%s) of job %s: %v (kind %v), want failed precondition", o, job.ID, err, k)
+	}
+}
+
+// randomEvent draws one event of the model, the user or the server.
+func (m *sim) randomEvent() {
+	switch k := rapid.IntRange(0, 15).Draw(m.t, "kind"); k {
+	case 0, 1, 2:
+		tool := rapid.SampledFrom(propTools).Draw(m.t, "tool")
+		args := map[string]any{"slot": rapid.SampledFrom(propSlots).Draw(m.t, "slot")}
+		if tool != "book_slot" {
+			args = map[string]any{"city": "Paris"}
+		}
+		m.must(RegisterCall{
+			CallID:         rapid.SampledFrom(propCallIDs).Draw(m.t, "callID"),
+			Tool:           tool,
+			Args:           args,
+			Behavior:       rapid.SampledFrom(propBehav).Draw(m.t, "behavior"),
+			ToolChoiceNone: rapid.IntRange(0, 7).Draw(m.t, "none") == 0,
+		})
+	case 3, 4:
+		m.must(Speech{Kind: UserActivityStart})
+	case 5, 6:
+		m.must(Speech{Kind: UserActivityEnd})
+	case 7, 8:
+		m.must(Transcript{
+			Text:    rapid.SampledFrom(propSaid).Draw(m.t, "said"),
+			Interim: rapid.IntRange(0, 4).Draw(m.t, "interim") == 0,
+		})
+	case 9:
+		m.must(Speech{Kind: Interrupted})
+	case 10:
+		ids := []string{rapid.SampledFrom(propCallIDs[:6]).Draw(m.t, "withdrawn")}
+		if n := len(m.s.Calls); n > 0 {
+			ids = append(ids, m.s.Calls[rapid.IntRange(0, n-1).Draw(m.t, "withdrawnIdx")].ID)
+		}
+		m.must(ToolCallCancellation{CallIDs: ids})
+	case 11:
+		m.must(Speech{Kind: ModelOutputStart})
+	case 12:
+		m.must(Speech{Kind: ModelTurnComplete})
+	case 13:
+		m.must(Transcript{Model: true, Text: "Sure, booking that now."})
+	case 14:
+		m.must(Tick{})
+	case 15:
+		m.rogueComplete()
+	}
+}
+
+// finish closes the session, lets the agent finish its backend work, and checks the
+// end-of-session invariants.
+func (m *sim) finish() {
+	m.t.Helper()
+	m.must(Close{})
+	// Every registered call id has an outcome, recorded and handed out.
+	for _, c := range m.s.Calls {
+		if c.Outcome == nil {
+			m.fatalf("call %s has no outcome at close", c.ID)
+		}
+		if _, ok := m.emitted[c.ID]; !ok {
+			m.fatalf("call %s (outcome %+v) was never answered or skipped", c.ID, c.Outcome)
+		}
+	}
+	// The agent finishes what the backend was doing; then nothing is left undecided.
+	m.runAgent(m.now + 60000)
+	for _, j := range m.s.Jobs {
+		if j.SideEffect && j.Decision == Undecided {
+			m.fatalf("job %s undecided after close", j.ID)
+		}
+		if a := m.agent[j.ID]; a != nil && !a.completed {
+			m.fatalf("job %s (decision %q) never completed by the agent", j.ID, j.Decision)
+		}
+	}
+	m.checkHolds()
+	// No two jobs with one business key both decided commit within the dedupe window.
+	window := m.e.Policy.Defaults.DedupeWindow
+	for i, a := range m.s.Jobs {
+		for _, b := range m.s.Jobs[i+1:] {
+			if !a.SideEffect || a.Key != b.Key || a.Decision != DecisionCommit || b.Decision != DecisionCommit {
+				continue
+			}
+			if a.Outcome == Failed && !a.CompletedAt.After(b.CreatedAt) {
+				continue // a failed job absorbs no repeat
+			}
+			if a.CompletedAt.IsZero() || a.CompletedAt.After(b.CreatedAt) || b.CreatedAt.Sub(a.CompletedAt) < window {
+				m.fatalf("jobs %s and %s share key %s and both committed (a completed %v, b created %d ms in)",
+					a.ID, b.ID, a.Key, a.CompletedAt, msOf(b.CreatedAt))
+			}
+		}
+	}
+}
+
+// checkHolds checks every commit decision against what the user said: a job commits
+// only after its grace window, never once a stop was heard in its triggering utterance
+// or in an utterance that began while it was pending, and never while such an
+// utterance is unsettled, unless its transcript timed out under
+// on_transcript_timeout: commit. "Before" and "while" go by the order of the steps:
+// several events may share one millisecond.
+func (m *sim) checkHolds() {
+	m.t.Helper()
+	for _, j := range m.s.Jobs {
+		if j.Decision != DecisionCommit {
+			continue
+		}
+		tp := m.e.Policy.lookup(j.Tool)
+		d, ds := j.DecidedAt, m.decideStep[j.ID]
+		graceEnd := j.PreparedAt.Add(tp.timings.Grace)
+		if d.Before(graceEnd) {
+			m.fatalf("job %s committed at %d, before its grace window ended at %d", j.ID, msOf(d), msOf(graceEnd))
+		}
+		for id, u := range m.utts {
+			trigger := id == m.triggers[j.ID]
+			if !trigger && (u.step <= m.jobStep[j.ID] || u.step >= ds) {
+				continue // neither the trigger nor begun while the job was pending
+			}
+			if u.stopStep != 0 && u.stopStep < ds {
+				m.fatalf("job %s committed at %d after a stop was heard at %d in utterance %d (trigger %v)", j.ID, msOf(d), msOf(u.stop), id, trigger)
+			}
+			if trigger || (u.settledStep != 0 && u.settledStep <= ds) {
+				continue
+			}
+			timedOut := !u.end.IsZero() && tp.timings.OnTranscriptTimeout == Commit &&
+				!d.Before(latest(graceEnd, u.end).Add(tp.timings.TranscriptTimeout))
+			if !timedOut {
+				m.fatalf("job %s committed at %d while utterance %d (started %d, ended %d) was unsettled", j.ID, msOf(d), id, msOf(u.start), msOf(u.end))
+			}
+		}
+	}
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func randomPolicy(t *rapid.T) *Policy {
+	return bookingPolicy(
+		onTranscriptTimeout(rapid.SampledFrom([]OnTimeout{Cancel, Commit}).Draw(t, "onTranscriptTimeout")),
+		onAbandon(rapid.SampledFrom([]OnTimeout{Cancel, Commit}).Draw(t, "onAbandon")),
+		func(p *Policy) {
+			p.Tools["book_slot"].Behavior = rapid.SampledFrom([]Behavior{NonBlocking, Blocking}).Draw(t, "bookSlotBehavior")
+		},
+	)
+}
+
+// coverage adds up what the runs of one property went through and, at the end,
+// fails when the generator never reached a state the invariants are about.
+type coverage struct {
+	runs, steps int
+	seen        map[string]int
+}
+
+func (c *coverage) add(m *sim) {
+	c.runs++
+	c.steps += m.stepCount
+	if c.seen == nil {
+		c.seen = map[string]int{}
+	}
+	for k, v := range m.seen {
+		c.seen[k] += v
+	}
+}
+
+func (c *coverage) require(t *testing.T, keys ...string) {
+	t.Helper()
+	if t.Failed() || c.runs == 0 {
+		return
+	}
+	var all []string
+	for k, v := range c.seen {
+		all = append(all, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(all)
+	t.Logf("%d runs, %d steps: %s", c.runs, c.steps, strings.Join(all, ", "))
+	if c.steps < 30*c.runs {
+		t.Errorf("%d steps in %d runs: too few events per run to matter", c.steps, c.runs)
+	}
+	for _, k := range keys {
+		if c.seen[k] == 0 {
+			t.Errorf("no run reached %q", k)
+		}
+	}
+}
+
+func TestPropertyOneOutcomePerCall(t *testing.T) {
+	var cov coverage
+	rapid.Check(t, func(rt *rapid.T) {
+		m := newSim(rt, randomPolicy(rt))
+		n := rapid.IntRange(30, 90).Draw(rt, "events")
+		for i := 0; i < n; i++ {
+			m.runAgent(m.now + rapid.IntRange(0, 2500).Draw(rt, "dtMs"))
+			m.randomEvent()
+		}
+		m.finish()
+		cov.add(m)
+	})
+	cov.require(t, "call execute", "call duplicate", "call reject", "call execute repeat",
+		"decision commit ", "decision cancel stop", "decision cancel withdrawn", "decision cancel session_closed",
+		"skip withdrawn", "skip abandoned", "error failed precondition")
+}
+
+// The same sessions, the user mostly speaking while calls are pending: more stops,
+// holds and abandoned BLOCKING calls.
+func TestPropertyTalkativeUser(t *testing.T) {
+	var cov coverage
+	rapid.Check(t, func(rt *rapid.T) {
+		m := newSim(rt, randomPolicy(rt))
+		said := propSaid
+		if rapid.Bool().Draw(rt, "calmUser") {
+			said = propSaid[3:] // never says stop: holds end in commits, timeouts, abandons
+		}
+		n := rapid.IntRange(30, 90).Draw(rt, "events")
+		for i := 0; i < n; i++ {
+			m.runAgent(m.now + rapid.IntRange(0, 1500).Draw(rt, "dtMs"))
+			if rapid.Bool().Draw(rt, "utterance") {
+				m.must(Speech{Kind: UserActivityStart})
+				if rapid.Bool().Draw(rt, "barge") {
+					m.must(Speech{Kind: Interrupted})
+				}
+				m.runAgent(m.now + rapid.IntRange(0, 2500).Draw(rt, "talkMs"))
+				m.must(Speech{Kind: UserActivityEnd})
+				if rapid.IntRange(0, 4).Draw(rt, "noTranscript") > 0 {
+					m.runAgent(m.now + rapid.IntRange(0, 1500).Draw(rt, "transcriptMs"))
+					m.must(Transcript{Text: rapid.SampledFrom(said).Draw(rt, "said")})
+				}
+				continue
+			}
+			m.randomEvent()
+		}
+		m.finish()
+		cov.add(m)
+	})
+	cov.require(t, "decision commit ", "decision cancel stop", "decision cancel transcript_timeout",
+		"abandoned job", "abandon wait ran out", "call duplicate")
+}
+
+// Each outcome is handed out once: only an idempotent repeat (the same call id
+// registered again, the same Complete again) may hand it out a second time. The two
+// properties above tolerate an identical copy from any step so that they keep checking
+// everything else; this one does not.
+func TestPropertyOutcomeHandedOutOnce(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := newSim(rt, randomPolicy(rt))
+		m.strictOnce = true
+		n := rapid.IntRange(30, 90).Draw(rt, "events")
+		for i := 0; i < n; i++ {
+			m.runAgent(m.now + rapid.IntRange(0, 2500).Draw(rt, "dtMs"))
+			m.randomEvent()
+		}
+		m.finish()
+	})
+}
