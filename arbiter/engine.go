@@ -140,6 +140,8 @@ type DecisionResult struct {
 	Decision  Decision
 	Reason    string
 	DecidedAt time.Time
+	// Cause says why a cancel was decided (empty for a commit and while pending).
+	Cause Cause
 }
 
 // Output is what one Step produced. Only the fields of the event's kind are set,
@@ -474,7 +476,7 @@ func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 		return
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
-	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now})
+	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause})
 	if d == DecisionCancel {
 		st.out.Cancelled = append(st.out.Cancelled, j.ID)
 	}
@@ -819,7 +821,7 @@ func (st *step) decide(ev Decide) error {
 		st.out.Changed = true
 		st.advance(st.s.Now) // a zero-length wait may be due at once
 	}
-	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt}
+	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause}
 	if j.Decision == Undecided {
 		st.out.Decision.Reason = st.pendingReason(j)
 	}

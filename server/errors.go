@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -29,12 +30,12 @@ func (s *Server) status(ctx context.Context, err error) error {
 		return status.FromContextError(err).Err()
 	}
 	k := arbiter.KindOf(err)
+	if k == arbiter.Unavailable && s.metrics != nil {
+		method, _ := grpc.Method(ctx)
+		s.metrics.storeErrs.WithLabelValues(method).Inc()
+	}
 	if k == arbiter.Internal {
 		s.log.ErrorContext(ctx, "internal error", "err", err)
 	}
 	return status.Error(codeOf[k], arbiter.MessageOf(err))
 }
-
-// TenantFrom returns the tenant the request runs as. Single-tenant for now: every
-// request is tenant "" (multi-tenant auth maps bearer tokens to tenants here).
-func TenantFrom(context.Context) string { return "" }

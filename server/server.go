@@ -6,13 +6,18 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -30,33 +35,52 @@ import (
 // concurrent use.
 type Server struct {
 	arbiterv1.UnimplementedArbiterServiceServer
-	svc *arbiter.Service
-	log *slog.Logger
+	svc     *arbiter.Service
+	log     *slog.Logger
+	metrics *Metrics
 }
 
-// New returns a Server on svc, logging to log (nil: slog.Default()).
+// New returns a Server on svc, logging to log (nil: slog.Default()). Every line it
+// logs carries the request's tenant, session, call and job ids.
 func New(svc *arbiter.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{svc: svc, log: log}
+	return &Server{svc: svc, log: slog.New(ctxHandler{log.Handler()})}
 }
 
-// Options configure NewGRPCServer.
+// Options configure NewGRPCServer. The zero value is a plaintext, unauthenticated,
+// unlimited single-tenant server.
 type Options struct {
 	// Logger receives one line per finished RPC and every Internal error. Nil:
 	// slog.Default().
 	Logger *slog.Logger
-	// MaxRecvMsgSize caps a request message. Zero means 1 MiB.
+	// MaxRecvMsgSize caps a request message in bytes; larger ones get
+	// RESOURCE_EXHAUSTED. Zero means 1 MiB.
 	MaxRecvMsgSize int
-	// ServerOptions are appended (TLS credentials, more interceptors).
+	// Metrics, when set, records gRPC and arbiter metrics.
+	Metrics *Metrics
+	// Tokens, when set, requires a bearer token on every RPC but health checks and
+	// reflection (UNAUTHENTICATED without a known one) and scopes sessions by its
+	// tenant.
+	Tokens *Tokens
+	// Limiter, when set, rate-limits every RPC but health checks and reflection
+	// (RESOURCE_EXHAUSTED when over), per tenant with a TenantLimiter.
+	Limiter ratelimit.Limiter
+	// RPCTimeout bounds each unary RPC (Decide gets its long-poll cap on top). Zero
+	// means 10 s.
+	RPCTimeout time.Duration
+	// TLS, when set, serves TLS (mutual TLS if it requires client certificates).
+	TLS *tls.Config
+	// ServerOptions are appended.
 	ServerOptions []grpc.ServerOption
 }
 
 // NewGRPCServer returns a grpc.Server serving s, grpc.health.v1 (the returned
 // health server; the overall status and the arbiter service start SERVING) and
-// reflection, behind one interceptor chain: logging (slog), then panic recovery
-// innermost, which turns a panic into INTERNAL.
+// reflection, behind one interceptor chain: request ids into the log fields, logging
+// (slog), metrics, bearer-token auth and per-tenant rate limits (both skipping health
+// and reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL).
 func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	log := o.Logger
 	if log == nil {
@@ -69,28 +93,55 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
+	s.metrics = o.Metrics
 	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "panic in handler", "panic", p)
+		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
+		if o.Metrics != nil {
+			o.Metrics.panics.Inc()
+		}
 		return status.Error(codes.Internal, "internal error")
 	})
-	opts := append([]grpc.ServerOption{
+	timeout := o.RPCTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
+	// rate limit, deadline, and panic recovery innermost.
+	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
+	stream := []grpc.StreamServerInterceptor{logging.StreamServerInterceptor(lg, logOpts...)}
+	if o.Metrics != nil {
+		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
+		stream = append(stream, o.Metrics.grpc.StreamServerInterceptor())
+	}
+	if o.Tokens != nil {
+		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(o.Tokens.authenticate), selector.MatchFunc(protected)))
+		stream = append(stream, selector.StreamServerInterceptor(auth.StreamServerInterceptor(o.Tokens.authenticate), selector.MatchFunc(protected)))
+	}
+	if o.Limiter != nil {
+		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
+		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
+	}
+	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
+	stream = append(stream, recovery.StreamServerInterceptor(onPanic))
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxRecv),
-		grpc.ChainUnaryInterceptor(
-			logging.UnaryServerInterceptor(lg, logging.WithLogOnEvents(logging.FinishCall)),
-			recovery.UnaryServerInterceptor(onPanic),
-		),
-		grpc.ChainStreamInterceptor(
-			logging.StreamServerInterceptor(lg, logging.WithLogOnEvents(logging.FinishCall)),
-			recovery.StreamServerInterceptor(onPanic),
-		),
-	}, o.ServerOptions...)
-	gs := grpc.NewServer(opts...)
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+	}
+	if o.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	gs := grpc.NewServer(append(opts, o.ServerOptions...)...)
 	arbiterv1.RegisterArbiterServiceServer(gs, s)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(arbiterv1.ArbiterService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
 	reflection.Register(gs)
+	if o.Metrics != nil {
+		o.Metrics.grpc.InitializeMetrics(gs)
+	}
 	return gs, hs
 }
 
@@ -129,7 +180,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "tool_choice: unknown value %d", req.GetToolChoice())
 	}
-	out, _, err := s.svc.Apply(ctx, key, ev, true)
+	out, sess, err := s.svc.Apply(ctx, key, ev, true)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -141,7 +192,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	if resp.Effects, err = effectsPB(out.Effects); err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return resp, nil
 }
 
@@ -155,7 +206,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "event: %v is not a speech event", req.GetEvent())
 	}
-	out, _, err := s.svc.Apply(ctx, key, arbiter.Speech{Kind: kind}, true)
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.Speech{Kind: kind}, true)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -163,7 +214,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return &arbiterv1.ReportSpeechResponse{Effects: eff}, nil
 }
 
@@ -190,7 +241,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "role: unknown value %d", req.GetRole())
 	}
-	out, _, err := s.svc.Apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -198,7 +249,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: out.Intent, CancelledJobIds: out.Cancelled}, nil
 }
 
@@ -208,7 +259,7 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := s.svc.Apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -216,7 +267,7 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
 }
 
@@ -238,7 +289,11 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 			return nil, status.Errorf(codes.InvalidArgument, "wait: %v is negative", wait)
 		}
 	}
+	began := time.Now()
 	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait)
+	if s.metrics != nil {
+		s.metrics.decideWait.Observe(time.Since(began).Seconds())
+	}
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -286,7 +341,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	out, _, err := s.svc.Apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -294,7 +349,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return &arbiterv1.CompleteResponse{Effects: eff}, nil
 }
 
@@ -333,7 +388,7 @@ func (s *Server) CloseSession(ctx context.Context, req *arbiterv1.CloseSessionRe
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := s.svc.Apply(ctx, key, arbiter.Close{}, false)
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.Close{}, false)
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
@@ -341,14 +396,25 @@ func (s *Server) CloseSession(ctx context.Context, req *arbiterv1.CloseSessionRe
 	if err != nil {
 		return nil, s.status(ctx, err)
 	}
-	s.logDecisions(ctx, key, out)
+	s.record(ctx, out, sess)
 	return &arbiterv1.CloseSessionResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
 }
 
-func (s *Server) logDecisions(ctx context.Context, key arbiter.SessionKey, out arbiter.Output) {
+// record logs the decisions an RPC made and counts them in the metrics.
+func (s *Server) record(ctx context.Context, out arbiter.Output, sess *arbiter.Session) {
 	for _, d := range out.Decisions {
-		s.log.InfoContext(ctx, "decision", "session", key.String(), "job", d.JobID, "decision", string(d.Decision), "reason", d.Reason)
+		s.log.InfoContext(ctx, "decision", "decided_job", d.JobID, "decision", string(d.Decision), "reason", d.Reason)
 	}
+	var registered func(string) time.Time
+	if sess != nil {
+		registered = func(id string) time.Time {
+			if c := sess.Call(id); c != nil {
+				return c.RegisteredAt
+			}
+			return time.Time{}
+		}
+	}
+	s.metrics.observe(out, s.svc.Clock.Now(), registered)
 }
 
 func clip(s string) string {
