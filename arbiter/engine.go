@@ -327,7 +327,10 @@ func trunc(s string) string {
 // advance fires every timer due at or before now, each at its own due time (clamped
 // to the session's clock), in time order, then sets the clock to now.
 func (st *step) advance(now time.Time) {
-	for {
+	// Every timer that fires decides a job or lifts a hold for good, so the loop ends
+	// after at most a few firings per job; the bound only guards against a bug turning
+	// into a hung request.
+	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+8; i++ {
 		j, due, fire := st.nextTimer()
 		if j == nil || due.After(now) {
 			break
