@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
-	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -15,12 +20,25 @@ import (
 type replayCmd struct {
 	Tools     string   `type:"existingfile" help:"Tool-policy YAML file the traces ran under."`
 	PrepareMS *int64   `name:"prepare-ms" help:"Fake backend prepare time in ms for every side-effecting call (overrides the trace)."`
+	Target    []string `sep:"," placeholder:"HOST:PORT" help:"Replay against running servers (host:port, comma-separated) in real time, each RPC to the next target in turn, all traces at once. The servers' tool policy must match --tools. Default: an in-process arbiter on a virtual clock per trace."`
 	Traces    []string `arg:"" type:"existingfile" help:"Trace files (JSON lines)."`
 }
 
-// Run replays each trace on its own in-process arbiter and virtual clock. Output
-// lines go to stdout, a summary table to stderr. The exit code is 1 when any trace
-// ends with an unanswered call or a double commit, or cannot be replayed.
+// traceRun is one trace's replay: its result and its output lines.
+type traceRun struct {
+	name string
+	res  *replay.Result
+	out  bytes.Buffer
+	err  error
+}
+
+// Run replays each trace. Without --target, each runs on its own in-process arbiter and
+// virtual clock, one after another, in milliseconds. With --target, every trace runs at
+// once against the running servers in real time, under its own session id (the trace
+// name plus a per-run nonce, so runs never collide), with its RPCs spread round-robin
+// over the targets. Output lines go to stdout (trace by trace, in the order given), a
+// summary table to stderr. The exit code is 1 when any trace ends with an unanswered
+// call or a double commit, or cannot be replayed.
 func (c *replayCmd) Run(env *runEnv) error {
 	if c.PrepareMS != nil && *c.PrepareMS < 0 {
 		return fmt.Errorf("--prepare-ms: %d is negative", *c.PrepareMS)
@@ -29,17 +47,30 @@ func (c *replayCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	runs := make([]*traceRun, len(c.Traces))
+	for i, path := range c.Traces {
+		runs[i] = &traceRun{name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+	}
+	if len(c.Target) == 0 {
+		for i, path := range c.Traces {
+			r := runs[i]
+			r.res, r.err = replayFile(env, path, r.name, env.stdout, func(events []replay.TraceEvent, out io.Writer) (*replay.Result, error) {
+				return replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: "replay-" + sanitize(r.name), PrepareMS: c.PrepareMS}, out)
+			})
+		}
+	} else if err := c.runRemote(env, runs); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(env.stderr, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "trace\tcalls\tcommits\tcancels\tdouble\tanswered\tskipped\tnotes\tunanswered\tdecisions (t_ms, Δref)\tresult")
 	failed := false
-	for _, path := range c.Traces {
-		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		res, err := replayFile(env, path, name, policy, c.PrepareMS)
-		if err != nil {
+	for _, r := range runs {
+		if r.err != nil {
 			failed = true
-			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\tERROR: %v\n", name, err)
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\tERROR: %v\n", r.name, r.err)
 			continue
 		}
+		res := r.res
 		s := res.Summary
 		verdict := "ok"
 		if res.Failed() {
@@ -53,7 +84,7 @@ func (c *replayCmd) Run(env *runEnv) error {
 			}
 			ds = append(ds, x)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", name, s.Calls, s.Commits, s.Cancels,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.name, s.Calls, s.Commits, s.Cancels,
 			s.DoubleCommits, s.Answered, s.Skipped, res.Notes, strings.Join(s.Unanswered, ","), strings.Join(ds, " "), verdict)
 	}
 	tw.Flush()
@@ -63,7 +94,56 @@ func (c *replayCmd) Run(env *runEnv) error {
 	return nil
 }
 
-func replayFile(env *runEnv, path, name string, policy *arbiter.Policy, prepareMS *int64) (*replay.Result, error) {
+// runRemote replays every trace concurrently against the --target servers in real
+// time, then writes the output lines trace by trace.
+func (c *replayCmd) runRemote(env *runEnv, runs []*traceRun) error {
+	var targets []string
+	for _, t := range c.Target {
+		if t = strings.TrimSpace(t); t != "" {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		return fmt.Errorf("--target: no address")
+	}
+	remote, err := replay.DialRemote(targets)
+	if err != nil {
+		return fmt.Errorf("--target: %v", err)
+	}
+	defer remote.Close()
+	nonce := make([]byte, 4)
+	_, _ = rand.Read(nonce)
+	run := fmt.Sprintf("%s-%s", time.Now().UTC().Format("150405"), hex.EncodeToString(nonce))
+	// Parse every trace first (warnings go to stderr in order), then play them all.
+	events := make([][]replay.TraceEvent, len(runs))
+	for i, path := range c.Traces {
+		_, runs[i].err = replayFile(env, path, runs[i].name, nil, func(evs []replay.TraceEvent, _ io.Writer) (*replay.Result, error) {
+			events[i] = evs
+			return nil, nil
+		})
+	}
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		if r.err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opt := replay.Options{SessionID: sanitize("replay-" + r.name + "-" + run), PrepareMS: c.PrepareMS, Start: time.Now()}
+			r.res, r.err = replay.Run(env.ctx, remote.RoundRobin(i), replay.NewRealClock(env.ctx), events[i], opt, &r.out)
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		_, _ = env.stdout.Write(r.out.Bytes())
+	}
+	return nil
+}
+
+// replayFile parses the trace at path and replays it with play, writing output lines
+// to out.
+func replayFile(env *runEnv, path, name string, out io.Writer, play func([]replay.TraceEvent, io.Writer) (*replay.Result, error)) (*replay.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -73,10 +153,11 @@ func replayFile(env *runEnv, path, name string, policy *arbiter.Policy, prepareM
 	if err != nil {
 		return nil, err
 	}
-	return replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: "replay-" + sanitize(name), PrepareMS: prepareMS}, env.stdout)
+	return play(events, out)
 }
 
-// sanitize makes a trace name usable as a session id.
+// sanitize makes a trace name usable as a session id: at most 128 characters from
+// [A-Za-z0-9_.-], keeping the end (a run's nonce) when it must cut.
 func sanitize(name string) string {
 	b := []byte(name)
 	for i, c := range b {
@@ -84,8 +165,8 @@ func sanitize(name string) string {
 			b[i] = '_'
 		}
 	}
-	if len(b) > 100 {
-		b = b[:100]
+	if len(b) > 128 {
+		b = b[len(b)-128:]
 	}
 	return string(b)
 }

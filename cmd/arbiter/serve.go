@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/policyfile"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/redisstore"
 )
 
 // serveCmd is `arbiter serve`.
@@ -21,11 +27,16 @@ type serveCmd struct {
 	IdleTTL      time.Duration `default:"1h" env:"ARBITER_IDLE_TTL" help:"A session expires this long after its last change."`
 	MaxWait      time.Duration `default:"30s" env:"ARBITER_MAX_WAIT" help:"Cap on a Decide long-poll."`
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
+	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
+	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
 // drains: health turns NOT_SERVING, GracefulStop races DrainTimeout, then the store
-// closes.
+// (and its Redis client) closes. With --redis-url the store is pinged every
+// --health-interval: health is SERVING only while Redis answers; the server starts even
+// when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers without a
+// restart when it comes back.
 func (c *serveCmd) Run(env *runEnv) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -42,10 +53,23 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 {
-		return fmt.Errorf("--idle-ttl, --max-wait and --drain-timeout must be positive")
+	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 {
+		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout and --health-interval must be positive")
 	}
-	store := memory.New(nil)
+	var (
+		store     arbiter.Store
+		storeName = "memory"
+	)
+	if c.RedisURL != "" {
+		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
+		if err != nil {
+			return fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
+		}
+		store, storeName = rs, "redis"
+		useRedisLogger(log)
+	} else {
+		store = memory.New(nil)
+	}
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
@@ -53,20 +77,38 @@ func (c *serveCmd) Run(env *runEnv) error {
 	gs, hs := server.NewGRPCServer(server.New(svc, log), server.Options{Logger: log})
 	lis, err := net.Listen("tcp", c.Listen)
 	if err != nil {
+		_ = store.Close()
 		return err
 	}
-	log.Info("arbiter serving", "addr", lis.Addr().String(), "store", "memory", "tools", len(policy.Tools))
+	// A store that cannot be reached at start is not fatal: the server starts
+	// NOT_SERVING (RPCs answer UNAVAILABLE) and turns SERVING when the store answers,
+	// so an orchestrator can start arbiter and Redis in any order.
+	hc := &healthCheck{store: store, hs: hs, log: log, every: c.HealthEvery}
+	hc.check(env.ctx)
+	attrs := []any{"addr", lis.Addr().String(), "store", storeName, "tools", len(policy.Tools)}
+	if c.RedisURL != "" {
+		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
+	}
+	log.Info("arbiter serving", attrs...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
 	}
+	hctx, stopHealth := context.WithCancel(env.ctx)
+	healthDone := make(chan struct{})
+	go func() { hc.loop(hctx); close(healthDone) }()
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	select {
 	case err := <-errc:
+		stopHealth()
+		<-healthDone
+		_ = store.Close()
 		return err
 	case <-env.ctx.Done():
 	}
 	log.Info("draining", "timeout", c.DrainTimeout)
+	stopHealth()
+	<-healthDone
 	hs.Shutdown() // every service NOT_SERVING: load balancers stop sending
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
@@ -77,6 +119,54 @@ func (c *serveCmd) Run(env *runEnv) error {
 		gs.Stop()
 	}
 	return store.Close()
+}
+
+// healthCheck sets the gRPC health status (overall and the arbiter service) from the
+// store's Ping: SERVING while it answers, NOT_SERVING while it does not.
+type healthCheck struct {
+	store   arbiter.Store
+	hs      *health.Server
+	log     *slog.Logger
+	every   time.Duration
+	serving *bool // nil until the first check
+}
+
+// loop checks every hc.every until ctx ends.
+func (hc *healthCheck) loop(ctx context.Context) {
+	t := time.NewTicker(hc.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			hc.check(ctx)
+		}
+	}
+}
+
+// check pings the store (bounded by the interval, at most 2 s) and sets the status,
+// logging each change.
+func (hc *healthCheck) check(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, min(hc.every, 2*time.Second))
+	err := hc.store.Ping(ctx)
+	cancel()
+	ok := err == nil
+	if hc.serving != nil && *hc.serving == ok {
+		return
+	}
+	st := healthpb.HealthCheckResponse_SERVING
+	if ok {
+		if hc.serving != nil {
+			hc.log.Info("store reachable again: serving")
+		}
+	} else {
+		st = healthpb.HealthCheckResponse_NOT_SERVING
+		hc.log.Warn("store unreachable: not serving until it answers", "err", err)
+	}
+	hc.serving = &ok
+	hc.hs.SetServingStatus("", st)
+	hc.hs.SetServingStatus(arbiterv1.ArbiterService_ServiceDesc.ServiceName, st)
 }
 
 // loadPolicy loads the tool policy, or the empty (all pass-through) policy for "".

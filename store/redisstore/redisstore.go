@@ -1,0 +1,263 @@
+// Package redisstore is the shared arbiter.Store on Redis (go-redis v9): a single
+// server, a Sentinel-managed primary or a Redis Cluster. Any number of arbiter
+// replicas on one Redis give the same answers, because all of a session lives in one
+// record that every transition replaces with one atomic compare-and-set.
+//
+// # Data model
+//
+// One hash per session, key arb:{TENANT:ID} (see Key), with two fields: v, the
+// version, and d, the session encoded by arbiter.EncodeSession. Everything a session
+// has (its calls and their outcomes, jobs, business-key dedupe entries and their
+// windows, abandoned marks, utterances) is inside d, so a transition touches exactly
+// one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
+// are a hash tag, so any future per-session key (and the wake-up channel
+// arb:{TENANT:ID}:w) lives in the same slot.
+//
+//   - Load is one HMGET (one round trip).
+//   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): compare v
+//     (missing = 0) with the expected version; on a mismatch write nothing and report
+//     Conflict; otherwise HSET v+1 and d, PEXPIRE the idle TTL (PERSIST for none) and
+//     SPUBLISH a wake-up on the session's channel (one round trip).
+//
+// So a request that changes a session costs two round trips, one that does not, one.
+//
+// # Wake-ups
+//
+// Watch uses sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7.0 or later): on a Cluster
+// the channel lives on the shard that owns the session's slot, so wake-ups never cross
+// the cluster bus. A Store keeps one pub/sub connection per shard it watches (one in
+// all on a single server), reference-counts the channels on it, and fans messages out
+// to the local watchers. When a pub/sub connection drops, every watcher on it is woken
+// (it re-reads the session) and go-redis reconnects and resubscribes; on a Cluster the
+// channels are re-routed to the slots' current owners.
+//
+// # Errors
+//
+// A missing session is NotFound; a network error, a timeout, a closed client, or a
+// Redis that is loading, down, read-only or redirecting is Unavailable (the cause is
+// wrapped); a record that does not decode is Internal. Save never reports success it
+// has not seen Redis confirm.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+// Store is an arbiter.Store on Redis. It is safe for concurrent use by many
+// goroutines, and any number of Stores (in any number of processes) may share one
+// Redis.
+type Store struct {
+	client redis.UniversalClient
+	hub    *hub
+}
+
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// SubscribeTimeout bounds how long Watch waits for Redis to confirm a new
+	// subscription before it gives up with Unavailable. Zero means 3 s.
+	SubscribeTimeout time.Duration
+	// HealthCheckInterval is how long a pub/sub connection may stay silent before the
+	// Store pings it; a ping not answered by the next interval counts as a dropped
+	// connection. Zero means 5 s.
+	HealthCheckInterval time.Duration
+}
+
+// New returns a Store on client, which it owns from now on: Close closes it. The
+// client should be configured with the timeouts it needs (NewClient sets sensible
+// ones). New does no I/O; Ping reports whether Redis is reachable.
+func New(client redis.UniversalClient, opt Options) *Store {
+	if opt.SubscribeTimeout <= 0 {
+		opt.SubscribeTimeout = 3 * time.Second
+	}
+	if opt.HealthCheckInterval <= 0 {
+		opt.HealthCheckInterval = 5 * time.Second
+	}
+	return &Store{client: client, hub: newHub(client, opt)}
+}
+
+// Open returns a Store on a client made by NewClient(rawURL). Errors: a malformed URL
+// (Invalid). Open does no I/O.
+func Open(rawURL string, opt Options) (*Store, error) {
+	c, err := NewClient(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(c, opt), nil
+}
+
+// Client returns the store's client (for hooks and diagnostics; do not close it).
+func (st *Store) Client() redis.UniversalClient { return st.client }
+
+// Key returns the Redis key of a session's record: arb:{TENANT:ID}. The tenant is
+// escaped so that it holds no ':' and the id so that it holds no brace, which keeps
+// the mapping one-to-one and the whole {…} the hash tag.
+func Key(k arbiter.SessionKey) string {
+	return "arb:{" + escape(k.Tenant, true) + ":" + escape(k.ID, false) + "}"
+}
+
+// channel returns the session's wake-up channel: its key plus ":w" (same slot).
+func channel(k arbiter.SessionKey) string { return Key(k) + ":w" }
+
+// escape percent-encodes '%', '{', '}' and, in a tenant, ':' and anything outside
+// [A-Za-z0-9_.-].
+func escape(s string, tenant bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		plain := c != '%' && c != '{' && c != '}'
+		if tenant {
+			plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		}
+		if plain {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// Load implements arbiter.Store with one HMGET. The session returned is the
+// caller's. Errors: NotFound (no record, or its idle TTL ran out); Unavailable
+// (network, timeout, Redis loading or down); Internal (a record that does not decode).
+func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
+	vals, err := st.client.HMGet(ctx, Key(key), "v", "d").Result()
+	if err != nil {
+		return nil, classify(err, key, "load")
+	}
+	if len(vals) != 2 {
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
+	}
+	if vals[0] == nil && vals[1] == nil {
+		return nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+	}
+	vs, ok1 := vals[0].(string)
+	data, ok2 := vals[1].(string)
+	if !ok1 || !ok2 {
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, vals[0], vals[1])
+	}
+	version, err := strconv.ParseUint(vs, 10, 64)
+	if err != nil {
+		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
+	}
+	s, err := arbiter.DecodeSession([]byte(data))
+	if err != nil {
+		return nil, err
+	}
+	s.Version = version
+	return s, nil
+}
+
+// saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
+// (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
+// none). It returns {1, new version} or, writing nothing, {0, stored version}.
+var saveScript = redis.NewScript(`
+local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if cur ~= tonumber(ARGV[1]) then
+  return {0, cur}
+end
+local nv = cur + 1
+redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2])
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+else
+  redis.call('PERSIST', KEYS[1])
+end
+redis.call('SPUBLISH', KEYS[1] .. ':w', nv)
+return {1, nv}
+`)
+
+// Save implements arbiter.Store with one script call: compare-and-set on the
+// version, write, reset the idle TTL (rounded up to whole milliseconds; 0 keeps the
+// record forever) and publish a wake-up, atomically. On success s.Version is the new
+// version. Errors: Conflict (the stored version is not s.Version; nothing written);
+// Unavailable (whether the write happened is unknown: reload before deciding);
+// Internal (an unexpected reply).
+func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
+	data, err := arbiter.EncodeSession(s)
+	if err != nil {
+		return arbiter.Wrap(arbiter.Internal, err, "encode session")
+	}
+	var ttlMS int64
+	if ttl > 0 {
+		ttlMS = (ttl + time.Millisecond - 1).Milliseconds()
+	}
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS).Int64Slice()
+	if err != nil {
+		return classify(err, s.Key, "save")
+	}
+	if len(res) != 2 || res[1] < 0 {
+		return arbiter.Errorf(arbiter.Internal, "save session %q: unexpected script reply %v", s.Key.ID, res)
+	}
+	if res[0] != 1 {
+		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, res[1], s.Version)
+	}
+	s.Version = uint64(res[1])
+	return nil
+}
+
+// Watch implements arbiter.Store. It returns once Redis has confirmed the
+// subscription, so a save after Watch returns is never missed. Errors: Unavailable
+// when Redis does not confirm within Options.SubscribeTimeout, or the store is
+// closed; ctx's error wrapped as Unavailable when ctx ends first.
+func (st *Store) Watch(ctx context.Context, key arbiter.SessionKey) (<-chan struct{}, func(), error) {
+	return st.hub.watch(ctx, key, channel(key))
+}
+
+// Ping implements arbiter.Store: PING on a single server, PING on every master of a
+// Cluster. Errors: Unavailable.
+func (st *Store) Ping(ctx context.Context) error {
+	var err error
+	if cc, ok := st.client.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
+	} else {
+		err = st.client.Ping(ctx).Err()
+	}
+	if err != nil {
+		return arbiter.Wrap(arbiter.Unavailable, err, "redis unreachable")
+	}
+	return nil
+}
+
+// Close stops every watch's pub/sub connection and closes the client. Calls after the
+// first return nil.
+func (st *Store) Close() error {
+	if !st.hub.close() {
+		return nil
+	}
+	return st.client.Close()
+}
+
+// classify turns a go-redis error into an arbiter error of the right kind.
+func classify(err error, key arbiter.SessionKey, what string) error {
+	if errors.Is(err, redis.Nil) {
+		return arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !transient(rerr.Error()) {
+		// Redis answered, with an error that retrying will not fix (WRONGTYPE, a
+		// script error): a bug or a foreign key in our key space.
+		return arbiter.Wrap(arbiter.Internal, err, "%s session %q", what, key.ID)
+	}
+	return arbiter.Wrap(arbiter.Unavailable, err, "%s session %q: redis unavailable", what, key.ID)
+}
+
+// transient reports whether a Redis error reply means "not now" rather than "never".
+func transient(msg string) bool {
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "MOVED", "ASK", "BUSY", "NOREPLICAS", "OOM", "ERR max number of clients"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}

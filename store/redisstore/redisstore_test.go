@@ -1,0 +1,350 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/redistest"
+	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/storetest"
+)
+
+// TestConformance runs the store conformance suite (contract and every golden
+// scenario) on a real redis-server, flushed before each test.
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, "../..", func(t *testing.T, _ func() time.Time) arbiter.Store {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		if err := st.Client().FlushDB(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+// TestClusterConformance runs the same suite on a three-master Redis Cluster.
+func TestClusterConformance(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	storetest.Run(t, "../..", func(t *testing.T, _ func() time.Time) arbiter.Store {
+		st, err := redisstore.Open(cl.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		cc, ok := st.Client().(*redis.ClusterClient)
+		if !ok {
+			t.Fatalf("client for %s is a %T, want a cluster client", cl.URL(), st.Client())
+		}
+		err = cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+			return c.FlushDB(ctx).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+	t.Run("SessionsSpreadOverShards", func(t *testing.T) {
+		// Watches on sessions owned by different masters each wake on their own save.
+		st, err := redisstore.Open(cl.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		ctx := context.Background()
+		cc := st.Client().(*redis.ClusterClient)
+		owners := map[string]bool{}
+		var keys []arbiter.SessionKey
+		for i := 0; len(owners) < 3 && i < 1000; i++ {
+			k := arbiter.SessionKey{ID: fmt.Sprintf("spread-%d", i)}
+			m, err := cc.MasterForKey(ctx, redisstore.Key(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !owners[m.Options().Addr] {
+				owners[m.Options().Addr] = true
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) != 3 {
+			t.Fatalf("sessions on %d masters, want 3", len(keys))
+		}
+		for _, k := range keys {
+			ch, stop, err := st.Watch(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Save(ctx, arbiter.NewSession(k, time.Now()), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ch:
+			case <-time.After(2 * time.Second):
+				t.Fatalf("session %s: no wake-up", k.ID)
+			}
+			stop()
+		}
+	})
+}
+
+func TestKeyIsOneToOne(t *testing.T) {
+	cases := []arbiter.SessionKey{
+		{Tenant: "a:b", ID: "c"}, {Tenant: "a", ID: "b:c"}, {Tenant: "", ID: "a:b:c"},
+		{Tenant: "x}", ID: "y"}, {Tenant: "x", ID: "}y"}, {Tenant: "%7D", ID: "y"},
+	}
+	seen := map[string]arbiter.SessionKey{}
+	for _, k := range cases {
+		key := redisstore.Key(k)
+		if prev, ok := seen[key]; ok {
+			t.Fatalf("%+v and %+v both map to %s", prev, k, key)
+		}
+		seen[key] = k
+	}
+	if got := redisstore.Key(arbiter.SessionKey{Tenant: "t1", ID: "s-1.x:y"}); got != "arb:{t1:s-1.x:y}" {
+		t.Fatalf("Key = %s", got)
+	}
+}
+
+func TestURLForms(t *testing.T) {
+	cases := []struct {
+		url  string
+		kind string
+	}{
+		{"redis://127.0.0.1:7000", "*redis.Client"},
+		{"rediss://:secret@127.0.0.1:7000/2", "*redis.Client"},
+		{"redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002", "*redis.ClusterClient"},
+		{"redis://127.0.0.1:7000,redis://127.0.0.1:7001", "*redis.ClusterClient"},
+		{"redis://127.0.0.1:7000?cluster=true", "*redis.ClusterClient"},
+		{"redis://127.0.0.1:26379?master_name=mymaster", "*redis.Client"},
+	}
+	for _, c := range cases {
+		cl, err := redisstore.NewClient(c.url)
+		if err != nil {
+			t.Errorf("%s: %v", c.url, err)
+			continue
+		}
+		if got := fmt.Sprintf("%T", cl); got != c.kind {
+			t.Errorf("%s: %s, want %s", c.url, got, c.kind)
+		}
+		_ = cl.Close()
+	}
+	for _, bad := range []string{"", "http://x:1", "redis://x:1?nonsense=1", "redis://h:1/notadb"} {
+		if _, err := redisstore.NewClient(bad); arbiter.KindOf(err) != arbiter.Invalid {
+			t.Errorf("%q: %v, want Invalid", bad, err)
+		}
+	}
+	if got := redisstore.Redact("redis://u:secret@h:1?password=p2,redis://h2:2"); got != "redis://u:xxxxx@h:1?password=xxxxx,redis://h2:2" {
+		t.Errorf("Redact = %s", got)
+	}
+}
+
+// TestUnavailable checks that a store on a Redis that is not there fails closed, fast,
+// with Unavailable, and recovers when the server comes back.
+func TestUnavailableAndRecovery(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{SubscribeTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "down"}
+	ch, stop, err := st.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := arbiter.NewSession(key, time.Now())
+	if err := st.Save(ctx, s, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	srv.Kill()
+	select {
+	case <-ch: // the dropped pub/sub connection woke the watcher
+	case <-time.After(3 * time.Second):
+		t.Fatal("watcher not woken when the pub/sub connection dropped")
+	}
+	start := time.Now()
+	if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Load with redis down: %v, want Unavailable", err)
+	}
+	if err := st.Save(ctx, s, time.Minute); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Save with redis down: %v, want Unavailable", err)
+	}
+	if err := st.Ping(ctx); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Ping with redis down: %v, want Unavailable", err)
+	}
+	if _, _, err := st.Watch(ctx, arbiter.SessionKey{ID: "other"}); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Watch with redis down: %v, want Unavailable", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("failing took %v", d)
+	}
+	srv.Restart() // no persistence: the session is gone, the store works again
+	deadline := time.Now().Add(5 * time.Second)
+	for st.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("store did not recover after redis came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.NotFound {
+		t.Fatalf("Load after restart: %v, want NotFound", err)
+	}
+	// The old watch was resubscribed: a save wakes it again.
+	for len(ch) > 0 {
+		<-ch
+	}
+	waitFor := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s: no wake-up", what)
+		}
+	}
+	deadline = time.Now().Add(3 * time.Second)
+	for {
+		// The resubscription may land a moment after PING works again.
+		s2 := arbiter.NewSession(key, time.Now())
+		if err := st.Save(ctx, s2, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("old watch never woke after redis came back")
+			}
+			_, _ = st.Client().Del(ctx, redisstore.Key(key)).Result()
+			continue
+		}
+		break
+	}
+	s3, err := st.Load(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(ctx, s3, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("save after recovery")
+}
+
+func TestMalformedRecordIsInternal(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "bad"}
+	for _, fields := range [][]any{{"v", "1", "d", "{not json"}, {"v", "x", "d", "{}"}, {"d", "{}"}} {
+		st.Client().Del(ctx, redisstore.Key(key))
+		st.Client().HSet(ctx, redisstore.Key(key), fields...)
+		if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Internal {
+			t.Errorf("record %v: %v, want Internal", fields, err)
+		}
+	}
+	st.Client().Del(ctx, redisstore.Key(key))
+	st.Client().Set(ctx, redisstore.Key(key), "a string", 0)
+	if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Internal {
+		t.Errorf("string at the key: %v, want Internal", err)
+	}
+}
+
+// TestWakeLatency measures how long a save on one store takes to wake a watcher on
+// another (two replicas on one Redis).
+func TestWakeLatency(t *testing.T) {
+	srv := redistest.Start(t)
+	a, _ := redisstore.Open(srv.URL(), redisstore.Options{})
+	b, _ := redisstore.Open(srv.URL(), redisstore.Options{})
+	defer a.Close()
+	defer b.Close()
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "latency"}
+	ch, stop, err := b.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := arbiter.NewSession(key, time.Now())
+	const n = 200
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := a.Save(ctx, s, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("save %d: no wake-up within 2 s", i)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[n/2], lat[n*99/100]
+	t.Logf("save → wake on another store (save round trip included): median %v, p99 %v, worst %v over %d saves", p50, p99, lat[n-1], n)
+	// The median, not the worst: one save in 200 may meet a GC pause or a busy CI core.
+	if p50 > 20*time.Millisecond {
+		t.Errorf("median wake-up %v, want a few ms", p50)
+	}
+}
+
+// TestManyWatchersOneChannel checks the reference counting: watchers come and go on
+// one session while saves go on, and every watcher still present wakes.
+func TestManyWatchersOneChannel(t *testing.T) {
+	srv := redistest.Start(t)
+	st, _ := redisstore.Open(srv.URL(), redisstore.Options{})
+	defer st.Close()
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "many"}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				ch, stop, err := st.Watch(ctx, key)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for {
+					s, err := st.Load(ctx, key)
+					if arbiter.KindOf(err) == arbiter.NotFound {
+						s, err = arbiter.NewSession(key, time.Now()), nil
+					}
+					if err != nil {
+						t.Error(err)
+						stop()
+						return
+					}
+					if err := st.Save(ctx, s, time.Minute); err == nil {
+						break
+					}
+				}
+				select {
+				case <-ch:
+				case <-time.After(2 * time.Second):
+					t.Error("no wake-up for a save made after Watch returned")
+				}
+				stop()
+			}
+		}()
+	}
+	wg.Wait()
+}
