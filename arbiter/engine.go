@@ -11,7 +11,8 @@ import (
 // Limits on what one session may hold and what one request may carry. Exceeding them
 // is an Invalid (sizes) or ResourceExhausted (counts) error.
 const (
-	// MaxCallsPerSession bounds the calls a session records.
+	// MaxCallsPerSession is the default bound on the calls a session records
+	// (Engine.MaxCalls).
 	MaxCallsPerSession = 1024
 	// MaxArgsBytes bounds a call's args, JSON-encoded (64 KiB).
 	MaxArgsBytes = 64 << 10
@@ -39,6 +40,9 @@ const InterruptAfterNote = time.Second
 type Engine struct {
 	// Policy is the tool policy; it must have passed Validate.
 	Policy *Policy
+	// MaxCalls bounds the calls one session may register (ResourceExhausted past it).
+	// Zero means MaxCallsPerSession.
+	MaxCalls int
 }
 
 // Event is one input to the engine: RegisterCall, Speech, Transcript,
@@ -251,8 +255,12 @@ func (st *step) validate(ev Event) error {
 		if s.Closed {
 			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 		}
-		if len(s.Calls) >= MaxCallsPerSession {
-			return Errorf(ResourceExhausted, "session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
+		max := st.e.MaxCalls
+		if max <= 0 {
+			max = MaxCallsPerSession
+		}
+		if len(s.Calls) >= max {
+			return Errorf(ResourceExhausted, "call_id: session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
 		}
 	case Speech:
 		switch ev.Kind {

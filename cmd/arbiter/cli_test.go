@@ -3,16 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -142,5 +150,73 @@ func TestCLIErrors(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "--help"); code != 0 || !strings.Contains(out, "serve") {
 		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+// TestCLIServeOps: serve with a tokens file, a metrics port and a session limit: an
+// RPC without a token is UNAUTHENTICATED, health stays open, a token's tenant gets
+// through until the session limit, and /metrics answers.
+func TestCLIServeOps(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.yaml")
+	os.WriteFile(tokens, []byte("\"token-for-acme-0001\": acme\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
+	go func() {
+		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+			"--auth-tokens-file", tokens, "--max-sessions", "1"})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-done:
+		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := arbiterv1.NewArbiterServiceClient(conn)
+	if _, err := c.GetSession(context.Background(), &arbiterv1.GetSessionRequest{SessionId: "s"}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("no token: %v, want Unauthenticated", err)
+	}
+	if hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health without a token: %v %v", hr, err)
+	}
+	authed := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer token-for-acme-0001")
+	if _, err := c.ReportSpeech(authed, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+	if _, err := c.ReportSpeech(authed, &arbiterv1.ReportSpeechRequest{SessionId: "s2", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a second session past --max-sessions 1: %v, want ResourceExhausted", err)
+	}
+	m := regexp.MustCompile(`msg="metrics serving" addr=(\S+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics address in the log:\n%s", stderr.String())
+	}
+	resp, err := http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `grpc_server_handled_total{grpc_code="Unauthenticated",grpc_method="GetSession"`) {
+		t.Fatalf("metrics lack the unauthenticated GetSession:\n%.2000s", body)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not drain")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"google.golang.org/grpc/health"
@@ -29,6 +30,18 @@ type serveCmd struct {
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
+
+	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
+	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
+	TLSCert        string        `name:"tls-cert" env:"ARBITER_TLS_CERT" type:"existingfile" help:"Serve TLS with this PEM certificate (needs --tls-key)."`
+	TLSKey         string        `name:"tls-key" env:"ARBITER_TLS_KEY" type:"existingfile" help:"PEM private key for --tls-cert."`
+	TLSClientCA    string        `name:"tls-client-ca" env:"ARBITER_TLS_CLIENT_CA" type:"existingfile" help:"Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert)."`
+	RateLimit      float64       `name:"rate-limit" env:"ARBITER_RATE_LIMIT" help:"Requests per second each tenant may make (token bucket); 0: unlimited."`
+	RateBurst      int           `name:"rate-burst" default:"100" env:"ARBITER_RATE_BURST" help:"Burst size of the per-tenant rate limit."`
+	RPCTimeout     time.Duration `name:"rpc-timeout" default:"10s" env:"ARBITER_RPC_TIMEOUT" help:"Deadline of each RPC (Decide: its wait cap on top)."`
+	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
+	MaxSessions    int           `name:"max-sessions" env:"ARBITER_MAX_SESSIONS" help:"Most live sessions the embedded store holds (RESOURCE_EXHAUSTED past it); 0: unlimited. Not enforced on Redis, whose memory limit applies."`
+	MaxCalls       int           `name:"max-calls-per-session" default:"1024" env:"ARBITER_MAX_CALLS_PER_SESSION" help:"Most function calls one session may register (RESOURCE_EXHAUSTED past it)."`
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
@@ -53,8 +66,34 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 {
-		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout and --health-interval must be positive")
+	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 || c.RPCTimeout <= 0 {
+		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout, --health-interval and --rpc-timeout must be positive")
+	}
+	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
+		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
+	}
+	opts := server.Options{Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout}
+	if c.AuthTokensFile != "" {
+		if opts.Tokens, err = server.LoadTokens(c.AuthTokensFile); err != nil {
+			return err
+		}
+	}
+	if c.RateLimit > 0 {
+		opts.Limiter = &server.TenantLimiter{RPS: c.RateLimit, Burst: c.RateBurst}
+	}
+	switch {
+	case c.TLSCert != "" || c.TLSKey != "":
+		if c.TLSCert == "" || c.TLSKey == "" {
+			return fmt.Errorf("--tls-cert and --tls-key go together")
+		}
+		if opts.TLS, err = server.TLSConfig(c.TLSCert, c.TLSKey, c.TLSClientCA); err != nil {
+			return err
+		}
+	case c.TLSClientCA != "":
+		return fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	if c.MetricsListen != "" {
+		opts.Metrics = server.NewMetrics()
 	}
 	var (
 		store     arbiter.Store
@@ -68,24 +107,41 @@ func (c *serveCmd) Run(env *runEnv) error {
 		store, storeName = rs, "redis"
 		useRedisLogger(log)
 	} else {
-		store = memory.New(nil)
+		ms := memory.New(nil)
+		ms.MaxSessions = c.MaxSessions
+		store = ms
 	}
 	svc := &arbiter.Service{
-		Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{},
+		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: store, Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
 	}
-	gs, hs := server.NewGRPCServer(server.New(svc, log), server.Options{Logger: log})
+	gs, hs := server.NewGRPCServer(server.New(svc, log), opts)
 	lis, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		_ = store.Close()
 		return err
+	}
+	var metricsSrv *http.Server
+	if opts.Metrics != nil {
+		mlis, err := net.Listen("tcp", c.MetricsListen)
+		if err != nil {
+			_ = lis.Close()
+			_ = store.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", opts.Metrics.Handler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = metricsSrv.Serve(mlis) }()
+		log.Info("metrics serving", "addr", mlis.Addr().String(), "path", "/metrics")
 	}
 	// A store that cannot be reached at start is not fatal: the server starts
 	// NOT_SERVING (RPCs answer UNAVAILABLE) and turns SERVING when the store answers,
 	// so an orchestrator can start arbiter and Redis in any order.
 	hc := &healthCheck{store: store, hs: hs, log: log, every: c.HealthEvery}
 	hc.check(env.ctx)
-	attrs := []any{"addr", lis.Addr().String(), "store", storeName, "tools", len(policy.Tools)}
+	attrs := []any{"addr", lis.Addr().String(), "store", storeName, "tools", len(policy.Tools),
+		"tls", opts.TLS != nil, "auth", opts.Tokens != nil}
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
@@ -102,6 +158,9 @@ func (c *serveCmd) Run(env *runEnv) error {
 	case err := <-errc:
 		stopHealth()
 		<-healthDone
+		if metricsSrv != nil {
+			_ = metricsSrv.Close()
+		}
 		_ = store.Close()
 		return err
 	case <-env.ctx.Done():
@@ -117,6 +176,9 @@ func (c *serveCmd) Run(env *runEnv) error {
 	case <-time.After(c.DrainTimeout):
 		log.Warn("drain timeout: stopping hard")
 		gs.Stop()
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Close()
 	}
 	return store.Close()
 }

@@ -15,6 +15,10 @@ import (
 // Store is an in-memory arbiter.Store. It is safe for concurrent use. Sessions live
 // only as long as the process.
 type Store struct {
+	// MaxSessions bounds how many sessions the store holds: creating one more is
+	// ResourceExhausted. Zero means unlimited. Set it before first use.
+	MaxSessions int
+
 	now func() time.Time
 
 	mu       sync.Mutex
@@ -87,6 +91,12 @@ func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) e
 	}
 	if cur != s.Version {
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, cur, s.Version)
+	}
+	if !ok && m.MaxSessions > 0 && len(m.sessions) >= m.MaxSessions {
+		m.sweepLocked()
+		if len(m.sessions) >= m.MaxSessions {
+			return arbiter.Errorf(arbiter.ResourceExhausted, "session_id: the server holds %d sessions, its limit; close sessions or retry later", len(m.sessions))
+		}
 	}
 	nr := &record{data: data, version: cur + 1}
 	if ttl > 0 {
