@@ -2,7 +2,9 @@
 # Runs every test of the project on this machine, installing what the tests need
 # when it is missing: redis-server (Debian's package; the tests start their own on
 # free ports) and the pinned buf toolchain (checks the API lints and that the
-# committed generated code matches proto/). Then: go test -race ./...
+# committed generated code matches proto/). Then: go test -race ./..., then
+# clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs npm ci),
+# then the Helm chart's tests (deploy/helm/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +35,11 @@ fi
 
 echo "== buf lint, and generated code up to date"
 buf lint
+# A change to proto/ that breaks wire or source compatibility with the previous commit
+# fails (CI's clone is main, so the previous commit is the last landed API).
+if [ -d .git ] && git rev-parse -q --verify HEAD~1 >/dev/null; then
+  buf breaking --against '.git#ref=HEAD~1'
+fi
 buf generate
 if [ -d .git ] && ! git diff --exit-code --stat -- proto; then
   echo "proto/: generated code differs from what is committed: run 'buf generate' and commit" >&2
@@ -44,3 +51,6 @@ go vet ./...
 
 echo "== go test -race ./..."
 go test -race -count=1 ./...
+
+echo "== clients (Python, Node)"
+./clients/test.sh

@@ -1,0 +1,79 @@
+import { type ChannelCredentials, type ClientOptions } from "@grpc/grpc-js";
+import * as pb from "./gen/arbiter/v1/arbiter.js";
+/** Sent as the gRPC user agent, so the server's logs show which client spoke. */
+export declare const USER_AGENT = "arbiter-client-node/0.1.0 (arbiter.v1)";
+/**
+ * Backoff for retried RPCs: the first retry waits `initialBackoffMs` (times a random
+ * 0.5-1 jitter), each next one `multiplier` times longer, at most `maxBackoffMs`; no
+ * retry starts after `maxElapsedMs` from the first try.
+ */
+export interface RetryPolicy {
+    initialBackoffMs: number;
+    maxBackoffMs: number;
+    multiplier: number;
+    maxElapsedMs: number;
+}
+/** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
+export declare const DEFAULT_RETRY: RetryPolicy;
+/** Options of {@link ArbiterClient}. */
+export interface ArbiterClientOptions {
+    /** Channel credentials; default plaintext (`credentials.createInsecure()`). */
+    credentials?: ChannelCredentials;
+    /** Extra channel options. */
+    channelOptions?: Partial<ClientOptions>;
+    /** Deadline of each RPC attempt in ms (Decide adds its `wait`); default 5000. */
+    timeoutMs?: number;
+    /** How retried RPCs back off. */
+    retry?: Partial<RetryPolicy>;
+    /** Where retries are logged; default `console`. */
+    logger?: Pick<Console, "warn">;
+}
+type Req<T> = pb.DeepPartial<T>;
+/**
+ * A client of `arbiter.v1.ArbiterService` on @grpc/grpc-js, with promises, typed errors
+ * ({@link ArbiterError}) and retries.
+ *
+ * Every RPC is sent with `waitForReady`, so a request made while the connection is down
+ * or reconnecting waits for it (up to the RPC's deadline) instead of failing: it has not
+ * reached the server, so this is safe for every RPC. Once sent, a request whose
+ * connection is lost is ambiguous. Those are retried, with exponential backoff and
+ * jitter, only for the RPCs idempotent by call id or job id: RegisterCall (when it
+ * carries a call id), ReportToolCallCancellation, Decide, Complete, GetSession and
+ * CloseSession, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED (one this
+ * client did not ask for: a server going away resets its streams). ReportSpeech and
+ * ReportTranscript are not idempotent (an event applied twice is two events): they are
+ * retried only on ABORTED, which the server returns when it changed nothing.
+ */
+export declare class ArbiterClient {
+    /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover. */
+    readonly stub: pb.ArbiterServiceClient;
+    readonly timeoutMs: number;
+    readonly retry: RetryPolicy;
+    private readonly log;
+    /** @param target the server address, e.g. `"127.0.0.1:50051"`. */
+    constructor(target: string, opts?: ArbiterClientOptions);
+    /** Closes the channel. */
+    close(): void;
+    /** RegisterCall; retried only when the request carries a call id. */
+    registerCall(req: Req<pb.RegisterCallRequest>): Promise<pb.RegisterCallResponse>;
+    /** ReportSpeech; not idempotent: retried only on ABORTED. */
+    reportSpeech(req: Req<pb.ReportSpeechRequest>): Promise<pb.ReportSpeechResponse>;
+    /** ReportTranscript; not idempotent: retried only on ABORTED. */
+    reportTranscript(req: Req<pb.ReportTranscriptRequest>): Promise<pb.ReportTranscriptResponse>;
+    /** ReportToolCallCancellation; idempotent (dead ids stay dead). */
+    reportToolCallCancellation(req: Req<pb.ReportToolCallCancellationRequest>): Promise<pb.ReportToolCallCancellationResponse>;
+    /**
+     * Decide; idempotent. The attempt's deadline is `timeoutMs` plus `req.wait`. `signal`
+     * cancels the long-poll (the promise then rejects with the signal's reason).
+     */
+    decide(req: Req<pb.DecideRequest>, signal?: AbortSignal): Promise<pb.DecideResponse>;
+    /** Complete; idempotent (the same report returns the same effects). */
+    complete(req: Req<pb.CompleteRequest>): Promise<pb.CompleteResponse>;
+    /** GetSession; read-only. */
+    getSession(req: Req<pb.GetSessionRequest>): Promise<pb.GetSessionResponse>;
+    /** CloseSession; idempotent. */
+    closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse>;
+    private call;
+    private once;
+}
+export {};

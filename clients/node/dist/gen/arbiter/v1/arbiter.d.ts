@@ -1,0 +1,812 @@
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { type CallOptions, type ChannelCredentials, Client, type ClientOptions, type ClientUnaryCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { Duration } from "../../google/protobuf/duration.js";
+export declare const protobufPackage = "arbiter.v1";
+export declare const protobufFileName = "arbiter/v1/arbiter.proto";
+/**
+ * Behavior is the function call's scheduling mode (Gemini Live's FunctionDeclaration
+ * behavior). It matters for `interrupted`: an unanswered BLOCKING call is abandoned by
+ * the server when the user barges in, a NON_BLOCKING one is not.
+ */
+export declare enum Behavior {
+    /**
+     * BEHAVIOR_UNSPECIFIED - Not given: the tool policy's `behavior` applies (NON_BLOCKING if the policy is
+     * silent too).
+     */
+    BEHAVIOR_UNSPECIFIED = 0,
+    /** BEHAVIOR_BLOCKING - The model waits for the function response; `interrupted` drops the call. */
+    BEHAVIOR_BLOCKING = 1,
+    /** BEHAVIOR_NON_BLOCKING - The model keeps talking; `interrupted` does not drop the call. */
+    BEHAVIOR_NON_BLOCKING = 2,
+    UNRECOGNIZED = -1
+}
+export declare function behaviorFromJSON(object: any): Behavior;
+export declare function behaviorToJSON(object: Behavior): string;
+/** ToolChoice is the tool choice the generation that issued the call ran under. */
+export declare enum ToolChoice {
+    /** TOOL_CHOICE_UNSPECIFIED - Same as AUTO. */
+    TOOL_CHOICE_UNSPECIFIED = 0,
+    /** TOOL_CHOICE_AUTO - The model may call tools. */
+    TOOL_CHOICE_AUTO = 1,
+    /**
+     * TOOL_CHOICE_NONE - The model was told not to call tools (Gemini Live ignores this, so calls still
+     * arrive). Such a call is rejected: answered at once with an error response saying it
+     * was not executed, never left unanswered (the LiveKit agents-js bug #2249 that
+     * wedged microphone input on Gemini Live).
+     */
+    TOOL_CHOICE_NONE = 2,
+    UNRECOGNIZED = -1
+}
+export declare function toolChoiceFromJSON(object: any): ToolChoice;
+export declare function toolChoiceToJSON(object: ToolChoice): string;
+/** Disposition is what the agent does with a registered call. */
+export declare enum Disposition {
+    /** DISPOSITION_UNSPECIFIED - Never returned. */
+    DISPOSITION_UNSPECIFIED = 0,
+    /**
+     * DISPOSITION_EXECUTE - Start the job: for a side-effecting tool, prepare it and ask Decide; for a
+     * read-only tool, run it and Complete it with OUTCOME_RESULT.
+     */
+    DISPOSITION_EXECUTE = 1,
+    /**
+     * DISPOSITION_DUPLICATE - Do nothing: the call repeats an open job (same business key inside the dedupe
+     * window). It is answered with that job's outcome, in effects now if the job is
+     * finished, or in the effects of the job's Complete.
+     */
+    DISPOSITION_DUPLICATE = 2,
+    /** DISPOSITION_REJECT - Do not run it: send the error response in effects now. */
+    DISPOSITION_REJECT = 3,
+    UNRECOGNIZED = -1
+}
+export declare function dispositionFromJSON(object: any): Disposition;
+export declare function dispositionToJSON(object: Disposition): string;
+/** SpeechEvent is one voice-activity or model-output event. */
+export declare enum SpeechEvent {
+    /** SPEECH_EVENT_UNSPECIFIED - Never valid: INVALID_ARGUMENT names `event`. */
+    SPEECH_EVENT_UNSPECIFIED = 0,
+    /**
+     * SPEECH_EVENT_USER_ACTIVITY_START - User voice activity began (Gemini `voiceActivity ACTIVITY_START`, OpenAI
+     * `input_audio_buffer.speech_started`). Opens an utterance that holds due commits
+     * until its transcript arrives.
+     */
+    SPEECH_EVENT_USER_ACTIVITY_START = 1,
+    /**
+     * SPEECH_EVENT_USER_ACTIVITY_END - User voice activity ended (`ACTIVITY_END` / `speech_stopped`). The transcript
+     * timeout of an utterance counts from here.
+     */
+    SPEECH_EVENT_USER_ACTIVITY_END = 2,
+    /** SPEECH_EVENT_MODEL_OUTPUT_START - The model started producing audio (first audio chunk of a turn). */
+    SPEECH_EVENT_MODEL_OUTPUT_START = 3,
+    /**
+     * SPEECH_EVENT_MODEL_GENERATION_COMPLETE - The model finished generating this turn (`generationComplete`); its audio may still
+     * be playing.
+     */
+    SPEECH_EVENT_MODEL_GENERATION_COMPLETE = 4,
+    /** SPEECH_EVENT_MODEL_TURN_COMPLETE - The model's turn is over (`turnComplete` / `response.done`): the model is idle. */
+    SPEECH_EVENT_MODEL_TURN_COMPLETE = 5,
+    /**
+     * SPEECH_EVENT_INTERRUPTED - The server interrupted model output (`serverContent.interrupted`): user barge-in.
+     * Every BLOCKING call still unanswered is abandoned (its id is dead, returned as a
+     * skip) unless the interruption follows the arbiter's own `now` note by less than 1 s.
+     */
+    SPEECH_EVENT_INTERRUPTED = 6,
+    UNRECOGNIZED = -1
+}
+export declare function speechEventFromJSON(object: any): SpeechEvent;
+export declare function speechEventToJSON(object: SpeechEvent): string;
+/** Role says whose words a transcript carries. */
+export declare enum Role {
+    /** ROLE_UNSPECIFIED - Same as USER. */
+    ROLE_UNSPECIFIED = 0,
+    /** ROLE_USER - The user's input transcription (`inputTranscription`). */
+    ROLE_USER = 1,
+    /** ROLE_MODEL - The model's output transcription (`outputTranscription`); marks the model speaking. */
+    ROLE_MODEL = 2,
+    UNRECOGNIZED = -1
+}
+export declare function roleFromJSON(object: any): Role;
+export declare function roleToJSON(object: Role): string;
+/** Decision is the arbiter's authoritative answer for a side-effecting job. */
+export declare enum Decision {
+    /** DECISION_UNSPECIFIED - Never returned. */
+    DECISION_UNSPECIFIED = 0,
+    /** DECISION_PENDING - No decision yet (the wait ran out); ask again. */
+    DECISION_PENDING = 1,
+    /**
+     * DECISION_COMMIT - Perform the irreversible side effect, then Complete with OUTCOME_COMMITTED (or
+     * OUTCOME_FAILED if the backend failed).
+     */
+    DECISION_COMMIT = 2,
+    /** DECISION_CANCEL - Release the prepared (or preparing) job, then Complete with OUTCOME_CANCELLED. */
+    DECISION_CANCEL = 3,
+    UNRECOGNIZED = -1
+}
+export declare function decisionFromJSON(object: any): Decision;
+export declare function decisionToJSON(object: Decision): string;
+/** Outcome is what happened to a job. */
+export declare enum Outcome {
+    /** OUTCOME_UNSPECIFIED - Never valid: INVALID_ARGUMENT names `outcome`. */
+    OUTCOME_UNSPECIFIED = 0,
+    /** OUTCOME_COMMITTED - The side effect was performed. Only after DECISION_COMMIT, else FAILED_PRECONDITION. */
+    OUTCOME_COMMITTED = 1,
+    /**
+     * OUTCOME_CANCELLED - The job was released without its side effect. Only after DECISION_CANCEL, else
+     * FAILED_PRECONDITION.
+     */
+    OUTCOME_CANCELLED = 2,
+    /**
+     * OUTCOME_FAILED - The job failed (prepare or commit); nothing was done. Allowed at any time before
+     * completion. A failed job does not absorb repeats of its business key.
+     */
+    OUTCOME_FAILED = 3,
+    /** OUTCOME_RESULT - A read-only tool's result. Only for read-only jobs, else FAILED_PRECONDITION. */
+    OUTCOME_RESULT = 4,
+    UNRECOGNIZED = -1
+}
+export declare function outcomeFromJSON(object: any): Outcome;
+export declare function outcomeToJSON(object: Outcome): string;
+/** JobState is where a job is in its life. */
+export declare enum JobState {
+    /** JOB_STATE_UNSPECIFIED - Never returned. */
+    JOB_STATE_UNSPECIFIED = 0,
+    /** JOB_STATE_PREPARING - Side-effecting: registered, prepare running. */
+    JOB_STATE_PREPARING = 1,
+    /** JOB_STATE_PREPARED - Side-effecting: prepared, waiting for the grace window or a hold to end. */
+    JOB_STATE_PREPARED = 2,
+    /** JOB_STATE_DECIDED - Decided (see decision), waiting for Complete. */
+    JOB_STATE_DECIDED = 3,
+    /** JOB_STATE_RUNNING - Read-only: running. */
+    JOB_STATE_RUNNING = 4,
+    /** JOB_STATE_DONE - Completed; see outcome. */
+    JOB_STATE_DONE = 5,
+    UNRECOGNIZED = -1
+}
+export declare function jobStateFromJSON(object: any): JobState;
+export declare function jobStateToJSON(object: JobState): string;
+/** Delivery says when to send a note. */
+export declare enum Delivery {
+    /** DELIVERY_UNSPECIFIED - Never returned. */
+    DELIVERY_UNSPECIFIED = 0,
+    /** DELIVERY_NOW - Send it now (the model is idle). */
+    DELIVERY_NOW = 1,
+    /**
+     * DELIVERY_WHEN_IDLE - Send it when the model's turn is over: it is speaking, and a user turn would
+     * interrupt it and cut its reply in half (the third seed: `turn_complete=true`
+     * unconditionally interrupts generation).
+     */
+    DELIVERY_WHEN_IDLE = 2,
+    UNRECOGNIZED = -1
+}
+export declare function deliveryFromJSON(object: any): Delivery;
+export declare function deliveryToJSON(object: Delivery): string;
+/** RegisterCallRequest records one function call from the model. */
+export interface RegisterCallRequest {
+    /**
+     * Required. The session (model connection) id: 1 to 128 characters from
+     * [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `session_id` otherwise. The session is
+     * created if it does not exist yet; a closed session gives FAILED_PRECONDITION.
+     */
+    sessionId: string;
+    /**
+     * The call id the model gave (Gemini `FunctionCall.id`, OpenAI `call_id`): 1 to 128
+     * characters from [A-Za-z0-9_.:-]. Optional: when empty the arbiter mints one matching
+     * ^[a-zA-Z0-9_-]+$ and returns it. INVALID_ARGUMENT names `call_id` when malformed.
+     */
+    callId: string;
+    /** Required. The function name: 1 to 128 characters from [A-Za-z0-9_.:-]. */
+    tool: string;
+    /**
+     * The function call's arguments as the model sent them. At most 64 KiB when
+     * serialised; INVALID_ARGUMENT names `args` above that.
+     */
+    args: {
+        [key: string]: any;
+    } | undefined;
+    /** The call's scheduling mode; unspecified means the tool policy's. */
+    behavior: Behavior;
+    /** The tool choice of the generation that issued the call; NONE rejects the call. */
+    toolChoice: ToolChoice;
+    /**
+     * Optional explicit business key (the agent resolved the request, e.g. to a slot id):
+     * at most 512 bytes. When set it replaces the policy's key for deduplication.
+     */
+    businessKey: string;
+}
+/** RegisterCallResponse says what to do with the call. */
+export interface RegisterCallResponse {
+    /** The call id: the request's, or the one minted for it. */
+    callId: string;
+    /** What to do with the call. */
+    disposition: Disposition;
+    /**
+     * The job this call belongs to (opened by it, or the job it duplicates). Empty for
+     * REJECT.
+     */
+    jobId: string;
+    /** For DUPLICATE: the call id that opened the job. */
+    duplicateOf: string;
+    /**
+     * The business key the call was deduplicated on: the tool name plus the policy's
+     * canonical arguments, or the explicit key. Empty for REJECT.
+     */
+    businessKey: string;
+    /**
+     * True for a two-phase (side-effecting) tool: prepare, Decide, then commit or cancel.
+     * False for a read-only tool: run it and Complete with OUTCOME_RESULT.
+     */
+    sideEffect: boolean;
+    /**
+     * What is due now: the error response of a REJECT, or the response of a DUPLICATE
+     * whose job is finished.
+     */
+    effects: Effects | undefined;
+}
+/** ReportSpeechRequest reports one speech event. */
+export interface ReportSpeechRequest {
+    /** Required. The session id (see RegisterCallRequest.session_id). */
+    sessionId: string;
+    /** Required. What happened. */
+    event: SpeechEvent;
+}
+/** ReportSpeechResponse carries what the event made due. */
+export interface ReportSpeechResponse {
+    /** Skips for abandoned call ids (INTERRUPTED); otherwise empty. */
+    effects: Effects | undefined;
+}
+/** ReportTranscriptRequest reports a piece of transcription. */
+export interface ReportTranscriptRequest {
+    /** Required. The session id (see RegisterCallRequest.session_id). */
+    sessionId: string;
+    /** Whose words these are. */
+    role: Role;
+    /**
+     * Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
+     * A user transcript belongs to the open utterance, or to the last ended utterance
+     * still waiting for its transcript; with neither it is an utterance of its own.
+     */
+    text: string;
+    /**
+     * True for a partial transcript that will be replaced or continued. Only a final
+     * (interim=false, the default) user transcript is checked for stop intent and can
+     * release a held commit.
+     */
+    interim: boolean;
+}
+/** ReportTranscriptResponse carries what the transcript made due. */
+export interface ReportTranscriptResponse {
+    /** A status note when a stop was heard after a job had already committed. */
+    effects: Effects | undefined;
+    /**
+     * The intent read from the utterance's text so far: "stop" or "other"; empty for an
+     * interim or model transcript.
+     */
+    intent: string;
+    /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
+    cancelledJobIds: string[];
+}
+/** ReportToolCallCancellationRequest reports withdrawn call ids. */
+export interface ReportToolCallCancellationRequest {
+    /** Required. The session id (see RegisterCallRequest.session_id). */
+    sessionId: string;
+    /**
+     * Required. The withdrawn call ids, at least one, each 1 to 128 characters from
+     * [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `call_ids[i]` otherwise.
+     */
+    callIds: string[];
+}
+/** ReportToolCallCancellationResponse carries what the withdrawal made due. */
+export interface ReportToolCallCancellationResponse {
+    /** Skips for the withdrawn ids that were still pending. */
+    effects: Effects | undefined;
+    /** Jobs cancelled because an id of theirs was withdrawn before a decision. */
+    cancelledJobIds: string[];
+}
+/** DecideRequest asks for a job's decision. */
+export interface DecideRequest {
+    /** Required. The session id. */
+    sessionId: string;
+    /** Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. */
+    jobId: string;
+    /**
+     * True once the backend's prepare (the slow, reversible phase) finished. The first
+     * Decide with prepared=true starts the grace window; later ones change nothing.
+     */
+    prepared: boolean;
+    /**
+     * How long to wait for a decision: 0 answers at once; capped server-side at 30 s (and
+     * by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
+     */
+    wait: Duration | undefined;
+}
+/** DecideResponse is the decision. */
+export interface DecideResponse {
+    /** COMMIT, CANCEL or PENDING. */
+    decision: Decision;
+    /**
+     * Why, in words (e.g. `stop intent in user speech: "Actually, stop."`); for PENDING,
+     * what the job is waiting for.
+     */
+    reason: string;
+    /** When the decision was made (arbiter clock); unset for PENDING. */
+    decidedAt: Date | undefined;
+    /** The job id asked about. */
+    jobId: string;
+}
+/** CompleteRequest reports a job's outcome. */
+export interface CompleteRequest {
+    /** Required. The session id. */
+    sessionId: string;
+    /** Required. The job id. NOT_FOUND when unknown. */
+    jobId: string;
+    /** Required. What happened. */
+    outcome: Outcome;
+    /**
+     * The backend's result (a booking reference, a read-only tool's output): merged into
+     * the function response payload. At most 64 KiB serialised.
+     */
+    result: {
+        [key: string]: any;
+    } | undefined;
+    /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
+    error: string;
+}
+/** CompleteResponse carries what the outcome made due. */
+export interface CompleteResponse {
+    /**
+     * Function responses for the job's live call ids (its own and duplicates) and the
+     * status note if one is due. Ids of the job that died earlier were handed out as skips
+     * when they died (ReportSpeech, ReportToolCallCancellation, CloseSession) and are not
+     * repeated: every outcome reaches the agent once (a retried Complete returns this same
+     * set again).
+     */
+    effects: Effects | undefined;
+}
+/** GetSessionRequest names a session. */
+export interface GetSessionRequest {
+    /** Required. The session id. NOT_FOUND when unknown or expired. */
+    sessionId: string;
+}
+/** GetSessionResponse is a snapshot of a session. */
+export interface GetSessionResponse {
+    /** The session id. */
+    sessionId: string;
+    /** Calls registered and not yet answered or marked dead. */
+    pendingCalls: PendingCall[];
+    /** Every job of the session, oldest first. */
+    jobs: Job[];
+    /** True while a user utterance is open (voice activity, or waiting for its transcript). */
+    utteranceOpen: boolean;
+    /**
+     * True while the model is producing output (between MODEL_OUTPUT_START and
+     * MODEL_TURN_COMPLETE or INTERRUPTED).
+     */
+    modelSpeaking: boolean;
+    /**
+     * The next time a timer of this session is due (grace window, transcript timeout,
+     * abandon wait, dedupe expiry); unset when none.
+     */
+    nextTimer: Date | undefined;
+    /** True after CloseSession. */
+    closed: boolean;
+    /** The session's version: incremented by every state change. */
+    version: number;
+}
+/** PendingCall is a call id still waiting for its outcome. */
+export interface PendingCall {
+    /** The call id. */
+    callId: string;
+    /** The function name. */
+    tool: string;
+    /** Its job. */
+    jobId: string;
+    /** How long since it was registered. */
+    age: Duration | undefined;
+    /** Whether it is BLOCKING. */
+    behavior: Behavior;
+}
+/** Job is one execution of a tool: one business key, any number of call ids. */
+export interface Job {
+    /** The job id, unique in the session. */
+    jobId: string;
+    /** The function name. */
+    tool: string;
+    /** The business key. */
+    businessKey: string;
+    /** Where the job is. */
+    state: JobState;
+    /** The decision, once made (side-effecting jobs). */
+    decision: Decision;
+    /** Why. */
+    reason: string;
+    /** The outcome, once completed. */
+    outcome: Outcome;
+    /** Every call id of the job: the one that opened it first, then duplicates. */
+    callIds: string[];
+    /**
+     * True while every call id of the job is dead after `interrupted` and no re-issue has
+     * revived it: its commit is held.
+     */
+    abandoned: boolean;
+    /** True for a two-phase tool. */
+    sideEffect: boolean;
+    /** When it was registered. */
+    createdAt: Date | undefined;
+}
+/** CloseSessionRequest names a session to close. */
+export interface CloseSessionRequest {
+    /** Required. The session id. NOT_FOUND when unknown. */
+    sessionId: string;
+}
+/** CloseSessionResponse carries what closing made due. */
+export interface CloseSessionResponse {
+    /** Skips for every call id that was still unanswered. */
+    effects: Effects | undefined;
+    /** Jobs cancelled because they were still undecided. */
+    cancelledJobIds: string[];
+}
+/**
+ * Effects is what the agent must send to the model, in order: function responses,
+ * then notes. Skips are ids it must never answer.
+ */
+export interface Effects {
+    /** Function responses to send now, one per call id, each exactly once. */
+    responses: FunctionResponse[];
+    /**
+     * Call ids that must never be answered (abandoned by `interrupted`, withdrawn by a
+     * tool-call cancellation, or left when the session closed).
+     */
+    skips: Skip[];
+    /** Status notes to send the model as a user turn. */
+    notes: Note[];
+}
+/**
+ * FunctionResponse is one function response for the model (Gemini `FunctionResponse`,
+ * OpenAI `function_call_output`).
+ */
+export interface FunctionResponse {
+    /** The call id it answers. */
+    callId: string;
+    /** The function name it answers (Gemini requires it). */
+    name: string;
+    /**
+     * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok"),
+     * the backend's result fields, `error` when not executed, and `duplicate_of` when the
+     * call repeated an earlier one.
+     */
+    payload: {
+        [key: string]: any;
+    } | undefined;
+    /** The job it reports on; empty for a rejected call. */
+    jobId: string;
+}
+/** Skip is a call id the agent must not answer. */
+export interface Skip {
+    /** The dead call id. */
+    callId: string;
+    /** The function name. */
+    name: string;
+    /**
+     * Why: "abandoned" (interrupted BLOCKING call), "withdrawn" (tool-call
+     * cancellation) or "session_closed".
+     */
+    reason: string;
+    /** Its job. */
+    jobId: string;
+}
+/**
+ * Note is an authoritative status note: text the agent sends the model as a user turn
+ * (Gemini `send_client_content` with turn_complete=true), so what the model tells the
+ * user matches what happened.
+ */
+export interface Note {
+    /** The job the note is about. */
+    jobId: string;
+    /** The note, starting "System note:". */
+    text: string;
+    /** When to send it. */
+    deliver: Delivery;
+}
+export declare const RegisterCallRequest: MessageFns<RegisterCallRequest>;
+export declare const RegisterCallResponse: MessageFns<RegisterCallResponse>;
+export declare const ReportSpeechRequest: MessageFns<ReportSpeechRequest>;
+export declare const ReportSpeechResponse: MessageFns<ReportSpeechResponse>;
+export declare const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest>;
+export declare const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse>;
+export declare const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancellationRequest>;
+export declare const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancellationResponse>;
+export declare const DecideRequest: MessageFns<DecideRequest>;
+export declare const DecideResponse: MessageFns<DecideResponse>;
+export declare const CompleteRequest: MessageFns<CompleteRequest>;
+export declare const CompleteResponse: MessageFns<CompleteResponse>;
+export declare const GetSessionRequest: MessageFns<GetSessionRequest>;
+export declare const GetSessionResponse: MessageFns<GetSessionResponse>;
+export declare const PendingCall: MessageFns<PendingCall>;
+export declare const Job: MessageFns<Job>;
+export declare const CloseSessionRequest: MessageFns<CloseSessionRequest>;
+export declare const CloseSessionResponse: MessageFns<CloseSessionResponse>;
+export declare const Effects: MessageFns<Effects>;
+export declare const FunctionResponse: MessageFns<FunctionResponse>;
+export declare const Skip: MessageFns<Skip>;
+export declare const Note: MessageFns<Note>;
+/**
+ * ArbiterService decides, for each function call, whether and when its side effect
+ * happens and what the model is told. Every RPC is safe to call concurrently from many
+ * clients; calls on one session are serialised by the arbiter (compare-and-set on the
+ * session's version), so any replica answers the same.
+ */
+export type ArbiterServiceService = typeof ArbiterServiceService;
+export declare const ArbiterServiceService: {
+    /**
+     * RegisterCall records a function call the model issued and says what to do with it:
+     * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
+     * (do nothing: the business key matches a job already open, whose outcome will answer
+     * this id too) or REJECT (do not run it; send the error response in effects now).
+     * Registering the same call id twice is idempotent and returns the first answer.
+     */
+    readonly registerCall: {
+        readonly path: "/arbiter.v1.ArbiterService/RegisterCall";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: RegisterCallRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => RegisterCallRequest;
+        readonly responseSerialize: (value: RegisterCallResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => RegisterCallResponse;
+    };
+    /**
+     * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
+     * return skips (abandoned BLOCKING call ids that must never be answered).
+     */
+    readonly reportSpeech: {
+        readonly path: "/arbiter.v1.ArbiterService/ReportSpeech";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ReportSpeechRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ReportSpeechRequest;
+        readonly responseSerialize: (value: ReportSpeechResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ReportSpeechResponse;
+    };
+    /**
+     * ReportTranscript reports a piece of the user's input transcription (or the model's
+     * output transcription). A final user transcript is checked for stop intent: it can
+     * cancel pending jobs, or release commits it was holding. May return a status note
+     * (a stop heard after a commit).
+     */
+    readonly reportTranscript: {
+        readonly path: "/arbiter.v1.ArbiterService/ReportTranscript";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ReportTranscriptRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ReportTranscriptRequest;
+        readonly responseSerialize: (value: ReportTranscriptResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ReportTranscriptResponse;
+    };
+    /**
+     * ReportToolCallCancellation reports call ids the server withdrew
+     * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
+     * A withdrawn job is cancelled if it has not been decided; if it committed, its note
+     * says it was done. Unknown or already answered ids are ignored.
+     */
+    readonly reportToolCallCancellation: {
+        readonly path: "/arbiter.v1.ArbiterService/ReportToolCallCancellation";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ReportToolCallCancellationRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ReportToolCallCancellationRequest;
+        readonly responseSerialize: (value: ReportToolCallCancellationResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ReportToolCallCancellationResponse;
+    };
+    /**
+     * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
+     * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
+     * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
+     * and with prepared=true once prepare finished (that starts the grace window).
+     * FAILED_PRECONDITION for a read-only job.
+     */
+    readonly decide: {
+        readonly path: "/arbiter.v1.ArbiterService/Decide";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: DecideRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => DecideRequest;
+        readonly responseSerialize: (value: DecideResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => DecideResponse;
+    };
+    /**
+     * Complete reports what happened to a job (committed, cancelled, failed, or the result
+     * of a read-only tool) and returns every function response and note now due for it:
+     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
+     * returns the same effects; a different report for a completed job is
+     * FAILED_PRECONDITION.
+     */
+    readonly complete: {
+        readonly path: "/arbiter.v1.ArbiterService/Complete";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: CompleteRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => CompleteRequest;
+        readonly responseSerialize: (value: CompleteResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => CompleteResponse;
+    };
+    /**
+     * GetSession returns the session's state: pending call ids with their age, jobs and
+     * their states, whether a user utterance is open, the next timer. Read-only.
+     */
+    readonly getSession: {
+        readonly path: "/arbiter.v1.ArbiterService/GetSession";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: GetSessionRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => GetSessionRequest;
+        readonly responseSerialize: (value: GetSessionResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => GetSessionResponse;
+    };
+    /**
+     * CloseSession closes a session (the model connection ended). Undecided jobs are
+     * cancelled (fail closed) and every call id still unanswered is marked dead, returned
+     * as skips. Idempotent. A closed session still accepts Complete for jobs already
+     * decided, so a commit in flight is recorded.
+     */
+    readonly closeSession: {
+        readonly path: "/arbiter.v1.ArbiterService/CloseSession";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: CloseSessionRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => CloseSessionRequest;
+        readonly responseSerialize: (value: CloseSessionResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => CloseSessionResponse;
+    };
+};
+export interface ArbiterServiceServer extends UntypedServiceImplementation {
+    /**
+     * RegisterCall records a function call the model issued and says what to do with it:
+     * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
+     * (do nothing: the business key matches a job already open, whose outcome will answer
+     * this id too) or REJECT (do not run it; send the error response in effects now).
+     * Registering the same call id twice is idempotent and returns the first answer.
+     */
+    registerCall: handleUnaryCall<RegisterCallRequest, RegisterCallResponse>;
+    /**
+     * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
+     * return skips (abandoned BLOCKING call ids that must never be answered).
+     */
+    reportSpeech: handleUnaryCall<ReportSpeechRequest, ReportSpeechResponse>;
+    /**
+     * ReportTranscript reports a piece of the user's input transcription (or the model's
+     * output transcription). A final user transcript is checked for stop intent: it can
+     * cancel pending jobs, or release commits it was holding. May return a status note
+     * (a stop heard after a commit).
+     */
+    reportTranscript: handleUnaryCall<ReportTranscriptRequest, ReportTranscriptResponse>;
+    /**
+     * ReportToolCallCancellation reports call ids the server withdrew
+     * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
+     * A withdrawn job is cancelled if it has not been decided; if it committed, its note
+     * says it was done. Unknown or already answered ids are ignored.
+     */
+    reportToolCallCancellation: handleUnaryCall<ReportToolCallCancellationRequest, ReportToolCallCancellationResponse>;
+    /**
+     * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
+     * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
+     * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
+     * and with prepared=true once prepare finished (that starts the grace window).
+     * FAILED_PRECONDITION for a read-only job.
+     */
+    decide: handleUnaryCall<DecideRequest, DecideResponse>;
+    /**
+     * Complete reports what happened to a job (committed, cancelled, failed, or the result
+     * of a read-only tool) and returns every function response and note now due for it:
+     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
+     * returns the same effects; a different report for a completed job is
+     * FAILED_PRECONDITION.
+     */
+    complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
+    /**
+     * GetSession returns the session's state: pending call ids with their age, jobs and
+     * their states, whether a user utterance is open, the next timer. Read-only.
+     */
+    getSession: handleUnaryCall<GetSessionRequest, GetSessionResponse>;
+    /**
+     * CloseSession closes a session (the model connection ended). Undecided jobs are
+     * cancelled (fail closed) and every call id still unanswered is marked dead, returned
+     * as skips. Idempotent. A closed session still accepts Complete for jobs already
+     * decided, so a commit in flight is recorded.
+     */
+    closeSession: handleUnaryCall<CloseSessionRequest, CloseSessionResponse>;
+}
+export interface ArbiterServiceClient extends Client {
+    /**
+     * RegisterCall records a function call the model issued and says what to do with it:
+     * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
+     * (do nothing: the business key matches a job already open, whose outcome will answer
+     * this id too) or REJECT (do not run it; send the error response in effects now).
+     * Registering the same call id twice is idempotent and returns the first answer.
+     */
+    registerCall(request: RegisterCallRequest, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
+    registerCall(request: RegisterCallRequest, metadata: Metadata, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
+    registerCall(request: RegisterCallRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
+    /**
+     * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
+     * return skips (abandoned BLOCKING call ids that must never be answered).
+     */
+    reportSpeech(request: ReportSpeechRequest, callback: (error: ServiceError | null, response: ReportSpeechResponse) => void): ClientUnaryCall;
+    reportSpeech(request: ReportSpeechRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportSpeechResponse) => void): ClientUnaryCall;
+    reportSpeech(request: ReportSpeechRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ReportSpeechResponse) => void): ClientUnaryCall;
+    /**
+     * ReportTranscript reports a piece of the user's input transcription (or the model's
+     * output transcription). A final user transcript is checked for stop intent: it can
+     * cancel pending jobs, or release commits it was holding. May return a status note
+     * (a stop heard after a commit).
+     */
+    reportTranscript(request: ReportTranscriptRequest, callback: (error: ServiceError | null, response: ReportTranscriptResponse) => void): ClientUnaryCall;
+    reportTranscript(request: ReportTranscriptRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportTranscriptResponse) => void): ClientUnaryCall;
+    reportTranscript(request: ReportTranscriptRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ReportTranscriptResponse) => void): ClientUnaryCall;
+    /**
+     * ReportToolCallCancellation reports call ids the server withdrew
+     * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
+     * A withdrawn job is cancelled if it has not been decided; if it committed, its note
+     * says it was done. Unknown or already answered ids are ignored.
+     */
+    reportToolCallCancellation(request: ReportToolCallCancellationRequest, callback: (error: ServiceError | null, response: ReportToolCallCancellationResponse) => void): ClientUnaryCall;
+    reportToolCallCancellation(request: ReportToolCallCancellationRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportToolCallCancellationResponse) => void): ClientUnaryCall;
+    reportToolCallCancellation(request: ReportToolCallCancellationRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ReportToolCallCancellationResponse) => void): ClientUnaryCall;
+    /**
+     * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
+     * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
+     * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
+     * and with prepared=true once prepare finished (that starts the grace window).
+     * FAILED_PRECONDITION for a read-only job.
+     */
+    decide(request: DecideRequest, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
+    decide(request: DecideRequest, metadata: Metadata, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
+    decide(request: DecideRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
+    /**
+     * Complete reports what happened to a job (committed, cancelled, failed, or the result
+     * of a read-only tool) and returns every function response and note now due for it:
+     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
+     * returns the same effects; a different report for a completed job is
+     * FAILED_PRECONDITION.
+     */
+    complete(request: CompleteRequest, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
+    complete(request: CompleteRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
+    complete(request: CompleteRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
+    /**
+     * GetSession returns the session's state: pending call ids with their age, jobs and
+     * their states, whether a user utterance is open, the next timer. Read-only.
+     */
+    getSession(request: GetSessionRequest, callback: (error: ServiceError | null, response: GetSessionResponse) => void): ClientUnaryCall;
+    getSession(request: GetSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: GetSessionResponse) => void): ClientUnaryCall;
+    getSession(request: GetSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: GetSessionResponse) => void): ClientUnaryCall;
+    /**
+     * CloseSession closes a session (the model connection ended). Undecided jobs are
+     * cancelled (fail closed) and every call id still unanswered is marked dead, returned
+     * as skips. Idempotent. A closed session still accepts Complete for jobs already
+     * decided, so a commit in flight is recorded.
+     */
+    closeSession(request: CloseSessionRequest, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
+    closeSession(request: CloseSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
+    closeSession(request: CloseSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
+}
+export declare const ArbiterServiceClient: {
+    new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): ArbiterServiceClient;
+    service: typeof ArbiterServiceService;
+    serviceName: string;
+};
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
+export type DeepPartial<T> = T extends Builtin ? T : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>> : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>> : T extends {} ? {
+    [K in keyof T]?: DeepPartial<T[K]>;
+} : Partial<T>;
+type KeysOfUnion<T> = T extends T ? keyof T : never;
+export type Exact<P, I extends P> = P extends Builtin ? P : P & {
+    [K in keyof P]: Exact<P[K], I[K]>;
+} & {
+    [K in Exclude<keyof I, KeysOfUnion<P>>]: never;
+};
+export interface MessageFns<T> {
+    encode(message: T, writer?: BinaryWriter): BinaryWriter;
+    decode(input: BinaryReader | Uint8Array, length?: number): T;
+    fromJSON(object: any): T;
+    toJSON(message: T): unknown;
+    create<I extends Exact<DeepPartial<T>, I>>(base?: I): T;
+    fromPartial<I extends Exact<DeepPartial<T>, I>>(object: I): T;
+}
+export {};

@@ -1,0 +1,15 @@
+/**
+ * Node client of Arbiter (API `arbiter.v1`): one authoritative decision about each
+ * function call a realtime voice agent's model issues.
+ *
+ * - {@link LiveAdapter} sits in a Gemini Live (@google/genai) receive loop: feed it every
+ *   server message, handle the plain actions it hands back.
+ * - {@link ArbiterClient} is the API over @grpc/grpc-js, with typed errors and retries.
+ * - `pb` holds the generated messages and stubs (ts-proto).
+ */
+export * from "./actions.js";
+export { ArbiterClient, DEFAULT_RETRY, USER_AGENT, type ArbiterClientOptions, type RetryPolicy } from "./client.js";
+export * from "./errors.js";
+export * as pb from "./gen/arbiter/v1/arbiter.js";
+export { LiveAdapter, type ActionHandler, type LiveAdapterOptions, type LiveServerMessageLike, type TranscriptionLike } from "./live.js";
+export { API_VERSION, VERSION } from "./version.js";

@@ -1,0 +1,141 @@
+import type { Action } from "./actions.js";
+import type { ArbiterClient } from "./client.js";
+/** A transcription piece (`Transcription`). */
+export interface TranscriptionLike {
+    text?: string;
+    finished?: boolean;
+}
+/**
+ * The fields of @google/genai's `LiveServerMessage` the adapter reads: a real
+ * `LiveServerMessage` is one, and so is a plain object with the same camelCase fields.
+ */
+export interface LiveServerMessageLike {
+    voiceActivity?: {
+        voiceActivityType?: string;
+    };
+    serverContent?: {
+        modelTurn?: {
+            parts?: Array<{
+                inlineData?: {
+                    mimeType?: string;
+                };
+            }>;
+        };
+        inputTranscription?: TranscriptionLike;
+        interimInputTranscription?: TranscriptionLike;
+        outputTranscription?: TranscriptionLike;
+        interrupted?: boolean;
+        generationComplete?: boolean;
+        turnComplete?: boolean;
+    };
+    toolCall?: {
+        functionCalls?: Array<{
+            id?: string;
+            name?: string;
+            args?: Record<string, unknown>;
+        }>;
+    };
+    toolCallCancellation?: {
+        ids?: string[];
+    };
+}
+/** Receives each action, in order; may return a promise (awaited). Keep it short. */
+export type ActionHandler = (action: Action) => void | Promise<void>;
+/** Options of {@link LiveAdapter}. */
+export interface LiveAdapterOptions {
+    /**
+     * Each tool's `FunctionDeclaration.behavior`; tools not named use the arbiter's tool
+     * policy.
+     */
+    behaviors?: Record<string, "BLOCKING" | "NON_BLOCKING">;
+    /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
+    decideWaitMs?: number;
+    /** Where failures of background work are logged; default `console`. */
+    logger?: Pick<Console, "warn" | "error">;
+}
+/**
+ * Drives one arbiter session from one Live session's server messages.
+ *
+ * Feed it every `LiveServerMessage` ({@link feed}) and handle the plain actions it hands
+ * `onAction`. It owns the API choreography: RegisterCall for each function call,
+ * ReportSpeech and ReportTranscript for voice activity, model output and transcription,
+ * ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that
+ * runs while the prepare does (prepared=false: it returns early only to cancel) and
+ * after it (prepared=true), then Complete. It hands out at most one function response
+ * per call id and none for ids the arbiter declared dead.
+ *
+ * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
+ * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
+ * `error` set) and reported as failed.
+ */
+export declare class LiveAdapter {
+    private readonly client;
+    readonly sessionId: string;
+    private readonly onAction;
+    /** Each tool's behavior (see {@link LiveAdapterOptions.behaviors}). */
+    behaviors: Record<string, "BLOCKING" | "NON_BLOCKING">;
+    /**
+     * The tool choice the model currently runs under: set `"none"` while the generation
+     * runs with `toolChoice: none`, and calls that still arrive are rejected (answered).
+     */
+    toolChoice: "auto" | "none";
+    private readonly waitMs;
+    private readonly log;
+    private readonly jobs;
+    private readonly answered;
+    private readonly dead;
+    private readonly notes;
+    private modelSpeaking;
+    private closed;
+    /**
+     * @param client the {@link ArbiterClient}.
+     * @param sessionId the arbiter session id (one per model connection), 1 to 128
+     *   characters from `[A-Za-z0-9_.:-]`.
+     * @param onAction called with each action, in order.
+     */
+    constructor(client: ArbiterClient, sessionId: string, onAction: ActionHandler, opts?: LiveAdapterOptions);
+    /**
+     * Reports one Live server message to the arbiter and hands out what it made due. Feed
+     * messages in the order they arrive, one at a time (await each). Rejects with an
+     * {@link ArbiterError} when an RPC fails (the rest of that message is not reported);
+     * the adapter stays usable.
+     */
+    feed(msg: LiveServerMessageLike): Promise<void>;
+    /**
+     * Reports that the job's prepare finished: the adapter now asks Decide with
+     * prepared=true (which starts the grace window) and hands out Commit or Cancel.
+     */
+    prepared(jobId: string): Promise<void>;
+    /**
+     * Reports that the side effect a {@link Commit} asked for was performed; `result` (e.g.
+     * a booking reference) goes into the function response.
+     */
+    committed(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /** Reports a read-only tool's result, which becomes its function response. */
+    result(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
+     * was done. `error` (at most 4 KiB) is passed to the model.
+     */
+    failed(jobId: string, error: string): Promise<void>;
+    /**
+     * Closes the arbiter session (the model connection ended): undecided jobs are cancelled
+     * (their prepares aborted) and unanswered ids become dead. Waits up to `timeoutMs` for
+     * the Decide loops to hand out their last actions.
+     */
+    close(timeoutMs?: number): Promise<void>;
+    private job;
+    private speech;
+    private transcript;
+    private register;
+    /** The Decide loop of one side-effecting job; never rejects. */
+    private drive;
+    /**
+     * Long-polls Decide until COMMIT or CANCEL. While the prepare runs it asks with
+     * prepared=false, and re-asks with prepared=true the moment the app reports it.
+     */
+    private decide;
+    private complete;
+    private effects;
+    private emit;
+}

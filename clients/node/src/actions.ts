@@ -1,0 +1,95 @@
+import type { ArbiterError } from "./errors.js";
+
+/** A function call as the model issued it (`FunctionCall`: id, name, args). */
+export interface Call {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * Start the call. `sideEffect: true`: start the backend's prepare (slow, reversible)
+ * and report it with `adapter.prepared(jobId)` (or `failed`); never commit until a
+ * {@link Commit} says so. `sideEffect: false`: run the read-only tool and report
+ * `adapter.result(jobId, result)`. Never send a function response yourself: it comes as
+ * {@link SendFunctionResponse}. `businessKey` is what the arbiter deduplicated the call
+ * on: a good idempotency key for the backend.
+ */
+export interface Execute {
+  type: "execute";
+  call: Call;
+  jobId: string;
+  sideEffect: boolean;
+  businessKey: string;
+}
+
+/**
+ * Stop the prepare still running for this job and release what it holds; do not commit.
+ * The adapter reports the cancel itself. `error` is set when the arbiter could not be
+ * reached (fail closed).
+ */
+export interface AbortPrepare {
+  type: "abortPrepare";
+  jobId: string;
+  reason: string;
+  error?: ArbiterError;
+}
+
+/**
+ * Perform the job's irreversible side effect now, then report
+ * `adapter.committed(jobId, result)` (or `failed(jobId, error)`).
+ */
+export interface Commit {
+  type: "commit";
+  jobId: string;
+  reason: string;
+}
+
+/**
+ * Release the prepared job without its side effect. The adapter reports the cancel
+ * itself. `error` is set when the arbiter could not be reached (fail closed).
+ */
+export interface Cancel {
+  type: "cancel";
+  jobId: string;
+  reason: string;
+  error?: ArbiterError;
+}
+
+/**
+ * Send this function response to the model (`session.sendToolResponse({functionResponses:
+ * [{id, name, response: payload}]})`). At most one per call id, none for a skipped id.
+ */
+export interface SendFunctionResponse {
+  type: "sendFunctionResponse";
+  id: string;
+  name: string;
+  payload: Record<string, unknown>;
+  jobId: string;
+}
+
+/**
+ * Send this status note to the model as a user turn (`session.sendClientContent({turns,
+ * turnComplete: true})`): `when: "now"`, or `"when_idle"`: after the model's turn is over.
+ */
+export interface SendNote {
+  type: "sendNote";
+  text: string;
+  when: "now" | "when_idle";
+  jobId: string;
+}
+
+/**
+ * Informational: this call id is dead (`reason`: abandoned, withdrawn, session_closed).
+ * Never send a function response for it.
+ */
+export interface Skip {
+  type: "skip";
+  id: string;
+  name: string;
+  reason: string;
+  jobId: string;
+}
+
+/** What the adapter hands the application; dispatch on `type`. */
+export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip;

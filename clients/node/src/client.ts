@@ -1,0 +1,185 @@
+import {
+  credentials,
+  Metadata,
+  status,
+  type CallOptions,
+  type ChannelCredentials,
+  type ClientOptions,
+  type ClientUnaryCall,
+  type ServiceError,
+} from "@grpc/grpc-js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fromServiceError } from "./errors.js";
+import * as pb from "./gen/arbiter/v1/arbiter.js";
+import { API_VERSION, VERSION } from "./version.js";
+
+/** Sent as the gRPC user agent, so the server's logs show which client spoke. */
+export const USER_AGENT = `arbiter-client-node/${VERSION} (${API_VERSION})`;
+
+/**
+ * Backoff for retried RPCs: the first retry waits `initialBackoffMs` (times a random
+ * 0.5-1 jitter), each next one `multiplier` times longer, at most `maxBackoffMs`; no
+ * retry starts after `maxElapsedMs` from the first try.
+ */
+export interface RetryPolicy {
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  multiplier: number;
+  maxElapsedMs: number;
+}
+
+/** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
+export const DEFAULT_RETRY: RetryPolicy = { initialBackoffMs: 100, maxBackoffMs: 2000, multiplier: 2, maxElapsedMs: 20_000 };
+
+/** Options of {@link ArbiterClient}. */
+export interface ArbiterClientOptions {
+  /** Channel credentials; default plaintext (`credentials.createInsecure()`). */
+  credentials?: ChannelCredentials;
+  /** Extra channel options. */
+  channelOptions?: Partial<ClientOptions>;
+  /** Deadline of each RPC attempt in ms (Decide adds its `wait`); default 5000. */
+  timeoutMs?: number;
+  /** How retried RPCs back off. */
+  retry?: Partial<RetryPolicy>;
+  /** Where retries are logged; default `console`. */
+  logger?: Pick<Console, "warn">;
+}
+
+// CANCELLED is here because we did not cancel (that throws the signal's reason): a
+// server going away resets its streams.
+const RETRIED_IF_IDEMPOTENT = new Set([status.UNAVAILABLE, status.ABORTED, status.DEADLINE_EXCEEDED, status.CANCELLED]);
+
+type Req<T> = pb.DeepPartial<T>;
+type Unary<Q, R> = (
+  req: Q,
+  md: Metadata,
+  opts: Partial<CallOptions>,
+  cb: (err: ServiceError | null, res: R) => void,
+) => ClientUnaryCall;
+
+/**
+ * A client of `arbiter.v1.ArbiterService` on @grpc/grpc-js, with promises, typed errors
+ * ({@link ArbiterError}) and retries.
+ *
+ * Every RPC is sent with `waitForReady`, so a request made while the connection is down
+ * or reconnecting waits for it (up to the RPC's deadline) instead of failing: it has not
+ * reached the server, so this is safe for every RPC. Once sent, a request whose
+ * connection is lost is ambiguous. Those are retried, with exponential backoff and
+ * jitter, only for the RPCs idempotent by call id or job id: RegisterCall (when it
+ * carries a call id), ReportToolCallCancellation, Decide, Complete, GetSession and
+ * CloseSession, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED (one this
+ * client did not ask for: a server going away resets its streams). ReportSpeech and
+ * ReportTranscript are not idempotent (an event applied twice is two events): they are
+ * retried only on ABORTED, which the server returns when it changed nothing.
+ */
+export class ArbiterClient {
+  /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover. */
+  readonly stub: pb.ArbiterServiceClient;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  private readonly log: Pick<Console, "warn">;
+
+  /** @param target the server address, e.g. `"127.0.0.1:50051"`. */
+  constructor(target: string, opts: ArbiterClientOptions = {}) {
+    this.stub = new pb.ArbiterServiceClient(target, opts.credentials ?? credentials.createInsecure(), {
+      "grpc.primary_user_agent": USER_AGENT,
+      ...opts.channelOptions,
+    });
+    this.timeoutMs = opts.timeoutMs ?? 5000;
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
+    this.log = opts.logger ?? console;
+  }
+
+  /** Closes the channel. */
+  close(): void {
+    this.stub.close();
+  }
+
+  /** RegisterCall; retried only when the request carries a call id. */
+  registerCall(req: Req<pb.RegisterCallRequest>): Promise<pb.RegisterCallResponse> {
+    const r = pb.RegisterCallRequest.fromPartial(req);
+    return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "");
+  }
+
+  /** ReportSpeech; not idempotent: retried only on ABORTED. */
+  reportSpeech(req: Req<pb.ReportSpeechRequest>): Promise<pb.ReportSpeechResponse> {
+    return this.call("ReportSpeech", this.stub.reportSpeech, pb.ReportSpeechRequest.fromPartial(req), false);
+  }
+
+  /** ReportTranscript; not idempotent: retried only on ABORTED. */
+  reportTranscript(req: Req<pb.ReportTranscriptRequest>): Promise<pb.ReportTranscriptResponse> {
+    return this.call("ReportTranscript", this.stub.reportTranscript, pb.ReportTranscriptRequest.fromPartial(req), false);
+  }
+
+  /** ReportToolCallCancellation; idempotent (dead ids stay dead). */
+  reportToolCallCancellation(
+    req: Req<pb.ReportToolCallCancellationRequest>,
+  ): Promise<pb.ReportToolCallCancellationResponse> {
+    const r = pb.ReportToolCallCancellationRequest.fromPartial(req);
+    return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true);
+  }
+
+  /**
+   * Decide; idempotent. The attempt's deadline is `timeoutMs` plus `req.wait`. `signal`
+   * cancels the long-poll (the promise then rejects with the signal's reason).
+   */
+  decide(req: Req<pb.DecideRequest>, signal?: AbortSignal): Promise<pb.DecideResponse> {
+    const r = pb.DecideRequest.fromPartial(req);
+    const waitMs = (r.wait?.seconds ?? 0) * 1000 + (r.wait?.nanos ?? 0) / 1e6;
+    return this.call("Decide", this.stub.decide, r, true, this.timeoutMs + waitMs, signal);
+  }
+
+  /** Complete; idempotent (the same report returns the same effects). */
+  complete(req: Req<pb.CompleteRequest>): Promise<pb.CompleteResponse> {
+    return this.call("Complete", this.stub.complete, pb.CompleteRequest.fromPartial(req), true);
+  }
+
+  /** GetSession; read-only. */
+  getSession(req: Req<pb.GetSessionRequest>): Promise<pb.GetSessionResponse> {
+    return this.call("GetSession", this.stub.getSession, pb.GetSessionRequest.fromPartial(req), true);
+  }
+
+  /** CloseSession; idempotent. */
+  closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse> {
+    return this.call("CloseSession", this.stub.closeSession, pb.CloseSessionRequest.fromPartial(req), true);
+  }
+
+  private async call<Q, R>(
+    name: string,
+    method: unknown,
+    req: Q,
+    idempotent: boolean,
+    timeoutMs = this.timeoutMs,
+    signal?: AbortSignal,
+  ): Promise<R> {
+    const start = Date.now();
+    let delay = this.retry.initialBackoffMs;
+    for (;;) {
+      try {
+        return await this.once(method as Unary<Q, R>, req, timeoutMs, signal);
+      } catch (err) {
+        signal?.throwIfAborted();
+        const e = err as ServiceError;
+        const retried = e.code === status.ABORTED || (idempotent && RETRIED_IF_IDEMPOTENT.has(e.code));
+        const pause = delay * (0.5 + Math.random() / 2);
+        if (!retried || Date.now() - start + pause > this.retry.maxElapsedMs) throw fromServiceError(e, name);
+        this.log.warn(`arbiter ${name}: ${status[e.code]} (${e.details}), retrying in ${Math.round(pause)}ms`);
+        await sleep(pause, undefined, { signal });
+        delay = Math.min(delay * this.retry.multiplier, this.retry.maxBackoffMs);
+      }
+    }
+  }
+
+  private once<Q, R>(method: Unary<Q, R>, req: Q, timeoutMs: number, signal?: AbortSignal): Promise<R> {
+    return new Promise((resolve, reject) => {
+      signal?.throwIfAborted();
+      const onAbort = () => call.cancel();
+      const call = method.call(this.stub, req, new Metadata({ waitForReady: true }), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        signal?.removeEventListener("abort", onAbort);
+        if (err) reject(err);
+        else resolve(res);
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

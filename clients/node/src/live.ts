@@ -1,0 +1,345 @@
+import type { Action, Call } from "./actions.js";
+import type { ArbiterClient } from "./client.js";
+import { ArbiterError, NotFoundError } from "./errors.js";
+import * as pb from "./gen/arbiter/v1/arbiter.js";
+
+/** A transcription piece (`Transcription`). */
+export interface TranscriptionLike {
+  text?: string;
+  finished?: boolean;
+}
+
+/**
+ * The fields of @google/genai's `LiveServerMessage` the adapter reads: a real
+ * `LiveServerMessage` is one, and so is a plain object with the same camelCase fields.
+ */
+export interface LiveServerMessageLike {
+  voiceActivity?: { voiceActivityType?: string };
+  serverContent?: {
+    modelTurn?: { parts?: Array<{ inlineData?: { mimeType?: string } }> };
+    inputTranscription?: TranscriptionLike;
+    interimInputTranscription?: TranscriptionLike;
+    outputTranscription?: TranscriptionLike;
+    interrupted?: boolean;
+    generationComplete?: boolean;
+    turnComplete?: boolean;
+  };
+  toolCall?: { functionCalls?: Array<{ id?: string; name?: string; args?: Record<string, unknown> }> };
+  toolCallCancellation?: { ids?: string[] };
+}
+
+/** Receives each action, in order; may return a promise (awaited). Keep it short. */
+export type ActionHandler = (action: Action) => void | Promise<void>;
+
+/** Options of {@link LiveAdapter}. */
+export interface LiveAdapterOptions {
+  /**
+   * Each tool's `FunctionDeclaration.behavior`; tools not named use the arbiter's tool
+   * policy.
+   */
+  behaviors?: Record<string, "BLOCKING" | "NON_BLOCKING">;
+  /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
+  decideWaitMs?: number;
+  /** Where failures of background work are logged; default `console`. */
+  logger?: Pick<Console, "warn" | "error">;
+}
+
+const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
+
+class Job {
+  prepared = false;
+  settled = false; // decided locally (commit/cancel handed out) or reported failed
+  abort = new AbortController();
+  loop: Promise<void> | undefined;
+  private ready!: () => void;
+  readonly whenPrepared = new Promise<void>((resolve) => (this.ready = resolve));
+  constructor(
+    readonly id: string,
+    readonly call: Call,
+    readonly sideEffect: boolean,
+  ) {}
+  markPrepared(): void {
+    this.prepared = true;
+    this.ready();
+  }
+}
+
+/**
+ * Drives one arbiter session from one Live session's server messages.
+ *
+ * Feed it every `LiveServerMessage` ({@link feed}) and handle the plain actions it hands
+ * `onAction`. It owns the API choreography: RegisterCall for each function call,
+ * ReportSpeech and ReportTranscript for voice activity, model output and transcription,
+ * ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that
+ * runs while the prepare does (prepared=false: it returns early only to cancel) and
+ * after it (prepared=true), then Complete. It hands out at most one function response
+ * per call id and none for ids the arbiter declared dead.
+ *
+ * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
+ * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
+ * `error` set) and reported as failed.
+ */
+export class LiveAdapter {
+  /** Each tool's behavior (see {@link LiveAdapterOptions.behaviors}). */
+  behaviors: Record<string, "BLOCKING" | "NON_BLOCKING">;
+  /**
+   * The tool choice the model currently runs under: set `"none"` while the generation
+   * runs with `toolChoice: none`, and calls that still arrive are rejected (answered).
+   */
+  toolChoice: "auto" | "none" = "auto";
+
+  private readonly waitMs: number;
+  private readonly log: Pick<Console, "warn" | "error">;
+  private readonly jobs = new Map<string, Job>();
+  private readonly answered = new Set<string>();
+  private readonly dead = new Set<string>();
+  private readonly notes = new Set<string>();
+  private modelSpeaking = false;
+  private closed = false;
+
+  /**
+   * @param client the {@link ArbiterClient}.
+   * @param sessionId the arbiter session id (one per model connection), 1 to 128
+   *   characters from `[A-Za-z0-9_.:-]`.
+   * @param onAction called with each action, in order.
+   */
+  constructor(
+    private readonly client: ArbiterClient,
+    readonly sessionId: string,
+    private readonly onAction: ActionHandler,
+    opts: LiveAdapterOptions = {},
+  ) {
+    this.behaviors = { ...opts.behaviors };
+    this.waitMs = opts.decideWaitMs ?? 20_000;
+    this.log = opts.logger ?? console;
+  }
+
+  /**
+   * Reports one Live server message to the arbiter and hands out what it made due. Feed
+   * messages in the order they arrive, one at a time (await each). Rejects with an
+   * {@link ArbiterError} when an RPC fails (the rest of that message is not reported);
+   * the adapter stays usable.
+   */
+  async feed(msg: LiveServerMessageLike): Promise<void> {
+    const kind = msg.voiceActivity?.voiceActivityType;
+    if (kind === "ACTIVITY_START") await this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START);
+    else if (kind === "ACTIVITY_END") await this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END);
+    const sc = msg.serverContent;
+    if (sc) {
+      // Gemini's input transcription arrives as pieces the arbiter appends to the
+      // utterance: each is final (checked for stop intent); interim ones are not.
+      await this.transcript(pb.Role.ROLE_USER, sc.interimInputTranscription?.text, true);
+      await this.transcript(pb.Role.ROLE_USER, sc.inputTranscription?.text, false);
+      if (!this.modelSpeaking && sc.modelTurn?.parts?.some((p) => p.inlineData && (p.inlineData.mimeType ?? "audio").startsWith("audio"))) {
+        this.modelSpeaking = true;
+        await this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_OUTPUT_START);
+      }
+      await this.transcript(pb.Role.ROLE_MODEL, sc.outputTranscription?.text, false);
+      if (sc.interrupted) {
+        this.modelSpeaking = false;
+        await this.speech(pb.SpeechEvent.SPEECH_EVENT_INTERRUPTED);
+      }
+      if (sc.generationComplete) await this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_GENERATION_COMPLETE);
+      if (sc.turnComplete) {
+        this.modelSpeaking = false;
+        await this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_TURN_COMPLETE);
+      }
+    }
+    for (const fc of msg.toolCall?.functionCalls ?? []) await this.register(fc);
+    const ids = msg.toolCallCancellation?.ids ?? [];
+    if (ids.length > 0) {
+      const res = await this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids });
+      await this.effects(res.effects);
+    }
+  }
+
+  /**
+   * Reports that the job's prepare finished: the adapter now asks Decide with
+   * prepared=true (which starts the grace window) and hands out Commit or Cancel.
+   */
+  async prepared(jobId: string): Promise<void> {
+    this.job(jobId).markPrepared();
+  }
+
+  /**
+   * Reports that the side effect a {@link Commit} asked for was performed; `result` (e.g.
+   * a booking reference) goes into the function response.
+   */
+  async committed(jobId: string, result?: Record<string, unknown>): Promise<void> {
+    await this.complete(jobId, pb.Outcome.OUTCOME_COMMITTED, result);
+  }
+
+  /** Reports a read-only tool's result, which becomes its function response. */
+  async result(jobId: string, result?: Record<string, unknown>): Promise<void> {
+    await this.complete(jobId, pb.Outcome.OUTCOME_RESULT, result);
+  }
+
+  /**
+   * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
+   * was done. `error` (at most 4 KiB) is passed to the model.
+   */
+  async failed(jobId: string, error: string): Promise<void> {
+    const job = this.job(jobId);
+    job.settled = true;
+    job.abort.abort();
+    await this.complete(jobId, pb.Outcome.OUTCOME_FAILED, undefined, error);
+  }
+
+  /**
+   * Closes the arbiter session (the model connection ended): undecided jobs are cancelled
+   * (their prepares aborted) and unanswered ids become dead. Waits up to `timeoutMs` for
+   * the Decide loops to hand out their last actions.
+   */
+  async close(timeoutMs = 10_000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      const res = await this.client.closeSession({ sessionId: this.sessionId });
+      await this.effects(res.effects);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err; // no session: nothing was reported
+    }
+    const loops = [...this.jobs.values()].flatMap((j) => (j.loop ? [j.loop] : []));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.all(loops), timeout]);
+    clearTimeout(timer);
+    for (const j of this.jobs.values()) j.abort.abort();
+  }
+
+  private job(jobId: string): Job {
+    const job = this.jobs.get(jobId);
+    if (!job) throw new Error(`job_id: ${JSON.stringify(jobId)} is not a job this adapter executed`);
+    return job;
+  }
+
+  private async speech(event: pb.SpeechEvent): Promise<void> {
+    const res = await this.client.reportSpeech({ sessionId: this.sessionId, event });
+    await this.effects(res.effects);
+  }
+
+  private async transcript(role: pb.Role, text: string | undefined, interim: boolean): Promise<void> {
+    if (!text || (role === pb.Role.ROLE_USER && !text.trim())) return;
+    const res = await this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim });
+    await this.effects(res.effects);
+  }
+
+  private async register(fc: { id?: string; name?: string; args?: Record<string, unknown> }): Promise<void> {
+    const name = fc.name ?? "";
+    const args = { ...fc.args };
+    const behavior = this.behaviors[name];
+    const res = await this.client.registerCall({
+      sessionId: this.sessionId,
+      callId: fc.id ?? "",
+      tool: name,
+      args,
+      behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED,
+      toolChoice: this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO,
+    });
+    if (res.disposition === pb.Disposition.DISPOSITION_EXECUTE && !this.jobs.has(res.jobId)) {
+      const job = new Job(res.jobId, { id: res.callId, name, args }, res.sideEffect);
+      this.jobs.set(job.id, job);
+      await this.emit({ type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey });
+      if (job.sideEffect) job.loop = this.drive(job);
+    }
+    await this.effects(res.effects);
+  }
+
+  /** The Decide loop of one side-effecting job; never rejects. */
+  private async drive(job: Job): Promise<void> {
+    let res: pb.DecideResponse;
+    try {
+      res = await this.decide(job);
+    } catch (err) {
+      if (job.settled || job.abort.signal.aborted) return;
+      job.settled = true;
+      const error = err instanceof ArbiterError ? err : undefined;
+      this.log.error(`arbiter: Decide(${job.id}) failed, releasing the job (no commit): ${err}`);
+      const reason = `no decision from the arbiter: ${err}`;
+      try {
+        await this.emit({ type: job.prepared ? "cancel" : "abortPrepare", jobId: job.id, reason, error });
+        await this.complete(job.id, pb.Outcome.OUTCOME_FAILED, undefined, "the arbiter could not be reached; nothing was done");
+      } catch (e) {
+        this.log.error(`arbiter: reporting job ${job.id} as failed: ${e}`);
+      }
+      return;
+    }
+    if (job.settled) return;
+    job.settled = true;
+    try {
+      if (res.decision === pb.Decision.DECISION_COMMIT) {
+        await this.emit({ type: "commit", jobId: job.id, reason: res.reason });
+      } else {
+        await this.emit({ type: job.prepared ? "cancel" : "abortPrepare", jobId: job.id, reason: res.reason });
+        await this.complete(job.id, pb.Outcome.OUTCOME_CANCELLED);
+      }
+    } catch (e) {
+      this.log.error(`arbiter: handing out the decision for job ${job.id}: ${e}`);
+    }
+  }
+
+  /**
+   * Long-polls Decide until COMMIT or CANCEL. While the prepare runs it asks with
+   * prepared=false, and re-asks with prepared=true the moment the app reports it.
+   */
+  private async decide(job: Job): Promise<pb.DecideResponse> {
+    const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
+    for (;;) {
+      const prepared = job.prepared;
+      const poll = new AbortController();
+      const stop = () => poll.abort(job.abort.signal.reason);
+      job.abort.signal.addEventListener("abort", stop, { once: true });
+      try {
+        const decide = this.client.decide({ sessionId: this.sessionId, jobId: job.id, prepared, wait }, poll.signal);
+        let res: pb.DecideResponse;
+        if (prepared) {
+          res = await decide;
+        } else {
+          const first = await Promise.race([decide, job.whenPrepared.then(() => undefined)]);
+          if (first === undefined) {
+            poll.abort(); // prepared meanwhile: ask again with prepared=true
+            await decide.catch(() => undefined);
+            continue;
+          }
+          res = first;
+        }
+        if (res.decision === pb.Decision.DECISION_COMMIT || res.decision === pb.Decision.DECISION_CANCEL) return res;
+      } finally {
+        job.abort.signal.removeEventListener("abort", stop);
+      }
+    }
+  }
+
+  private async complete(jobId: string, outcome: pb.Outcome, result?: Record<string, unknown>, error = ""): Promise<void> {
+    const res = await this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error });
+    await this.effects(res.effects);
+  }
+
+  private async effects(e: pb.Effects | undefined): Promise<void> {
+    for (const r of e?.responses ?? []) {
+      if (this.dead.has(r.callId)) {
+        this.log.warn(`arbiter: dropping a response for dead call ${r.callId}`);
+        continue;
+      }
+      if (this.answered.has(r.callId)) continue; // a retried RPC returns the same answer: send it once
+      this.answered.add(r.callId);
+      await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId });
+    }
+    for (const s of e?.skips ?? []) {
+      if (this.dead.has(s.callId) || this.answered.has(s.callId)) continue;
+      this.dead.add(s.callId);
+      await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId });
+    }
+    for (const n of e?.notes ?? []) {
+      const key = `${n.jobId}\n${n.text}`;
+      if (this.notes.has(key)) continue;
+      this.notes.add(key);
+      const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
+      await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId });
+    }
+  }
+
+  private async emit(action: Action): Promise<void> {
+    await this.onAction(action);
+  }
+}

@@ -1,0 +1,292 @@
+// Unit tests of the client and the Live adapter against a scripted in-process server,
+// plus (when ARBITER_TARGET names a running arbiter) the typed errors of the real one.
+//
+//     npm run build && node --test dist/test/
+import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  ArbiterClient,
+  ArbiterError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  LiveAdapter,
+  NotFoundError,
+  UnavailableError,
+  pb,
+  type Action,
+} from "../src/index.js";
+
+const FAST = { initialBackoffMs: 10, maxBackoffMs: 20, maxElapsedMs: 500 };
+const quiet = { warn() {}, error() {} };
+
+function effects(responses: [string, string][] = [], skips: string[] = [], notes: string[] = []): pb.Effects {
+  return pb.Effects.fromPartial({
+    responses: responses.map(([callId, st]) => ({ callId, name: "book_slot", jobId: "job-1", payload: { status: st } })),
+    skips: skips.map((callId) => ({ callId, name: "book_slot", reason: "abandoned", jobId: "job-1" })),
+    notes: notes.map((text) => ({ jobId: "job-1", text, deliver: pb.Delivery.DELIVERY_NOW })),
+  });
+}
+
+type Handler = (req: any) => Promise<any>;
+
+/** A scripted arbiter: every RPC is recorded; tests set what each returns. */
+class Script {
+  requests: [string, any][] = [];
+  fail: Record<string, status[]> = {};
+  decide: Handler = async () => pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_PENDING });
+  completeEffects = effects();
+  registerEffects = effects();
+  speechEffects = effects();
+
+  sent(name: string): any[] {
+    return this.requests.filter(([n]) => n === name).map(([, r]) => r);
+  }
+
+  private handler(name: string, respond: Handler) {
+    return (call: ServerUnaryCall<any, any>, cb: sendUnaryData<any>) => {
+      this.requests.push([name, call.request]);
+      const code = this.fail[name]?.shift();
+      if (code !== undefined) return cb({ code, details: `${name}: scripted failure` });
+      respond(call.request).then((r) => cb(null, r), (e) => cb({ code: status.INTERNAL, details: String(e) }));
+    };
+  }
+
+  impl() {
+    return {
+      registerCall: this.handler("RegisterCall", async (r) =>
+        pb.RegisterCallResponse.fromPartial({
+          callId: r.callId, disposition: pb.Disposition.DISPOSITION_EXECUTE, jobId: "job-1",
+          businessKey: "book_slot(slot=x)", sideEffect: r.tool === "book_slot", effects: this.registerEffects,
+        })),
+      reportSpeech: this.handler("ReportSpeech", async () => ({ effects: this.speechEffects })),
+      reportTranscript: this.handler("ReportTranscript", async () => pb.ReportTranscriptResponse.fromPartial({ intent: "other" })),
+      reportToolCallCancellation: this.handler("ReportToolCallCancellation", async () => pb.ReportToolCallCancellationResponse.fromPartial({})),
+      decide: this.handler("Decide", (r) => this.decide(r)),
+      complete: this.handler("Complete", async () => ({ effects: this.completeEffects })),
+      getSession: this.handler("GetSession", async (r) => pb.GetSessionResponse.fromPartial({ sessionId: r.sessionId })),
+      closeSession: this.handler("CloseSession", async () => pb.CloseSessionResponse.fromPartial({})),
+    };
+  }
+}
+
+async function serve(script: Script, port = 0): Promise<[Server, number]> {
+  const server = new Server();
+  server.addService(pb.ArbiterServiceService, script.impl());
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return [server, bound];
+}
+
+/** Resolves after ms, without keeping the process alive (a held-open long-poll). */
+const hold = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+const callMessage = (id = "fc_1", name = "book_slot") => ({
+  toolCall: { functionCalls: [{ id, name, args: { slot: "tomorrow 3pm" } }] },
+});
+
+describe("LiveAdapter", () => {
+  let script: Script, server: Server, port: number, client: ArbiterClient, adapter: LiveAdapter;
+  let actions: Action[];
+  const of = <T extends Action["type"]>(type: T) => actions.filter((a) => a.type === type) as Extract<Action, { type: T }>[];
+  const until = async (pred: () => unknown, ms = 3000) => {
+    for (let t = 0; t < ms; t += 10) {
+      if (pred()) return;
+      await sleep(10);
+    }
+    assert.fail(`timed out; actions: ${JSON.stringify(actions)}`);
+  };
+
+  beforeEach(async () => {
+    script = new Script();
+    [server, port] = await serve(script);
+    client = new ArbiterClient(`127.0.0.1:${port}`, { retry: FAST, timeoutMs: 2000, logger: quiet });
+    actions = [];
+    adapter = new LiveAdapter(client, "s1", (a) => void actions.push(a), { decideWaitMs: 200, logger: quiet });
+  });
+
+  afterEach(() => {
+    client.close();
+    server.forceShutdown();
+  });
+
+  it("aborts the prepare when Decide cancels during it", async () => {
+    script.decide = async (r) => {
+      assert.equal(r.prepared, false);
+      await sleep(50);
+      return pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_CANCEL, reason: "stop", jobId: r.jobId });
+    };
+    script.completeEffects = effects([["fc_1", "cancelled"]], [], ["System note: cancelled."]);
+    await adapter.feed(callMessage());
+    await until(() => of("sendNote").length);
+    assert.deepEqual(actions.map((a) => a.type), ["execute", "abortPrepare", "sendFunctionResponse", "sendNote"]);
+    assert.equal(of("execute")[0].businessKey, "book_slot(slot=x)");
+    assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_CANCELLED]);
+  });
+
+  it("re-asks with prepared=true once prepared, then commits", async () => {
+    script.decide = async (r) => {
+      if (!r.prepared) await hold(10_000); // held open: returns early only on cancel
+      return pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_COMMIT, reason: "grace window passed", jobId: r.jobId });
+    };
+    script.completeEffects = effects([["fc_1", "committed"]]);
+    await adapter.feed(callMessage());
+    await until(() => script.sent("Decide").length);
+    await adapter.prepared("job-1");
+    await until(() => of("commit").length);
+    assert.deepEqual(script.sent("Decide").map((d) => d.prepared), [false, true]);
+    assert.equal(of("sendFunctionResponse").length, 0);
+    await adapter.committed("job-1", { reference: "R-1" });
+    const [done] = script.sent("Complete");
+    assert.equal(done.outcome, pb.Outcome.OUTCOME_COMMITTED);
+    assert.deepEqual(done.result, { reference: "R-1" });
+    assert.deepEqual(of("sendFunctionResponse").map((a) => a.id), ["fc_1"]);
+  });
+
+  it("retries Decide on a lost connection", async () => {
+    script.fail.Decide = [status.UNAVAILABLE, status.UNAVAILABLE];
+    script.decide = async (r) => pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_COMMIT, jobId: r.jobId });
+    await adapter.feed(callMessage());
+    await adapter.prepared("job-1");
+    await until(() => of("commit").length);
+    assert.equal(script.sent("Decide").length, 3);
+    assert.equal(of("commit").length, 1);
+  });
+
+  it("keeps a Decide long-poll across a server restart", async () => {
+    script.decide = async (r) => {
+      if (script.sent("Decide").length === 1) await hold(10_000); // the connection drops meanwhile
+      return pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_CANCEL, reason: "stop", jobId: r.jobId });
+    };
+    await adapter.feed(callMessage());
+    await until(() => script.sent("Decide").length);
+    server.forceShutdown();
+    await sleep(100);
+    [server] = await serve(script, port);
+    await until(() => of("abortPrepare").length);
+    assert.equal(script.sent("Decide").length, 2);
+    assert.equal(of("commit").length, 0);
+    assert.equal(of("abortPrepare")[0].error, undefined);
+  });
+
+  it("never commits when Decide keeps failing", async () => {
+    script.fail.Decide = Array(1000).fill(status.UNAVAILABLE);
+    await adapter.feed(callMessage());
+    await adapter.prepared("job-1");
+    await until(() => script.sent("Complete").length);
+    assert.equal(of("commit").length, 0);
+    const [release] = [...of("cancel"), ...of("abortPrepare")];
+    assert.ok(release.error instanceof UnavailableError);
+    assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_FAILED]);
+  });
+
+  it("retries ReportSpeech on ABORTED only", async () => {
+    script.fail.ReportSpeech = [status.UNAVAILABLE];
+    await assert.rejects(adapter.feed({ serverContent: { interrupted: true } }), (e: unknown) => {
+      assert.ok(e instanceof UnavailableError);
+      assert.equal(e.code, status.UNAVAILABLE);
+      assert.equal(e.rpc, "ReportSpeech");
+      return true;
+    });
+    assert.equal(script.sent("ReportSpeech").length, 1);
+    script.fail.ReportSpeech = [status.ABORTED];
+    await adapter.feed({ serverContent: { turnComplete: true } });
+    assert.equal(script.sent("ReportSpeech").length, 3);
+  });
+
+  it("hands out one response per call id and none for dead ids", async () => {
+    script.speechEffects = effects([], ["fc_dead"]);
+    await adapter.feed({ serverContent: { interrupted: true } });
+    script.registerEffects = effects([["fc_1", "rejected"], ["fc_1", "rejected"], ["fc_dead", "cancelled"]]);
+    await adapter.feed(callMessage("fc_1", "get_weather"));
+    await adapter.feed(callMessage("fc_1", "get_weather")); // the same call again
+    assert.deepEqual(of("skip").map((a) => a.id), ["fc_dead"]);
+    assert.deepEqual(of("sendFunctionResponse").map((a) => a.id), ["fc_1"]);
+    assert.equal(of("execute").length, 1);
+  });
+
+  it("maps LiveServerMessage fields to reports", async () => {
+    await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    await adapter.feed({ serverContent: { interimInputTranscription: { text: "st" } } });
+    await adapter.feed({ serverContent: { inputTranscription: { text: "stop" } } });
+    await adapter.feed({ serverContent: { inputTranscription: { text: " " } } }); // nothing said
+    const audio = { modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm" } }] } };
+    await adapter.feed({ serverContent: audio });
+    await adapter.feed({ serverContent: audio }); // same turn: one MODEL_OUTPUT_START
+    await adapter.feed({ serverContent: { outputTranscription: { text: "OK" }, generationComplete: true } });
+    await adapter.feed({ serverContent: { turnComplete: true } });
+    await adapter.feed({ toolCallCancellation: { ids: ["fc_9"] } });
+    assert.deepEqual(script.sent("ReportSpeech").map((r) => pb.speechEventToJSON(r.event)), [
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+      "SPEECH_EVENT_MODEL_OUTPUT_START",
+      "SPEECH_EVENT_MODEL_GENERATION_COMPLETE",
+      "SPEECH_EVENT_MODEL_TURN_COMPLETE",
+    ]);
+    assert.deepEqual(script.sent("ReportTranscript").map((r) => [r.role, r.text, r.interim]), [
+      [pb.Role.ROLE_USER, "st", true],
+      [pb.Role.ROLE_USER, "stop", false],
+      [pb.Role.ROLE_MODEL, "OK", false],
+    ]);
+    assert.deepEqual(script.sent("ReportToolCallCancellation")[0].callIds, ["fc_9"]);
+  });
+
+  it("sends behavior and tool choice, and reports failures", async () => {
+    adapter.behaviors.book_slot = "BLOCKING";
+    adapter.toolChoice = "none";
+    script.decide = async () => {
+      await hold(10_000);
+      return pb.DecideResponse.fromPartial({});
+    };
+    await adapter.feed(callMessage());
+    const [reg] = script.sent("RegisterCall");
+    assert.equal(reg.behavior, pb.Behavior.BEHAVIOR_BLOCKING);
+    assert.equal(reg.toolChoice, pb.ToolChoice.TOOL_CHOICE_NONE);
+    assert.deepEqual(reg.args, { slot: "tomorrow 3pm" });
+    await adapter.failed("job-1", "backend down");
+    assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_FAILED]);
+  });
+});
+
+describe("ArbiterError", () => {
+  it("names the field at fault", () => {
+    const cases: [string, string | undefined][] = [
+      ['call_id: "a b" must be 1-128 characters', "call_id"],
+      ['call_ids[2]: "" must be', "call_ids[2]"],
+      ["tools[x].name: bad", undefined],
+      ['session "s" has 9 calls, the most one session may hold', undefined],
+    ];
+    for (const [msg, field] of cases) assert.equal(new ArbiterError(status.INVALID_ARGUMENT, msg).field, field, msg);
+  });
+});
+
+describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBITER_TARGET to a running arbiter" }, () => {
+  it("arrive typed, with the field at fault", async () => {
+    const client = new ArbiterClient(process.env.ARBITER_TARGET!, { retry: FAST, logger: quiet });
+    const sessionId = `errors-node-${process.pid}`;
+    try {
+      await assert.rejects(client.registerCall({ sessionId, callId: "bad id", tool: "book_slot" }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "call_id");
+        assert.equal(e.codeName, "INVALID_ARGUMENT");
+        return true;
+      });
+      await assert.rejects(client.getSession({ sessionId: `${sessionId}-none` }), NotFoundError);
+      const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot" });
+      await assert.rejects(client.decide({ sessionId, jobId: "job-404" }), (e: unknown) => {
+        assert.ok(e instanceof NotFoundError);
+        assert.equal(e.field, "job_id");
+        return true;
+      });
+      await assert.rejects(client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_COMMITTED }), (e: unknown) => {
+        assert.ok(e instanceof FailedPreconditionError);
+        assert.equal(e.field, "outcome");
+        return true;
+      });
+      await client.closeSession({ sessionId });
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+"""The plain actions :class:`~arbiter_client.live.LiveAdapter` hands the application.
+
+Each is a frozen dataclass; dispatch on its type (``match action: case Execute(): ...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Literal, Optional, Union
+
+from .errors import ArbiterError
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function call as the model issued it (``FunctionCall``: id, name, args)."""
+
+    id: str
+    name: str
+    args: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Execute:
+    """Start the call. ``side_effect=True``: start the backend's prepare (the slow,
+    reversible phase) and report it with ``LiveAdapter.prepared(job_id)`` (or
+    ``failed``); never commit until a :class:`Commit` says so. ``side_effect=False``:
+    run the read-only tool and report ``LiveAdapter.result(job_id, result)``. Never send
+    a function response yourself: it comes as :class:`SendFunctionResponse`.
+    ``business_key`` is what the arbiter deduplicated the call on (tool plus canonical
+    arguments): a good idempotency key for the backend."""
+
+    call: Call
+    job_id: str
+    side_effect: bool
+    business_key: str = ""
+
+
+@dataclass(frozen=True)
+class AbortPrepare:
+    """Stop the prepare still running for this job and release what it holds; do not
+    commit. The adapter reports the cancel itself. ``error`` is set when the arbiter
+    could not be reached (fail closed)."""
+
+    job_id: str
+    reason: str
+    error: Optional[ArbiterError] = None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Perform the job's irreversible side effect now, then report
+    ``LiveAdapter.committed(job_id, result)`` (or ``failed(job_id, error)``)."""
+
+    job_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Release the prepared job without its side effect. The adapter reports the cancel
+    itself. ``error`` is set when the arbiter could not be reached (fail closed)."""
+
+    job_id: str
+    reason: str
+    error: Optional[ArbiterError] = None
+
+
+@dataclass(frozen=True)
+class SendFunctionResponse:
+    """Send this function response to the model (Gemini ``FunctionResponse(id, name,
+    response=payload)``). The adapter hands out at most one per call id, and none for
+    an id it reported as :class:`Skip`."""
+
+    id: str
+    name: str
+    payload: Dict[str, Any]
+    job_id: str = ""
+
+
+@dataclass(frozen=True)
+class SendNote:
+    """Send this status note to the model as a user turn (Gemini
+    ``send_client_content(turns=..., turn_complete=True)``): ``when="now"``, or
+    ``"when_idle"``: after the model's turn is over (``turn_complete``)."""
+
+    text: str
+    when: Literal["now", "when_idle"]
+    job_id: str = ""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Informational: this call id is dead (``reason``: abandoned, withdrawn,
+    session_closed). Never send a function response for it."""
+
+    id: str
+    name: str
+    reason: str
+    job_id: str = ""
+
+
+Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip]

@@ -1,0 +1,151 @@
+"""ArbiterClient: the Arbiter API over grpc.aio, with typed errors and retries.
+
+Retries (see :class:`RetryPolicy`). Every RPC is sent with ``wait_for_ready``, so a
+request made while the connection is down or reconnecting waits for it (up to the
+RPC's timeout) instead of failing: it has not reached the server, so this is safe for
+every RPC. Once sent, a request whose connection is lost is ambiguous: it may or may not
+have been applied. Those are retried, with exponential backoff and jitter, only for the
+RPCs that are idempotent by call id or job id: RegisterCall (when it carries a call id),
+ReportToolCallCancellation, Decide, Complete, GetSession and CloseSession, on
+UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for:
+a server going away resets its streams). ReportSpeech and ReportTranscript are not
+idempotent (an event applied twice is two events): they are retried only on ABORTED,
+which the server returns when it changed nothing. Everything else, and a retry budget
+run out, raises the typed :class:`~arbiter_client.errors.ArbiterError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from typing import Optional
+
+import grpc
+
+from ._version import __version__
+from .errors import from_rpc_error
+from .v1 import API_VERSION, arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc
+
+log = logging.getLogger("arbiter_client")
+
+#: Sent as the gRPC user agent, so the server's logs show which client spoke.
+USER_AGENT = f"arbiter-client-python/{__version__} ({API_VERSION})"
+
+_ALWAYS_RETRIED = frozenset({grpc.StatusCode.ABORTED})
+# CANCELLED is here because it is not ours (our own cancellation raises
+# asyncio.CancelledError): a server going away resets its streams.
+_RETRIED_IF_IDEMPOTENT = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff for retried RPCs: the first retry waits ``initial_backoff`` seconds
+    (times a random 0.5-1 jitter), each next one ``multiplier`` times longer, at most
+    ``max_backoff``; no retry starts after ``max_elapsed`` seconds from the first try."""
+
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    multiplier: float = 2.0
+    max_elapsed: float = 20.0
+
+
+class ArbiterClient:
+    """An asyncio client of ``arbiter.v1.ArbiterService``.
+
+    Each method takes the request message (``arbiter_client.v1.arbiter_pb2``) and returns
+    the response message; failures raise :class:`~arbiter_client.errors.ArbiterError`.
+
+    Args:
+        target: the server address, e.g. ``"127.0.0.1:50051"`` (plaintext). Ignored when
+            ``channel`` is given.
+        channel: a ``grpc.aio.Channel`` to use instead (TLS, interceptors, options).
+        timeout: deadline of each RPC attempt, in seconds (Decide adds its ``wait``).
+        retry: how retried RPCs back off.
+    """
+
+    def __init__(
+        self,
+        target: Optional[str] = None,
+        *,
+        channel: Optional[grpc.aio.Channel] = None,
+        timeout: float = 5.0,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        if channel is None:
+            if not target:
+                raise ValueError("ArbiterClient: give a target address or a channel")
+            channel = grpc.aio.insecure_channel(target, options=[("grpc.primary_user_agent", USER_AGENT)])
+        self._channel = channel
+        self._stub = pb_grpc.ArbiterServiceStub(channel)
+        self.timeout = timeout
+        self.retry = retry
+
+    async def close(self) -> None:
+        """Closes the channel."""
+        await self._channel.close()
+
+    async def __aenter__(self) -> "ArbiterClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def register_call(self, req: pb.RegisterCallRequest) -> pb.RegisterCallResponse:
+        """RegisterCall; retried only when the request carries a call id."""
+        return await self._call("RegisterCall", req, idempotent=bool(req.call_id))
+
+    async def report_speech(self, req: pb.ReportSpeechRequest) -> pb.ReportSpeechResponse:
+        """ReportSpeech; not idempotent: retried only on ABORTED."""
+        return await self._call("ReportSpeech", req, idempotent=False)
+
+    async def report_transcript(self, req: pb.ReportTranscriptRequest) -> pb.ReportTranscriptResponse:
+        """ReportTranscript; not idempotent: retried only on ABORTED."""
+        return await self._call("ReportTranscript", req, idempotent=False)
+
+    async def report_tool_call_cancellation(
+        self, req: pb.ReportToolCallCancellationRequest
+    ) -> pb.ReportToolCallCancellationResponse:
+        """ReportToolCallCancellation; idempotent (dead ids stay dead)."""
+        return await self._call("ReportToolCallCancellation", req, idempotent=True)
+
+    async def decide(self, req: pb.DecideRequest) -> pb.DecideResponse:
+        """Decide; idempotent. The attempt's deadline is ``timeout`` plus ``req.wait``."""
+        wait = req.wait.seconds + req.wait.nanos / 1e9
+        return await self._call("Decide", req, idempotent=True, timeout=self.timeout + wait)
+
+    async def complete(self, req: pb.CompleteRequest) -> pb.CompleteResponse:
+        """Complete; idempotent (the same report returns the same effects)."""
+        return await self._call("Complete", req, idempotent=True)
+
+    async def get_session(self, req: pb.GetSessionRequest) -> pb.GetSessionResponse:
+        """GetSession; read-only."""
+        return await self._call("GetSession", req, idempotent=True)
+
+    async def close_session(self, req: pb.CloseSessionRequest) -> pb.CloseSessionResponse:
+        """CloseSession; idempotent."""
+        return await self._call("CloseSession", req, idempotent=True)
+
+    async def _call(self, name: str, req, *, idempotent: bool, timeout: Optional[float] = None):
+        rpc = getattr(self._stub, name)
+        retried = _RETRIED_IF_IDEMPOTENT if idempotent else _ALWAYS_RETRIED
+        loop = asyncio.get_running_loop()
+        start, delay = loop.time(), self.retry.initial_backoff
+        while True:
+            try:
+                return await rpc(req, timeout=timeout or self.timeout, wait_for_ready=True)
+            except grpc.aio.AioRpcError as err:
+                pause = delay * random.uniform(0.5, 1.0)
+                if err.code() not in retried or loop.time() - start + pause > self.retry.max_elapsed:
+                    raise from_rpc_error(err, name) from None
+                log.warning("arbiter %s: %s (%s), retrying in %.2fs", name, err.code().name, err.details(), pause)
+                await asyncio.sleep(pause)
+                delay = min(delay * self.retry.multiplier, self.retry.max_backoff)

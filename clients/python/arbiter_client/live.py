@@ -1,0 +1,357 @@
+"""LiveAdapter: puts the arbiter in a Gemini Live (google-genai) receive loop.
+
+The application feeds the adapter every server message (a google-genai
+``LiveServerMessage``, or a dict with the same snake_case field names) and handles the
+plain actions of :mod:`arbiter_client.actions` that come back through ``on_action``.
+The adapter owns the API choreography: RegisterCall for each function call, ReportSpeech
+and ReportTranscript for voice activity, model output and transcription,
+ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that runs
+while the prepare does (prepared=false: it returns early only to cancel) and after it
+(prepared=true), then Complete. It hands out at most one function response per call id
+and none for ids the arbiter declared dead.
+
+A Decide that fails is never a commit: when the arbiter cannot be reached (after the
+client's retries) the job is released (:class:`AbortPrepare` or :class:`Cancel` with
+``error`` set) and reported as failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Set, Tuple, Union
+
+from google.protobuf import duration_pb2, json_format
+
+from .actions import (
+    AbortPrepare,
+    Action,
+    Call,
+    Cancel,
+    Commit,
+    Execute,
+    SendFunctionResponse,
+    SendNote,
+    Skip,
+)
+from .client import ArbiterClient
+from .errors import ArbiterError, NotFoundError
+from .v1 import arbiter_pb2 as pb
+
+log = logging.getLogger("arbiter_client")
+
+#: What ``on_action`` may be: a plain function or a coroutine function.
+ActionHandler = Callable[[Action], Union[None, Awaitable[None]]]
+
+_BEHAVIOR = {
+    None: pb.BEHAVIOR_UNSPECIFIED,
+    "BLOCKING": pb.BEHAVIOR_BLOCKING,
+    "NON_BLOCKING": pb.BEHAVIOR_NON_BLOCKING,
+}
+
+
+@dataclass
+class _Job:
+    id: str
+    call: Call
+    side_effect: bool
+    prepared: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: bool = False  # decided locally (commit/cancel handed out) or reported failed
+    task: Optional[asyncio.Task] = None
+
+
+class LiveAdapter:
+    """Drives one arbiter session from one Live session's server messages.
+
+    Args:
+        client: the :class:`ArbiterClient`.
+        session_id: the arbiter session id (one per model connection), 1 to 128
+            characters from ``[A-Za-z0-9_.:-]``.
+        on_action: called with each :class:`~arbiter_client.actions.Action`, in order;
+            may be a coroutine function (awaited). Keep it short: start prepares and
+            commits as tasks, since feed() waits for it.
+        behaviors: each tool's ``FunctionDeclaration.behavior`` (``"BLOCKING"`` or
+            ``"NON_BLOCKING"``); tools not named use the arbiter's tool policy.
+        decide_wait: seconds each Decide long-poll waits (the server caps it at 30).
+
+    Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
+    currently runs under: set it to ``"none"`` while the generation runs with
+    ``toolChoice: none``, and calls that still arrive are rejected (answered at once).
+    """
+
+    def __init__(
+        self,
+        client: ArbiterClient,
+        session_id: str,
+        on_action: ActionHandler,
+        *,
+        behaviors: Optional[Mapping[str, str]] = None,
+        decide_wait: float = 20.0,
+    ) -> None:
+        self.session_id = session_id
+        self.behaviors: Dict[str, str] = dict(behaviors or {})
+        self.tool_choice = "auto"
+        self._client = client
+        self._on_action = on_action
+        self._wait = duration_pb2.Duration()
+        self._wait.FromNanoseconds(int(decide_wait * 1e9))
+        self._jobs: Dict[str, _Job] = {}
+        self._answered: Set[str] = set()
+        self._dead: Set[str] = set()
+        self._notes: Set[Tuple[str, str]] = set()
+        self._model_speaking = False
+        self._closed = False
+
+    # --- what the model server sends ------------------------------------------------
+
+    async def feed(self, message: Any) -> None:
+        """Reports one Live server message to the arbiter and hands out what it made due.
+
+        Feed messages in the order they arrive, one at a time. Raises
+        :class:`~arbiter_client.errors.ArbiterError` when an RPC fails (the rest of that
+        message is not reported); the adapter stays usable.
+        """
+        va = _get(message, "voice_activity")
+        if va is not None:
+            kind = _enum(_get(va, "voice_activity_type"))
+            if kind == "ACTIVITY_START":
+                await self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START)
+            elif kind == "ACTIVITY_END":
+                await self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_END)
+        sc = _get(message, "server_content")
+        if sc is not None:
+            await self._server_content(sc)
+        tc = _get(message, "tool_call")
+        if tc is not None:
+            for fc in _get(tc, "function_calls") or []:
+                await self._register(fc)
+        tcc = _get(message, "tool_call_cancellation")
+        ids = list(_get(tcc, "ids") or []) if tcc is not None else []
+        if ids:
+            resp = await self._client.report_tool_call_cancellation(
+                pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids)
+            )
+            await self._effects(resp.effects)
+
+    async def _server_content(self, sc: Any) -> None:
+        # Gemini's input transcription arrives as pieces the arbiter appends to the
+        # utterance: each is final (checked for stop intent); interim ones are not.
+        await self._transcript(pb.ROLE_USER, _get(sc, "interim_input_transcription"), interim=True)
+        await self._transcript(pb.ROLE_USER, _get(sc, "input_transcription"), interim=False)
+        if not self._model_speaking and _has_audio(_get(sc, "model_turn")):
+            self._model_speaking = True
+            await self._speech(pb.SPEECH_EVENT_MODEL_OUTPUT_START)
+        await self._transcript(pb.ROLE_MODEL, _get(sc, "output_transcription"), interim=False)
+        if _get(sc, "interrupted"):
+            self._model_speaking = False
+            await self._speech(pb.SPEECH_EVENT_INTERRUPTED)
+        if _get(sc, "generation_complete"):
+            await self._speech(pb.SPEECH_EVENT_MODEL_GENERATION_COMPLETE)
+        if _get(sc, "turn_complete"):
+            self._model_speaking = False
+            await self._speech(pb.SPEECH_EVENT_MODEL_TURN_COMPLETE)
+
+    async def _transcript(self, role: int, transcription: Any, *, interim: bool) -> None:
+        text = _get(transcription, "text")
+        if not text or (role == pb.ROLE_USER and not text.strip()):
+            return
+        resp = await self._client.report_transcript(
+            pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim)
+        )
+        await self._effects(resp.effects)
+
+    async def _speech(self, event: int) -> None:
+        resp = await self._client.report_speech(pb.ReportSpeechRequest(session_id=self.session_id, event=event))
+        await self._effects(resp.effects)
+
+    async def _register(self, fc: Any) -> None:
+        name = _get(fc, "name") or ""
+        args = dict(_get(fc, "args") or {})
+        req = pb.RegisterCallRequest(
+            session_id=self.session_id,
+            call_id=_get(fc, "id") or "",
+            tool=name,
+            behavior=_BEHAVIOR.get(self.behaviors.get(name), pb.BEHAVIOR_UNSPECIFIED),
+            tool_choice=pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO,
+        )
+        req.args.update(args)
+        resp = await self._client.register_call(req)
+        if resp.disposition == pb.DISPOSITION_EXECUTE and resp.job_id not in self._jobs:
+            job = _Job(resp.job_id, Call(resp.call_id, name, args), resp.side_effect)
+            self._jobs[job.id] = job
+            await self._emit(Execute(job.call, job.id, job.side_effect, resp.business_key))
+            if job.side_effect:
+                job.task = asyncio.create_task(self._drive(job), name=f"arbiter-decide-{job.id}")
+        await self._effects(resp.effects)
+
+    # --- what the application reports ------------------------------------------------
+
+    async def prepared(self, job_id: str) -> None:
+        """Reports that the job's prepare finished: the adapter now asks Decide with
+        prepared=true (which starts the grace window) and hands out Commit or Cancel."""
+        self._job(job_id).prepared.set()
+
+    async def committed(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports that the side effect a :class:`Commit` asked for was performed;
+        ``result`` (e.g. a booking reference) goes into the function response."""
+        await self._complete(job_id, pb.OUTCOME_COMMITTED, result=result)
+
+    async def result(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports a read-only tool's result, which becomes its function response."""
+        await self._complete(job_id, pb.OUTCOME_RESULT, result=result)
+
+    async def failed(self, job_id: str, error: str) -> None:
+        """Reports that the job failed (its prepare, its commit, or a read-only tool):
+        nothing was done. ``error`` (at most 4 KiB) is passed to the model."""
+        job = self._job(job_id)
+        job.settled = True
+        if job.task is not None and job.task is not asyncio.current_task():
+            job.task.cancel()
+        await self._complete(job_id, pb.OUTCOME_FAILED, error=error)
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """Closes the arbiter session (the model connection ended): undecided jobs are
+        cancelled (their prepares aborted) and unanswered ids become dead. Waits up to
+        ``timeout`` seconds for the Decide loops to hand out their last actions."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            resp = await self._client.close_session(pb.CloseSessionRequest(session_id=self.session_id))
+            await self._effects(resp.effects)
+        except NotFoundError:
+            pass  # nothing was ever reported: there is no session
+        tasks = [j.task for j in self._jobs.values() if j.task is not None and not j.task.done()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
+            for t in pending:
+                t.cancel()
+
+    # --- internals ---------------------------------------------------------------
+
+    def _job(self, job_id: str) -> _Job:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise KeyError(f"job_id: {job_id!r} is not a job this adapter executed")
+        return job
+
+    async def _drive(self, job: _Job) -> None:
+        """The Decide loop of one side-effecting job."""
+        try:
+            resp = await self._decide(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # noqa: BLE001 - fail closed, whatever went wrong
+            if job.settled:
+                return
+            job.settled = True
+            log.error("arbiter: Decide(%s) failed, releasing the job (no commit): %s", job.id, err)
+            reason = f"no decision from the arbiter: {err}"
+            release = Cancel if job.prepared.is_set() else AbortPrepare
+            try:
+                await self._emit(release(job.id, reason, err if isinstance(err, ArbiterError) else None))
+                await self._complete(job.id, pb.OUTCOME_FAILED, error="the arbiter could not be reached; nothing was done")
+            except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+                log.exception("arbiter: reporting job %s as failed", job.id)
+            return
+        if job.settled:
+            return
+        job.settled = True
+        try:
+            if resp.decision == pb.DECISION_COMMIT:
+                await self._emit(Commit(job.id, resp.reason))
+            else:
+                release = Cancel if job.prepared.is_set() else AbortPrepare
+                await self._emit(release(job.id, resp.reason))
+                await self._complete(job.id, pb.OUTCOME_CANCELLED)
+        except Exception:  # noqa: BLE001
+            log.exception("arbiter: handing out the decision for job %s", job.id)
+
+    async def _decide(self, job: _Job) -> pb.DecideResponse:
+        """Long-polls Decide until COMMIT or CANCEL. While the prepare runs it asks with
+        prepared=false, and re-asks with prepared=true the moment the app reports it."""
+        while True:
+            prepared = job.prepared.is_set()
+            decide = asyncio.ensure_future(
+                self._client.decide(
+                    pb.DecideRequest(session_id=self.session_id, job_id=job.id, prepared=prepared, wait=self._wait)
+                )
+            )
+            try:
+                if not prepared:
+                    ready = asyncio.ensure_future(job.prepared.wait())
+                    try:
+                        await asyncio.wait({decide, ready}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        ready.cancel()
+                    if not decide.done():
+                        continue  # prepared meanwhile: ask again with prepared=true
+                resp = await decide
+            finally:
+                decide.cancel()  # a no-op once it is done
+            if resp.decision in (pb.DECISION_COMMIT, pb.DECISION_CANCEL):
+                return resp
+
+    async def _complete(self, job_id: str, outcome: int, *, result=None, error: str = "") -> None:
+        req = pb.CompleteRequest(session_id=self.session_id, job_id=job_id, outcome=outcome, error=error)
+        if result:
+            req.result.update(dict(result))
+        resp = await self._client.complete(req)
+        await self._effects(resp.effects)
+
+    async def _effects(self, effects: pb.Effects) -> None:
+        for r in effects.responses:
+            if r.call_id in self._dead:
+                log.warning("arbiter: dropping a response for dead call %s", r.call_id)
+                continue
+            if r.call_id in self._answered:
+                continue  # a retried RPC returns the same answer: send it once
+            self._answered.add(r.call_id)
+            payload = json_format.MessageToDict(r.payload)
+            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id))
+        for s in effects.skips:
+            if s.call_id in self._dead or s.call_id in self._answered:
+                continue
+            self._dead.add(s.call_id)
+            await self._emit(Skip(s.call_id, s.name, s.reason, s.job_id))
+        for n in effects.notes:
+            if (n.job_id, n.text) in self._notes:
+                continue
+            self._notes.add((n.job_id, n.text))
+            when = "when_idle" if n.deliver == pb.DELIVERY_WHEN_IDLE else "now"
+            await self._emit(SendNote(n.text, when, n.job_id))
+
+    async def _emit(self, action: Action) -> None:
+        out = self._on_action(action)
+        if inspect.isawaitable(out):
+            await out
+
+
+def _get(obj: Any, name: str) -> Any:
+    """Field ``name`` of a google-genai object or a dict (snake_case, or camelCase as in
+    the wire JSON)."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        if name in obj:
+            return obj[name]
+        head, *rest = name.split("_")
+        return obj.get(head + "".join(w.title() for w in rest))
+    return getattr(obj, name, None)
+
+
+def _enum(v: Any) -> Optional[str]:
+    """An enum's name, whether given as a str, a str Enum or an Enum."""
+    if v is None:
+        return None
+    return str(getattr(v, "value", v))
+
+
+def _has_audio(model_turn: Any) -> bool:
+    for part in _get(model_turn, "parts") or []:
+        data = _get(part, "inline_data")
+        if data is not None and str(_get(data, "mime_type") or "audio").startswith("audio"):
+            return True
+    return False

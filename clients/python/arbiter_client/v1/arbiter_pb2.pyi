@@ -1,0 +1,331 @@
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+BEHAVIOR_BLOCKING: Behavior
+BEHAVIOR_NON_BLOCKING: Behavior
+BEHAVIOR_UNSPECIFIED: Behavior
+DECISION_CANCEL: Decision
+DECISION_COMMIT: Decision
+DECISION_PENDING: Decision
+DECISION_UNSPECIFIED: Decision
+DELIVERY_NOW: Delivery
+DELIVERY_UNSPECIFIED: Delivery
+DELIVERY_WHEN_IDLE: Delivery
+DESCRIPTOR: _descriptor.FileDescriptor
+DISPOSITION_DUPLICATE: Disposition
+DISPOSITION_EXECUTE: Disposition
+DISPOSITION_REJECT: Disposition
+DISPOSITION_UNSPECIFIED: Disposition
+JOB_STATE_DECIDED: JobState
+JOB_STATE_DONE: JobState
+JOB_STATE_PREPARED: JobState
+JOB_STATE_PREPARING: JobState
+JOB_STATE_RUNNING: JobState
+JOB_STATE_UNSPECIFIED: JobState
+OUTCOME_CANCELLED: Outcome
+OUTCOME_COMMITTED: Outcome
+OUTCOME_FAILED: Outcome
+OUTCOME_RESULT: Outcome
+OUTCOME_UNSPECIFIED: Outcome
+ROLE_MODEL: Role
+ROLE_UNSPECIFIED: Role
+ROLE_USER: Role
+SPEECH_EVENT_INTERRUPTED: SpeechEvent
+SPEECH_EVENT_MODEL_GENERATION_COMPLETE: SpeechEvent
+SPEECH_EVENT_MODEL_OUTPUT_START: SpeechEvent
+SPEECH_EVENT_MODEL_TURN_COMPLETE: SpeechEvent
+SPEECH_EVENT_UNSPECIFIED: SpeechEvent
+SPEECH_EVENT_USER_ACTIVITY_END: SpeechEvent
+SPEECH_EVENT_USER_ACTIVITY_START: SpeechEvent
+TOOL_CHOICE_AUTO: ToolChoice
+TOOL_CHOICE_NONE: ToolChoice
+TOOL_CHOICE_UNSPECIFIED: ToolChoice
+
+class CloseSessionRequest(_message.Message):
+    __slots__ = ["session_id"]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class CloseSessionResponse(_message.Message):
+    __slots__ = ["cancelled_job_ids", "effects"]
+    CANCELLED_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    cancelled_job_ids: _containers.RepeatedScalarFieldContainer[str]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CompleteRequest(_message.Message):
+    __slots__ = ["error", "job_id", "outcome", "result", "session_id"]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    job_id: str
+    outcome: Outcome
+    result: _struct_pb2.Struct
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CompleteResponse(_message.Message):
+    __slots__ = ["effects"]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+
+class DecideRequest(_message.Message):
+    __slots__ = ["job_id", "prepared", "session_id", "wait"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PREPARED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    prepared: bool
+    session_id: str
+    wait: _duration_pb2.Duration
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., prepared: bool = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class DecideResponse(_message.Message):
+    __slots__ = ["decided_at", "decision", "job_id", "reason"]
+    DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    decided_at: _timestamp_pb2.Timestamp
+    decision: Decision
+    job_id: str
+    reason: str
+    def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., decided_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class Effects(_message.Message):
+    __slots__ = ["notes", "responses", "skips"]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    SKIPS_FIELD_NUMBER: _ClassVar[int]
+    notes: _containers.RepeatedCompositeFieldContainer[Note]
+    responses: _containers.RepeatedCompositeFieldContainer[FunctionResponse]
+    skips: _containers.RepeatedCompositeFieldContainer[Skip]
+    def __init__(self, responses: _Optional[_Iterable[_Union[FunctionResponse, _Mapping]]] = ..., skips: _Optional[_Iterable[_Union[Skip, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[Note, _Mapping]]] = ...) -> None: ...
+
+class FunctionResponse(_message.Message):
+    __slots__ = ["call_id", "job_id", "name", "payload"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    job_id: str
+    name: str
+    payload: _struct_pb2.Struct
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class GetSessionRequest(_message.Message):
+    __slots__ = ["session_id"]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class GetSessionResponse(_message.Message):
+    __slots__ = ["closed", "jobs", "model_speaking", "next_timer", "pending_calls", "session_id", "utterance_open", "version"]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SPEAKING_FIELD_NUMBER: _ClassVar[int]
+    NEXT_TIMER_FIELD_NUMBER: _ClassVar[int]
+    PENDING_CALLS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_OPEN_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    closed: bool
+    jobs: _containers.RepeatedCompositeFieldContainer[Job]
+    model_speaking: bool
+    next_timer: _timestamp_pb2.Timestamp
+    pending_calls: _containers.RepeatedCompositeFieldContainer[PendingCall]
+    session_id: str
+    utterance_open: bool
+    version: int
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ...) -> None: ...
+
+class Job(_message.Message):
+    __slots__ = ["abandoned", "business_key", "call_ids", "created_at", "decision", "job_id", "outcome", "reason", "side_effect", "state", "tool"]
+    ABANDONED_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SIDE_EFFECT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    abandoned: bool
+    business_key: str
+    call_ids: _containers.RepeatedScalarFieldContainer[str]
+    created_at: _timestamp_pb2.Timestamp
+    decision: Decision
+    job_id: str
+    outcome: Outcome
+    reason: str
+    side_effect: bool
+    state: JobState
+    tool: str
+    def __init__(self, job_id: _Optional[str] = ..., tool: _Optional[str] = ..., business_key: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., call_ids: _Optional[_Iterable[str]] = ..., abandoned: bool = ..., side_effect: bool = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Note(_message.Message):
+    __slots__ = ["deliver", "job_id", "text"]
+    DELIVER_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    deliver: Delivery
+    job_id: str
+    text: str
+    def __init__(self, job_id: _Optional[str] = ..., text: _Optional[str] = ..., deliver: _Optional[_Union[Delivery, str]] = ...) -> None: ...
+
+class PendingCall(_message.Message):
+    __slots__ = ["age", "behavior", "call_id", "job_id", "tool"]
+    AGE_FIELD_NUMBER: _ClassVar[int]
+    BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    age: _duration_pb2.Duration
+    behavior: Behavior
+    call_id: str
+    job_id: str
+    tool: str
+    def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., job_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ...) -> None: ...
+
+class RegisterCallRequest(_message.Message):
+    __slots__ = ["args", "behavior", "business_key", "call_id", "session_id", "tool", "tool_choice"]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    args: _struct_pb2.Struct
+    behavior: Behavior
+    business_key: str
+    call_id: str
+    session_id: str
+    tool: str
+    tool_choice: ToolChoice
+    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ...) -> None: ...
+
+class RegisterCallResponse(_message.Message):
+    __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_id", "side_effect"]
+    BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPOSITION_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SIDE_EFFECT_FIELD_NUMBER: _ClassVar[int]
+    business_key: str
+    call_id: str
+    disposition: Disposition
+    duplicate_of: str
+    effects: Effects
+    job_id: str
+    side_effect: bool
+    def __init__(self, call_id: _Optional[str] = ..., disposition: _Optional[_Union[Disposition, str]] = ..., job_id: _Optional[str] = ..., duplicate_of: _Optional[str] = ..., business_key: _Optional[str] = ..., side_effect: bool = ..., effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+
+class ReportSpeechRequest(_message.Message):
+    __slots__ = ["event", "session_id"]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    event: SpeechEvent
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ...) -> None: ...
+
+class ReportSpeechResponse(_message.Message):
+    __slots__ = ["effects"]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+
+class ReportToolCallCancellationRequest(_message.Message):
+    __slots__ = ["call_ids", "session_id"]
+    CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    call_ids: _containers.RepeatedScalarFieldContainer[str]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReportToolCallCancellationResponse(_message.Message):
+    __slots__ = ["cancelled_job_ids", "effects"]
+    CANCELLED_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    cancelled_job_ids: _containers.RepeatedScalarFieldContainer[str]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReportTranscriptRequest(_message.Message):
+    __slots__ = ["interim", "role", "session_id", "text"]
+    INTERIM_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    interim: bool
+    role: Role
+    session_id: str
+    text: str
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ...) -> None: ...
+
+class ReportTranscriptResponse(_message.Message):
+    __slots__ = ["cancelled_job_ids", "effects", "intent"]
+    CANCELLED_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    cancelled_job_ids: _containers.RepeatedScalarFieldContainer[str]
+    effects: Effects
+    intent: str
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., intent: _Optional[str] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Skip(_message.Message):
+    __slots__ = ["call_id", "job_id", "name", "reason"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    job_id: str
+    name: str
+    reason: str
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., reason: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class Behavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ToolChoice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Disposition(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SpeechEvent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Delivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

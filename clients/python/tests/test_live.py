@@ -1,0 +1,315 @@
+"""Unit tests of the client and the Live adapter against a scripted in-process server,
+plus (when ARBITER_TARGET names a running arbiter) the typed errors of the real one.
+
+    /usr/bin/python3 -m unittest discover -s clients/python/tests -v
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import unittest
+
+import grpc
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from arbiter_client import (  # noqa: E402
+    AbortPrepare,
+    ArbiterClient,
+    Cancel,
+    Commit,
+    Execute,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    LiveAdapter,
+    NotFoundError,
+    RetryPolicy,
+    SendFunctionResponse,
+    SendNote,
+    Skip,
+    UnavailableError,
+)
+from arbiter_client.errors import ArbiterError  # noqa: E402
+from arbiter_client.v1 import arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc  # noqa: E402
+
+logging.getLogger("arbiter_client").setLevel(logging.ERROR)  # retries log warnings
+FAST = RetryPolicy(initial_backoff=0.01, max_backoff=0.02, max_elapsed=0.5)
+
+
+def effects(responses=(), skips=(), notes=()):
+    e = pb.Effects()
+    for call_id, status in responses:
+        r = e.responses.add(call_id=call_id, name="book_slot", job_id="job-1")
+        r.payload.update({"status": status})
+    for call_id in skips:
+        e.skips.add(call_id=call_id, name="book_slot", reason="abandoned", job_id="job-1")
+    for text in notes:
+        e.notes.add(job_id="job-1", text=text, deliver=pb.DELIVERY_NOW)
+    return e
+
+
+class Script(pb_grpc.ArbiterServiceServicer):
+    """A scripted arbiter: every RPC is recorded; tests set what each returns."""
+
+    def __init__(self):
+        self.requests: list[tuple[str, object]] = []
+        self.decide = None  # async (request, context) -> DecideResponse
+        self.fail: dict[str, list[grpc.StatusCode]] = {}  # rpc -> codes to fail with, in turn
+        self.complete_effects = pb.Effects()
+        self.register_effects = pb.Effects()
+        self.speech_effects = pb.Effects()
+
+    async def _enter(self, name, request, context):
+        self.requests.append((name, request))
+        codes = self.fail.get(name)
+        if codes:
+            await context.abort(codes.pop(0), f"{name}: scripted failure")
+
+    def sent(self, name):
+        return [r for n, r in self.requests if n == name]
+
+    async def RegisterCall(self, request, context):
+        await self._enter("RegisterCall", request, context)
+        return pb.RegisterCallResponse(
+            call_id=request.call_id, disposition=pb.DISPOSITION_EXECUTE, job_id="job-1",
+            business_key="book_slot(slot=x)", side_effect=request.tool == "book_slot", effects=self.register_effects,
+        )
+
+    async def ReportSpeech(self, request, context):
+        await self._enter("ReportSpeech", request, context)
+        return pb.ReportSpeechResponse(effects=self.speech_effects)
+
+    async def ReportTranscript(self, request, context):
+        await self._enter("ReportTranscript", request, context)
+        return pb.ReportTranscriptResponse(intent="other")
+
+    async def ReportToolCallCancellation(self, request, context):
+        await self._enter("ReportToolCallCancellation", request, context)
+        return pb.ReportToolCallCancellationResponse()
+
+    async def Decide(self, request, context):
+        await self._enter("Decide", request, context)
+        return await self.decide(request, context)
+
+    async def Complete(self, request, context):
+        await self._enter("Complete", request, context)
+        return pb.CompleteResponse(effects=self.complete_effects)
+
+    async def CloseSession(self, request, context):
+        await self._enter("CloseSession", request, context)
+        return pb.CloseSessionResponse()
+
+
+def call_message(call_id="fc_1", name="book_slot"):
+    return {"tool_call": {"function_calls": [{"id": call_id, "name": name, "args": {"slot": "tomorrow 3pm"}}]}}
+
+
+class AdapterTest(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self):
+        self.script = Script()
+        self.server, self.port = await self.serve()
+        self.client = ArbiterClient(f"127.0.0.1:{self.port}", retry=FAST, timeout=2.0)
+        self.actions: list = []
+        self.adapter = LiveAdapter(self.client, "s1", self.actions.append, decide_wait=0.2)
+
+    async def serve(self, port=0):
+        server = grpc.aio.server()
+        pb_grpc.add_ArbiterServiceServicer_to_server(self.script, server)
+        port = server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        return server, port
+
+    async def asyncTearDown(self):
+        await self.client.close()
+        await self.server.stop(None)
+
+    async def until(self, pred, timeout=3.0):
+        for _ in range(int(timeout / 0.01)):
+            if pred():
+                return
+            await asyncio.sleep(0.01)
+        self.fail(f"timed out; actions: {self.actions}")
+
+    def of(self, kind):
+        return [a for a in self.actions if isinstance(a, kind)]
+
+    async def test_early_cancel_during_prepare_aborts_it(self):
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(0.05)
+                return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop", job_id=req.job_id)
+            raise AssertionError("prepared Decide before prepare finished")
+
+        self.script.decide = decide
+        self.script.complete_effects = effects([("fc_1", "cancelled")], notes=["System note: cancelled."])
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.of(SendNote))
+        kinds = [type(a) for a in self.actions]
+        self.assertEqual(kinds, [Execute, AbortPrepare, SendFunctionResponse, SendNote])
+        self.assertEqual(self.actions[0].business_key, "book_slot(slot=x)")
+        (done,) = self.script.sent("Complete")
+        self.assertEqual(done.outcome, pb.OUTCOME_CANCELLED)
+
+    async def test_prepared_reasks_with_prepared_true_then_commits(self):
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(10)  # held open: returns early only on cancel
+            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+        self.script.decide = decide
+        self.script.complete_effects = effects([("fc_1", "committed")])
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.script.sent("Decide"))
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.of(Commit))
+        self.assertEqual([d.prepared for d in self.script.sent("Decide")], [False, True])
+        self.assertEqual(self.of(SendFunctionResponse), [])
+        await self.adapter.committed("job-1", {"reference": "R-1"})
+        (done,) = self.script.sent("Complete")
+        self.assertEqual((done.outcome, dict(done.result)), (pb.OUTCOME_COMMITTED, {"reference": "R-1"}))
+        self.assertEqual([a.id for a in self.of(SendFunctionResponse)], ["fc_1"])
+
+    async def test_decide_retried_on_lost_connection(self):
+        self.script.fail["Decide"] = [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNAVAILABLE]
+
+        async def decide(req, ctx):
+            return pb.DecideResponse(decision=pb.DECISION_COMMIT, job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.of(Commit))
+        self.assertEqual(len(self.script.sent("Decide")), 3)
+        self.assertEqual(len(self.of(Commit)), 1)
+
+    async def test_decide_survives_a_server_restart(self):
+        async def decide(req, ctx):
+            if len(self.script.sent("Decide")) == 1:
+                await asyncio.sleep(10)  # the connection drops while this long-poll is open
+            return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.script.sent("Decide"))
+        await self.server.stop(None)
+        await asyncio.sleep(0.1)
+        self.server, _ = await self.serve(self.port)
+        await self.until(lambda: self.of(AbortPrepare))
+        self.assertEqual(len(self.script.sent("Decide")), 2)  # the same request again
+        self.assertEqual(self.of(Commit), [])
+        self.assertIsNone(self.of(AbortPrepare)[0].error)
+
+    async def test_failing_decide_never_commits(self):
+        self.script.fail["Decide"] = [grpc.StatusCode.UNAVAILABLE] * 1000
+
+        async def decide(req, ctx):
+            raise AssertionError("unreachable")
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.script.sent("Complete"))
+        self.assertEqual(self.of(Commit), [])
+        (release,) = self.of(Cancel) + self.of(AbortPrepare)
+        self.assertIsInstance(release.error, UnavailableError)
+        (done,) = self.script.sent("Complete")
+        self.assertEqual(done.outcome, pb.OUTCOME_FAILED)
+
+    async def test_speech_not_retried_on_unavailable_but_on_aborted(self):
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE]
+        with self.assertRaises(UnavailableError) as cm:
+            await self.adapter.feed({"server_content": {"interrupted": True}})
+        self.assertEqual((cm.exception.code, cm.exception.rpc), (grpc.StatusCode.UNAVAILABLE, "ReportSpeech"))
+        self.assertEqual(len(self.script.sent("ReportSpeech")), 1)
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.ABORTED]
+        await self.adapter.feed({"server_content": {"turn_complete": True}})
+        self.assertEqual(len(self.script.sent("ReportSpeech")), 3)
+
+    async def test_one_response_per_id_and_none_for_dead_ids(self):
+        self.script.speech_effects = effects(skips=["fc_dead"])
+        await self.adapter.feed({"server_content": {"interrupted": True}})
+        self.script.register_effects = effects([("fc_1", "rejected"), ("fc_1", "rejected"), ("fc_dead", "cancelled")])
+        await self.adapter.feed(call_message("fc_1", "get_weather"))
+        await self.adapter.feed(call_message("fc_1", "get_weather"))  # the same call again
+        self.assertEqual([a.id for a in self.of(Skip)], ["fc_dead"])
+        self.assertEqual([a.id for a in self.of(SendFunctionResponse)], ["fc_1"])
+        self.assertEqual(len(self.of(Execute)), 1)  # same job: executed once
+
+    async def test_message_mapping(self):
+        await self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await self.adapter.feed({"server_content": {"interim_input_transcription": {"text": "st"}}})
+        await self.adapter.feed({"serverContent": {"inputTranscription": {"text": "stop"}}})  # wire JSON casing
+        await self.adapter.feed({"server_content": {"input_transcription": {"text": ""}}})  # nothing said
+        audio = {"model_turn": {"parts": [{"inline_data": {"mime_type": "audio/pcm", "data": b""}}]}}
+        await self.adapter.feed({"server_content": audio})
+        await self.adapter.feed({"server_content": audio})  # same turn: one MODEL_OUTPUT_START
+        await self.adapter.feed({"server_content": {"output_transcription": {"text": "OK"}, "generation_complete": True}})
+        await self.adapter.feed({"server_content": {"turn_complete": True}})
+        await self.adapter.feed({"tool_call_cancellation": {"ids": ["fc_9"]}})
+        speech = [pb.SpeechEvent.Name(r.event) for r in self.script.sent("ReportSpeech")]
+        self.assertEqual(speech, [
+            "SPEECH_EVENT_USER_ACTIVITY_START", "SPEECH_EVENT_MODEL_OUTPUT_START",
+            "SPEECH_EVENT_MODEL_GENERATION_COMPLETE", "SPEECH_EVENT_MODEL_TURN_COMPLETE",
+        ])
+        texts = [(r.role, r.text, r.interim) for r in self.script.sent("ReportTranscript")]
+        self.assertEqual(texts, [(pb.ROLE_USER, "st", True), (pb.ROLE_USER, "stop", False), (pb.ROLE_MODEL, "OK", False)])
+        self.assertEqual(list(self.script.sent("ReportToolCallCancellation")[0].call_ids), ["fc_9"])
+
+    async def test_behavior_and_tool_choice(self):
+        self.adapter.behaviors["book_slot"] = "BLOCKING"
+        self.adapter.tool_choice = "none"
+        self.script.decide = lambda req, ctx: asyncio.sleep(10)
+        await self.adapter.feed(call_message())
+        (reg,) = self.script.sent("RegisterCall")
+        self.assertEqual((reg.behavior, reg.tool_choice), (pb.BEHAVIOR_BLOCKING, pb.TOOL_CHOICE_NONE))
+        self.assertEqual(dict(reg.args), {"slot": "tomorrow 3pm"})
+        await self.adapter.failed("job-1", "backend down")
+        self.assertEqual(self.script.sent("Complete")[0].outcome, pb.OUTCOME_FAILED)
+
+
+class ErrorTest(unittest.TestCase):
+    def test_field_parsing(self):
+        cases = {
+            'call_id: "a b" must be 1-128 characters': "call_id",
+            'call_ids[2]: "" must be': "call_ids[2]",
+            "tools[x].name: bad": None,  # not a request field path
+            'session "s" has 9 calls, the most one session may hold': None,
+        }
+        for msg, field in cases.items():
+            self.assertEqual(ArbiterError(grpc.StatusCode.INVALID_ARGUMENT, msg).field, field, msg)
+
+
+@unittest.skipUnless(os.environ.get("ARBITER_TARGET"), "set ARBITER_TARGET to a running arbiter")
+class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
+    """The real server's errors arrive typed, with the field at fault."""
+
+    async def asyncSetUp(self):
+        self.client = ArbiterClient(os.environ["ARBITER_TARGET"], retry=FAST)
+
+    async def asyncTearDown(self):
+        await self.client.close()
+
+    async def test_errors(self):
+        sid = f"errors-{os.getpid()}"
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.register_call(pb.RegisterCallRequest(session_id=sid, call_id="bad id", tool="book_slot"))
+        self.assertEqual((cm.exception.field, cm.exception.code), ("call_id", grpc.StatusCode.INVALID_ARGUMENT))
+        with self.assertRaises(NotFoundError) as cm:
+            await self.client.get_session(pb.GetSessionRequest(session_id=f"{sid}-none"))
+        reg = await self.client.register_call(
+            pb.RegisterCallRequest(session_id=sid, call_id="fc_1", tool="book_slot", args=None)
+        )
+        with self.assertRaises(NotFoundError) as cm:
+            await self.client.decide(pb.DecideRequest(session_id=sid, job_id="job-404"))
+        self.assertEqual(cm.exception.field, "job_id")
+        with self.assertRaises(FailedPreconditionError) as cm:
+            await self.client.complete(pb.CompleteRequest(session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_COMMITTED))
+        self.assertEqual(cm.exception.field, "outcome")
+        await self.client.close_session(pb.CloseSessionRequest(session_id=sid))
+
+
+if __name__ == "__main__":
+    unittest.main()

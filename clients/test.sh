@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Tests the Python and Node clients; the single entry point CI calls.
+#
+# Installs what the clients need when it is missing (Debian's python3-grpcio,
+# python3-protobuf, python3-venv, protoc and the gRPC Python plugin; the Node packages
+# with `npm ci` from the committed lock file), builds the arbiter, then checks:
+#   - the committed stubs are what generate.sh makes from proto/ (both clients), and the
+#     committed Node build (dist/) is what tsc makes from src/;
+#   - `pip install ./clients/python` into a venv (--system-site-packages, Debian's
+#     python3) and `npm install ./clients/node` into a scratch project (packed with
+#     --install-links, and linked), then import;
+#   - the unit tests (python unittest, node:test), against a scripted in-process server
+#     and the real arbiter's errors;
+#   - end to end: `arbiter serve` runs, and for each recorded session a real Python
+#     process and a real Node process replay it in real time through their adapter,
+#     concurrently, and must reach the outcome of the Go reference (`arbiter replay`):
+#     same commits and cancels, one response per live id with the same payload, none
+#     for the dead ids, the same notes. Sessions replayed with a prepare longer than the
+#     stop's delay must abort the prepare (the early-cancel Decide).
+# Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
+#
+# CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+py="$root/clients/python"
+node="$root/clients/node"
+traces="${CLIENT_TRACES:-A_off_run1 A_off_run2 A_off_run3 A_on_run1 A_on_run2 A_on_run3 C_off_run1 C_off_run2 C_off_run3 C_on_run1 C_on_run2 C_on_run3}"
+abort_traces="A_on_run1 C_on_run2" # replayed again with --prepare-ms 6000: the stop comes mid-prepare
+
+tmp="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+# check NAME CMD...: runs one check, counts it, shows its output when it fails.
+checks=0
+check() {
+  local name="$1" t0=$SECONDS
+  shift
+  checks=$((checks + 1))
+  log="$tmp/check-$checks.log"
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $name ($((SECONDS - t0))s)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name ($((SECONDS - t0))s)"
+    sed 's/^/    /' "$log"
+  fi
+}
+die() {
+  echo "clients/test.sh: $*" >&2
+  echo "clients: $passed passed, $((failed + 1)) failed"
+  exit 1
+}
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+echo "== installing what the clients need"
+debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev)
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
+missing=()
+for d in "${debs[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "apt-get install ${missing[*]}"
+  as_root apt-get update -qq || die "apt-get update failed"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install failed"
+fi
+echo "protoc: $(protoc --version); python: $(/usr/bin/python3 --version); node: $(node --version); npm: $(npm --version)"
+(cd "$node" && npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.log" 2>&1 || { cat "$tmp/npm.log"; die "npm ci failed"; }
+go build -o "$tmp/arbiter" ./cmd/arbiter || die "go build ./cmd/arbiter failed"
+
+echo "== generated code and build are up to date"
+check "python stubs match proto/ (clients/python/generate.sh)" \
+  bash -c "'$py/generate.sh' '$tmp/gen-py' && diff -r --exclude=__init__.py --exclude=__pycache__ '$tmp/gen-py' '$py/arbiter_client/v1'"
+check "node stubs match proto/ (clients/node/generate.sh)" \
+  bash -c "'$node/generate.sh' '$tmp/gen-node' && diff -r '$tmp/gen-node' '$node/src/gen'"
+check "node dist/ matches src/ (npm run build)" \
+  bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
+
+echo "== packages install offline and import"
+check "pip install ./clients/python (venv on Debian's python3)" bash -c "
+  /usr/bin/python3 -m venv --system-site-packages '$tmp/venv' &&
+  '$tmp/venv/bin/pip' install --no-input --quiet '$py' &&
+  cd '$tmp' && '$tmp/venv/bin/python' -c 'import arbiter_client as a, sys; assert a.__file__.startswith(sys.prefix), a.__file__; print(a.USER_AGENT)'"
+for how in --install-links --no-install-links; do # packed copy; symlink (its deps: the npm ci above)
+  check "npm install $how ./clients/node (scratch project)" bash -c "
+    mkdir -p '$tmp/npm$how' && cd '$tmp/npm$how' && npm init -y >/dev/null &&
+    npm install --no-audit --no-fund --loglevel=error $how '$node' &&
+    node -e \"import('@voicearbiter/arbiter-client').then((m) => console.log(m.USER_AGENT))\""
+done
+
+echo "== arbiter serve"
+"$tmp/arbiter" serve --listen 127.0.0.1:0 --tools testdata/tools/booking.yaml >"$tmp/serve.log" 2>&1 &
+server_pid=$!
+addr=""
+for _ in $(seq 100); do
+  addr="$(sed -n 's/.*arbiter serving.* addr=\([^ ]*\).*/\1/p' "$tmp/serve.log" | head -1)"
+  [ -n "$addr" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$addr" ] || { cat "$tmp/serve.log"; die "arbiter serve did not report its address"; }
+echo "listening on $addr"
+
+echo "== unit tests"
+check "python unittest (clients/python/tests)" \
+  env ARBITER_TARGET="$addr" "$tmp/venv/bin/python" -m unittest discover -s "$py/tests" -v
+grep -E '^(Ran [0-9]+ tests|OK|FAILED)' "$log" | sed 's/^/    /'
+check "node --test (clients/node/test)" bash -c "cd '$node' && ARBITER_TARGET='$addr' npm test --silent"
+grep -E '^# (tests|pass|fail) ' "$log" | tr '\n' ' ' | sed 's/^/    /;s/$/\n/'
+
+echo "== end to end: recorded sessions through each adapter, in real time, against arbiter serve"
+mkdir -p "$tmp/e2e"
+runs=()
+for t in $traces; do runs+=("$t:"); done
+for t in $abort_traces; do runs+=("$t:6000"); done
+pids=()
+for run in "${runs[@]}"; do
+  t="${run%%:*}" ms="${run#*:}"
+  flag=() && [ -n "$ms" ] && flag=(--prepare-ms "$ms")
+  tag="$t${ms:+-prepare$ms}"
+  trace="testdata/traces/$t.jsonl"
+  "$tmp/arbiter" replay --tools testdata/tools/booking.yaml "${flag[@]}" "$trace" >"$tmp/e2e/$tag.ref" 2>"$tmp/e2e/$tag.ref.err"
+  "$tmp/venv/bin/python" "$py/examples/replay_booking.py" --target "$addr" "${flag[@]}" "$trace" >"$tmp/e2e/$tag.py" 2>"$tmp/e2e/$tag.py.err" &
+  pids+=($!)
+  node "$node/build/examples/replay-booking.js" --target "$addr" "${flag[@]}" "$trace" >"$tmp/e2e/$tag.node" 2>"$tmp/e2e/$tag.node.err" &
+  pids+=($!)
+done
+t0=$SECONDS
+for p in "${pids[@]}"; do wait "$p"; done
+echo "(${#pids[@]} client processes, $((SECONDS - t0))s)"
+for run in "${runs[@]}"; do
+  t="${run%%:*}" ms="${run#*:}"
+  tag="$t${ms:+-prepare$ms}"
+  expect=(--expect-stop) && [ -n "$ms" ] && expect+=(--expect-abort)
+  for lang in py node; do
+    check "$lang $tag: outcome of the Go replay" bash -c "
+      /usr/bin/python3 '$root/clients/e2e/compare.py' '$tmp/e2e/$tag.ref' '$tmp/e2e/$tag.$lang' ${expect[*]:-} ||
+      { echo '--- client stdout'; cat '$tmp/e2e/$tag.$lang'; echo '--- client stderr'; cat '$tmp/e2e/$tag.$lang.err'; exit 1; }"
+  done
+done
+
+echo "clients: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
