@@ -110,6 +110,14 @@ type Complete struct {
 	Error string
 }
 
+// Configure sets a session's options (creating it if needed). Idempotent.
+type Configure struct {
+	// Language is the session's language (BCP 47, e.g. "en", "es-MX"); empty keeps it.
+	Language string
+	// ResponseScheduling says the provider honours function-response scheduling.
+	ResponseScheduling bool
+}
+
 // Close closes the session.
 type Close struct{}
 
@@ -123,6 +131,7 @@ func (ToolCallCancellation) isEvent() {}
 func (Decide) isEvent()               {}
 func (Complete) isEvent()             {}
 func (Close) isEvent()                {}
+func (Configure) isEvent()            {}
 func (Tick) isEvent()                 {}
 
 // CallResult is RegisterCall's answer.
@@ -162,8 +171,9 @@ type Output struct {
 	Decisions []DecisionResult
 	// Cancelled lists jobs cancelled during this step.
 	Cancelled []string
-	// Intent is "stop" or "other" for a final user transcript.
-	Intent string
+	// Intent is the utterance's intent after a final user transcript: stop, amend,
+	// other or unknown.
+	Intent Intent
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
 }
@@ -214,6 +224,12 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 		err = st.complete(ev)
 	case Close:
 		st.close()
+	case Configure:
+		if ev.Language != "" {
+			s.Language = ev.Language
+		}
+		s.ResponseScheduling = ev.ResponseScheduling
+		out.Changed = true
 	case Tick:
 	default:
 		err = Errorf(Invalid, "event: unknown type %T", ev)
@@ -289,6 +305,13 @@ func (st *step) validate(ev Event) error {
 			if !validName(id) {
 				return Errorf(Invalid, "call_ids[%d]: %q must be 1-128 characters from [A-Za-z0-9_.:-]", i, trunc(id))
 			}
+		}
+	case Configure:
+		if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
+			return Errorf(Invalid, "language: %q is not a BCP 47 language tag", trunc(ev.Language))
+		}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 		}
 	case Decide:
 		j := s.job(ev.JobID)
@@ -577,7 +600,7 @@ func (st *step) register(ev RegisterCall) error {
 	// just before the call) cancels the job before anything runs.
 	if j.SideEffect {
 		for _, id := range j.Triggers {
-			if u := s.utterance(id); u != nil && u.Final && u.Stop != "" {
+			if u := s.utterance(id); u != nil && u.Final && u.Intent == IntentStop {
 				st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
 				break
 			}
@@ -756,14 +779,39 @@ func (st *step) transcript(ev Transcript) error {
 		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
 	}
 	u.Final = true
-	if phrase, ok := StopIntent(u.Text, st.e.Policy.StopPhrases); ok {
-		u.Stop = phrase
-		st.out.Intent = "stop"
+	u.Intent, u.Stop = Classify(u.Text, st.e.Policy.Phrases(s.Language))
+	st.out.Intent = u.Intent
+	switch u.Intent {
+	case IntentStop:
 		st.applyStop(u)
-	} else {
-		st.out.Intent = "other"
+	case IntentAmend:
+		st.applyAmend(u)
 	}
 	return nil
+}
+
+// applyAmend cancels every undecided side-effecting job that existed before the
+// amending utterance began (its arguments are no longer what the user wants). A job
+// the utterance itself triggered already carries the new details and is left alone; a
+// job already committed gets a note offering to change it.
+func (st *step) applyAmend(u *Utterance) {
+	for _, j := range st.s.Jobs {
+		if !j.SideEffect || !j.CreatedAt.Before(u.Start) || !relevant(j, u) {
+			continue
+		}
+		switch j.Decision {
+		case Undecided:
+			j.AmendText = u.Text
+			st.decideJob(j, DecisionCancel, CauseAmend, fmt.Sprintf("amended by the user: %q", u.Text))
+		case DecisionCommit:
+			if j.Outcome == NotCompleted {
+				j.AmendAfterCommit, j.AmendText = true, u.Text
+			} else if j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt) {
+				j.AmendAfterCommit, j.AmendText = true, u.Text
+				st.issueNote(j, st.commitNote(j), "")
+			}
+		}
+	}
 }
 
 // currentUtterance is the utterance a user transcript belongs to: the open one, or the
@@ -799,7 +847,7 @@ func (st *step) applyStop(u *Utterance) {
 				j.StopAfterCommit = true
 			} else if j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt) {
 				j.StopAfterCommit = true
-				st.issueNote(j, st.commitNote(j))
+				st.issueNote(j, st.commitNote(j), "")
 			}
 		}
 	}
@@ -896,9 +944,16 @@ func (st *step) complete(ev Complete) error {
 		live++
 	}
 	if text := st.completionNote(j, live); text != "" && !s.Closed {
+		rider := ""
+		for _, r := range eff.Responses {
+			if c := s.call(r.CallID); c != nil && c.Behavior == NonBlocking {
+				rider = c.ID
+				break
+			}
+		}
 		saved := st.out.Effects
 		st.out.Effects = Effects{}
-		st.issueNote(j, text)
+		st.issueNote(j, text, rider)
 		eff.Notes = append(eff.Notes, st.out.Effects.Notes...)
 		st.out.Effects = saved
 	}
@@ -958,6 +1013,8 @@ func (st *step) completionNote(j *Job, live int) string {
 		switch j.Cause {
 		case CauseStop:
 			return fmt.Sprintf("System note: %s was cancelled before it was committed. Nothing is scheduled.", desc)
+		case CauseAmend:
+			return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed, so nothing is scheduled. Call %s again with the new details.", j.AmendText, desc, j.Tool)
 		case CauseTimeout:
 			return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
 		case CauseAbandoned:
@@ -965,7 +1022,7 @@ func (st *step) completionNote(j *Job, live int) string {
 		}
 		return "" // withdrawn by the server or the session closed: the model knows
 	case Committed:
-		if j.StopAfterCommit || j.Withdrawn || live == 0 {
+		if j.StopAfterCommit || j.AmendAfterCommit || j.Withdrawn || live == 0 {
 			return st.commitNote(j)
 		}
 	case Failed:
@@ -988,6 +1045,8 @@ func (st *step) commitNote(j *Job) string {
 	switch {
 	case j.StopAfterCommit:
 		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to stop after it was committed. Tell them it is confirmed and offer to cancel it.", desc, ref)
+	case j.AmendAfterCommit:
+		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to change it (%q) after it was committed. Tell them it is confirmed and offer to change it.", desc, ref, j.AmendText)
 	case j.Withdrawn:
 		return fmt.Sprintf("System note: %s was already committed%s when the call was withdrawn. Tell the user it is confirmed and offer to cancel it.", desc, ref)
 	default:
@@ -995,17 +1054,45 @@ func (st *step) commitNote(j *Job) string {
 	}
 }
 
-// issueNote hands out a note, delivered now unless the model is speaking (a user turn
-// then cuts its reply in half: the third seed's last section).
-func (st *step) issueNote(j *Job, text string) {
-	d := DeliverNow
-	if st.s.ModelSpeaking {
-		d = DeliverWhenIdle
-	} else {
-		st.s.LastNowNoteAt = st.s.Now
+// issueNote hands out a note and says how to deliver it. A note can ride on rider,
+// a NON_BLOCKING call's function response answered in the same step, when the
+// provider honours response scheduling: WHEN_IDLE while the model speaks, INTERRUPT
+// when it is idle. Otherwise it is a user turn: now while the model is idle, when idle
+// while it speaks — never a user turn into a reply (the third seed: a note sent as a
+// full user turn cut the model's reply in half).
+func (st *step) issueNote(j *Job, text, rider string) {
+	s := st.s
+	n := Note{JobID: j.ID, Text: text, Via: ViaUserTurn, Deliver: DeliverNow}
+	if s.ModelSpeaking {
+		n.Deliver = DeliverWhenIdle
+	}
+	var rc *Call
+	if rider != "" && s.ResponseScheduling {
+		if c := s.call(rider); c != nil && c.Outcome != nil && c.Outcome.Response != nil && c.Behavior == NonBlocking {
+			rc = c
+		}
+	}
+	switch {
+	case rc != nil:
+		n.Via, n.CallID = ViaFunctionResponse, rc.ID
+		rc.Outcome.Response["status_note"] = text
+		if s.ModelSpeaking {
+			n.Scheduling = "WHEN_IDLE"
+			n.Why = "the model is speaking: the status rides on the function response with scheduling WHEN_IDLE, which waits for its turn to end instead of cutting it"
+		} else {
+			n.Scheduling = "INTERRUPT"
+			n.Why = "the model is idle: the status rides on the function response with scheduling INTERRUPT, so it speaks it now without an extra user turn"
+		}
+	case s.ModelSpeaking:
+		n.Why = "the model is speaking: a user turn now would interrupt its reply (turn_complete=true unconditionally interrupts generation), so send it when its turn is over"
+	default:
+		n.Why = "the model is idle: a user turn now cuts no reply"
+	}
+	if n.Deliver == DeliverNow {
+		s.LastNowNoteAt = s.Now
 	}
 	j.NoteIssued = true
-	st.out.Effects.Notes = append(st.out.Effects.Notes, Note{JobID: j.ID, Text: text, Deliver: d})
+	st.out.Effects.Notes = append(st.out.Effects.Notes, n)
 	st.out.Changed = true
 }
 

@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -117,13 +118,11 @@ var DefaultTimings = Timings{
 	OnAbandon:           Cancel,
 }
 
-// DefaultStopPhrases are matched on word boundaries, case- and apostrophe-insensitively
-// ("dont" and "don’t" match "don't"). The third seed's list: stop, cancel, don't,
-// wait "and a few others".
-var DefaultStopPhrases = []string{
-	"stop", "cancel", "don't", "do not", "wait", "hold on", "never mind", "nevermind",
-	"forget it", "scratch that", "abort",
-}
+// DefaultStopPhrases are the built-in English stop phrases (DefaultPhrases["en"].Stop),
+// matched on word boundaries, case- and apostrophe-insensitively ("dont" and "don’t"
+// match "don't"). The third seed's list: stop, cancel, don't, wait "and a few others";
+// "wait" and "hold on" are soft stops (an amendment in the same utterance wins).
+var DefaultStopPhrases = DefaultPhrases["en"].Stop
 
 // Policy is the tool policy a session runs under. It is read-only once built: share
 // one Policy between sessions and goroutines freely.
@@ -135,8 +134,38 @@ type Policy struct {
 	// RejectUnknown rejects calls for tools not listed; false passes them through as
 	// read-only.
 	RejectUnknown bool
-	// StopPhrases are the stop phrases; nil means DefaultStopPhrases.
+	// StopPhrases replace the English stop phrases; nil means DefaultStopPhrases.
 	StopPhrases []string
+	// AmendPhrases replace the English amend markers; nil means the defaults.
+	AmendPhrases []string
+	// Languages replace the phrase sets of those languages (keys: BCP 47 primary
+	// subtags such as "es"); languages not listed keep DefaultPhrases.
+	Languages map[string]Phrases
+}
+
+// Phrases returns the intent phrases for a session language: the policy's set for it,
+// else the built-in one, else English. Read-only; safe for concurrent use.
+func (p *Policy) Phrases(lang string) Phrases {
+	lang = strings.ToLower(lang)
+	if i := strings.IndexAny(lang, "-_"); i > 0 {
+		lang = lang[:i]
+	}
+	if ph, ok := p.Languages[lang]; ok {
+		return ph
+	}
+	ph, ok := DefaultPhrases[lang]
+	if !ok {
+		lang, ph = DefaultLanguage, DefaultPhrases[DefaultLanguage]
+	}
+	if lang == "en" {
+		if p.StopPhrases != nil {
+			ph.Stop = p.StopPhrases
+		}
+		if p.AmendPhrases != nil {
+			ph.Amend = p.AmendPhrases
+		}
+	}
+	return ph
 }
 
 // Validate checks the policy and fills defaults: it returns an Invalid error naming the
@@ -179,8 +208,13 @@ func (p *Policy) Validate() error {
 		p.StopPhrases = DefaultStopPhrases
 	}
 	for i, s := range p.StopPhrases {
-		if len(normalizeWords(s)) == 0 {
+		if len(Words(s)) == 0 {
 			return Errorf(Invalid, "stop_phrases[%d]: %q has no words", i, s)
+		}
+	}
+	for i, s := range p.AmendPhrases {
+		if len(Words(s)) == 0 {
+			return Errorf(Invalid, "amend_phrases[%d]: %q has no words", i, s)
 		}
 	}
 	return nil

@@ -35,6 +35,12 @@ type Session struct {
 	Now time.Time `json:"now"`
 	// Closed is set by CloseSession.
 	Closed bool `json:"closed,omitempty"`
+	// Language is the session's language (BCP 47) for intent phrases; empty: English.
+	Language string `json:"language,omitempty"`
+	// ResponseScheduling is set when the provider honours a function response's
+	// scheduling (Gemini Live: WHEN_IDLE, SILENT, INTERRUPT for NON_BLOCKING calls), so
+	// a note can ride on a function response instead of a user turn.
+	ResponseScheduling bool `json:"response_scheduling,omitempty"`
 	// Seq numbers jobs, minted call ids and utterances.
 	Seq int `json:"seq"`
 	// ModelSpeaking is true between model output start and turn complete or
@@ -63,7 +69,9 @@ type Utterance struct {
 	Interim string `json:"interim,omitempty"`
 	// Final is true once a final transcript piece arrived.
 	Final bool `json:"final,omitempty"`
-	// Stop is the stop phrase found in the final text, if any.
+	// Intent is the final text's intent (empty until a final transcript arrives).
+	Intent Intent `json:"intent,omitempty"`
+	// Stop is the phrase that decided a stop or amend intent, if any.
 	Stop string `json:"stop,omitempty"`
 }
 
@@ -134,6 +142,7 @@ type Cause string
 // The causes of a cancel decision.
 const (
 	CauseStop      Cause = "stop"
+	CauseAmend     Cause = "amend"
 	CauseTimeout   Cause = "transcript_timeout"
 	CauseAbandoned Cause = "abandoned"
 	CauseWithdrawn Cause = "withdrawn"
@@ -171,11 +180,15 @@ type Job struct {
 	Reason    string    `json:"reason,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	// StopAfterCommit is set when a stop was heard after the commit decision.
-	StopAfterCommit bool           `json:"stop_after_commit,omitempty"`
-	Outcome         Outcome        `json:"outcome,omitempty"`
-	CompletedAt     time.Time      `json:"completed_at,omitzero"`
-	Result          map[string]any `json:"result,omitempty"`
-	Error           string         `json:"error,omitempty"`
+	StopAfterCommit bool `json:"stop_after_commit,omitempty"`
+	// AmendAfterCommit is set when an amendment was heard after the commit decision.
+	AmendAfterCommit bool `json:"amend_after_commit,omitempty"`
+	// AmendText is the utterance that amended the request.
+	AmendText   string         `json:"amend_text,omitempty"`
+	Outcome     Outcome        `json:"outcome,omitempty"`
+	CompletedAt time.Time      `json:"completed_at,omitzero"`
+	Result      map[string]any `json:"result,omitempty"`
+	Error       string         `json:"error,omitempty"`
 	// NoteIssued is set once the job's status note was handed out.
 	NoteIssued bool `json:"note_issued,omitempty"`
 	// Completion is what Complete returned, returned again for a repeated Complete.
@@ -209,12 +222,34 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
-// Note is a status note for the model, sent as a user turn.
+// Note is a status note for the model.
 type Note struct {
-	JobID   string   `json:"job_id"`
-	Text    string   `json:"text"`
+	JobID string `json:"job_id"`
+	Text  string `json:"text"`
+	// Deliver says when to send it as a user turn: now (the model is idle) or
+	// when_idle (it is speaking: a user turn would cut its reply in half).
 	Deliver Delivery `json:"deliver"`
+	// Via is how the arbiter recommends sending it: ViaUserTurn, or
+	// ViaFunctionResponse (it also rides in the payload of CallID's function response,
+	// under "status_note", with Scheduling).
+	Via Via `json:"via"`
+	// CallID is the function response the note rides on (ViaFunctionResponse).
+	CallID string `json:"call_id,omitempty"`
+	// Scheduling is the function response's scheduling for ViaFunctionResponse:
+	// "WHEN_IDLE" while the model speaks, "INTERRUPT" when it is idle.
+	Scheduling string `json:"scheduling,omitempty"`
+	// Why explains the recommendation.
+	Why string `json:"why"`
 }
+
+// Via is how a note reaches the model.
+type Via string
+
+// The two ways a note reaches the model.
+const (
+	ViaUserTurn         Via = "user_turn"
+	ViaFunctionResponse Via = "function_response"
+)
 
 // Effects is what the agent must do: send these responses, never answer these ids,
 // send these notes.

@@ -7,9 +7,10 @@
 // name and, where there is one, the line: "booking.yaml:12: tools[0].key[0].as: "date"
 // is not text, datetime, number or exact".
 //
-// Besides the fields of the spec, the file may carry a top-level stop_phrases list (the
-// arbiter's stop phrases; left out, the arbiter's defaults apply; an explicit empty list
-// means no stop phrases). The workflow fields of the spec (confirm, confirm_tool, steps,
+// Besides the fields of the spec, the file may carry top-level stop_phrases and
+// amend_phrases lists (English; left out, the arbiter's defaults apply; an explicit
+// empty list means none) and a languages mapping (per language: stop, soft, amend,
+// weak_amend lists replacing the built-in set). The workflow fields of the spec (confirm, confirm_tool, steps,
 // max_pending, run_timeout) are rejected with an error saying they are not supported
 // yet, so a policy that relies on them never runs without them.
 //
@@ -137,7 +138,15 @@ func (d *decoder) policy(body ast.Node) (*arbiter.Policy, error) {
 				return nil, err
 			}
 		case "stop_phrases":
-			if err := d.stopPhrases(f, p); err != nil {
+			if p.StopPhrases, err = d.phrases(f, "stop_phrases"); err != nil {
+				return nil, err
+			}
+		case "amend_phrases":
+			if p.AmendPhrases, err = d.phrases(f, "amend_phrases"); err != nil {
+				return nil, err
+			}
+		case "languages":
+			if err := d.languages(f, p); err != nil {
 				return nil, err
 			}
 		default:
@@ -329,29 +338,76 @@ func (d *decoder) key(kf field, path string) ([]arbiter.KeyArg, error) {
 	return args, nil
 }
 
-func (d *decoder) stopPhrases(sf field, p *arbiter.Policy) error {
+// phrases decodes a list of intent phrases at path. A null value is (nil, nil): left
+// out, the defaults apply; an empty list is an empty, non-nil slice.
+func (d *decoder) phrases(sf field, path string) ([]string, error) {
 	if sf.value == nil {
-		return nil // left out: the defaults
+		return nil, nil
 	}
-	items, err := d.sequence(sf.value, "stop_phrases")
+	items, err := d.sequence(sf.value, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(items))
+	for i, item := range items {
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		at := item.node
+		s, set, err := d.str(item, ipath)
+		if err != nil {
+			return nil, err
+		}
+		if !set {
+			return nil, d.errorf(at, "%s: must be a string, not null", ipath)
+		}
+		if len(arbiter.Words(s)) == 0 {
+			return nil, d.errorf(at, "%s: %q has no words", ipath, s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// languages decodes `languages: {LANG: {stop: [...], soft: [...], amend: [...],
+// weak_amend: [...]}}`: each listed language's phrase set replaces the built-in one
+// (lists left out are empty).
+func (d *decoder) languages(lf field, p *arbiter.Policy) error {
+	if lf.value == nil {
+		return nil
+	}
+	langs, err := d.mapping(lf.value, "languages")
 	if err != nil {
 		return err
 	}
-	p.StopPhrases = make([]string, 0, len(items))
-	for i, item := range items {
-		path := fmt.Sprintf("stop_phrases[%d]", i)
-		at := item.node
-		s, set, err := d.str(item, path)
+	p.Languages = map[string]arbiter.Phrases{}
+	for _, l := range langs {
+		path := "languages." + l.key
+		if len(l.key) < 2 || len(l.key) > 8 || strings.ToLower(l.key) != l.key || strings.ContainsAny(l.key, "-_ ") {
+			return d.errorf(l.node, "%s: %q is not a primary language subtag (like es, fr, de)", path, l.key)
+		}
+		fields, err := d.mapping(l.value, path)
 		if err != nil {
 			return err
 		}
-		if !set {
-			return d.errorf(at, "%s: must be a string, not null", path)
+		var ph arbiter.Phrases
+		for _, f := range fields {
+			list, err := d.phrases(f, path+"."+f.key)
+			if err != nil {
+				return err
+			}
+			switch f.key {
+			case "stop":
+				ph.Stop = list
+			case "soft":
+				ph.Soft = list
+			case "amend":
+				ph.Amend = list
+			case "weak_amend":
+				ph.WeakAmend = list
+			default:
+				return d.unknown(f, path)
+			}
 		}
-		if err := (&arbiter.Policy{StopPhrases: []string{s}}).Validate(); err != nil {
-			return d.errorf(at, "%s", strings.Replace(arbiter.MessageOf(err), "stop_phrases[0]", path, 1))
-		}
-		p.StopPhrases = append(p.StopPhrases, s)
+		p.Languages[l.key] = ph
 	}
 	return nil
 }
@@ -451,7 +507,7 @@ func (d *decoder) mapping(n ast.Node, path string) ([]field, error) {
 		values = []*ast.MappingValueNode{m}
 	default:
 		if path == "" {
-			return nil, d.errorf(n, "the file must be a mapping (defaults, tools, stop_phrases), not %s", kind(n))
+			return nil, d.errorf(n, "the file must be a mapping (defaults, tools, stop_phrases, amend_phrases, languages), not %s", kind(n))
 		}
 		return nil, d.errorf(n, "%s: must be a mapping, not %s", path, kind(n))
 	}

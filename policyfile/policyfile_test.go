@@ -405,3 +405,36 @@ func TestLoadNamesTheFile(t *testing.T) {
 		t.Errorf("message = %q, want %q", arbiter.MessageOf(err), want)
 	}
 }
+
+func TestParsePhrases(t *testing.T) {
+	p, err := Parse([]byte(`amend_phrases: ["make it", "instead"]
+languages:
+  it:
+    stop: [fermati, "non farlo"]
+    amend: [invece]
+`), "phrases.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if !reflect.DeepEqual(p.AmendPhrases, []string{"make it", "instead"}) {
+		t.Errorf("AmendPhrases = %q", p.AmendPhrases)
+	}
+	it := p.Phrases("it-IT")
+	if !reflect.DeepEqual(it.Stop, []string{"fermati", "non farlo"}) || !reflect.DeepEqual(it.Amend, []string{"invece"}) {
+		t.Errorf("languages.it = %+v", it)
+	}
+	if got, _ := arbiter.Classify("Fermati!", it); got != arbiter.IntentStop {
+		t.Errorf("Classify with the file's Italian phrases: %s", got)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"languages:\n  Spanish:\n    stop: [para]\n", "x.yaml:2: languages.Spanish: \"Spanish\" is not a primary language subtag"},
+		{"languages:\n  es:\n    stopp: [para]\n", "x.yaml:3: languages.es.stopp: unknown field"},
+		{"amend_phrases: [\"...\"]\n", "x.yaml:1: amend_phrases[0]: \"...\" has no words"},
+		{"languages:\n  es:\n    stop: para\n", "x.yaml:3: languages.es.stop"},
+	} {
+		_, err := Parse([]byte(tc.in), "x.yaml")
+		if err == nil || !strings.HasPrefix(arbiter.MessageOf(err), tc.want) {
+			t.Errorf("Parse(%q): %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

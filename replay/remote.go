@@ -152,3 +152,8 @@ func (rr *RoundRobin) GetSession(ctx context.Context, in *arbiterv1.GetSessionRe
 func (rr *RoundRobin) CloseSession(ctx context.Context, in *arbiterv1.CloseSessionRequest, opts ...grpc.CallOption) (*arbiterv1.CloseSessionResponse, error) {
 	return rr.pick().CloseSession(ctx, in, opts...)
 }
+
+// ConfigureSession implements arbiterv1.ArbiterServiceClient on the next client.
+func (rr *RoundRobin) ConfigureSession(ctx context.Context, in *arbiterv1.ConfigureSessionRequest, opts ...grpc.CallOption) (*arbiterv1.ConfigureSessionResponse, error) {
+	return rr.pick().ConfigureSession(ctx, in, opts...)
+}

@@ -250,7 +250,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 		return nil, s.status(ctx, err)
 	}
 	s.record(ctx, out, sess)
-	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: out.Intent, CancelledJobIds: out.Cancelled}, nil
+	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled}, nil
 }
 
 // ReportToolCallCancellation implements arbiterv1.ArbiterServiceServer.
@@ -351,6 +351,24 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	}
 	s.record(ctx, out, sess)
 	return &arbiterv1.CompleteResponse{Effects: eff}, nil
+}
+
+// ConfigureSession implements arbiterv1.ArbiterServiceServer.
+func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureSessionRequest) (*arbiterv1.ConfigureSessionResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	out, sess, err := s.svc.Apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()}, true)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	s.record(ctx, out, sess)
+	lang := sess.Language
+	if lang == "" {
+		lang = arbiter.DefaultLanguage
+	}
+	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling}, nil
 }
 
 // GetSession implements arbiterv1.ArbiterServiceServer.
@@ -503,7 +521,12 @@ func effectsPB(e arbiter.Effects) (*arbiterv1.Effects, error) {
 		if n.Deliver == arbiter.DeliverWhenIdle {
 			d = arbiterv1.Delivery_DELIVERY_WHEN_IDLE
 		}
-		out.Notes = append(out.Notes, &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d})
+		pn := &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d, Via: arbiterv1.NoteVia_NOTE_VIA_USER_TURN, Why: n.Why}
+		if n.Via == arbiter.ViaFunctionResponse {
+			pn.Via, pn.CallId = arbiterv1.NoteVia_NOTE_VIA_FUNCTION_RESPONSE, n.CallID
+			pn.Scheduling = arbiterv1.Scheduling(arbiterv1.Scheduling_value["SCHEDULING_"+n.Scheduling])
+		}
+		out.Notes = append(out.Notes, pn)
 	}
 	return out, nil
 }

@@ -587,6 +587,121 @@ func (Delivery) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
+// NoteVia is how a note reaches the model.
+type NoteVia int32
+
+const (
+	// Never returned.
+	NoteVia_NOTE_VIA_UNSPECIFIED NoteVia = 0
+	// A user turn (Gemini `send_client_content` with turn_complete=true), sent as
+	// `deliver` says. Never recommended as DELIVERY_NOW while the model is speaking.
+	NoteVia_NOTE_VIA_USER_TURN NoteVia = 1
+	// Inside a NON_BLOCKING call's function response, with `scheduling`: nothing is sent
+	// besides that response. An agent whose provider ignores scheduling sends a user
+	// turn as `deliver` says instead.
+	NoteVia_NOTE_VIA_FUNCTION_RESPONSE NoteVia = 2
+)
+
+// Enum value maps for NoteVia.
+var (
+	NoteVia_name = map[int32]string{
+		0: "NOTE_VIA_UNSPECIFIED",
+		1: "NOTE_VIA_USER_TURN",
+		2: "NOTE_VIA_FUNCTION_RESPONSE",
+	}
+	NoteVia_value = map[string]int32{
+		"NOTE_VIA_UNSPECIFIED":       0,
+		"NOTE_VIA_USER_TURN":         1,
+		"NOTE_VIA_FUNCTION_RESPONSE": 2,
+	}
+)
+
+func (x NoteVia) Enum() *NoteVia {
+	p := new(NoteVia)
+	*p = x
+	return p
+}
+
+func (x NoteVia) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NoteVia) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
+}
+
+func (NoteVia) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
+}
+
+func (x NoteVia) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NoteVia.Descriptor instead.
+func (NoteVia) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+}
+
+// Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
+// .scheduling` for NON_BLOCKING calls).
+type Scheduling int32
+
+const (
+	// No scheduling.
+	Scheduling_SCHEDULING_UNSPECIFIED Scheduling = 0
+	// Speak about the response when the model's current turn is over: used while the
+	// model is speaking, so the note never cuts its reply.
+	Scheduling_SCHEDULING_WHEN_IDLE Scheduling = 1
+	// Interrupt and speak about it now: used when the model is idle.
+	Scheduling_SCHEDULING_INTERRUPT Scheduling = 2
+	// Absorb it without speaking.
+	Scheduling_SCHEDULING_SILENT Scheduling = 3
+)
+
+// Enum value maps for Scheduling.
+var (
+	Scheduling_name = map[int32]string{
+		0: "SCHEDULING_UNSPECIFIED",
+		1: "SCHEDULING_WHEN_IDLE",
+		2: "SCHEDULING_INTERRUPT",
+		3: "SCHEDULING_SILENT",
+	}
+	Scheduling_value = map[string]int32{
+		"SCHEDULING_UNSPECIFIED": 0,
+		"SCHEDULING_WHEN_IDLE":   1,
+		"SCHEDULING_INTERRUPT":   2,
+		"SCHEDULING_SILENT":      3,
+	}
+)
+
+func (x Scheduling) Enum() *Scheduling {
+	p := new(Scheduling)
+	*p = x
+	return p
+}
+
+func (x Scheduling) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Scheduling) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
+}
+
+func (Scheduling) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
+}
+
+func (x Scheduling) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Scheduling.Descriptor instead.
+func (Scheduling) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+}
+
 // RegisterCallRequest records one function call from the model.
 type RegisterCallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -980,8 +1095,10 @@ type ReportTranscriptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A status note when a stop was heard after a job had already committed.
 	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
-	// The intent read from the utterance's text so far: "stop" or "other"; empty for an
-	// interim or model transcript.
+	// The intent read from the utterance's text so far: "stop" (undecided jobs it bears
+	// on are cancelled), "amend" (the user changed the request: jobs from before the
+	// utterance are cancelled with a note asking to call again with the new details),
+	// "other" or "unknown"; empty for an interim or model transcript.
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
@@ -1433,6 +1550,131 @@ func (x *CompleteResponse) GetEffects() *Effects {
 	return nil
 }
 
+// ConfigureSessionRequest sets a session's options.
+type ConfigureSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id (see RegisterCallRequest.session_id).
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The session's language as a BCP 47 tag ("en", "es-MX", "fr", "de"): picks the
+	// stop and amend phrases (built in: en, es, fr, de; others fall back to English
+	// unless the tool policy lists them). Empty keeps the current one (default "en").
+	// At most 35 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+	// `language`.
+	Language string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
+	// True when the provider honours a function response's scheduling (Gemini Live:
+	// WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
+	// NON_BLOCKING call's function response rides on it instead of a user turn.
+	ResponseScheduling bool `protobuf:"varint,3,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ConfigureSessionRequest) Reset() {
+	*x = ConfigureSessionRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigureSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigureSessionRequest) ProtoMessage() {}
+
+func (x *ConfigureSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigureSessionRequest.ProtoReflect.Descriptor instead.
+func (*ConfigureSessionRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ConfigureSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ConfigureSessionRequest) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *ConfigureSessionRequest) GetResponseScheduling() bool {
+	if x != nil {
+		return x.ResponseScheduling
+	}
+	return false
+}
+
+// ConfigureSessionResponse confirms the options.
+type ConfigureSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The language now in force ("en" when none was ever set).
+	Language string `protobuf:"bytes,1,opt,name=language,proto3" json:"language,omitempty"`
+	// Whether notes may ride on function responses.
+	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ConfigureSessionResponse) Reset() {
+	*x = ConfigureSessionResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigureSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigureSessionResponse) ProtoMessage() {}
+
+func (x *ConfigureSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigureSessionResponse.ProtoReflect.Descriptor instead.
+func (*ConfigureSessionResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ConfigureSessionResponse) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *ConfigureSessionResponse) GetResponseScheduling() bool {
+	if x != nil {
+		return x.ResponseScheduling
+	}
+	return false
+}
+
 // GetSessionRequest names a session.
 type GetSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1444,7 +1686,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1698,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1711,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1506,7 +1748,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1760,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1773,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetSessionResponse) GetSessionId() string {
@@ -1609,7 +1851,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1863,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1876,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -1704,7 +1946,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +1958,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +1971,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Job) GetJobId() string {
@@ -1820,7 +2062,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2074,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2087,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -1868,7 +2110,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +2122,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +2135,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -1927,7 +2169,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2181,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1952,7 +2194,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -1996,7 +2238,7 @@ type FunctionResponse struct {
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2250,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2263,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -2070,7 +2312,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2324,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2337,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Skip) GetCallId() string {
@@ -2135,15 +2377,25 @@ type Note struct {
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The note, starting "System note:".
 	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	// When to send it.
-	Deliver       Delivery `protobuf:"varint,3,opt,name=deliver,proto3,enum=arbiter.v1.Delivery" json:"deliver,omitempty"`
+	// When to send it as a user turn.
+	Deliver Delivery `protobuf:"varint,3,opt,name=deliver,proto3,enum=arbiter.v1.Delivery" json:"deliver,omitempty"`
+	// How the arbiter recommends sending it.
+	Via NoteVia `protobuf:"varint,4,opt,name=via,proto3,enum=arbiter.v1.NoteVia" json:"via,omitempty"`
+	// For NOTE_VIA_FUNCTION_RESPONSE: the call id whose function response carries the
+	// note (its payload holds it under "status_note"), answered in the same Effects.
+	CallId string `protobuf:"bytes,5,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// For NOTE_VIA_FUNCTION_RESPONSE: the scheduling to give that function response.
+	Scheduling Scheduling `protobuf:"varint,6,opt,name=scheduling,proto3,enum=arbiter.v1.Scheduling" json:"scheduling,omitempty"`
+	// Why this delivery, in words (e.g. "the model is speaking: a user turn now would
+	// interrupt its reply").
+	Why           string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2407,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2420,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Note) GetJobId() string {
@@ -2190,6 +2442,34 @@ func (x *Note) GetDeliver() Delivery {
 		return x.Deliver
 	}
 	return Delivery_DELIVERY_UNSPECIFIED
+}
+
+func (x *Note) GetVia() NoteVia {
+	if x != nil {
+		return x.Via
+	}
+	return NoteVia_NOTE_VIA_UNSPECIFIED
+}
+
+func (x *Note) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *Note) GetScheduling() Scheduling {
+	if x != nil {
+		return x.Scheduling
+	}
+	return Scheduling_SCHEDULING_UNSPECIFIED
+}
+
+func (x *Note) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
 }
 
 var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
@@ -2260,7 +2540,15 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"2\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\x85\x01\n" +
+	"\x17ConfigureSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
+	"\blanguage\x18\x02 \x01(\tR\blanguage\x12/\n" +
+	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\"g\n" +
+	"\x18ConfigureSessionResponse\x12\x1a\n" +
+	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
+	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xd1\x02\n" +
@@ -2315,11 +2603,17 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x15\n" +
-	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"a\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"\xeb\x01\n" +
 	"\x04Note\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12.\n" +
-	"\adeliver\x18\x03 \x01(\x0e2\x14.arbiter.v1.DeliveryR\adeliver*V\n" +
+	"\adeliver\x18\x03 \x01(\x0e2\x14.arbiter.v1.DeliveryR\adeliver\x12%\n" +
+	"\x03via\x18\x04 \x01(\x0e2\x13.arbiter.v1.NoteViaR\x03via\x12\x17\n" +
+	"\acall_id\x18\x05 \x01(\tR\x06callId\x126\n" +
+	"\n" +
+	"scheduling\x18\x06 \x01(\x0e2\x16.arbiter.v1.SchedulingR\n" +
+	"scheduling\x12\x10\n" +
+	"\x03why\x18\a \x01(\tR\x03why*V\n" +
 	"\bBehavior\x12\x18\n" +
 	"\x14BEHAVIOR_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BEHAVIOR_BLOCKING\x10\x01\x12\x19\n" +
@@ -2368,14 +2662,25 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bDelivery\x12\x18\n" +
 	"\x14DELIVERY_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fDELIVERY_NOW\x10\x01\x12\x16\n" +
-	"\x12DELIVERY_WHEN_IDLE\x10\x022\xba\x05\n" +
+	"\x12DELIVERY_WHEN_IDLE\x10\x02*[\n" +
+	"\aNoteVia\x12\x18\n" +
+	"\x14NOTE_VIA_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12NOTE_VIA_USER_TURN\x10\x01\x12\x1e\n" +
+	"\x1aNOTE_VIA_FUNCTION_RESPONSE\x10\x02*s\n" +
+	"\n" +
+	"Scheduling\x12\x1a\n" +
+	"\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n" +
+	"\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n" +
+	"\x11SCHEDULING_SILENT\x10\x032\x99\x06\n" +
 	"\x0eArbiterService\x12Q\n" +
 	"\fRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n" +
 	"\fReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n" +
 	"\x10ReportTranscript\x12#.arbiter.v1.ReportTranscriptRequest\x1a$.arbiter.v1.ReportTranscriptResponse\x12{\n" +
 	"\x1aReportToolCallCancellation\x12-.arbiter.v1.ReportToolCallCancellationRequest\x1a..arbiter.v1.ReportToolCallCancellationResponse\x12?\n" +
 	"\x06Decide\x12\x19.arbiter.v1.DecideRequest\x1a\x1a.arbiter.v1.DecideResponse\x12E\n" +
-	"\bComplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12K\n" +
+	"\bComplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12]\n" +
+	"\x10ConfigureSession\x12#.arbiter.v1.ConfigureSessionRequest\x1a$.arbiter.v1.ConfigureSessionResponse\x12K\n" +
 	"\n" +
 	"GetSession\x12\x1d.arbiter.v1.GetSessionRequest\x1a\x1e.arbiter.v1.GetSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
@@ -2392,8 +2697,8 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_arbiter_proto_rawDescData
 }
 
-var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -2404,85 +2709,93 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Outcome)(0),                               // 6: arbiter.v1.Outcome
 	(JobState)(0),                              // 7: arbiter.v1.JobState
 	(Delivery)(0),                              // 8: arbiter.v1.Delivery
-	(*RegisterCallRequest)(nil),                // 9: arbiter.v1.RegisterCallRequest
-	(*RegisterCallResponse)(nil),               // 10: arbiter.v1.RegisterCallResponse
-	(*ReportSpeechRequest)(nil),                // 11: arbiter.v1.ReportSpeechRequest
-	(*ReportSpeechResponse)(nil),               // 12: arbiter.v1.ReportSpeechResponse
-	(*ReportTranscriptRequest)(nil),            // 13: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 14: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 15: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 16: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 17: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 18: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 19: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 20: arbiter.v1.CompleteResponse
-	(*GetSessionRequest)(nil),                  // 21: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 22: arbiter.v1.GetSessionResponse
-	(*PendingCall)(nil),                        // 23: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 24: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 25: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 26: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 27: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 28: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 29: arbiter.v1.Skip
-	(*Note)(nil),                               // 30: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 31: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 32: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 33: google.protobuf.Timestamp
+	(NoteVia)(0),                               // 9: arbiter.v1.NoteVia
+	(Scheduling)(0),                            // 10: arbiter.v1.Scheduling
+	(*RegisterCallRequest)(nil),                // 11: arbiter.v1.RegisterCallRequest
+	(*RegisterCallResponse)(nil),               // 12: arbiter.v1.RegisterCallResponse
+	(*ReportSpeechRequest)(nil),                // 13: arbiter.v1.ReportSpeechRequest
+	(*ReportSpeechResponse)(nil),               // 14: arbiter.v1.ReportSpeechResponse
+	(*ReportTranscriptRequest)(nil),            // 15: arbiter.v1.ReportTranscriptRequest
+	(*ReportTranscriptResponse)(nil),           // 16: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 17: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 18: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 19: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 20: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 21: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 22: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 23: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 24: arbiter.v1.ConfigureSessionResponse
+	(*GetSessionRequest)(nil),                  // 25: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 26: arbiter.v1.GetSessionResponse
+	(*PendingCall)(nil),                        // 27: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 28: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 29: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 30: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 31: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 32: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 33: arbiter.v1.Skip
+	(*Note)(nil),                               // 34: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 35: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 37: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	31, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	35, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
 	2,  // 3: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	27, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	31, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
 	3,  // 5: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	27, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	31, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,  // 7: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	27, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	27, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	32, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	31, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	31, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	36, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
 	5,  // 11: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	33, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	37, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
 	6,  // 13: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	31, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	27, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	23, // 16: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	24, // 17: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	33, // 18: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	32, // 19: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	35, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	31, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	27, // 16: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	28, // 17: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	37, // 18: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	36, // 19: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
 	0,  // 20: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
 	7,  // 21: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
 	5,  // 22: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
 	6,  // 23: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	33, // 24: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	27, // 25: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	28, // 26: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	29, // 27: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	30, // 28: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	31, // 29: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	37, // 24: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	31, // 25: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	32, // 26: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	33, // 27: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	34, // 28: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	35, // 29: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
 	8,  // 30: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	9,  // 31: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	11, // 32: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	13, // 33: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	15, // 34: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	17, // 35: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	19, // 36: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	21, // 37: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	25, // 38: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	10, // 39: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	12, // 40: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	14, // 41: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	16, // 42: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	18, // 43: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	20, // 44: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	22, // 45: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	26, // 46: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	39, // [39:47] is the sub-list for method output_type
-	31, // [31:39] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	9,  // 31: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	10, // 32: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	11, // 33: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	13, // 34: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	15, // 35: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	17, // 36: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	19, // 37: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	21, // 38: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	23, // 39: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	25, // 40: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	29, // 41: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	12, // 42: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	14, // 43: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	16, // 44: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	18, // 45: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	20, // 46: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	22, // 47: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	24, // 48: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	26, // 49: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	30, // 50: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	42, // [42:51] is the sub-list for method output_type
+	33, // [33:42] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -2495,8 +2808,8 @@ func file_arbiter_v1_arbiter_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   22,
+			NumEnums:      11,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,7 @@ const (
 	ArbiterService_ReportToolCallCancellation_FullMethodName = "/arbiter.v1.ArbiterService/ReportToolCallCancellation"
 	ArbiterService_Decide_FullMethodName                     = "/arbiter.v1.ArbiterService/Decide"
 	ArbiterService_Complete_FullMethodName                   = "/arbiter.v1.ArbiterService/Complete"
+	ArbiterService_ConfigureSession_FullMethodName           = "/arbiter.v1.ArbiterService/ConfigureSession"
 	ArbiterService_GetSession_FullMethodName                 = "/arbiter.v1.ArbiterService/GetSession"
 	ArbiterService_CloseSession_FullMethodName               = "/arbiter.v1.ArbiterService/CloseSession"
 )
@@ -91,6 +92,11 @@ type ArbiterServiceClient interface {
 	// returns the same effects; a different report for a completed job is
 	// FAILED_PRECONDITION.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// ConfigureSession sets a session's options, creating it if needed: its language
+	// (which stop and amend phrases apply) and whether the provider honours
+	// function-response scheduling (then notes may ride on function responses).
+	// Idempotent; optional (defaults: English, no scheduling).
+	ConfigureSession(ctx context.Context, in *ConfigureSessionRequest, opts ...grpc.CallOption) (*ConfigureSessionResponse, error)
 	// GetSession returns the session's state: pending call ids with their age, jobs and
 	// their states, whether a user utterance is open, the next timer. Read-only.
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
@@ -169,6 +175,16 @@ func (c *arbiterServiceClient) Complete(ctx context.Context, in *CompleteRequest
 	return out, nil
 }
 
+func (c *arbiterServiceClient) ConfigureSession(ctx context.Context, in *ConfigureSessionRequest, opts ...grpc.CallOption) (*ConfigureSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConfigureSessionResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_ConfigureSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *arbiterServiceClient) GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetSessionResponse)
@@ -229,6 +245,11 @@ type ArbiterServiceServer interface {
 	// returns the same effects; a different report for a completed job is
 	// FAILED_PRECONDITION.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// ConfigureSession sets a session's options, creating it if needed: its language
+	// (which stop and amend phrases apply) and whether the provider honours
+	// function-response scheduling (then notes may ride on function responses).
+	// Idempotent; optional (defaults: English, no scheduling).
+	ConfigureSession(context.Context, *ConfigureSessionRequest) (*ConfigureSessionResponse, error)
 	// GetSession returns the session's state: pending call ids with their age, jobs and
 	// their states, whether a user utterance is open, the next timer. Read-only.
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
@@ -264,6 +285,9 @@ func (UnimplementedArbiterServiceServer) Decide(context.Context, *DecideRequest)
 }
 func (UnimplementedArbiterServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedArbiterServiceServer) ConfigureSession(context.Context, *ConfigureSessionRequest) (*ConfigureSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfigureSession not implemented")
 }
 func (UnimplementedArbiterServiceServer) GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSession not implemented")
@@ -400,6 +424,24 @@ func _ArbiterService_Complete_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ArbiterService_ConfigureSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfigureSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).ConfigureSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_ConfigureSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).ConfigureSession(ctx, req.(*ConfigureSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ArbiterService_GetSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetSessionRequest)
 	if err := dec(in); err != nil {
@@ -466,6 +508,10 @@ var ArbiterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Complete",
 			Handler:    _ArbiterService_Complete_Handler,
+		},
+		{
+			MethodName: "ConfigureSession",
+			Handler:    _ArbiterService_ConfigureSession_Handler,
 		},
 		{
 			MethodName: "GetSession",

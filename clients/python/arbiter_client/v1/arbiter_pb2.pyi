@@ -28,6 +28,9 @@ JOB_STATE_PREPARED: JobState
 JOB_STATE_PREPARING: JobState
 JOB_STATE_RUNNING: JobState
 JOB_STATE_UNSPECIFIED: JobState
+NOTE_VIA_FUNCTION_RESPONSE: NoteVia
+NOTE_VIA_UNSPECIFIED: NoteVia
+NOTE_VIA_USER_TURN: NoteVia
 OUTCOME_CANCELLED: Outcome
 OUTCOME_COMMITTED: Outcome
 OUTCOME_FAILED: Outcome
@@ -36,6 +39,10 @@ OUTCOME_UNSPECIFIED: Outcome
 ROLE_MODEL: Role
 ROLE_UNSPECIFIED: Role
 ROLE_USER: Role
+SCHEDULING_INTERRUPT: Scheduling
+SCHEDULING_SILENT: Scheduling
+SCHEDULING_UNSPECIFIED: Scheduling
+SCHEDULING_WHEN_IDLE: Scheduling
 SPEECH_EVENT_INTERRUPTED: SpeechEvent
 SPEECH_EVENT_MODEL_GENERATION_COMPLETE: SpeechEvent
 SPEECH_EVENT_MODEL_OUTPUT_START: SpeechEvent
@@ -80,6 +87,24 @@ class CompleteResponse(_message.Message):
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
     effects: Effects
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+
+class ConfigureSessionRequest(_message.Message):
+    __slots__ = ["language", "response_scheduling", "session_id"]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    language: str
+    response_scheduling: bool
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
+
+class ConfigureSessionResponse(_message.Message):
+    __slots__ = ["language", "response_scheduling"]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    language: str
+    response_scheduling: bool
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
 
 class DecideRequest(_message.Message):
     __slots__ = ["job_id", "prepared", "session_id", "wait"]
@@ -180,14 +205,22 @@ class Job(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., tool: _Optional[str] = ..., business_key: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., call_ids: _Optional[_Iterable[str]] = ..., abandoned: bool = ..., side_effect: bool = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Note(_message.Message):
-    __slots__ = ["deliver", "job_id", "text"]
+    __slots__ = ["call_id", "deliver", "job_id", "scheduling", "text", "via", "why"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
     DELIVER_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    VIA_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
     deliver: Delivery
     job_id: str
+    scheduling: Scheduling
     text: str
-    def __init__(self, job_id: _Optional[str] = ..., text: _Optional[str] = ..., deliver: _Optional[_Union[Delivery, str]] = ...) -> None: ...
+    via: NoteVia
+    why: str
+    def __init__(self, job_id: _Optional[str] = ..., text: _Optional[str] = ..., deliver: _Optional[_Union[Delivery, str]] = ..., via: _Optional[_Union[NoteVia, str]] = ..., call_id: _Optional[str] = ..., scheduling: _Optional[_Union[Scheduling, str]] = ..., why: _Optional[str] = ...) -> None: ...
 
 class PendingCall(_message.Message):
     __slots__ = ["age", "behavior", "call_id", "job_id", "tool"]
@@ -328,4 +361,10 @@ class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class Delivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class NoteVia(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Scheduling(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

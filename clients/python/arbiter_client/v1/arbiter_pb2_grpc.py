@@ -48,6 +48,11 @@ class ArbiterServiceStub(object):
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.CompleteRequest.SerializeToString,
                 response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.CompleteResponse.FromString,
                 )
+        self.ConfigureSession = channel.unary_unary(
+                '/arbiter.v1.ArbiterService/ConfigureSession',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.FromString,
+                )
         self.GetSession = channel.unary_unary(
                 '/arbiter.v1.ArbiterService/GetSession',
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.GetSessionRequest.SerializeToString,
@@ -128,6 +133,16 @@ class ArbiterServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ConfigureSession(self, request, context):
+        """ConfigureSession sets a session's options, creating it if needed: its language
+        (which stop and amend phrases apply) and whether the provider honours
+        function-response scheduling (then notes may ride on function responses).
+        Idempotent; optional (defaults: English, no scheduling).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSession(self, request, context):
         """GetSession returns the session's state: pending call ids with their age, jobs and
         their states, whether a user utterance is open, the next timer. Read-only.
@@ -178,6 +193,11 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
                     servicer.Complete,
                     request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.CompleteRequest.FromString,
                     response_serializer=arbiter_dot_v1_dot_arbiter__pb2.CompleteResponse.SerializeToString,
+            ),
+            'ConfigureSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ConfigureSession,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.SerializeToString,
             ),
             'GetSession': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSession,
@@ -302,6 +322,23 @@ class ArbiterService(object):
         return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/Complete',
             arbiter_dot_v1_dot_arbiter__pb2.CompleteRequest.SerializeToString,
             arbiter_dot_v1_dot_arbiter__pb2.CompleteResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ConfigureSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/ConfigureSession',
+            arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

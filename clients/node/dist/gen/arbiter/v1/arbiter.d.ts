@@ -179,6 +179,45 @@ export declare enum Delivery {
 }
 export declare function deliveryFromJSON(object: any): Delivery;
 export declare function deliveryToJSON(object: Delivery): string;
+/** NoteVia is how a note reaches the model. */
+export declare enum NoteVia {
+    /** NOTE_VIA_UNSPECIFIED - Never returned. */
+    NOTE_VIA_UNSPECIFIED = 0,
+    /**
+     * NOTE_VIA_USER_TURN - A user turn (Gemini `send_client_content` with turn_complete=true), sent as
+     * `deliver` says. Never recommended as DELIVERY_NOW while the model is speaking.
+     */
+    NOTE_VIA_USER_TURN = 1,
+    /**
+     * NOTE_VIA_FUNCTION_RESPONSE - Inside a NON_BLOCKING call's function response, with `scheduling`: nothing is sent
+     * besides that response. An agent whose provider ignores scheduling sends a user
+     * turn as `deliver` says instead.
+     */
+    NOTE_VIA_FUNCTION_RESPONSE = 2,
+    UNRECOGNIZED = -1
+}
+export declare function noteViaFromJSON(object: any): NoteVia;
+export declare function noteViaToJSON(object: NoteVia): string;
+/**
+ * Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
+ * .scheduling` for NON_BLOCKING calls).
+ */
+export declare enum Scheduling {
+    /** SCHEDULING_UNSPECIFIED - No scheduling. */
+    SCHEDULING_UNSPECIFIED = 0,
+    /**
+     * SCHEDULING_WHEN_IDLE - Speak about the response when the model's current turn is over: used while the
+     * model is speaking, so the note never cuts its reply.
+     */
+    SCHEDULING_WHEN_IDLE = 1,
+    /** SCHEDULING_INTERRUPT - Interrupt and speak about it now: used when the model is idle. */
+    SCHEDULING_INTERRUPT = 2,
+    /** SCHEDULING_SILENT - Absorb it without speaking. */
+    SCHEDULING_SILENT = 3,
+    UNRECOGNIZED = -1
+}
+export declare function schedulingFromJSON(object: any): Scheduling;
+export declare function schedulingToJSON(object: Scheduling): string;
 /** RegisterCallRequest records one function call from the model. */
 export interface RegisterCallRequest {
     /**
@@ -277,8 +316,10 @@ export interface ReportTranscriptResponse {
     /** A status note when a stop was heard after a job had already committed. */
     effects: Effects | undefined;
     /**
-     * The intent read from the utterance's text so far: "stop" or "other"; empty for an
-     * interim or model transcript.
+     * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
+     * on are cancelled), "amend" (the user changed the request: jobs from before the
+     * utterance are cancelled with a note asking to call again with the new details),
+     * "other" or "unknown"; empty for an interim or model transcript.
      */
     intent: string;
     /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -360,6 +401,32 @@ export interface CompleteResponse {
      * set again).
      */
     effects: Effects | undefined;
+}
+/** ConfigureSessionRequest sets a session's options. */
+export interface ConfigureSessionRequest {
+    /** Required. The session id (see RegisterCallRequest.session_id). */
+    sessionId: string;
+    /**
+     * The session's language as a BCP 47 tag ("en", "es-MX", "fr", "de"): picks the
+     * stop and amend phrases (built in: en, es, fr, de; others fall back to English
+     * unless the tool policy lists them). Empty keeps the current one (default "en").
+     * At most 35 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+     * `language`.
+     */
+    language: string;
+    /**
+     * True when the provider honours a function response's scheduling (Gemini Live:
+     * WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
+     * NON_BLOCKING call's function response rides on it instead of a user turn.
+     */
+    responseScheduling: boolean;
+}
+/** ConfigureSessionResponse confirms the options. */
+export interface ConfigureSessionResponse {
+    /** The language now in force ("en" when none was ever set). */
+    language: string;
+    /** Whether notes may ride on function responses. */
+    responseScheduling: boolean;
 }
 /** GetSessionRequest names a session. */
 export interface GetSessionRequest {
@@ -503,8 +570,22 @@ export interface Note {
     jobId: string;
     /** The note, starting "System note:". */
     text: string;
-    /** When to send it. */
+    /** When to send it as a user turn. */
     deliver: Delivery;
+    /** How the arbiter recommends sending it. */
+    via: NoteVia;
+    /**
+     * For NOTE_VIA_FUNCTION_RESPONSE: the call id whose function response carries the
+     * note (its payload holds it under "status_note"), answered in the same Effects.
+     */
+    callId: string;
+    /** For NOTE_VIA_FUNCTION_RESPONSE: the scheduling to give that function response. */
+    scheduling: Scheduling;
+    /**
+     * Why this delivery, in words (e.g. "the model is speaking: a user turn now would
+     * interrupt its reply").
+     */
+    why: string;
 }
 export declare const RegisterCallRequest: MessageFns<RegisterCallRequest>;
 export declare const RegisterCallResponse: MessageFns<RegisterCallResponse>;
@@ -518,6 +599,8 @@ export declare const DecideRequest: MessageFns<DecideRequest>;
 export declare const DecideResponse: MessageFns<DecideResponse>;
 export declare const CompleteRequest: MessageFns<CompleteRequest>;
 export declare const CompleteResponse: MessageFns<CompleteResponse>;
+export declare const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest>;
+export declare const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse>;
 export declare const GetSessionRequest: MessageFns<GetSessionRequest>;
 export declare const GetSessionResponse: MessageFns<GetSessionResponse>;
 export declare const PendingCall: MessageFns<PendingCall>;
@@ -628,6 +711,21 @@ export declare const ArbiterServiceService: {
         readonly responseDeserialize: (value: Buffer) => CompleteResponse;
     };
     /**
+     * ConfigureSession sets a session's options, creating it if needed: its language
+     * (which stop and amend phrases apply) and whether the provider honours
+     * function-response scheduling (then notes may ride on function responses).
+     * Idempotent; optional (defaults: English, no scheduling).
+     */
+    readonly configureSession: {
+        readonly path: "/arbiter.v1.ArbiterService/ConfigureSession";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ConfigureSessionRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ConfigureSessionRequest;
+        readonly responseSerialize: (value: ConfigureSessionResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ConfigureSessionResponse;
+    };
+    /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.
      */
@@ -701,6 +799,13 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      */
     complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
     /**
+     * ConfigureSession sets a session's options, creating it if needed: its language
+     * (which stop and amend phrases apply) and whether the provider honours
+     * function-response scheduling (then notes may ride on function responses).
+     * Idempotent; optional (defaults: English, no scheduling).
+     */
+    configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
+    /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.
      */
@@ -769,6 +874,15 @@ export interface ArbiterServiceClient extends Client {
     complete(request: CompleteRequest, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
     complete(request: CompleteRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
     complete(request: CompleteRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
+    /**
+     * ConfigureSession sets a session's options, creating it if needed: its language
+     * (which stop and amend phrases apply) and whether the provider honours
+     * function-response scheduling (then notes may ride on function responses).
+     * Idempotent; optional (defaults: English, no scheduling).
+     */
+    configureSession(request: ConfigureSessionRequest, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
+    configureSession(request: ConfigureSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
+    configureSession(request: ConfigureSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
     /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.

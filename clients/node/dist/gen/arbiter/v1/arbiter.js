@@ -503,6 +503,108 @@ export function deliveryToJSON(object) {
             return "UNRECOGNIZED";
     }
 }
+/** NoteVia is how a note reaches the model. */
+export var NoteVia;
+(function (NoteVia) {
+    /** NOTE_VIA_UNSPECIFIED - Never returned. */
+    NoteVia[NoteVia["NOTE_VIA_UNSPECIFIED"] = 0] = "NOTE_VIA_UNSPECIFIED";
+    /**
+     * NOTE_VIA_USER_TURN - A user turn (Gemini `send_client_content` with turn_complete=true), sent as
+     * `deliver` says. Never recommended as DELIVERY_NOW while the model is speaking.
+     */
+    NoteVia[NoteVia["NOTE_VIA_USER_TURN"] = 1] = "NOTE_VIA_USER_TURN";
+    /**
+     * NOTE_VIA_FUNCTION_RESPONSE - Inside a NON_BLOCKING call's function response, with `scheduling`: nothing is sent
+     * besides that response. An agent whose provider ignores scheduling sends a user
+     * turn as `deliver` says instead.
+     */
+    NoteVia[NoteVia["NOTE_VIA_FUNCTION_RESPONSE"] = 2] = "NOTE_VIA_FUNCTION_RESPONSE";
+    NoteVia[NoteVia["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(NoteVia || (NoteVia = {}));
+export function noteViaFromJSON(object) {
+    switch (object) {
+        case 0:
+        case "NOTE_VIA_UNSPECIFIED":
+            return NoteVia.NOTE_VIA_UNSPECIFIED;
+        case 1:
+        case "NOTE_VIA_USER_TURN":
+            return NoteVia.NOTE_VIA_USER_TURN;
+        case 2:
+        case "NOTE_VIA_FUNCTION_RESPONSE":
+            return NoteVia.NOTE_VIA_FUNCTION_RESPONSE;
+        case -1:
+        case "UNRECOGNIZED":
+        default:
+            return NoteVia.UNRECOGNIZED;
+    }
+}
+export function noteViaToJSON(object) {
+    switch (object) {
+        case NoteVia.NOTE_VIA_UNSPECIFIED:
+            return "NOTE_VIA_UNSPECIFIED";
+        case NoteVia.NOTE_VIA_USER_TURN:
+            return "NOTE_VIA_USER_TURN";
+        case NoteVia.NOTE_VIA_FUNCTION_RESPONSE:
+            return "NOTE_VIA_FUNCTION_RESPONSE";
+        case NoteVia.UNRECOGNIZED:
+        default:
+            return "UNRECOGNIZED";
+    }
+}
+/**
+ * Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
+ * .scheduling` for NON_BLOCKING calls).
+ */
+export var Scheduling;
+(function (Scheduling) {
+    /** SCHEDULING_UNSPECIFIED - No scheduling. */
+    Scheduling[Scheduling["SCHEDULING_UNSPECIFIED"] = 0] = "SCHEDULING_UNSPECIFIED";
+    /**
+     * SCHEDULING_WHEN_IDLE - Speak about the response when the model's current turn is over: used while the
+     * model is speaking, so the note never cuts its reply.
+     */
+    Scheduling[Scheduling["SCHEDULING_WHEN_IDLE"] = 1] = "SCHEDULING_WHEN_IDLE";
+    /** SCHEDULING_INTERRUPT - Interrupt and speak about it now: used when the model is idle. */
+    Scheduling[Scheduling["SCHEDULING_INTERRUPT"] = 2] = "SCHEDULING_INTERRUPT";
+    /** SCHEDULING_SILENT - Absorb it without speaking. */
+    Scheduling[Scheduling["SCHEDULING_SILENT"] = 3] = "SCHEDULING_SILENT";
+    Scheduling[Scheduling["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(Scheduling || (Scheduling = {}));
+export function schedulingFromJSON(object) {
+    switch (object) {
+        case 0:
+        case "SCHEDULING_UNSPECIFIED":
+            return Scheduling.SCHEDULING_UNSPECIFIED;
+        case 1:
+        case "SCHEDULING_WHEN_IDLE":
+            return Scheduling.SCHEDULING_WHEN_IDLE;
+        case 2:
+        case "SCHEDULING_INTERRUPT":
+            return Scheduling.SCHEDULING_INTERRUPT;
+        case 3:
+        case "SCHEDULING_SILENT":
+            return Scheduling.SCHEDULING_SILENT;
+        case -1:
+        case "UNRECOGNIZED":
+        default:
+            return Scheduling.UNRECOGNIZED;
+    }
+}
+export function schedulingToJSON(object) {
+    switch (object) {
+        case Scheduling.SCHEDULING_UNSPECIFIED:
+            return "SCHEDULING_UNSPECIFIED";
+        case Scheduling.SCHEDULING_WHEN_IDLE:
+            return "SCHEDULING_WHEN_IDLE";
+        case Scheduling.SCHEDULING_INTERRUPT:
+            return "SCHEDULING_INTERRUPT";
+        case Scheduling.SCHEDULING_SILENT:
+            return "SCHEDULING_SILENT";
+        case Scheduling.UNRECOGNIZED:
+        default:
+            return "UNRECOGNIZED";
+    }
+}
 function createBaseRegisterCallRequest() {
     return { sessionId: "", callId: "", tool: "", args: undefined, behavior: 0, toolChoice: 0, businessKey: "" };
 }
@@ -1807,6 +1909,189 @@ export const CompleteResponse = {
         return message;
     },
 };
+function createBaseConfigureSessionRequest() {
+    return { sessionId: "", language: "", responseScheduling: false };
+}
+export const ConfigureSessionRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        if (message.language !== "") {
+            writer.uint32(18).string(message.language);
+        }
+        if (message.responseScheduling !== false) {
+            writer.uint32(24).bool(message.responseScheduling);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseConfigureSessionRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.language = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.responseScheduling = reader.bool();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+            language: isSet(object.language) ? globalThis.String(object.language) : "",
+            responseScheduling: isSet(object.responseScheduling)
+                ? globalThis.Boolean(object.responseScheduling)
+                : isSet(object.response_scheduling)
+                    ? globalThis.Boolean(object.response_scheduling)
+                    : false,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        if (message.language !== "") {
+            obj.language = message.language;
+        }
+        if (message.responseScheduling !== false) {
+            obj.responseScheduling = message.responseScheduling;
+        }
+        return obj;
+    },
+    create(base) {
+        return ConfigureSessionRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseConfigureSessionRequest();
+        message.sessionId = object.sessionId ?? "";
+        message.language = object.language ?? "";
+        message.responseScheduling = object.responseScheduling ?? false;
+        return message;
+    },
+};
+function createBaseConfigureSessionResponse() {
+    return { language: "", responseScheduling: false };
+}
+export const ConfigureSessionResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.language !== "") {
+            writer.uint32(10).string(message.language);
+        }
+        if (message.responseScheduling !== false) {
+            writer.uint32(16).bool(message.responseScheduling);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseConfigureSessionResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.language = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.responseScheduling = reader.bool();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            language: isSet(object.language) ? globalThis.String(object.language) : "",
+            responseScheduling: isSet(object.responseScheduling)
+                ? globalThis.Boolean(object.responseScheduling)
+                : isSet(object.response_scheduling)
+                    ? globalThis.Boolean(object.response_scheduling)
+                    : false,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.language !== "") {
+            obj.language = message.language;
+        }
+        if (message.responseScheduling !== false) {
+            obj.responseScheduling = message.responseScheduling;
+        }
+        return obj;
+    },
+    create(base) {
+        return ConfigureSessionResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseConfigureSessionResponse();
+        message.language = object.language ?? "";
+        message.responseScheduling = object.responseScheduling ?? false;
+        return message;
+    },
+};
 function createBaseGetSessionRequest() {
     return { sessionId: "" };
 }
@@ -2926,7 +3211,7 @@ export const Skip = {
     },
 };
 function createBaseNote() {
-    return { jobId: "", text: "", deliver: 0 };
+    return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "" };
 }
 export const Note = {
     encode(message, writer = new BinaryWriter()) {
@@ -2938,6 +3223,18 @@ export const Note = {
         }
         if (message.deliver !== 0) {
             writer.uint32(24).int32(message.deliver);
+        }
+        if (message.via !== 0) {
+            writer.uint32(32).int32(message.via);
+        }
+        if (message.callId !== "") {
+            writer.uint32(42).string(message.callId);
+        }
+        if (message.scheduling !== 0) {
+            writer.uint32(48).int32(message.scheduling);
+        }
+        if (message.why !== "") {
+            writer.uint32(58).string(message.why);
         }
         return writer;
     },
@@ -2975,6 +3272,34 @@ export const Note = {
                         message.deliver = reader.int32();
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.via = reader.int32();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.scheduling = reader.int32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.why = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2996,6 +3321,14 @@ export const Note = {
                     : "",
             text: isSet(object.text) ? globalThis.String(object.text) : "",
             deliver: isSet(object.deliver) ? deliveryFromJSON(object.deliver) : 0,
+            via: isSet(object.via) ? noteViaFromJSON(object.via) : 0,
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
+            scheduling: isSet(object.scheduling) ? schedulingFromJSON(object.scheduling) : 0,
+            why: isSet(object.why) ? globalThis.String(object.why) : "",
         };
     },
     toJSON(message) {
@@ -3009,6 +3342,18 @@ export const Note = {
         if (message.deliver !== 0) {
             obj.deliver = deliveryToJSON(message.deliver);
         }
+        if (message.via !== 0) {
+            obj.via = noteViaToJSON(message.via);
+        }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
+        if (message.scheduling !== 0) {
+            obj.scheduling = schedulingToJSON(message.scheduling);
+        }
+        if (message.why !== "") {
+            obj.why = message.why;
+        }
         return obj;
     },
     create(base) {
@@ -3019,6 +3364,10 @@ export const Note = {
         message.jobId = object.jobId ?? "";
         message.text = object.text ?? "";
         message.deliver = object.deliver ?? 0;
+        message.via = object.via ?? 0;
+        message.callId = object.callId ?? "";
+        message.scheduling = object.scheduling ?? 0;
+        message.why = object.why ?? "";
         return message;
     },
 };
@@ -3113,6 +3462,21 @@ export const ArbiterServiceService = {
         requestDeserialize: (value) => CompleteRequest.decode(value),
         responseSerialize: (value) => Buffer.from(CompleteResponse.encode(value).finish()),
         responseDeserialize: (value) => CompleteResponse.decode(value),
+    },
+    /**
+     * ConfigureSession sets a session's options, creating it if needed: its language
+     * (which stop and amend phrases apply) and whether the provider honours
+     * function-response scheduling (then notes may ride on function responses).
+     * Idempotent; optional (defaults: English, no scheduling).
+     */
+    configureSession: {
+        path: "/arbiter.v1.ArbiterService/ConfigureSession",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(ConfigureSessionRequest.encode(value).finish()),
+        requestDeserialize: (value) => ConfigureSessionRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(ConfigureSessionResponse.encode(value).finish()),
+        responseDeserialize: (value) => ConfigureSessionResponse.decode(value),
     },
     /**
      * GetSession returns the session's state: pending call ids with their age, jobs and

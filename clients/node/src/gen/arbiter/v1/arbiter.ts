@@ -536,6 +536,112 @@ export function deliveryToJSON(object: Delivery): string {
   }
 }
 
+/** NoteVia is how a note reaches the model. */
+export enum NoteVia {
+  /** NOTE_VIA_UNSPECIFIED - Never returned. */
+  NOTE_VIA_UNSPECIFIED = 0,
+  /**
+   * NOTE_VIA_USER_TURN - A user turn (Gemini `send_client_content` with turn_complete=true), sent as
+   * `deliver` says. Never recommended as DELIVERY_NOW while the model is speaking.
+   */
+  NOTE_VIA_USER_TURN = 1,
+  /**
+   * NOTE_VIA_FUNCTION_RESPONSE - Inside a NON_BLOCKING call's function response, with `scheduling`: nothing is sent
+   * besides that response. An agent whose provider ignores scheduling sends a user
+   * turn as `deliver` says instead.
+   */
+  NOTE_VIA_FUNCTION_RESPONSE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function noteViaFromJSON(object: any): NoteVia {
+  switch (object) {
+    case 0:
+    case "NOTE_VIA_UNSPECIFIED":
+      return NoteVia.NOTE_VIA_UNSPECIFIED;
+    case 1:
+    case "NOTE_VIA_USER_TURN":
+      return NoteVia.NOTE_VIA_USER_TURN;
+    case 2:
+    case "NOTE_VIA_FUNCTION_RESPONSE":
+      return NoteVia.NOTE_VIA_FUNCTION_RESPONSE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return NoteVia.UNRECOGNIZED;
+  }
+}
+
+export function noteViaToJSON(object: NoteVia): string {
+  switch (object) {
+    case NoteVia.NOTE_VIA_UNSPECIFIED:
+      return "NOTE_VIA_UNSPECIFIED";
+    case NoteVia.NOTE_VIA_USER_TURN:
+      return "NOTE_VIA_USER_TURN";
+    case NoteVia.NOTE_VIA_FUNCTION_RESPONSE:
+      return "NOTE_VIA_FUNCTION_RESPONSE";
+    case NoteVia.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/**
+ * Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
+ * .scheduling` for NON_BLOCKING calls).
+ */
+export enum Scheduling {
+  /** SCHEDULING_UNSPECIFIED - No scheduling. */
+  SCHEDULING_UNSPECIFIED = 0,
+  /**
+   * SCHEDULING_WHEN_IDLE - Speak about the response when the model's current turn is over: used while the
+   * model is speaking, so the note never cuts its reply.
+   */
+  SCHEDULING_WHEN_IDLE = 1,
+  /** SCHEDULING_INTERRUPT - Interrupt and speak about it now: used when the model is idle. */
+  SCHEDULING_INTERRUPT = 2,
+  /** SCHEDULING_SILENT - Absorb it without speaking. */
+  SCHEDULING_SILENT = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function schedulingFromJSON(object: any): Scheduling {
+  switch (object) {
+    case 0:
+    case "SCHEDULING_UNSPECIFIED":
+      return Scheduling.SCHEDULING_UNSPECIFIED;
+    case 1:
+    case "SCHEDULING_WHEN_IDLE":
+      return Scheduling.SCHEDULING_WHEN_IDLE;
+    case 2:
+    case "SCHEDULING_INTERRUPT":
+      return Scheduling.SCHEDULING_INTERRUPT;
+    case 3:
+    case "SCHEDULING_SILENT":
+      return Scheduling.SCHEDULING_SILENT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Scheduling.UNRECOGNIZED;
+  }
+}
+
+export function schedulingToJSON(object: Scheduling): string {
+  switch (object) {
+    case Scheduling.SCHEDULING_UNSPECIFIED:
+      return "SCHEDULING_UNSPECIFIED";
+    case Scheduling.SCHEDULING_WHEN_IDLE:
+      return "SCHEDULING_WHEN_IDLE";
+    case Scheduling.SCHEDULING_INTERRUPT:
+      return "SCHEDULING_INTERRUPT";
+    case Scheduling.SCHEDULING_SILENT:
+      return "SCHEDULING_SILENT";
+    case Scheduling.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** RegisterCallRequest records one function call from the model. */
 export interface RegisterCallRequest {
   /**
@@ -641,8 +747,10 @@ export interface ReportTranscriptResponse {
     | Effects
     | undefined;
   /**
-   * The intent read from the utterance's text so far: "stop" or "other"; empty for an
-   * interim or model transcript.
+   * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
+   * on are cancelled), "amend" (the user changed the request: jobs from before the
+   * utterance are cancelled with a note asking to call again with the new details),
+   * "other" or "unknown"; empty for an interim or model transcript.
    */
   intent: string;
   /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -734,6 +842,34 @@ export interface CompleteResponse {
    * set again).
    */
   effects: Effects | undefined;
+}
+
+/** ConfigureSessionRequest sets a session's options. */
+export interface ConfigureSessionRequest {
+  /** Required. The session id (see RegisterCallRequest.session_id). */
+  sessionId: string;
+  /**
+   * The session's language as a BCP 47 tag ("en", "es-MX", "fr", "de"): picks the
+   * stop and amend phrases (built in: en, es, fr, de; others fall back to English
+   * unless the tool policy lists them). Empty keeps the current one (default "en").
+   * At most 35 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+   * `language`.
+   */
+  language: string;
+  /**
+   * True when the provider honours a function response's scheduling (Gemini Live:
+   * WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
+   * NON_BLOCKING call's function response rides on it instead of a user turn.
+   */
+  responseScheduling: boolean;
+}
+
+/** ConfigureSessionResponse confirms the options. */
+export interface ConfigureSessionResponse {
+  /** The language now in force ("en" when none was ever set). */
+  language: string;
+  /** Whether notes may ride on function responses. */
+  responseScheduling: boolean;
 }
 
 /** GetSessionRequest names a session. */
@@ -893,8 +1029,22 @@ export interface Note {
   jobId: string;
   /** The note, starting "System note:". */
   text: string;
-  /** When to send it. */
+  /** When to send it as a user turn. */
   deliver: Delivery;
+  /** How the arbiter recommends sending it. */
+  via: NoteVia;
+  /**
+   * For NOTE_VIA_FUNCTION_RESPONSE: the call id whose function response carries the
+   * note (its payload holds it under "status_note"), answered in the same Effects.
+   */
+  callId: string;
+  /** For NOTE_VIA_FUNCTION_RESPONSE: the scheduling to give that function response. */
+  scheduling: Scheduling;
+  /**
+   * Why this delivery, in words (e.g. "the model is speaking: a user turn now would
+   * interrupt its reply").
+   */
+  why: string;
 }
 
 function createBaseRegisterCallRequest(): RegisterCallRequest {
@@ -2311,6 +2461,204 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
   },
 };
 
+function createBaseConfigureSessionRequest(): ConfigureSessionRequest {
+  return { sessionId: "", language: "", responseScheduling: false };
+}
+
+export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
+  encode(message: ConfigureSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.language !== "") {
+      writer.uint32(18).string(message.language);
+    }
+    if (message.responseScheduling !== false) {
+      writer.uint32(24).bool(message.responseScheduling);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigureSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigureSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.language = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.responseScheduling = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfigureSessionRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      language: isSet(object.language) ? globalThis.String(object.language) : "",
+      responseScheduling: isSet(object.responseScheduling)
+        ? globalThis.Boolean(object.responseScheduling)
+        : isSet(object.response_scheduling)
+        ? globalThis.Boolean(object.response_scheduling)
+        : false,
+    };
+  },
+
+  toJSON(message: ConfigureSessionRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.language !== "") {
+      obj.language = message.language;
+    }
+    if (message.responseScheduling !== false) {
+      obj.responseScheduling = message.responseScheduling;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConfigureSessionRequest>, I>>(base?: I): ConfigureSessionRequest {
+    return ConfigureSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConfigureSessionRequest>, I>>(object: I): ConfigureSessionRequest {
+    const message = createBaseConfigureSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.language = object.language ?? "";
+    message.responseScheduling = object.responseScheduling ?? false;
+    return message;
+  },
+};
+
+function createBaseConfigureSessionResponse(): ConfigureSessionResponse {
+  return { language: "", responseScheduling: false };
+}
+
+export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
+  encode(message: ConfigureSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.language !== "") {
+      writer.uint32(10).string(message.language);
+    }
+    if (message.responseScheduling !== false) {
+      writer.uint32(16).bool(message.responseScheduling);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigureSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigureSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.language = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.responseScheduling = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfigureSessionResponse {
+    return {
+      language: isSet(object.language) ? globalThis.String(object.language) : "",
+      responseScheduling: isSet(object.responseScheduling)
+        ? globalThis.Boolean(object.responseScheduling)
+        : isSet(object.response_scheduling)
+        ? globalThis.Boolean(object.response_scheduling)
+        : false,
+    };
+  },
+
+  toJSON(message: ConfigureSessionResponse): unknown {
+    const obj: any = {};
+    if (message.language !== "") {
+      obj.language = message.language;
+    }
+    if (message.responseScheduling !== false) {
+      obj.responseScheduling = message.responseScheduling;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConfigureSessionResponse>, I>>(base?: I): ConfigureSessionResponse {
+    return ConfigureSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConfigureSessionResponse>, I>>(object: I): ConfigureSessionResponse {
+    const message = createBaseConfigureSessionResponse();
+    message.language = object.language ?? "";
+    message.responseScheduling = object.responseScheduling ?? false;
+    return message;
+  },
+};
+
 function createBaseGetSessionRequest(): GetSessionRequest {
   return { sessionId: "" };
 }
@@ -3514,7 +3862,7 @@ export const Skip: MessageFns<Skip> = {
 };
 
 function createBaseNote(): Note {
-  return { jobId: "", text: "", deliver: 0 };
+  return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "" };
 }
 
 export const Note: MessageFns<Note> = {
@@ -3527,6 +3875,18 @@ export const Note: MessageFns<Note> = {
     }
     if (message.deliver !== 0) {
       writer.uint32(24).int32(message.deliver);
+    }
+    if (message.via !== 0) {
+      writer.uint32(32).int32(message.via);
+    }
+    if (message.callId !== "") {
+      writer.uint32(42).string(message.callId);
+    }
+    if (message.scheduling !== 0) {
+      writer.uint32(48).int32(message.scheduling);
+    }
+    if (message.why !== "") {
+      writer.uint32(58).string(message.why);
     }
     return writer;
   },
@@ -3568,6 +3928,38 @@ export const Note: MessageFns<Note> = {
             message.deliver = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.via = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.scheduling = reader.int32() as any;
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.why = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3589,6 +3981,14 @@ export const Note: MessageFns<Note> = {
         : "",
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       deliver: isSet(object.deliver) ? deliveryFromJSON(object.deliver) : 0,
+      via: isSet(object.via) ? noteViaFromJSON(object.via) : 0,
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      scheduling: isSet(object.scheduling) ? schedulingFromJSON(object.scheduling) : 0,
+      why: isSet(object.why) ? globalThis.String(object.why) : "",
     };
   },
 
@@ -3603,6 +4003,18 @@ export const Note: MessageFns<Note> = {
     if (message.deliver !== 0) {
       obj.deliver = deliveryToJSON(message.deliver);
     }
+    if (message.via !== 0) {
+      obj.via = noteViaToJSON(message.via);
+    }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.scheduling !== 0) {
+      obj.scheduling = schedulingToJSON(message.scheduling);
+    }
+    if (message.why !== "") {
+      obj.why = message.why;
+    }
     return obj;
   },
 
@@ -3614,6 +4026,10 @@ export const Note: MessageFns<Note> = {
     message.jobId = object.jobId ?? "";
     message.text = object.text ?? "";
     message.deliver = object.deliver ?? 0;
+    message.via = object.via ?? 0;
+    message.callId = object.callId ?? "";
+    message.scheduling = object.scheduling ?? 0;
+    message.why = object.why ?? "";
     return message;
   },
 };
@@ -3726,6 +4142,23 @@ export const ArbiterServiceService = {
     responseDeserialize: (value: Buffer): CompleteResponse => CompleteResponse.decode(value),
   },
   /**
+   * ConfigureSession sets a session's options, creating it if needed: its language
+   * (which stop and amend phrases apply) and whether the provider honours
+   * function-response scheduling (then notes may ride on function responses).
+   * Idempotent; optional (defaults: English, no scheduling).
+   */
+  configureSession: {
+    path: "/arbiter.v1.ArbiterService/ConfigureSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ConfigureSessionRequest): Buffer =>
+      Buffer.from(ConfigureSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConfigureSessionRequest => ConfigureSessionRequest.decode(value),
+    responseSerialize: (value: ConfigureSessionResponse): Buffer =>
+      Buffer.from(ConfigureSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConfigureSessionResponse => ConfigureSessionResponse.decode(value),
+  },
+  /**
    * GetSession returns the session's state: pending call ids with their age, jobs and
    * their states, whether a user utterance is open, the next timer. Read-only.
    */
@@ -3800,6 +4233,13 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * FAILED_PRECONDITION.
    */
   complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
+  /**
+   * ConfigureSession sets a session's options, creating it if needed: its language
+   * (which stop and amend phrases apply) and whether the provider honours
+   * function-response scheduling (then notes may ride on function responses).
+   * Idempotent; optional (defaults: English, no scheduling).
+   */
+  configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
   /**
    * GetSession returns the session's state: pending call ids with their age, jobs and
    * their states, whether a user utterance is open, the next timer. Read-only.
@@ -3941,6 +4381,27 @@ export interface ArbiterServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CompleteResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ConfigureSession sets a session's options, creating it if needed: its language
+   * (which stop and amend phrases apply) and whether the provider honours
+   * function-response scheduling (then notes may ride on function responses).
+   * Idempotent; optional (defaults: English, no scheduling).
+   */
+  configureSession(
+    request: ConfigureSessionRequest,
+    callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void,
+  ): ClientUnaryCall;
+  configureSession(
+    request: ConfigureSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void,
+  ): ClientUnaryCall;
+  configureSession(
+    request: ConfigureSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void,
   ): ClientUnaryCall;
   /**
    * GetSession returns the session's state: pending call ids with their age, jobs and

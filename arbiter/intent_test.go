@@ -1,0 +1,361 @@
+package arbiter
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		lang, text string
+		want       Intent
+	}{
+		// English stops, including the recorded sessions' words.
+		{"en", "Actually, stop. Don't book it.", IntentStop},
+		{"en", "Stop", IntentStop},
+		{"en", "Don’t!", IntentStop},
+		{"en", "dont do that", IntentStop},
+		{"en", "Never mind.", IntentStop},
+		{"en", "Cancel it.", IntentStop},
+		{"en", "Wait.", IntentStop},
+		{"en", "Hold on a second", IntentStop},
+		{"en", "Book tomorrow 3pm. No wait, stop.", IntentStop},
+		{"en", "Make it 4pm. No, stop, forget it.", IntentStop},
+		// English amendments: the four and a few more.
+		{"en", "Wait, make it 4pm.", IntentAmend},
+		{"en", "Actually, Lyon.", IntentAmend},
+		{"en", "Change it to Friday.", IntentAmend},
+		{"en", "No, the five o'clock one.", IntentAmend},
+		{"en", "Cancel that and book 4pm instead.", IntentAmend},
+		{"en", "How about Saturday?", IntentAmend},
+		{"en", "Hold on, switch to the window seat.", IntentAmend},
+		// Neither.
+		{"en", "What's the weather like there?", IntentOther},
+		{"en", "Actually, what's the weather like there?", IntentOther},
+		{"en", "Thanks!", IntentOther},
+		{"en", "Make it", IntentOther}, // a marker without new details
+		{"en", "No thanks.", IntentOther},
+		{"en", "Book me the 3:00 p.m. slot tomorrow, please.", IntentOther},
+		{"en", "...", IntentUnknown},
+		// Spanish, French, German.
+		{"es", "¡Detente! No lo hagas.", IntentStop},
+		{"es", "Espera.", IntentStop},
+		{"es", "Espera, mejor a las cuatro.", IntentAmend},
+		{"es", "Cámbialo a viernes.", IntentAmend},
+		{"es", "Reserva para mañana a las tres.", IntentOther},
+		{"fr", "Arrête, ne le fais pas.", IntentStop},
+		{"fr", "Attends, plutôt à seize heures.", IntentAmend},
+		{"fr", "En fait, Lyon.", IntentAmend},
+		{"fr", "Quel temps fait-il ?", IntentOther},
+		{"de", "Stopp, nicht buchen!", IntentStop},
+		{"de", "Warte, lieber um 16 Uhr.", IntentAmend},
+		{"de", "Hör auf.", IntentStop},
+		{"de", "Wie ist das Wetter?", IntentOther},
+	}
+	p := bookingPolicy()
+	for _, tc := range cases {
+		t.Run(tc.lang+"/"+tc.text, func(t *testing.T) {
+			if got, phrase := Classify(tc.text, p.Phrases(tc.lang)); got != tc.want {
+				t.Errorf("Classify(%q) = %s (%q), want %s", tc.text, got, phrase, tc.want)
+			}
+		})
+	}
+}
+
+func TestWordsNormalisation(t *testing.T) {
+	decomposed := "arre\u0302te" // "arrête" with a combining circumflex
+	if w := Words(decomposed); len(w) != 1 || w[0] != "arrête" {
+		t.Fatalf("Words(%q) = %q, want NFC %q", decomposed, w, "arrête")
+	}
+	if got, _ := Classify(decomposed, DefaultPhrases["fr"]); got != IntentStop {
+		t.Fatalf("decomposed arrête: %s, want stop", got)
+	}
+	if w := Words("HÖR AUF"); w[0] != "hör" {
+		t.Fatalf("case folding: %q", w)
+	}
+	if w := Words("Don’t"); len(w) != 1 || w[0] != "dont" {
+		t.Fatalf("apostrophes: %q", w)
+	}
+}
+
+func TestPolicyPhrases(t *testing.T) {
+	p := bookingPolicy(func(p *Policy) {
+		p.StopPhrases = []string{"halt"}
+		p.Languages = map[string]Phrases{"it": {Stop: []string{"fermati"}}}
+	})
+	if got, _ := Classify("halt now", p.Phrases("en-GB")); got != IntentStop {
+		t.Errorf("policy English stop phrase: %s", got)
+	}
+	if got, _ := Classify("stop", p.Phrases("en")); got == IntentStop {
+		t.Errorf("replaced English stop phrases still match 'stop'")
+	}
+	if got, _ := Classify("Fermati!", p.Phrases("it")); got != IntentStop {
+		t.Errorf("policy language: %s", got)
+	}
+	if got, _ := Classify("Stopp!", p.Phrases("de-AT")); got != IntentStop {
+		t.Errorf("built-in German by region tag: %s", got)
+	}
+	if got, _ := Classify("Detente", p.Phrases("xx")); got == IntentStop {
+		t.Errorf("an unknown language must fall back to English, not match Spanish")
+	}
+}
+
+// stepper drives one session on a fake clock and collects every output.
+type stepper struct {
+	t   *testing.T
+	e   *Engine
+	s   *Session
+	out []Output
+}
+
+func newStepper(t *testing.T, p *Policy) *stepper {
+	return &stepper{t: t, e: &Engine{Policy: p}, s: NewSession(SessionKey{ID: "s"}, ms(0))}
+}
+
+func (sp *stepper) do(at int, ev Event) Output {
+	sp.t.Helper()
+	out, err := sp.e.Step(sp.s, ms(at), ev)
+	if err != nil {
+		sp.t.Fatalf("t=%d %T: %v", at, ev, err)
+	}
+	sp.out = append(sp.out, out)
+	return out
+}
+
+// say is one user utterance: activity start, final transcript, activity end.
+func (sp *stepper) say(start, end int, text string) Output {
+	sp.do(start, Speech{Kind: UserActivityStart})
+	out := sp.do(end, Transcript{Text: text})
+	sp.do(end, Speech{Kind: UserActivityEnd})
+	return out
+}
+
+// agent plays the backend for a job: prepared at prep, then Complete as decided at
+// each later time until decided. It returns the decision and its time.
+func (sp *stepper) agent(job string, prep, until int) (Decision, int) {
+	sp.t.Helper()
+	sp.do(prep, Decide{JobID: job, Prepared: true})
+	for at := prep; at <= until; at += 10 {
+		d := sp.do(at, Decide{JobID: job, Prepared: true}).Decision
+		if d.Decision == Undecided {
+			continue
+		}
+		oc := Cancelled
+		if d.Decision == DecisionCommit {
+			oc = Committed
+		}
+		sp.do(at, Complete{JobID: job, Outcome: oc, Result: map[string]any{"reference": "R-1"}})
+		return d.Decision, msOf(d.DecidedAt)
+	}
+	return Undecided, -1
+}
+
+func (sp *stepper) notes() []Note {
+	var ns []Note
+	for _, o := range sp.out {
+		ns = append(ns, o.Effects.Notes...)
+	}
+	return ns
+}
+
+// TestAmendIsNotStop: each amend phrase cancels the pending job with a note asking to
+// call again, and the next call carrying the new details is a new job that commits.
+func TestAmendIsNotStop(t *testing.T) {
+	for _, tc := range []struct{ text, newSlot string }{
+		{"Wait, make it 4pm.", "tomorrow 4pm"},
+		{"Actually, Lyon.", "Lyon"}, // keyed as text: another city is another request
+		{"Change it to Monday.", "Monday 3pm"},
+		{"No, the five o'clock one.", "tomorrow 5pm"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			sp := newStepper(t, bookingPolicy())
+			j1 := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+			out := sp.say(2000, 3200, tc.text)
+			if out.Intent != IntentAmend || len(out.Cancelled) != 1 || out.Cancelled[0] != j1 {
+				t.Fatalf("intent %s, cancelled %v; want amend cancelling %s", out.Intent, out.Cancelled, j1)
+			}
+			if d, _ := sp.agent(j1, 5000, 5000); d != DecisionCancel {
+				t.Fatalf("amended job: %s", d)
+			}
+			ns := sp.notes()
+			if len(ns) != 1 || !contains(ns[0].Text, "changed the request") || !contains(ns[0].Text, "Call book_slot again") {
+				t.Fatalf("notes %+v", ns)
+			}
+			// The model calls again with the new details, 0.4 s after the amendment
+			// ended: the amending utterance triggers it but does not cancel it.
+			reg := sp.do(3600, RegisterCall{CallID: "c2", Tool: "book_slot", Args: map[string]any{"slot": tc.newSlot}}).Call
+			if reg.Disposition != Execute || reg.JobID == j1 {
+				t.Fatalf("new details: %+v, want a new job", reg)
+			}
+			if d, at := sp.agent(reg.JobID, 7600, 12000); d != DecisionCommit || at != 9100 {
+				t.Fatalf("new job: %s at %d, want commit at 9100", d, at)
+			}
+		})
+	}
+}
+
+// TestAmendHeardBeforeTheNewCall: the audio model hears the change and calls again
+// before the amendment's transcript arrives; the transcript then cancels only the old
+// job, never the one it triggered.
+func TestAmendHeardBeforeTheNewCall(t *testing.T) {
+	sp := newStepper(t, bookingPolicy())
+	j1 := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+	sp.do(2000, Speech{Kind: UserActivityStart})
+	sp.do(3000, Speech{Kind: UserActivityEnd})
+	j2 := sp.do(3100, RegisterCall{CallID: "c2", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 4pm"}}).Call.JobID
+	out := sp.do(4300, Transcript{Text: "Wait, make it 4pm."})
+	if len(out.Cancelled) != 1 || out.Cancelled[0] != j1 {
+		t.Fatalf("cancelled %v, want only %s", out.Cancelled, j1)
+	}
+	if d, _ := sp.agent(j2, 7100, 12000); d != DecisionCommit {
+		t.Fatalf("the amended request: %s, want commit", d)
+	}
+}
+
+// TestStopPhrasesNeverCommit: each stop phrase, said while the job is pending, leaves
+// nothing committed.
+func TestStopPhrasesNeverCommit(t *testing.T) {
+	for _, text := range []string{"Stop.", "Don't.", "Never mind.", "Cancel it.", "Wait.", "Forget it.", "Dont book it"} {
+		t.Run(text, func(t *testing.T) {
+			sp := newStepper(t, bookingPolicy())
+			j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+			if out := sp.say(2000, 3000, text); out.Intent != IntentStop {
+				t.Fatalf("intent %s", out.Intent)
+			}
+			if d, _ := sp.agent(j, 5000, 20000); d != DecisionCancel {
+				t.Fatalf("decision %s, want cancel", d)
+			}
+		})
+	}
+}
+
+// TestStopInSpanishSession: the session's language picks the phrases.
+func TestStopInSpanishSession(t *testing.T) {
+	sp := newStepper(t, bookingPolicy())
+	sp.do(0, Configure{Language: "es-MX"})
+	j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+	if out := sp.say(2000, 3000, "¡Cancélalo, por favor!"); out.Intent != IntentStop {
+		t.Fatalf("intent %s", out.Intent)
+	}
+	if d, _ := sp.agent(j, 5000, 5000); d != DecisionCancel {
+		t.Fatalf("decision %s", d)
+	}
+}
+
+// TestNoteRidesOnFunctionResponse: with response scheduling, a note due with a
+// NON_BLOCKING call's response rides on it (WHEN_IDLE while the model speaks,
+// INTERRUPT when idle); without it, or for a dead id, it is a user turn.
+func TestNoteRidesOnFunctionResponse(t *testing.T) {
+	for _, speaking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("speaking=%v", speaking), func(t *testing.T) {
+			sp := newStepper(t, bookingPolicy())
+			sp.do(0, Configure{ResponseScheduling: true})
+			j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+			sp.say(2000, 3000, "Stop.")
+			if speaking {
+				sp.do(3100, Speech{Kind: ModelOutputStart})
+			}
+			sp.do(3200, Decide{JobID: j})
+			out := sp.do(3200, Complete{JobID: j, Outcome: Cancelled})
+			if len(out.Effects.Notes) != 1 || len(out.Effects.Responses) != 1 {
+				t.Fatalf("effects %+v", out.Effects)
+			}
+			n := out.Effects.Notes[0]
+			want := "INTERRUPT"
+			if speaking {
+				want = "WHEN_IDLE"
+			}
+			if n.Via != ViaFunctionResponse || n.CallID != "c1" || n.Scheduling != want || n.Why == "" {
+				t.Fatalf("note %+v, want via function_response on c1 with %s", n, want)
+			}
+			if out.Effects.Responses[0].Payload["status_note"] != n.Text {
+				t.Fatalf("the response does not carry the note: %v", out.Effects.Responses[0].Payload)
+			}
+		})
+	}
+	t.Run("no scheduling", func(t *testing.T) {
+		sp := newStepper(t, bookingPolicy())
+		j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+		sp.say(2000, 3000, "Stop.")
+		sp.do(3100, Speech{Kind: ModelOutputStart})
+		sp.do(3200, Decide{JobID: j})
+		n := sp.do(3200, Complete{JobID: j, Outcome: Cancelled}).Effects.Notes[0]
+		if n.Via != ViaUserTurn || n.Deliver != DeliverWhenIdle {
+			t.Fatalf("note %+v, want a user turn when idle", n)
+		}
+	})
+}
+
+// TestPropertyNoUserTurnIntoSpeech: over random speech sequences, a note is never
+// recommended as a user turn to send now while the model is speaking, and never rides
+// with INTERRUPT while it speaks.
+func TestPropertyNoUserTurnIntoSpeech(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		e := &Engine{Policy: bookingPolicy()}
+		s := NewSession(SessionKey{ID: "p"}, ms(0))
+		now := 0
+		step := func(ev Event) Output {
+			out, _ := e.Step(s, ms(now), ev)
+			for _, n := range out.Effects.Notes {
+				if s.ModelSpeaking && n.Via == ViaUserTurn && n.Deliver == DeliverNow {
+					rt.Fatalf("t=%d: note as a user turn now while the model speaks: %+v", now, n)
+				}
+				if s.ModelSpeaking && n.Scheduling == "INTERRUPT" {
+					rt.Fatalf("t=%d: INTERRUPT while the model speaks: %+v", now, n)
+				}
+				if !s.ModelSpeaking && n.Deliver == DeliverWhenIdle {
+					rt.Fatalf("t=%d: held a note for an idle model: %+v", now, n)
+				}
+			}
+			return out
+		}
+		step(Configure{ResponseScheduling: rapid.Bool().Draw(rt, "scheduling")})
+		texts := []string{"Stop.", "Wait, make it 4pm.", "What time is it?", "Don't.", "OK"}
+		slots := []string{"tomorrow 3pm", "tomorrow 4pm"}
+		n := rapid.IntRange(10, 60).Draw(rt, "events")
+		for i := 0; i < n; i++ {
+			now += rapid.IntRange(0, 1500).Draw(rt, "dt")
+			switch rapid.IntRange(0, 8).Draw(rt, "kind") {
+			case 0:
+				b := NonBlocking
+				if rapid.Bool().Draw(rt, "blocking") {
+					b = Blocking
+				}
+				step(RegisterCall{Tool: "book_slot", Behavior: b, Args: map[string]any{"slot": rapid.SampledFrom(slots).Draw(rt, "slot")}})
+			case 1:
+				step(Speech{Kind: UserActivityStart})
+			case 2:
+				step(Speech{Kind: UserActivityEnd})
+			case 3:
+				step(Transcript{Text: rapid.SampledFrom(texts).Draw(rt, "text")})
+			case 4:
+				step(Speech{Kind: ModelOutputStart})
+			case 5:
+				step(Speech{Kind: ModelTurnComplete})
+			case 6:
+				step(Speech{Kind: Interrupted})
+			case 7:
+				step(Transcript{Model: true, Text: "Sure, one moment."})
+			case 8:
+				// The agent: prepare every job, complete every decided one.
+				for _, j := range s.Jobs {
+					if j.Outcome != NotCompleted {
+						continue
+					}
+					d := step(Decide{JobID: j.ID, Prepared: true}).Decision
+					switch d.Decision {
+					case DecisionCommit:
+						step(Complete{JobID: j.ID, Outcome: Committed, Result: map[string]any{"reference": "R"}})
+					case DecisionCancel:
+						step(Complete{JobID: j.ID, Outcome: Cancelled})
+					}
+				}
+			}
+		}
+	})
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
