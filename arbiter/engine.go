@@ -376,6 +376,10 @@ func (st *step) advance(now time.Time) {
 		st.s.Now = now
 		// The clock is part of the state, but moving it alone needs no write.
 	}
+	if turns := st.s.ModelTurns.Expire(st.s.Now); len(turns) > 0 {
+		st.out.Changed = true
+		st.checkClaims(turns)
+	}
 }
 
 // NextTimer returns when the session's next timer is due (a grace window ending, a
@@ -694,11 +698,15 @@ func (st *step) speech(ev Speech) error {
 	case ModelOutputStart:
 		s.ModelSpeaking = true
 	case ModelGenerationComplete:
-		// Audio may still be playing; the model is idle at turn complete.
+		// Audio may still be playing (the model is idle at turn complete), but the
+		// turn's text is final: read its claims now.
+		st.checkClaims(s.ModelTurns.End(now, false))
 	case ModelTurnComplete:
 		s.ModelSpeaking = false
+		st.checkClaims(s.ModelTurns.End(now, false))
 	case Interrupted:
 		s.ModelSpeaking = false
+		st.checkClaims(s.ModelTurns.End(now, true))
 		if !s.LastNowNoteAt.IsZero() && now.Sub(s.LastNowNoteAt) < InterruptAfterNote {
 			return nil // our own note interrupted the model: not barge-in
 		}
@@ -759,6 +767,9 @@ func (st *step) transcript(ev Transcript) error {
 		if strings.TrimSpace(ev.Text) != "" {
 			s.ModelSpeaking = true
 		}
+		if !ev.Interim {
+			st.checkClaims(s.ModelTurns.Piece(now, ev.Text))
+		}
 		return nil
 	}
 	u := st.currentUtterance()
@@ -808,6 +819,7 @@ func (st *step) applyAmend(u *Utterance) {
 				j.AmendAfterCommit, j.AmendText = true, u.Text
 			} else if j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt) {
 				j.AmendAfterCommit, j.AmendText = true, u.Text
+				j.NoteIssued = true
 				st.issueNote(j, st.commitNote(j), "")
 			}
 		}
@@ -847,6 +859,7 @@ func (st *step) applyStop(u *Utterance) {
 				j.StopAfterCommit = true
 			} else if j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt) {
 				j.StopAfterCommit = true
+				j.NoteIssued = true
 				st.issueNote(j, st.commitNote(j), "")
 			}
 		}
@@ -953,6 +966,7 @@ func (st *step) complete(ev Complete) error {
 		}
 		saved := st.out.Effects
 		st.out.Effects = Effects{}
+		j.NoteIssued = true
 		st.issueNote(j, text, rider)
 		eff.Notes = append(eff.Notes, st.out.Effects.Notes...)
 		st.out.Effects = saved
@@ -1035,13 +1049,7 @@ func (st *step) completionNote(j *Job, live int) string {
 
 func (st *step) commitNote(j *Job) string {
 	desc := describe(st.e.Policy.lookup(j.Tool).tool, j.Args)
-	ref := ""
-	for _, k := range []string{"reference", "ref", "id"} {
-		if v, ok := j.Result[k]; ok {
-			ref = fmt.Sprintf(" (reference %v)", v)
-			break
-		}
-	}
+	ref := reference(j)
 	switch {
 	case j.StopAfterCommit:
 		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to stop after it was committed. Tell them it is confirmed and offer to cancel it.", desc, ref)
@@ -1054,7 +1062,17 @@ func (st *step) commitNote(j *Job) string {
 	}
 }
 
-// issueNote hands out a note and says how to deliver it. A note can ride on rider,
+// reference is " (reference R-1)" from a committed job's result, or "".
+func reference(j *Job) string {
+	for _, k := range []string{"reference", "ref", "id"} {
+		if v, ok := j.Result[k]; ok {
+			return fmt.Sprintf(" (reference %v)", v)
+		}
+	}
+	return ""
+}
+
+// issueNote hands out a note about j (nil: about no job) and says how to deliver it. A note can ride on rider,
 // a NON_BLOCKING call's function response answered in the same step, when the
 // provider honours response scheduling: WHEN_IDLE while the model speaks, INTERRUPT
 // when it is idle. Otherwise it is a user turn: now while the model is idle, when idle
@@ -1062,7 +1080,10 @@ func (st *step) commitNote(j *Job) string {
 // full user turn cut the model's reply in half).
 func (st *step) issueNote(j *Job, text, rider string) {
 	s := st.s
-	n := Note{JobID: j.ID, Text: text, Via: ViaUserTurn, Deliver: DeliverNow}
+	n := Note{Text: text, Via: ViaUserTurn, Deliver: DeliverNow}
+	if j != nil {
+		n.JobID = j.ID
+	}
 	if s.ModelSpeaking {
 		n.Deliver = DeliverWhenIdle
 	}
@@ -1091,9 +1112,49 @@ func (st *step) issueNote(j *Job, text, rider string) {
 	if n.Deliver == DeliverNow {
 		s.LastNowNoteAt = s.Now
 	}
-	j.NoteIssued = true
 	st.out.Effects.Notes = append(st.out.Effects.Notes, n)
 	st.out.Changed = true
+}
+
+// checkClaims reads what the model told the user in each finished turn (ReadClaims,
+// Verdict) and, where it contradicts the state of the latest side-effecting job (or
+// claims a side effect when there is no job at all), hands out a short corrective
+// note at once. A job still being committed is not corrected: the claim may be about
+// to come true.
+func (st *step) checkClaims(turns []ModelTurn) {
+	for _, t := range turns {
+		claim := Verdict(ReadClaimsIn(st.s.Language, t.Text))
+		if claim == ClaimNone {
+			continue
+		}
+		var j *Job
+		for i := len(st.s.Jobs) - 1; i >= 0; i-- {
+			if c := st.s.Jobs[i]; c.SideEffect && !c.CreatedAt.After(t.End) {
+				j = c
+				break
+			}
+		}
+		if j == nil {
+			if claim == ClaimDone {
+				st.issueNote(nil, fmt.Sprintf("System note: correction: nothing has been done. No request for it was made, so nothing is booked or scheduled. You said: %q.", strings.TrimSpace(t.Text)), "")
+			}
+			continue
+		}
+		desc := describe(st.e.Policy.lookup(j.Tool).tool, j.Args)
+		said := strings.TrimSpace(t.Text)
+		var text string
+		switch {
+		case claim == ClaimDone && (j.Decision == DecisionCancel || j.Outcome == Cancelled || j.Outcome == Failed):
+			text = fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
+		case claim == ClaimDone && j.Decision == Undecided:
+			text = fmt.Sprintf("System note: correction: %s is not confirmed yet; it is still pending. You said: %q. Do not say it is done until it is.", desc, said)
+		case claim == ClaimNotDone && j.Outcome == Committed:
+			text = fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, reference(j), said)
+		default:
+			continue
+		}
+		st.issueNote(j, text, "")
+	}
 }
 
 func (st *step) close() {

@@ -359,3 +359,101 @@ func TestPropertyNoUserTurnIntoSpeech(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestClaimCheck: what the model tells the user is read per turn and corrected at once
+// when it contradicts the job's real state; a turn split by an interruption is read
+// joined; offers are no claims.
+func TestClaimCheck(t *testing.T) {
+	corrections := func(sp *stepper) []string {
+		var out []string
+		for _, n := range sp.notes() {
+			if strings.HasPrefix(n.Text, "System note: correction:") {
+				out = append(out, n.Text)
+			}
+		}
+		return out
+	}
+	modelSays := func(sp *stepper, at int, pieces ...string) {
+		sp.do(at, Speech{Kind: ModelOutputStart})
+		for i, p := range pieces {
+			sp.do(at+10*i, Transcript{Model: true, Text: p})
+		}
+		sp.do(at+10*len(pieces), Speech{Kind: ModelGenerationComplete})
+		sp.do(at+10*len(pieces)+500, Speech{Kind: ModelTurnComplete})
+	}
+	cancelled := func(t *testing.T) *stepper {
+		sp := newStepper(t, bookingPolicy())
+		j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+		sp.say(2000, 3000, "Stop, don't book it.")
+		sp.agent(j, 3000, 3000)
+		return sp
+	}
+	t.Run("false done after a cancel is corrected", func(t *testing.T) {
+		sp := cancelled(t)
+		modelSays(sp, 4000, "The booking was already ", "made before your request to stop.")
+		c := corrections(sp)
+		if len(c) != 1 || !strings.Contains(c[0], "was NOT made") {
+			t.Fatalf("corrections %q", c)
+		}
+		n := sp.notes()[len(sp.notes())-1]
+		if n.Deliver != DeliverWhenIdle {
+			t.Fatalf("a correction while the model's audio plays must wait: %+v", n)
+		}
+	})
+	t.Run("true statement is left alone", func(t *testing.T) {
+		sp := cancelled(t)
+		modelSays(sp, 4000, "The booking was not made, so nothing is scheduled.")
+		if c := corrections(sp); len(c) != 0 {
+			t.Fatalf("corrections %q", c)
+		}
+	})
+	t.Run("split turn is read joined", func(t *testing.T) {
+		sp := cancelled(t)
+		sp.do(4000, Speech{Kind: ModelOutputStart})
+		sp.do(4000, Transcript{Model: true, Text: "I have not "})
+		sp.do(4010, Speech{Kind: Interrupted})
+		sp.do(4700, Speech{Kind: ModelOutputStart})
+		sp.do(4700, Transcript{Model: true, Text: "booked that slot for you."})
+		sp.do(4900, Speech{Kind: ModelGenerationComplete})
+		sp.do(6000, Speech{Kind: ModelTurnComplete})
+		if c := corrections(sp); len(c) != 0 {
+			t.Fatalf("the joined turn says not booked; corrections %q", c)
+		}
+	})
+	t.Run("offer is no claim", func(t *testing.T) {
+		sp := cancelled(t)
+		modelSays(sp, 4000, "Would you like me to book it again?")
+		if c := corrections(sp); len(c) != 0 {
+			t.Fatalf("corrections %q", c)
+		}
+	})
+	t.Run("done claimed while still pending", func(t *testing.T) {
+		sp := newStepper(t, bookingPolicy())
+		sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+		modelSays(sp, 1200, "Done, your slot is booked.")
+		c := corrections(sp)
+		if len(c) != 1 || !strings.Contains(c[0], "still pending") {
+			t.Fatalf("corrections %q", c)
+		}
+	})
+	t.Run("not done claimed after a commit", func(t *testing.T) {
+		sp := newStepper(t, bookingPolicy())
+		j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+		if d, _ := sp.agent(j, 2000, 5000); d != DecisionCommit {
+			t.Fatalf("decision %s", d)
+		}
+		modelSays(sp, 6000, "I'm sorry, the booking was not made.")
+		c := corrections(sp)
+		if len(c) != 1 || !strings.Contains(c[0], "IS confirmed (reference R-1)") {
+			t.Fatalf("corrections %q", c)
+		}
+	})
+	t.Run("action claimed with no call at all", func(t *testing.T) {
+		sp := newStepper(t, bookingPolicy())
+		modelSays(sp, 1000, "I've booked that slot for you.")
+		c := corrections(sp)
+		if len(c) != 1 || !strings.Contains(c[0], "No request for it was made") {
+			t.Fatalf("corrections %q", c)
+		}
+	})
+}

@@ -49,6 +49,9 @@ type Session struct {
 	// LastNowNoteAt is when the arbiter last handed out a note to deliver now; an
 	// `interrupted` within InterruptAfterNote of it is the note's doing, not barge-in.
 	LastNowNoteAt time.Time `json:"last_now_note_at,omitzero"`
+	// ModelTurns groups the model's output transcription into turns for the claim
+	// check (a turn cut by `interrupted` is joined with the next).
+	ModelTurns TurnJoiner `json:"model_turns,omitzero"`
 	// Utterances are the recent user utterances, oldest first.
 	Utterances []*Utterance `json:"utterances,omitempty"`
 	// Calls are every registered call id, in registration order.

@@ -16,7 +16,9 @@
 #     concurrently, and must reach the outcome of the Go reference (`arbiter replay`):
 #     same commits and cancels, one response per live id with the same payload, none
 #     for the dead ids, the same notes. Sessions replayed with a prepare longer than the
-#     stop's delay must abort the prepare (the early-cancel Decide).
+#     stop's delay must abort the prepare (the early-cancel Decide). Sessions replayed
+#     with response scheduling (ConfigureSession) must send the reference's note inside
+#     the cancelled function response, with its scheduling, and no note as a user turn.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -27,6 +29,7 @@ py="$root/clients/python"
 node="$root/clients/node"
 traces="${CLIENT_TRACES:-A_off_run1 A_off_run2 A_off_run3 A_on_run1 A_on_run2 A_on_run3 C_off_run1 C_off_run2 C_off_run3 C_on_run1 C_on_run2 C_on_run3}"
 abort_traces="A_on_run1 C_on_run2" # replayed again with --prepare-ms 6000: the stop comes mid-prepare
+riding_traces="A_on_run1"           # replayed again with --response-scheduling: the note rides on the response
 
 tmp="$(mktemp -d)"
 server_pid=""
@@ -117,30 +120,33 @@ grep -E '^# (tests|pass|fail) ' "$log" | tr '\n' ' ' | sed 's/^/    /;s/$/\n/'
 
 echo "== end to end: recorded sessions through each adapter, in real time, against arbiter serve"
 mkdir -p "$tmp/e2e"
-runs=()
-for t in $traces; do runs+=("$t:"); done
-for t in $abort_traces; do runs+=("$t:6000"); done
+runs=() # TRACE:PREPARE_MS:RIDING
+for t in $traces; do runs+=("$t::"); done
+for t in $abort_traces; do runs+=("$t:6000:"); done
+for t in $riding_traces; do runs+=("$t::riding"); done
+# parse RUN: sets t, ms, riding, tag
+parse() { IFS=: read -r t ms riding <<<"$1"; tag="$t${ms:+-prepare$ms}${riding:+-scheduled}"; }
 pids=()
 for run in "${runs[@]}"; do
-  t="${run%%:*}" ms="${run#*:}"
+  parse "$run"
   flag=() && [ -n "$ms" ] && flag=(--prepare-ms "$ms")
-  tag="$t${ms:+-prepare$ms}"
+  cflag=("${flag[@]}") && [ -n "$riding" ] && cflag+=(--response-scheduling) # the reference has no such option
   trace="testdata/traces/$t.jsonl"
   "$tmp/arbiter" replay --tools testdata/tools/booking.yaml "${flag[@]}" "$trace" >"$tmp/e2e/$tag.ref" 2>"$tmp/e2e/$tag.ref.err"
-  "$tmp/venv/bin/python" "$py/examples/replay_booking.py" --target "$addr" "${flag[@]}" "$trace" >"$tmp/e2e/$tag.py" 2>"$tmp/e2e/$tag.py.err" &
+  "$tmp/venv/bin/python" "$py/examples/replay_booking.py" --target "$addr" "${cflag[@]}" "$trace" >"$tmp/e2e/$tag.py" 2>"$tmp/e2e/$tag.py.err" &
   pids+=($!)
-  node "$node/build/examples/replay-booking.js" --target "$addr" "${flag[@]}" "$trace" >"$tmp/e2e/$tag.node" 2>"$tmp/e2e/$tag.node.err" &
+  node "$node/build/examples/replay-booking.js" --target "$addr" "${cflag[@]}" "$trace" >"$tmp/e2e/$tag.node" 2>"$tmp/e2e/$tag.node.err" &
   pids+=($!)
 done
 t0=$SECONDS
 for p in "${pids[@]}"; do wait "$p"; done
 echo "(${#pids[@]} client processes, $((SECONDS - t0))s)"
 for run in "${runs[@]}"; do
-  t="${run%%:*}" ms="${run#*:}"
-  tag="$t${ms:+-prepare$ms}"
+  parse "$run"
   expect=(--expect-stop) && [ -n "$ms" ] && expect+=(--expect-abort)
+  [ -n "$riding" ] && expect+=(--expect-riding-note)
   for lang in py node; do
-    check "$lang $tag: outcome of the Go replay" bash -c "
+    check "$lang $tag: outcome of the Go replay${riding:+, its note riding on the response}" bash -c "
       /usr/bin/python3 '$root/clients/e2e/compare.py' '$tmp/e2e/$tag.ref' '$tmp/e2e/$tag.$lang' ${expect[*]:-} ||
       { echo '--- client stdout'; cat '$tmp/e2e/$tag.$lang'; echo '--- client stderr'; cat '$tmp/e2e/$tag.$lang.err'; exit 1; }"
   done

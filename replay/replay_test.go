@@ -91,8 +91,28 @@ func TestFixtures(t *testing.T) {
 			if matched != refs {
 				t.Errorf("%d ref_decision lines, %d matched a decision of ours", refs, matched)
 			}
-			if res.Notes != s.Cancels {
-				t.Errorf("%d notes for %d cancels, want one each", res.Notes, s.Cancels)
+			// One status note per cancel; besides, a correction for each turn in which
+			// the model claimed the booking was made (only the guard-off recordings,
+			// where it really was made when recorded: here nothing is).
+			status, corrections := 0, 0
+			for _, l := range res.Lines {
+				switch {
+				case l.Out != "note":
+				case strings.HasPrefix(l.Text, "System note: correction:"):
+					corrections++
+				default:
+					status++
+				}
+			}
+			if status != s.Cancels {
+				t.Errorf("%d status notes for %d cancels, want one each", status, s.Cancels)
+			}
+			wantCorrections := 0
+			if strings.Contains(name, "_off_") && name != "C_off_run3" {
+				wantCorrections = 1 // "already made": false in the replay
+			}
+			if corrections != wantCorrections {
+				t.Errorf("%d corrective notes, want %d", corrections, wantCorrections)
 			}
 		})
 	}

@@ -50,9 +50,18 @@ export interface Cancel {
     reason: string;
     error?: ArbiterError;
 }
+/** A function response's scheduling (Gemini Live `FunctionResponseScheduling`). */
+export type Scheduling = "WHEN_IDLE" | "INTERRUPT" | "SILENT";
 /**
  * Send this function response to the model (`session.sendToolResponse({functionResponses:
- * [{id, name, response: payload}]})`). At most one per call id, none for a skipped id.
+ * [{id, name, response: payload, scheduling}]})`). At most one per call id, none for a
+ * skipped id.
+ *
+ * `scheduling` is set when a status note rides on this response (the session was
+ * configured with `responseScheduling: true` and the call is NON_BLOCKING): the note's
+ * text is already in `payload.status_note` and no {@link SendNote} comes for it. Send the
+ * response with that scheduling (`"WHEN_IDLE"`: the model speaks about it once its turn
+ * is over; `"INTERRUPT"`: now; `"SILENT"`: not at all). `null`: no scheduling.
  */
 export interface SendFunctionResponse {
     type: "sendFunctionResponse";
@@ -60,16 +69,21 @@ export interface SendFunctionResponse {
     name: string;
     payload: Record<string, unknown>;
     jobId: string;
+    scheduling: Scheduling | null;
 }
 /**
  * Send this status note to the model as a user turn (`session.sendClientContent({turns,
  * turnComplete: true})`): `when: "now"`, or `"when_idle"`: after the model's turn is over.
+ * `why` is the arbiter's reason for that delivery, in words (for logs). A note that rides
+ * on a function response is never handed out as a `sendNote`: see
+ * {@link SendFunctionResponse.scheduling}.
  */
 export interface SendNote {
     type: "sendNote";
     text: string;
     when: "now" | "when_idle";
     jobId: string;
+    why: string;
 }
 /**
  * Informational: this call id is dead (`reason`: abandoned, withdrawn, session_closed).

@@ -52,6 +52,19 @@ export interface LiveAdapterOptions {
     decideWaitMs?: number;
     /** Where failures of background work are logged; default `console`. */
     logger?: Pick<Console, "warn" | "error">;
+    /**
+     * The session's language as a BCP 47 tag (`"en"`, `"es-MX"`): which stop and amend
+     * phrases the arbiter listens for. Unset: the arbiter's default (English).
+     */
+    language?: string;
+    /**
+     * True when the provider honours a function response's scheduling (Gemini Live,
+     * NON_BLOCKING calls): then a status note may ride on a function response
+     * ({@link SendFunctionResponse.scheduling}) instead of a user turn. Default false. When
+     * this or `language` is set, the adapter sends ConfigureSession once, before the
+     * session's first other RPC.
+     */
+    responseScheduling?: boolean;
 }
 /**
  * Drives one arbiter session from one Live session's server messages.
@@ -62,7 +75,13 @@ export interface LiveAdapterOptions {
  * ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that
  * runs while the prepare does (prepared=false: it returns early only to cancel) and
  * after it (prepared=true), then Complete. It hands out at most one function response
- * per call id and none for ids the arbiter declared dead.
+ * per call id and none for ids the arbiter declared dead. Given session options
+ * (`language`, `responseScheduling`), it sends ConfigureSession once, before the
+ * session's first other RPC.
+ *
+ * A status note the arbiter puts in a function response (`NOTE_VIA_FUNCTION_RESPONSE`:
+ * the text is in the payload under `status_note`) is handed out as that response's
+ * `scheduling`, never again as a `sendNote` user turn.
  *
  * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
  * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
@@ -87,6 +106,10 @@ export declare class LiveAdapter {
     private readonly notes;
     private modelSpeaking;
     private closed;
+    private readonly language;
+    private readonly responseScheduling;
+    private configured;
+    private configuring;
     /**
      * @param client the {@link ArbiterClient}.
      * @param sessionId the arbiter session id (one per model connection), 1 to 128
@@ -124,6 +147,12 @@ export declare class LiveAdapter {
      * the Decide loops to hand out their last actions.
      */
     close(timeoutMs?: number): Promise<void>;
+    /**
+     * ConfigureSession, once, before the session's first other RPC (only when the adapter
+     * was given options). If it fails, the RPC that needed it is not sent (the error
+     * propagates) and the next one tries again.
+     */
+    private configure;
     private job;
     private speech;
     private transcript;

@@ -1,6 +1,11 @@
 import { ArbiterError, NotFoundError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
 const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
+const SCHEDULING = {
+    [pb.Scheduling.SCHEDULING_WHEN_IDLE]: "WHEN_IDLE",
+    [pb.Scheduling.SCHEDULING_INTERRUPT]: "INTERRUPT",
+    [pb.Scheduling.SCHEDULING_SILENT]: "SILENT",
+};
 class Job {
     id;
     call;
@@ -30,7 +35,13 @@ class Job {
  * ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that
  * runs while the prepare does (prepared=false: it returns early only to cancel) and
  * after it (prepared=true), then Complete. It hands out at most one function response
- * per call id and none for ids the arbiter declared dead.
+ * per call id and none for ids the arbiter declared dead. Given session options
+ * (`language`, `responseScheduling`), it sends ConfigureSession once, before the
+ * session's first other RPC.
+ *
+ * A status note the arbiter puts in a function response (`NOTE_VIA_FUNCTION_RESPONSE`:
+ * the text is in the payload under `status_note`) is handed out as that response's
+ * `scheduling`, never again as a `sendNote` user turn.
  *
  * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
  * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
@@ -55,6 +66,10 @@ export class LiveAdapter {
     notes = new Set();
     modelSpeaking = false;
     closed = false;
+    language;
+    responseScheduling;
+    configured;
+    configuring;
     /**
      * @param client the {@link ArbiterClient}.
      * @param sessionId the arbiter session id (one per model connection), 1 to 128
@@ -68,6 +83,9 @@ export class LiveAdapter {
         this.behaviors = { ...opts.behaviors };
         this.waitMs = opts.decideWaitMs ?? 20_000;
         this.log = opts.logger ?? console;
+        this.language = opts.language ?? "";
+        this.responseScheduling = opts.responseScheduling ?? false;
+        this.configured = !(this.language || this.responseScheduling); // nothing to send
     }
     /**
      * Reports one Live server message to the arbiter and hands out what it made due. Feed
@@ -107,6 +125,7 @@ export class LiveAdapter {
             await this.register(fc);
         const ids = msg.toolCallCancellation?.ids ?? [];
         if (ids.length > 0) {
+            await this.configure();
             const res = await this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids });
             await this.effects(res.effects);
         }
@@ -164,6 +183,21 @@ export class LiveAdapter {
         for (const j of this.jobs.values())
             j.abort.abort();
     }
+    /**
+     * ConfigureSession, once, before the session's first other RPC (only when the adapter
+     * was given options). If it fails, the RPC that needed it is not sent (the error
+     * propagates) and the next one tries again.
+     */
+    async configure() {
+        if (this.configured)
+            return;
+        // Concurrent callers share one request; a failed one is forgotten (the next retries).
+        this.configuring ??= this.client
+            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling })
+            .then(() => void (this.configured = true))
+            .finally(() => (this.configuring = undefined));
+        await this.configuring;
+    }
     job(jobId) {
         const job = this.jobs.get(jobId);
         if (!job)
@@ -171,12 +205,14 @@ export class LiveAdapter {
         return job;
     }
     async speech(event) {
+        await this.configure();
         const res = await this.client.reportSpeech({ sessionId: this.sessionId, event });
         await this.effects(res.effects);
     }
     async transcript(role, text, interim) {
         if (!text || (role === pb.Role.ROLE_USER && !text.trim()))
             return;
+        await this.configure();
         const res = await this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim });
         await this.effects(res.effects);
     }
@@ -184,6 +220,7 @@ export class LiveAdapter {
         const name = fc.name ?? "";
         const args = { ...fc.args };
         const behavior = this.behaviors[name];
+        await this.configure();
         const res = await this.client.registerCall({
             sessionId: this.sessionId,
             callId: fc.id ?? "",
@@ -245,6 +282,7 @@ export class LiveAdapter {
      */
     async decide(job) {
         const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
+        await this.configure();
         for (;;) {
             const prepared = job.prepared;
             const poll = new AbortController();
@@ -274,10 +312,20 @@ export class LiveAdapter {
         }
     }
     async complete(jobId, outcome, result, error = "") {
+        await this.configure();
         const res = await this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error });
         await this.effects(res.effects);
     }
     async effects(e) {
+        // A note via FUNCTION_RESPONSE is already in the payload (`status_note`) of its call's
+        // response in these same effects: that response carries its scheduling, and the note
+        // is not sent again as a user turn.
+        const riders = new Map();
+        for (const n of e?.notes ?? []) {
+            if (n.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE && n.callId && !riders.has(n.callId))
+                riders.set(n.callId, n);
+        }
+        const carried = new Set(); // call ids whose response went out carrying a note
         for (const r of e?.responses ?? []) {
             if (this.dead.has(r.callId)) {
                 this.log.warn(`arbiter: dropping a response for dead call ${r.callId}`);
@@ -286,7 +334,11 @@ export class LiveAdapter {
             if (this.answered.has(r.callId))
                 continue; // a retried RPC returns the same answer: send it once
             this.answered.add(r.callId);
-            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId });
+            const rider = riders.get(r.callId);
+            if (rider)
+                carried.add(r.callId);
+            const scheduling = (rider && SCHEDULING[rider.scheduling]) ?? null;
+            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling });
         }
         for (const s of e?.skips ?? []) {
             if (this.dead.has(s.callId) || this.answered.has(s.callId))
@@ -299,8 +351,15 @@ export class LiveAdapter {
             if (this.notes.has(key))
                 continue;
             this.notes.add(key);
+            if (n.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE) {
+                if (carried.has(n.callId))
+                    continue; // it rode on that function response
+                // Its response was not handed out here (dead, or answered before): the model would
+                // never see it, so it goes as a user turn, as `deliver` says.
+                this.log.warn(`arbiter: the note for job ${n.jobId} rides on call ${n.callId}, whose response was not handed out: sending it as a user turn`);
+            }
             const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
-            await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId });
+            await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why });
         }
     }
     async emit(action) {

@@ -8,8 +8,10 @@
  * actions say. It prints, one JSON object a line, what the agent does and would send to
  * the model: `execute`, `commit`, `cancel`, `abort_prepare`, `response` (a function
  * response), `skip` (never answered), `note`, and a `summary` with the fields of
- * `arbiter replay`'s. Exit code 1 when a call id was left unanswered or a business key
- * was committed twice.
+ * `arbiter replay`'s. `--response-scheduling` configures the session so that notes may
+ * ride on function responses (`scheduling` is then printed with the response that carries
+ * one). Exit code 1 when a call id was left unanswered or a business key was committed
+ * twice.
  *
  *     npm run build && node dist/examples/replay-booking.js --target 127.0.0.1:50051 ../../testdata/traces/C_on_run2.jsonl
  */
@@ -71,6 +73,7 @@ class BookingAgent {
     readonly events: TraceEvent[],
     prepareMs: number | undefined,
     readonly speed: number,
+    readonly responseScheduling = false,
   ) {
     const start = events.find((e) => e.event === "session_start");
     this.prepareMs = (prepareMs ?? start?.prepare_ms ?? 4000) / speed;
@@ -137,7 +140,7 @@ class BookingAgent {
         break;
       case "sendFunctionResponse":
         this.answered.add(a.id);
-        this.out("response", { call_id: a.id, name: a.name, payload: a.payload });
+        this.out("response", { call_id: a.id, name: a.name, payload: a.payload, ...(a.scheduling ? { scheduling: a.scheduling } : {}) });
         break;
       case "skip":
         this.skipped.add(a.id);
@@ -157,7 +160,7 @@ class BookingAgent {
     const client = new ArbiterClient(target);
     const behaviors: Record<string, "BLOCKING" | "NON_BLOCKING"> = {};
     for (const e of this.events) if (e.event === "tool_call" && e.behavior) behaviors[e.tool] = e.behavior;
-    this.adapter = new LiveAdapter(client, sessionId, this.onAction, { behaviors });
+    this.adapter = new LiveAdapter(client, sessionId, this.onAction, { behaviors, responseScheduling: this.responseScheduling });
     this.t0 = performance.now();
     let unanswered: string[] | undefined;
     for (const ev of this.events) {
@@ -202,10 +205,11 @@ async function main(): Promise<number> {
       session: { type: "string" },
       "prepare-ms": { type: "string" },
       speed: { type: "string", default: "1" },
+      "response-scheduling": { type: "boolean", default: false },
     },
   });
   if (positionals.length !== 1) {
-    console.error("usage: replay-booking [--target ADDR] [--session ID] [--prepare-ms N] [--speed X] TRACE.jsonl");
+    console.error("usage: replay-booking [--target ADDR] [--session ID] [--prepare-ms N] [--speed X] [--response-scheduling] TRACE.jsonl");
     return 2;
   }
   const path = positionals[0];
@@ -215,7 +219,7 @@ async function main(): Promise<number> {
     .map((l) => JSON.parse(l));
   const prepareMs = values["prepare-ms"] !== undefined ? Number(values["prepare-ms"]) : undefined;
   const session = values.session ?? `node-${basename(path, extname(path))}-${process.pid}`;
-  const s = await new BookingAgent(events, prepareMs, Number(values.speed)).run(values.target!, session);
+  const s = await new BookingAgent(events, prepareMs, Number(values.speed), values["response-scheduling"]).run(values.target!, session);
   return s.unanswered.length || s.double_commits ? 1 : 0;
 }
 

@@ -65,10 +65,11 @@ type Unary<Q, R> = (
  * or reconnecting waits for it (up to the RPC's deadline) instead of failing: it has not
  * reached the server, so this is safe for every RPC. Once sent, a request whose
  * connection is lost is ambiguous. Those are retried, with exponential backoff and
- * jitter, only for the RPCs idempotent by call id or job id: RegisterCall (when it
- * carries a call id), ReportToolCallCancellation, Decide, Complete, GetSession and
- * CloseSession, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED (one this
- * client did not ask for: a server going away resets its streams). ReportSpeech and
+ * jitter, only for the RPCs that are idempotent (by call id, job id, or by nature):
+ * RegisterCall (when it carries a call id), ReportToolCallCancellation, Decide, Complete,
+ * ConfigureSession, GetSession and CloseSession, on UNAVAILABLE, ABORTED,
+ * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
+ * resets its streams). ReportSpeech and
  * ReportTranscript are not idempotent (an event applied twice is two events): they are
  * retried only on ABORTED, which the server returns when it changed nothing.
  */
@@ -132,6 +133,11 @@ export class ArbiterClient {
   /** Complete; idempotent (the same report returns the same effects). */
   complete(req: Req<pb.CompleteRequest>): Promise<pb.CompleteResponse> {
     return this.call("Complete", this.stub.complete, pb.CompleteRequest.fromPartial(req), true);
+  }
+
+  /** ConfigureSession; idempotent (the same options again change nothing). */
+  configureSession(req: Req<pb.ConfigureSessionRequest>): Promise<pb.ConfigureSessionResponse> {
+    return this.call("ConfigureSession", this.stub.configureSession, pb.ConfigureSessionRequest.fromPartial(req), true);
   }
 
   /** GetSession; read-only. */

@@ -67,6 +67,8 @@ class Script {
       complete: this.handler("Complete", async () => ({ effects: this.completeEffects })),
       getSession: this.handler("GetSession", async (r) => pb.GetSessionResponse.fromPartial({ sessionId: r.sessionId })),
       closeSession: this.handler("CloseSession", async () => pb.CloseSessionResponse.fromPartial({})),
+      configureSession: this.handler("ConfigureSession", async (r) =>
+        pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling })),
     };
   }
 }
@@ -79,6 +81,23 @@ async function serve(script: Script, port = 0): Promise<[Server, number]> {
   );
   return [server, bound];
 }
+
+/**
+ * Effects of a cancelled job: fc_1's response (with `status_note` when the note rides on
+ * it) and the note.
+ */
+function cancelledWithNote(note: Partial<pb.Note>): pb.Effects {
+  const rides = note.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE;
+  return pb.Effects.fromPartial({
+    responses: [{ callId: "fc_1", name: "book_slot", jobId: "job-1", payload: { status: "cancelled", ...(rides ? { status_note: "System note: cancelled." } : {}) } }],
+    notes: [{ jobId: "job-1", text: "System note: cancelled.", ...note }],
+  });
+}
+
+const cancelDuringPrepare: Handler = async (r) => {
+  await sleep(50);
+  return pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_CANCEL, reason: "stop", jobId: r.jobId });
+};
 
 /** Resolves after ms, without keeping the process alive (a held-open long-poll). */
 const hold = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -232,6 +251,69 @@ describe("LiveAdapter", () => {
     assert.deepEqual(script.sent("ReportToolCallCancellation")[0].callIds, ["fc_9"]);
   });
 
+  it("sends ConfigureSession first, with the options", async () => {
+    script.fail.ConfigureSession = [status.UNAVAILABLE]; // retried: idempotent
+    script.decide = cancelDuringPrepare;
+    const a = new LiveAdapter(client, "s2", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, language: "es-MX", responseScheduling: true });
+    await a.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    await a.feed(callMessage());
+    await until(() => script.sent("Complete").length);
+    await a.close();
+    const names = script.requests.map(([n]) => n);
+    assert.deepEqual(names.slice(0, 3), ["ConfigureSession", "ConfigureSession", "ReportSpeech"]);
+    assert.equal(names.filter((n) => n === "ConfigureSession").length, 2); // one call, retried once
+    const conf = script.sent("ConfigureSession").at(-1);
+    assert.deepEqual([conf.sessionId, conf.language, conf.responseScheduling], ["s2", "es-MX", true]);
+  });
+
+  it("sends no ConfigureSession without options", async () => {
+    await adapter.feed({ serverContent: { turnComplete: true } });
+    await adapter.close();
+    assert.deepEqual(script.requests.map(([n]) => n), ["ReportSpeech", "CloseSession"]);
+    await new LiveAdapter(client, "s3", () => {}, { responseScheduling: true, logger: quiet }).close(); // nothing reported
+    assert.equal(script.sent("ConfigureSession").length, 0);
+  });
+
+  it("hands out a note via function response as that response's scheduling, not a sendNote", async () => {
+    script.decide = cancelDuringPrepare;
+    script.completeEffects = cancelledWithNote({
+      deliver: pb.Delivery.DELIVERY_WHEN_IDLE, via: pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE, callId: "fc_1",
+      scheduling: pb.Scheduling.SCHEDULING_WHEN_IDLE, why: "the model is speaking",
+    });
+    await adapter.feed(callMessage());
+    await until(() => of("sendFunctionResponse").length);
+    await adapter.close();
+    assert.deepEqual(actions.map((a) => a.type), ["execute", "abortPrepare", "sendFunctionResponse"]);
+    const [resp] = of("sendFunctionResponse");
+    assert.deepEqual([resp.id, resp.scheduling], ["fc_1", "WHEN_IDLE"]);
+    assert.deepEqual(resp.payload, { status: "cancelled", status_note: "System note: cancelled." });
+    assert.equal(of("sendNote").length, 0);
+  });
+
+  it("sends a note via user turn as sendNote, with when and why", async () => {
+    script.decide = cancelDuringPrepare;
+    script.completeEffects = cancelledWithNote({ deliver: pb.Delivery.DELIVERY_WHEN_IDLE, via: pb.NoteVia.NOTE_VIA_USER_TURN, why: "the model is speaking" });
+    await adapter.feed(callMessage());
+    await until(() => of("sendNote").length);
+    assert.deepEqual(actions.map((a) => a.type), ["execute", "abortPrepare", "sendFunctionResponse", "sendNote"]);
+    assert.equal(of("sendFunctionResponse")[0].scheduling, null);
+    const [note] = of("sendNote");
+    assert.deepEqual([note.text, note.when, note.why, note.jobId], ["System note: cancelled.", "when_idle", "the model is speaking", "job-1"]);
+  });
+
+  it("sends a note as a user turn when the response it rides on is not handed out", async () => {
+    script.speechEffects = effects([], ["fc_1"]); // fc_1 dies: its response is dropped
+    await adapter.feed({ serverContent: { interrupted: true } });
+    script.registerEffects = cancelledWithNote({
+      deliver: pb.Delivery.DELIVERY_NOW, via: pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE, callId: "fc_1",
+      scheduling: pb.Scheduling.SCHEDULING_INTERRUPT, why: "the model is idle",
+    });
+    await adapter.feed(callMessage("fc_2", "get_weather"));
+    assert.equal(of("sendFunctionResponse").length, 0);
+    const [note] = of("sendNote");
+    assert.deepEqual([note.when, note.why], ["now", "the model is idle"]);
+  });
+
   it("sends behavior and tool choice, and reports failures", async () => {
     adapter.behaviors.book_slot = "BLOCKING";
     adapter.toolChoice = "none";
@@ -284,6 +366,13 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
         assert.equal(e.field, "outcome");
         return true;
       });
+      await assert.rejects(client.configureSession({ sessionId, language: "not a tag" }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "language");
+        return true;
+      });
+      const conf = await client.configureSession({ sessionId, language: "es", responseScheduling: true });
+      assert.deepEqual([conf.language, conf.responseScheduling], ["es", true]);
       await client.closeSession({ sessionId });
     } finally {
       client.close();

@@ -66,27 +66,43 @@ class Cancel:
     error: Optional[ArbiterError] = None
 
 
+#: A function response's scheduling (Gemini Live ``FunctionResponseScheduling``).
+Scheduling = Literal["WHEN_IDLE", "INTERRUPT", "SILENT"]
+
+
 @dataclass(frozen=True)
 class SendFunctionResponse:
     """Send this function response to the model (Gemini ``FunctionResponse(id, name,
-    response=payload)``). The adapter hands out at most one per call id, and none for
-    an id it reported as :class:`Skip`."""
+    response=payload, scheduling=scheduling)``). The adapter hands out at most one per
+    call id, and none for an id it reported as :class:`Skip`.
+
+    ``scheduling`` is set when a status note rides on this response (the session was
+    configured with ``response_scheduling=True`` and the call is NON_BLOCKING): the
+    note's text is already in ``payload["status_note"]`` and no :class:`SendNote` comes
+    for it. Send the response with that scheduling (``"WHEN_IDLE"``: the model speaks
+    about it once its turn is over; ``"INTERRUPT"``: now; ``"SILENT"``: not at all).
+    ``None``: no scheduling."""
 
     id: str
     name: str
     payload: Dict[str, Any]
     job_id: str = ""
+    scheduling: Optional[Scheduling] = None
 
 
 @dataclass(frozen=True)
 class SendNote:
     """Send this status note to the model as a user turn (Gemini
     ``send_client_content(turns=..., turn_complete=True)``): ``when="now"``, or
-    ``"when_idle"``: after the model's turn is over (``turn_complete``)."""
+    ``"when_idle"``: after the model's turn is over (``turn_complete``). ``why`` is the
+    arbiter's reason for that delivery, in words (for logs). A note that rides on a
+    function response is never handed out as a ``SendNote``: see
+    :attr:`SendFunctionResponse.scheduling`."""
 
     text: str
     when: Literal["now", "when_idle"]
     job_id: str = ""
+    why: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ request made while the connection is down or reconnecting waits for it (up to th
 RPC's timeout) instead of failing: it has not reached the server, so this is safe for
 every RPC. Once sent, a request whose connection is lost is ambiguous: it may or may not
 have been applied. Those are retried, with exponential backoff and jitter, only for the
-RPCs that are idempotent by call id or job id: RegisterCall (when it carries a call id),
-ReportToolCallCancellation, Decide, Complete, GetSession and CloseSession, on
-UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for:
-a server going away resets its streams). ReportSpeech and ReportTranscript are not
-idempotent (an event applied twice is two events): they are retried only on ABORTED,
-which the server returns when it changed nothing. Everything else, and a retry budget
-run out, raises the typed :class:`~arbiter_client.errors.ArbiterError`.
+RPCs that are idempotent (by call id, job id, or by nature): RegisterCall (when it
+carries a call id), ReportToolCallCancellation, Decide, Complete, ConfigureSession,
+GetSession and CloseSession, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED
+(one this client did not ask for: a server going away resets its streams).
+ReportSpeech and ReportTranscript are not idempotent (an event applied twice is two
+events): they are retried only on ABORTED, which the server returns when it changed
+nothing. Everything else, and a retry budget run out, raises the typed
+:class:`~arbiter_client.errors.ArbiterError`.
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ class ArbiterClient:
     async def complete(self, req: pb.CompleteRequest) -> pb.CompleteResponse:
         """Complete; idempotent (the same report returns the same effects)."""
         return await self._call("Complete", req, idempotent=True)
+
+    async def configure_session(self, req: pb.ConfigureSessionRequest) -> pb.ConfigureSessionResponse:
+        """ConfigureSession; idempotent (the same options again change nothing)."""
+        return await self._call("ConfigureSession", req, idempotent=True)
 
     async def get_session(self, req: pb.GetSessionRequest) -> pb.GetSessionResponse:
         """GetSession; read-only."""

@@ -8,7 +8,13 @@ and ReportTranscript for voice activity, model output and transcription,
 ReportToolCallCancellation, and for every side-effecting job a Decide long-poll that runs
 while the prepare does (prepared=false: it returns early only to cancel) and after it
 (prepared=true), then Complete. It hands out at most one function response per call id
-and none for ids the arbiter declared dead.
+and none for ids the arbiter declared dead. Given session options (``language``,
+``response_scheduling``), it sends ConfigureSession once, before the session's first
+other RPC.
+
+A status note the arbiter puts in a function response (``NOTE_VIA_FUNCTION_RESPONSE``:
+the text is in the payload under ``"status_note"``) is handed out as that response's
+``scheduling``, never again as a :class:`SendNote` user turn.
 
 A Decide that fails is never a commit: when the arbiter cannot be reached (after the
 client's retries) the job is released (:class:`AbortPrepare` or :class:`Cancel` with
@@ -51,6 +57,12 @@ _BEHAVIOR = {
     "NON_BLOCKING": pb.BEHAVIOR_NON_BLOCKING,
 }
 
+_SCHEDULING = {
+    pb.SCHEDULING_WHEN_IDLE: "WHEN_IDLE",
+    pb.SCHEDULING_INTERRUPT: "INTERRUPT",
+    pb.SCHEDULING_SILENT: "SILENT",
+}
+
 
 @dataclass
 class _Job:
@@ -75,6 +87,14 @@ class LiveAdapter:
         behaviors: each tool's ``FunctionDeclaration.behavior`` (``"BLOCKING"`` or
             ``"NON_BLOCKING"``); tools not named use the arbiter's tool policy.
         decide_wait: seconds each Decide long-poll waits (the server caps it at 30).
+        language: the session's language as a BCP 47 tag (``"en"``, ``"es-MX"``): which
+            stop and amend phrases the arbiter listens for. ``None``: the arbiter's
+            default (English).
+        response_scheduling: ``True`` when the provider honours a function response's
+            scheduling (Gemini Live, NON_BLOCKING calls): then a status note may ride on
+            a function response (:attr:`SendFunctionResponse.scheduling`) instead of a
+            user turn. When this or ``language`` is set, the adapter sends
+            ConfigureSession once, before the session's first other RPC.
 
     Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
     currently runs under: set it to ``"none"`` while the generation runs with
@@ -89,8 +109,14 @@ class LiveAdapter:
         *,
         behaviors: Optional[Mapping[str, str]] = None,
         decide_wait: float = 20.0,
+        language: Optional[str] = None,
+        response_scheduling: bool = False,
     ) -> None:
         self.session_id = session_id
+        self.language = language or ""
+        self.response_scheduling = bool(response_scheduling)
+        self._configured = not (self.language or self.response_scheduling)  # nothing to send
+        self._configuring = asyncio.Lock()
         self.behaviors: Dict[str, str] = dict(behaviors or {})
         self.tool_choice = "auto"
         self._client = client
@@ -130,6 +156,7 @@ class LiveAdapter:
         tcc = _get(message, "tool_call_cancellation")
         ids = list(_get(tcc, "ids") or []) if tcc is not None else []
         if ids:
+            await self._configure()
             resp = await self._client.report_tool_call_cancellation(
                 pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids)
             )
@@ -157,12 +184,14 @@ class LiveAdapter:
         text = _get(transcription, "text")
         if not text or (role == pb.ROLE_USER and not text.strip()):
             return
+        await self._configure()
         resp = await self._client.report_transcript(
             pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim)
         )
         await self._effects(resp.effects)
 
     async def _speech(self, event: int) -> None:
+        await self._configure()
         resp = await self._client.report_speech(pb.ReportSpeechRequest(session_id=self.session_id, event=event))
         await self._effects(resp.effects)
 
@@ -177,6 +206,7 @@ class LiveAdapter:
             tool_choice=pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO,
         )
         req.args.update(args)
+        await self._configure()
         resp = await self._client.register_call(req)
         if resp.disposition == pb.DISPOSITION_EXECUTE and resp.job_id not in self._jobs:
             job = _Job(resp.job_id, Call(resp.call_id, name, args), resp.side_effect)
@@ -231,6 +261,24 @@ class LiveAdapter:
 
     # --- internals ---------------------------------------------------------------
 
+    async def _configure(self) -> None:
+        """ConfigureSession, once, before the session's first other RPC (only when the
+        adapter was given options). If it fails, the RPC that needed it is not sent (the
+        error propagates) and the next one tries again."""
+        if self._configured:
+            return
+        async with self._configuring:
+            if self._configured:
+                return
+            await self._client.configure_session(
+                pb.ConfigureSessionRequest(
+                    session_id=self.session_id,
+                    language=self.language,
+                    response_scheduling=self.response_scheduling,
+                )
+            )
+            self._configured = True
+
     def _job(self, job_id: str) -> _Job:
         job = self._jobs.get(job_id)
         if job is None:
@@ -272,6 +320,7 @@ class LiveAdapter:
     async def _decide(self, job: _Job) -> pb.DecideResponse:
         """Long-polls Decide until COMMIT or CANCEL. While the prepare runs it asks with
         prepared=false, and re-asks with prepared=true the moment the app reports it."""
+        await self._configure()
         while True:
             prepared = job.prepared.is_set()
             decide = asyncio.ensure_future(
@@ -298,10 +347,19 @@ class LiveAdapter:
         req = pb.CompleteRequest(session_id=self.session_id, job_id=job_id, outcome=outcome, error=error)
         if result:
             req.result.update(dict(result))
+        await self._configure()
         resp = await self._client.complete(req)
         await self._effects(resp.effects)
 
     async def _effects(self, effects: pb.Effects) -> None:
+        # A note via FUNCTION_RESPONSE is already in the payload ("status_note") of its
+        # call's response in these same effects: that response carries its scheduling,
+        # and the note is not sent again as a user turn.
+        riders: Dict[str, pb.Note] = {}
+        for n in effects.notes:
+            if n.via == pb.NOTE_VIA_FUNCTION_RESPONSE and n.call_id:
+                riders.setdefault(n.call_id, n)
+        carried: Set[str] = set()  # call ids whose response went out carrying a note
         for r in effects.responses:
             if r.call_id in self._dead:
                 log.warning("arbiter: dropping a response for dead call %s", r.call_id)
@@ -310,7 +368,11 @@ class LiveAdapter:
                 continue  # a retried RPC returns the same answer: send it once
             self._answered.add(r.call_id)
             payload = json_format.MessageToDict(r.payload)
-            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id))
+            rider = riders.get(r.call_id)
+            scheduling = _SCHEDULING.get(rider.scheduling) if rider is not None else None
+            if rider is not None:
+                carried.add(r.call_id)
+            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, scheduling))
         for s in effects.skips:
             if s.call_id in self._dead or s.call_id in self._answered:
                 continue
@@ -320,8 +382,15 @@ class LiveAdapter:
             if (n.job_id, n.text) in self._notes:
                 continue
             self._notes.add((n.job_id, n.text))
+            if n.via == pb.NOTE_VIA_FUNCTION_RESPONSE:
+                if n.call_id in carried:
+                    continue  # it rode on that function response
+                # Its response was not handed out here (dead, or answered before): the
+                # model would never see it, so it goes as a user turn, as `deliver` says.
+                log.warning("arbiter: the note for job %s rides on call %s, whose response was not handed out: "
+                            "sending it as a user turn", n.job_id, n.call_id)
             when = "when_idle" if n.deliver == pb.DELIVERY_WHEN_IDLE else "now"
-            await self._emit(SendNote(n.text, when, n.job_id))
+            await self._emit(SendNote(n.text, when, n.job_id, n.why))
 
     async def _emit(self, action: Action) -> None:
         out = self._on_action(action)

@@ -9,12 +9,14 @@ commits and cancels as the adapter's actions say. It prints, one JSON object a l
 what the agent does and would send to the model::
 
     {"out": "execute" | "commit" | "cancel" | "abort_prepare", "t_ms", "job_id", ...}
-    {"out": "response", "t_ms", "call_id", "payload"}   # a function response
+    {"out": "response", "t_ms", "call_id", "payload"[, "scheduling"]}   # a function response
     {"out": "skip", "t_ms", "call_id", "reason"}        # never answered
     {"out": "note", "t_ms", "job_id", "text", "deliver"}
     {"out": "summary", "commits", "cancels", "double_commits", "calls", "answered", "skipped", "unanswered"}
 
-The summary has the fields of ``arbiter replay``'s. Exit code 1 when a call id was left
+``--response-scheduling`` configures the session so that notes may ride on function
+responses (``scheduling`` is then printed with the response that carries one). The
+summary has the fields of ``arbiter replay``'s. Exit code 1 when a call id was left
 unanswered or a business key was committed twice.
 
     /usr/bin/python3 examples/replay_booking.py --target 127.0.0.1:50051 ../../testdata/traces/C_on_run2.jsonl
@@ -74,7 +76,10 @@ class BookingAgent:
     """The agent's side of the session: a fake two-phase backend plus the model socket
     (here: stdout)."""
 
-    def __init__(self, events: list[dict], prepare_ms: int | None, speed: float) -> None:
+    def __init__(
+        self, events: list[dict], prepare_ms: int | None, speed: float, *, response_scheduling: bool = False
+    ) -> None:
+        self.response_scheduling = response_scheduling
         start = next((e for e in events if e["event"] == "session_start"), {})
         self.prepare_s = (prepare_ms if prepare_ms is not None else start.get("prepare_ms", 4000)) / 1000 / speed
         self.commit_result = start.get("commit_result")
@@ -131,7 +136,8 @@ class BookingAgent:
             self.spawn(self.commit(a.job_id))
         elif isinstance(a, SendFunctionResponse):
             self.answered.add(a.id)
-            self.out("response", call_id=a.id, name=a.name, payload=a.payload)
+            sched = {"scheduling": a.scheduling} if a.scheduling else {}
+            self.out("response", call_id=a.id, name=a.name, payload=a.payload, **sched)
         elif isinstance(a, Skip):
             self.skipped.add(a.id)
             self.out("skip", call_id=a.id, reason=a.reason)
@@ -141,7 +147,9 @@ class BookingAgent:
     async def run(self, target: str, session_id: str) -> dict:
         async with ArbiterClient(target) as client:
             behaviors = {e["tool"]: e["behavior"] for e in self.events if e["event"] == "tool_call" and e.get("behavior")}
-            self.adapter = LiveAdapter(client, session_id, self.on_action, behaviors=behaviors)
+            self.adapter = LiveAdapter(
+                client, session_id, self.on_action, behaviors=behaviors, response_scheduling=self.response_scheduling
+            )
             loop = asyncio.get_running_loop()
             self.t0 = loop.time()
             unanswered: list[str] | None = None
@@ -183,12 +191,14 @@ def main() -> int:
     ap.add_argument("--session", help="arbiter session id (default: from the trace name and pid)")
     ap.add_argument("--prepare-ms", type=int, help="fake backend prepare time (overrides the trace)")
     ap.add_argument("--speed", type=float, default=1.0, help="play this many times faster (timeouts stay real)")
+    ap.add_argument("--response-scheduling", action="store_true", help="let notes ride on function responses")
     args = ap.parse_args()
     with open(args.trace, encoding="utf-8") as f:
         events = [json.loads(line) for line in f if line.strip()]
     name = os.path.splitext(os.path.basename(args.trace))[0]
     session = args.session or f"py-{name}-{os.getpid()}"
-    summary = asyncio.run(BookingAgent(events, args.prepare_ms, args.speed).run(args.target, session))
+    agent = BookingAgent(events, args.prepare_ms, args.speed, response_scheduling=args.response_scheduling)
+    summary = asyncio.run(agent.run(args.target, session))
     return 1 if summary["unanswered"] or summary["double_commits"] else 0
 
 

@@ -102,6 +102,29 @@ class Script(pb_grpc.ArbiterServiceServicer):
         await self._enter("CloseSession", request, context)
         return pb.CloseSessionResponse()
 
+    async def ConfigureSession(self, request, context):
+        await self._enter("ConfigureSession", request, context)
+        return pb.ConfigureSessionResponse(
+            language=request.language or "en", response_scheduling=request.response_scheduling
+        )
+
+
+def cancelled_with_note(**note):
+    """Effects of a cancelled job: fc_1's response (with "status_note" when the note
+    rides on it) and the note."""
+    e = pb.Effects()
+    r = e.responses.add(call_id="fc_1", name="book_slot", job_id="job-1")
+    r.payload.update({"status": "cancelled"})
+    if note.get("via") == pb.NOTE_VIA_FUNCTION_RESPONSE:
+        r.payload.update({"status_note": "System note: cancelled."})
+    e.notes.add(job_id="job-1", text="System note: cancelled.", **note)
+    return e
+
+
+async def cancel_during_prepare(req, ctx):
+    await asyncio.sleep(0.05)
+    return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop", job_id=req.job_id)
+
 
 def call_message(call_id="fc_1", name="book_slot"):
     return {"tool_call": {"function_calls": [{"id": call_id, "name": name, "args": {"slot": "tomorrow 3pm"}}]}}
@@ -258,6 +281,71 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(texts, [(pb.ROLE_USER, "st", True), (pb.ROLE_USER, "stop", False), (pb.ROLE_MODEL, "OK", False)])
         self.assertEqual(list(self.script.sent("ReportToolCallCancellation")[0].call_ids), ["fc_9"])
 
+    async def test_configure_sent_first_with_the_options(self):
+        self.script.fail["ConfigureSession"] = [grpc.StatusCode.UNAVAILABLE]  # retried: idempotent
+        self.script.decide = cancel_during_prepare
+        adapter = LiveAdapter(
+            self.client, "s2", self.actions.append, decide_wait=0.2, language="es-MX", response_scheduling=True
+        )
+        await adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await adapter.feed(call_message())
+        await self.until(lambda: self.script.sent("Complete"))
+        await adapter.close()
+        names = [n for n, _ in self.script.requests]
+        self.assertEqual(names[:3], ["ConfigureSession", "ConfigureSession", "ReportSpeech"])
+        self.assertEqual(names.count("ConfigureSession"), 2)  # one call, retried once
+        conf = self.script.sent("ConfigureSession")[-1]
+        self.assertEqual((conf.session_id, conf.language, conf.response_scheduling), ("s2", "es-MX", True))
+
+    async def test_no_configure_without_options(self):
+        await self.adapter.feed({"server_content": {"turn_complete": True}})
+        await self.adapter.close()
+        self.assertEqual([n for n, _ in self.script.requests], ["ReportSpeech", "CloseSession"])
+        adapter = LiveAdapter(self.client, "s3", self.actions.append, response_scheduling=True)
+        await adapter.close()  # nothing reported: nothing to configure
+        self.assertEqual(self.script.sent("ConfigureSession"), [])
+
+    async def test_note_via_function_response_rides_on_it(self):
+        self.script.decide = cancel_during_prepare
+        self.script.complete_effects = cancelled_with_note(
+            deliver=pb.DELIVERY_WHEN_IDLE, via=pb.NOTE_VIA_FUNCTION_RESPONSE, call_id="fc_1",
+            scheduling=pb.SCHEDULING_WHEN_IDLE, why="the model is speaking",
+        )
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.of(SendFunctionResponse))
+        await self.adapter.close()
+        self.assertEqual([type(a) for a in self.actions], [Execute, AbortPrepare, SendFunctionResponse])
+        (resp,) = self.of(SendFunctionResponse)
+        self.assertEqual((resp.id, resp.scheduling), ("fc_1", "WHEN_IDLE"))
+        self.assertEqual(resp.payload, {"status": "cancelled", "status_note": "System note: cancelled."})
+        self.assertEqual(self.of(SendNote), [])
+
+    async def test_note_via_user_turn_is_sent_with_when_and_why(self):
+        self.script.decide = cancel_during_prepare
+        self.script.complete_effects = cancelled_with_note(
+            deliver=pb.DELIVERY_WHEN_IDLE, via=pb.NOTE_VIA_USER_TURN, why="the model is speaking"
+        )
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.of(SendNote))
+        self.assertEqual([type(a) for a in self.actions], [Execute, AbortPrepare, SendFunctionResponse, SendNote])
+        self.assertIsNone(self.of(SendFunctionResponse)[0].scheduling)
+        (note,) = self.of(SendNote)
+        self.assertEqual((note.text, note.when, note.why, note.job_id),
+                         ("System note: cancelled.", "when_idle", "the model is speaking", "job-1"))
+
+    async def test_note_whose_carrier_is_not_handed_out_goes_as_a_user_turn(self):
+        self.script.speech_effects = effects(skips=["fc_1"])  # fc_1 dies: its response is dropped
+        await self.adapter.feed({"server_content": {"interrupted": True}})
+        self.script.register_effects = cancelled_with_note(
+            deliver=pb.DELIVERY_NOW, via=pb.NOTE_VIA_FUNCTION_RESPONSE, call_id="fc_1",
+            scheduling=pb.SCHEDULING_INTERRUPT, why="the model is idle",
+        )
+        with self.assertLogs("arbiter_client", logging.WARNING):
+            await self.adapter.feed(call_message("fc_2", "get_weather"))
+        self.assertEqual(self.of(SendFunctionResponse), [])
+        (note,) = self.of(SendNote)
+        self.assertEqual((note.when, note.why), ("now", "the model is idle"))
+
     async def test_behavior_and_tool_choice(self):
         self.adapter.behaviors["book_slot"] = "BLOCKING"
         self.adapter.tool_choice = "none"
@@ -308,6 +396,13 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(FailedPreconditionError) as cm:
             await self.client.complete(pb.CompleteRequest(session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_COMMITTED))
         self.assertEqual(cm.exception.field, "outcome")
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.configure_session(pb.ConfigureSessionRequest(session_id=sid, language="not a tag"))
+        self.assertEqual(cm.exception.field, "language")
+        conf = await self.client.configure_session(
+            pb.ConfigureSessionRequest(session_id=sid, language="es", response_scheduling=True)
+        )
+        self.assertEqual((conf.language, conf.response_scheduling), ("es", True))
         await self.client.close_session(pb.CloseSessionRequest(session_id=sid))
 
 
