@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/olebedev/when"
@@ -61,12 +62,54 @@ func canonical(v any, as KeyAs, now time.Time) string {
 		}
 	case KeyDatetime:
 		if s, ok := v.(string); ok {
-			if r, err := dates.Parse(s, now.UTC()); err == nil && r != nil {
-				return r.Time.UTC().Format("2006-01-02T15:04")
+			if t, ok := parseDate(s, now.UTC().Truncate(time.Minute)); ok {
+				return t
 			}
 		}
 	}
 	return normText(v)
+}
+
+// dateMemo remembers parsed dates: the same wording at the same minute always gives
+// the same key (the parse is a pure function of both), and agents repeat their
+// wordings ("tomorrow 3pm") call after call, while a parse costs tens of
+// microseconds. Bounded: cleared when full. Safe for concurrent use.
+var dateMemo = struct {
+	sync.Mutex
+	m map[dateKey]dateVal
+}{m: map[dateKey]dateVal{}}
+
+type dateKey struct {
+	text string
+	at   time.Time
+}
+
+type dateVal struct {
+	key string
+	ok  bool
+}
+
+const dateMemoSize = 4096
+
+// parseDate resolves text against at (a whole minute, UTC) to "2006-01-02T15:04".
+func parseDate(text string, at time.Time) (string, bool) {
+	k := dateKey{text, at}
+	dateMemo.Lock()
+	v, hit := dateMemo.m[k]
+	dateMemo.Unlock()
+	if hit {
+		return v.key, v.ok
+	}
+	if r, err := dates.Parse(text, at); err == nil && r != nil {
+		v = dateVal{r.Time.UTC().Format("2006-01-02T15:04"), true}
+	}
+	dateMemo.Lock()
+	if len(dateMemo.m) >= dateMemoSize {
+		clear(dateMemo.m)
+	}
+	dateMemo.m[k] = v
+	dateMemo.Unlock()
+	return v.key, v.ok
 }
 
 // normText trims, case-folds and collapses white space.

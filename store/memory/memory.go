@@ -24,7 +24,7 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[arbiter.SessionKey]*record
 	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
-	saves    int
+	swept    time.Time // last sweep
 }
 
 type record struct {
@@ -33,8 +33,9 @@ type record struct {
 	expires time.Time // zero: never
 }
 
-// sweepEvery is how many saves pass between sweeps of expired sessions.
-const sweepEvery = 256
+// sweepEvery is how often a save also drops every expired session (a sweep walks all
+// sessions; loads and saves drop the expired session they touch at once).
+const sweepEvery = time.Second
 
 // New returns an empty store. now is the clock used for idle TTLs (nil: time.Now).
 func New(now func() time.Time) *Store {
@@ -110,8 +111,8 @@ func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) e
 		default:
 		}
 	}
-	m.saves++
-	if m.saves%sweepEvery == 0 {
+	if now := m.now(); now.Sub(m.swept) >= sweepEvery {
+		m.swept = now
 		m.sweepLocked()
 	}
 	return nil
