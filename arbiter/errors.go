@@ -30,6 +30,7 @@ const (
 	ResourceExhausted
 )
 
+// String names the kind in words ("not found").
 func (k Kind) String() string {
 	switch k {
 	case Invalid:
@@ -57,6 +58,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns the message and, after a colon, the cause.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Message + ": " + e.Err.Error()
@@ -64,6 +66,7 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error of kind k with a formatted message.

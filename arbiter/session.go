@@ -12,6 +12,7 @@ type SessionKey struct {
 	ID     string `json:"id"`
 }
 
+// String returns "tenant/id", or the id alone for the default tenant.
 func (k SessionKey) String() string {
 	if k.Tenant == "" {
 		return k.ID
