@@ -80,13 +80,21 @@ type Local struct {
 	Clock  *VirtualClock
 	conn   *grpc.ClientConn
 	gs     *grpc.Server
+	owned  arbiter.Store // closed by Close: the store NewLocal made
 }
 
 // NewLocal starts an in-process arbiter under policy on a memory store, its clock at
 // start.
 func NewLocal(policy *arbiter.Policy, start time.Time) (*Local, error) {
 	clock := NewVirtualClock(start)
-	return NewLocalOn(policy, clock, memory.New(clock.Now))
+	store := memory.New(clock.Now)
+	l, err := NewLocalOn(policy, clock, store)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	l.owned = store
+	return l, nil
 }
 
 // NewLocalOn starts an in-process arbiter under policy on store, running on clock.
@@ -115,6 +123,9 @@ func NewLocalOn(policy *arbiter.Policy, clock *VirtualClock, store arbiter.Store
 func (l *Local) Close() {
 	_ = l.conn.Close()
 	l.gs.Stop()
+	if l.owned != nil {
+		_ = l.owned.Close()
+	}
 }
 
 // RunLocal replays events on a fresh in-process arbiter under policy, on a virtual

@@ -25,6 +25,8 @@ type Store struct {
 	sessions map[arbiter.SessionKey]*record
 	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
 	swept    time.Time // last sweep
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 type record struct {
@@ -38,14 +40,35 @@ type record struct {
 const sweepEvery = time.Second
 
 // New returns an empty store. now is the clock used for idle TTLs (nil: time.Now).
+// A janitor goroutine drops expired sessions every second even when no request
+// comes, so memory falls back once sessions expire; Close stops it.
 func New(now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{
+	m := &Store{
 		now:      now,
 		sessions: map[arbiter.SessionKey]*record{},
 		watchers: map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+		stop:     make(chan struct{}),
+	}
+	go m.janitor()
+	return m
+}
+
+func (m *Store) janitor() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.mu.Lock()
+			m.swept = m.now()
+			m.sweepLocked()
+			m.mu.Unlock()
+		}
 	}
 }
 
@@ -126,11 +149,11 @@ func (m *Store) sweepLocked() {
 	}
 }
 
-// Len returns how many sessions are stored (expired ones included until swept).
+// Len returns how many sessions are stored, expired ones included until the janitor
+// (or a save) sweeps them.
 func (m *Store) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweepLocked()
 	return len(m.sessions)
 }
 
@@ -159,5 +182,8 @@ func (m *Store) Watch(_ context.Context, key arbiter.SessionKey) (<-chan struct{
 // Ping implements arbiter.Store; the memory store is always reachable.
 func (m *Store) Ping(context.Context) error { return nil }
 
-// Close implements arbiter.Store.
-func (m *Store) Close() error { return nil }
+// Close implements arbiter.Store: it stops the janitor. The sessions stay readable.
+func (m *Store) Close() error {
+	m.stopOnce.Do(func() { close(m.stop) })
+	return nil
+}

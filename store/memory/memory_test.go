@@ -1,6 +1,8 @@
 package memory_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,4 +17,27 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})
+}
+
+// TestJanitorDropsExpiredSessions: expired sessions go without any further request
+// (Len counts without sweeping).
+func TestJanitorDropsExpiredSessions(t *testing.T) {
+	s := memory.New(nil)
+	defer s.Close()
+	for i := 0; i < 100; i++ {
+		sess := arbiter.NewSession(arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}, time.Now())
+		if err := s.Save(context.Background(), sess, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Len(); n != 100 {
+		t.Fatalf("%d sessions stored, want 100", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions left 5 s after they expired", s.Len())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
