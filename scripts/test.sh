@@ -54,3 +54,9 @@ go test -race -count=1 ./...
 
 echo "== clients (Python, Node)"
 ./clients/test.sh
+
+echo "== Helm chart and Dockerfile (deploy/helm, nested Go module)"
+./deploy/helm/test.sh
+
+echo "== bench/ builds (nested Go module; the load test itself is bench/run.sh)"
+(cd bench && go vet ./...)

@@ -76,7 +76,7 @@ func wantCode(t *testing.T, err error, code codes.Code, field string) {
 func TestHealthAndLifecycle(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
-	for _, svc := range []string{"", "arbiter.v1.ArbiterService"} {
+	for _, svc := range []string{"", "arbiter.v1.ArbiterService", server.LivenessService} {
 		hr, err := f.h.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
 			t.Fatalf("health %q: %v %v", svc, hr, err)
