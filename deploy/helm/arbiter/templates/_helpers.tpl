@@ -1,0 +1,130 @@
+{{/* Chart name, truncated to the 63 characters a DNS label allows. */}}
+{{- define "arbiter.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Fully qualified app name: the release name, or release-chart when the release name
+does not contain the chart name. The headless Service appends "-headless" (9
+characters), so this stops at 54.
+*/}}
+{{- define "arbiter.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 54 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 54 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 54 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "arbiter.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "arbiter.labels" -}}
+helm.sh/chart: {{ include "arbiter.chart" . }}
+{{ include "arbiter.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{/* Labels that select the pods (immutable on a Deployment: keep them small). */}}
+{{- define "arbiter.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "arbiter.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "arbiter.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "arbiter.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference: repository@digest, or repository:tag (tag defaults to appVersion). */}}
+{{- define "arbiter.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Pod count when autoscaling is off: replicaCount, or 3 with Redis and 1 without. */}}
+{{- define "arbiter.replicas" -}}
+{{- if hasKey .Values "replicaCount" }}
+{{- int .Values.replicaCount }}
+{{- else if .Values.redis.enabled }}
+{{- 3 }}
+{{- else }}
+{{- 1 }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when more than one pod can run at once (a PodDisruptionBudget makes sense). */}}
+{{- define "arbiter.multiReplica" -}}
+{{- if or .Values.autoscaling.enabled (gt (int (include "arbiter.replicas" .)) 1) }}true{{ end }}
+{{- end }}
+
+{{/* Probe kind: grpc or tcp (auto: tcp under TLS, the kubelet's gRPC probe is plaintext). */}}
+{{- define "arbiter.probeType" -}}
+{{- if eq .Values.probes.type "auto" }}
+{{- ternary "tcp" "grpc" .Values.tls.enabled }}
+{{- else }}
+{{- .Values.probes.type }}
+{{- end }}
+{{- end }}
+
+{{/* Seconds the kubelet waits after the preStop hook starts before SIGKILL. */}}
+{{- define "arbiter.terminationGracePeriodSeconds" -}}
+{{- add .Values.server.preStopSleepSeconds .Values.server.drainTimeoutSeconds .Values.server.terminationGraceMarginSeconds }}
+{{- end }}
+
+{{- define "arbiter.toolsConfigMapName" -}}
+{{- default (printf "%s-tools" (include "arbiter.fullname" .)) .Values.tools.existingConfigMap }}
+{{- end }}
+
+{{/*
+Rules values.schema.json also states (helm lint ignores `fail`, so both say it). Fails
+the render with a message that says what to change.
+*/}}
+{{- define "arbiter.validate" -}}
+{{- if not .Values.redis.enabled }}
+{{- if gt (int (include "arbiter.replicas" .)) 1 }}
+{{- fail (printf "replicaCount=%v needs redis.enabled=true: the embedded store lives in one pod's memory and is not shared, so other replicas would not see its sessions. Use 1 replica or enable Redis." .Values.replicaCount) }}
+{{- end }}
+{{- if .Values.autoscaling.enabled }}
+{{- fail "autoscaling.enabled needs redis.enabled=true: the embedded store lives in one pod's memory and is not shared between replicas." }}
+{{- end }}
+{{- else if not .Values.redis.existingSecret }}
+{{- fail "redis.enabled needs redis.existingSecret: the name of a Secret holding the Redis URL." }}
+{{- end }}
+{{- if and .Values.auth.enabled (not .Values.auth.existingSecret) }}
+{{- fail "auth.enabled needs auth.existingSecret: the name of a Secret holding the token -> tenant YAML." }}
+{{- end }}
+{{- if and .Values.tls.enabled (not .Values.tls.existingSecret) }}
+{{- fail "tls.enabled needs tls.existingSecret: the name of a kubernetes.io/tls Secret." }}
+{{- end }}
+{{- if and .Values.tls.clientCA.enabled (not .Values.tls.enabled) }}
+{{- fail "tls.clientCA.enabled (mutual TLS) needs tls.enabled." }}
+{{- end }}
+{{- if and (not .Values.tools.existingConfigMap) (not .Values.tools.policy) }}
+{{- fail "set tools.policy (the tool-policy YAML) or tools.existingConfigMap." }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas is above autoscaling.maxReplicas." }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.enabled." }}
+{{- end }}
+{{- if eq (int .Values.metrics.port) (int .Values.server.port) }}
+{{- fail "metrics.port must differ from server.port." }}
+{{- end }}
+{{- end }}
