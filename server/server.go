@@ -181,6 +181,22 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
+// apply runs one event through the service and returns the engine's output with its
+// effects converted for the wire, having logged and counted what it decided. Errors
+// are gRPC status errors.
+func (s *Server) apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.Event, create bool) (arbiter.Output, *arbiterv1.Effects, *arbiter.Session, error) {
+	out, sess, err := s.svc.Apply(ctx, key, ev, create)
+	if err != nil {
+		return out, nil, nil, s.status(ctx, err)
+	}
+	eff, err := effectsPB(out.Effects)
+	if err != nil {
+		return out, nil, nil, s.status(ctx, err)
+	}
+	s.record(ctx, out, sess)
+	return out, eff, sess, nil
+}
+
 // RegisterCall implements arbiterv1.ArbiterServiceServer.
 func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRequest) (*arbiterv1.RegisterCallResponse, error) {
 	key, err := s.key(ctx, req.GetSessionId())
@@ -209,20 +225,15 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "tool_choice: unknown value %d", req.GetToolChoice())
 	}
-	out, sess, err := s.svc.Apply(ctx, key, ev, true)
+	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
 	c := out.Call
-	resp := &arbiterv1.RegisterCallResponse{
+	return &arbiterv1.RegisterCallResponse{
 		CallId: c.CallID, JobId: c.JobID, DuplicateOf: c.DuplicateOf, BusinessKey: c.BusinessKey,
-		SideEffect: c.SideEffect, Disposition: dispositionPB(c.Disposition),
-	}
-	if resp.Effects, err = effectsPB(out.Effects); err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
-	return resp, nil
+		SideEffect: c.SideEffect, Disposition: dispositionPB(c.Disposition), Effects: eff,
+	}, nil
 }
 
 // ReportSpeech implements arbiterv1.ArbiterServiceServer.
@@ -235,15 +246,10 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "event: %v is not a speech event", req.GetEvent())
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.Speech{Kind: kind}, true)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind}, true)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	eff, err := effectsPB(out.Effects)
-	if err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
 	return &arbiterv1.ReportSpeechResponse{Effects: eff}, nil
 }
 
@@ -270,15 +276,10 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "role: unknown value %d", req.GetRole())
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	eff, err := effectsPB(out.Effects)
-	if err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
 	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled}, nil
 }
 
@@ -288,15 +289,10 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
+	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	eff, err := effectsPB(out.Effects)
-	if err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
 	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
 }
 
@@ -370,15 +366,10 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	eff, err := effectsPB(out.Effects)
-	if err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
 	return &arbiterv1.CompleteResponse{Effects: eff}, nil
 }
 
@@ -388,11 +379,10 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()}, true)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	s.record(ctx, out, sess)
 	lang := sess.Language
 	if lang == "" {
 		lang = arbiter.DefaultLanguage
@@ -435,15 +425,10 @@ func (s *Server) CloseSession(ctx context.Context, req *arbiterv1.CloseSessionRe
 	if err != nil {
 		return nil, err
 	}
-	out, sess, err := s.svc.Apply(ctx, key, arbiter.Close{}, false)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Close{}, false)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
-	eff, err := effectsPB(out.Effects)
-	if err != nil {
-		return nil, s.status(ctx, err)
-	}
-	s.record(ctx, out, sess)
 	return &arbiterv1.CloseSessionResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
 }
 
