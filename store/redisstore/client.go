@@ -79,57 +79,44 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, arbiter.Wrap(arbiter.Invalid, err, "redis url (sentinel) %q", redact(s))
 		}
-		o.DialTimeout = orDefault(o.DialTimeout, DefaultDialTimeout)
-		o.ReadTimeout = orDefault(o.ReadTimeout, DefaultReadTimeout)
-		o.WriteTimeout = orDefault(o.WriteTimeout, DefaultWriteTimeout)
-		if o.MaxRetries == 0 {
-			o.MaxRetries = DefaultMaxRetries
-		}
-		if o.DialerRetries == 0 {
-			o.DialerRetries, o.DialerRetryTimeout = DefaultDialAttempts, 50*time.Millisecond
-		}
-		o.ContextTimeoutEnabled = true
+		tune(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries, &o.DialerRetryTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewFailoverClient(o), nil
 	case cluster:
 		o, err := redis.ParseClusterURL(s)
 		if err != nil {
 			return nil, arbiter.Wrap(arbiter.Invalid, err, "redis url (cluster) %q", redact(s))
 		}
-		o.DialTimeout = orDefault(o.DialTimeout, DefaultDialTimeout)
-		o.ReadTimeout = orDefault(o.ReadTimeout, DefaultReadTimeout)
-		o.WriteTimeout = orDefault(o.WriteTimeout, DefaultWriteTimeout)
-		if o.MaxRetries == 0 {
-			o.MaxRetries = DefaultMaxRetries
-		}
-		if o.DialerRetries == 0 {
-			o.DialerRetries, o.DialerRetryTimeout = DefaultDialAttempts, 50*time.Millisecond
-		}
-		o.ContextTimeoutEnabled = true
+		tune(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries, &o.DialerRetryTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewClusterClient(o), nil
 	default:
 		o, err := redis.ParseURL(s)
 		if err != nil {
 			return nil, arbiter.Wrap(arbiter.Invalid, err, "redis url %q", redact(s))
 		}
-		o.DialTimeout = orDefault(o.DialTimeout, DefaultDialTimeout)
-		o.ReadTimeout = orDefault(o.ReadTimeout, DefaultReadTimeout)
-		o.WriteTimeout = orDefault(o.WriteTimeout, DefaultWriteTimeout)
-		if o.MaxRetries == 0 {
-			o.MaxRetries = DefaultMaxRetries
-		}
-		if o.DialerRetries == 0 {
-			o.DialerRetries, o.DialerRetryTimeout = DefaultDialAttempts, 50*time.Millisecond
-		}
-		o.ContextTimeoutEnabled = true
+		tune(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries, &o.DialerRetryTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewClient(o), nil
 	}
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
+// tune applies the defaults to the fields that go-redis's Options, ClusterOptions and
+// FailoverOptions share: timeouts and retries the URL left unset, and honouring
+// context deadlines.
+func tune(dial, read, write *time.Duration, retries, dialRetries *int, dialRetryTimeout *time.Duration, ctxTimeouts *bool) {
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{dial, DefaultDialTimeout}, {read, DefaultReadTimeout}, {write, DefaultWriteTimeout}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
-	return d
+	if *retries == 0 {
+		*retries = DefaultMaxRetries
+	}
+	if *dialRetries == 0 {
+		*dialRetries, *dialRetryTimeout = DefaultDialAttempts, 50*time.Millisecond
+	}
+	*ctxTimeouts = true
 }
 
 // redact returns rawURL with any password replaced by "xxxxx".
