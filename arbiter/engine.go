@@ -362,8 +362,8 @@ func (st *step) advance(now time.Time) {
 	// after at most a few firings per job; the bound only guards against a bug turning
 	// into a hung request.
 	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+8; i++ {
-		j, due, fire := st.nextTimer()
-		if j == nil || due.After(now) {
+		found, due, fire := st.nextTimer()
+		if !found || due.After(now) {
 			break
 		}
 		if due.After(st.s.Now) {
@@ -383,24 +383,34 @@ func (st *step) advance(now time.Time) {
 }
 
 // NextTimer returns when the session's next timer is due (a grace window ending, a
-// transcript timeout, an abandon wait running out); ok is false when none is set.
+// transcript timeout, an abandon wait running out, a call's max_pending deadline); ok
+// is false when none is set.
 func (e *Engine) NextTimer(s *Session) (due time.Time, ok bool) {
 	st := &step{e: e, s: s, out: &Output{}}
-	j, due, _ := st.nextTimer()
-	return due, j != nil
+	found, due, _ := st.nextTimer()
+	return due, found
 }
 
 // nextTimer finds the earliest due timer and the function that fires it.
-func (st *step) nextTimer() (*Job, time.Time, func()) {
+func (st *step) nextTimer() (bool, time.Time, func()) {
 	var (
-		best    *Job
+		found   bool
 		bestDue time.Time
 		bestFn  func()
 	)
-	consider := func(j *Job, due time.Time, fn func()) {
-		if best == nil || due.Before(bestDue) {
-			best, bestDue, bestFn = j, due, fn
+	consider := func(_ *Job, due time.Time, fn func()) {
+		if !found || due.Before(bestDue) {
+			found, bestDue, bestFn = true, due, fn
 		}
+	}
+	// Every live call id is answered by its deadline at the latest.
+	for _, c := range st.s.Calls {
+		if c.Outcome != nil || st.s.Closed {
+			continue
+		}
+		tp := st.e.Policy.lookup(c.Tool)
+		c := c
+		consider(nil, c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) })
 	}
 	for _, j := range st.s.Jobs {
 		if !j.SideEffect || j.Decision != Undecided {
@@ -435,7 +445,7 @@ func (st *step) nextTimer() (*Job, time.Time, func()) {
 			consider(j, start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) })
 		}
 	}
-	return best, bestDue, bestFn
+	return found, bestDue, bestFn
 }
 
 // commitReason says why a commit is released now.
@@ -506,6 +516,33 @@ func (st *step) abandonExpired(j *Job, tp toolPolicy) {
 	}
 	st.decideJob(j, DecisionCancel, CauseAbandoned, fmt.Sprintf(
 		"abandoned: the server dropped the BLOCKING call on interruption and no re-issue came within %v", tp.timings.AbandonWait))
+}
+
+// deadline answers a live call whose max_pending ran out: with a timeout error saying
+// nothing was executed (an undecided job is cancelled), or that the outcome is not
+// known if the commit had started. The job's own result, when it comes, goes out as a
+// note.
+func (st *step) deadline(c *Call, tp toolPolicy) {
+	j := st.s.job(c.JobID)
+	wait := tp.timings.MaxPending
+	p := map[string]any{"status": "timeout", "executed": false,
+		"error": fmt.Sprintf("%s was not executed: no outcome within %v", c.Tool, wait)}
+	if j != nil {
+		if j.SideEffect && j.Decision == Undecided {
+			st.decideJob(j, DecisionCancel, CauseDeadline, fmt.Sprintf("no outcome within max_pending %v", wait))
+		}
+		if j.Decision == DecisionCommit {
+			p = map[string]any{"status": "unknown", "error": fmt.Sprintf(
+				"the outcome of %s is not known yet: its commit started but did not report within %v", c.Tool, wait)}
+		}
+		j.TimedOut = true
+	}
+	if c.DuplicateOf != "" {
+		p["duplicate_of"] = c.DuplicateOf
+	}
+	c.Outcome = &CallOutcome{At: st.s.Now, Response: p}
+	st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+	st.out.Changed = true
 }
 
 // decideJob records a decision at the session's clock.
@@ -1034,10 +1071,14 @@ func (st *step) completionNote(j *Job, live int) string {
 		case CauseAbandoned:
 			return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
 		}
-		return "" // withdrawn by the server or the session closed: the model knows
+		return "" // withdrawn, timed out (the response said so) or closed: the model knows
 	case Committed:
 		if j.StopAfterCommit || j.AmendAfterCommit || j.Withdrawn || live == 0 {
 			return st.commitNote(j)
+		}
+	case Result:
+		if j.TimedOut && live == 0 {
+			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, compactJSON(j.Result))
 		}
 	case Failed:
 		if live == 0 && j.Cause != CauseClosed {
@@ -1060,6 +1101,15 @@ func (st *step) commitNote(j *Job) string {
 	default:
 		return fmt.Sprintf("System note: %s is confirmed%s. Tell the user it is done.", desc, ref)
 	}
+}
+
+// compactJSON renders a result for a note.
+func compactJSON(v map[string]any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
 }
 
 // reference is " (reference R-1)" from a committed job's result, or "".

@@ -105,6 +105,14 @@ type Timings struct {
 	// (the server dropped the call: executing it would act on a request the model
 	// withdrew).
 	OnAbandon OnTimeout
+	// MaxPending is the longest a live call id may wait for its outcome: at its
+	// deadline it is answered with a timeout error response saying nothing was
+	// executed (its job, if undecided, is cancelled), or that the outcome is unknown if
+	// a commit had started. A result that comes later never answers the id again; it is
+	// reported in a note. Default 60 s: every call id gets exactly one response even
+	// when the agent never reports back (the first seed: an unanswered id wedges the
+	// session).
+	MaxPending time.Duration
 }
 
 // DefaultTimings are the built-in defaults, from the spec's tool-policy format.
@@ -116,6 +124,7 @@ var DefaultTimings = Timings{
 	TriggerLookback:     2 * time.Second,
 	AbandonWait:         10 * time.Second,
 	OnAbandon:           Cancel,
+	MaxPending:          60 * time.Second,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (DefaultPhrases["en"].Stop),
@@ -225,7 +234,7 @@ func (t Timings) validate(where string) error {
 		name string
 		v    time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
-		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}} {
+		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending}} {
 		if d.v < 0 {
 			return Errorf(Invalid, "%s.%s: %v is negative", where, d.name, d.v)
 		}
@@ -263,6 +272,9 @@ func (t Timings) inherit(d Timings) Timings {
 	}
 	if t.OnAbandon == "" {
 		t.OnAbandon = d.OnAbandon
+	}
+	if t.MaxPending == 0 {
+		t.MaxPending = d.MaxPending
 	}
 	return t
 }

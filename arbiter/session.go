@@ -152,6 +152,7 @@ const (
 	CauseWithdrawn Cause = "withdrawn"
 	CauseClosed    Cause = "session_closed"
 	CauseFailed    Cause = "failed"
+	CauseDeadline  Cause = "deadline"
 )
 
 // Job is one execution of a tool: one business key, any number of call ids.
@@ -193,6 +194,9 @@ type Job struct {
 	CompletedAt time.Time      `json:"completed_at,omitzero"`
 	Result      map[string]any `json:"result,omitempty"`
 	Error       string         `json:"error,omitempty"`
+	// TimedOut is set when a call of the job was answered by its max_pending deadline
+	// before the job completed: the job's own result then comes as a note.
+	TimedOut bool `json:"timed_out,omitempty"`
 	// NoteIssued is set once the job's status note was handed out.
 	NoteIssued bool `json:"note_issued,omitempty"`
 	// Completion is what Complete returned, returned again for a repeated Complete.

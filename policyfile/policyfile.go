@@ -11,7 +11,7 @@
 // amend_phrases lists (English; left out, the arbiter's defaults apply; an explicit
 // empty list means none) and a languages mapping (per language: stop, soft, amend,
 // weak_amend lists replacing the built-in set). The workflow fields of the spec (confirm, confirm_tool, steps,
-// max_pending, run_timeout) are rejected with an error saying they are not supported
+// run_timeout) are rejected with an error saying they are not supported
 // yet, so a policy that relies on them never runs without them.
 //
 // A null value (a field with nothing after the colon, or "null") means the field was
@@ -59,7 +59,7 @@ func Load(path string) (*arbiter.Policy, error) {
 // duration (zero would mean "the default"); an enum value out of range (behavior,
 // key[].as, on_transcript_timeout, on_abandon, unknown_tools); a tool without a name,
 // two tools of one name (the message names both lines), a key arg listed twice; a
-// workflow field (confirm, confirm_tool, steps, max_pending, run_timeout), not supported
+// workflow field (confirm, confirm_tool, steps, run_timeout), not supported
 // yet; YAML tags, merge keys and undefined aliases; and anything Policy.Validate
 // rejects, such as an invalid tool name or a stop phrase without words (reported on the
 // line of the tool or phrase).
@@ -106,7 +106,7 @@ func syntaxError(name string, err error) error {
 // workflowFields are the spec's workflow fields, rejected until runs and deadlines
 // are implemented. They are recognised at the top level, in defaults and in tools.
 var workflowFields = map[string]bool{
-	"confirm": true, "confirm_tool": true, "steps": true, "max_pending": true, "run_timeout": true,
+	"confirm": true, "confirm_tool": true, "steps": true, "run_timeout": true,
 }
 
 type decoder struct {
@@ -426,6 +426,8 @@ func (d *decoder) timing(f field, path string, t *arbiter.Timings) (ok bool, err
 		dst = &t.TriggerLookback
 	case "abandon_wait":
 		dst = &t.AbandonWait
+	case "max_pending":
+		dst = &t.MaxPending
 	case "on_transcript_timeout", "on_abandon":
 		s, _, err := d.enum(f, path, string(arbiter.Cancel), string(arbiter.Commit))
 		if err != nil {
@@ -451,7 +453,7 @@ func (d *decoder) unknown(f field, parent string) error {
 		path = parent + "." + f.key
 	}
 	if workflowFields[f.key] {
-		return d.errorf(f.node, "%s: not supported yet (workflow runs and deadlines are not implemented)", path)
+		return d.errorf(f.node, "%s: not supported yet (confirm-then-act workflow runs are not implemented)", path)
 	}
 	if f.key == "<<" {
 		return d.errorf(f.node, "%s: merge keys are not supported", path)

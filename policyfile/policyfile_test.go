@@ -28,6 +28,7 @@ func TestLoadBooking(t *testing.T) {
 		TriggerLookback:     2 * time.Second,
 		AbandonWait:         10 * time.Second, // not in the file: the built-in default
 		OnAbandon:           arbiter.Cancel,
+		MaxPending:          time.Minute, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -131,6 +132,7 @@ tools:
 		TriggerLookback:     2500 * time.Millisecond,
 		AbandonWait:         7 * time.Second,
 		OnAbandon:           arbiter.Commit,
+		MaxPending:          time.Minute,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -294,13 +296,13 @@ func TestParseErrors(t *testing.T) {
 		{name: "bad on_transcript_timeout", line: 12, repl: "  - name: get_weather\n    on_transcript_timeout: 1", wantLine: 13,
 			want: []string{"tools[1].on_transcript_timeout: must be a string, not a number"}},
 		{name: "confirm", line: 6, repl: "    side_effect: true\n    confirm: true", wantLine: 7,
-			want: []string{"tools[0].confirm: not supported yet (workflow runs and deadlines are not implemented)"}},
+			want: []string{"tools[0].confirm: not supported yet (confirm-then-act workflow runs are not implemented)"}},
 		{name: "confirm_tool", line: 6, repl: "    confirm_tool: confirm_action", wantLine: 6,
 			want: []string{"tools[0].confirm_tool: not supported yet"}},
 		{name: "steps", line: 11, repl: "    steps: [hold, commit]", wantLine: 11,
 			want: []string{"tools[0].steps: not supported yet"}},
-		{name: "max_pending in defaults", line: 2, repl: "  max_pending: 20s", wantLine: 2,
-			want: []string{"defaults.max_pending: not supported yet"}},
+		{name: "max_pending without a unit", line: 2, repl: "  max_pending: 20", wantLine: 2,
+			want: []string{"defaults.max_pending: 20 has no unit"}},
 		{name: "run_timeout at top level", line: 4, repl: "run_timeout: 60s\ntools:", wantLine: 4,
 			want: []string{"run_timeout: not supported yet"}},
 		{name: "string where a list belongs", line: 8, repl: "    key: slot", wantLine: 8,
