@@ -157,3 +157,8 @@ func (rr *RoundRobin) CloseSession(ctx context.Context, in *arbiterv1.CloseSessi
 func (rr *RoundRobin) ConfigureSession(ctx context.Context, in *arbiterv1.ConfigureSessionRequest, opts ...grpc.CallOption) (*arbiterv1.ConfigureSessionResponse, error) {
 	return rr.pick().ConfigureSession(ctx, in, opts...)
 }
+
+// Poll implements arbiterv1.ArbiterServiceClient on the next client.
+func (rr *RoundRobin) Poll(ctx context.Context, in *arbiterv1.PollRequest, opts ...grpc.CallOption) (*arbiterv1.PollResponse, error) {
+	return rr.pick().Poll(ctx, in, opts...)
+}

@@ -230,6 +230,16 @@ func (r *runner) fireUntil(t time.Time) error {
 			if err := r.backendStep(p); err != nil {
 				return err
 			}
+		} else {
+			// A timer came due: collect what it answered (deadlines), as an agent
+			// polling at next_timer would.
+			resp, err := r.c.Poll(r.ctx, &arbiterv1.PollRequest{SessionId: r.opt.SessionID})
+			if err != nil {
+				return fmt.Errorf("Poll: %w", err)
+			}
+			if err := r.effects(resp.GetEffects()); err != nil {
+				return err
+			}
 		}
 		if err := r.poll(); err != nil {
 			return err
@@ -245,8 +255,8 @@ func (r *runner) nextDue() (time.Time, bool, bool, error) {
 	if len(r.queue) > 0 {
 		next, ok = r.queue[0].at, true
 	}
-	if r.undecided() == 0 {
-		return next, false, ok, nil
+	if len(r.callOrder) == 0 {
+		return next, false, ok, nil // no session yet
 	}
 	gs, err := r.c.GetSession(r.ctx, &arbiterv1.GetSessionRequest{SessionId: r.opt.SessionID})
 	if err != nil {

@@ -390,6 +390,23 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling}, nil
 }
 
+// Poll implements arbiterv1.ArbiterServiceServer.
+func (s *Server) Poll(ctx context.Context, req *arbiterv1.PollRequest) (*arbiterv1.PollResponse, error) {
+	key, err := s.key(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	_, eff, sess, err := s.apply(ctx, key, arbiter.Tick{}, false)
+	if err != nil {
+		return nil, err
+	}
+	resp := &arbiterv1.PollResponse{Effects: eff}
+	if due, ok := s.svc.Engine.NextTimer(sess); ok {
+		resp.NextTimer = timestamppb.New(due)
+	}
+	return resp, nil
+}
+
 // GetSession implements arbiterv1.ArbiterServiceServer.
 func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionRequest) (*arbiterv1.GetSessionResponse, error) {
 	key, err := s.key(ctx, req.GetSessionId())

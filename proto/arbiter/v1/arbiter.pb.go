@@ -1675,6 +1675,107 @@ func (x *ConfigureSessionResponse) GetResponseScheduling() bool {
 	return false
 }
 
+// PollRequest names a session.
+type PollRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PollRequest) Reset() {
+	*x = PollRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PollRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PollRequest) ProtoMessage() {}
+
+func (x *PollRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PollRequest.ProtoReflect.Descriptor instead.
+func (*PollRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PollRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// PollResponse carries what came due.
+type PollResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Function responses (deadline answers), skips and notes that came due.
+	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	// The next time a timer of this session is due; unset when none.
+	NextTimer     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=next_timer,json=nextTimer,proto3" json:"next_timer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PollResponse) Reset() {
+	*x = PollResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PollResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PollResponse) ProtoMessage() {}
+
+func (x *PollResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PollResponse.ProtoReflect.Descriptor instead.
+func (*PollResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PollResponse) GetEffects() *Effects {
+	if x != nil {
+		return x.Effects
+	}
+	return nil
+}
+
+func (x *PollResponse) GetNextTimer() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextTimer
+	}
+	return nil
+}
+
 // GetSessionRequest names a session.
 type GetSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1686,7 +1787,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1799,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1812,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1748,7 +1849,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1861,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1874,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetSessionResponse) GetSessionId() string {
@@ -1851,7 +1952,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1964,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1977,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -1946,7 +2047,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2059,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2072,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Job) GetJobId() string {
@@ -2062,7 +2163,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2175,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2188,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -2110,7 +2211,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2223,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2236,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -2169,7 +2270,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2282,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2295,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -2238,7 +2339,7 @@ type FunctionResponse struct {
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2250,7 +2351,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2263,7 +2364,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -2312,7 +2413,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2425,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2438,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Skip) GetCallId() string {
@@ -2395,7 +2496,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2508,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2521,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Note) GetJobId() string {
@@ -2548,7 +2649,14 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\"g\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
-	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\"2\n" +
+	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\",\n" +
+	"\vPollRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"x\n" +
+	"\fPollResponse\x12-\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x129\n" +
+	"\n" +
+	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xd1\x02\n" +
@@ -2672,7 +2780,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n" +
 	"\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n" +
-	"\x11SCHEDULING_SILENT\x10\x032\x99\x06\n" +
+	"\x11SCHEDULING_SILENT\x10\x032\xd4\x06\n" +
 	"\x0eArbiterService\x12Q\n" +
 	"\fRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n" +
 	"\fReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n" +
@@ -2680,7 +2788,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x1aReportToolCallCancellation\x12-.arbiter.v1.ReportToolCallCancellationRequest\x1a..arbiter.v1.ReportToolCallCancellationResponse\x12?\n" +
 	"\x06Decide\x12\x19.arbiter.v1.DecideRequest\x1a\x1a.arbiter.v1.DecideResponse\x12E\n" +
 	"\bComplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12]\n" +
-	"\x10ConfigureSession\x12#.arbiter.v1.ConfigureSessionRequest\x1a$.arbiter.v1.ConfigureSessionResponse\x12K\n" +
+	"\x10ConfigureSession\x12#.arbiter.v1.ConfigureSessionRequest\x1a$.arbiter.v1.ConfigureSessionResponse\x129\n" +
+	"\x04Poll\x12\x17.arbiter.v1.PollRequest\x1a\x18.arbiter.v1.PollResponse\x12K\n" +
 	"\n" +
 	"GetSession\x12\x1d.arbiter.v1.GetSessionRequest\x1a\x1e.arbiter.v1.GetSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
@@ -2698,7 +2807,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -2725,77 +2834,83 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(*CompleteResponse)(nil),                   // 22: arbiter.v1.CompleteResponse
 	(*ConfigureSessionRequest)(nil),            // 23: arbiter.v1.ConfigureSessionRequest
 	(*ConfigureSessionResponse)(nil),           // 24: arbiter.v1.ConfigureSessionResponse
-	(*GetSessionRequest)(nil),                  // 25: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 26: arbiter.v1.GetSessionResponse
-	(*PendingCall)(nil),                        // 27: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 28: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 29: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 30: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 31: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 32: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 33: arbiter.v1.Skip
-	(*Note)(nil),                               // 34: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 35: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 36: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 37: google.protobuf.Timestamp
+	(*PollRequest)(nil),                        // 25: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 26: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 27: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 28: arbiter.v1.GetSessionResponse
+	(*PendingCall)(nil),                        // 29: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 30: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 31: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 32: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 33: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 34: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 35: arbiter.v1.Skip
+	(*Note)(nil),                               // 36: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 37: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 38: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 39: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	35, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	37, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
 	2,  // 3: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	31, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	33, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
 	3,  // 5: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	31, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	33, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,  // 7: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	31, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	31, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	36, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	33, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	33, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	38, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
 	5,  // 11: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	37, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	39, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
 	6,  // 13: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	35, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	31, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	27, // 16: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	28, // 17: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	37, // 18: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	36, // 19: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 20: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	7,  // 21: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 22: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 23: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	37, // 24: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	31, // 25: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	32, // 26: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	33, // 27: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	34, // 28: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	35, // 29: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	8,  // 30: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	9,  // 31: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	10, // 32: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	11, // 33: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	13, // 34: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	15, // 35: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	17, // 36: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	19, // 37: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	21, // 38: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	23, // 39: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	25, // 40: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	29, // 41: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	12, // 42: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	14, // 43: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	16, // 44: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	18, // 45: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	20, // 46: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	22, // 47: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	24, // 48: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	26, // 49: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	30, // 50: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	42, // [42:51] is the sub-list for method output_type
-	33, // [33:42] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	37, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	33, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	33, // 16: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	39, // 17: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	29, // 18: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	30, // 19: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	39, // 20: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	38, // 21: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 22: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	7,  // 23: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	5,  // 24: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	6,  // 25: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	39, // 26: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	33, // 27: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	34, // 28: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	35, // 29: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	36, // 30: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	37, // 31: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	8,  // 32: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	9,  // 33: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	10, // 34: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	11, // 35: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	13, // 36: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	15, // 37: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	17, // 38: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	19, // 39: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	21, // 40: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	23, // 41: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	25, // 42: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	27, // 43: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	31, // 44: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	12, // 45: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	14, // 46: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	16, // 47: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	18, // 48: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	20, // 49: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	22, // 50: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	24, // 51: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	26, // 52: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	28, // 53: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	32, // 54: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	45, // [45:55] is the sub-list for method output_type
+	35, // [35:45] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -2809,7 +2924,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -48,6 +48,7 @@ const (
 	ArbiterService_Decide_FullMethodName                     = "/arbiter.v1.ArbiterService/Decide"
 	ArbiterService_Complete_FullMethodName                   = "/arbiter.v1.ArbiterService/Complete"
 	ArbiterService_ConfigureSession_FullMethodName           = "/arbiter.v1.ArbiterService/ConfigureSession"
+	ArbiterService_Poll_FullMethodName                       = "/arbiter.v1.ArbiterService/Poll"
 	ArbiterService_GetSession_FullMethodName                 = "/arbiter.v1.ArbiterService/GetSession"
 	ArbiterService_CloseSession_FullMethodName               = "/arbiter.v1.ArbiterService/CloseSession"
 )
@@ -97,6 +98,12 @@ type ArbiterServiceClient interface {
 	// function-response scheduling (then notes may ride on function responses).
 	// Idempotent; optional (defaults: English, no scheduling).
 	ConfigureSession(ctx context.Context, in *ConfigureSessionRequest, opts ...grpc.CallOption) (*ConfigureSessionResponse, error)
+	// Poll steps the session's timers to now and returns the effects they made due: the
+	// timeout answers of calls whose max_pending deadline passed (every live call id is
+	// answered by then), and the claim check of a model turn cut by `interrupted` once its
+	// join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+	// steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+	Poll(ctx context.Context, in *PollRequest, opts ...grpc.CallOption) (*PollResponse, error)
 	// GetSession returns the session's state: pending call ids with their age, jobs and
 	// their states, whether a user utterance is open, the next timer. Read-only.
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
@@ -185,6 +192,16 @@ func (c *arbiterServiceClient) ConfigureSession(ctx context.Context, in *Configu
 	return out, nil
 }
 
+func (c *arbiterServiceClient) Poll(ctx context.Context, in *PollRequest, opts ...grpc.CallOption) (*PollResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PollResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_Poll_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *arbiterServiceClient) GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetSessionResponse)
@@ -250,6 +267,12 @@ type ArbiterServiceServer interface {
 	// function-response scheduling (then notes may ride on function responses).
 	// Idempotent; optional (defaults: English, no scheduling).
 	ConfigureSession(context.Context, *ConfigureSessionRequest) (*ConfigureSessionResponse, error)
+	// Poll steps the session's timers to now and returns the effects they made due: the
+	// timeout answers of calls whose max_pending deadline passed (every live call id is
+	// answered by then), and the claim check of a model turn cut by `interrupted` once its
+	// join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+	// steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+	Poll(context.Context, *PollRequest) (*PollResponse, error)
 	// GetSession returns the session's state: pending call ids with their age, jobs and
 	// their states, whether a user utterance is open, the next timer. Read-only.
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
@@ -288,6 +311,9 @@ func (UnimplementedArbiterServiceServer) Complete(context.Context, *CompleteRequ
 }
 func (UnimplementedArbiterServiceServer) ConfigureSession(context.Context, *ConfigureSessionRequest) (*ConfigureSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfigureSession not implemented")
+}
+func (UnimplementedArbiterServiceServer) Poll(context.Context, *PollRequest) (*PollResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Poll not implemented")
 }
 func (UnimplementedArbiterServiceServer) GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSession not implemented")
@@ -442,6 +468,24 @@ func _ArbiterService_ConfigureSession_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ArbiterService_Poll_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PollRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).Poll(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_Poll_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).Poll(ctx, req.(*PollRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ArbiterService_GetSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetSessionRequest)
 	if err := dec(in); err != nil {
@@ -512,6 +556,10 @@ var ArbiterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfigureSession",
 			Handler:    _ArbiterService_ConfigureSession_Handler,
+		},
+		{
+			MethodName: "Poll",
+			Handler:    _ArbiterService_Poll_Handler,
 		},
 		{
 			MethodName: "GetSession",

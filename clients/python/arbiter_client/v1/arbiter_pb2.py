@@ -16,7 +16,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61rbiter/v1/arbiter.proto\x12\narbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x01\n\x13RegisterCallRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12%\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12&\n\x08\x62\x65havior\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Behavior\x12+\n\x0btool_choice\x18\x06 \x01(\x0e\x32\x16.arbiter.v1.ToolChoice\x12\x14\n\x0c\x62usiness_key\x18\x07 \x01(\t\"\xcc\x01\n\x14RegisterCallResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12,\n\x0b\x64isposition\x18\x02 \x01(\x0e\x32\x17.arbiter.v1.Disposition\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64uplicate_of\x18\x04 \x01(\t\x12\x14\n\x0c\x62usiness_key\x18\x05 \x01(\t\x12\x13\n\x0bside_effect\x18\x06 \x01(\x08\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x07 \x01(\x0b\x32\x13.arbiter.v1.Effects\"Q\n\x13ReportSpeechRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12&\n\x05\x65vent\x18\x02 \x01(\x0e\x32\x17.arbiter.v1.SpeechEvent\"<\n\x14ReportSpeechResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\"l\n\x17ReportTranscriptRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x1e\n\x04role\x18\x02 \x01(\x0e\x32\x10.arbiter.v1.Role\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07interim\x18\x04 \x01(\x08\"k\n\x18ReportTranscriptResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x0e\n\x06intent\x18\x02 \x01(\t\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x03 \x03(\t\"I\n!ReportToolCallCancellationRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61ll_ids\x18\x02 \x03(\t\"e\n\"ReportToolCallCancellationResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x02 \x03(\t\"n\n\rDecideRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x10\n\x08prepared\x18\x03 \x01(\x08\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x88\x01\n\x0e\x44\x65\x63ideResponse\x12&\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32\x14.arbiter.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12.\n\ndecided_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"\x93\x01\n\x0f\x43ompleteRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12$\n\x07outcome\x18\x03 \x01(\x0e\x32\x13.arbiter.v1.Outcome\x12\'\n\x06result\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"8\n\x10\x43ompleteResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\"\\\n\x17\x43onfigureSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x1b\n\x13response_scheduling\x18\x03 \x01(\x08\"I\n\x18\x43onfigureSessionResponse\x12\x10\n\x08language\x18\x01 \x01(\t\x12\x1b\n\x13response_scheduling\x18\x02 \x01(\x08\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"\xf8\x01\n\x12GetSessionResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12.\n\rpending_calls\x18\x02 \x03(\x0b\x32\x17.arbiter.v1.PendingCall\x12\x1d\n\x04jobs\x18\x03 \x03(\x0b\x32\x0f.arbiter.v1.Job\x12\x16\n\x0eutterance_open\x18\x04 \x01(\x08\x12\x16\n\x0emodel_speaking\x18\x05 \x01(\x08\x12.\n\nnext_timer\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63losed\x18\x07 \x01(\x08\x12\x0f\n\x07version\x18\x08 \x01(\x04\"\x8c\x01\n\x0bPendingCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12&\n\x03\x61ge\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12&\n\x08\x62\x65havior\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Behavior\"\xa6\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x14\n\x0c\x62usiness_key\x18\x03 \x01(\t\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.arbiter.v1.JobState\x12&\n\x08\x64\x65\x63ision\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Decision\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12$\n\x07outcome\x18\x07 \x01(\x0e\x32\x13.arbiter.v1.Outcome\x12\x10\n\x08\x63\x61ll_ids\x18\x08 \x03(\t\x12\x11\n\tabandoned\x18\t \x01(\x08\x12\x13\n\x0bside_effect\x18\n \x01(\x08\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\")\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"W\n\x14\x43loseSessionResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x02 \x03(\t\"|\n\x07\x45\x66\x66\x65\x63ts\x12/\n\tresponses\x18\x01 \x03(\x0b\x32\x1c.arbiter.v1.FunctionResponse\x12\x1f\n\x05skips\x18\x02 \x03(\x0b\x32\x10.arbiter.v1.Skip\x12\x1f\n\x05notes\x18\x03 \x03(\x0b\x32\x10.arbiter.v1.Note\"k\n\x10\x46unctionResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12(\n\x07payload\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"E\n\x04Skip\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"\xb7\x01\n\x04Note\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12%\n\x07\x64\x65liver\x18\x03 \x01(\x0e\x32\x14.arbiter.v1.Delivery\x12 \n\x03via\x18\x04 \x01(\x0e\x32\x13.arbiter.v1.NoteVia\x12\x0f\n\x07\x63\x61ll_id\x18\x05 \x01(\t\x12*\n\nscheduling\x18\x06 \x01(\x0e\x32\x16.arbiter.v1.Scheduling\x12\x0b\n\x03why\x18\x07 \x01(\t*V\n\x08\x42\x65havior\x12\x18\n\x14\x42\x45HAVIOR_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42\x45HAVIOR_BLOCKING\x10\x01\x12\x19\n\x15\x42\x45HAVIOR_NON_BLOCKING\x10\x02*U\n\nToolChoice\x12\x1b\n\x17TOOL_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_CHOICE_AUTO\x10\x01\x12\x14\n\x10TOOL_CHOICE_NONE\x10\x02*v\n\x0b\x44isposition\x12\x1b\n\x17\x44ISPOSITION_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44ISPOSITION_EXECUTE\x10\x01\x12\x19\n\x15\x44ISPOSITION_DUPLICATE\x10\x02\x12\x16\n\x12\x44ISPOSITION_REJECT\x10\x03*\x8a\x02\n\x0bSpeechEvent\x12\x1c\n\x18SPEECH_EVENT_UNSPECIFIED\x10\x00\x12$\n SPEECH_EVENT_USER_ACTIVITY_START\x10\x01\x12\"\n\x1eSPEECH_EVENT_USER_ACTIVITY_END\x10\x02\x12#\n\x1fSPEECH_EVENT_MODEL_OUTPUT_START\x10\x03\x12*\n&SPEECH_EVENT_MODEL_GENERATION_COMPLETE\x10\x04\x12$\n SPEECH_EVENT_MODEL_TURN_COMPLETE\x10\x05\x12\x1c\n\x18SPEECH_EVENT_INTERRUPTED\x10\x06*;\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x0e\n\nROLE_MODEL\x10\x02*d\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x14\n\x10\x44\x45\x43ISION_PENDING\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_COMMIT\x10\x02\x12\x13\n\x0f\x44\x45\x43ISION_CANCEL\x10\x03*x\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11OUTCOME_COMMITTED\x10\x01\x12\x15\n\x11OUTCOME_CANCELLED\x10\x02\x12\x12\n\x0eOUTCOME_FAILED\x10\x03\x12\x12\n\x0eOUTCOME_RESULT\x10\x04*\x98\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13JOB_STATE_PREPARING\x10\x01\x12\x16\n\x12JOB_STATE_PREPARED\x10\x02\x12\x15\n\x11JOB_STATE_DECIDED\x10\x03\x12\x15\n\x11JOB_STATE_RUNNING\x10\x04\x12\x12\n\x0eJOB_STATE_DONE\x10\x05*N\n\x08\x44\x65livery\x12\x18\n\x14\x44\x45LIVERY_UNSPECIFIED\x10\x00\x12\x10\n\x0c\x44\x45LIVERY_NOW\x10\x01\x12\x16\n\x12\x44\x45LIVERY_WHEN_IDLE\x10\x02*[\n\x07NoteVia\x12\x18\n\x14NOTE_VIA_UNSPECIFIED\x10\x00\x12\x16\n\x12NOTE_VIA_USER_TURN\x10\x01\x12\x1e\n\x1aNOTE_VIA_FUNCTION_RESPONSE\x10\x02*s\n\nScheduling\x12\x1a\n\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n\x11SCHEDULING_SILENT\x10\x03\x32\x99\x06\n\x0e\x41rbiterService\x12Q\n\x0cRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n\x0cReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n\x10ReportTranscript\x12#.arbiter.v1.ReportTranscriptRequest\x1a$.arbiter.v1.ReportTranscriptResponse\x12{\n\x1aReportToolCallCancellation\x12-.arbiter.v1.ReportToolCallCancellationRequest\x1a..arbiter.v1.ReportToolCallCancellationResponse\x12?\n\x06\x44\x65\x63ide\x12\x19.arbiter.v1.DecideRequest\x1a\x1a.arbiter.v1.DecideResponse\x12\x45\n\x08\x43omplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12]\n\x10\x43onfigureSession\x12#.arbiter.v1.ConfigureSessionRequest\x1a$.arbiter.v1.ConfigureSessionResponse\x12K\n\nGetSession\x12\x1d.arbiter.v1.GetSessionRequest\x1a\x1e.arbiter.v1.GetSessionResponse\x12Q\n\x0c\x43loseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61rbiter/v1/arbiter.proto\x12\narbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x01\n\x13RegisterCallRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12%\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12&\n\x08\x62\x65havior\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Behavior\x12+\n\x0btool_choice\x18\x06 \x01(\x0e\x32\x16.arbiter.v1.ToolChoice\x12\x14\n\x0c\x62usiness_key\x18\x07 \x01(\t\"\xcc\x01\n\x14RegisterCallResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12,\n\x0b\x64isposition\x18\x02 \x01(\x0e\x32\x17.arbiter.v1.Disposition\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64uplicate_of\x18\x04 \x01(\t\x12\x14\n\x0c\x62usiness_key\x18\x05 \x01(\t\x12\x13\n\x0bside_effect\x18\x06 \x01(\x08\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x07 \x01(\x0b\x32\x13.arbiter.v1.Effects\"Q\n\x13ReportSpeechRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12&\n\x05\x65vent\x18\x02 \x01(\x0e\x32\x17.arbiter.v1.SpeechEvent\"<\n\x14ReportSpeechResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\"l\n\x17ReportTranscriptRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x1e\n\x04role\x18\x02 \x01(\x0e\x32\x10.arbiter.v1.Role\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07interim\x18\x04 \x01(\x08\"k\n\x18ReportTranscriptResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x0e\n\x06intent\x18\x02 \x01(\t\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x03 \x03(\t\"I\n!ReportToolCallCancellationRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61ll_ids\x18\x02 \x03(\t\"e\n\"ReportToolCallCancellationResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x02 \x03(\t\"n\n\rDecideRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x10\n\x08prepared\x18\x03 \x01(\x08\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x88\x01\n\x0e\x44\x65\x63ideResponse\x12&\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32\x14.arbiter.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12.\n\ndecided_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"\x93\x01\n\x0f\x43ompleteRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12$\n\x07outcome\x18\x03 \x01(\x0e\x32\x13.arbiter.v1.Outcome\x12\'\n\x06result\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"8\n\x10\x43ompleteResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\"\\\n\x17\x43onfigureSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x1b\n\x13response_scheduling\x18\x03 \x01(\x08\"I\n\x18\x43onfigureSessionResponse\x12\x10\n\x08language\x18\x01 \x01(\t\x12\x1b\n\x13response_scheduling\x18\x02 \x01(\x08\"!\n\x0bPollRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"d\n\x0cPollResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12.\n\nnext_timer\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"\xf8\x01\n\x12GetSessionResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12.\n\rpending_calls\x18\x02 \x03(\x0b\x32\x17.arbiter.v1.PendingCall\x12\x1d\n\x04jobs\x18\x03 \x03(\x0b\x32\x0f.arbiter.v1.Job\x12\x16\n\x0eutterance_open\x18\x04 \x01(\x08\x12\x16\n\x0emodel_speaking\x18\x05 \x01(\x08\x12.\n\nnext_timer\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63losed\x18\x07 \x01(\x08\x12\x0f\n\x07version\x18\x08 \x01(\x04\"\x8c\x01\n\x0bPendingCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12&\n\x03\x61ge\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12&\n\x08\x62\x65havior\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Behavior\"\xa6\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x14\n\x0c\x62usiness_key\x18\x03 \x01(\t\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.arbiter.v1.JobState\x12&\n\x08\x64\x65\x63ision\x18\x05 \x01(\x0e\x32\x14.arbiter.v1.Decision\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12$\n\x07outcome\x18\x07 \x01(\x0e\x32\x13.arbiter.v1.Outcome\x12\x10\n\x08\x63\x61ll_ids\x18\x08 \x03(\t\x12\x11\n\tabandoned\x18\t \x01(\x08\x12\x13\n\x0bside_effect\x18\n \x01(\x08\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\")\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"W\n\x14\x43loseSessionResponse\x12$\n\x07\x65\x66\x66\x65\x63ts\x18\x01 \x01(\x0b\x32\x13.arbiter.v1.Effects\x12\x19\n\x11\x63\x61ncelled_job_ids\x18\x02 \x03(\t\"|\n\x07\x45\x66\x66\x65\x63ts\x12/\n\tresponses\x18\x01 \x03(\x0b\x32\x1c.arbiter.v1.FunctionResponse\x12\x1f\n\x05skips\x18\x02 \x03(\x0b\x32\x10.arbiter.v1.Skip\x12\x1f\n\x05notes\x18\x03 \x03(\x0b\x32\x10.arbiter.v1.Note\"k\n\x10\x46unctionResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12(\n\x07payload\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"E\n\x04Skip\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06job_id\x18\x04 \x01(\t\"\xb7\x01\n\x04Note\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12%\n\x07\x64\x65liver\x18\x03 \x01(\x0e\x32\x14.arbiter.v1.Delivery\x12 \n\x03via\x18\x04 \x01(\x0e\x32\x13.arbiter.v1.NoteVia\x12\x0f\n\x07\x63\x61ll_id\x18\x05 \x01(\t\x12*\n\nscheduling\x18\x06 \x01(\x0e\x32\x16.arbiter.v1.Scheduling\x12\x0b\n\x03why\x18\x07 \x01(\t*V\n\x08\x42\x65havior\x12\x18\n\x14\x42\x45HAVIOR_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42\x45HAVIOR_BLOCKING\x10\x01\x12\x19\n\x15\x42\x45HAVIOR_NON_BLOCKING\x10\x02*U\n\nToolChoice\x12\x1b\n\x17TOOL_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_CHOICE_AUTO\x10\x01\x12\x14\n\x10TOOL_CHOICE_NONE\x10\x02*v\n\x0b\x44isposition\x12\x1b\n\x17\x44ISPOSITION_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44ISPOSITION_EXECUTE\x10\x01\x12\x19\n\x15\x44ISPOSITION_DUPLICATE\x10\x02\x12\x16\n\x12\x44ISPOSITION_REJECT\x10\x03*\x8a\x02\n\x0bSpeechEvent\x12\x1c\n\x18SPEECH_EVENT_UNSPECIFIED\x10\x00\x12$\n SPEECH_EVENT_USER_ACTIVITY_START\x10\x01\x12\"\n\x1eSPEECH_EVENT_USER_ACTIVITY_END\x10\x02\x12#\n\x1fSPEECH_EVENT_MODEL_OUTPUT_START\x10\x03\x12*\n&SPEECH_EVENT_MODEL_GENERATION_COMPLETE\x10\x04\x12$\n SPEECH_EVENT_MODEL_TURN_COMPLETE\x10\x05\x12\x1c\n\x18SPEECH_EVENT_INTERRUPTED\x10\x06*;\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x0e\n\nROLE_MODEL\x10\x02*d\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x14\n\x10\x44\x45\x43ISION_PENDING\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_COMMIT\x10\x02\x12\x13\n\x0f\x44\x45\x43ISION_CANCEL\x10\x03*x\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11OUTCOME_COMMITTED\x10\x01\x12\x15\n\x11OUTCOME_CANCELLED\x10\x02\x12\x12\n\x0eOUTCOME_FAILED\x10\x03\x12\x12\n\x0eOUTCOME_RESULT\x10\x04*\x98\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13JOB_STATE_PREPARING\x10\x01\x12\x16\n\x12JOB_STATE_PREPARED\x10\x02\x12\x15\n\x11JOB_STATE_DECIDED\x10\x03\x12\x15\n\x11JOB_STATE_RUNNING\x10\x04\x12\x12\n\x0eJOB_STATE_DONE\x10\x05*N\n\x08\x44\x65livery\x12\x18\n\x14\x44\x45LIVERY_UNSPECIFIED\x10\x00\x12\x10\n\x0c\x44\x45LIVERY_NOW\x10\x01\x12\x16\n\x12\x44\x45LIVERY_WHEN_IDLE\x10\x02*[\n\x07NoteVia\x12\x18\n\x14NOTE_VIA_UNSPECIFIED\x10\x00\x12\x16\n\x12NOTE_VIA_USER_TURN\x10\x01\x12\x1e\n\x1aNOTE_VIA_FUNCTION_RESPONSE\x10\x02*s\n\nScheduling\x12\x1a\n\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n\x11SCHEDULING_SILENT\x10\x03\x32\xd4\x06\n\x0e\x41rbiterService\x12Q\n\x0cRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n\x0cReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n\x10ReportTranscript\x12#.arbiter.v1.ReportTranscriptRequest\x1a$.arbiter.v1.ReportTranscriptResponse\x12{\n\x1aReportToolCallCancellation\x12-.arbiter.v1.ReportToolCallCancellationRequest\x1a..arbiter.v1.ReportToolCallCancellationResponse\x12?\n\x06\x44\x65\x63ide\x12\x19.arbiter.v1.DecideRequest\x1a\x1a.arbiter.v1.DecideResponse\x12\x45\n\x08\x43omplete\x12\x1b.arbiter.v1.CompleteRequest\x1a\x1c.arbiter.v1.CompleteResponse\x12]\n\x10\x43onfigureSession\x12#.arbiter.v1.ConfigureSessionRequest\x1a$.arbiter.v1.ConfigureSessionResponse\x12\x39\n\x04Poll\x12\x17.arbiter.v1.PollRequest\x1a\x18.arbiter.v1.PollResponse\x12K\n\nGetSession\x12\x1d.arbiter.v1.GetSessionRequest\x1a\x1e.arbiter.v1.GetSessionResponse\x12Q\n\x0c\x43loseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arbiter.v1.arbiter_pb2', globals())
@@ -24,28 +24,28 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1'
-  _BEHAVIOR._serialized_start=3089
-  _BEHAVIOR._serialized_end=3175
-  _TOOLCHOICE._serialized_start=3177
-  _TOOLCHOICE._serialized_end=3262
-  _DISPOSITION._serialized_start=3264
-  _DISPOSITION._serialized_end=3382
-  _SPEECHEVENT._serialized_start=3385
-  _SPEECHEVENT._serialized_end=3651
-  _ROLE._serialized_start=3653
-  _ROLE._serialized_end=3712
-  _DECISION._serialized_start=3714
-  _DECISION._serialized_end=3814
-  _OUTCOME._serialized_start=3816
-  _OUTCOME._serialized_end=3936
-  _JOBSTATE._serialized_start=3939
-  _JOBSTATE._serialized_end=4091
-  _DELIVERY._serialized_start=4093
-  _DELIVERY._serialized_end=4171
-  _NOTEVIA._serialized_start=4173
-  _NOTEVIA._serialized_end=4264
-  _SCHEDULING._serialized_start=4266
-  _SCHEDULING._serialized_end=4381
+  _BEHAVIOR._serialized_start=3226
+  _BEHAVIOR._serialized_end=3312
+  _TOOLCHOICE._serialized_start=3314
+  _TOOLCHOICE._serialized_end=3399
+  _DISPOSITION._serialized_start=3401
+  _DISPOSITION._serialized_end=3519
+  _SPEECHEVENT._serialized_start=3522
+  _SPEECHEVENT._serialized_end=3788
+  _ROLE._serialized_start=3790
+  _ROLE._serialized_end=3849
+  _DECISION._serialized_start=3851
+  _DECISION._serialized_end=3951
+  _OUTCOME._serialized_start=3953
+  _OUTCOME._serialized_end=4073
+  _JOBSTATE._serialized_start=4076
+  _JOBSTATE._serialized_end=4228
+  _DELIVERY._serialized_start=4230
+  _DELIVERY._serialized_end=4308
+  _NOTEVIA._serialized_start=4310
+  _NOTEVIA._serialized_end=4401
+  _SCHEDULING._serialized_start=4403
+  _SCHEDULING._serialized_end=4518
   _REGISTERCALLREQUEST._serialized_start=136
   _REGISTERCALLREQUEST._serialized_end=354
   _REGISTERCALLRESPONSE._serialized_start=357
@@ -74,26 +74,30 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _CONFIGURESESSIONREQUEST._serialized_end=1656
   _CONFIGURESESSIONRESPONSE._serialized_start=1658
   _CONFIGURESESSIONRESPONSE._serialized_end=1731
-  _GETSESSIONREQUEST._serialized_start=1733
-  _GETSESSIONREQUEST._serialized_end=1772
-  _GETSESSIONRESPONSE._serialized_start=1775
-  _GETSESSIONRESPONSE._serialized_end=2023
-  _PENDINGCALL._serialized_start=2026
-  _PENDINGCALL._serialized_end=2166
-  _JOB._serialized_start=2169
-  _JOB._serialized_end=2463
-  _CLOSESESSIONREQUEST._serialized_start=2465
-  _CLOSESESSIONREQUEST._serialized_end=2506
-  _CLOSESESSIONRESPONSE._serialized_start=2508
-  _CLOSESESSIONRESPONSE._serialized_end=2595
-  _EFFECTS._serialized_start=2597
-  _EFFECTS._serialized_end=2721
-  _FUNCTIONRESPONSE._serialized_start=2723
-  _FUNCTIONRESPONSE._serialized_end=2830
-  _SKIP._serialized_start=2832
-  _SKIP._serialized_end=2901
-  _NOTE._serialized_start=2904
-  _NOTE._serialized_end=3087
-  _ARBITERSERVICE._serialized_start=4384
-  _ARBITERSERVICE._serialized_end=5177
+  _POLLREQUEST._serialized_start=1733
+  _POLLREQUEST._serialized_end=1766
+  _POLLRESPONSE._serialized_start=1768
+  _POLLRESPONSE._serialized_end=1868
+  _GETSESSIONREQUEST._serialized_start=1870
+  _GETSESSIONREQUEST._serialized_end=1909
+  _GETSESSIONRESPONSE._serialized_start=1912
+  _GETSESSIONRESPONSE._serialized_end=2160
+  _PENDINGCALL._serialized_start=2163
+  _PENDINGCALL._serialized_end=2303
+  _JOB._serialized_start=2306
+  _JOB._serialized_end=2600
+  _CLOSESESSIONREQUEST._serialized_start=2602
+  _CLOSESESSIONREQUEST._serialized_end=2643
+  _CLOSESESSIONRESPONSE._serialized_start=2645
+  _CLOSESESSIONRESPONSE._serialized_end=2732
+  _EFFECTS._serialized_start=2734
+  _EFFECTS._serialized_end=2858
+  _FUNCTIONRESPONSE._serialized_start=2860
+  _FUNCTIONRESPONSE._serialized_end=2967
+  _SKIP._serialized_start=2969
+  _SKIP._serialized_end=3038
+  _NOTE._serialized_start=3041
+  _NOTE._serialized_end=3224
+  _ARBITERSERVICE._serialized_start=4521
+  _ARBITERSERVICE._serialized_end=5373
 # @@protoc_insertion_point(module_scope)

@@ -236,6 +236,20 @@ class PendingCall(_message.Message):
     tool: str
     def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., job_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ...) -> None: ...
 
+class PollRequest(_message.Message):
+    __slots__ = ["session_id"]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class PollResponse(_message.Message):
+    __slots__ = ["effects", "next_timer"]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_TIMER_FIELD_NUMBER: _ClassVar[int]
+    effects: Effects
+    next_timer: _timestamp_pb2.Timestamp
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class RegisterCallRequest(_message.Message):
     __slots__ = ["args", "behavior", "business_key", "call_id", "session_id", "tool", "tool_choice"]
     ARGS_FIELD_NUMBER: _ClassVar[int]

@@ -53,6 +53,11 @@ class ArbiterServiceStub(object):
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.SerializeToString,
                 response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.FromString,
                 )
+        self.Poll = channel.unary_unary(
+                '/arbiter.v1.ArbiterService/Poll',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.PollRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.PollResponse.FromString,
+                )
         self.GetSession = channel.unary_unary(
                 '/arbiter.v1.ArbiterService/GetSession',
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.GetSessionRequest.SerializeToString,
@@ -143,6 +148,17 @@ class ArbiterServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Poll(self, request, context):
+        """Poll steps the session's timers to now and returns the effects they made due: the
+        timeout answers of calls whose max_pending deadline passed (every live call id is
+        answered by then), and the claim check of a model turn cut by `interrupted` once its
+        join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+        steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSession(self, request, context):
         """GetSession returns the session's state: pending call ids with their age, jobs and
         their states, whether a user utterance is open, the next timer. Read-only.
@@ -198,6 +214,11 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
                     servicer.ConfigureSession,
                     request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.FromString,
                     response_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.SerializeToString,
+            ),
+            'Poll': grpc.unary_unary_rpc_method_handler(
+                    servicer.Poll,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.PollRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.PollResponse.SerializeToString,
             ),
             'GetSession': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSession,
@@ -339,6 +360,23 @@ class ArbiterService(object):
         return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/ConfigureSession',
             arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionRequest.SerializeToString,
             arbiter_dot_v1_dot_arbiter__pb2.ConfigureSessionResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Poll(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/Poll',
+            arbiter_dot_v1_dot_arbiter__pb2.PollRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.PollResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

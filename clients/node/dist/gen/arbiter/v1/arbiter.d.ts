@@ -428,6 +428,18 @@ export interface ConfigureSessionResponse {
     /** Whether notes may ride on function responses. */
     responseScheduling: boolean;
 }
+/** PollRequest names a session. */
+export interface PollRequest {
+    /** Required. The session id. */
+    sessionId: string;
+}
+/** PollResponse carries what came due. */
+export interface PollResponse {
+    /** Function responses (deadline answers), skips and notes that came due. */
+    effects: Effects | undefined;
+    /** The next time a timer of this session is due; unset when none. */
+    nextTimer: Date | undefined;
+}
 /** GetSessionRequest names a session. */
 export interface GetSessionRequest {
     /** Required. The session id. NOT_FOUND when unknown or expired. */
@@ -601,6 +613,8 @@ export declare const CompleteRequest: MessageFns<CompleteRequest>;
 export declare const CompleteResponse: MessageFns<CompleteResponse>;
 export declare const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest>;
 export declare const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse>;
+export declare const PollRequest: MessageFns<PollRequest>;
+export declare const PollResponse: MessageFns<PollResponse>;
 export declare const GetSessionRequest: MessageFns<GetSessionRequest>;
 export declare const GetSessionResponse: MessageFns<GetSessionResponse>;
 export declare const PendingCall: MessageFns<PendingCall>;
@@ -726,6 +740,22 @@ export declare const ArbiterServiceService: {
         readonly responseDeserialize: (value: Buffer) => ConfigureSessionResponse;
     };
     /**
+     * Poll steps the session's timers to now and returns the effects they made due: the
+     * timeout answers of calls whose max_pending deadline passed (every live call id is
+     * answered by then), and the claim check of a model turn cut by `interrupted` once its
+     * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+     * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+     */
+    readonly poll: {
+        readonly path: "/arbiter.v1.ArbiterService/Poll";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: PollRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => PollRequest;
+        readonly responseSerialize: (value: PollResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => PollResponse;
+    };
+    /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.
      */
@@ -806,6 +836,14 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      */
     configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
     /**
+     * Poll steps the session's timers to now and returns the effects they made due: the
+     * timeout answers of calls whose max_pending deadline passed (every live call id is
+     * answered by then), and the claim check of a model turn cut by `interrupted` once its
+     * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+     * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+     */
+    poll: handleUnaryCall<PollRequest, PollResponse>;
+    /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.
      */
@@ -883,6 +921,16 @@ export interface ArbiterServiceClient extends Client {
     configureSession(request: ConfigureSessionRequest, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
     configureSession(request: ConfigureSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
     configureSession(request: ConfigureSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
+    /**
+     * Poll steps the session's timers to now and returns the effects they made due: the
+     * timeout answers of calls whose max_pending deadline passed (every live call id is
+     * answered by then), and the claim check of a model turn cut by `interrupted` once its
+     * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+     * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+     */
+    poll(request: PollRequest, callback: (error: ServiceError | null, response: PollResponse) => void): ClientUnaryCall;
+    poll(request: PollRequest, metadata: Metadata, callback: (error: ServiceError | null, response: PollResponse) => void): ClientUnaryCall;
+    poll(request: PollRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: PollResponse) => void): ClientUnaryCall;
     /**
      * GetSession returns the session's state: pending call ids with their age, jobs and
      * their states, whether a user utterance is open, the next timer. Read-only.

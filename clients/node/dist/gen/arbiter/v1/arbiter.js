@@ -2092,6 +2092,157 @@ export const ConfigureSessionResponse = {
         return message;
     },
 };
+function createBasePollRequest() {
+    return { sessionId: "" };
+}
+export const PollRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBasePollRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        return obj;
+    },
+    create(base) {
+        return PollRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBasePollRequest();
+        message.sessionId = object.sessionId ?? "";
+        return message;
+    },
+};
+function createBasePollResponse() {
+    return { effects: undefined, nextTimer: undefined };
+}
+export const PollResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.effects !== undefined) {
+            Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        if (message.nextTimer !== undefined) {
+            Timestamp.encode(toTimestamp(message.nextTimer), writer.uint32(18).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBasePollResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.effects = Effects.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.nextTimer = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+            nextTimer: isSet(object.nextTimer)
+                ? fromJsonTimestamp(object.nextTimer)
+                : isSet(object.next_timer)
+                    ? fromJsonTimestamp(object.next_timer)
+                    : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.effects !== undefined) {
+            obj.effects = Effects.toJSON(message.effects);
+        }
+        if (message.nextTimer !== undefined) {
+            obj.nextTimer = message.nextTimer.toISOString();
+        }
+        return obj;
+    },
+    create(base) {
+        return PollResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBasePollResponse();
+        message.effects = (object.effects !== undefined && object.effects !== null)
+            ? Effects.fromPartial(object.effects)
+            : undefined;
+        message.nextTimer = object.nextTimer ?? undefined;
+        return message;
+    },
+};
 function createBaseGetSessionRequest() {
     return { sessionId: "" };
 }
@@ -3477,6 +3628,22 @@ export const ArbiterServiceService = {
         requestDeserialize: (value) => ConfigureSessionRequest.decode(value),
         responseSerialize: (value) => Buffer.from(ConfigureSessionResponse.encode(value).finish()),
         responseDeserialize: (value) => ConfigureSessionResponse.decode(value),
+    },
+    /**
+     * Poll steps the session's timers to now and returns the effects they made due: the
+     * timeout answers of calls whose max_pending deadline passed (every live call id is
+     * answered by then), and the claim check of a model turn cut by `interrupted` once its
+     * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+     * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+     */
+    poll: {
+        path: "/arbiter.v1.ArbiterService/Poll",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(PollRequest.encode(value).finish()),
+        requestDeserialize: (value) => PollRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(PollResponse.encode(value).finish()),
+        responseDeserialize: (value) => PollResponse.decode(value),
     },
     /**
      * GetSession returns the session's state: pending call ids with their age, jobs and

@@ -872,6 +872,22 @@ export interface ConfigureSessionResponse {
   responseScheduling: boolean;
 }
 
+/** PollRequest names a session. */
+export interface PollRequest {
+  /** Required. The session id. */
+  sessionId: string;
+}
+
+/** PollResponse carries what came due. */
+export interface PollResponse {
+  /** Function responses (deadline answers), skips and notes that came due. */
+  effects:
+    | Effects
+    | undefined;
+  /** The next time a timer of this session is due; unset when none. */
+  nextTimer: Date | undefined;
+}
+
 /** GetSessionRequest names a session. */
 export interface GetSessionRequest {
   /** Required. The session id. NOT_FOUND when unknown or expired. */
@@ -2659,6 +2675,170 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
   },
 };
 
+function createBasePollRequest(): PollRequest {
+  return { sessionId: "" };
+}
+
+export const PollRequest: MessageFns<PollRequest> = {
+  encode(message: PollRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PollRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePollRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PollRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PollRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PollRequest>, I>>(base?: I): PollRequest {
+    return PollRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PollRequest>, I>>(object: I): PollRequest {
+    const message = createBasePollRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBasePollResponse(): PollResponse {
+  return { effects: undefined, nextTimer: undefined };
+}
+
+export const PollResponse: MessageFns<PollResponse> = {
+  encode(message: PollResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.effects !== undefined) {
+      Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    if (message.nextTimer !== undefined) {
+      Timestamp.encode(toTimestamp(message.nextTimer), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PollResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePollResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.effects = Effects.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextTimer = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PollResponse {
+    return {
+      effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+      nextTimer: isSet(object.nextTimer)
+        ? fromJsonTimestamp(object.nextTimer)
+        : isSet(object.next_timer)
+        ? fromJsonTimestamp(object.next_timer)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PollResponse): unknown {
+    const obj: any = {};
+    if (message.effects !== undefined) {
+      obj.effects = Effects.toJSON(message.effects);
+    }
+    if (message.nextTimer !== undefined) {
+      obj.nextTimer = message.nextTimer.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PollResponse>, I>>(base?: I): PollResponse {
+    return PollResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PollResponse>, I>>(object: I): PollResponse {
+    const message = createBasePollResponse();
+    message.effects = (object.effects !== undefined && object.effects !== null)
+      ? Effects.fromPartial(object.effects)
+      : undefined;
+    message.nextTimer = object.nextTimer ?? undefined;
+    return message;
+  },
+};
+
 function createBaseGetSessionRequest(): GetSessionRequest {
   return { sessionId: "" };
 }
@@ -4159,6 +4339,22 @@ export const ArbiterServiceService = {
     responseDeserialize: (value: Buffer): ConfigureSessionResponse => ConfigureSessionResponse.decode(value),
   },
   /**
+   * Poll steps the session's timers to now and returns the effects they made due: the
+   * timeout answers of calls whose max_pending deadline passed (every live call id is
+   * answered by then), and the claim check of a model turn cut by `interrupted` once its
+   * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+   * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+   */
+  poll: {
+    path: "/arbiter.v1.ArbiterService/Poll" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PollRequest): Buffer => Buffer.from(PollRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PollRequest => PollRequest.decode(value),
+    responseSerialize: (value: PollResponse): Buffer => Buffer.from(PollResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PollResponse => PollResponse.decode(value),
+  },
+  /**
    * GetSession returns the session's state: pending call ids with their age, jobs and
    * their states, whether a user utterance is open, the next timer. Read-only.
    */
@@ -4240,6 +4436,14 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * Idempotent; optional (defaults: English, no scheduling).
    */
   configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
+  /**
+   * Poll steps the session's timers to now and returns the effects they made due: the
+   * timeout answers of calls whose max_pending deadline passed (every live call id is
+   * answered by then), and the claim check of a model turn cut by `interrupted` once its
+   * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+   * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+   */
+  poll: handleUnaryCall<PollRequest, PollResponse>;
   /**
    * GetSession returns the session's state: pending call ids with their age, jobs and
    * their states, whether a user utterance is open, the next timer. Read-only.
@@ -4402,6 +4606,25 @@ export interface ArbiterServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Poll steps the session's timers to now and returns the effects they made due: the
+   * timeout answers of calls whose max_pending deadline passed (every live call id is
+   * answered by then), and the claim check of a model turn cut by `interrupted` once its
+   * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
+   * steady beat (every RPC returns such effects too). NOT_FOUND for an unknown session.
+   */
+  poll(request: PollRequest, callback: (error: ServiceError | null, response: PollResponse) => void): ClientUnaryCall;
+  poll(
+    request: PollRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PollResponse) => void,
+  ): ClientUnaryCall;
+  poll(
+    request: PollRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PollResponse) => void,
   ): ClientUnaryCall;
   /**
    * GetSession returns the session's state: pending call ids with their age, jobs and
