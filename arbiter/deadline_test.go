@@ -140,3 +140,15 @@ func TestPropertyDeadlinesAnswerEveryCall(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatOfDeadID: registering an id again after it died returns the recorded
+// answer and the skip, so a retrying agent never answers it.
+func TestRepeatOfDeadID(t *testing.T) {
+	sp := newStepper(t, bookingPolicy())
+	sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Behavior: Blocking, Args: map[string]any{"slot": "tomorrow 3pm"}})
+	sp.do(2000, Speech{Kind: Interrupted})
+	out := sp.do(2100, RegisterCall{CallID: "c1", Tool: "book_slot", Behavior: Blocking, Args: map[string]any{"slot": "tomorrow 3pm"}})
+	if !out.Call.Repeat || len(out.Effects.Skips) != 1 || out.Effects.Skips[0].Reason != "abandoned" || len(out.Effects.Responses) != 0 {
+		t.Fatalf("repeat of a dead id: %+v %+v", out.Call, out.Effects)
+	}
+}

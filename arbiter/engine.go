@@ -265,8 +265,11 @@ func (st *step) validate(ev Event) error {
 		default:
 			return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
 		}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		}
 		if ev.CallID != "" && s.call(ev.CallID) != nil {
-			return nil // idempotent repeat: answered from the record, even when closed
+			return nil // idempotent repeat: answered from the record
 		}
 		if s.Closed {
 			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
@@ -298,13 +301,11 @@ func (st *step) validate(ev Event) error {
 			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 		}
 	case ToolCallCancellation:
-		if len(ev.CallIDs) == 0 {
-			return Errorf(Invalid, "call_ids: at least one call id is required")
+		if err := ValidateCallIDs(ev.CallIDs); err != nil {
+			return err
 		}
-		for i, id := range ev.CallIDs {
-			if !validName(id) {
-				return Errorf(Invalid, "call_ids[%d]: %q must be 1-128 characters from [A-Za-z0-9_.:-]", i, trunc(id))
-			}
+		if s.Closed {
+			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 		}
 	case Configure:
 		if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
@@ -342,6 +343,20 @@ func (st *step) validate(ev Event) error {
 		}
 		// The decision may still be made by a timer inside this step; complete()
 		// checks again after advancing.
+	}
+	return nil
+}
+
+// ValidateCallIDs checks a tool-call cancellation's ids: at least one, each 1-128
+// characters from [A-Za-z0-9_.:-]. Errors: Invalid naming call_ids or call_ids[i].
+func ValidateCallIDs(ids []string) error {
+	if len(ids) == 0 {
+		return Errorf(Invalid, "call_ids: at least one call id is required")
+	}
+	for i, id := range ids {
+		if !validName(id) {
+			return Errorf(Invalid, "call_ids[%d]: %q must be 1-128 characters from [A-Za-z0-9_.:-]", i, trunc(id))
+		}
 	}
 	return nil
 }
@@ -567,7 +582,11 @@ func (st *step) register(ev RegisterCall) error {
 		if c := s.call(ev.CallID); c != nil {
 			st.out.Call = st.callResult(c)
 			st.out.Call.Repeat = true
-			if c.Outcome != nil && !c.Outcome.Dead {
+			switch {
+			case c.Outcome == nil:
+			case c.Outcome.Dead: // the same answer, and the id is dead: never answer it
+				st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason})
+			default:
 				st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
 			}
 			return nil

@@ -60,7 +60,7 @@ var DefaultPhrases = map[string]Phrases{
 		WeakAmend: []string{"actually", "rather"},
 	},
 	"es": {
-		Stop:      []string{"para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
+		Stop:      []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
 		Soft:      []string{"espera", "un momento"},
 		Amend:     []string{"mejor", "cámbialo a", "cambialo a", "cambia a", "en vez de", "en lugar de", "hazlo a las", "no el", "no la"},
 		WeakAmend: []string{"en realidad"},
@@ -154,7 +154,7 @@ func Classify(text string, p Phrases) (Intent, string) {
 		}
 	}
 	switch {
-	case stopAt >= 0 && stopAt > amendAt:
+	case stopAt >= 0 && stopAt >= amendAt: // a tie ("mejor no") stops: fail closed
 		return IntentStop, stop
 	case amendAt >= 0:
 		return IntentAmend, amend

@@ -24,6 +24,9 @@ var Epoch = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 // flag sets one (spec: 4000).
 const DefaultPrepareMS = 4000
 
+// MaxPrepareMS bounds a prepare time (24 h), so time arithmetic cannot overflow.
+const MaxPrepareMS = 24 * 3600 * 1000
+
 // Timebase is the replay's clock: virtual (the in-process server runs on it) or real
 // (remote servers; AdvanceTo sleeps).
 type Timebase interface {
@@ -141,6 +144,8 @@ type runner struct {
 	refs         map[string]TraceEvent
 	commitN      int
 	closed       bool
+	started      bool // an RPC has created the session
+	closeSkips   int  // ids first marked dead by CloseSession
 }
 
 // Run replays one parsed trace against the arbiter behind c, on clock, writing output
@@ -291,6 +296,11 @@ func (r *runner) schedule(p pending) {
 
 func (r *runner) apply(ev TraceEvent) error {
 	switch ev.Event {
+	case "session_start", "end", "connection":
+	default:
+		r.started = true // every other event reaches the arbiter and creates the session
+	}
+	switch ev.Event {
 	case "session_start":
 		return r.sessionStart(ev)
 	case "connection":
@@ -340,6 +350,9 @@ func (r *runner) apply(ev TraceEvent) error {
 
 func (r *runner) sessionStart(ev TraceEvent) error {
 	if ev.PrepareMS != nil {
+		if *ev.PrepareMS < 0 || *ev.PrepareMS > MaxPrepareMS {
+			return fmt.Errorf("prepare_ms: %d is outside 0..%d", *ev.PrepareMS, MaxPrepareMS)
+		}
 		r.prepareMS = *ev.PrepareMS
 	}
 	if ev.CommitResult != nil {
@@ -349,6 +362,9 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 		var b backend
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return fmt.Errorf("backend.%s: %v", tool, err)
+		}
+		if b.PrepareMS != nil && (*b.PrepareMS < 0 || *b.PrepareMS > MaxPrepareMS) {
+			return fmt.Errorf("backend.%s.prepare_ms: %d is outside 0..%d", tool, *b.PrepareMS, MaxPrepareMS)
 		}
 		switch b.Commit {
 		case "", "ok", "fail":
@@ -558,6 +574,9 @@ func (r *runner) effects(e *arbiterv1.Effects) error {
 			return fmt.Errorf("call %s marked dead after it was answered", sk.CallId)
 		}
 		r.skipped[sk.CallId] = true
+		if r.closed {
+			r.closeSkips++ // already counted as unanswered
+		}
 		r.emit(Line{Out: "skip", TMs: r.nowMS(), CallID: sk.CallId, Reason: sk.Reason})
 	}
 	for _, n := range e.GetNotes() {
@@ -578,6 +597,9 @@ func (r *runner) close() error {
 			r.res.Summary.Unanswered = append(r.res.Summary.Unanswered, id)
 		}
 	}
+	if !r.started {
+		return nil // nothing ever reached the arbiter: there is no session to close
+	}
 	resp, err := r.c.CloseSession(r.ctx, &arbiterv1.CloseSessionRequest{SessionId: r.opt.SessionID})
 	if err != nil {
 		return fmt.Errorf("CloseSession: %w", err)
@@ -594,7 +616,7 @@ func (r *runner) summarize() {
 	s.Out = "summary"
 	s.Calls = len(r.callOrder)
 	s.Answered = len(r.answered)
-	s.Skipped = len(r.skipped)
+	s.Skipped = len(r.skipped) - r.closeSkips // ids dead only because the session closed are unanswered
 	if s.Unanswered == nil {
 		s.Unanswered = []string{}
 	}

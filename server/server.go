@@ -289,6 +289,9 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
+	if err := arbiter.ValidateCallIDs(req.GetCallIds()); err != nil {
+		return nil, s.status(ctx, err) // before the session lookup: bad input is INVALID_ARGUMENT
+	}
 	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
 	if err != nil {
 		return nil, err

@@ -253,6 +253,10 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "s1"})
 			return err
 		}, codes.InvalidArgument, "call_ids"},
+		{"cancellation with a bad id on an unknown session", func() error {
+			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "nope", CallIds: []string{"bad id"}})
+			return err
+		}, codes.InvalidArgument, "call_ids[0]"},
 		{"get unknown session", func() error {
 			_, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "nope"})
 			return err

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,8 @@ func (env *runEnv) run(args []string) int {
 		return 2
 	}
 	if err := kctx.Run(env); err != nil {
-		if e, ok := err.(exitError); ok {
+		var e exitError
+		if errors.As(err, &e) { // kong wraps what Run returns
 			return int(e)
 		}
 		fmt.Fprintf(stderr, "arbiter: %v\n", err)

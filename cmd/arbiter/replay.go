@@ -40,8 +40,12 @@ type traceRun struct {
 // summary table to stderr. The exit code is 1 when any trace ends with an unanswered
 // call or a double commit, or cannot be replayed.
 func (c *replayCmd) Run(env *runEnv) error {
-	if c.PrepareMS != nil && *c.PrepareMS < 0 {
-		return fmt.Errorf("--prepare-ms: %d is negative", *c.PrepareMS)
+	if c.PrepareMS != nil && (*c.PrepareMS < 0 || *c.PrepareMS > replay.MaxPrepareMS) {
+		fmt.Fprintf(env.stderr, "arbiter: --prepare-ms: %d is outside 0..%d (24 h)\n", *c.PrepareMS, replay.MaxPrepareMS)
+		return exitError(2) // a usage error, like kong's own
+	}
+	if c.Tools == "" {
+		fmt.Fprintln(env.stderr, "arbiter replay: no --tools: every tool is read-only pass-through, nothing is held or deduplicated")
 	}
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {

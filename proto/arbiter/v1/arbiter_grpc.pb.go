@@ -66,7 +66,8 @@ type ArbiterServiceClient interface {
 	// EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
 	// (do nothing: the business key matches a job already open, whose outcome will answer
 	// this id too) or REJECT (do not run it; send the error response in effects now).
-	// Registering the same call id twice is idempotent and returns the first answer.
+	// Registering the same call id twice is idempotent and returns the first answer, with
+	// its response again if it has one, or a skip if the id has since died.
 	RegisterCall(ctx context.Context, in *RegisterCallRequest, opts ...grpc.CallOption) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
 	// return skips (abandoned BLOCKING call ids that must never be answered).
@@ -79,7 +80,9 @@ type ArbiterServiceClient interface {
 	// ReportToolCallCancellation reports call ids the server withdrew
 	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
 	// A withdrawn job is cancelled if it has not been decided; if it committed, its note
-	// says it was done. Unknown or already answered ids are ignored.
+	// says it was done. Unknown or already answered ids are ignored. The ids are checked
+	// before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+	// FAILED_PRECONDITION.
 	ReportToolCallCancellation(ctx context.Context, in *ReportToolCallCancellationRequest, opts ...grpc.CallOption) (*ReportToolCallCancellationResponse, error)
 	// Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
@@ -89,9 +92,9 @@ type ArbiterServiceClient interface {
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
-	// the job's own call id and its duplicates, if still live. Idempotent: the same report again
-	// returns the same effects; a different report for a completed job is
-	// FAILED_PRECONDITION.
+	// the job's own call id and its duplicates, if still live. Idempotent: the same
+	// outcome again returns the same effects (the first report's result and error stand);
+	// a different outcome for a completed job is FAILED_PRECONDITION.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 	// ConfigureSession sets a session's options, creating it if needed: its language
 	// (which stop and amend phrases apply) and whether the provider honours
@@ -109,8 +112,9 @@ type ArbiterServiceClient interface {
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// CloseSession closes a session (the model connection ended). Undecided jobs are
 	// cancelled (fail closed) and every call id still unanswered is marked dead, returned
-	// as skips. Idempotent. A closed session still accepts Complete for jobs already
-	// decided, so a commit in flight is recorded.
+	// as skips. Idempotent. A closed session still accepts Complete for jobs still
+	// running (a commit in flight, a read-only call), so what happened is recorded; every
+	// other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
 	CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error)
 }
 
@@ -235,7 +239,8 @@ type ArbiterServiceServer interface {
 	// EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
 	// (do nothing: the business key matches a job already open, whose outcome will answer
 	// this id too) or REJECT (do not run it; send the error response in effects now).
-	// Registering the same call id twice is idempotent and returns the first answer.
+	// Registering the same call id twice is idempotent and returns the first answer, with
+	// its response again if it has one, or a skip if the id has since died.
 	RegisterCall(context.Context, *RegisterCallRequest) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
 	// return skips (abandoned BLOCKING call ids that must never be answered).
@@ -248,7 +253,9 @@ type ArbiterServiceServer interface {
 	// ReportToolCallCancellation reports call ids the server withdrew
 	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
 	// A withdrawn job is cancelled if it has not been decided; if it committed, its note
-	// says it was done. Unknown or already answered ids are ignored.
+	// says it was done. Unknown or already answered ids are ignored. The ids are checked
+	// before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+	// FAILED_PRECONDITION.
 	ReportToolCallCancellation(context.Context, *ReportToolCallCancellationRequest) (*ReportToolCallCancellationResponse, error)
 	// Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
@@ -258,9 +265,9 @@ type ArbiterServiceServer interface {
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
-	// the job's own call id and its duplicates, if still live. Idempotent: the same report again
-	// returns the same effects; a different report for a completed job is
-	// FAILED_PRECONDITION.
+	// the job's own call id and its duplicates, if still live. Idempotent: the same
+	// outcome again returns the same effects (the first report's result and error stand);
+	// a different outcome for a completed job is FAILED_PRECONDITION.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	// ConfigureSession sets a session's options, creating it if needed: its language
 	// (which stop and amend phrases apply) and whether the provider honours
@@ -278,8 +285,9 @@ type ArbiterServiceServer interface {
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// CloseSession closes a session (the model connection ended). Undecided jobs are
 	// cancelled (fail closed) and every call id still unanswered is marked dead, returned
-	// as skips. Idempotent. A closed session still accepts Complete for jobs already
-	// decided, so a commit in flight is recorded.
+	// as skips. Idempotent. A closed session still accepts Complete for jobs still
+	// running (a commit in flight, a read-only call), so what happened is recorded; every
+	// other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
 	CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error)
 	mustEmbedUnimplementedArbiterServiceServer()
 }

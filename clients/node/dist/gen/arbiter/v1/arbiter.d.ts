@@ -638,7 +638,8 @@ export declare const ArbiterServiceService: {
      * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
-     * Registering the same call id twice is idempotent and returns the first answer.
+     * Registering the same call id twice is idempotent and returns the first answer, with
+     * its response again if it has one, or a skip if the id has since died.
      */
     readonly registerCall: {
         readonly path: "/arbiter.v1.ArbiterService/RegisterCall";
@@ -681,7 +682,9 @@ export declare const ArbiterServiceService: {
      * ReportToolCallCancellation reports call ids the server withdrew
      * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
      * A withdrawn job is cancelled if it has not been decided; if it committed, its note
-     * says it was done. Unknown or already answered ids are ignored.
+     * says it was done. Unknown or already answered ids are ignored. The ids are checked
+     * before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+     * FAILED_PRECONDITION.
      */
     readonly reportToolCallCancellation: {
         readonly path: "/arbiter.v1.ArbiterService/ReportToolCallCancellation";
@@ -711,9 +714,9 @@ export declare const ArbiterServiceService: {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
-     * returns the same effects; a different report for a completed job is
-     * FAILED_PRECONDITION.
+     * the job's own call id and its duplicates, if still live. Idempotent: the same
+     * outcome again returns the same effects (the first report's result and error stand);
+     * a different outcome for a completed job is FAILED_PRECONDITION.
      */
     readonly complete: {
         readonly path: "/arbiter.v1.ArbiterService/Complete";
@@ -771,8 +774,9 @@ export declare const ArbiterServiceService: {
     /**
      * CloseSession closes a session (the model connection ended). Undecided jobs are
      * cancelled (fail closed) and every call id still unanswered is marked dead, returned
-     * as skips. Idempotent. A closed session still accepts Complete for jobs already
-     * decided, so a commit in flight is recorded.
+     * as skips. Idempotent. A closed session still accepts Complete for jobs still
+     * running (a commit in flight, a read-only call), so what happened is recorded; every
+     * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
      */
     readonly closeSession: {
         readonly path: "/arbiter.v1.ArbiterService/CloseSession";
@@ -790,7 +794,8 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
-     * Registering the same call id twice is idempotent and returns the first answer.
+     * Registering the same call id twice is idempotent and returns the first answer, with
+     * its response again if it has one, or a skip if the id has since died.
      */
     registerCall: handleUnaryCall<RegisterCallRequest, RegisterCallResponse>;
     /**
@@ -809,7 +814,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * ReportToolCallCancellation reports call ids the server withdrew
      * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
      * A withdrawn job is cancelled if it has not been decided; if it committed, its note
-     * says it was done. Unknown or already answered ids are ignored.
+     * says it was done. Unknown or already answered ids are ignored. The ids are checked
+     * before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+     * FAILED_PRECONDITION.
      */
     reportToolCallCancellation: handleUnaryCall<ReportToolCallCancellationRequest, ReportToolCallCancellationResponse>;
     /**
@@ -823,9 +830,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
-     * returns the same effects; a different report for a completed job is
-     * FAILED_PRECONDITION.
+     * the job's own call id and its duplicates, if still live. Idempotent: the same
+     * outcome again returns the same effects (the first report's result and error stand);
+     * a different outcome for a completed job is FAILED_PRECONDITION.
      */
     complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
     /**
@@ -851,8 +858,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
     /**
      * CloseSession closes a session (the model connection ended). Undecided jobs are
      * cancelled (fail closed) and every call id still unanswered is marked dead, returned
-     * as skips. Idempotent. A closed session still accepts Complete for jobs already
-     * decided, so a commit in flight is recorded.
+     * as skips. Idempotent. A closed session still accepts Complete for jobs still
+     * running (a commit in flight, a read-only call), so what happened is recorded; every
+     * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
      */
     closeSession: handleUnaryCall<CloseSessionRequest, CloseSessionResponse>;
 }
@@ -862,7 +870,8 @@ export interface ArbiterServiceClient extends Client {
      * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
-     * Registering the same call id twice is idempotent and returns the first answer.
+     * Registering the same call id twice is idempotent and returns the first answer, with
+     * its response again if it has one, or a skip if the id has since died.
      */
     registerCall(request: RegisterCallRequest, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
     registerCall(request: RegisterCallRequest, metadata: Metadata, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
@@ -887,7 +896,9 @@ export interface ArbiterServiceClient extends Client {
      * ReportToolCallCancellation reports call ids the server withdrew
      * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
      * A withdrawn job is cancelled if it has not been decided; if it committed, its note
-     * says it was done. Unknown or already answered ids are ignored.
+     * says it was done. Unknown or already answered ids are ignored. The ids are checked
+     * before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+     * FAILED_PRECONDITION.
      */
     reportToolCallCancellation(request: ReportToolCallCancellationRequest, callback: (error: ServiceError | null, response: ReportToolCallCancellationResponse) => void): ClientUnaryCall;
     reportToolCallCancellation(request: ReportToolCallCancellationRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportToolCallCancellationResponse) => void): ClientUnaryCall;
@@ -905,9 +916,9 @@ export interface ArbiterServiceClient extends Client {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
-     * returns the same effects; a different report for a completed job is
-     * FAILED_PRECONDITION.
+     * the job's own call id and its duplicates, if still live. Idempotent: the same
+     * outcome again returns the same effects (the first report's result and error stand);
+     * a different outcome for a completed job is FAILED_PRECONDITION.
      */
     complete(request: CompleteRequest, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
     complete(request: CompleteRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
@@ -941,8 +952,9 @@ export interface ArbiterServiceClient extends Client {
     /**
      * CloseSession closes a session (the model connection ended). Undecided jobs are
      * cancelled (fail closed) and every call id still unanswered is marked dead, returned
-     * as skips. Idempotent. A closed session still accepts Complete for jobs already
-     * decided, so a commit in flight is recorded.
+     * as skips. Idempotent. A closed session still accepts Complete for jobs still
+     * running (a commit in flight, a read-only call), so what happened is recorded; every
+     * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
      */
     closeSession(request: CloseSessionRequest, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
     closeSession(request: CloseSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;

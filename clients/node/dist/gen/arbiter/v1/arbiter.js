@@ -3528,7 +3528,8 @@ export const ArbiterServiceService = {
      * EXECUTE (start it: prepare a side-effecting tool, or run a read-only one), DUPLICATE
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
-     * Registering the same call id twice is idempotent and returns the first answer.
+     * Registering the same call id twice is idempotent and returns the first answer, with
+     * its response again if it has one, or a skip if the id has since died.
      */
     registerCall: {
         path: "/arbiter.v1.ArbiterService/RegisterCall",
@@ -3571,7 +3572,9 @@ export const ArbiterServiceService = {
      * ReportToolCallCancellation reports call ids the server withdrew
      * (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
      * A withdrawn job is cancelled if it has not been decided; if it committed, its note
-     * says it was done. Unknown or already answered ids are ignored.
+     * says it was done. Unknown or already answered ids are ignored. The ids are checked
+     * before the session (INVALID_ARGUMENT naming `call_ids`); a closed session gives
+     * FAILED_PRECONDITION.
      */
     reportToolCallCancellation: {
         path: "/arbiter.v1.ArbiterService/ReportToolCallCancellation",
@@ -3601,9 +3604,9 @@ export const ArbiterServiceService = {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same report again
-     * returns the same effects; a different report for a completed job is
-     * FAILED_PRECONDITION.
+     * the job's own call id and its duplicates, if still live. Idempotent: the same
+     * outcome again returns the same effects (the first report's result and error stand);
+     * a different outcome for a completed job is FAILED_PRECONDITION.
      */
     complete: {
         path: "/arbiter.v1.ArbiterService/Complete",
@@ -3661,8 +3664,9 @@ export const ArbiterServiceService = {
     /**
      * CloseSession closes a session (the model connection ended). Undecided jobs are
      * cancelled (fail closed) and every call id still unanswered is marked dead, returned
-     * as skips. Idempotent. A closed session still accepts Complete for jobs already
-     * decided, so a commit in flight is recorded.
+     * as skips. Idempotent. A closed session still accepts Complete for jobs still
+     * running (a commit in flight, a read-only call), so what happened is recorded; every
+     * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
      */
     closeSession: {
         path: "/arbiter.v1.ArbiterService/CloseSession",
