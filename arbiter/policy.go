@@ -20,7 +20,7 @@ const (
 // KeyAs says how one argument of a business key is normalised.
 type KeyAs string
 
-// The key normalisations of the tool-policy format (shared/spec/trace-format.md).
+// The key normalisations of the tool-policy format (docs/trace-format.md).
 const (
 	// KeyText trims, case-folds and collapses white space.
 	KeyText KeyAs = "text"

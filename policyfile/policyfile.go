@@ -1,5 +1,5 @@
 // Package policyfile reads the tool-policy file (the YAML format of "Tool policy file"
-// in shared/spec/trace-format.md) into an *arbiter.Policy.
+// in docs/trace-format.md) into an *arbiter.Policy.
 //
 // The reader is strict: an unknown field, a value of the wrong type, a duration without
 // a unit, an unknown enum value or a duplicate tool is an error, never ignored. Every

@@ -1,5 +1,5 @@
 // Package replay plays recorded realtime voice sessions (the trace format of
-// shared/spec/trace-format.md) through the arbiter's gRPC API, acting as the agent and
+// docs/trace-format.md) through the arbiter's gRPC API, acting as the agent and
 // as a fake two-phase backend, and prints what the arbiter decided. In-process it runs
 // on a virtual clock, so a replay is exact and takes milliseconds; against remote
 // servers it runs in real time.

@@ -26,7 +26,7 @@ func main() {
 // cli is the command line.
 type cli struct {
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
-	Replay replayCmd `cmd:"" help:"Replay session traces (shared/spec/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
+	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
 }
 
 // run parses args and runs the command; it returns the process exit code: 0 success,
