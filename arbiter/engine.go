@@ -265,14 +265,11 @@ func (st *step) validate(ev Event) error {
 		default:
 			return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
 		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		if err := notClosed(s); err != nil {
+			return err
 		}
 		if ev.CallID != "" && s.call(ev.CallID) != nil {
 			return nil // idempotent repeat: answered from the record
-		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 		}
 		max := st.e.MaxCalls
 		if max <= 0 {
@@ -287,8 +284,8 @@ func (st *step) validate(ev Event) error {
 		default:
 			return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
 		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		if err := notClosed(s); err != nil {
+			return err
 		}
 	case Transcript:
 		if len(ev.Text) > MaxTextBytes {
@@ -297,22 +294,22 @@ func (st *step) validate(ev Event) error {
 		if !ev.Model && strings.TrimSpace(ev.Text) == "" {
 			return Errorf(Invalid, "text: required for a user transcript")
 		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		if err := notClosed(s); err != nil {
+			return err
 		}
 	case ToolCallCancellation:
 		if err := ValidateCallIDs(ev.CallIDs); err != nil {
 			return err
 		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		if err := notClosed(s); err != nil {
+			return err
 		}
 	case Configure:
 		if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
 			return Errorf(Invalid, "language: %q is not a BCP 47 language tag", trunc(ev.Language))
 		}
-		if s.Closed {
-			return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		if err := notClosed(s); err != nil {
+			return err
 		}
 	case Decide:
 		j := s.job(ev.JobID)
@@ -357,6 +354,14 @@ func ValidateCallIDs(ids []string) error {
 		if !validName(id) {
 			return Errorf(Invalid, "call_ids[%d]: %q must be 1-128 characters from [A-Za-z0-9_.:-]", i, trunc(id))
 		}
+	}
+	return nil
+}
+
+// notClosed is FailedPrecondition for a closed session.
+func notClosed(s *Session) error {
+	if s.Closed {
+		return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
 	}
 	return nil
 }
