@@ -279,16 +279,6 @@ func (r *runner) nextDue() (time.Time, bool, bool, error) {
 	return next, isTimer, ok, nil
 }
 
-func (r *runner) undecided() int {
-	n := 0
-	for _, j := range r.order {
-		if j.sideEffect && !j.decided {
-			n++
-		}
-	}
-	return n
-}
-
 func (r *runner) schedule(p pending) {
 	r.queue = append(r.queue, p)
 	sort.SliceStable(r.queue, func(a, b int) bool { return r.queue[a].at.Before(r.queue[b].at) })
