@@ -3,7 +3,7 @@
 # sessions shows flat memory on the server and in Redis after sessions expire"); writes
 # bench/SOAK.md.
 #
-#   bench/soak.sh                       # about 6 minutes on 2 cores: ~3 per store
+#   bench/soak.sh                       # about 6.5 minutes on 2 cores: ~3 per store
 #   SOAK_REDIS=0 bench/soak.sh          # embedded store only
 #   SOAK_OUT=/tmp/s.md bench/soak.sh    # write the report elsewhere
 #   SOAK_SESSIONS=2000 SOAK_IDLE_TTL=10s bench/soak.sh   # a quick look (not the issue's soak)
@@ -12,11 +12,12 @@
 #   1. builds the arbiter (./cmd/arbiter) and bench/soak.
 #   2. embedded store: starts `arbiter serve --listen 127.0.0.1:0 --metrics-listen
 #      127.0.0.1:0 --idle-ttl 30s --tools testdata/tools/booking.yaml`, reads its
-#      addresses from its log, and runs bench/soak against it: a warm-up of 1,000
-#      sessions and their expiry, a baseline, 10,000 sessions each running a whole call
-#      (50 in flight), a wait past the idle TTL until they expired and the server
-#      collected its garbage, 10,000 new sessions, the same wait; the server's RSS and
-#      Go heap sampled every 2 s (see bench/soak/main.go).
+#      addresses from its log, and runs bench/soak against it: a warm-up wave and its
+#      expiry (so the baseline includes what the runtime keeps after a wave), a
+#      baseline, 10,000 sessions each running a whole call (50 in flight), a wait past
+#      the idle TTL until they expired and the server collected its garbage, 10,000 new
+#      sessions, the same wait; the server's RSS and Go heap sampled every 2 s (see
+#      bench/soak/main.go).
 #   3. if redis-server is installed: a redis-server of its own on a free port (no
 #      persistence), a fresh arbiter with --redis-url on it and the same flags, the same
 #      soak, with Redis's DBSIZE and INFO memory sampled too.

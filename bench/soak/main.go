@@ -12,15 +12,16 @@
 // book_slot (EXECUTE), ReportSpeech USER_ACTIVITY_START and _END, ReportTranscript
 // "Stop.", Decide(prepared, wait 0) -> CANCEL, Complete(CANCELLED).
 //
-// Phases: baseline (-baseline), wave 1 (-sessions at -c in flight), expiry (the idle
-// TTL after the wave's last call, then until the server has run a garbage collection
-// after that moment, at least -settle and at most -max-settle), wave 2 (new session
-// ids), expiry again. A checkpoint sample is taken at the end of each phase; the
-// sampler runs every -interval in between. While the soak runs, a background loop
-// sends gRPC health checks at -health-rate per second: they touch no session, and they
-// allocate enough for the server's garbage collector to run while no call comes (a Go
-// heap shrinks only at a collection, and an idle Go process collects only every 2
-// minutes), the way any live server sees some traffic.
+// Phases: cold start; warm-up (-warmup sessions, by default as many as a wave, and
+// their expiry); baseline (-baseline); wave 1 (-sessions, -c in flight); expiry 1 (the
+// idle TTL after the wave's last call, at least -settle more, then until the server has
+// run a garbage collection after that moment, at most -max-settle, then -rss-settle);
+// wave 2 (new session ids); expiry 2. A checkpoint sample ends each phase; the sampler
+// runs every -interval in between. While the soak runs, a background loop sends gRPC
+// health checks at -health-rate per second: they touch no session, and they allocate
+// enough for the server's garbage collector to run while no call comes (a Go heap
+// shrinks only at a collection, and an idle Go process collects only every 2 minutes),
+// the way any live server sees some traffic.
 //
 // Expiry is observed from outside: GetSession on -probe session ids spread over each
 // wave (found right after the wave, NOT_FOUND once expired), and, with -redis, DBSIZE.
@@ -139,7 +140,7 @@ func main() {
 		redisAddr  = flag.String("redis", "", "Redis host:port the arbiter uses (loopback only; empty: embedded store)")
 		store      = flag.String("store", "", "label of the store (default memory, or redis with -redis)")
 		sessions   = flag.Int("sessions", 10000, "sessions per wave")
-		warmup     = flag.Int("warmup", 1000, "sessions of the warm-up before the baseline (0: none)")
+		warmup     = flag.Int("warmup", -1, "sessions of the warm-up before the baseline (0: none; -1: as many as -sessions)")
 		conc       = flag.Int("c", 50, "calls in flight")
 		ttl        = flag.Duration("idle-ttl", 30*time.Second, "the arbiter's --idle-ttl")
 		baseline   = flag.Duration("baseline", 6*time.Second, "sampling before the first wave (after the warm-up's expiry)")
@@ -172,6 +173,9 @@ func main() {
 			if *redisAddr != "" {
 				*store = "redis"
 			}
+		}
+		if *warmup < 0 {
+			*warmup = *sessions
 		}
 		cfg := config{
 			addr: *addr, metrics: *metrics, pid: *pid, redis: *redisAddr, store: *store, sessions: *sessions,
@@ -305,9 +309,10 @@ func soak(cfg config) (*Result, error) {
 	defer func() { stopBG(); wg.Wait() }()
 
 	res.Checkpoints["cold start"] = s.checkpoint(ctx, "cold start", true)
-	// Warm-up: a few sessions through every code path, then their expiry, so that the
-	// baseline is the idle server as it is after traffic (connection pools and buffers
-	// grown, lazy initialisation done) with no session alive.
+	// Warm-up: a wave's worth of sessions, then their expiry, so that the baseline is
+	// the idle server as it is after such a wave with no session alive: connection
+	// pools and buffers grown, lazy initialisation done, and the memory store's session
+	// map at the size it grows to (a Go map keeps its buckets when entries go).
 	if cfg.warmup > 0 {
 		s.setPhase("warm-up")
 		wv := s.wave(ctx, 0, cfg.warmup)
@@ -325,10 +330,10 @@ func soak(cfg config) (*Result, error) {
 		wv := s.wave(ctx, w, cfg.sessions)
 		wv.EndT = s.since()
 		res.Checkpoints[fmt.Sprintf("after wave %d", w)] = s.checkpoint(ctx, fmt.Sprintf("after wave %d", w), false)
+		s.setPhase(fmt.Sprintf("expiry %d", w))
 		var found int
 		wv.Probe, found, wv.ProbeErrors = s.probe(ctx, w, cfg.sessions)
 		wv.FoundAfter = found
-		s.setPhase(fmt.Sprintf("expiry %d", w))
 		wv.GCAfterExp = s.waitExpiry(ctx, wv.EndT)
 		var perr int
 		_, found, perr = s.probe(ctx, w, cfg.sessions)
