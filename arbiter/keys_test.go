@@ -106,9 +106,10 @@ func TestStopIntent(t *testing.T) {
 		{"unstoppable", false}, // word boundaries
 		{"the waiter", false},
 	}
+	en := DefaultPhrases["en"]
 	for _, tc := range cases {
-		if _, got := StopIntent(tc.text, DefaultStopPhrases); got != tc.stop {
-			t.Errorf("StopIntent(%q) = %v, want %v", tc.text, got, tc.stop)
+		if got, phrase := Classify(tc.text, en); (got == IntentStop) != tc.stop {
+			t.Errorf("Classify(%q) = %s (%q), want stop %v", tc.text, got, phrase, tc.stop)
 		}
 	}
 }

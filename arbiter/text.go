@@ -20,12 +20,3 @@ func validName(s string) bool {
 // ValidName reports whether s is 1-128 characters from [A-Za-z0-9_.:-]: the shape of
 // session ids, call ids and tool names.
 func ValidName(s string) bool { return validName(s) }
-
-// StopIntent reports whether text contains one of phrases (word-boundary matched,
-// after Words' normalisation) and returns the phrase found.
-func StopIntent(text string, phrases []string) (string, bool) {
-	if at, p, _ := lastIndex(Words(text), phrases); at >= 0 {
-		return p, true
-	}
-	return "", false
-}
