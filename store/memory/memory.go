@@ -24,7 +24,6 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[arbiter.SessionKey]*record
 	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
-	swept    time.Time // last sweep
 	stop     chan struct{}
 	stopOnce sync.Once
 }
@@ -35,8 +34,8 @@ type record struct {
 	expires time.Time // zero: never
 }
 
-// sweepEvery is how often a save also drops every expired session (a sweep walks all
-// sessions; loads and saves drop the expired session they touch at once).
+// sweepEvery is how often the janitor drops every expired session (a sweep walks
+// all sessions; loads and saves drop the expired session they touch at once).
 const sweepEvery = time.Second
 
 // New returns an empty store. now is the clock used for idle TTLs (nil: time.Now).
@@ -65,7 +64,6 @@ func (m *Store) janitor() {
 			return
 		case <-t.C:
 			m.mu.Lock()
-			m.swept = m.now()
 			m.sweepLocked()
 			m.mu.Unlock()
 		}
@@ -133,10 +131,6 @@ func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) e
 		case ch <- struct{}{}:
 		default:
 		}
-	}
-	if now := m.now(); now.Sub(m.swept) >= sweepEvery {
-		m.swept = now
-		m.sweepLocked()
 	}
 	return nil
 }
