@@ -121,6 +121,27 @@ type Configure struct {
 // Close closes the session.
 type Close struct{}
 
+// Connect reports that the events after it arrive on a new connection of the same
+// conversation (Gemini Live session resumption, a reconnect). Calls still pending
+// from an earlier connection can no longer be answered by function response: they are
+// marked dead ("connection_closed"), their jobs go on, and each job's outcome goes out
+// as a status note instead; a re-issue on the new connection is deduplicated against
+// it. Connecting again with the current id changes nothing.
+type Connect struct {
+	// ConnectionID names the new connection; required.
+	ConnectionID string
+}
+
+// Progress reports an interim result of a job still running (a long NON_BLOCKING
+// tool's progress update). It goes out as a non-final function response (Gemini
+// Live's will_continue) on the job's live NON_BLOCKING calls when the session says its
+// provider honours response scheduling, and is dropped otherwise; it is never a user
+// turn and never counts as user speech, and never answers a call.
+type Progress struct {
+	JobID  string
+	Result map[string]any
+}
+
 // Tick only advances time: due timers fire.
 type Tick struct{}
 
@@ -133,6 +154,8 @@ func (Complete) isEvent()             {}
 func (Close) isEvent()                {}
 func (Configure) isEvent()            {}
 func (Tick) isEvent()                 {}
+func (Connect) isEvent()              {}
+func (Progress) isEvent()             {}
 
 // CallResult is RegisterCall's answer.
 type CallResult struct {
@@ -144,6 +167,13 @@ type CallResult struct {
 	SideEffect  bool
 	// Repeat is set when the call id was already registered: this is the same answer.
 	Repeat bool
+	// RunID is the confirm-then-act run the call opened, joined or answered.
+	RunID string
+	// Tool and Args are what job JobID executes: the call's own function and args,
+	// except for a confirmation call that started its run's job, which executes the
+	// run's tool with the run's args (step answers merged in).
+	Tool string
+	Args map[string]any
 }
 
 // DecisionResult is Decide's answer.
@@ -230,6 +260,10 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 		}
 		s.ResponseScheduling = ev.ResponseScheduling
 		out.Changed = true
+	case Connect:
+		st.connect(ev)
+	case Progress:
+		st.progress(ev)
 	case Tick:
 	default:
 		err = Errorf(Invalid, "event: unknown type %T", ev)
@@ -311,6 +345,29 @@ func (st *step) validate(ev Event) error {
 		if err := notClosed(s); err != nil {
 			return err
 		}
+	case Connect:
+		if !validName(ev.ConnectionID) {
+			return Errorf(Invalid, "connection_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.ConnectionID))
+		}
+		if err := notClosed(s); err != nil {
+			return err
+		}
+	case Progress:
+		j := s.job(ev.JobID)
+		if j == nil {
+			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
+		}
+		if b, err := json.Marshal(ev.Result); err != nil {
+			return Errorf(Invalid, "result: not JSON-encodable: %v", err)
+		} else if len(b) > MaxArgsBytes {
+			return Errorf(Invalid, "result: %d bytes, at most %d", len(b), MaxArgsBytes)
+		}
+		if j.Outcome != NotCompleted {
+			return Errorf(FailedPrecondition, "job_id: job %q is already completed (%s): no more progress", j.ID, j.Outcome)
+		}
+		if err := notClosed(s); err != nil {
+			return err
+		}
 	case Decide:
 		j := s.job(ev.JobID)
 		if j == nil {
@@ -328,9 +385,12 @@ func (st *step) validate(ev Event) error {
 			return Errorf(Invalid, "error: %d bytes, at most %d", len(ev.Error), MaxErrorBytes)
 		}
 		switch ev.Outcome {
-		case Committed, Cancelled, Failed, Result:
+		case Committed, Cancelled, Failed, Result, Unknown:
 		default:
-			return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed or result", ev.Outcome)
+			return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed, result or unknown", ev.Outcome)
+		}
+		if j.Outcome == Unknown && (ev.Outcome == Committed || ev.Outcome == Failed) {
+			return nil // the real outcome of an unknown commit
 		}
 		if j.Outcome != NotCompleted {
 			if j.Outcome != ev.Outcome {
@@ -381,7 +441,7 @@ func (st *step) advance(now time.Time) {
 	// Every timer that fires decides a job or lifts a hold for good, so the loop ends
 	// after at most a few firings per job; the bound only guards against a bug turning
 	// into a hung request.
-	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+8; i++ {
+	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+len(st.s.Calls)+len(st.s.Runs)+8; i++ {
 		found, due, fire := st.nextTimer()
 		if !found || due.After(now) {
 			break
@@ -431,6 +491,14 @@ func (st *step) nextTimer() (bool, time.Time, func()) {
 		tp := st.e.Policy.lookup(c.Tool)
 		c := c
 		consider(nil, c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) })
+	}
+	for _, r := range st.s.Runs {
+		if r.State != RunOpened || st.s.Closed {
+			continue
+		}
+		tp := st.e.Policy.lookup(r.Tool)
+		r := r
+		consider(nil, r.LastAt.Add(tp.timings.RunTimeout), func() { st.expireRun(r, tp) })
 	}
 	for _, j := range st.s.Jobs {
 		if !j.SideEffect || j.Decision != Undecided {
@@ -561,8 +629,7 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 		p["duplicate_of"] = c.DuplicateOf
 	}
 	c.Outcome = &CallOutcome{At: st.s.Now, Response: p}
-	st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
-	st.out.Changed = true
+	st.emitResponse(c)
 }
 
 // decideJob records a decision at the session's clock.
@@ -590,7 +657,7 @@ func (st *step) register(ev RegisterCall) error {
 			switch {
 			case c.Outcome == nil:
 			case c.Outcome.Dead: // the same answer, and the id is dead: never answer it
-				st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason})
+				st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason, Seq: c.Outcome.Seq})
 			default:
 				st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
 			}
@@ -609,7 +676,7 @@ func (st *step) register(ev RegisterCall) error {
 	if behavior == BehaviorUnspecified {
 		behavior = NonBlocking
 	}
-	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: now}
+	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: now, Connection: s.Connection}
 	s.Calls = append(s.Calls, c)
 	st.out.Changed = true
 
@@ -621,18 +688,46 @@ func (st *step) register(ev RegisterCall) error {
 		why = fmt.Sprintf("%s was not executed: tool calls are not allowed on this turn (tool choice is none)", ev.Tool)
 	case tp.known && tp.tool.Disallowed:
 		why = fmt.Sprintf("%s was not executed: the tool policy does not allow it", ev.Tool)
-	case !tp.known && st.e.Policy.RejectUnknown:
+	case !tp.known && st.e.Policy.RejectUnknown && !st.e.Policy.IsConfirmTool(ev.Tool):
 		why = fmt.Sprintf("%s was not executed: unknown function", ev.Tool)
 	}
 	if why != "" {
 		c.Disposition = Reject
 		c.Outcome = &CallOutcome{At: now, Response: map[string]any{"status": "rejected", "executed": false, "error": why}}
 		st.out.Call = st.callResult(c)
-		st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+		st.emitResponse(c)
 		return nil
 	}
 
-	key := BusinessKey(tp.tool, ev.Args, ev.BusinessKey, now)
+	switch {
+	case !tp.known && st.e.Policy.IsConfirmTool(ev.Tool):
+		st.confirmCall(c, ev)
+		return nil
+	case tp.tool.runs():
+		// A repeat of a request already running (confirmed and not done) is absorbed
+		// by its job like any repeat; otherwise the call opens or joins a run.
+		if tp.tool.SideEffect {
+			if j := st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, now), tp); j != nil {
+				st.startJob(c, tp, ev.Args, ev.BusinessKey)
+				return nil
+			}
+		}
+		st.runCall(c, ev, tp)
+		return nil
+	}
+	st.startJob(c, tp, ev.Args, ev.BusinessKey)
+	return nil
+}
+
+// startJob gives call c a job for tool tp with args: the job its business key repeats
+// (c is then a duplicate, answered at once if that job is done), or a new one that c
+// opens (and that a stop already heard in a triggering utterance cancels before
+// anything runs). It returns the new job, or nil for a duplicate. c need not be a call
+// of tp's tool: a confirmation call starts its run's job.
+func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKey string) *Job {
+	s := st.s
+	now := s.Now
+	key := BusinessKey(tp.tool, args, explicitKey, now)
 	if tp.tool.SideEffect {
 		if j := st.dedupeMatch(key, tp); j != nil {
 			c.Disposition = Duplicate
@@ -645,7 +740,7 @@ func (st *step) register(ev RegisterCall) error {
 			st.out.Call = st.callResult(c)
 			if j.Outcome != NotCompleted {
 				c.Outcome = &CallOutcome{At: now, Response: st.payload(j, c)}
-				st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+				st.emitResponse(c)
 			}
 			return nil
 		}
@@ -653,8 +748,8 @@ func (st *step) register(ev RegisterCall) error {
 
 	s.Seq++
 	j := &Job{
-		ID: "job-" + strconv.Itoa(s.Seq), Tool: ev.Tool, Key: key, SideEffect: tp.tool.SideEffect,
-		CallIDs: []string{c.ID}, Args: ev.Args, CreatedAt: now,
+		ID: "job-" + strconv.Itoa(s.Seq), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
+		CallIDs: []string{c.ID}, Args: args, CreatedAt: now,
 	}
 	j.Triggers = st.triggers(now, tp)
 	s.Jobs = append(s.Jobs, j)
@@ -671,7 +766,7 @@ func (st *step) register(ev RegisterCall) error {
 			}
 		}
 	}
-	return nil
+	return j
 }
 
 // triggers returns the call's triggering utterances: every utterance whose voice
@@ -702,6 +797,8 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 		switch {
 		case j.Outcome == Failed:
 			return nil
+		case j.Outcome == Unknown:
+			// possibly committed: absorbs every repeat until the truth is known
 		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
 			return nil
 		case j.Decision == DecisionCancel && st.spokeSince(j.DecidedAt):
@@ -733,9 +830,9 @@ func (st *step) mintCallID() string {
 }
 
 func (st *step) callResult(c *Call) *CallResult {
-	r := &CallResult{CallID: c.ID, Disposition: c.Disposition, JobID: c.JobID, DuplicateOf: c.DuplicateOf}
+	r := &CallResult{CallID: c.ID, Disposition: c.Disposition, JobID: c.JobID, DuplicateOf: c.DuplicateOf, RunID: c.RunID}
 	if j := st.s.job(c.JobID); j != nil {
-		r.BusinessKey, r.SideEffect = j.Key, j.SideEffect
+		r.BusinessKey, r.SideEffect, r.Tool, r.Args = j.Key, j.SideEffect, j.Tool, j.Args
 	}
 	return r
 }
@@ -808,8 +905,7 @@ func (st *step) kill(c *Call, reason string) {
 		return
 	}
 	c.Outcome = &CallOutcome{At: st.s.Now, Dead: true, Reason: reason}
-	st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: reason})
-	st.out.Changed = true
+	st.emitSkip(c)
 }
 
 func (st *step) pruneUtterances() {
@@ -908,6 +1004,12 @@ func stopReason(u *Utterance) string {
 // applyStop cancels every undecided side-effecting job the utterance bears on, and
 // flags committed ones so their note says the user asked to stop.
 func (st *step) applyStop(u *Utterance) {
+	for _, r := range st.s.Runs {
+		// Every open run: nothing has executed, so failing closed costs a question.
+		if r.State == RunOpened {
+			st.endRun(nil, r, RunCancelled, stopReason(u), st.e.Policy.lookup(r.Tool))
+		}
+	}
 	for _, j := range st.s.Jobs {
 		if !j.SideEffect || !relevant(j, u) {
 			continue
@@ -978,6 +1080,9 @@ func (st *step) pendingReason(j *Job) string {
 func (st *step) complete(ev Complete) error {
 	s := st.s
 	j := s.job(ev.JobID)
+	if j.Outcome == Unknown && ev.Outcome != Unknown {
+		return st.resolveUnknown(j, ev)
+	}
 	if j.Outcome != NotCompleted {
 		st.out.Effects.add(*j.Completion) // idempotent repeat
 		return nil
@@ -986,54 +1091,74 @@ func (st *step) complete(ev Complete) error {
 	case !j.SideEffect && ev.Outcome != Result && ev.Outcome != Failed:
 		return Errorf(FailedPrecondition, "outcome: job %q is a read-only call: complete it with result or failed", j.ID)
 	case j.SideEffect && ev.Outcome == Result:
-		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled or failed", j.ID)
+		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled, failed or unknown", j.ID)
 	case ev.Outcome == Committed && j.Decision != DecisionCommit:
 		return Errorf(FailedPrecondition, "outcome: job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
 	case ev.Outcome == Cancelled && j.Decision != DecisionCancel:
 		return Errorf(FailedPrecondition, "outcome: job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
+	case ev.Outcome == Unknown && j.Decision != DecisionCommit:
+		return Errorf(FailedPrecondition, "outcome: job %q: only a commit can have an unknown outcome (decision: %s)", j.ID, orPending(j.Decision))
 	}
 	if ev.Outcome == Failed && j.SideEffect && j.Decision == Undecided {
 		st.decideJob(j, DecisionCancel, CauseFailed, "failed: "+ev.Error)
 	}
 	j.Outcome, j.CompletedAt, j.Result, j.Error = ev.Outcome, s.Now, ev.Result, ev.Error
 	st.out.Changed = true
+	st.answerJob(j, st.completionNote)
+	return nil
+}
 
-	var eff Effects
-	live := 0
+// answerJob answers every call of j that has no outcome yet from j's outcome (a
+// closed session's are marked dead instead), hands out the note note(j, live) picks,
+// and records all of it as j.Completion for a repeated Complete. Only outcomes
+// assigned now are handed out: a skip given out earlier (by `interrupted`, a
+// withdrawal or a reconnect) is not repeated, so every outcome reaches the agent
+// exactly once.
+func (st *step) answerJob(j *Job, note func(j *Job, live int) string) {
+	s := st.s
+	m := st.out.Effects.mark()
+	live, rider := 0, ""
 	for _, id := range j.CallIDs {
-		// Only outcomes assigned now are handed out: a skip given out earlier (by
-		// `interrupted` or a withdrawal) is not repeated, so every outcome reaches the
-		// agent exactly once (a retried Complete returns this same set).
 		c := s.call(id)
 		if c.Outcome != nil {
 			continue
 		}
 		if s.Closed {
 			c.Outcome = &CallOutcome{At: s.Now, Dead: true, Reason: "session_closed"}
-			eff.Skips = append(eff.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: j.ID, Reason: c.Outcome.Reason})
+			st.emitSkip(c)
 			continue
 		}
 		c.Outcome = &CallOutcome{At: s.Now, Response: st.payload(j, c)}
-		eff.Responses = append(eff.Responses, st.response(c))
+		st.emitResponse(c)
 		live++
-	}
-	if text := st.completionNote(j, live); text != "" && !s.Closed {
-		rider := ""
-		for _, r := range eff.Responses {
-			if c := s.call(r.CallID); c != nil && c.Behavior == NonBlocking {
-				rider = c.ID
-				break
-			}
+		if rider == "" && c.Behavior == NonBlocking {
+			rider = c.ID
 		}
-		saved := st.out.Effects
-		st.out.Effects = Effects{}
+	}
+	if text := note(j, live); text != "" && !s.Closed {
 		j.NoteIssued = true
 		st.issueNote(j, text, rider)
-		eff.Notes = append(eff.Notes, st.out.Effects.Notes...)
-		st.out.Effects = saved
 	}
-	j.Completion = &eff
-	st.out.Effects.add(eff)
+	done := st.out.Effects.since(m)
+	j.Completion = &done
+}
+
+// resolveUnknown records the real outcome of a job first completed Unknown: calls
+// still pending are answered with it, and the authoritative status note says what
+// happened (the calls answered "unknown" are never answered again).
+func (st *step) resolveUnknown(j *Job, ev Complete) error {
+	if ev.Outcome != Committed && ev.Outcome != Failed {
+		return Errorf(FailedPrecondition, "outcome: job %q has an unknown outcome: complete it with committed or failed once it is known", j.ID)
+	}
+	j.Outcome, j.CompletedAt, j.Result, j.Error, j.WasUnknown = ev.Outcome, st.s.Now, ev.Result, ev.Error, true
+	st.out.Changed = true
+	st.answerJob(j, func(j *Job, live int) string {
+		desc := describe(st.e.Policy.lookup(j.Tool).tool, j.Args)
+		if j.Outcome == Committed {
+			return fmt.Sprintf("System note: %s IS confirmed%s. Its outcome was unknown earlier and is now known. Tell the user it is done.", desc, reference(j))
+		}
+		return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). Nothing is scheduled. Tell the user it was not made and offer to try again.", desc, j.Error)
+	})
 	return nil
 }
 
@@ -1068,6 +1193,10 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 		if len(p) == 0 {
 			p["status"] = "ok"
 		}
+	case Unknown:
+		p["status"] = "unknown"
+		p["message"] = fmt.Sprintf("still being confirmed: the outcome of %s is not known yet (the backend did not confirm it). Do not call %s again, and do not tell the user it is done or not done until a status note says so.",
+			describe(st.e.Policy.lookup(j.Tool).tool, j.Args), j.Tool)
 	}
 	if c.DuplicateOf != "" {
 		p["duplicate_of"] = c.DuplicateOf
@@ -1076,7 +1205,61 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 }
 
 func (st *step) response(c *Call) Response {
-	return Response{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Payload: c.Outcome.Response}
+	return Response{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Payload: c.Outcome.Response, Seq: c.Outcome.Seq}
+}
+
+// ---- effects ----------------------------------------------------------------------
+//
+// Every effect handed out for the first time goes through log: it gets the session's
+// next sequence number and a place in the session log (Watch), so the unary RPCs and
+// Watch hand out the same effects in the same order. Repeats (a retried RegisterCall
+// or Complete) return the recorded effect with its original number and are not logged
+// again.
+
+func (st *step) log(e LogEntry) uint64 {
+	s := st.s
+	s.LogSeq++
+	e.Seq, e.At = s.LogSeq, s.Now
+	s.Log = append(s.Log, e)
+	if n := len(s.Log) - LogKeep; n > 0 {
+		s.Log = s.Log[n:]
+	}
+	st.out.Changed = true
+	return e.Seq
+}
+
+// emitResponse hands out the function response recorded in c.Outcome.
+func (st *step) emitResponse(c *Call) {
+	r := st.response(c)
+	r.Seq = st.log(LogEntry{Response: &r})
+	c.Outcome.Seq = r.Seq
+	st.out.Effects.Responses = append(st.out.Effects.Responses, r)
+}
+
+// emitSkip hands out the skip recorded in c.Outcome.
+func (st *step) emitSkip(c *Call) {
+	sk := Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason}
+	sk.Seq = st.log(LogEntry{Skip: &sk})
+	c.Outcome.Seq = sk.Seq
+	st.out.Effects.Skips = append(st.out.Effects.Skips, sk)
+}
+
+// emitInterim hands out a non-final response for c (its outcome stays unset).
+func (st *step) emitInterim(c *Call, payload map[string]any) {
+	r := Response{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Payload: payload, Interim: true}
+	r.Seq = st.log(LogEntry{Response: &r})
+	st.out.Effects.Responses = append(st.out.Effects.Responses, r)
+}
+
+func (st *step) emitNote(n Note) {
+	n.Seq = st.log(LogEntry{Note: &n})
+	st.out.Effects.Notes = append(st.out.Effects.Notes, n)
+}
+
+func (st *step) emitRun(u RunUpdate) {
+	u.At = st.s.Now
+	u.Seq = st.log(LogEntry{Run: &u})
+	st.out.Effects.Runs = append(st.out.Effects.Runs, u)
 }
 
 // completionNote picks the status note for a job just completed, or "" for none: a
@@ -1108,6 +1291,13 @@ func (st *step) completionNote(j *Job, live int) string {
 		if live == 0 && j.Cause != CauseClosed {
 			return fmt.Sprintf("System note: %s failed and was not made: %s", desc, j.Error)
 		}
+	case Unknown:
+		if live == 0 {
+			return fmt.Sprintf("System note: the outcome of %s is not known yet; it is being confirmed. Do not tell the user it is done or not done until a status note says so.", desc)
+		}
+	}
+	if j.Outcome == Result && live == 0 && st.lostOnReconnect(j) {
+		return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, compactJSON(j.Result))
 	}
 	return ""
 }
@@ -1186,8 +1376,7 @@ func (st *step) issueNote(j *Job, text, rider string) {
 	if n.Deliver == DeliverNow {
 		s.LastNowNoteAt = s.Now
 	}
-	st.out.Effects.Notes = append(st.out.Effects.Notes, n)
-	st.out.Changed = true
+	st.emitNote(n)
 }
 
 // checkClaims reads what the model told the user in each finished turn (ReadClaims,
@@ -1222,6 +1411,8 @@ func (st *step) checkClaims(turns []ModelTurn) {
 			text = fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
 		case claim == ClaimDone && j.Decision == Undecided:
 			text = fmt.Sprintf("System note: correction: %s is not confirmed yet; it is still pending. You said: %q. Do not say it is done until it is.", desc, said)
+		case j.Outcome == Unknown:
+			text = fmt.Sprintf("System note: correction: the outcome of %s is not known yet; it is still being confirmed. You said: %q. Do not say it is done or not done until a status note says so.", desc, said)
 		case claim == ClaimNotDone && j.Outcome == Committed:
 			text = fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, reference(j), said)
 		default:
@@ -1243,7 +1434,60 @@ func (st *step) close() {
 			st.decideJob(j, DecisionCancel, CauseClosed, "the session closed before a decision")
 		}
 	}
+	for _, r := range s.Runs {
+		if r.State == RunOpened {
+			st.endRun(nil, r, RunCancelled, "the session closed", st.e.Policy.lookup(r.Tool))
+		}
+	}
 	for _, c := range s.Calls {
 		st.kill(c, "session_closed")
+	}
+}
+
+// connect switches the session to a new connection: calls still pending from earlier
+// connections die (their jobs go on; their outcomes go out as notes).
+func (st *step) connect(ev Connect) {
+	s := st.s
+	if s.Connection == ev.ConnectionID {
+		return
+	}
+	for _, c := range s.Calls {
+		if c.Outcome == nil && c.Connection != ev.ConnectionID {
+			st.kill(c, "connection_closed")
+		}
+	}
+	s.Connection = ev.ConnectionID
+	st.out.Changed = true
+}
+
+// lostOnReconnect reports whether a call of j died with its connection.
+func (st *step) lostOnReconnect(j *Job) bool {
+	for _, id := range j.CallIDs {
+		if c := st.s.call(id); c != nil && c.Outcome != nil && c.Outcome.Dead && c.Outcome.Reason == "connection_closed" {
+			return true
+		}
+	}
+	return false
+}
+
+// progress hands out an interim result as non-final responses on the job's live
+// NON_BLOCKING calls, when the provider takes them.
+func (st *step) progress(ev Progress) {
+	s := st.s
+	j := s.job(ev.JobID)
+	if !s.ResponseScheduling {
+		return
+	}
+	for _, id := range j.CallIDs {
+		c := s.call(id)
+		if c == nil || c.Outcome != nil || c.Behavior != NonBlocking {
+			continue
+		}
+		p := map[string]any{}
+		for k, v := range ev.Result {
+			p[k] = v
+		}
+		p["status"] = "in_progress"
+		st.emitInterim(c, p)
 	}
 }

@@ -75,6 +75,62 @@ type Tool struct {
 	NoHold bool
 	// Timings overrides the defaults for this tool; zero fields inherit them.
 	Timings Timings
+	// Confirm makes the tool confirm-then-act (the first seed's ToolRun): its first call
+	// opens a run and is answered at once with a function response telling the model
+	// what to ask and to call ConfirmTool next; nothing executes until the user says
+	// yes. The second seed measured tool-call adherence going from 52% to 84% once this
+	// state moved out of the prompt into code.
+	Confirm bool
+	// ConfirmTool is the generic confirmation tool the model calls to answer a run's
+	// question (args: run_id, confirmed true or false, and each step's arg). Zero means
+	// DefaultConfirmTool. Several tools may share one.
+	ConfirmTool string
+	// Steps are questions asked before the request runs, in order; each fills one
+	// argument of the request from the answer. A tool with Steps opens a run even
+	// without Confirm (and then runs once the last step is answered).
+	Steps []Step
+	// MaxAsks is how many times one question (a step, or the confirmation) may be
+	// asked in all: an unclear answer asks again until then, and the next unclear
+	// answer cancels the run. Zero means DefaultMaxAsks (2: ask, then once more).
+	MaxAsks int
+}
+
+// Step is one question of a run.
+type Step struct {
+	// Arg is the request argument the answer fills (the confirmation call carries it
+	// under this name, or as "answer").
+	Arg string
+	// Ask is the question, in words the model can say.
+	Ask string
+	// WithPrevious asks this question in the same prompt as the step before it ("ask
+	// two at a time and the other at a different time").
+	WithPrevious bool
+}
+
+// Defaults for runs.
+const (
+	// DefaultConfirmTool is the confirmation tool's name when a policy does not set one.
+	DefaultConfirmTool = "confirm_action"
+	// DefaultMaxAsks: a question is asked at most twice.
+	DefaultMaxAsks = 2
+)
+
+// runs reports whether calls of this tool open a run.
+func (t *Tool) runs() bool { return t.Confirm || len(t.Steps) > 0 }
+
+// confirmTool returns the tool's confirmation tool name.
+func (t *Tool) confirmTool() string {
+	if t.ConfirmTool == "" {
+		return DefaultConfirmTool
+	}
+	return t.ConfirmTool
+}
+
+func (t *Tool) maxAsks() int {
+	if t.MaxAsks <= 0 {
+		return DefaultMaxAsks
+	}
+	return t.MaxAsks
 }
 
 // Timings are the policy's durations and endings. In Policy.Defaults a zero field
@@ -113,6 +169,9 @@ type Timings struct {
 	// when the agent never reports back (the first seed: an unanswered id wedges the
 	// session).
 	MaxPending time.Duration
+	// RunTimeout is how long a confirm-then-act run may stay open without being
+	// resolved; then it expires, nothing is executed, and a note says so. Default 60 s.
+	RunTimeout time.Duration
 }
 
 // DefaultTimings are the built-in defaults, from the spec's tool-policy format.
@@ -125,6 +184,7 @@ var DefaultTimings = Timings{
 	AbandonWait:         10 * time.Second,
 	OnAbandon:           Cancel,
 	MaxPending:          60 * time.Second,
+	RunTimeout:          60 * time.Second,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (DefaultPhrases["en"].Stop),
@@ -212,6 +272,9 @@ func (p *Policy) Validate() error {
 		if err := t.Timings.validate(fmt.Sprintf("tools[%s]", t.Name)); err != nil {
 			return err
 		}
+		if err := t.validateRun(p); err != nil {
+			return err
+		}
 	}
 	if p.StopPhrases == nil {
 		p.StopPhrases = DefaultStopPhrases
@@ -234,7 +297,8 @@ func (t Timings) validate(where string) error {
 		name string
 		v    time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
-		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending}} {
+		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
+		{"run_timeout", t.RunTimeout}} {
 		if d.v < 0 {
 			return Errorf(Invalid, "%s.%s: %v is negative", where, d.name, d.v)
 		}
@@ -276,7 +340,58 @@ func (t Timings) inherit(d Timings) Timings {
 	if t.MaxPending == 0 {
 		t.MaxPending = d.MaxPending
 	}
+	if t.RunTimeout == 0 {
+		t.RunTimeout = d.RunTimeout
+	}
 	return t
+}
+
+// validateRun checks a tool's confirm-then-act fields.
+func (t *Tool) validateRun(p *Policy) error {
+	if t.MaxAsks < 0 {
+		return Errorf(Invalid, "tools[%s].max_asks: %d is negative", t.Name, t.MaxAsks)
+	}
+	if t.ConfirmTool != "" && !t.runs() {
+		return Errorf(Invalid, "tools[%s].confirm_tool: set, but the tool has neither confirm nor steps", t.Name)
+	}
+	if !t.runs() {
+		return nil
+	}
+	ct := t.confirmTool()
+	if !validName(ct) {
+		return Errorf(Invalid, "tools[%s].confirm_tool: %q must be 1-128 characters from [A-Za-z0-9_.:-]", t.Name, ct)
+	}
+	if _, ok := p.Tools[ct]; ok {
+		return Errorf(Invalid, "tools[%s].confirm_tool: %q is a tool of its own in this policy; a confirmation tool must not be", t.Name, ct)
+	}
+	seen := map[string]bool{}
+	for i, st := range t.Steps {
+		switch {
+		case st.Arg == "":
+			return Errorf(Invalid, "tools[%s].steps[%d].arg: required", t.Name, i)
+		case strings.TrimSpace(st.Ask) == "":
+			return Errorf(Invalid, "tools[%s].steps[%d].ask: required", t.Name, i)
+		case seen[st.Arg]:
+			return Errorf(Invalid, "tools[%s].steps[%d].arg: %q is asked twice", t.Name, i, st.Arg)
+		case st.Arg == "run_id" || st.Arg == "confirmed" || st.Arg == "answer":
+			return Errorf(Invalid, "tools[%s].steps[%d].arg: %q is reserved by the confirmation tool", t.Name, i, st.Arg)
+		case i == 0 && st.WithPrevious:
+			return Errorf(Invalid, "tools[%s].steps[0].with_previous: the first step has no step before it", t.Name)
+		}
+		seen[st.Arg] = true
+	}
+	return nil
+}
+
+// IsConfirmTool reports whether name is the confirmation tool of some tool in the
+// policy. Read-only; safe for concurrent use.
+func (p *Policy) IsConfirmTool(name string) bool {
+	for _, t := range p.Tools {
+		if t.runs() && t.confirmTool() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // toolPolicy is the resolved policy for one call: the tool's entry (or a read-only

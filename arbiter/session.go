@@ -59,6 +59,55 @@ type Session struct {
 	Calls []*Call `json:"calls,omitempty"`
 	// Jobs are every job, in creation order.
 	Jobs []*Job `json:"jobs,omitempty"`
+	// Runs are every confirm-then-act run, in opening order.
+	Runs []*Run `json:"runs,omitempty"`
+	// Connection is the id of the agent's current connection to the model server
+	// (Connect); calls record the connection they arrived on. Empty until the first
+	// Connect.
+	Connection string `json:"connection,omitempty"`
+	// LogSeq is the sequence number of the last effect handed out (0: none yet).
+	// Every effect gets the next one, so Watch can resume after any of them.
+	LogSeq uint64 `json:"log_seq,omitempty"`
+	// Log holds the latest effects handed out (at most LogKeep), oldest first, for
+	// Watch.
+	Log []LogEntry `json:"log,omitempty"`
+}
+
+// LogKeep is how many of its latest effects a session keeps for Watch to resume
+// from: a watcher that fell further behind than this must resynchronise from
+// GetSession (FailedPrecondition). 256 effects is well over a minute of a busy
+// session (each call makes one or two).
+const LogKeep = 256
+
+// LogEntry is one effect in a session's log: exactly one of Response, Skip, Note and
+// Run is set.
+type LogEntry struct {
+	// Seq is the effect's sequence number in the session, from 1, without gaps.
+	Seq uint64 `json:"seq"`
+	// At is the session time the effect was made due.
+	At       time.Time  `json:"at"`
+	Response *Response  `json:"response,omitempty"`
+	Skip     *Skip      `json:"skip,omitempty"`
+	Note     *Note      `json:"note,omitempty"`
+	Run      *RunUpdate `json:"run,omitempty"`
+}
+
+// LogAfter returns the logged effects with a sequence number above after, oldest
+// first. Errors: FailedPrecondition when effects after `after` were already dropped
+// from the log (the watcher fell more than LogKeep effects behind), or when after is
+// beyond the last effect handed out.
+func (s *Session) LogAfter(after uint64) ([]LogEntry, error) {
+	if after > s.LogSeq {
+		return nil, Errorf(FailedPrecondition, "after_seq: %d is beyond the last effect of session %q (%d)", after, s.Key.ID, s.LogSeq)
+	}
+	if after == s.LogSeq {
+		return nil, nil
+	}
+	if len(s.Log) == 0 || s.Log[0].Seq > after+1 {
+		return nil, Errorf(FailedPrecondition, "after_seq: effects after %d of session %q are no longer kept (the log keeps the last %d); resynchronise with GetSession", after, s.Key.ID, LogKeep)
+	}
+	i := int(after + 1 - s.Log[0].Seq)
+	return s.Log[i:], nil
 }
 
 // Utterance is one span of user voice activity and its transcript.
@@ -91,6 +140,9 @@ const (
 	Execute   Disposition = "execute"
 	Duplicate Disposition = "duplicate"
 	Reject    Disposition = "reject"
+	// RunStep: the call opened, joined or advanced a confirm-then-act run; it is
+	// answered at once with what to ask next, and nothing executes.
+	RunStep Disposition = "run"
 )
 
 // Call is one function call id.
@@ -103,6 +155,10 @@ type Call struct {
 	Disposition  Disposition `json:"disposition"`
 	// DuplicateOf is the call id that opened the job, for a duplicate.
 	DuplicateOf string `json:"duplicate_of,omitempty"`
+	// RunID is the confirm-then-act run the call opened, joined or answered.
+	RunID string `json:"run_id,omitempty"`
+	// Connection is the connection the call arrived on (Session.Connection then).
+	Connection string `json:"connection,omitempty"`
 	// Outcome is set exactly once: the function response, or the mark that the id is
 	// dead. Nil while the call is pending.
 	Outcome *CallOutcome `json:"outcome,omitempty"`
@@ -116,6 +172,8 @@ type CallOutcome struct {
 	// Dead is set for an id that must never be answered; Reason says why.
 	Dead   bool   `json:"dead,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Seq is the log sequence number of the response or skip handed out.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // Decision is the arbiter's decision for a side-effecting job.
@@ -138,6 +196,10 @@ const (
 	Cancelled    Outcome = "cancelled"
 	Failed       Outcome = "failed"
 	Result       Outcome = "result"
+	// Unknown: the commit's outcome is not known (the backend timed out). The job
+	// stays in the dedupe table as possibly committed until a later Complete reports
+	// Committed or Failed.
+	Unknown Outcome = "unknown"
 )
 
 // Cause says why a job was cancelled; it picks the status note.
@@ -201,6 +263,10 @@ type Job struct {
 	NoteIssued bool `json:"note_issued,omitempty"`
 	// Completion is what Complete returned, returned again for a repeated Complete.
 	Completion *Effects `json:"completion,omitempty"`
+	// RunID is the confirm-then-act run whose confirmation started this job.
+	RunID string `json:"run_id,omitempty"`
+	// WasUnknown is set when the job was first completed Unknown and later resolved.
+	WasUnknown bool `json:"was_unknown,omitempty"`
 }
 
 func (j *Job) opener() string { return j.CallIDs[0] }
@@ -220,6 +286,11 @@ type Response struct {
 	Name    string         `json:"name"`
 	JobID   string         `json:"job_id,omitempty"`
 	Payload map[string]any `json:"payload"`
+	// Interim marks a non-final response (a progress update for a long NON_BLOCKING
+	// call; Gemini Live's will_continue): the call's final response is still to come.
+	Interim bool `json:"interim,omitempty"`
+	// Seq is the effect's number in the session log (Watch).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // Skip is a call id the agent must never answer.
@@ -228,6 +299,8 @@ type Skip struct {
 	Name   string `json:"name"`
 	JobID  string `json:"job_id,omitempty"`
 	Reason string `json:"reason"`
+	// Seq is the effect's number in the session log (Watch).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // Note is a status note for the model.
@@ -248,6 +321,10 @@ type Note struct {
 	Scheduling string `json:"scheduling,omitempty"`
 	// Why explains the recommendation.
 	Why string `json:"why"`
+	// RunID is the run the note is about, for a note about a run that started no job.
+	RunID string `json:"run_id,omitempty"`
+	// Seq is the effect's number in the session log (Watch).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // Via is how a note reaches the model.
@@ -265,17 +342,35 @@ type Effects struct {
 	Responses []Response `json:"responses,omitempty"`
 	Skips     []Skip     `json:"skips,omitempty"`
 	Notes     []Note     `json:"notes,omitempty"`
+	// Runs are run state changes (informational: nothing to send).
+	Runs []RunUpdate `json:"runs,omitempty"`
 }
 
 func (e *Effects) add(o Effects) {
 	e.Responses = append(e.Responses, o.Responses...)
 	e.Skips = append(e.Skips, o.Skips...)
 	e.Notes = append(e.Notes, o.Notes...)
+	e.Runs = append(e.Runs, o.Runs...)
 }
 
 // Empty reports whether there is nothing to do.
 func (e Effects) Empty() bool {
-	return len(e.Responses) == 0 && len(e.Skips) == 0 && len(e.Notes) == 0
+	return len(e.Responses) == 0 && len(e.Skips) == 0 && len(e.Notes) == 0 && len(e.Runs) == 0
+}
+
+// mark is a position in an Effects, to take what was added after it.
+type mark struct{ r, s, n, u int }
+
+func (e *Effects) mark() mark { return mark{len(e.Responses), len(e.Skips), len(e.Notes), len(e.Runs)} }
+
+// since returns a copy of what was added after m.
+func (e *Effects) since(m mark) Effects {
+	return Effects{
+		Responses: append([]Response(nil), e.Responses[m.r:]...),
+		Skips:     append([]Skip(nil), e.Skips[m.s:]...),
+		Notes:     append([]Note(nil), e.Notes[m.n:]...),
+		Runs:      append([]RunUpdate(nil), e.Runs[m.u:]...),
+	}
 }
 
 // EncodeSession encodes s for a store.
@@ -340,6 +435,18 @@ func (s *Session) PendingCalls() []*Call {
 	}
 	return out
 }
+
+func (s *Session) run(id string) *Run {
+	for _, r := range s.Runs {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Run returns the run with that id, or nil.
+func (s *Session) Run(id string) *Run { return s.run(id) }
 
 // Job returns the job with that id, or nil.
 func (s *Session) Job(id string) *Job { return s.job(id) }

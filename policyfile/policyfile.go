@@ -10,9 +10,12 @@
 // Besides the fields of the spec, the file may carry top-level stop_phrases and
 // amend_phrases lists (English; left out, the arbiter's defaults apply; an explicit
 // empty list means none) and a languages mapping (per language: stop, soft, amend,
-// weak_amend lists replacing the built-in set). The workflow fields of the spec (confirm, confirm_tool, steps,
-// run_timeout) are rejected with an error saying they are not supported
-// yet, so a policy that relies on them never runs without them.
+// weak_amend lists replacing the built-in set).
+//
+// The confirm-then-act fields of a tool are confirm (a boolean), confirm_tool (a tool
+// name), max_asks (a whole number, 1 or more) and steps (a list of mappings with arg,
+// ask and with_previous); run_timeout is a duration like max_pending, in defaults or
+// per tool.
 //
 // A null value (a field with nothing after the colon, or "null") means the field was
 // left out.
@@ -21,6 +24,7 @@ package policyfile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -58,11 +62,14 @@ func Load(path string) (*arbiter.Policy, error) {
 // where a duration belongs: durations need a unit, such as "1.5s"); a negative or zero
 // duration (zero would mean "the default"); an enum value out of range (behavior,
 // key[].as, on_transcript_timeout, on_abandon, unknown_tools); a tool without a name,
-// two tools of one name (the message names both lines), a key arg listed twice; a
-// workflow field (confirm, confirm_tool, steps, run_timeout), not supported
-// yet; YAML tags, merge keys and undefined aliases; and anything Policy.Validate
-// rejects, such as an invalid tool name or a stop phrase without words (reported on the
-// line of the tool or phrase).
+// two tools of one name (the message names both lines), a key arg listed twice; an
+// explicit max_asks below 1, an empty confirm_tool, a step without an arg or an ask, a
+// step arg listed twice, a confirm_tool (or the default, confirm_action, when left out)
+// that is the name of a tool in the file; YAML tags, merge keys and undefined aliases;
+// and anything Policy.Validate rejects, such as an invalid tool name, confirm_tool on a
+// tool with neither confirm nor steps, a first step with with_previous or a stop phrase
+// without words (reported on the line of the field at fault, else of the tool or
+// phrase).
 func Parse(data []byte, name string) (*arbiter.Policy, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
@@ -101,12 +108,6 @@ func syntaxError(name string, err error) error {
 		return arbiter.Errorf(arbiter.Invalid, "%s: %s", name, ye.GetMessage())
 	}
 	return arbiter.Wrap(arbiter.Invalid, err, "%s: not valid YAML", name)
-}
-
-// workflowFields are the spec's workflow fields, rejected until runs and deadlines
-// are implemented. They are recognised at the top level, in defaults and in tools.
-var workflowFields = map[string]bool{
-	"confirm": true, "confirm_tool": true, "steps": true, "run_timeout": true,
 }
 
 type decoder struct {
@@ -194,12 +195,15 @@ func (d *decoder) tools(tf field, p *arbiter.Policy) error {
 	}
 	p.Tools = make(map[string]*arbiter.Tool, len(items))
 	nameNode := make(map[string]ast.Node, len(items))
+	decoded := make([]*arbiter.Tool, 0, len(items))
+	nodes := make([]toolNodes, 0, len(items))
 	for i, item := range items {
 		path := fmt.Sprintf("tools[%d]", i)
-		t, at, err := d.tool(item, path)
+		t, tn, err := d.tool(item, path)
 		if err != nil {
 			return err
 		}
+		at := tn.name
 		if first, dup := nameNode[t.Name]; dup {
 			return d.errorf(at, "%s.name: tool %q is defined twice, on lines %d and %d",
 				path, t.Name, line(first), line(at))
@@ -207,30 +211,89 @@ func (d *decoder) tools(tf field, p *arbiter.Policy) error {
 		nameNode[t.Name] = at
 		c := *t
 		if err := (&arbiter.Policy{Tools: map[string]*arbiter.Tool{c.Name: &c}, StopPhrases: []string{}}).Validate(); err != nil {
-			return d.errorf(at, "%s", arbiter.MessageOf(err))
+			msg := arbiter.MessageOf(err)
+			return d.errorf(tn.at(msg, t.Name), "%s", msg)
 		}
 		p.Tools[t.Name] = t
+		decoded = append(decoded, t)
+		nodes = append(nodes, tn)
+	}
+	// A confirmation tool is answered by the arbiter, never executed: it must not be a
+	// tool of the policy (Validate checks this too, but without the lines).
+	for i, t := range decoded {
+		if !t.Confirm && len(t.Steps) == 0 {
+			continue
+		}
+		path := fmt.Sprintf("tools[%d].confirm_tool", i)
+		if t.ConfirmTool == "" {
+			if other, clash := nameNode[arbiter.DefaultConfirmTool]; clash {
+				return d.errorf(nodes[i].name, "%s: left out, it is %q, which is the tool on line %d; "+
+					"a confirmation tool must not be a tool of its own: set confirm_tool to another name",
+					path, arbiter.DefaultConfirmTool, line(other))
+			}
+			continue
+		}
+		if other, clash := nameNode[t.ConfirmTool]; clash {
+			return d.errorf(nodes[i].fields["confirm_tool"], "%s: %q is the tool on line %d; "+
+				"a confirmation tool must not be a tool of its own", path, t.ConfirmTool, line(other))
+		}
 	}
 	return nil
 }
 
-// tool decodes one entry of tools; at is the node of its name (for the line).
-func (d *decoder) tool(item field, path string) (*arbiter.Tool, ast.Node, error) {
+// toolNodes are the nodes of one decoded tool, for the lines of the errors found after
+// decoding it.
+type toolNodes struct {
+	// name is the node of the tool's name (the entry itself when it has none).
+	name ast.Node
+	// fields holds the key node of each field, by its path below the tool: "confirm",
+	// "steps", "steps[1]" (the item), "steps[1].arg".
+	fields map[string]ast.Node
+}
+
+// at returns the node of the field an arbiter.Validate message about tool name is
+// about ("tools[NAME].steps[1].arg: ..."), or the nearest enclosing field the file has;
+// the name's node when there is none.
+func (tn toolNodes) at(msg, name string) ast.Node {
+	prefix := "tools[" + name + "]."
+	if !strings.HasPrefix(msg, prefix) {
+		return tn.name
+	}
+	p := msg[len(prefix):]
+	if i := strings.IndexAny(p, ": "); i >= 0 {
+		p = p[:i]
+	}
+	for p != "" {
+		if n, ok := tn.fields[p]; ok && n != nil {
+			return n
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return tn.name
+}
+
+// tool decodes one entry of tools, and returns the nodes of its fields (for lines).
+func (d *decoder) tool(item field, path string) (*arbiter.Tool, toolNodes, error) {
 	n := item.value
+	tn := toolNodes{name: n, fields: map[string]ast.Node{}}
 	if n == nil {
-		return nil, nil, d.errorf(item.node, "%s: must be a mapping with a name, not null", path)
+		return nil, tn, d.errorf(item.node, "%s: must be a mapping with a name, not null", path)
 	}
 	fields, err := d.mapping(n, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, tn, err
 	}
 	t := &arbiter.Tool{}
-	at := n
 	for _, f := range fields {
 		fpath := path + "." + f.key
+		tn.fields[f.key] = f.node
 		if ok, err := d.timing(f, fpath, &t.Timings); ok || err != nil {
 			if err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 			continue
 		}
@@ -238,50 +301,72 @@ func (d *decoder) tool(item field, path string) (*arbiter.Tool, ast.Node, error)
 		case "name":
 			s, set, err := d.str(f, fpath)
 			if err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 			if !set || s == "" {
-				return nil, nil, d.errorf(f.node, "%s: required", fpath)
+				return nil, tn, d.errorf(f.node, "%s: required", fpath)
 			}
-			t.Name, at = s, f.node
+			t.Name, tn.name = s, f.node
+		case "confirm":
+			if t.Confirm, _, err = d.boolean(f, fpath); err != nil {
+				return nil, tn, err
+			}
+		case "confirm_tool":
+			s, set, err := d.str(f, fpath)
+			if err != nil {
+				return nil, tn, err
+			}
+			if set && s == "" {
+				return nil, tn, d.errorf(f.value, "%s: empty (leave the field out for the default, %s)",
+					fpath, arbiter.DefaultConfirmTool)
+			}
+			t.ConfirmTool = s
+		case "max_asks":
+			if t.MaxAsks, err = d.maxAsks(f, fpath); err != nil {
+				return nil, tn, err
+			}
+		case "steps":
+			if t.Steps, err = d.steps(f, fpath, tn.fields); err != nil {
+				return nil, tn, err
+			}
 		case "side_effect":
 			if t.SideEffect, _, err = d.boolean(f, fpath); err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 		case "behavior":
 			s, _, err := d.enum(f, fpath, string(arbiter.Blocking), string(arbiter.NonBlocking))
 			if err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 			t.Behavior = arbiter.Behavior(s)
 		case "key":
 			if t.Key, err = d.key(f, fpath); err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 		case "describe":
 			if t.Describe, _, err = d.str(f, fpath); err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 		case "allowed":
 			b, set, err := d.boolean(f, fpath)
 			if err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 			t.Disallowed = set && !b
 		case "hold":
 			b, set, err := d.boolean(f, fpath)
 			if err != nil {
-				return nil, nil, err
+				return nil, tn, err
 			}
 			t.NoHold = set && !b
 		default:
-			return nil, nil, d.unknown(f, path)
+			return nil, tn, d.unknown(f, path)
 		}
 	}
 	if t.Name == "" {
-		return nil, nil, d.errorf(n, "%s.name: required", path)
+		return nil, tn, d.errorf(n, "%s.name: required", path)
 	}
-	return t, at, nil
+	return t, tn, nil
 }
 
 func (d *decoder) key(kf field, path string) ([]arbiter.KeyArg, error) {
@@ -336,6 +421,103 @@ func (d *decoder) key(kf field, path string) ([]arbiter.KeyArg, error) {
 		args = append(args, k)
 	}
 	return args, nil
+}
+
+// steps decodes a tool's steps: a list of mappings {arg, ask, with_previous}. It
+// records the nodes of the items and their fields in nodes ("steps[1]",
+// "steps[1].arg"). A null value or an empty list is no steps.
+func (d *decoder) steps(sf field, path string, nodes map[string]ast.Node) ([]arbiter.Step, error) {
+	items, err := d.sequence(sf.value, path)
+	if err != nil {
+		return nil, err
+	}
+	var steps []arbiter.Step
+	seen := map[string]ast.Node{}
+	for i, item := range items {
+		rel := fmt.Sprintf("steps[%d]", i)
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		nodes[rel] = item.node
+		if item.value == nil {
+			return nil, d.errorf(item.node, "%s: must be a mapping with an arg and an ask, not null", ipath)
+		}
+		fields, err := d.mapping(item.value, ipath)
+		if err != nil {
+			return nil, err
+		}
+		var st arbiter.Step
+		for _, f := range fields {
+			fpath := ipath + "." + f.key
+			nodes[rel+"."+f.key] = f.node
+			switch f.key {
+			case "arg":
+				if st.Arg, _, err = d.str(f, fpath); err != nil {
+					return nil, err
+				}
+			case "ask":
+				if st.Ask, _, err = d.str(f, fpath); err != nil {
+					return nil, err
+				}
+			case "with_previous":
+				if st.WithPrevious, _, err = d.boolean(f, fpath); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, d.unknown(f, ipath)
+			}
+		}
+		for _, req := range []struct{ key, v string }{{"arg", st.Arg}, {"ask", strings.TrimSpace(st.Ask)}} {
+			if req.v == "" {
+				at := nodes[rel+"."+req.key]
+				if at == nil {
+					at = item.value
+				}
+				return nil, d.errorf(at, "%s.%s: required", ipath, req.key)
+			}
+		}
+		argNode := nodes[rel+".arg"]
+		if first, dup := seen[st.Arg]; dup {
+			return nil, d.errorf(argNode, "%s.arg: %q is asked twice, on lines %d and %d",
+				ipath, st.Arg, line(first), line(argNode))
+		}
+		seen[st.Arg] = argNode
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// maxAsks decodes max_asks: a whole number, 1 or more; null is 0 (the default).
+func (d *decoder) maxAsks(f field, path string) (int, error) {
+	switch n := f.value.(type) {
+	case nil:
+		return 0, nil
+	case *ast.IntegerNode:
+		var v int64
+		switch x := n.Value.(type) {
+		case int64:
+			v = x
+		case uint64:
+			if x > math.MaxInt32 {
+				v = math.MaxInt32 + 1
+			} else {
+				v = int64(x)
+			}
+		}
+		switch {
+		case v < 0:
+			return 0, d.errorf(n, "%s: %s is negative: give 1 or more (leave the field out for the default, %d)",
+				path, n.Token.Value, arbiter.DefaultMaxAsks)
+		case v == 0:
+			return 0, d.errorf(n, "%s: 0 is not supported: a question is asked at least once; give 1 or more "+
+				"(leave the field out for the default, %d)", path, arbiter.DefaultMaxAsks)
+		case v > math.MaxInt32:
+			return 0, d.errorf(n, "%s: %s is too large", path, n.Token.Value)
+		}
+		return int(v), nil
+	case *ast.FloatNode:
+		return 0, d.errorf(n, "%s: %s is not a whole number", path, n.Token.Value)
+	default:
+		return 0, d.errorf(n, "%s: must be a whole number such as 2, not %s", path, kind(n))
+	}
 }
 
 // phrases decodes a list of intent phrases at path. A null value is (nil, nil): left
@@ -428,6 +610,8 @@ func (d *decoder) timing(f field, path string, t *arbiter.Timings) (ok bool, err
 		dst = &t.AbandonWait
 	case "max_pending":
 		dst = &t.MaxPending
+	case "run_timeout":
+		dst = &t.RunTimeout
 	case "on_transcript_timeout", "on_abandon":
 		s, _, err := d.enum(f, path, string(arbiter.Cancel), string(arbiter.Commit))
 		if err != nil {
@@ -451,9 +635,6 @@ func (d *decoder) unknown(f field, parent string) error {
 	path := f.key
 	if parent != "" {
 		path = parent + "." + f.key
-	}
-	if workflowFields[f.key] {
-		return d.errorf(f.node, "%s: not supported yet (confirm-then-act workflow runs are not implemented)", path)
 	}
 	if f.key == "<<" {
 		return d.errorf(f.node, "%s: merge keys are not supported", path)

@@ -29,6 +29,7 @@ func TestLoadBooking(t *testing.T) {
 		AbandonWait:         10 * time.Second, // not in the file: the built-in default
 		OnAbandon:           arbiter.Cancel,
 		MaxPending:          time.Minute, // not in the file: the built-in default
+		RunTimeout:          time.Minute, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -133,6 +134,7 @@ tools:
 		AbandonWait:         7 * time.Second,
 		OnAbandon:           arbiter.Commit,
 		MaxPending:          time.Minute,
+		RunTimeout:          time.Minute,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -295,16 +297,10 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`defaults.on_abandon: "retry" is not cancel or commit`}},
 		{name: "bad on_transcript_timeout", line: 12, repl: "  - name: get_weather\n    on_transcript_timeout: 1", wantLine: 13,
 			want: []string{"tools[1].on_transcript_timeout: must be a string, not a number"}},
-		{name: "confirm", line: 6, repl: "    side_effect: true\n    confirm: true", wantLine: 7,
-			want: []string{"tools[0].confirm: not supported yet (confirm-then-act workflow runs are not implemented)"}},
-		{name: "confirm_tool", line: 6, repl: "    confirm_tool: confirm_action", wantLine: 6,
-			want: []string{"tools[0].confirm_tool: not supported yet"}},
-		{name: "steps", line: 11, repl: "    steps: [hold, commit]", wantLine: 11,
-			want: []string{"tools[0].steps: not supported yet"}},
 		{name: "max_pending without a unit", line: 2, repl: "  max_pending: 20", wantLine: 2,
 			want: []string{"defaults.max_pending: 20 has no unit"}},
 		{name: "run_timeout at top level", line: 4, repl: "run_timeout: 60s\ntools:", wantLine: 4,
-			want: []string{"run_timeout: not supported yet"}},
+			want: []string{"run_timeout: unknown field"}},
 		{name: "string where a list belongs", line: 8, repl: "    key: slot", wantLine: 8,
 			want: []string{"tools[0].key: must be a list, not a string"}},
 		{name: "mapping where the tools list belongs", src: "defaults:\n  grace: 2s\ntools:\n  book_slot:\n    side_effect: true\n", wantLine: 4,
@@ -375,6 +371,236 @@ func TestParseErrors(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message %q does not contain %q", msg, w)
 				}
+			}
+		})
+	}
+}
+
+func TestParseRuns(t *testing.T) {
+	src := `defaults:
+  max_pending: 20s
+  run_timeout: 45s
+tools:
+  - name: book_table
+    side_effect: true
+    key: [{arg: time, as: datetime}]
+    confirm: true
+    confirm_tool: confirm_booking
+    max_asks: 3
+    run_timeout: 90s
+    max_pending: 2m
+    steps:
+      - arg: party_size
+        ask: "How many people?"
+      - {arg: name, ask: "Under what name?", with_previous: true}
+      - arg: phone
+        ask: "A phone number?"
+        with_previous: false
+    describe: "the table for {time}"
+  - name: take_photo
+    side_effect: true
+    confirm: true
+  - name: order_taxi
+    side_effect: true
+    steps:
+      - arg: address
+        ask: Where to?
+  - name: get_weather
+    confirm: false
+    steps: []
+    max_asks:
+    confirm_tool:
+`
+	p, err := Parse([]byte(src), "runs.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if p.Defaults.RunTimeout != 45*time.Second || p.Defaults.MaxPending != 20*time.Second {
+		t.Errorf("Defaults: run_timeout %v, max_pending %v, want 45s, 20s", p.Defaults.RunTimeout, p.Defaults.MaxPending)
+	}
+	want := map[string]*arbiter.Tool{
+		"book_table": {
+			Name:        "book_table",
+			SideEffect:  true,
+			Key:         []arbiter.KeyArg{{Arg: "time", As: arbiter.KeyDatetime}},
+			Describe:    "the table for {time}",
+			Confirm:     true,
+			ConfirmTool: "confirm_booking",
+			MaxAsks:     3,
+			Steps: []arbiter.Step{
+				{Arg: "party_size", Ask: "How many people?"},
+				{Arg: "name", Ask: "Under what name?", WithPrevious: true},
+				{Arg: "phone", Ask: "A phone number?"},
+			},
+			Timings: arbiter.Timings{RunTimeout: 90 * time.Second, MaxPending: 2 * time.Minute},
+		},
+		"take_photo": {Name: "take_photo", SideEffect: true, Confirm: true},
+		"order_taxi": {
+			Name:       "order_taxi",
+			SideEffect: true,
+			Steps:      []arbiter.Step{{Arg: "address", Ask: "Where to?"}},
+		},
+		"get_weather": {Name: "get_weather"},
+	}
+	for name, w := range want {
+		if g := p.Tools[name]; !reflect.DeepEqual(g, w) {
+			t.Errorf("Tools[%s] = %+v, want %+v", name, g, w)
+		}
+	}
+	if len(p.Tools) != len(want) {
+		t.Errorf("Tools has %d entries, want %d", len(p.Tools), len(want))
+	}
+	for name, want := range map[string]bool{"confirm_booking": true, "confirm_action": true, "book_table": false} {
+		if got := p.IsConfirmTool(name); got != want {
+			t.Errorf("IsConfirmTool(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestLoadRunsExample(t *testing.T) {
+	path := filepath.Join("..", "testdata", "scenarios", "runs.yaml")
+	p, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	if p.Defaults.MaxPending != 20*time.Second || p.Defaults.RunTimeout != 30*time.Second {
+		t.Errorf("Defaults: max_pending %v, run_timeout %v, want 20s, 30s", p.Defaults.MaxPending, p.Defaults.RunTimeout)
+	}
+	photo, table, weather := p.Tools["take_photo"], p.Tools["book_table"], p.Tools["get_weather"]
+	if photo == nil || table == nil || weather == nil || len(p.Tools) != 3 {
+		t.Fatalf("Tools = %v, want take_photo, book_table and get_weather", p.Tools)
+	}
+	if !photo.SideEffect || !photo.Confirm || photo.ConfirmTool != "confirm_action" || photo.Describe != "the photo" {
+		t.Errorf("take_photo = %+v", photo)
+	}
+	wantSteps := []arbiter.Step{
+		{Arg: "party_size", Ask: "How many people is the table for?"},
+		{Arg: "name", Ask: "And what name should the booking be under?", WithPrevious: true},
+	}
+	if !table.SideEffect || !table.Confirm || table.Describe != "the table for {time}" ||
+		!reflect.DeepEqual(table.Key, []arbiter.KeyArg{{Arg: "time", As: arbiter.KeyDatetime}}) ||
+		!reflect.DeepEqual(table.Steps, wantSteps) {
+		t.Errorf("book_table = %+v", table)
+	}
+	if weather.SideEffect || weather.Confirm || len(weather.Steps) != 0 {
+		t.Errorf("get_weather = %+v", weather)
+	}
+}
+
+// TestParseRunErrors breaks the confirm-then-act fields of a valid policy. Its lines:
+//
+//	1 defaults:
+//	2   run_timeout: 30s
+//	3 tools:
+//	4   - name: book_table
+//	5     side_effect: true
+//	6     confirm: true
+//	7     confirm_tool: confirm_booking
+//	8     max_asks: 2
+//	9     steps:
+//	10      - arg: party_size
+//	11        ask: How many people?
+//	12      - arg: name
+//	13        ask: Under what name?
+//	14        with_previous: true
+//	15  - name: get_weather
+func TestParseRunErrors(t *testing.T) {
+	const base = `defaults:
+  run_timeout: 30s
+tools:
+  - name: book_table
+    side_effect: true
+    confirm: true
+    confirm_tool: confirm_booking
+    max_asks: 2
+    steps:
+      - arg: party_size
+        ask: How many people?
+      - arg: name
+        ask: Under what name?
+        with_previous: true
+  - name: get_weather
+`
+	if _, err := Parse([]byte(base), "runs.yaml"); err != nil {
+		t.Fatalf("the base policy does not parse: %v", err)
+	}
+	for _, tc := range []struct {
+		name     string
+		line     int // the first line of base that repl replaces
+		drop     int // how many more lines it replaces
+		repl     string
+		wantLine int
+		want     string
+	}{
+		{"confirm not a bool", 6, 0, `    confirm: "yes"`, 6, "tools[0].confirm: must be true or false, not a string"},
+		{"confirm a number", 6, 0, "    confirm: 1", 6, "tools[0].confirm: must be true or false, not a number"},
+		{"confirm_tool not a string", 7, 0, "    confirm_tool: [a, b]", 7, "tools[0].confirm_tool: must be a string, not a list"},
+		{"confirm_tool empty", 7, 0, `    confirm_tool: ""`, 7, "tools[0].confirm_tool: empty (leave the field out for the default, confirm_action)"},
+		{"confirm_tool invalid name (from Validate)", 7, 0, "    confirm_tool: confirm booking", 7,
+			`tools[book_table].confirm_tool: "confirm booking" must be 1-128 characters`},
+		{"confirm_tool is another tool", 7, 0, "    confirm_tool: get_weather", 7,
+			`tools[0].confirm_tool: "get_weather" is the tool on line 15; a confirmation tool must not be a tool of its own`},
+		{"confirm_tool is a later tool's name", 15, 0, "  - name: confirm_booking", 7,
+			`tools[0].confirm_tool: "confirm_booking" is the tool on line 15`},
+		{"confirm_tool is the tool itself (from Validate)", 7, 0, "    confirm_tool: book_table", 7,
+			`tools[book_table].confirm_tool: "book_table" is a tool of its own`},
+		{"default confirm_tool is a tool", 7, 0, "", 4,
+			`tools[0].confirm_tool: left out, it is "confirm_action", which is the tool on line 14`},
+		{"confirm_tool without a run (from Validate)", 15, 0, "  - name: get_weather\n    confirm: false\n    confirm_tool: confirm_weather", 17,
+			"tools[get_weather].confirm_tool: set, but the tool has neither confirm nor steps"},
+		{"max_asks zero", 8, 0, "    max_asks: 0", 8, "tools[0].max_asks: 0 is not supported: a question is asked at least once"},
+		{"max_asks negative", 8, 0, "    max_asks: -1", 8, "tools[0].max_asks: -1 is negative: give 1 or more (leave the field out for the default, 2)"},
+		{"max_asks a string", 8, 0, `    max_asks: "2"`, 8, "tools[0].max_asks: must be a whole number such as 2, not a string"},
+		{"max_asks a float", 8, 0, "    max_asks: 2.5", 8, "tools[0].max_asks: 2.5 is not a whole number"},
+		{"max_asks huge", 8, 0, "    max_asks: 9999999999", 8, "tools[0].max_asks: 9999999999 is too large"},
+		{"steps a number", 9, 5, "    steps: 3", 9, "tools[0].steps: must be a list, not a number"},
+		{"steps a mapping", 9, 5, "    steps: {arg: x, ask: y}", 9, "tools[0].steps: must be a list, not a mapping"},
+		{"step a string", 10, 0, "      - party_size\n      - arg: size", 10, "tools[0].steps[0]: must be a mapping, not a string"},
+		{"step null", 10, 0, "      -\n      - arg: size", 10, "tools[0].steps[0]: must be a mapping with an arg and an ask, not null"},
+		{"step with a misspelled key", 10, 0, "      - question: x", 10, "tools[0].steps[0].question: unknown field"},
+		{"step missing arg", 12, 1, "      - ask: Under what name?", 12, "tools[0].steps[1].arg: required"},
+		{"step empty arg", 12, 0, `      - arg: ""`, 12, "tools[0].steps[1].arg: required"},
+		{"step missing ask", 11, 0, "", 10, "tools[0].steps[0].ask: required"},
+		{"step blank ask", 13, 0, `        ask: "  "`, 13, "tools[0].steps[1].ask: required"},
+		{"step unknown key", 14, 0, "        with_previous: true\n        optional: true", 15, "tools[0].steps[1].optional: unknown field"},
+		{"step arg not a string", 12, 0, "      - arg: 7", 12, "tools[0].steps[1].arg: must be a string, not a number"},
+		{"step ask not a string", 13, 0, "        ask: [a]", 13, "tools[0].steps[1].ask: must be a string, not a list"},
+		{"with_previous not a bool", 14, 0, "        with_previous: yes", 14, "tools[0].steps[1].with_previous: must be true or false, not a string"},
+		{"duplicate step arg", 12, 0, "      - arg: party_size", 12, `tools[0].steps[1].arg: "party_size" is asked twice, on lines 10 and 12`},
+		{"first step with_previous (from Validate)", 11, 0, "        ask: How many people?\n        with_previous: true", 12,
+			"tools[book_table].steps[0].with_previous: the first step has no step before it"},
+		{"reserved step arg (from Validate)", 12, 0, "      - arg: run_id", 12,
+			`tools[book_table].steps[1].arg: "run_id" is reserved by the confirmation tool`},
+		{"run_timeout without a unit", 2, 0, "  run_timeout: 30", 2, "defaults.run_timeout: 30 has no unit"},
+		{"run_timeout negative", 2, 0, "  run_timeout: -5s", 2, `defaults.run_timeout: "-5s" is negative`},
+		{"run_timeout zero", 2, 0, "  run_timeout: 0s", 2, `defaults.run_timeout: "0s" is zero`},
+		{"run_timeout not a duration", 2, 0, "  run_timeout: [30s]", 2, "defaults.run_timeout: must be a duration"},
+		{"tool run_timeout negative", 8, 0, "    run_timeout: -1m", 8, `tools[0].run_timeout: "-1m" is negative`},
+		{"tool run_timeout bad", 8, 0, "    run_timeout: soon", 8, `tools[0].run_timeout: "soon" is not a duration`},
+		{"confirm in defaults", 2, 0, "  confirm: true", 2, "defaults.confirm: unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := strings.Split(base, "\n")
+			var out []string
+			out = append(out, lines[:tc.line-1]...)
+			if tc.repl != "" {
+				out = append(out, strings.Split(tc.repl, "\n")...)
+			}
+			out = append(out, lines[tc.line+tc.drop:]...)
+			src := strings.Join(out, "\n")
+			if tc.name == "default confirm_tool is a tool" {
+				src = strings.Replace(src, "  - name: get_weather", "  - name: confirm_action", 1)
+			}
+			p, err := Parse([]byte(src), "runs.yaml")
+			if err == nil {
+				t.Fatalf("Parse succeeded (%+v), want an error; input:\n%s", p, src)
+			}
+			if k := arbiter.KindOf(err); k != arbiter.Invalid {
+				t.Errorf("kind = %v, want invalid (error %q)", k, err)
+			}
+			want := fmt.Sprintf("runs.yaml:%d: %s", tc.wantLine, tc.want)
+			if msg := arbiter.MessageOf(err); !strings.HasPrefix(msg, want) {
+				t.Errorf("message %q does not start with %q; input:\n%s", msg, want, src)
 			}
 		})
 	}

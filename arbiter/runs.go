@@ -1,0 +1,400 @@
+package arbiter
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Confirm-then-act runs (issue 6; the second seed's ToolRun). A tool whose policy says
+// `confirm` or lists `steps` does not execute on its first call: the call opens a run
+// and is answered at once with a function response that tells the model exactly what
+// to ask and to call the confirmation tool next. The confirmation call resolves the
+// run: yes executes the request through the normal guarded path (hold, dedupe, notes)
+// as a job answered on the confirmation call's id; no cancels it; an unclear answer
+// asks again, up to the tool's MaxAsks, and then cancels. While a run is open, another
+// call of its tool joins it instead of opening a second one (the seed saw the same
+// tool called more than five times for one request when the loop lived in the
+// prompt). A run that stays unresolved for its RunTimeout expires. Runs are session
+// state, so they live in the store and survive a replica restart or a reconnect.
+
+// RunState is where a run stands.
+type RunState string
+
+// The states of a run (replay's `run` lines).
+const (
+	// RunOpened: waiting for the user's answers or confirmation.
+	RunOpened RunState = "opened"
+	// RunConfirmed: the user said yes; the request runs as job JobID.
+	RunConfirmed RunState = "confirmed"
+	// RunRefused: the user said no; nothing was executed.
+	RunRefused RunState = "refused"
+	// RunExpired: nobody resolved it within RunTimeout; nothing was executed.
+	RunExpired RunState = "expired"
+	// RunCancelled: no clear answer after MaxAsks, a stop intent, or the session
+	// closed; nothing was executed.
+	RunCancelled RunState = "cancelled"
+)
+
+// Run is one confirm-then-act run.
+type Run struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	// Args are the request's args as the latest call of the tool gave them; Answers
+	// are merged over them when the request runs.
+	Args map[string]any `json:"args,omitempty"`
+	// BusinessKey is the explicit business key of the latest call, if it had one.
+	BusinessKey string `json:"business_key,omitempty"`
+	// Answers are the step answers so far, by step arg.
+	Answers map[string]any `json:"answers,omitempty"`
+	// CallIDs are the calls of the tool that opened and joined the run, then the
+	// confirmation calls, in order.
+	CallIDs  []string  `json:"call_ids"`
+	OpenedAt time.Time `json:"opened_at"`
+	// LastAt is the latest call that opened, joined or answered the run; RunTimeout
+	// counts from it.
+	LastAt time.Time `json:"last_at"`
+	// Asks is how many times the current question has been asked.
+	Asks  int      `json:"asks"`
+	State RunState `json:"state"`
+	// Reason says why the run ended.
+	Reason  string    `json:"reason,omitempty"`
+	EndedAt time.Time `json:"ended_at,omitzero"`
+	// JobID is the job a confirmed run started.
+	JobID string `json:"job_id,omitempty"`
+}
+
+// RunUpdate is a change of a run's state, handed out with the effects (informational:
+// nothing to send).
+type RunUpdate struct {
+	RunID string   `json:"run_id"`
+	Tool  string   `json:"tool"`
+	State RunState `json:"state"`
+	// CallID is the call that caused the change (empty for an expiry).
+	CallID string `json:"call_id,omitempty"`
+	// JobID is the job a confirmed run started.
+	JobID  string    `json:"job_id,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+	// Seq is the effect's number in the session log (Watch).
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+// openRun returns the open run of tool, or nil.
+func (s *Session) openRun(tool string) *Run {
+	for _, r := range s.Runs {
+		if r.Tool == tool && r.State == RunOpened {
+			return r
+		}
+	}
+	return nil
+}
+
+// runCall handles a call of a tool that runs: it joins the tool's open run or opens
+// one, and answers the call at once with what to ask.
+func (st *step) runCall(c *Call, ev RegisterCall, tp toolPolicy) {
+	s := st.s
+	r := s.openRun(ev.Tool)
+	joined := r != nil
+	if r == nil {
+		s.Seq++
+		r = &Run{ID: "run-" + strconv.Itoa(s.Seq), Tool: ev.Tool, OpenedAt: s.Now, State: RunOpened, Asks: 1}
+		s.Runs = append(s.Runs, r)
+	}
+	r.Args, r.BusinessKey, r.LastAt = ev.Args, ev.BusinessKey, s.Now
+	r.CallIDs = append(r.CallIDs, c.ID)
+	c.Disposition, c.RunID = RunStep, r.ID
+	st.out.Call = st.callResult(c)
+	p := st.prompt(r, tp)
+	if joined {
+		p["already_open"] = true
+		p["next"] = fmt.Sprintf("This request is already waiting for the user (run %s); do not call %s again. %s", r.ID, ev.Tool, p["next"])
+	}
+	c.Outcome = &CallOutcome{At: s.Now, Response: p}
+	st.emitResponse(c)
+	if !joined {
+		st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: RunOpened, CallID: c.ID})
+	}
+}
+
+// pendingSteps returns the questions asked next: the first step not answered yet and
+// the steps asked with it, less those answered already.
+func pendingSteps(t *Tool, answers map[string]any) []Step {
+	var out []Step
+	for _, q := range t.Steps {
+		if len(out) > 0 && !q.WithPrevious {
+			break
+		}
+		if _, ok := answers[q.Arg]; ok {
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// prompt is the function response that tells the model what to ask next.
+func (st *step) prompt(r *Run, tp toolPolicy) map[string]any {
+	t := tp.tool
+	ct := t.confirmTool()
+	if qs := pendingSteps(t, r.Answers); len(qs) > 0 {
+		var asks, args []string
+		for _, q := range qs {
+			asks = append(asks, strings.TrimSpace(q.Ask))
+			args = append(args, fmt.Sprintf("%q set to their answer", q.Arg))
+		}
+		ask := strings.Join(asks, " ")
+		return map[string]any{
+			"status": "needs_input", "executed": false, "run_id": r.ID, "ask": ask,
+			"next": fmt.Sprintf("Nothing has been done yet. Ask the user: %s Then call %s with run_id %q and %s. If they do not want it any more, call %s with run_id %q and confirmed false.",
+				ask, ct, r.ID, strings.Join(args, " and "), ct, r.ID),
+		}
+	}
+	desc := describe(t, st.runArgs(r))
+	ask := fmt.Sprintf("Should I go ahead with %s?", desc)
+	return map[string]any{
+		"status": "needs_confirmation", "executed": false, "run_id": r.ID, "ask": ask,
+		"next": fmt.Sprintf("Nothing has been done yet. Ask the user to confirm %s. If they say yes, call %s with run_id %q and confirmed true; if they say no, call %s with run_id %q and confirmed false.",
+			desc, ct, r.ID, ct, r.ID),
+	}
+}
+
+// runArgs is the request's args with the step answers merged over them.
+func (st *step) runArgs(r *Run) map[string]any {
+	if len(r.Answers) == 0 {
+		return r.Args
+	}
+	out := make(map[string]any, len(r.Args)+len(r.Answers))
+	for k, v := range r.Args {
+		out[k] = v
+	}
+	for k, v := range r.Answers {
+		out[k] = v
+	}
+	return out
+}
+
+// confirmCall handles a call of a confirmation tool: it finds the run it answers and
+// advances it. A call that answers no open run is rejected (answered at once with an
+// error; nothing executes).
+func (st *step) confirmCall(c *Call, ev RegisterCall) {
+	s := st.s
+	r, why := st.runFor(ev)
+	if r == nil {
+		c.Disposition = Reject
+		c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "error", "executed": false, "error": why}}
+		st.out.Call = st.callResult(c)
+		st.emitResponse(c)
+		return
+	}
+	tp := st.e.Policy.lookup(r.Tool)
+	t := tp.tool
+	confirmed, said := yesNo(ev.Args["confirmed"])
+	if r.State != RunOpened {
+		// A late answer to a run that already ended. A "no" to a run that executed
+		// nothing agrees with it (the user's "stop" ended it first); anything else is
+		// an error, and nothing (more) executes.
+		c.RunID = r.ID
+		if said && !confirmed && r.State != RunConfirmed {
+			c.Disposition = RunStep
+			c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": r.Reason}}
+		} else {
+			c.Disposition = Reject
+			c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "error", "executed": false,
+				"error": fmt.Sprintf("run %q is already %s (%s): nothing more was executed.", r.ID, r.State, r.Reason)}}
+		}
+		st.out.Call = st.callResult(c)
+		st.emitResponse(c)
+		return
+	}
+	c.RunID = r.ID
+	r.CallIDs = append(r.CallIDs, c.ID)
+	r.LastAt = s.Now
+
+	if said && !confirmed {
+		st.endRun(c, r, RunRefused, "the user said no", tp)
+		return
+	}
+	// Record every step answer this call carries; a lone pending question also takes
+	// "answer".
+	qs := pendingSteps(t, r.Answers)
+	progressed := false
+	for _, q := range t.Steps {
+		if _, done := r.Answers[q.Arg]; done {
+			continue
+		}
+		v, ok := ev.Args[q.Arg]
+		if !ok && len(qs) == 1 && q.Arg == qs[0].Arg {
+			v, ok = ev.Args["answer"]
+		}
+		if !ok || blank(v) {
+			continue
+		}
+		if r.Answers == nil {
+			r.Answers = map[string]any{}
+		}
+		r.Answers[q.Arg] = v
+		progressed = true
+	}
+	if len(pendingSteps(t, r.Answers)) > 0 || (t.Confirm && !said) {
+		// Something is still to be asked: the next question, or this one again.
+		if progressed {
+			r.Asks = 1
+		} else {
+			if r.Asks >= t.maxAsks() {
+				st.endRun(c, r, RunCancelled, fmt.Sprintf("no clear answer after asking %d times", r.Asks), tp)
+				return
+			}
+			r.Asks++
+		}
+		p := st.prompt(r, tp)
+		if !progressed {
+			p["status"] = "unclear"
+			p["next"] = fmt.Sprintf("The answer was not clear. %s", p["next"])
+		}
+		c.Disposition = RunStep
+		c.Outcome = &CallOutcome{At: s.Now, Response: p}
+		st.out.Call = st.callResult(c)
+		st.emitResponse(c)
+		return
+	}
+	// Confirmed (or every step answered on a tool without confirm): the request runs
+	// as a job answered on this call's id.
+	r.State, r.EndedAt, r.Reason = RunConfirmed, s.Now, "the user confirmed"
+	if !t.Confirm {
+		r.Reason = "every step answered"
+	}
+	args := st.runArgs(r)
+	j := st.startJob(c, tp, args, r.BusinessKey)
+	r.JobID = c.JobID
+	if j != nil {
+		j.RunID = r.ID
+	}
+	st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: RunConfirmed, CallID: c.ID, JobID: c.JobID, Reason: r.Reason})
+}
+
+// runFor finds the run a confirmation call answers: by its run_id, or the one open
+// run that uses this confirmation tool. It returns nil and why not.
+func (st *step) runFor(ev RegisterCall) (*Run, string) {
+	s := st.s
+	if v, ok := ev.Args["run_id"]; ok && !blank(v) {
+		id := fmt.Sprint(v)
+		r := s.run(id)
+		switch {
+		case r == nil:
+			return nil, fmt.Sprintf("no run %q in this session: nothing was executed. Call the tool the user asked for first.", trunc(id))
+		case st.e.Policy.lookup(r.Tool).tool.confirmTool() != ev.Tool:
+			return nil, fmt.Sprintf("run %q is not confirmed with %s: nothing was executed.", r.ID, ev.Tool)
+		}
+		return r, ""
+	}
+	var open []string
+	var only *Run
+	for _, r := range s.Runs {
+		if r.State == RunOpened && st.e.Policy.lookup(r.Tool).tool.confirmTool() == ev.Tool {
+			open = append(open, r.ID)
+			only = r
+		}
+	}
+	switch len(open) {
+	case 0:
+		return nil, fmt.Sprintf("there is no open request to confirm with %s: nothing was executed. Call the tool the user asked for first.", ev.Tool)
+	case 1:
+		return only, ""
+	}
+	sort.Strings(open)
+	return nil, fmt.Sprintf("several requests are waiting for confirmation (%s): nothing was executed. Call %s again with run_id.", strings.Join(open, ", "), ev.Tool)
+}
+
+// endRun ends an open run without executing it. c, when not nil, is the confirmation
+// call that ended it: it is answered with the outcome. A note tells the model what
+// happened (on c's response, when it is NON_BLOCKING and the provider honours
+// scheduling).
+func (st *step) endRun(c *Call, r *Run, state RunState, reason string, tp toolPolicy) {
+	s := st.s
+	r.State, r.Reason, r.EndedAt = state, reason, s.Now
+	desc := describe(tp.tool, st.runArgs(r))
+	var text string
+	switch state {
+	case RunRefused:
+		text = fmt.Sprintf("System note: %s was cancelled: the user said no. Nothing was done.", desc)
+	case RunExpired:
+		text = fmt.Sprintf("System note: %s was not done: it waited for the user's answer for %v and expired. Nothing was done. Ask the user whether they still want it.", desc, tp.timings.RunTimeout)
+	default:
+		text = fmt.Sprintf("System note: %s was cancelled (%s). Nothing was done.", desc, reason)
+	}
+	rider := ""
+	if c != nil {
+		c.Disposition = RunStep
+		c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": reason}}
+		st.out.Call = st.callResult(c)
+		st.emitResponse(c)
+		rider = c.ID
+	}
+	// Any call of the run still without an outcome is answered now, so none is left
+	// pending (every run call is answered when it arrives; this is the safety net).
+	for _, id := range r.CallIDs {
+		if pc := s.call(id); pc != nil && pc.Outcome == nil {
+			pc.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": reason}}
+			st.emitResponse(pc)
+		}
+	}
+	st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: state, CallID: callID(c), Reason: reason})
+	if !s.Closed {
+		st.issueRunNote(r, text, rider)
+	}
+}
+
+func callID(c *Call) string {
+	if c == nil {
+		return ""
+	}
+	return c.ID
+}
+
+// issueRunNote hands out a note about a run that started no job.
+func (st *step) issueRunNote(r *Run, text, rider string) {
+	m := st.out.Effects.mark()
+	st.issueNote(nil, text, rider)
+	if n := len(st.out.Effects.Notes); n > m.n {
+		// the note was logged as issued; tag it with its run in both places
+		st.out.Effects.Notes[n-1].RunID = r.ID
+		if e := &st.s.Log[len(st.s.Log)-1]; e.Note != nil && e.Note.Seq == st.out.Effects.Notes[n-1].Seq {
+			e.Note.RunID = r.ID
+		}
+	}
+}
+
+// expireRun ends a run nobody resolved within its RunTimeout.
+func (st *step) expireRun(r *Run, tp toolPolicy) {
+	st.endRun(nil, r, RunExpired, fmt.Sprintf("no answer within run_timeout %v", tp.timings.RunTimeout), tp)
+}
+
+// yesNo reads a confirmation: a JSON bool, or a yes/no word. said is false when the
+// value is missing or unclear.
+func yesNo(v any) (confirmed, said bool) {
+	switch v := v.(type) {
+	case bool:
+		return v, true
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "yes", "y", "confirmed", "confirm", "ok", "okay", "sure":
+			return true, true
+		case "false", "no", "n", "cancel", "refused", "declined":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+func blank(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(v) == ""
+	}
+	return false
+}
