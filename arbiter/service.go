@@ -160,3 +160,57 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		}
 	}
 }
+
+// Watch streams the session's effects after sequence number after to send, in order,
+// each once, as they become due: it steps the session's timers when they fall due (a
+// Tick, stored like any event, so a deadline answer is made and logged once, by
+// whichever replica gets there first) and wakes on every save by any writer
+// (Store.Watch). It returns nil when the session has closed and every effect was
+// sent, or when the session expires; ctx's error when ctx ends; the error send
+// returns. Errors at the start: NotFound (no such session), FailedPrecondition (after
+// is beyond the last effect, or older than the log keeps), Unavailable.
+func (sv *Service) Watch(ctx context.Context, key SessionKey, after uint64, send func([]LogEntry) error) error {
+	changes, stop, err := sv.Store.Watch(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	first := true
+	for {
+		_, s, err := sv.Apply(ctx, key, Tick{}, false)
+		if err != nil {
+			if !first && KindOf(err) == NotFound {
+				return nil // expired
+			}
+			return err
+		}
+		first = false
+		entries, err := s.LogAfter(after)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			if err := send(entries); err != nil {
+				return err
+			}
+			after = entries[len(entries)-1].Seq
+		}
+		if s.Closed {
+			return nil
+		}
+		var timer <-chan time.Time
+		if due, ok := sv.Engine.NextTimer(s); ok {
+			d := due.Sub(sv.Clock.Now())
+			if d < time.Millisecond {
+				d = time.Millisecond
+			}
+			timer = sv.Clock.After(d)
+		}
+		select {
+		case <-changes:
+		case <-timer:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -162,3 +162,18 @@ func (rr *RoundRobin) ConfigureSession(ctx context.Context, in *arbiterv1.Config
 func (rr *RoundRobin) Poll(ctx context.Context, in *arbiterv1.PollRequest, opts ...grpc.CallOption) (*arbiterv1.PollResponse, error) {
 	return rr.pick().Poll(ctx, in, opts...)
 }
+
+// Connect implements arbiterv1.ArbiterServiceClient on the next client.
+func (rr *RoundRobin) Connect(ctx context.Context, in *arbiterv1.ConnectRequest, opts ...grpc.CallOption) (*arbiterv1.ConnectResponse, error) {
+	return rr.pick().Connect(ctx, in, opts...)
+}
+
+// ReportProgress implements arbiterv1.ArbiterServiceClient on the next client.
+func (rr *RoundRobin) ReportProgress(ctx context.Context, in *arbiterv1.ReportProgressRequest, opts ...grpc.CallOption) (*arbiterv1.ReportProgressResponse, error) {
+	return rr.pick().ReportProgress(ctx, in, opts...)
+}
+
+// Watch implements arbiterv1.ArbiterServiceClient on the next client.
+func (rr *RoundRobin) Watch(ctx context.Context, in *arbiterv1.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[arbiterv1.WatchResponse], error) {
+	return rr.pick().Watch(ctx, in, opts...)
+}

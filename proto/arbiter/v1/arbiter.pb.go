@@ -173,6 +173,10 @@ const (
 	Disposition_DISPOSITION_DUPLICATE Disposition = 2
 	// Do not run it: send the error response in effects now.
 	Disposition_DISPOSITION_REJECT Disposition = 3
+	// Do not run anything: the call opened, joined or advanced a confirm-then-act run
+	// (`run_id`); send the response in effects now, which tells the model what to ask
+	// the user and which confirmation tool to call next.
+	Disposition_DISPOSITION_RUN Disposition = 4
 )
 
 // Enum value maps for Disposition.
@@ -182,12 +186,14 @@ var (
 		1: "DISPOSITION_EXECUTE",
 		2: "DISPOSITION_DUPLICATE",
 		3: "DISPOSITION_REJECT",
+		4: "DISPOSITION_RUN",
 	}
 	Disposition_value = map[string]int32{
 		"DISPOSITION_UNSPECIFIED": 0,
 		"DISPOSITION_EXECUTE":     1,
 		"DISPOSITION_DUPLICATE":   2,
 		"DISPOSITION_REJECT":      3,
+		"DISPOSITION_RUN":         4,
 	}
 )
 
@@ -420,6 +426,13 @@ const (
 	Outcome_OUTCOME_FAILED Outcome = 3
 	// A read-only tool's result. Only for read-only jobs, else FAILED_PRECONDITION.
 	Outcome_OUTCOME_RESULT Outcome = 4
+	// The commit's outcome is not known (the backend timed out). Only after
+	// DECISION_COMMIT, else FAILED_PRECONDITION. The job's calls are answered "unknown":
+	// do not say it is done or not done. The job stays in the dedupe table as possibly
+	// committed, so a repeat is answered "still being confirmed" and never executed
+	// again. Report OUTCOME_COMMITTED or OUTCOME_FAILED for the same job once the truth
+	// is known: that produces the authoritative status note.
+	Outcome_OUTCOME_UNKNOWN Outcome = 5
 )
 
 // Enum value maps for Outcome.
@@ -430,6 +443,7 @@ var (
 		2: "OUTCOME_CANCELLED",
 		3: "OUTCOME_FAILED",
 		4: "OUTCOME_RESULT",
+		5: "OUTCOME_UNKNOWN",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED": 0,
@@ -437,6 +451,7 @@ var (
 		"OUTCOME_CANCELLED":   2,
 		"OUTCOME_FAILED":      3,
 		"OUTCOME_RESULT":      4,
+		"OUTCOME_UNKNOWN":     5,
 	}
 )
 
@@ -465,6 +480,73 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+}
+
+// RunState is where a confirm-then-act run stands.
+type RunState int32
+
+const (
+	// Never returned.
+	RunState_RUN_STATE_UNSPECIFIED RunState = 0
+	// Waiting for the user's answers or confirmation.
+	RunState_RUN_STATE_OPENED RunState = 1
+	// The user said yes: the request runs as `job_id`.
+	RunState_RUN_STATE_CONFIRMED RunState = 2
+	// The user said no: nothing was executed.
+	RunState_RUN_STATE_REFUSED RunState = 3
+	// Nobody resolved it within the policy's `run_timeout` (default 60 s): nothing was
+	// executed.
+	RunState_RUN_STATE_EXPIRED RunState = 4
+	// No clear answer after the policy's `max_asks`, a stop intent, or the session
+	// closed: nothing was executed.
+	RunState_RUN_STATE_CANCELLED RunState = 5
+)
+
+// Enum value maps for RunState.
+var (
+	RunState_name = map[int32]string{
+		0: "RUN_STATE_UNSPECIFIED",
+		1: "RUN_STATE_OPENED",
+		2: "RUN_STATE_CONFIRMED",
+		3: "RUN_STATE_REFUSED",
+		4: "RUN_STATE_EXPIRED",
+		5: "RUN_STATE_CANCELLED",
+	}
+	RunState_value = map[string]int32{
+		"RUN_STATE_UNSPECIFIED": 0,
+		"RUN_STATE_OPENED":      1,
+		"RUN_STATE_CONFIRMED":   2,
+		"RUN_STATE_REFUSED":     3,
+		"RUN_STATE_EXPIRED":     4,
+		"RUN_STATE_CANCELLED":   5,
+	}
+)
+
+func (x RunState) Enum() *RunState {
+	p := new(RunState)
+	*p = x
+	return p
+}
+
+func (x RunState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RunState) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_arbiter_proto_enumTypes[7].Descriptor()
+}
+
+func (RunState) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_arbiter_proto_enumTypes[7]
+}
+
+func (x RunState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RunState.Descriptor instead.
+func (RunState) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
 }
 
 // JobState is where a job is in its life.
@@ -516,11 +598,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[7].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[7]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -529,7 +611,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
 // Delivery says when to send a note.
@@ -571,11 +653,11 @@ func (x Delivery) String() string {
 }
 
 func (Delivery) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
 }
 
 func (Delivery) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
 }
 
 func (x Delivery) Number() protoreflect.EnumNumber {
@@ -584,7 +666,7 @@ func (x Delivery) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Delivery.Descriptor instead.
 func (Delivery) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 // NoteVia is how a note reaches the model.
@@ -627,11 +709,11 @@ func (x NoteVia) String() string {
 }
 
 func (NoteVia) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
 }
 
 func (NoteVia) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
 }
 
 func (x NoteVia) Number() protoreflect.EnumNumber {
@@ -640,7 +722,7 @@ func (x NoteVia) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NoteVia.Descriptor instead.
 func (NoteVia) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 // Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
@@ -686,11 +768,11 @@ func (x Scheduling) String() string {
 }
 
 func (Scheduling) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[11].Descriptor()
 }
 
 func (Scheduling) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[11]
 }
 
 func (x Scheduling) Number() protoreflect.EnumNumber {
@@ -699,7 +781,7 @@ func (x Scheduling) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Scheduling.Descriptor instead.
 func (Scheduling) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 // RegisterCallRequest records one function call from the model.
@@ -826,9 +908,18 @@ type RegisterCallResponse struct {
 	// True for a two-phase (side-effecting) tool: prepare, Decide, then commit or cancel.
 	// False for a read-only tool: run it and Complete with OUTCOME_RESULT.
 	SideEffect bool `protobuf:"varint,6,opt,name=side_effect,json=sideEffect,proto3" json:"side_effect,omitempty"`
-	// What is due now: the error response of a REJECT, or the response of a DUPLICATE
-	// whose job is finished.
-	Effects       *Effects `protobuf:"bytes,7,opt,name=effects,proto3" json:"effects,omitempty"`
+	// What is due now: the error response of a REJECT, the prompt of a RUN, or the
+	// response of a DUPLICATE whose job is finished.
+	Effects *Effects `protobuf:"bytes,7,opt,name=effects,proto3" json:"effects,omitempty"`
+	// The confirm-then-act run the call opened, joined or answered; empty otherwise.
+	RunId string `protobuf:"bytes,8,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// For EXECUTE: the function to run for job_id. It is the call's own tool, except for
+	// a confirmation call (the policy's `confirm_tool`) that confirmed a run: that call
+	// executes the run's tool, and its own id is answered with the job's outcome.
+	JobTool string `protobuf:"bytes,9,opt,name=job_tool,json=jobTool,proto3" json:"job_tool,omitempty"`
+	// For EXECUTE: the arguments to run job_tool with (for a confirmed run, the opening
+	// call's arguments with the step answers merged in).
+	JobArgs       *structpb.Struct `protobuf:"bytes,10,opt,name=job_args,json=jobArgs,proto3" json:"job_args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -908,6 +999,27 @@ func (x *RegisterCallResponse) GetSideEffect() bool {
 func (x *RegisterCallResponse) GetEffects() *Effects {
 	if x != nil {
 		return x.Effects
+	}
+	return nil
+}
+
+func (x *RegisterCallResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RegisterCallResponse) GetJobTool() string {
+	if x != nil {
+		return x.JobTool
+	}
+	return ""
+}
+
+func (x *RegisterCallResponse) GetJobArgs() *structpb.Struct {
+	if x != nil {
+		return x.JobArgs
 	}
 	return nil
 }
@@ -1842,7 +1954,14 @@ type GetSessionResponse struct {
 	// True after CloseSession.
 	Closed bool `protobuf:"varint,7,opt,name=closed,proto3" json:"closed,omitempty"`
 	// The session's version: incremented by every state change.
-	Version       uint64 `protobuf:"varint,8,opt,name=version,proto3" json:"version,omitempty"`
+	Version uint64 `protobuf:"varint,8,opt,name=version,proto3" json:"version,omitempty"`
+	// Every confirm-then-act run of the session, oldest first.
+	Runs []*Run `protobuf:"bytes,9,rep,name=runs,proto3" json:"runs,omitempty"`
+	// The current connection id (Connect); empty before the first.
+	ConnectionId string `protobuf:"bytes,10,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	// The `seq` of the last effect handed out: Watch with after_seq set to it streams
+	// only what comes next.
+	LastSeq       uint64 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1933,6 +2052,632 @@ func (x *GetSessionResponse) GetVersion() uint64 {
 	return 0
 }
 
+func (x *GetSessionResponse) GetRuns() []*Run {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *GetSessionResponse) GetLastSeq() uint64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
+// Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
+// lists `steps`, waiting for the user before anything executes.
+type Run struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run id ("run-3"), unique in the session; the confirmation tool takes it as
+	// `run_id`.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The tool the run will execute.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Where it stands.
+	State RunState `protobuf:"varint,3,opt,name=state,proto3,enum=arbiter.v1.RunState" json:"state,omitempty"`
+	// The calls that opened and joined it, then the confirmation calls.
+	CallIds []string `protobuf:"bytes,4,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	// For RUN_STATE_CONFIRMED: the job that executes the request.
+	JobId string `protobuf:"bytes,5,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Why it ended, in words; empty while open.
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When it was opened.
+	OpenedAt      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=opened_at,json=openedAt,proto3" json:"opened_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Run) Reset() {
+	*x = Run{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Run) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Run) ProtoMessage() {}
+
+func (x *Run) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Run.ProtoReflect.Descriptor instead.
+func (*Run) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Run) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Run) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Run) GetState() RunState {
+	if x != nil {
+		return x.State
+	}
+	return RunState_RUN_STATE_UNSPECIFIED
+}
+
+func (x *Run) GetCallIds() []string {
+	if x != nil {
+		return x.CallIds
+	}
+	return nil
+}
+
+func (x *Run) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *Run) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Run) GetOpenedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpenedAt
+	}
+	return nil
+}
+
+// RunUpdate is a change of a run's state (informational: nothing to send).
+type RunUpdate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The run's tool.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Its new state.
+	State RunState `protobuf:"varint,3,opt,name=state,proto3,enum=arbiter.v1.RunState" json:"state,omitempty"`
+	// The call that caused the change; empty for an expiry or a stop.
+	CallId string `protobuf:"bytes,4,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// For RUN_STATE_CONFIRMED: the job that executes the request.
+	JobId string `protobuf:"bytes,5,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Why, in words.
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Its place in the session's effect log (see Watch).
+	Seq           uint64 `protobuf:"varint,7,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunUpdate) Reset() {
+	*x = RunUpdate{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunUpdate) ProtoMessage() {}
+
+func (x *RunUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
+func (*RunUpdate) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RunUpdate) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunUpdate) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *RunUpdate) GetState() RunState {
+	if x != nil {
+		return x.State
+	}
+	return RunState_RUN_STATE_UNSPECIFIED
+}
+
+func (x *RunUpdate) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *RunUpdate) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RunUpdate) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RunUpdate) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// ConnectRequest names the agent's new connection.
+type ConnectRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id: the conversation, the same across connections.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Required. The new connection's id (any id the agent picks, e.g. a counter or the
+	// provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
+	// INVALID_ARGUMENT naming `connection_id`.
+	ConnectionId  string `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectRequest) Reset() {
+	*x = ConnectRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectRequest) ProtoMessage() {}
+
+func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
+func (*ConnectRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ConnectRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ConnectRequest) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+// ConnectResponse carries what the reconnect made due.
+type ConnectResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Skips (reason "connection_closed") for the calls of earlier connections that were
+	// still pending: never answer them on the new connection.
+	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectResponse) Reset() {
+	*x = ConnectResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectResponse) ProtoMessage() {}
+
+func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
+func (*ConnectResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ConnectResponse) GetEffects() *Effects {
+	if x != nil {
+		return x.Effects
+	}
+	return nil
+}
+
+// ReportProgressRequest carries an interim result.
+type ReportProgressRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id. NOT_FOUND when unknown.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Required. The job still running. NOT_FOUND when unknown.
+	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The progress to show the model (e.g. {"percent": 40}): merged into the interim
+	// payload with `status` "in_progress". At most 64 KiB serialised.
+	Result        *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportProgressRequest) Reset() {
+	*x = ReportProgressRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportProgressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportProgressRequest) ProtoMessage() {}
+
+func (x *ReportProgressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportProgressRequest.ProtoReflect.Descriptor instead.
+func (*ReportProgressRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ReportProgressRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportProgressRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ReportProgressRequest) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// ReportProgressResponse carries the interim responses.
+type ReportProgressResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Interim function responses (`interim` set) for the job's live NON_BLOCKING call
+	// ids; empty when the provider does not take them.
+	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportProgressResponse) Reset() {
+	*x = ReportProgressResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportProgressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportProgressResponse) ProtoMessage() {}
+
+func (x *ReportProgressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportProgressResponse.ProtoReflect.Descriptor instead.
+func (*ReportProgressResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReportProgressResponse) GetEffects() *Effects {
+	if x != nil {
+		return x.Effects
+	}
+	return nil
+}
+
+// WatchRequest opens or resumes a session's effect stream.
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id. NOT_FOUND when unknown or expired.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Stream only the effects after this one (0: from the first the log still holds,
+	// which for a new session is every effect). After a reconnect, the last `seq` the
+	// agent acted on.
+	AfterSeq      uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *WatchRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+// WatchResponse is one effect: exactly one of its fields is set.
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The effect's place in the session's log: 1, 2, 3, ... without gaps.
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The effect.
+	//
+	// Types that are valid to be assigned to Effect:
+	//
+	//	*WatchResponse_Response
+	//	*WatchResponse_Skip
+	//	*WatchResponse_Note
+	//	*WatchResponse_Run
+	Effect        isWatchResponse_Effect `protobuf_oneof:"effect"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *WatchResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *WatchResponse) GetEffect() isWatchResponse_Effect {
+	if x != nil {
+		return x.Effect
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetResponse() *FunctionResponse {
+	if x != nil {
+		if x, ok := x.Effect.(*WatchResponse_Response); ok {
+			return x.Response
+		}
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetSkip() *Skip {
+	if x != nil {
+		if x, ok := x.Effect.(*WatchResponse_Skip); ok {
+			return x.Skip
+		}
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetNote() *Note {
+	if x != nil {
+		if x, ok := x.Effect.(*WatchResponse_Note); ok {
+			return x.Note
+		}
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetRun() *RunUpdate {
+	if x != nil {
+		if x, ok := x.Effect.(*WatchResponse_Run); ok {
+			return x.Run
+		}
+	}
+	return nil
+}
+
+type isWatchResponse_Effect interface {
+	isWatchResponse_Effect()
+}
+
+type WatchResponse_Response struct {
+	// A function response to send (final, unless `interim` is set).
+	Response *FunctionResponse `protobuf:"bytes,2,opt,name=response,proto3,oneof"`
+}
+
+type WatchResponse_Skip struct {
+	// A call id that must never be answered.
+	Skip *Skip `protobuf:"bytes,3,opt,name=skip,proto3,oneof"`
+}
+
+type WatchResponse_Note struct {
+	// A status note to send as it says.
+	Note *Note `protobuf:"bytes,4,opt,name=note,proto3,oneof"`
+}
+
+type WatchResponse_Run struct {
+	// A run changed state (informational).
+	Run *RunUpdate `protobuf:"bytes,5,opt,name=run,proto3,oneof"`
+}
+
+func (*WatchResponse_Response) isWatchResponse_Effect() {}
+
+func (*WatchResponse_Skip) isWatchResponse_Effect() {}
+
+func (*WatchResponse_Note) isWatchResponse_Effect() {}
+
+func (*WatchResponse_Run) isWatchResponse_Effect() {}
+
 // PendingCall is a call id still waiting for its outcome.
 type PendingCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1952,7 +2697,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2709,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2722,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -2047,7 +2792,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2804,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2817,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Job) GetJobId() string {
@@ -2163,7 +2908,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2920,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2933,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -2211,7 +2956,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2968,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2981,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -2263,14 +3008,16 @@ type Effects struct {
 	// tool-call cancellation, or left when the session closed).
 	Skips []*Skip `protobuf:"bytes,2,rep,name=skips,proto3" json:"skips,omitempty"`
 	// Status notes to send the model as a user turn.
-	Notes         []*Note `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
+	Notes []*Note `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
+	// Confirm-then-act runs that changed state (informational: nothing to send).
+	Runs          []*RunUpdate `protobuf:"bytes,4,rep,name=runs,proto3" json:"runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +3029,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +3042,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -2319,6 +3066,13 @@ func (x *Effects) GetNotes() []*Note {
 	return nil
 }
 
+func (x *Effects) GetRuns() []*RunUpdate {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
 // FunctionResponse is one function response for the model (Gemini `FunctionResponse`,
 // OpenAI `function_call_output`).
 type FunctionResponse struct {
@@ -2327,19 +3081,28 @@ type FunctionResponse struct {
 	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// The function name it answers (Gemini requires it).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok"),
-	// the backend's result fields, `error` when not executed, and `duplicate_of` when the
-	// call repeated an earlier one.
+	// The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+	// "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
+	// known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
+	// and `next` for a confirm-then-act run; "error" for a confirmation that answers no
+	// open run; "in_progress" for an interim response), the backend's result fields,
+	// `error` when not executed, and `duplicate_of` when the call repeated an earlier one.
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// The job it reports on; empty for a rejected call.
-	JobId         string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// True for a non-final response (a progress update, ReportProgress): send it with
+	// Gemini's `will_continue` set; the call's final response is still to come.
+	Interim bool `protobuf:"varint,5,opt,name=interim,proto3" json:"interim,omitempty"`
+	// Its place in the session's effect log (see Watch); a response repeated for a
+	// retried request keeps its number.
+	Seq           uint64 `protobuf:"varint,6,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +3114,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +3127,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -2395,6 +3158,20 @@ func (x *FunctionResponse) GetJobId() string {
 	return ""
 }
 
+func (x *FunctionResponse) GetInterim() bool {
+	if x != nil {
+		return x.Interim
+	}
+	return false
+}
+
+func (x *FunctionResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Skip is a call id the agent must not answer.
 type Skip struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2403,17 +3180,20 @@ type Skip struct {
 	// The function name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// Why: "abandoned" (interrupted BLOCKING call), "withdrawn" (tool-call
-	// cancellation) or "session_closed".
+	// cancellation), "connection_closed" (made on an earlier connection, see Connect) or
+	// "session_closed".
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Its job.
-	JobId         string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Its place in the session's effect log (see Watch).
+	Seq           uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +3205,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +3218,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Skip) GetCallId() string {
@@ -2469,6 +3249,13 @@ func (x *Skip) GetJobId() string {
 	return ""
 }
 
+func (x *Skip) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Note is an authoritative status note: text the agent sends the model as a user turn
 // (Gemini `send_client_content` with turn_complete=true), so what the model tells the
 // user matches what happened.
@@ -2489,14 +3276,19 @@ type Note struct {
 	Scheduling Scheduling `protobuf:"varint,6,opt,name=scheduling,proto3,enum=arbiter.v1.Scheduling" json:"scheduling,omitempty"`
 	// Why this delivery, in words (e.g. "the model is speaking: a user turn now would
 	// interrupt its reply").
-	Why           string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	Why string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	// The confirm-then-act run the note is about, for a run that started no job
+	// (refused, expired, cancelled); job_id is then empty.
+	RunId string `protobuf:"bytes,8,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Its place in the session's effect log (see Watch).
+	Seq           uint64 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +3300,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +3313,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Note) GetJobId() string {
@@ -2573,6 +3365,20 @@ func (x *Note) GetWhy() string {
 	return ""
 }
 
+func (x *Note) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Note) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_arbiter_proto_rawDesc = "" +
@@ -2588,7 +3394,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bbehavior\x18\x05 \x01(\x0e2\x14.arbiter.v1.BehaviorR\bbehavior\x127\n" +
 	"\vtool_choice\x18\x06 \x01(\x0e2\x16.arbiter.v1.ToolChoiceR\n" +
 	"toolChoice\x12!\n" +
-	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\"\x97\x02\n" +
+	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\"\xfd\x02\n" +
 	"\x14RegisterCallResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x129\n" +
 	"\vdisposition\x18\x02 \x01(\x0e2\x17.arbiter.v1.DispositionR\vdisposition\x12\x15\n" +
@@ -2597,7 +3403,11 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\fbusiness_key\x18\x05 \x01(\tR\vbusinessKey\x12\x1f\n" +
 	"\vside_effect\x18\x06 \x01(\bR\n" +
 	"sideEffect\x12-\n" +
-	"\aeffects\x18\a \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"c\n" +
+	"\aeffects\x18\a \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x15\n" +
+	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x19\n" +
+	"\bjob_tool\x18\t \x01(\tR\ajobTool\x122\n" +
+	"\bjob_args\x18\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"c\n" +
 	"\x13ReportSpeechRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
@@ -2659,7 +3469,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xd1\x02\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb6\x03\n" +
 	"\x12GetSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -2670,7 +3480,51 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\n" +
 	"next_timer\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\x12\x16\n" +
 	"\x06closed\x18\a \x01(\bR\x06closed\x12\x18\n" +
-	"\aversion\x18\b \x01(\x04R\aversion\"\xb0\x01\n" +
+	"\aversion\x18\b \x01(\x04R\aversion\x12#\n" +
+	"\x04runs\x18\t \x03(\v2\x0f.arbiter.v1.RunR\x04runs\x12#\n" +
+	"\rconnection_id\x18\n" +
+	" \x01(\tR\fconnectionId\x12\x19\n" +
+	"\blast_seq\x18\v \x01(\x04R\alastSeq\"\xdf\x01\n" +
+	"\x03Run\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.arbiter.v1.RunStateR\x05state\x12\x19\n" +
+	"\bcall_ids\x18\x04 \x03(\tR\acallIds\x12\x15\n" +
+	"\x06job_id\x18\x05 \x01(\tR\x05jobId\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x127\n" +
+	"\topened_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bopenedAt\"\xbc\x01\n" +
+	"\tRunUpdate\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.arbiter.v1.RunStateR\x05state\x12\x17\n" +
+	"\acall_id\x18\x04 \x01(\tR\x06callId\x12\x15\n" +
+	"\x06job_id\x18\x05 \x01(\tR\x05jobId\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
+	"\x03seq\x18\a \x01(\x04R\x03seq\"T\n" +
+	"\x0eConnectRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
+	"\rconnection_id\x18\x02 \x01(\tR\fconnectionId\"@\n" +
+	"\x0fConnectResponse\x12-\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"~\n" +
+	"\x15ReportProgressRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12/\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\"G\n" +
+	"\x16ReportProgressResponse\x12-\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"J\n" +
+	"\fWatchRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\xe2\x01\n" +
+	"\rWatchResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12:\n" +
+	"\bresponse\x18\x02 \x01(\v2\x1c.arbiter.v1.FunctionResponseH\x00R\bresponse\x12&\n" +
+	"\x04skip\x18\x03 \x01(\v2\x10.arbiter.v1.SkipH\x00R\x04skip\x12&\n" +
+	"\x04note\x18\x04 \x01(\v2\x10.arbiter.v1.NoteH\x00R\x04note\x12)\n" +
+	"\x03run\x18\x05 \x01(\v2\x15.arbiter.v1.RunUpdateH\x00R\x03runB\b\n" +
+	"\x06effect\"\xb0\x01\n" +
 	"\vPendingCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -2697,21 +3551,25 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"q\n" +
 	"\x14CloseSessionResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
-	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\x95\x01\n" +
+	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\xc0\x01\n" +
 	"\aEffects\x12:\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1c.arbiter.v1.FunctionResponseR\tresponses\x12&\n" +
 	"\x05skips\x18\x02 \x03(\v2\x10.arbiter.v1.SkipR\x05skips\x12&\n" +
-	"\x05notes\x18\x03 \x03(\v2\x10.arbiter.v1.NoteR\x05notes\"\x89\x01\n" +
+	"\x05notes\x18\x03 \x03(\v2\x10.arbiter.v1.NoteR\x05notes\x12)\n" +
+	"\x04runs\x18\x04 \x03(\v2\x15.arbiter.v1.RunUpdateR\x04runs\"\xb5\x01\n" +
 	"\x10FunctionResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x121\n" +
 	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x15\n" +
-	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"b\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x12\x18\n" +
+	"\ainterim\x18\x05 \x01(\bR\ainterim\x12\x10\n" +
+	"\x03seq\x18\x06 \x01(\x04R\x03seq\"t\n" +
 	"\x04Skip\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x15\n" +
-	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"\xeb\x01\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x12\x10\n" +
+	"\x03seq\x18\x05 \x01(\x04R\x03seq\"\x94\x02\n" +
 	"\x04Note\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12.\n" +
@@ -2721,7 +3579,9 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\n" +
 	"scheduling\x18\x06 \x01(\x0e2\x16.arbiter.v1.SchedulingR\n" +
 	"scheduling\x12\x10\n" +
-	"\x03why\x18\a \x01(\tR\x03why*V\n" +
+	"\x03why\x18\a \x01(\tR\x03why\x12\x15\n" +
+	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x10\n" +
+	"\x03seq\x18\t \x01(\x04R\x03seq*V\n" +
 	"\bBehavior\x12\x18\n" +
 	"\x14BEHAVIOR_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BEHAVIOR_BLOCKING\x10\x01\x12\x19\n" +
@@ -2730,12 +3590,13 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"ToolChoice\x12\x1b\n" +
 	"\x17TOOL_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10TOOL_CHOICE_AUTO\x10\x01\x12\x14\n" +
-	"\x10TOOL_CHOICE_NONE\x10\x02*v\n" +
+	"\x10TOOL_CHOICE_NONE\x10\x02*\x8b\x01\n" +
 	"\vDisposition\x12\x1b\n" +
 	"\x17DISPOSITION_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13DISPOSITION_EXECUTE\x10\x01\x12\x19\n" +
 	"\x15DISPOSITION_DUPLICATE\x10\x02\x12\x16\n" +
-	"\x12DISPOSITION_REJECT\x10\x03*\x8a\x02\n" +
+	"\x12DISPOSITION_REJECT\x10\x03\x12\x13\n" +
+	"\x0fDISPOSITION_RUN\x10\x04*\x8a\x02\n" +
 	"\vSpeechEvent\x12\x1c\n" +
 	"\x18SPEECH_EVENT_UNSPECIFIED\x10\x00\x12$\n" +
 	" SPEECH_EVENT_USER_ACTIVITY_START\x10\x01\x12\"\n" +
@@ -2753,13 +3614,21 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DECISION_PENDING\x10\x01\x12\x13\n" +
 	"\x0fDECISION_COMMIT\x10\x02\x12\x13\n" +
-	"\x0fDECISION_CANCEL\x10\x03*x\n" +
+	"\x0fDECISION_CANCEL\x10\x03*\x8d\x01\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_COMMITTED\x10\x01\x12\x15\n" +
 	"\x11OUTCOME_CANCELLED\x10\x02\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x03\x12\x12\n" +
-	"\x0eOUTCOME_RESULT\x10\x04*\x98\x01\n" +
+	"\x0eOUTCOME_RESULT\x10\x04\x12\x13\n" +
+	"\x0fOUTCOME_UNKNOWN\x10\x05*\x9b\x01\n" +
+	"\bRunState\x12\x19\n" +
+	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10RUN_STATE_OPENED\x10\x01\x12\x17\n" +
+	"\x13RUN_STATE_CONFIRMED\x10\x02\x12\x15\n" +
+	"\x11RUN_STATE_REFUSED\x10\x03\x12\x15\n" +
+	"\x11RUN_STATE_EXPIRED\x10\x04\x12\x17\n" +
+	"\x13RUN_STATE_CANCELLED\x10\x05*\x98\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOB_STATE_PREPARING\x10\x01\x12\x16\n" +
@@ -2780,7 +3649,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n" +
 	"\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n" +
-	"\x11SCHEDULING_SILENT\x10\x032\xd4\x06\n" +
+	"\x11SCHEDULING_SILENT\x10\x032\xb1\b\n" +
 	"\x0eArbiterService\x12Q\n" +
 	"\fRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n" +
 	"\fReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n" +
@@ -2792,7 +3661,10 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x04Poll\x12\x17.arbiter.v1.PollRequest\x1a\x18.arbiter.v1.PollResponse\x12K\n" +
 	"\n" +
 	"GetSession\x12\x1d.arbiter.v1.GetSessionRequest\x1a\x1e.arbiter.v1.GetSessionResponse\x12Q\n" +
-	"\fCloseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\fCloseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponse\x12B\n" +
+	"\aConnect\x12\x1a.arbiter.v1.ConnectRequest\x1a\x1b.arbiter.v1.ConnectResponse\x12W\n" +
+	"\x0eReportProgress\x12!.arbiter.v1.ReportProgressRequest\x1a\".arbiter.v1.ReportProgressResponse\x12>\n" +
+	"\x05Watch\x12\x18.arbiter.v1.WatchRequest\x1a\x19.arbiter.v1.WatchResponse0\x01B<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_arbiter_proto_rawDescOnce sync.Once
@@ -2806,8 +3678,8 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_arbiter_proto_rawDescData
 }
 
-var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -2816,101 +3688,129 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Role)(0),                                  // 4: arbiter.v1.Role
 	(Decision)(0),                              // 5: arbiter.v1.Decision
 	(Outcome)(0),                               // 6: arbiter.v1.Outcome
-	(JobState)(0),                              // 7: arbiter.v1.JobState
-	(Delivery)(0),                              // 8: arbiter.v1.Delivery
-	(NoteVia)(0),                               // 9: arbiter.v1.NoteVia
-	(Scheduling)(0),                            // 10: arbiter.v1.Scheduling
-	(*RegisterCallRequest)(nil),                // 11: arbiter.v1.RegisterCallRequest
-	(*RegisterCallResponse)(nil),               // 12: arbiter.v1.RegisterCallResponse
-	(*ReportSpeechRequest)(nil),                // 13: arbiter.v1.ReportSpeechRequest
-	(*ReportSpeechResponse)(nil),               // 14: arbiter.v1.ReportSpeechResponse
-	(*ReportTranscriptRequest)(nil),            // 15: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 16: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 17: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 18: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 19: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 20: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 21: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 22: arbiter.v1.CompleteResponse
-	(*ConfigureSessionRequest)(nil),            // 23: arbiter.v1.ConfigureSessionRequest
-	(*ConfigureSessionResponse)(nil),           // 24: arbiter.v1.ConfigureSessionResponse
-	(*PollRequest)(nil),                        // 25: arbiter.v1.PollRequest
-	(*PollResponse)(nil),                       // 26: arbiter.v1.PollResponse
-	(*GetSessionRequest)(nil),                  // 27: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 28: arbiter.v1.GetSessionResponse
-	(*PendingCall)(nil),                        // 29: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 30: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 31: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 32: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 33: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 34: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 35: arbiter.v1.Skip
-	(*Note)(nil),                               // 36: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 37: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 38: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 39: google.protobuf.Timestamp
+	(RunState)(0),                              // 7: arbiter.v1.RunState
+	(JobState)(0),                              // 8: arbiter.v1.JobState
+	(Delivery)(0),                              // 9: arbiter.v1.Delivery
+	(NoteVia)(0),                               // 10: arbiter.v1.NoteVia
+	(Scheduling)(0),                            // 11: arbiter.v1.Scheduling
+	(*RegisterCallRequest)(nil),                // 12: arbiter.v1.RegisterCallRequest
+	(*RegisterCallResponse)(nil),               // 13: arbiter.v1.RegisterCallResponse
+	(*ReportSpeechRequest)(nil),                // 14: arbiter.v1.ReportSpeechRequest
+	(*ReportSpeechResponse)(nil),               // 15: arbiter.v1.ReportSpeechResponse
+	(*ReportTranscriptRequest)(nil),            // 16: arbiter.v1.ReportTranscriptRequest
+	(*ReportTranscriptResponse)(nil),           // 17: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 18: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 19: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 20: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 21: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 22: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 23: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 24: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 25: arbiter.v1.ConfigureSessionResponse
+	(*PollRequest)(nil),                        // 26: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 27: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 28: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 29: arbiter.v1.GetSessionResponse
+	(*Run)(nil),                                // 30: arbiter.v1.Run
+	(*RunUpdate)(nil),                          // 31: arbiter.v1.RunUpdate
+	(*ConnectRequest)(nil),                     // 32: arbiter.v1.ConnectRequest
+	(*ConnectResponse)(nil),                    // 33: arbiter.v1.ConnectResponse
+	(*ReportProgressRequest)(nil),              // 34: arbiter.v1.ReportProgressRequest
+	(*ReportProgressResponse)(nil),             // 35: arbiter.v1.ReportProgressResponse
+	(*WatchRequest)(nil),                       // 36: arbiter.v1.WatchRequest
+	(*WatchResponse)(nil),                      // 37: arbiter.v1.WatchResponse
+	(*PendingCall)(nil),                        // 38: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 39: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 40: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 41: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 42: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 43: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 44: arbiter.v1.Skip
+	(*Note)(nil),                               // 45: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 46: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 47: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 48: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	37, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	46, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
 	2,  // 3: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	33, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	3,  // 5: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	33, // 6: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
-	4,  // 7: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	33, // 8: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	33, // 9: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	38, // 10: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	5,  // 11: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	39, // 12: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	6,  // 13: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	37, // 14: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	33, // 15: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	33, // 16: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	39, // 17: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	29, // 18: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	30, // 19: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	39, // 20: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	38, // 21: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 22: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	7,  // 23: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 24: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 25: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	39, // 26: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	33, // 27: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	34, // 28: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	35, // 29: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	36, // 30: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	37, // 31: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	8,  // 32: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	9,  // 33: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	10, // 34: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	11, // 35: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	13, // 36: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	15, // 37: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	17, // 38: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	19, // 39: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	21, // 40: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	23, // 41: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	25, // 42: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	27, // 43: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	31, // 44: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	12, // 45: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	14, // 46: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	16, // 47: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	18, // 48: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	20, // 49: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	22, // 50: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	24, // 51: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	26, // 52: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	28, // 53: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	32, // 54: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	45, // [45:55] is the sub-list for method output_type
-	35, // [35:45] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	42, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	46, // 5: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	3,  // 6: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
+	42, // 7: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	4,  // 8: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
+	42, // 9: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	42, // 10: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	47, // 11: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	5,  // 12: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	48, // 13: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	6,  // 14: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	46, // 15: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	42, // 16: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	42, // 17: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 18: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	38, // 19: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	39, // 20: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	48, // 21: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	30, // 22: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	7,  // 23: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	48, // 24: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	7,  // 25: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	42, // 26: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	46, // 27: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	42, // 28: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	43, // 29: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	44, // 30: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	45, // 31: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	31, // 32: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	47, // 33: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 34: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	8,  // 35: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	5,  // 36: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	6,  // 37: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	48, // 38: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	42, // 39: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	43, // 40: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	44, // 41: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	45, // 42: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	31, // 43: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	46, // 44: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	9,  // 45: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	10, // 46: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	11, // 47: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	12, // 48: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	14, // 49: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	16, // 50: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	18, // 51: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	20, // 52: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	22, // 53: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	24, // 54: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	26, // 55: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	28, // 56: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	40, // 57: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	32, // 58: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	34, // 59: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	36, // 60: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	13, // 61: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	15, // 62: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	17, // 63: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	19, // 64: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	21, // 65: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	23, // 66: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	25, // 67: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	27, // 68: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	29, // 69: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	41, // 70: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	33, // 71: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	35, // 72: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	37, // 73: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	61, // [61:74] is the sub-list for method output_type
+	48, // [48:61] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -2918,13 +3818,19 @@ func file_arbiter_v1_arbiter_proto_init() {
 	if File_arbiter_v1_arbiter_proto != nil {
 		return
 	}
+	file_arbiter_v1_arbiter_proto_msgTypes[25].OneofWrappers = []any{
+		(*WatchResponse_Response)(nil),
+		(*WatchResponse_Skip)(nil),
+		(*WatchResponse_Note)(nil),
+		(*WatchResponse_Run)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
-			NumEnums:      11,
-			NumMessages:   26,
+			NumEnums:      12,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -51,6 +51,9 @@ const (
 	ArbiterService_Poll_FullMethodName                       = "/arbiter.v1.ArbiterService/Poll"
 	ArbiterService_GetSession_FullMethodName                 = "/arbiter.v1.ArbiterService/GetSession"
 	ArbiterService_CloseSession_FullMethodName               = "/arbiter.v1.ArbiterService/CloseSession"
+	ArbiterService_Connect_FullMethodName                    = "/arbiter.v1.ArbiterService/Connect"
+	ArbiterService_ReportProgress_FullMethodName             = "/arbiter.v1.ArbiterService/ReportProgress"
+	ArbiterService_Watch_FullMethodName                      = "/arbiter.v1.ArbiterService/Watch"
 )
 
 // ArbiterServiceClient is the client API for ArbiterService service.
@@ -116,6 +119,35 @@ type ArbiterServiceClient interface {
 	// running (a commit in flight, a read-only call), so what happened is recorded; every
 	// other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
 	CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error)
+	// Connect reports that the agent has a new connection to the model server for the
+	// same conversation (Gemini Live session resumption, a reconnect): the session id
+	// names the conversation and stays the same; the connection id changes. Calls still
+	// pending from an earlier connection can no longer be answered by function response
+	// (the new connection never saw them): they come back as skips with reason
+	// "connection_closed", their jobs go on, and each job's outcome goes out as a status
+	// note instead. A re-issue on the new connection is deduplicated against the job by
+	// business key, and confirm-then-act runs carry over. Connecting again with the
+	// current id changes nothing. The session is created if needed; a closed session
+	// gives FAILED_PRECONDITION.
+	Connect(ctx context.Context, in *ConnectRequest, opts ...grpc.CallOption) (*ConnectResponse, error)
+	// ReportProgress reports an interim result of a job still running (a long
+	// NON_BLOCKING tool's progress). It comes back as non-final function responses
+	// (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+	// session said its provider honours response scheduling (ConfigureSession), and is
+	// dropped otherwise. It never answers a call (the final response is still to come),
+	// is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+	// FAILED_PRECONDITION for a completed one.
+	ReportProgress(ctx context.Context, in *ReportProgressRequest, opts ...grpc.CallOption) (*ReportProgressResponse, error)
+	// Watch streams every effect of one session as it becomes due: function responses
+	// (including deadline answers and run prompts), skips, notes and run state changes,
+	// each once, in the order the unary RPCs hand them out (ascending `seq`), including
+	// those made due by timers, so an agent needs no polling. Resume after a reconnect
+	// (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+	// delivered twice and nothing is skipped. The stream ends when the session closes
+	// (after its last effects) or expires. NOT_FOUND for an unknown session;
+	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+	// log keeps (the last 256 effects): resynchronise with GetSession.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 }
 
 type arbiterServiceClient struct {
@@ -226,6 +258,45 @@ func (c *arbiterServiceClient) CloseSession(ctx context.Context, in *CloseSessio
 	return out, nil
 }
 
+func (c *arbiterServiceClient) Connect(ctx context.Context, in *ConnectRequest, opts ...grpc.CallOption) (*ConnectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConnectResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_Connect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *arbiterServiceClient) ReportProgress(ctx context.Context, in *ReportProgressRequest, opts ...grpc.CallOption) (*ReportProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportProgressResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_ReportProgress_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *arbiterServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ArbiterService_ServiceDesc.Streams[0], ArbiterService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ArbiterService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
 // ArbiterServiceServer is the server API for ArbiterService service.
 // All implementations must embed UnimplementedArbiterServiceServer
 // for forward compatibility.
@@ -289,6 +360,35 @@ type ArbiterServiceServer interface {
 	// running (a commit in flight, a read-only call), so what happened is recorded; every
 	// other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
 	CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error)
+	// Connect reports that the agent has a new connection to the model server for the
+	// same conversation (Gemini Live session resumption, a reconnect): the session id
+	// names the conversation and stays the same; the connection id changes. Calls still
+	// pending from an earlier connection can no longer be answered by function response
+	// (the new connection never saw them): they come back as skips with reason
+	// "connection_closed", their jobs go on, and each job's outcome goes out as a status
+	// note instead. A re-issue on the new connection is deduplicated against the job by
+	// business key, and confirm-then-act runs carry over. Connecting again with the
+	// current id changes nothing. The session is created if needed; a closed session
+	// gives FAILED_PRECONDITION.
+	Connect(context.Context, *ConnectRequest) (*ConnectResponse, error)
+	// ReportProgress reports an interim result of a job still running (a long
+	// NON_BLOCKING tool's progress). It comes back as non-final function responses
+	// (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+	// session said its provider honours response scheduling (ConfigureSession), and is
+	// dropped otherwise. It never answers a call (the final response is still to come),
+	// is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+	// FAILED_PRECONDITION for a completed one.
+	ReportProgress(context.Context, *ReportProgressRequest) (*ReportProgressResponse, error)
+	// Watch streams every effect of one session as it becomes due: function responses
+	// (including deadline answers and run prompts), skips, notes and run state changes,
+	// each once, in the order the unary RPCs hand them out (ascending `seq`), including
+	// those made due by timers, so an agent needs no polling. Resume after a reconnect
+	// (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+	// delivered twice and nothing is skipped. The stream ends when the session closes
+	// (after its last effects) or expires. NOT_FOUND for an unknown session;
+	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+	// log keeps (the last 256 effects): resynchronise with GetSession.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	mustEmbedUnimplementedArbiterServiceServer()
 }
 
@@ -328,6 +428,15 @@ func (UnimplementedArbiterServiceServer) GetSession(context.Context, *GetSession
 }
 func (UnimplementedArbiterServiceServer) CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseSession not implemented")
+}
+func (UnimplementedArbiterServiceServer) Connect(context.Context, *ConnectRequest) (*ConnectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Connect not implemented")
+}
+func (UnimplementedArbiterServiceServer) ReportProgress(context.Context, *ReportProgressRequest) (*ReportProgressResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportProgress not implemented")
+}
+func (UnimplementedArbiterServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedArbiterServiceServer) mustEmbedUnimplementedArbiterServiceServer() {}
 func (UnimplementedArbiterServiceServer) testEmbeddedByValue()                        {}
@@ -530,6 +639,53 @@ func _ArbiterService_CloseSession_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ArbiterService_Connect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConnectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).Connect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_Connect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).Connect(ctx, req.(*ConnectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ArbiterService_ReportProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).ReportProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_ReportProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).ReportProgress(ctx, req.(*ReportProgressRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ArbiterService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ArbiterServiceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ArbiterService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
 // ArbiterService_ServiceDesc is the grpc.ServiceDesc for ArbiterService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -577,7 +733,21 @@ var ArbiterService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "CloseSession",
 			Handler:    _ArbiterService_CloseSession_Handler,
 		},
+		{
+			MethodName: "Connect",
+			Handler:    _ArbiterService_Connect_Handler,
+		},
+		{
+			MethodName: "ReportProgress",
+			Handler:    _ArbiterService_ReportProgress_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Watch",
+			Handler:       _ArbiterService_Watch_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "arbiter/v1/arbiter.proto",
 }
