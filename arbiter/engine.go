@@ -213,6 +213,9 @@ type step struct {
 	e   *Engine
 	s   *Session
 	out *Output
+	// logStart is the session's LogSeq when the step began: effects numbered above it
+	// were handed out by this step.
+	logStart uint64
 }
 
 // NewSession returns an empty session.
@@ -230,7 +233,7 @@ func NewSession(key SessionKey, now time.Time) *Session {
 // event changed nothing; a caller that must not persist partial work discards s.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	var out Output
-	st := &step{e: e, s: s, out: &out}
+	st := &step{e: e, s: s, out: &out, logStart: s.LogSeq}
 	if now.Before(s.Now) {
 		now = s.Now
 	}
@@ -483,12 +486,17 @@ func (st *step) nextTimer() (bool, time.Time, func()) {
 			found, bestDue, bestFn = true, due, fn
 		}
 	}
-	// Every live call id is answered by its deadline at the latest.
+	// Every live call id is answered by its deadline at the latest: its job's tool's
+	// max_pending (a confirmation call executes its run's tool), else its own tool's.
 	for _, c := range st.s.Calls {
 		if c.Outcome != nil || st.s.Closed {
 			continue
 		}
-		tp := st.e.Policy.lookup(c.Tool)
+		tool := c.Tool
+		if j := st.s.job(c.JobID); j != nil {
+			tool = j.Tool
+		}
+		tp := st.e.Policy.lookup(tool)
 		c := c
 		consider(nil, c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) })
 	}
@@ -609,19 +617,20 @@ func (st *step) abandonExpired(j *Job, tp toolPolicy) {
 // deadline answers a live call whose max_pending ran out: with a timeout error saying
 // nothing was executed (an undecided job is cancelled), or that the outcome is not
 // known if the commit had started. The job's own result, when it comes, goes out as a
-// note.
+// note. tp is the policy of the tool the call executes (its job's), which the
+// response names.
 func (st *step) deadline(c *Call, tp toolPolicy) {
 	j := st.s.job(c.JobID)
 	wait := tp.timings.MaxPending
 	p := map[string]any{"status": "timeout", "executed": false,
-		"error": fmt.Sprintf("%s was not executed: no outcome within %v", c.Tool, wait)}
+		"error": fmt.Sprintf("%s was not executed: no outcome within %v", tp.tool.Name, wait)}
 	if j != nil {
 		if j.SideEffect && j.Decision == Undecided {
 			st.decideJob(j, DecisionCancel, CauseDeadline, fmt.Sprintf("no outcome within max_pending %v", wait))
 		}
 		if j.Decision == DecisionCommit {
 			p = map[string]any{"status": "unknown", "error": fmt.Sprintf(
-				"the outcome of %s is not known yet: its commit started but did not report within %v", c.Tool, wait)}
+				"the outcome of %s is not known yet: its commit started but did not report within %v", tp.tool.Name, wait)}
 		}
 		j.TimedOut = true
 	}
@@ -656,6 +665,9 @@ func (st *step) register(ev RegisterCall) error {
 			st.out.Call.Repeat = true
 			switch {
 			case c.Outcome == nil:
+			case c.Outcome.Seq > st.logStart:
+				// A timer of this step (its deadline) just handed the outcome out: it is in
+				// the output already, and must not be there twice.
 			case c.Outcome.Dead: // the same answer, and the id is dead: never answer it
 				st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason, Seq: c.Outcome.Seq})
 			default:
@@ -730,18 +742,7 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 	key := BusinessKey(tp.tool, args, explicitKey, now)
 	if tp.tool.SideEffect {
 		if j := st.dedupeMatch(key, tp); j != nil {
-			c.Disposition = Duplicate
-			c.JobID = j.ID
-			c.DuplicateOf = j.opener()
-			j.CallIDs = append(j.CallIDs, c.ID)
-			if j.Abandoned {
-				j.Abandoned = false // a re-issue gives the job a live id: normal rules again
-			}
-			st.out.Call = st.callResult(c)
-			if j.Outcome != NotCompleted {
-				c.Outcome = &CallOutcome{At: now, Response: st.payload(j, c)}
-				st.emitResponse(c)
-			}
+			st.duplicate(c, j)
 			return nil
 		}
 	}
@@ -767,6 +768,23 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 		}
 	}
 	return j
+}
+
+// duplicate makes call c a repeat of job j: it joins j, and is answered at once if j
+// is done.
+func (st *step) duplicate(c *Call, j *Job) {
+	c.Disposition = Duplicate
+	c.JobID = j.ID
+	c.DuplicateOf = j.opener()
+	j.CallIDs = append(j.CallIDs, c.ID)
+	if j.Abandoned {
+		j.Abandoned = false // a re-issue gives the job a live id: normal rules again
+	}
+	st.out.Call = st.callResult(c)
+	if j.Outcome != NotCompleted {
+		c.Outcome = &CallOutcome{At: st.s.Now, Response: st.payload(j, c)}
+		st.emitResponse(c)
+	}
 }
 
 // triggers returns the call's triggering utterances: every utterance whose voice
@@ -1343,10 +1361,19 @@ func reference(j *Job) string {
 // while it speaks — never a user turn into a reply (the third seed: a note sent as a
 // full user turn cut the model's reply in half).
 func (st *step) issueNote(j *Job, text, rider string) {
+	st.issueNoteAbout(j, nil, text, rider)
+}
+
+// issueNoteAbout is issueNote for a note about job j or, when j is nil, run r (either
+// may be nil).
+func (st *step) issueNoteAbout(j *Job, r *Run, text, rider string) {
 	s := st.s
 	n := Note{Text: text, Via: ViaUserTurn, Deliver: DeliverNow}
 	if j != nil {
 		n.JobID = j.ID
+	}
+	if r != nil {
+		n.RunID = r.ID
 	}
 	if s.ModelSpeaking {
 		n.Deliver = DeliverWhenIdle

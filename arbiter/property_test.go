@@ -62,6 +62,15 @@ type sim struct {
 	// copy is tolerated.
 	strictOnce bool
 	repeat     bool // the current step is an idempotent repeat
+
+	// The extended model (ext): the model also opens and answers runs, the agent
+	// reports unknown outcomes and resolves them (or never), reconnects, reports
+	// progress, and forgets to send things at random.
+	ext       bool
+	dropped   bool        // the agent dropped every task it had left (deadline property)
+	lc        *logChecker // the log is the outputs' new effects, in order
+	runStates map[string]RunState
+	conn      int // connections made
 }
 
 // uttSeen is one user utterance: when it started and ended, and when the session first
@@ -85,6 +94,12 @@ type agentJob struct {
 	prepared   bool
 	scheduled  bool // a Complete is scheduled
 	completed  bool
+
+	// ext: what the agent fails to send, and unknown outcomes.
+	forgetPrep     bool    // never reports prepare (or a read-only result)
+	forgetComplete bool    // never reports the outcome of its decision
+	unknown        bool    // reports a commit's outcome as unknown first
+	resolveTo      Outcome // then the real outcome (Committed or Failed), or never ("")
 }
 
 type agentTask struct {
@@ -101,6 +116,7 @@ func newSim(t *rapid.T, p *Policy) *sim {
 		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, seen: map[string]int{},
 		abandoned: map[string]bool{}, utts: map[int]*uttSeen{}, triggers: map[string]int{},
 		jobStep: map[string]int{}, decideStep: map[string]int{},
+		lc: newLogChecker(), runStates: map[string]RunState{},
 	}
 }
 
@@ -235,14 +251,32 @@ func (m *sim) checkStep(out Output) {
 		if err != nil {
 			m.fatalf("response for %s does not encode: %v", r.CallID, err)
 		}
-		see(r.CallID, "response", body)
 		c := m.s.Call(r.CallID)
+		if r.Interim {
+			// A non-final response: only on a live NON_BLOCKING call, only when the
+			// provider takes them, and it answers nothing.
+			if c == nil || c.Outcome != nil || c.Behavior != NonBlocking || !m.s.ResponseScheduling || r.Payload["status"] != "in_progress" {
+				m.fatalf("interim response %v for %s (call %+v, scheduling %v)", r.Payload, r.CallID, c, m.s.ResponseScheduling)
+			}
+			m.seen["interim"]++
+			continue
+		}
+		see(r.CallID, "response", body)
 		if c == nil || c.Outcome == nil || c.Outcome.Dead {
 			m.fatalf("response for %s, whose recorded outcome is %+v", r.CallID, c)
 		}
-		// The model is told "committed" only for a job decided commit and completed so.
+		// The model is told "committed" only for a job decided commit and completed so;
+		// a timeout says nothing was executed only when no commit started; a job
+		// completed committed is otherwise answered committed, or "unknown" by a
+		// deadline or an unknown outcome that came first (a repeat returns that
+		// recorded answer; a deadline may fire in the step that completes the job).
 		if j := m.s.Job(c.JobID); j != nil && j.SideEffect {
-			if (r.Payload["status"] == "committed") != (j.Outcome == Committed) || (j.Outcome == Committed && j.Decision != DecisionCommit) {
+			status := r.Payload["status"]
+			switch {
+			case status == "committed" && (j.Outcome != Committed || j.Decision != DecisionCommit),
+				status == "timeout" && j.Decision == DecisionCommit,
+				j.Outcome == Committed && status != "committed" && status != "unknown",
+				status == "unknown" && j.Decision != DecisionCommit:
 				m.fatalf("response %v for %s of job %s (decision %q, outcome %q)", r.Payload, r.CallID, j.ID, j.Decision, j.Outcome)
 			}
 		}
@@ -348,6 +382,61 @@ func (m *sim) checkStep(out Output) {
 		if j.Outcome == Cancelled && j.Decision != DecisionCancel {
 			m.fatalf("job %s completed cancelled with decision %q", j.ID, j.Decision)
 		}
+		if j.Outcome == Unknown && j.Decision != DecisionCommit {
+			m.fatalf("job %s has an unknown outcome with decision %q", j.ID, j.Decision)
+		}
+	}
+	// The log is exactly the new effects of the outputs, numbered without gaps; a
+	// repeat hands out the very effect with its seq.
+	if msg := m.lc.check(m.s, out); msg != "" {
+		m.fatalf("log: %s", msg)
+	}
+	m.checkRuns(out)
+}
+
+// checkRuns: a run goes from opened to one ending and stays there; only a confirmed
+// run has a job, and every job of a run is its confirmed run's.
+func (m *sim) checkRuns(out Output) {
+	m.t.Helper()
+	for _, u := range out.Effects.Runs {
+		m.seen["run "+string(u.State)]++
+	}
+	for _, r := range m.s.Runs {
+		prev, ok := m.runStates[r.ID]
+		switch {
+		case !ok && r.State != RunOpened:
+			found := false
+			for _, u := range out.Effects.Runs {
+				found = found || (u.RunID == r.ID && u.State == RunOpened)
+			}
+			if !found {
+				m.fatalf("run %s appeared as %s", r.ID, r.State)
+			}
+		case ok && prev != RunOpened && prev != r.State:
+			m.fatalf("run %s went from %s to %s", r.ID, prev, r.State)
+		}
+		m.runStates[r.ID] = r.State
+		if r.State != RunConfirmed && r.JobID != "" {
+			m.fatalf("run %s is %s but has job %s", r.ID, r.State, r.JobID)
+		}
+		if r.State == RunConfirmed && m.s.Job(r.JobID) == nil {
+			m.fatalf("confirmed run %s has no job (%q)", r.ID, r.JobID)
+		}
+	}
+	for _, j := range m.s.Jobs {
+		if j.RunID == "" {
+			continue
+		}
+		if r := m.s.Run(j.RunID); r == nil || r.State != RunConfirmed || r.JobID != j.ID {
+			m.fatalf("job %s was created for run %s: %+v", j.ID, j.RunID, r)
+		}
+	}
+	for _, c := range m.s.Calls {
+		if c.RunID != "" && c.Disposition == Execute {
+			if r := m.s.Run(c.RunID); r == nil || r.State != RunConfirmed || r.JobID != c.JobID {
+				m.fatalf("call %s executes job %s for run %+v", c.ID, c.JobID, r)
+			}
+		}
 	}
 }
 
@@ -359,17 +448,27 @@ func (m *sim) react(out Output) {
 		}
 		j := &agentJob{id: c.JobID, sideEffect: c.SideEffect}
 		m.agent[c.JobID] = j
+		if m.ext {
+			j.forgetPrep = rapid.IntRange(0, 7).Draw(m.t, "forgetPrep") == 0
+			j.forgetComplete = rapid.IntRange(0, 7).Draw(m.t, "forgetComplete") == 0
+			j.unknown = rapid.IntRange(0, 2).Draw(m.t, "unknownOutcome") == 0
+			j.resolveTo = rapid.SampledFrom([]Outcome{Committed, Committed, Failed, ""}).Draw(m.t, "resolveTo")
+		}
 		if c.SideEffect {
 			j.failPrep = rapid.IntRange(0, 9).Draw(m.t, "failPrep") == 0
 			j.failCommit = rapid.IntRange(0, 7).Draw(m.t, "failCommit") == 0
-			m.schedule(rapid.IntRange(0, 6000).Draw(m.t, "prepareMs"), j.id, "prepared", "")
+			if !j.forgetPrep {
+				m.schedule(rapid.IntRange(0, 6000).Draw(m.t, "prepareMs"), j.id, "prepared", "")
+			}
 		} else {
 			o := Result
 			if rapid.IntRange(0, 9).Draw(m.t, "readFails") == 0 {
 				o = Failed
 			}
 			j.scheduled = true
-			m.schedule(rapid.IntRange(0, 3000).Draw(m.t, "resultMs"), j.id, "complete", o)
+			if !j.forgetPrep {
+				m.schedule(rapid.IntRange(0, 3000).Draw(m.t, "resultMs"), j.id, "complete", o)
+			}
 		}
 	}
 	var ds []DecisionResult
@@ -392,9 +491,14 @@ func (m *sim) react(out Output) {
 			o = Committed
 			if j.failCommit {
 				o = Failed
+			} else if j.unknown {
+				o = Unknown // the backend timed out: the commit's outcome is unknown
 			}
 		}
 		j.scheduled = true
+		if j.forgetComplete {
+			continue // the agent never reports it
+		}
 		m.schedule(rapid.IntRange(0, 2000).Draw(m.t, "completeMs"), j.id, "complete", o)
 	}
 }
@@ -430,6 +534,10 @@ func (m *sim) runAgent(until int) {
 
 func (m *sim) runTask(task agentTask) {
 	j := m.agent[task.job]
+	if task.do == "resolve" {
+		m.resolve(j, task.outcome)
+		return
+	}
 	if j.completed {
 		return
 	}
@@ -459,6 +567,42 @@ func (m *sim) runTask(task agentTask) {
 		if rapid.IntRange(0, 5).Draw(m.t, "recomplete") == 0 {
 			m.complete(j, task.outcome)
 		}
+		// The real outcome of an unknown commit comes later, or never.
+		if task.outcome == Unknown && j.resolveTo != "" {
+			m.schedule(rapid.IntRange(0, 30000).Draw(m.t, "resolveMs"), j.id, "resolve", j.resolveTo)
+		}
+	}
+}
+
+// resolve reports the real outcome of a commit first reported unknown.
+func (m *sim) resolve(j *agentJob, o Outcome) {
+	m.t.Helper()
+	job := m.s.Job(j.id)
+	prev := job.Outcome
+	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"})
+	switch {
+	case prev == Unknown:
+		if err != nil {
+			m.fatalf("resolving unknown job %s as %s: %v", j.id, o, err)
+		}
+		if job.Outcome != o || !job.WasUnknown {
+			m.fatalf("job %s resolved as %s: %+v", j.id, o, job)
+		}
+		m.seen["resolved "+string(o)]++
+		// Sometimes the agent reports the real outcome again (a retry).
+		if rapid.IntRange(0, 3).Draw(m.t, "reresolve") == 0 {
+			if _, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"}); err != nil {
+				m.fatalf("retried resolution of job %s: %v", j.id, err)
+			}
+		}
+	case prev == o:
+		if err != nil {
+			m.fatalf("Complete(%s) again for job %s: %v", o, j.id, err)
+		}
+	default: // a rogue Complete got there first with another outcome
+		if KindOf(err) != FailedPrecondition {
+			m.fatalf("Complete(%s) of job %s already %s: %v, want failed precondition", o, j.id, prev, err)
+		}
 	}
 }
 
@@ -469,6 +613,10 @@ func (m *sim) complete(j *agentJob, o Outcome) {
 	prev := job.Outcome
 	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"})
 	switch {
+	case prev == Unknown && (o == Committed || o == Failed):
+		if err != nil {
+			m.fatalf("Complete(%s) of unknown job %s: %v", o, j.id, err)
+		}
 	case prev != NotCompleted && prev != o:
 		if KindOf(err) != FailedPrecondition {
 			m.fatalf("Complete(%s) of job %s already %s: %v, want failed precondition", o, j.id, prev, err)
@@ -477,8 +625,11 @@ func (m *sim) complete(j *agentJob, o Outcome) {
 		m.fatalf("Complete(%s) of job %s (decision %q): %v", o, j.id, job.Decision, err)
 	default:
 		j.completed = true
-		if o == Committed && job.Decision != DecisionCommit {
-			m.fatalf("Complete(committed) of job %s succeeded with decision %q", j.id, job.Decision)
+		if (o == Committed || o == Unknown) && job.Decision != DecisionCommit {
+			m.fatalf("Complete(%s) of job %s succeeded with decision %q", o, j.id, job.Decision)
+		}
+		if o == Unknown {
+			m.seen["unknown"]++
 		}
 	}
 }
@@ -574,8 +725,25 @@ func (m *sim) finish() {
 		if j.SideEffect && j.Decision == Undecided {
 			m.fatalf("job %s undecided after close", j.ID)
 		}
-		if a := m.agent[j.ID]; a != nil && !a.completed {
+		if a := m.agent[j.ID]; a != nil && !a.completed && !a.forgetPrep && !a.forgetComplete && !m.dropped {
 			m.fatalf("job %s (decision %q) never completed by the agent", j.ID, j.Decision)
+		}
+	}
+	// No two commits (committed outcomes, an unknown one counting as possibly
+	// committed) for one business key within its dedupe window.
+	for i, a := range m.s.Jobs {
+		if !a.SideEffect || (a.Outcome != Committed && a.Outcome != Unknown) {
+			continue
+		}
+		window := m.e.Policy.lookup(a.Tool).timings.DedupeWindow
+		for _, b := range m.s.Jobs[i+1:] {
+			if b.Key != a.Key || (b.Outcome != Committed && b.Outcome != Unknown) {
+				continue
+			}
+			if a.Outcome == Unknown || b.CreatedAt.Sub(a.CompletedAt) < window {
+				m.fatalf("jobs %s (%s, completed %d) and %s (%s, created %d) share key %s and both (possibly) committed",
+					a.ID, a.Outcome, msOf(a.CompletedAt), b.ID, b.Outcome, msOf(b.CreatedAt), a.Key)
+			}
 		}
 	}
 	m.checkHolds()
@@ -755,6 +923,166 @@ func TestPropertyOutcomeHandedOutOnce(t *testing.T) {
 		for i := 0; i < n; i++ {
 			m.runAgent(m.now + rapid.IntRange(0, 2500).Draw(rt, "dtMs"))
 			m.randomEvent()
+		}
+		m.finish()
+	})
+}
+
+// ---- the extended model: runs, unknown outcomes, reconnects, progress --------------
+
+// extPolicy is randomPolicy plus the run tools of runPolicy, with random deadlines and
+// run timeouts short enough to fire within a session.
+func extPolicy(t *rapid.T) *Policy {
+	return runPolicy(
+		onTranscriptTimeout(rapid.SampledFrom([]OnTimeout{Cancel, Commit}).Draw(t, "onTranscriptTimeout")),
+		onAbandon(rapid.SampledFrom([]OnTimeout{Cancel, Commit}).Draw(t, "onAbandon")),
+		func(p *Policy) {
+			p.Tools["book_slot"].Behavior = rapid.SampledFrom([]Behavior{NonBlocking, Blocking}).Draw(t, "bookSlotBehavior")
+			p.Defaults.MaxPending = time.Duration(rapid.IntRange(5, 60).Draw(t, "maxPendingS")) * time.Second
+			p.Defaults.RunTimeout = time.Duration(rapid.IntRange(3, 40).Draw(t, "runTimeoutS")) * time.Second
+			p.Tools["order_photo"].MaxAsks = rapid.IntRange(0, 3).Draw(t, "maxAsks")
+			p.Tools["order_photo"].Timings.MaxPending = time.Duration(rapid.IntRange(0, 90).Draw(t, "photoMaxPendingS")) * time.Second
+		},
+	)
+}
+
+// extCallID is mostly a minted id (so confirmations execute), sometimes a known one
+// (an idempotent repeat, possibly of another tool).
+func (m *sim) extCallID() string {
+	if rapid.IntRange(0, 2).Draw(m.t, "extKnownID") == 0 {
+		return rapid.SampledFrom(propCallIDs).Draw(m.t, "callID")
+	}
+	return ""
+}
+
+// randomExtEvent draws one event of the extended model.
+func (m *sim) randomExtEvent() {
+	switch rapid.IntRange(0, 11).Draw(m.t, "extKind") {
+	case 0, 1, 2: // the model calls a tool that runs: opens or joins a run
+		tool := rapid.SampledFrom([]string{"order_photo", "order_photo", "print_photos", "send_card"}).Draw(m.t, "runTool")
+		args := map[string]any{"photo": rapid.SampledFrom([]string{"beach", "dog"}).Draw(m.t, "photo")}
+		if tool == "send_card" {
+			args = map[string]any{"to": rapid.SampledFrom([]string{"Ann", "Bob"}).Draw(m.t, "to")}
+		}
+		m.must(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
+	case 3, 4, 5, 6: // the model answers a run: yes, no, unclear, with or without run_id
+		tool := rapid.SampledFrom([]string{"confirm_action", "confirm_action", "answer_question"}).Draw(m.t, "confirmTool")
+		args := map[string]any{}
+		switch rapid.IntRange(0, 4).Draw(m.t, "runIDChoice") {
+		case 0, 1: // none: the one open run, if there is exactly one
+		case 2: // the latest open run
+			for i := len(m.s.Runs) - 1; i >= 0; i-- {
+				if m.s.Runs[i].State == RunOpened {
+					args["run_id"] = m.s.Runs[i].ID
+					break
+				}
+			}
+		case 3: // any run, maybe one that ended
+			if n := len(m.s.Runs); n > 0 {
+				args["run_id"] = m.s.Runs[rapid.IntRange(0, n-1).Draw(m.t, "runIdx")].ID
+			}
+		case 4:
+			args["run_id"] = "run-999"
+		}
+		if v := rapid.SampledFrom([]any{true, true, false, "yes", "no", "maybe", nil}).Draw(m.t, "confirmed"); v != nil {
+			args["confirmed"] = v
+		}
+		for _, a := range []string{"answer", "size", "copies", "finish", "message"} {
+			if rapid.IntRange(0, 3).Draw(m.t, "has_"+a) == 0 {
+				args[a] = rapid.SampledFrom([]any{"A4", 2.0, "matte", "", "Happy birthday"}).Draw(m.t, a)
+			}
+		}
+		m.must(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
+	case 7: // a reconnect (or the same connection again)
+		if rapid.IntRange(0, 2).Draw(m.t, "sameConn") > 0 {
+			m.conn++
+		}
+		m.must(Connect{ConnectionID: fmt.Sprintf("conn-%d", m.conn)})
+	case 8: // progress of a random job
+		if len(m.s.Jobs) == 0 {
+			return
+		}
+		j := rapid.SampledFrom(m.s.Jobs).Draw(m.t, "progressJob")
+		done := j.Outcome != NotCompleted
+		_, err := m.step(Progress{JobID: j.ID, Result: map[string]any{"percent": 50.0}})
+		if (err != nil) != (done || m.s.Closed) || (err != nil && KindOf(err) != FailedPrecondition) {
+			m.fatalf("Progress of job %s (outcome %q): %v", j.ID, j.Outcome, err)
+		}
+	case 9:
+		m.must(Configure{ResponseScheduling: rapid.Bool().Draw(m.t, "scheduling")})
+	case 10:
+		m.must(Tick{})
+	case 11: // a silence: timers fire (run expiry, deadlines)
+		m.runAgent(m.now + rapid.IntRange(0, 30000).Draw(m.t, "silenceMs"))
+	}
+}
+
+// runExt plays one random session of the extended model.
+func (m *sim) runExt() {
+	n := rapid.IntRange(30, 90).Draw(m.t, "events")
+	for i := 0; i < n; i++ {
+		m.runAgent(m.now + rapid.IntRange(0, 2500).Draw(m.t, "dtMs"))
+		if rapid.IntRange(0, 2).Draw(m.t, "extEvent") > 0 {
+			m.randomExtEvent()
+		} else {
+			m.randomEvent()
+		}
+	}
+}
+
+// TestPropertyRunsUnknownReconnect: the invariants of every step and of the end of the
+// session hold while the model opens and answers runs (yes, no, unclear, missing or
+// wrong run_id), the agent reports unknown outcomes and resolves them or never does,
+// reconnects, reports progress, and forgets to send things at random.
+func TestPropertyRunsUnknownReconnect(t *testing.T) {
+	var cov coverage
+	rapid.Check(t, func(rt *rapid.T) {
+		m := newSim(rt, extPolicy(rt))
+		m.ext = true
+		m.strictOnce = rapid.Bool().Draw(rt, "strictOnce")
+		m.runExt()
+		m.finish()
+		cov.add(m)
+	})
+	cov.require(t, "call run", "call execute", "call duplicate", "call reject",
+		"run opened", "run confirmed", "run refused", "run cancelled", "run expired",
+		"skip connection_closed", "unknown", "resolved committed", "resolved failed", "interim",
+		"decision cancel deadline")
+}
+
+// TestPropertyDeadlinesExt: with deadlines on, whatever the agent fails to send (it
+// forgets prepares and outcomes at random, never resolves some unknown outcomes, and
+// at a random point stops sending anything at all), once time passes every registered
+// call's max_pending and every run's run_timeout, every call id has an outcome (a
+// final response or dead) handed out exactly once, and no run is left open.
+func TestPropertyDeadlinesExt(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := extPolicy(rt)
+		m := newSim(rt, p)
+		m.ext = true
+		m.runExt()
+		// The agent stops sending anything.
+		m.tasks, m.dropped = nil, true
+		horizon := time.Duration(0)
+		for _, tool := range p.Tools {
+			tm := p.lookup(tool.Name).timings
+			horizon = max(horizon, tm.MaxPending, tm.RunTimeout)
+		}
+		horizon = max(horizon, p.lookup("confirm_action").timings.MaxPending)
+		m.now += int(horizon/time.Millisecond) + 1
+		m.must(Tick{})
+		for _, c := range m.s.Calls {
+			if c.Outcome == nil {
+				m.fatalf("call %s (%s, job %s) has no outcome after every deadline passed", c.ID, c.Tool, c.JobID)
+			}
+			if _, ok := m.emitted[c.ID]; !ok {
+				m.fatalf("call %s (outcome %+v) was never answered or skipped", c.ID, c.Outcome)
+			}
+		}
+		for _, r := range m.s.Runs {
+			if r.State == RunOpened {
+				m.fatalf("run %s still open after run_timeout", r.ID)
+			}
 		}
 		m.finish()
 	})

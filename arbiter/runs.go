@@ -191,12 +191,23 @@ func (st *step) confirmCall(c *Call, ev RegisterCall) {
 	}
 	tp := st.e.Policy.lookup(r.Tool)
 	t := tp.tool
+	if ev.Behavior == BehaviorUnspecified && t.Behavior != BehaviorUnspecified {
+		// The confirmation tool has no policy of its own: a call that does not say
+		// takes its run's tool's behavior (a BLOCKING run's confirmation is abandoned
+		// by `interrupted` like the request itself).
+		c.Behavior = t.Behavior
+	}
 	confirmed, said := yesNo(ev.Args["confirmed"])
 	if r.State != RunOpened {
-		// A late answer to a run that already ended. A "no" to a run that executed
-		// nothing agrees with it (the user's "stop" ended it first); anything else is
-		// an error, and nothing (more) executes.
+		// A late answer to a run that already ended. A "yes" to a confirmed run (the
+		// confirmation re-issued, as after a reconnect) is a repeat of its job. A "no"
+		// to a run that executed nothing agrees with it (the user's "stop" ended it
+		// first); anything else is an error, and nothing (more) executes.
 		c.RunID = r.ID
+		if j := s.job(r.JobID); j != nil && said && confirmed && r.State == RunConfirmed {
+			st.duplicate(c, j)
+			return
+		}
 		if said && !confirmed && r.State != RunConfirmed {
 			c.Disposition = RunStep
 			c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": r.Reason}}
@@ -300,6 +311,21 @@ func (st *step) runFor(ev RegisterCall) (*Run, string) {
 	}
 	switch len(open) {
 	case 0:
+		// No run is open: the answer may be a late or re-issued one for the run that
+		// ended last (a "no" after the user's "stop" ended it, a "yes" re-issued after
+		// `interrupted` dropped the first). It is taken as that run's if the run ended
+		// within its run_timeout; the ended-run rules then answer it.
+		for i := len(s.Runs) - 1; i >= 0; i-- {
+			r := s.Runs[i]
+			tp := st.e.Policy.lookup(r.Tool)
+			if tp.tool.confirmTool() != ev.Tool {
+				continue
+			}
+			if s.Now.Sub(r.EndedAt) < tp.timings.RunTimeout {
+				return r, ""
+			}
+			break
+		}
 		return nil, fmt.Sprintf("there is no open request to confirm with %s: nothing was executed. Call the tool the user asked for first.", ev.Tool)
 	case 1:
 		return only, ""
@@ -343,7 +369,7 @@ func (st *step) endRun(c *Call, r *Run, state RunState, reason string, tp toolPo
 	}
 	st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: state, CallID: callID(c), Reason: reason})
 	if !s.Closed {
-		st.issueRunNote(r, text, rider)
+		st.issueNoteAbout(nil, r, text, rider)
 	}
 }
 
@@ -352,19 +378,6 @@ func callID(c *Call) string {
 		return ""
 	}
 	return c.ID
-}
-
-// issueRunNote hands out a note about a run that started no job.
-func (st *step) issueRunNote(r *Run, text, rider string) {
-	m := st.out.Effects.mark()
-	st.issueNote(nil, text, rider)
-	if n := len(st.out.Effects.Notes); n > m.n {
-		// the note was logged as issued; tag it with its run in both places
-		st.out.Effects.Notes[n-1].RunID = r.ID
-		if e := &st.s.Log[len(st.s.Log)-1]; e.Note != nil && e.Note.Seq == st.out.Effects.Notes[n-1].Seq {
-			e.Note.RunID = r.ID
-		}
-	}
 }
 
 // expireRun ends a run nobody resolved within its RunTimeout.
@@ -379,7 +392,7 @@ func yesNo(v any) (confirmed, said bool) {
 	case bool:
 		return v, true
 	case string:
-		switch strings.ToLower(strings.TrimSpace(v)) {
+		switch strings.ToLower(strings.Trim(v, " \t\n.!,;")) {
 		case "true", "yes", "y", "confirmed", "confirm", "ok", "okay", "sure":
 			return true, true
 		case "false", "no", "n", "cancel", "refused", "declined":

@@ -167,9 +167,11 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 // whichever replica gets there first) and wakes on every save by any writer
 // (Store.Watch). It returns nil when the session has closed and every effect was
 // sent, or when the session expires; ctx's error when ctx ends; the error send
-// returns. Errors at the start: NotFound (no such session), FailedPrecondition (after
-// is beyond the last effect, or older than the log keeps), Unavailable.
-func (sv *Service) Watch(ctx context.Context, key SessionKey, after uint64, send func([]LogEntry) error) error {
+// returns. observe, when not nil, sees the output of every timer step Watch stores
+// (the decisions it made, for logs and metrics). Errors at the start: NotFound (no
+// such session), FailedPrecondition (after is beyond the last effect, or older than
+// the log keeps), Unavailable.
+func (sv *Service) Watch(ctx context.Context, key SessionKey, after uint64, send func([]LogEntry) error, observe func(Output, *Session)) error {
 	changes, stop, err := sv.Store.Watch(ctx, key)
 	if err != nil {
 		return err
@@ -177,12 +179,15 @@ func (sv *Service) Watch(ctx context.Context, key SessionKey, after uint64, send
 	defer stop()
 	first := true
 	for {
-		_, s, err := sv.Apply(ctx, key, Tick{}, false)
+		out, s, err := sv.Apply(ctx, key, Tick{}, false)
 		if err != nil {
 			if !first && KindOf(err) == NotFound {
 				return nil // expired
 			}
 			return err
+		}
+		if observe != nil && out.Changed {
+			observe(out, s)
 		}
 		first = false
 		entries, err := s.LogAfter(after)
