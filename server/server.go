@@ -39,6 +39,10 @@ type Server struct {
 	svc     *arbiter.Service
 	log     *slog.Logger
 	metrics *Metrics
+	// closing ends when Shutdown is called: open Watch streams end with UNAVAILABLE
+	// and new ones are refused.
+	closing  context.Context
+	shutdown context.CancelFunc
 }
 
 // New returns a Server on svc, logging to log (nil: slog.Default()). Every line it
@@ -47,8 +51,17 @@ func New(svc *arbiter.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{svc: svc, log: slog.New(ctxHandler{log.Handler()})}
+	closing, shutdown := context.WithCancel(context.Background())
+	return &Server{svc: svc, log: slog.New(ctxHandler{log.Handler()}), closing: closing, shutdown: shutdown}
 }
+
+// Shutdown ends every open Watch stream at once with UNAVAILABLE (the client resumes
+// on another replica with after_seq set to the last seq it acted on, losing nothing)
+// and refuses new ones the same way. Unary RPCs are not affected. Call it before
+// grpc.Server.GracefulStop: a Watch stream lives as long as its session, so without it
+// a graceful stop would wait for the drain timeout. Idempotent; safe for concurrent
+// use.
+func (s *Server) Shutdown() { s.shutdown() }
 
 // Options configure NewGRPCServer. The zero value is a plaintext, unauthenticated,
 // unlimited single-tenant server.
@@ -81,7 +94,10 @@ type Options struct {
 // health server; the overall status and the arbiter service start SERVING) and
 // reflection, behind one interceptor chain: request ids into the log fields, logging
 // (slog), metrics, bearer-token auth and per-tenant rate limits (both skipping health
-// and reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL).
+// and reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL). The
+// streaming RPC (Watch) goes through the same chain except the deadline: it is
+// authenticated, scoped by tenant and rate-limited once, when it opens. To stop, call
+// s.Shutdown (ends open Watch streams with UNAVAILABLE), then GracefulStop.
 func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	log := o.Logger
 	if log == nil {
@@ -113,7 +129,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
 	// rate limit, deadline, and panic recovery innermost.
 	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
-	stream := []grpc.StreamServerInterceptor{logging.StreamServerInterceptor(lg, logOpts...)}
+	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
 		stream = append(stream, o.Metrics.grpc.StreamServerInterceptor())
@@ -126,6 +142,8 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 	}
+	// The deadline is unary only: a Watch stream lives as long as its session (the
+	// client's own deadline, if any, still applies) and ends on Server.Shutdown.
 	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
 	stream = append(stream, recovery.StreamServerInterceptor(onPanic))
 	opts := []grpc.ServerOption{
@@ -230,10 +248,21 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		return nil, err
 	}
 	c := out.Call
-	return &arbiterv1.RegisterCallResponse{
+	resp := &arbiterv1.RegisterCallResponse{
 		CallId: c.CallID, JobId: c.JobID, DuplicateOf: c.DuplicateOf, BusinessKey: c.BusinessKey,
-		SideEffect: c.SideEffect, Disposition: dispositionPB(c.Disposition), Effects: eff,
-	}, nil
+		SideEffect: c.SideEffect, Disposition: dispositionPB(c.Disposition), Effects: eff, RunId: c.RunID,
+	}
+	if c.JobID != "" {
+		// What the job executes: the call's own tool and args, or, for a confirmation
+		// that confirmed a run, the run's tool with its merged args.
+		resp.JobTool = c.Tool
+		if c.Args != nil {
+			if resp.JobArgs, err = structpb.NewStruct(c.Args); err != nil {
+				return nil, s.status(ctx, arbiter.Wrap(arbiter.Internal, err, "encode job args"))
+			}
+		}
+	}
+	return resp, nil
 }
 
 // ReportSpeech implements arbiterv1.ArbiterServiceServer.
@@ -362,8 +391,10 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 		oc = arbiter.Failed
 	case arbiterv1.Outcome_OUTCOME_RESULT:
 		oc = arbiter.Result
+	case arbiterv1.Outcome_OUTCOME_UNKNOWN:
+		oc = arbiter.Unknown
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "outcome: %v is not COMMITTED, CANCELLED, FAILED or RESULT", req.GetOutcome())
+		return nil, status.Errorf(codes.InvalidArgument, "outcome: %v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
 	}
 	var result map[string]any
 	if req.GetResult() != nil {
@@ -422,7 +453,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 	}
 	resp := &arbiterv1.GetSessionResponse{
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
-		Closed: ss.Closed, Version: ss.Version,
+		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)
@@ -435,6 +466,12 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 	}
 	for _, j := range ss.Jobs {
 		resp.Jobs = append(resp.Jobs, jobPB(j))
+	}
+	for _, r := range ss.Runs {
+		resp.Runs = append(resp.Runs, &arbiterv1.Run{
+			RunId: r.ID, Tool: r.Tool, State: runStatePB(r.State), CallIds: r.CallIDs, JobId: r.JobID,
+			Reason: r.Reason, OpenedAt: timestamppb.New(r.OpenedAt),
+		})
 	}
 	return resp, nil
 }
@@ -484,6 +521,8 @@ func dispositionPB(d arbiter.Disposition) arbiterv1.Disposition {
 		return arbiterv1.Disposition_DISPOSITION_DUPLICATE
 	case arbiter.Reject:
 		return arbiterv1.Disposition_DISPOSITION_REJECT
+	case arbiter.RunStep:
+		return arbiterv1.Disposition_DISPOSITION_RUN
 	}
 	return arbiterv1.Disposition_DISPOSITION_UNSPECIFIED
 }
@@ -522,8 +561,13 @@ func jobPB(j *arbiter.Job) *arbiterv1.Job {
 		pj.Outcome = arbiterv1.Outcome_OUTCOME_FAILED
 	case arbiter.Result:
 		pj.Outcome = arbiterv1.Outcome_OUTCOME_RESULT
+	case arbiter.Unknown:
+		pj.Outcome = arbiterv1.Outcome_OUTCOME_UNKNOWN
 	}
 	switch {
+	case j.Outcome == arbiter.Unknown:
+		// Committing, outcome not known yet: not done until Committed or Failed.
+		pj.State = arbiterv1.JobState_JOB_STATE_DECIDED
 	case j.Outcome != arbiter.NotCompleted:
 		pj.State = arbiterv1.JobState_JOB_STATE_DONE
 	case !j.SideEffect:
@@ -538,29 +582,92 @@ func jobPB(j *arbiter.Job) *arbiterv1.Job {
 	return pj
 }
 
+// effectsPB converts one step's effects for the wire, each with its log seq.
 func effectsPB(e arbiter.Effects) (*arbiterv1.Effects, error) {
 	out := &arbiterv1.Effects{}
 	for _, r := range e.Responses {
-		p, err := structpb.NewStruct(r.Payload)
+		p, err := responsePB(r)
 		if err != nil {
-			return nil, arbiter.Wrap(arbiter.Internal, err, "encode payload")
+			return nil, err
 		}
-		out.Responses = append(out.Responses, &arbiterv1.FunctionResponse{CallId: r.CallID, Name: r.Name, Payload: p, JobId: r.JobID})
+		out.Responses = append(out.Responses, p)
 	}
 	for _, sk := range e.Skips {
-		out.Skips = append(out.Skips, &arbiterv1.Skip{CallId: sk.CallID, Name: sk.Name, Reason: sk.Reason, JobId: sk.JobID})
+		out.Skips = append(out.Skips, skipPB(sk))
 	}
 	for _, n := range e.Notes {
-		d := arbiterv1.Delivery_DELIVERY_NOW
-		if n.Deliver == arbiter.DeliverWhenIdle {
-			d = arbiterv1.Delivery_DELIVERY_WHEN_IDLE
-		}
-		pn := &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d, Via: arbiterv1.NoteVia_NOTE_VIA_USER_TURN, Why: n.Why}
-		if n.Via == arbiter.ViaFunctionResponse {
-			pn.Via, pn.CallId = arbiterv1.NoteVia_NOTE_VIA_FUNCTION_RESPONSE, n.CallID
-			pn.Scheduling = arbiterv1.Scheduling(arbiterv1.Scheduling_value["SCHEDULING_"+n.Scheduling])
-		}
-		out.Notes = append(out.Notes, pn)
+		out.Notes = append(out.Notes, notePB(n))
+	}
+	for _, u := range e.Runs {
+		out.Runs = append(out.Runs, runUpdatePB(u))
 	}
 	return out, nil
+}
+
+// watchPB converts one log entry into a Watch message. Errors: Internal for a
+// payload that does not encode or an entry with no effect.
+func watchPB(e arbiter.LogEntry) (*arbiterv1.WatchResponse, error) {
+	m := &arbiterv1.WatchResponse{Seq: e.Seq}
+	switch {
+	case e.Response != nil:
+		r, err := responsePB(*e.Response)
+		if err != nil {
+			return nil, err
+		}
+		m.Effect = &arbiterv1.WatchResponse_Response{Response: r}
+	case e.Skip != nil:
+		m.Effect = &arbiterv1.WatchResponse_Skip{Skip: skipPB(*e.Skip)}
+	case e.Note != nil:
+		m.Effect = &arbiterv1.WatchResponse_Note{Note: notePB(*e.Note)}
+	case e.Run != nil:
+		m.Effect = &arbiterv1.WatchResponse_Run{Run: runUpdatePB(*e.Run)}
+	default:
+		return nil, arbiter.Errorf(arbiter.Internal, "log entry %d holds no effect", e.Seq)
+	}
+	return m, nil
+}
+
+func responsePB(r arbiter.Response) (*arbiterv1.FunctionResponse, error) {
+	p, err := structpb.NewStruct(r.Payload)
+	if err != nil {
+		return nil, arbiter.Wrap(arbiter.Internal, err, "encode payload")
+	}
+	return &arbiterv1.FunctionResponse{CallId: r.CallID, Name: r.Name, Payload: p, JobId: r.JobID, Interim: r.Interim, Seq: r.Seq}, nil
+}
+
+func skipPB(sk arbiter.Skip) *arbiterv1.Skip {
+	return &arbiterv1.Skip{CallId: sk.CallID, Name: sk.Name, Reason: sk.Reason, JobId: sk.JobID, Seq: sk.Seq}
+}
+
+func notePB(n arbiter.Note) *arbiterv1.Note {
+	d := arbiterv1.Delivery_DELIVERY_NOW
+	if n.Deliver == arbiter.DeliverWhenIdle {
+		d = arbiterv1.Delivery_DELIVERY_WHEN_IDLE
+	}
+	pn := &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d, Via: arbiterv1.NoteVia_NOTE_VIA_USER_TURN, Why: n.Why, RunId: n.RunID, Seq: n.Seq}
+	if n.Via == arbiter.ViaFunctionResponse {
+		pn.Via, pn.CallId = arbiterv1.NoteVia_NOTE_VIA_FUNCTION_RESPONSE, n.CallID
+		pn.Scheduling = arbiterv1.Scheduling(arbiterv1.Scheduling_value["SCHEDULING_"+n.Scheduling])
+	}
+	return pn
+}
+
+func runUpdatePB(u arbiter.RunUpdate) *arbiterv1.RunUpdate {
+	return &arbiterv1.RunUpdate{RunId: u.RunID, Tool: u.Tool, State: runStatePB(u.State), CallId: u.CallID, JobId: u.JobID, Reason: u.Reason, Seq: u.Seq}
+}
+
+func runStatePB(st arbiter.RunState) arbiterv1.RunState {
+	switch st {
+	case arbiter.RunOpened:
+		return arbiterv1.RunState_RUN_STATE_OPENED
+	case arbiter.RunConfirmed:
+		return arbiterv1.RunState_RUN_STATE_CONFIRMED
+	case arbiter.RunRefused:
+		return arbiterv1.RunState_RUN_STATE_REFUSED
+	case arbiter.RunExpired:
+		return arbiterv1.RunState_RUN_STATE_EXPIRED
+	case arbiter.RunCancelled:
+		return arbiterv1.RunState_RUN_STATE_CANCELLED
+	}
+	return arbiterv1.RunState_RUN_STATE_UNSPECIFIED
 }

@@ -45,8 +45,9 @@ type serveCmd struct {
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
-// drains: health turns NOT_SERVING, GracefulStop races DrainTimeout, then the store
-// (and its Redis client) closes. With --redis-url the store is pinged every
+// drains: health turns NOT_SERVING, open Watch streams end with UNAVAILABLE (clients
+// resume elsewhere), GracefulStop lets unary RPCs finish racing DrainTimeout, then the
+// store (and its Redis client) closes. With --redis-url the store is pinged every
 // --health-interval: health is SERVING only while Redis answers; the server starts even
 // when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers without a
 // restart when it comes back.
@@ -115,7 +116,8 @@ func (c *serveCmd) Run(env *runEnv) error {
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: store, Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
 	}
-	gs, hs := server.NewGRPCServer(server.New(svc, log), opts)
+	srv := server.New(svc, log)
+	gs, hs := server.NewGRPCServer(srv, opts)
 	lis, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		_ = store.Close()
@@ -169,6 +171,10 @@ func (c *serveCmd) Run(env *runEnv) error {
 	stopHealth()
 	<-healthDone
 	hs.Shutdown() // every service NOT_SERVING: load balancers stop sending
+	// Watch streams last as long as their sessions: end them now (UNAVAILABLE, the
+	// client resumes on another replica with after_seq) so they do not hold the drain
+	// until its timeout.
+	srv.Shutdown()
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
 	select {
