@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -49,8 +50,13 @@ type Options struct {
 // Line is one output line (the spec's `out` objects). Only the fields of its kind are
 // set; JSON omits the rest.
 type Line struct {
-	Out         string         `json:"out"`
-	TMs         *int64         `json:"t_ms,omitempty"`
+	Out string `json:"out"`
+	TMs *int64 `json:"t_ms,omitempty"`
+	// RunID is set on `run` lines, on `call` lines of calls that opened, joined or
+	// answered a confirm-then-act run, and on notes about a run that started no job.
+	RunID string `json:"run_id,omitempty"`
+	// State is a `run` line's new run state.
+	State       string         `json:"state,omitempty"`
 	CallID      string         `json:"call_id,omitempty"`
 	Disposition string         `json:"disposition,omitempty"`
 	JobID       string         `json:"job_id,omitempty"`
@@ -59,6 +65,11 @@ type Line struct {
 	Payload     map[string]any `json:"payload,omitempty"`
 	Text        string         `json:"text,omitempty"`
 	Deliver     string         `json:"deliver,omitempty"`
+	// Final is false on an interim (non-final) `response` line; omitted otherwise.
+	Final *bool `json:"final,omitempty"`
+	// Outcome is set on a `commit` line whose outcome the backend did not learn
+	// ("unknown"), and on the `resolved` line that reports it later.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Summary is the last line of a replay.
@@ -101,9 +112,16 @@ func (r *Result) Failed() bool { return len(r.Summary.Unanswered) > 0 || r.Summa
 
 // backend is the fake backend's behaviour for one tool (session_start.backend).
 type backend struct {
-	PrepareMS *int64          `json:"prepare_ms"`
-	Commit    string          `json:"commit"`
-	ResultMS  json.RawMessage `json:"result_ms"`
+	PrepareMS *int64 `json:"prepare_ms"`
+	// Commit is ok (default), fail, or unknown (the commit timed out: the outcome is
+	// reported as unknown, and as ResolvesTo ResolvesAfterMS later if set).
+	Commit          string `json:"commit"`
+	ResolvesAfterMS *int64 `json:"resolves_after_ms"`
+	ResolvesTo      string `json:"resolves_to"`
+	// ResultMS is a read-only tool's result time: absent is 0, JSON null never.
+	ResultMS json.RawMessage `json:"result_ms"`
+	// Result is a read-only tool's result (default {"status": "ok"}).
+	Result map[string]any `json:"result"`
 }
 
 type job struct {
@@ -114,11 +132,17 @@ type job struct {
 	decided               bool
 }
 
+// step kinds of the fake backend.
+const (
+	stepPrepared = iota // a side-effecting job's prepare finished
+	stepResult          // a read-only job's result arrived
+	stepResolved        // the backend learned the real outcome of an unknown commit
+)
+
 type pending struct {
-	at  time.Time
-	job *job
-	// read-only completion when true, else prepare done
-	result bool
+	at   time.Time
+	job  *job
+	kind int
 }
 
 type runner struct {
@@ -286,7 +310,7 @@ func (r *runner) schedule(p pending) {
 
 func (r *runner) apply(ev TraceEvent) error {
 	switch ev.Event {
-	case "session_start", "end", "connection":
+	case "session_start", "end":
 	default:
 		r.started = true // every other event reaches the arbiter and creates the session
 	}
@@ -294,7 +318,11 @@ func (r *runner) apply(ev TraceEvent) error {
 	case "session_start":
 		return r.sessionStart(ev)
 	case "connection":
-		return fmt.Errorf("connection events (resumed sessions) are not supported by this replay yet")
+		resp, err := r.c.Connect(r.ctx, &arbiterv1.ConnectRequest{SessionId: r.opt.SessionID, ConnectionId: ev.ID})
+		if err != nil {
+			return fmt.Errorf("Connect: %w", err)
+		}
+		return r.effects(resp.GetEffects())
 	case "speech_start":
 		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START)
 	case "speech_end":
@@ -358,10 +386,31 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 		}
 		switch b.Commit {
 		case "", "ok", "fail":
+			if b.ResolvesAfterMS != nil || b.ResolvesTo != "" {
+				return fmt.Errorf("backend.%s: resolves_after_ms and resolves_to apply only to commit: unknown", tool)
+			}
 		case "unknown":
-			return fmt.Errorf("backend.%s.commit: unknown outcomes are not supported by this replay yet", tool)
+			switch b.ResolvesTo {
+			case "", "committed", "failed":
+			default:
+				return fmt.Errorf("backend.%s.resolves_to: %q is not committed or failed", tool, b.ResolvesTo)
+			}
+			if (b.ResolvesAfterMS == nil) != (b.ResolvesTo == "") {
+				return fmt.Errorf("backend.%s: resolves_after_ms and resolves_to go together (leave both out for an outcome that never becomes known)", tool)
+			}
+			if b.ResolvesAfterMS != nil && (*b.ResolvesAfterMS < 0 || *b.ResolvesAfterMS > MaxPrepareMS) {
+				return fmt.Errorf("backend.%s.resolves_after_ms: %d is outside 0..%d", tool, *b.ResolvesAfterMS, MaxPrepareMS)
+			}
 		default:
 			return fmt.Errorf("backend.%s.commit: %q is not ok, fail or unknown", tool, b.Commit)
+		}
+		if _, err := structpb.NewStruct(b.Result); err != nil {
+			return fmt.Errorf("backend.%s.result: %v", tool, err)
+		}
+		if len(b.ResultMS) > 0 && string(b.ResultMS) != "null" {
+			if v, err := strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil || v < 0 || v > MaxPrepareMS {
+				return fmt.Errorf("backend.%s.result_ms: %s is not null or an integer in 0..%d", tool, b.ResultMS, MaxPrepareMS)
+			}
 		}
 		r.backends[tool] = b
 	}
@@ -403,13 +452,23 @@ func (r *runner) toolCall(ev TraceEvent) error {
 		arbiterv1.Disposition_DISPOSITION_EXECUTE:   "execute",
 		arbiterv1.Disposition_DISPOSITION_DUPLICATE: "duplicate",
 		arbiterv1.Disposition_DISPOSITION_REJECT:    "reject",
+		arbiterv1.Disposition_DISPOSITION_RUN:       "run",
 	}[resp.Disposition]
-	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId})
+	if disp == "" {
+		return fmt.Errorf("RegisterCall(%s): disposition %v is not supported by this replay", resp.CallId, resp.Disposition)
+	}
+	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId, RunID: resp.RunId})
 	if resp.Disposition == arbiterv1.Disposition_DISPOSITION_EXECUTE && r.jobs[resp.JobId] == nil {
-		j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: ev.Tool, sideEffect: resp.SideEffect}
+		// The job runs job_tool: the call's own tool, or the run's tool for a
+		// confirmation call that confirmed its run.
+		tool := resp.JobTool
+		if tool == "" {
+			tool = ev.Tool
+		}
+		j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: tool, sideEffect: resp.SideEffect}
 		r.jobs[j.id] = j
 		r.order = append(r.order, j)
-		b := r.backends[ev.Tool]
+		b := r.backends[tool]
 		if j.sideEffect {
 			p := r.prepareMS
 			if b.PrepareMS != nil {
@@ -419,18 +478,18 @@ func (r *runner) toolCall(ev TraceEvent) error {
 				p = *r.opt.PrepareMS
 			}
 			j.prepareAt = r.clock.Now().Add(time.Duration(p) * time.Millisecond)
-			r.schedule(pending{at: j.prepareAt, job: j})
+			r.schedule(pending{at: j.prepareAt, job: j, kind: stepPrepared})
 		} else {
 			var resultMS int64
 			if len(b.ResultMS) > 0 {
 				if string(b.ResultMS) == "null" {
 					resultMS = -1 // its result never comes
 				} else if resultMS, err = strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil {
-					return fmt.Errorf("backend.%s.result_ms: %s is not an integer or null", ev.Tool, b.ResultMS)
+					return fmt.Errorf("backend.%s.result_ms: %s is not an integer or null", tool, b.ResultMS)
 				}
 			}
 			if resultMS >= 0 {
-				r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, result: true})
+				r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, kind: stepResult})
 			}
 		}
 	}
@@ -438,7 +497,7 @@ func (r *runner) toolCall(ev TraceEvent) error {
 		return err
 	}
 	// A read-only call due now completes before the next event.
-	for len(r.queue) > 0 && r.queue[0].result && !r.queue[0].at.After(r.clock.Now()) {
+	for len(r.queue) > 0 && r.queue[0].kind == stepResult && !r.queue[0].at.After(r.clock.Now()) {
 		p := r.queue[0]
 		r.queue = r.queue[1:]
 		if err := r.backendStep(p); err != nil {
@@ -448,14 +507,22 @@ func (r *runner) toolCall(ev TraceEvent) error {
 	return nil
 }
 
-// backendStep runs one scheduled backend step: a prepare finishing, or a read-only
-// result arriving.
+// backendStep runs one scheduled backend step: a prepare finishing, a read-only
+// result arriving (late ones too: after the call's max_pending deadline answered it,
+// the result goes out as a note), or an unknown commit's real outcome becoming known.
 func (r *runner) backendStep(p pending) error {
 	j := p.job
-	if p.result {
+	if p.kind == stepResolved {
+		return r.resolve(j)
+	}
+	if p.kind == stepResult {
+		result := r.backends[j.tool].Result
+		if result == nil {
+			result = map[string]any{"status": "ok"}
+		}
 		resp, err := r.c.Complete(r.ctx, &arbiterv1.CompleteRequest{
 			SessionId: r.opt.SessionID, JobId: j.id, Outcome: arbiterv1.Outcome_OUTCOME_RESULT,
-			Result: mustStruct(map[string]any{"status": "ok"}),
+			Result: mustStruct(result),
 		})
 		if err != nil {
 			return fmt.Errorf("Complete(result): %w", err)
@@ -508,24 +575,21 @@ func (r *runner) decide(j *job) error {
 	r.res.Decisions = append(r.res.Decisions, dec)
 	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
 	if d == "commit" {
-		r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
-		if r.backends[j.tool].Commit == "fail" {
+		b := r.backends[j.tool]
+		switch b.Commit {
+		case "fail":
+			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
 			req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend refused the commit"
-		} else {
-			r.commitN++
-			r.res.Summary.Commits++
-			r.commitsByKey[j.key]++
-			if r.commitsByKey[j.key] > 1 {
-				r.res.Summary.DoubleCommits++
+		case "unknown":
+			// The commit timed out: whether it happened is not known (yet).
+			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "unknown"})
+			req.Outcome = arbiterv1.Outcome_OUTCOME_UNKNOWN
+			if b.ResolvesAfterMS != nil {
+				r.schedule(pending{at: r.clock.Now().Add(time.Duration(*b.ResolvesAfterMS) * time.Millisecond), job: j, kind: stepResolved})
 			}
-			result := map[string]any{"status": "committed", "reference": "R-" + strconv.Itoa(r.commitN)}
-			if r.commitResult != nil {
-				result = map[string]any{}
-				for k, v := range r.commitResult {
-					result[k] = v
-				}
-			}
-			req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(result)
+		default:
+			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
+			req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(r.committed(j))
 		}
 	} else {
 		r.emit(Line{Out: "cancel", TMs: r.nowMS(), JobID: j.id})
@@ -539,11 +603,56 @@ func (r *runner) decide(j *job) error {
 	return r.effects(resp2.GetEffects())
 }
 
+// committed counts a commit that happened and returns the backend's result for it.
+func (r *runner) committed(j *job) map[string]any {
+	r.commitN++
+	r.res.Summary.Commits++
+	r.commitsByKey[j.key]++
+	if r.commitsByKey[j.key] > 1 {
+		r.res.Summary.DoubleCommits++
+	}
+	result := map[string]any{"status": "committed", "reference": "R-" + strconv.Itoa(r.commitN)}
+	if r.commitResult != nil {
+		result = map[string]any{}
+		for k, v := range r.commitResult {
+			result[k] = v
+		}
+	}
+	return result
+}
+
+// resolve reports the real outcome of a commit first reported unknown, as the backend
+// learned it (resolves_to).
+func (r *runner) resolve(j *job) error {
+	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
+	outcome := r.backends[j.tool].ResolvesTo
+	if outcome == "committed" {
+		req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(r.committed(j))
+	} else {
+		req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend reports the commit did not happen"
+	}
+	r.emit(Line{Out: "resolved", TMs: r.nowMS(), JobID: j.id, Outcome: outcome})
+	resp, err := r.c.Complete(r.ctx, req)
+	if err != nil {
+		return fmt.Errorf("Complete(%s, resolved %s): %w", j.id, outcome, err)
+	}
+	return r.effects(resp.GetEffects())
+}
+
 // effects "sends" what the arbiter handed back: each call id answered at most once. A
 // repeated answer must be identical (an idempotent retry), or the replay fails.
 func (r *runner) effects(e *arbiterv1.Effects) error {
 	for _, resp := range e.GetResponses() {
 		p := resp.GetPayload().AsMap()
+		if resp.Interim {
+			// A progress update: sent with will_continue; it answers nothing.
+			if _, ok := r.answered[resp.CallId]; ok || r.skipped[resp.CallId] {
+				return fmt.Errorf("call %s got an interim response after its final one or after it was marked dead", resp.CallId)
+			}
+			no := false
+			r.emit(Line{Out: "response", TMs: r.nowMS(), CallID: resp.CallId, Payload: p, Final: &no})
+			continue
+		}
 		if prev, ok := r.answered[resp.CallId]; ok {
 			if !reflect.DeepEqual(prev, p) {
 				return fmt.Errorf("call %s answered twice, differently: %v then %v", resp.CallId, prev, p)
@@ -569,13 +678,16 @@ func (r *runner) effects(e *arbiterv1.Effects) error {
 		}
 		r.emit(Line{Out: "skip", TMs: r.nowMS(), CallID: sk.CallId, Reason: sk.Reason})
 	}
+	for _, u := range e.GetRuns() {
+		r.emit(Line{Out: "run", TMs: r.nowMS(), RunID: u.RunId, CallID: u.CallId, State: runState(u.State), JobID: u.JobId, Reason: u.Reason})
+	}
 	for _, n := range e.GetNotes() {
 		d := "now"
 		if n.Deliver == arbiterv1.Delivery_DELIVERY_WHEN_IDLE {
 			d = "when_idle"
 		}
 		r.res.Notes++
-		r.emit(Line{Out: "note", TMs: r.nowMS(), JobID: n.JobId, Text: n.Text, Deliver: d})
+		r.emit(Line{Out: "note", TMs: r.nowMS(), RunID: n.RunId, JobID: n.JobId, Text: n.Text, Deliver: d})
 	}
 	return nil
 }
@@ -614,6 +726,14 @@ func (r *runner) summarize() {
 		b, _ := json.Marshal(s)
 		fmt.Fprintf(r.out, "%s\n", b)
 	}
+}
+
+// runState is a run state's name in output lines ("opened", "confirmed", ...).
+func runState(s arbiterv1.RunState) string {
+	if name, ok := arbiterv1.RunState_name[int32(s)]; ok && s != arbiterv1.RunState_RUN_STATE_UNSPECIFIED {
+		return strings.ToLower(strings.TrimPrefix(name, "RUN_STATE_"))
+	}
+	return fmt.Sprintf("state_%d", s)
 }
 
 func mustStruct(m map[string]any) *structpb.Struct {

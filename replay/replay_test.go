@@ -125,6 +125,7 @@ func TestParseTraceErrors(t *testing.T) {
 		"decreasing t_ms":   "{\"t_ms\": 5, \"event\": \"speech_start\"}\n{\"t_ms\": 4, \"event\": \"speech_end\"}\n",
 		"no event":          "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1}\n",
 		"tool_call no tool": "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1, \"event\": \"tool_call\", \"call_id\": \"a\"}\n",
+		"connection no id":  "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1, \"event\": \"connection\"}\n",
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -147,5 +148,34 @@ func TestParseTraceSkipsUnknownWithWarning(t *testing.T) {
 	}
 	if !strings.Contains(warn.String(), "x.jsonl:1: warning: unknown event \"mystery\"") {
 		t.Fatalf("warning %q", warn.String())
+	}
+}
+
+// TestBackendErrors: a session_start backend the replay cannot play is an error naming
+// the field, never ignored.
+func TestBackendErrors(t *testing.T) {
+	policy, err := policyfile.Load("../testdata/workflows/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		`{"book_slot": {"commit": "maybe"}}`:                                                 "backend.book_slot.commit",
+		`{"book_slot": {"commit": "ok", "resolves_to": "committed"}}`:                        "backend.book_slot: resolves_after_ms and resolves_to apply only",
+		`{"book_slot": {"commit": "unknown", "resolves_to": "committed"}}`:                   "go together",
+		`{"book_slot": {"commit": "unknown", "resolves_after_ms": 5, "resolves_to": "yes"}}`: "backend.book_slot.resolves_to",
+		`{"get_weather": {"result_ms": "soon"}}`:                                             "backend.get_weather.result_ms",
+		`{"get_weather": {"result_ms": -1}}`:                                                 "backend.get_weather.result_ms",
+		`{"book_slot": {"prepare_ms": -1}}`:                                                  "backend.book_slot.prepare_ms",
+	}
+	for backend, want := range cases {
+		in := `{"t_ms": 0, "event": "session_start", "backend": ` + backend + "}\n"
+		events, err := replay.ParseTrace(strings.NewReader(in), "x.jsonl", &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = replay.RunLocal(context.Background(), policy, events, replay.Options{SessionID: "s"}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("backend %s: error %v, want one mentioning %q", backend, err, want)
+		}
 	}
 }

@@ -54,9 +54,10 @@ var known = map[string]bool{
 }
 
 // ParseTrace reads a trace. A malformed line (not a JSON object, no integer t_ms, no
-// event, t_ms decreasing, a tool_call without tool) is an error naming its line
-// number. Events the format does not name are skipped with a warning on warn;
-// `ref_*` lines are kept (tests compare against them) but never played.
+// event, t_ms decreasing, a tool_call without tool, a connection without id) is an
+// error naming its line number. Events the format does not name are skipped with a
+// warning on warn; `ref_*` lines are kept (tests compare against them) but never
+// played.
 func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
@@ -97,6 +98,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: behavior: %q is not BLOCKING or NON_BLOCKING", name, n, ev.Behavior)
 		case ev.Event == "tool_call" && ev.ToolChoice != "" && ev.ToolChoice != "auto" && ev.ToolChoice != "none":
 			return nil, fmt.Errorf("%s:%d: tool_choice: %q is not auto or none", name, n, ev.ToolChoice)
+		case ev.Event == "connection" && ev.ID == "":
+			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:
 			return nil, fmt.Errorf("%s:%d: call_ids: required for tool_call_cancellation", name, n)
 		}

@@ -103,6 +103,28 @@ func TestCLIReplayFixtures(t *testing.T) {
 	}
 }
 
+// TestCLIReplayWorkflows replays the workflow traces (confirm-then-act runs,
+// deadlines, unknown outcomes, reconnects): every one ends with every call answered,
+// and the new output lines show up.
+func TestCLIReplayWorkflows(t *testing.T) {
+	traces, _ := filepath.Glob("../../testdata/workflows/*.jsonl")
+	if len(traces) == 0 {
+		t.Fatal("no workflow traces")
+	}
+	code, out, errOut := runCLI(t, append([]string{"replay", "--tools", "../../testdata/workflows/tools.yaml"}, traces...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := strings.Count(out, `"unanswered":[]`); n != len(traces) {
+		t.Fatalf("%d traces of %d ended with every call answered\n%s", n, len(traces), out)
+	}
+	for _, want := range []string{`"out":"run"`, `"disposition":"run"`, `"reason":"connection_closed"`, `"out":"resolved"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s line in the output", want)
+		}
+	}
+}
+
 // TestCLIReplayFailsOnUnansweredCall: a read-only call whose result never comes ends
 // the trace unanswered, and the replay exits non-zero.
 func TestCLIReplayFailsOnUnansweredCall(t *testing.T) {
@@ -127,8 +149,8 @@ func TestCLIErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("tools:\n  - name: book_slot\n    key:\n      - arg: slot\n        as: date\n"), 0o644)
 	malformed := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(malformed, []byte("{\"t_ms\": 0, \"event\": \"session_start\"}\n{oops\n"), 0o644)
-	unsupported := filepath.Join(dir, "conn.jsonl")
-	os.WriteFile(unsupported, []byte("{\"t_ms\": 0, \"event\": \"connection\", \"id\": \"b\"}\n"), 0o644)
+	badBackend := filepath.Join(dir, "backend.jsonl")
+	os.WriteFile(badBackend, []byte("{\"t_ms\": 0, \"event\": \"session_start\", \"backend\": {\"book_slot\": {\"commit\": \"maybe\"}}}\n"), 0o644)
 	cases := []struct {
 		args []string
 		code int
@@ -136,7 +158,7 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{[]string{"replay", "--tools", bad, malformed}, 1, "bad.yaml:5"},
 		{[]string{"replay", malformed}, 1, "bad.jsonl:2"},
-		{[]string{"replay", unsupported}, 1, "not supported"},
+		{[]string{"replay", badBackend}, 1, "backend.book_slot.commit"},
 		{[]string{"replay", "--prepare-ms=-5", malformed}, 2, "--prepare-ms"},
 		{[]string{"replay", "--prepare-ms=99999999999", malformed}, 2, "--prepare-ms"},
 		{[]string{"serve", "--tools", bad}, 1, "bad.yaml:5"},

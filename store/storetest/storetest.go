@@ -1,8 +1,10 @@
 // Package storetest is the conformance suite every arbiter.Store must pass (in the
 // manner of testing/slogtest): the Store contract itself (compare-and-set, NotFound,
-// idle TTL, Watch), and every engine behaviour scenario in testdata/scenarios plus the
-// recorded sessions in testdata/traces, replayed through the real gRPC API on the store
-// under test and compared line by line with their golden output.
+// idle TTL, Watch), and every engine behaviour scenario in testdata/scenarios, the
+// recorded sessions in testdata/traces and the workflow traces in testdata/workflows
+// (confirm-then-act runs, deadlines, unknown outcomes, reconnects), replayed through the
+// real gRPC API on the store under test and compared line by line with their golden
+// output.
 package storetest
 
 import (
@@ -203,11 +205,12 @@ func RunContract(t *testing.T, newStore NewStore) {
 	})
 }
 
-// RunScenarios replays every trace in testdata/scenarios and testdata/traces on the
-// store and compares the output with the golden files (testdata/*/NAME.golden;
-// `go test ./store/memory -rewrite` updates them from the memory store).
+// RunScenarios replays every trace in testdata/scenarios, testdata/traces and
+// testdata/workflows on the store and compares the output with the golden files
+// (testdata/*/NAME.golden; `go test ./store/memory -rewrite` updates them from the
+// memory store).
 func RunScenarios(t *testing.T, root string, newStore NewStore) {
-	for _, dir := range []string{"scenarios", "traces"} {
+	for _, dir := range []string{"scenarios", "traces", "workflows"} {
 		paths, err := filepath.Glob(filepath.Join(root, "testdata", dir, "*.jsonl"))
 		if err != nil || len(paths) == 0 {
 			t.Fatalf("no traces in testdata/%s: %v", dir, err)
@@ -247,8 +250,11 @@ func replayOn(t *testing.T, root, path string, newStore NewStore) []byte {
 		t.Fatal(err)
 	}
 	policyPath := filepath.Join(root, "testdata", "scenarios", "policy.yaml")
-	if strings.Contains(path, string(filepath.Separator)+"traces"+string(filepath.Separator)) {
+	switch filepath.Base(filepath.Dir(path)) {
+	case "traces":
 		policyPath = filepath.Join(root, "testdata", "tools", "booking.yaml")
+	case "workflows":
+		policyPath = filepath.Join(root, "testdata", "workflows", "tools.yaml")
 	}
 	if len(events) > 0 && events[0].Policy != "" {
 		policyPath = filepath.Join(filepath.Dir(path), events[0].Policy)
