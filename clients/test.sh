@@ -19,6 +19,13 @@
 #     stop's delay must abort the prepare (the early-cancel Decide). Sessions replayed
 #     with response scheduling (ConfigureSession) must send the reference's note inside
 #     the cancelled function response, with its scheduling, and no note as a user turn.
+#   - workflows: a second `arbiter serve` with e2e/workflow.yaml (a confirm tool, a 2 s
+#     max_pending), and per language a real process that (a) watches a session while
+#     driving it with unary RPCs: the stream must carry exactly their effects (deduped by
+#     seq) and the timer-made deadline answer, in seq order, and resume with after_seq
+#     without repeats or gaps; (b) runs take_photo -> confirm_action through the Live
+#     adapter: executed once, on confirmation; (c) reconnects: a pending call of
+#     connection c1 comes back as a connection_closed skip after Connect c2.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -33,8 +40,9 @@ riding_traces="A_on_run1"           # replayed again with --response-scheduling:
 
 tmp="$(mktemp -d)"
 server_pid=""
+workflow_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; fi
+  for p in $server_pid $workflow_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -98,17 +106,22 @@ for how in --install-links --no-install-links; do # packed copy; symlink (its de
     node -e \"import('@voicearbiter/arbiter-client').then((m) => console.log(m.USER_AGENT))\""
 done
 
+# serve TOOLS LOG: starts `arbiter serve` with the policy TOOLS; sets pid and addr.
+serve() {
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$1" >"$2" 2>&1 &
+  pid=$!
+  addr=""
+  for _ in $(seq 100); do
+    addr="$(sed -n 's/.*arbiter serving.* addr=\([^ ]*\).*/\1/p' "$2" | head -1)"
+    [ -n "$addr" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$addr" ] || { cat "$2"; die "arbiter serve --tools $1 did not report its address"; }
+}
 echo "== arbiter serve"
-"$tmp/arbiter" serve --listen 127.0.0.1:0 --tools testdata/tools/booking.yaml >"$tmp/serve.log" 2>&1 &
-server_pid=$!
-addr=""
-for _ in $(seq 100); do
-  addr="$(sed -n 's/.*arbiter serving.* addr=\([^ ]*\).*/\1/p' "$tmp/serve.log" | head -1)"
-  [ -n "$addr" ] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-[ -n "$addr" ] || { cat "$tmp/serve.log"; die "arbiter serve did not report its address"; }
+serve testdata/tools/booking.yaml "$tmp/serve.log"
+server_pid=$pid
 echo "listening on $addr"
 
 echo "== unit tests"
@@ -150,6 +163,21 @@ for run in "${runs[@]}"; do
       /usr/bin/python3 '$root/clients/e2e/compare.py' '$tmp/e2e/$tag.ref' '$tmp/e2e/$tag.$lang' ${expect[*]:-} ||
       { echo '--- client stdout'; cat '$tmp/e2e/$tag.$lang'; echo '--- client stderr'; cat '$tmp/e2e/$tag.$lang.err'; exit 1; }"
   done
+done
+
+echo "== workflows: Watch, confirm-then-act, Connect, against arbiter serve --tools clients/e2e/workflow.yaml"
+serve clients/e2e/workflow.yaml "$tmp/serve-workflow.log"
+workflow_pid=$pid
+echo "listening on $addr"
+for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^confirm-then-act" "connect:test_connect:^connect"; do
+  IFS=: read -r name pytest nodetest <<<"$t"
+  # Each must have run (not skipped): the Python test reports "... ok", node "# pass 1".
+  check "py $name (real Python process, real arbiter)" bash -c "
+    cd '$py' && ARBITER_WORKFLOW_TARGET='$addr' '$tmp/venv/bin/python' -m unittest -v tests.test_workflow.WorkflowTest.$pytest 2>&1 |
+      tee '$tmp/wf-py-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '\.\.\. ok\$' '$tmp/wf-py-$name.log'"
+  check "node $name (real Node process, real arbiter)" bash -c "
+    cd '$node' && ARBITER_WORKFLOW_TARGET='$addr' node --test --test-name-pattern='$nodetest' build/test/workflow.test.js 2>&1 |
+      tee '$tmp/wf-node-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/wf-node-$name.log'"
 done
 
 echo "clients: $passed passed, $failed failed"

@@ -39,11 +39,16 @@ type Req<T> = pb.DeepPartial<T>;
  * connection is lost is ambiguous. Those are retried, with exponential backoff and
  * jitter, only for the RPCs that are idempotent (by call id, job id, or by nature):
  * RegisterCall (when it carries a call id), ReportToolCallCancellation, Decide, Complete,
- * ConfigureSession, GetSession and CloseSession, on UNAVAILABLE, ABORTED,
+ * ConfigureSession, Poll, GetSession, CloseSession and Connect, on UNAVAILABLE, ABORTED,
  * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
- * resets its streams). ReportSpeech and
- * ReportTranscript are not idempotent (an event applied twice is two events): they are
- * retried only on ABORTED, which the server returns when it changed nothing.
+ * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
+ * idempotent (an event applied twice is two events): they are retried only on ABORTED,
+ * which the server returns when it changed nothing.
+ *
+ * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
+ * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
+ * it yielded, so no effect is yielded twice and none is skipped, backing off as above;
+ * the budget starts again after each effect received.
  */
 export declare class ArbiterClient {
     /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover. */
@@ -68,14 +73,48 @@ export declare class ArbiterClient {
      * cancels the long-poll (the promise then rejects with the signal's reason).
      */
     decide(req: Req<pb.DecideRequest>, signal?: AbortSignal): Promise<pb.DecideResponse>;
-    /** Complete; idempotent (the same report returns the same effects). */
+    /**
+     * Complete; idempotent (the same report returns the same effects). `OUTCOME_UNKNOWN`
+     * (after COMMIT: the backend could not say whether the side effect happened) answers
+     * the job's calls "unknown"; report `OUTCOME_COMMITTED` or `OUTCOME_FAILED` for the same
+     * job once the truth is known (the note then comes in that Complete's effects).
+     */
     complete(req: Req<pb.CompleteRequest>): Promise<pb.CompleteResponse>;
     /** ConfigureSession; idempotent (the same options again change nothing). */
     configureSession(req: Req<pb.ConfigureSessionRequest>): Promise<pb.ConfigureSessionResponse>;
+    /**
+     * Poll (steps the session's timers); retried like the idempotent RPCs: a repeat changes
+     * nothing more (with Watch open no polling is needed).
+     */
+    poll(req: Req<pb.PollRequest>): Promise<pb.PollResponse>;
     /** GetSession; read-only. */
     getSession(req: Req<pb.GetSessionRequest>): Promise<pb.GetSessionResponse>;
     /** CloseSession; idempotent. */
     closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse>;
+    /**
+     * Connect (a new model connection for the session); idempotent (connecting again with
+     * the current id changes nothing). Its effects are skips with reason
+     * `connection_closed`.
+     */
+    connect(req: Req<pb.ConnectRequest>): Promise<pb.ConnectResponse>;
+    /**
+     * ReportProgress (an interim result of a running job); not idempotent (each report is
+     * one more interim response): retried only on ABORTED.
+     */
+    reportProgress(req: Req<pb.ReportProgressRequest>): Promise<pb.ReportProgressResponse>;
+    /**
+     * Watch: yields every effect of the session (`WatchResponse`, one effect each,
+     * ascending `seq`) as it becomes due, from the one after `afterSeq`.
+     *
+     * A stream lost to UNAVAILABLE (or a CANCELLED this client did not ask for) is reopened
+     * with `afterSeq` set to the last `seq` yielded, so nothing is yielded twice and nothing
+     * is skipped; retries back off as {@link RetryPolicy} says, the budget counting from the
+     * first failure since the last effect received. The iterator ends when the server ends
+     * the stream (the session closed or expired). Other errors (NOT_FOUND,
+     * FAILED_PRECONDITION when `afterSeq` is beyond the log or older than it keeps) throw an
+     * {@link ArbiterError}. Stop early with `break` or `signal`: the stream is cancelled.
+     */
+    watch(sessionId: string, afterSeq?: number, signal?: AbortSignal): AsyncGenerator<pb.WatchResponse, void, undefined>;
     private call;
     private once;
 }

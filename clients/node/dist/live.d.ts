@@ -86,6 +86,18 @@ export interface LiveAdapterOptions {
  * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
  * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
  * `error` set) and reported as failed.
+ *
+ * Confirm-then-act runs: a call the arbiter answers `DISPOSITION_RUN` executes nothing;
+ * its prompt (what to ask the user, which confirmation tool to call) comes as a
+ * `sendFunctionResponse`. The confirmation call that confirms the run comes as an
+ * `execute` of the run's tool (`tool`/`args`), answered on the confirmation call's id.
+ * Run state changes come as `run` actions (informational).
+ *
+ * Reconnects: {@link reconnect} reports a new model connection (Connect); the calls still
+ * pending from the earlier one come back as `skip` (reason `connection_closed`) and their
+ * outcomes as notes. Interim results ({@link progress}) come back as non-final responses
+ * (`willContinue`). A commit whose outcome the backend cannot tell is reported with
+ * {@link unknown}, and its truth later with {@link committed} or {@link failed}.
  */
 export declare class LiveAdapter {
     private readonly client;
@@ -104,6 +116,10 @@ export declare class LiveAdapter {
     private readonly answered;
     private readonly dead;
     private readonly notes;
+    private readonly interims;
+    private readonly runs;
+    /** The current model connection's id ({@link reconnect}); empty before the first. */
+    connectionId: string;
     private modelSpeaking;
     private closed;
     private readonly language;
@@ -137,6 +153,30 @@ export declare class LiveAdapter {
     /** Reports a read-only tool's result, which becomes its function response. */
     result(jobId: string, result?: Record<string, unknown>): Promise<void>;
     /**
+     * Reports that the side effect a {@link Commit} asked for may or may not have happened
+     * (the backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are answered
+     * `"unknown"` and a repeat is never executed again. Report the truth later, once known,
+     * with {@link committed} or {@link failed} for the same job: that hands out the
+     * authoritative note.
+     */
+    unknown(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports an interim result of a job still running (ReportProgress). When the session
+     * takes response scheduling, it comes back as a non-final `sendFunctionResponse`
+     * (`willContinue: true`) per live NON_BLOCKING call id of the job; otherwise the arbiter
+     * drops it.
+     */
+    progress(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports that the agent now talks to the model over a new connection (a reconnect,
+     * Gemini session resumption) with id `connectionId`: Connect. Calls still pending from
+     * earlier connections come back as `skip` (reason `connection_closed`): never answer
+     * them on the new connection. Their jobs go on, and each outcome is handed out as a
+     * `sendNote`. Call it for the first connection too, so that the calls made on it are
+     * known to be its own.
+     */
+    reconnect(connectionId: string): Promise<void>;
+    /**
      * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
      * was done. `error` (at most 4 KiB) is passed to the model.
      */
@@ -166,5 +206,10 @@ export declare class LiveAdapter {
     private decide;
     private complete;
     private effects;
+    /**
+     * A non-final response (ReportProgress): handed out with `willContinue` while its call
+     * is live and unanswered; never marks the call answered.
+     */
+    private interim;
     private emit;
 }

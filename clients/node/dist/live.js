@@ -1,6 +1,13 @@
 import { ArbiterError, NotFoundError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
 const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
+const RUN_STATE = {
+    [pb.RunState.RUN_STATE_OPENED]: "opened",
+    [pb.RunState.RUN_STATE_CONFIRMED]: "confirmed",
+    [pb.RunState.RUN_STATE_REFUSED]: "refused",
+    [pb.RunState.RUN_STATE_EXPIRED]: "expired",
+    [pb.RunState.RUN_STATE_CANCELLED]: "cancelled",
+};
 const SCHEDULING = {
     [pb.Scheduling.SCHEDULING_WHEN_IDLE]: "WHEN_IDLE",
     [pb.Scheduling.SCHEDULING_INTERRUPT]: "INTERRUPT",
@@ -46,6 +53,18 @@ class Job {
  * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
  * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
  * `error` set) and reported as failed.
+ *
+ * Confirm-then-act runs: a call the arbiter answers `DISPOSITION_RUN` executes nothing;
+ * its prompt (what to ask the user, which confirmation tool to call) comes as a
+ * `sendFunctionResponse`. The confirmation call that confirms the run comes as an
+ * `execute` of the run's tool (`tool`/`args`), answered on the confirmation call's id.
+ * Run state changes come as `run` actions (informational).
+ *
+ * Reconnects: {@link reconnect} reports a new model connection (Connect); the calls still
+ * pending from the earlier one come back as `skip` (reason `connection_closed`) and their
+ * outcomes as notes. Interim results ({@link progress}) come back as non-final responses
+ * (`willContinue`). A commit whose outcome the backend cannot tell is reported with
+ * {@link unknown}, and its truth later with {@link committed} or {@link failed}.
  */
 export class LiveAdapter {
     client;
@@ -64,6 +83,10 @@ export class LiveAdapter {
     answered = new Set();
     dead = new Set();
     notes = new Set();
+    interims = new Set(); // seqs (or contents) of interim responses handed out
+    runs = new Set(); // seqs (or contents) of run updates handed out
+    /** The current model connection's id ({@link reconnect}); empty before the first. */
+    connectionId = "";
     modelSpeaking = false;
     closed = false;
     language;
@@ -149,6 +172,42 @@ export class LiveAdapter {
         await this.complete(jobId, pb.Outcome.OUTCOME_RESULT, result);
     }
     /**
+     * Reports that the side effect a {@link Commit} asked for may or may not have happened
+     * (the backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are answered
+     * `"unknown"` and a repeat is never executed again. Report the truth later, once known,
+     * with {@link committed} or {@link failed} for the same job: that hands out the
+     * authoritative note.
+     */
+    async unknown(jobId, result) {
+        await this.complete(jobId, pb.Outcome.OUTCOME_UNKNOWN, result);
+    }
+    /**
+     * Reports an interim result of a job still running (ReportProgress). When the session
+     * takes response scheduling, it comes back as a non-final `sendFunctionResponse`
+     * (`willContinue: true`) per live NON_BLOCKING call id of the job; otherwise the arbiter
+     * drops it.
+     */
+    async progress(jobId, result) {
+        await this.configure();
+        const res = await this.client.reportProgress({ sessionId: this.sessionId, jobId, result });
+        await this.effects(res.effects);
+    }
+    /**
+     * Reports that the agent now talks to the model over a new connection (a reconnect,
+     * Gemini session resumption) with id `connectionId`: Connect. Calls still pending from
+     * earlier connections come back as `skip` (reason `connection_closed`): never answer
+     * them on the new connection. Their jobs go on, and each outcome is handed out as a
+     * `sendNote`. Call it for the first connection too, so that the calls made on it are
+     * known to be its own.
+     */
+    async reconnect(connectionId) {
+        await this.configure();
+        const res = await this.client.connect({ sessionId: this.sessionId, connectionId });
+        this.connectionId = connectionId;
+        this.modelSpeaking = false; // a new connection: nothing is playing
+        await this.effects(res.effects);
+    }
+    /**
      * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
      * was done. `error` (at most 4 KiB) is passed to the model.
      */
@@ -229,10 +288,16 @@ export class LiveAdapter {
             behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED,
             toolChoice: this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO,
         });
+        // DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in effects.
+        // EXECUTE runs jobTool with jobArgs: the call's own, except for a confirmation call
+        // that confirmed a run, which executes the run's tool.
         if (res.disposition === pb.Disposition.DISPOSITION_EXECUTE && !this.jobs.has(res.jobId)) {
             const job = new Job(res.jobId, { id: res.callId, name, args }, res.sideEffect);
             this.jobs.set(job.id, job);
-            await this.emit({ type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey });
+            await this.emit({
+                type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey,
+                tool: res.jobTool || name, args: res.jobArgs ?? { ...args }, runId: res.runId,
+            });
             if (job.sideEffect)
                 job.loop = this.drive(job);
         }
@@ -327,6 +392,10 @@ export class LiveAdapter {
         }
         const carried = new Set(); // call ids whose response went out carrying a note
         for (const r of e?.responses ?? []) {
+            if (r.interim) {
+                await this.interim(r);
+                continue;
+            }
             if (this.dead.has(r.callId)) {
                 this.log.warn(`arbiter: dropping a response for dead call ${r.callId}`);
                 continue;
@@ -338,7 +407,7 @@ export class LiveAdapter {
             if (rider)
                 carried.add(r.callId);
             const scheduling = (rider && SCHEDULING[rider.scheduling]) ?? null;
-            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling });
+            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling, willContinue: false });
         }
         for (const s of e?.skips ?? []) {
             if (this.dead.has(s.callId) || this.answered.has(s.callId))
@@ -347,7 +416,7 @@ export class LiveAdapter {
             await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId });
         }
         for (const n of e?.notes ?? []) {
-            const key = `${n.jobId}\n${n.text}`;
+            const key = `${n.jobId}\n${n.runId}\n${n.text}`;
             if (this.notes.has(key))
                 continue;
             this.notes.add(key);
@@ -361,6 +430,29 @@ export class LiveAdapter {
             const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
             await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why });
         }
+        for (const u of e?.runs ?? []) {
+            const key = u.seq ? String(u.seq) : `${u.runId}\n${u.state}\n${u.callId}`;
+            if (this.runs.has(key))
+                continue; // a retried RPC returns the same update
+            this.runs.add(key);
+            const state = RUN_STATE[u.state];
+            if (!state)
+                continue;
+            await this.emit({ type: "run", runId: u.runId, tool: u.tool, state, callId: u.callId, jobId: u.jobId, reason: u.reason });
+        }
+    }
+    /**
+     * A non-final response (ReportProgress): handed out with `willContinue` while its call
+     * is live and unanswered; never marks the call answered.
+     */
+    async interim(r) {
+        if (this.dead.has(r.callId) || this.answered.has(r.callId))
+            return;
+        const key = r.seq ? String(r.seq) : `${r.callId}\n${JSON.stringify(r.payload)}`;
+        if (this.interims.has(key))
+            return; // a retried RPC returns the same interim response
+        this.interims.add(key);
+        await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling: null, willContinue: true });
     }
     async emit(action) {
         await this.onAction(action);

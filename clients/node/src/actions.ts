@@ -8,12 +8,18 @@ export interface Call {
 }
 
 /**
- * Start the call. `sideEffect: true`: start the backend's prepare (slow, reversible)
+ * Start the job: run `tool` with `args` (pick the handler by `tool`, not by
+ * `call.name`). `sideEffect: true`: start the backend's prepare (slow, reversible)
  * and report it with `adapter.prepared(jobId)` (or `failed`); never commit until a
  * {@link Commit} says so. `sideEffect: false`: run the read-only tool and report
  * `adapter.result(jobId, result)`. Never send a function response yourself: it comes as
  * {@link SendFunctionResponse}. `businessKey` is what the arbiter deduplicated the call
  * on: a good idempotency key for the backend.
+ *
+ * `tool` and `args` are the call's own name and arguments, except for a confirmation
+ * call that confirmed a confirm-then-act run (`runId`): then they are the run's tool and
+ * its request (the opening call's arguments with the answers merged in), and `call` is
+ * the confirmation call, which is answered with the job's outcome.
  */
 export interface Execute {
   type: "execute";
@@ -21,6 +27,9 @@ export interface Execute {
   jobId: string;
   sideEffect: boolean;
   businessKey: string;
+  tool: string;
+  args: Record<string, unknown>;
+  runId: string;
 }
 
 /**
@@ -69,6 +78,10 @@ export type Scheduling = "WHEN_IDLE" | "INTERRUPT" | "SILENT";
  * text is already in `payload.status_note` and no {@link SendNote} comes for it. Send the
  * response with that scheduling (`"WHEN_IDLE"`: the model speaks about it once its turn
  * is over; `"INTERRUPT"`: now; `"SILENT"`: not at all). `null`: no scheduling.
+ *
+ * `willContinue: true` marks an interim response (a progress report of a job still
+ * running, `adapter.progress`): send it with Gemini's `willContinue: true`; the call's
+ * final response is still to come. Interim responses may come several times per id.
  */
 export interface SendFunctionResponse {
   type: "sendFunctionResponse";
@@ -77,6 +90,7 @@ export interface SendFunctionResponse {
   payload: Record<string, unknown>;
   jobId: string;
   scheduling: Scheduling | null;
+  willContinue: boolean;
 }
 
 /**
@@ -95,8 +109,10 @@ export interface SendNote {
 }
 
 /**
- * Informational: this call id is dead (`reason`: abandoned, withdrawn, session_closed).
- * Never send a function response for it.
+ * Informational: this call id is dead (`reason`: abandoned, withdrawn,
+ * connection_closed, session_closed). Never send a function response for it. For
+ * `connection_closed` (the call was made on an earlier connection, see
+ * `adapter.reconnect`) its job goes on, and its outcome comes as a {@link SendNote}.
  */
 export interface Skip {
   type: "skip";
@@ -106,5 +122,23 @@ export interface Skip {
   jobId: string;
 }
 
+/** Where a confirm-then-act run stands. */
+export type RunState = "opened" | "confirmed" | "refused" | "expired" | "cancelled";
+
+/**
+ * Informational: a confirm-then-act run changed `state`. Nothing to send: the model
+ * hears about it through the function responses and notes. `jobId` is the job a
+ * confirmed run started; `callId` the call that caused the change.
+ */
+export interface RunUpdate {
+  type: "run";
+  runId: string;
+  tool: string;
+  state: RunState;
+  callId: string;
+  jobId: string;
+  reason: string;
+}
+
 /** What the adapter hands the application; dispatch on `type`. */
-export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip;
+export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip | RunUpdate;

@@ -67,11 +67,16 @@ type Unary<Q, R> = (
  * connection is lost is ambiguous. Those are retried, with exponential backoff and
  * jitter, only for the RPCs that are idempotent (by call id, job id, or by nature):
  * RegisterCall (when it carries a call id), ReportToolCallCancellation, Decide, Complete,
- * ConfigureSession, GetSession and CloseSession, on UNAVAILABLE, ABORTED,
+ * ConfigureSession, Poll, GetSession, CloseSession and Connect, on UNAVAILABLE, ABORTED,
  * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
- * resets its streams). ReportSpeech and
- * ReportTranscript are not idempotent (an event applied twice is two events): they are
- * retried only on ABORTED, which the server returns when it changed nothing.
+ * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
+ * idempotent (an event applied twice is two events): they are retried only on ABORTED,
+ * which the server returns when it changed nothing.
+ *
+ * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
+ * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
+ * it yielded, so no effect is yielded twice and none is skipped, backing off as above;
+ * the budget starts again after each effect received.
  */
 export class ArbiterClient {
   /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover. */
@@ -130,7 +135,12 @@ export class ArbiterClient {
     return this.call("Decide", this.stub.decide, r, true, this.timeoutMs + waitMs, signal);
   }
 
-  /** Complete; idempotent (the same report returns the same effects). */
+  /**
+   * Complete; idempotent (the same report returns the same effects). `OUTCOME_UNKNOWN`
+   * (after COMMIT: the backend could not say whether the side effect happened) answers
+   * the job's calls "unknown"; report `OUTCOME_COMMITTED` or `OUTCOME_FAILED` for the same
+   * job once the truth is known (the note then comes in that Complete's effects).
+   */
   complete(req: Req<pb.CompleteRequest>): Promise<pb.CompleteResponse> {
     return this.call("Complete", this.stub.complete, pb.CompleteRequest.fromPartial(req), true);
   }
@@ -138,6 +148,14 @@ export class ArbiterClient {
   /** ConfigureSession; idempotent (the same options again change nothing). */
   configureSession(req: Req<pb.ConfigureSessionRequest>): Promise<pb.ConfigureSessionResponse> {
     return this.call("ConfigureSession", this.stub.configureSession, pb.ConfigureSessionRequest.fromPartial(req), true);
+  }
+
+  /**
+   * Poll (steps the session's timers); retried like the idempotent RPCs: a repeat changes
+   * nothing more (with Watch open no polling is needed).
+   */
+  poll(req: Req<pb.PollRequest>): Promise<pb.PollResponse> {
+    return this.call("Poll", this.stub.poll, pb.PollRequest.fromPartial(req), true);
   }
 
   /** GetSession; read-only. */
@@ -148,6 +166,70 @@ export class ArbiterClient {
   /** CloseSession; idempotent. */
   closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse> {
     return this.call("CloseSession", this.stub.closeSession, pb.CloseSessionRequest.fromPartial(req), true);
+  }
+
+  /**
+   * Connect (a new model connection for the session); idempotent (connecting again with
+   * the current id changes nothing). Its effects are skips with reason
+   * `connection_closed`.
+   */
+  connect(req: Req<pb.ConnectRequest>): Promise<pb.ConnectResponse> {
+    return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true);
+  }
+
+  /**
+   * ReportProgress (an interim result of a running job); not idempotent (each report is
+   * one more interim response): retried only on ABORTED.
+   */
+  reportProgress(req: Req<pb.ReportProgressRequest>): Promise<pb.ReportProgressResponse> {
+    return this.call("ReportProgress", this.stub.reportProgress, pb.ReportProgressRequest.fromPartial(req), false);
+  }
+
+  /**
+   * Watch: yields every effect of the session (`WatchResponse`, one effect each,
+   * ascending `seq`) as it becomes due, from the one after `afterSeq`.
+   *
+   * A stream lost to UNAVAILABLE (or a CANCELLED this client did not ask for) is reopened
+   * with `afterSeq` set to the last `seq` yielded, so nothing is yielded twice and nothing
+   * is skipped; retries back off as {@link RetryPolicy} says, the budget counting from the
+   * first failure since the last effect received. The iterator ends when the server ends
+   * the stream (the session closed or expired). Other errors (NOT_FOUND,
+   * FAILED_PRECONDITION when `afterSeq` is beyond the log or older than it keeps) throw an
+   * {@link ArbiterError}. Stop early with `break` or `signal`: the stream is cancelled.
+   */
+  async *watch(sessionId: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<pb.WatchResponse, void, undefined> {
+    let last = afterSeq;
+    let start: number | undefined; // first failure since the last effect received
+    let delay = this.retry.initialBackoffMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      const stream = this.stub.watch(pb.WatchRequest.fromPartial({ sessionId, afterSeq: last }), new Metadata({ waitForReady: true }));
+      const onAbort = () => stream.cancel();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        for await (const res of stream as AsyncIterable<pb.WatchResponse>) {
+          if (res.seq && res.seq <= last) continue; // a replica that resent what was delivered: never twice
+          last = res.seq || last;
+          start = undefined;
+          delay = this.retry.initialBackoffMs;
+          yield res;
+        }
+        return; // the server ended the stream
+      } catch (err) {
+        signal?.throwIfAborted();
+        const e = err as ServiceError;
+        start ??= Date.now();
+        const pause = delay * (0.5 + Math.random() / 2);
+        const retried = e.code === status.UNAVAILABLE || e.code === status.CANCELLED;
+        if (!retried || Date.now() - start + pause > this.retry.maxElapsedMs) throw fromServiceError(e, "Watch");
+        this.log.warn(`arbiter Watch: ${status[e.code]} (${e.details}), resuming after seq ${last} in ${Math.round(pause)}ms`);
+        await sleep(pause, undefined, { signal });
+        delay = Math.min(delay * this.retry.multiplier, this.retry.maxBackoffMs);
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+        stream.cancel(); // a no-op once it ended
+      }
+    }
   }
 
   private async call<Q, R>(

@@ -1,4 +1,4 @@
-import type { Action, Call, Scheduling } from "./actions.js";
+import type { Action, Call, RunState, Scheduling } from "./actions.js";
 import type { ArbiterClient } from "./client.js";
 import { ArbiterError, NotFoundError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
@@ -59,6 +59,14 @@ export interface LiveAdapterOptions {
 
 const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
 
+const RUN_STATE: Partial<Record<pb.RunState, RunState>> = {
+  [pb.RunState.RUN_STATE_OPENED]: "opened",
+  [pb.RunState.RUN_STATE_CONFIRMED]: "confirmed",
+  [pb.RunState.RUN_STATE_REFUSED]: "refused",
+  [pb.RunState.RUN_STATE_EXPIRED]: "expired",
+  [pb.RunState.RUN_STATE_CANCELLED]: "cancelled",
+};
+
 const SCHEDULING: Partial<Record<pb.Scheduling, Scheduling>> = {
   [pb.Scheduling.SCHEDULING_WHEN_IDLE]: "WHEN_IDLE",
   [pb.Scheduling.SCHEDULING_INTERRUPT]: "INTERRUPT",
@@ -103,6 +111,18 @@ class Job {
  * A Decide that fails is never a commit: when the arbiter cannot be reached (after the
  * client's retries) the job is released ({@link AbortPrepare} or {@link Cancel} with
  * `error` set) and reported as failed.
+ *
+ * Confirm-then-act runs: a call the arbiter answers `DISPOSITION_RUN` executes nothing;
+ * its prompt (what to ask the user, which confirmation tool to call) comes as a
+ * `sendFunctionResponse`. The confirmation call that confirms the run comes as an
+ * `execute` of the run's tool (`tool`/`args`), answered on the confirmation call's id.
+ * Run state changes come as `run` actions (informational).
+ *
+ * Reconnects: {@link reconnect} reports a new model connection (Connect); the calls still
+ * pending from the earlier one come back as `skip` (reason `connection_closed`) and their
+ * outcomes as notes. Interim results ({@link progress}) come back as non-final responses
+ * (`willContinue`). A commit whose outcome the backend cannot tell is reported with
+ * {@link unknown}, and its truth later with {@link committed} or {@link failed}.
  */
 export class LiveAdapter {
   /** Each tool's behavior (see {@link LiveAdapterOptions.behaviors}). */
@@ -119,6 +139,10 @@ export class LiveAdapter {
   private readonly answered = new Set<string>();
   private readonly dead = new Set<string>();
   private readonly notes = new Set<string>();
+  private readonly interims = new Set<string>(); // seqs (or contents) of interim responses handed out
+  private readonly runs = new Set<string>(); // seqs (or contents) of run updates handed out
+  /** The current model connection's id ({@link reconnect}); empty before the first. */
+  connectionId = "";
   private modelSpeaking = false;
   private closed = false;
   private readonly language: string;
@@ -208,6 +232,45 @@ export class LiveAdapter {
   }
 
   /**
+   * Reports that the side effect a {@link Commit} asked for may or may not have happened
+   * (the backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are answered
+   * `"unknown"` and a repeat is never executed again. Report the truth later, once known,
+   * with {@link committed} or {@link failed} for the same job: that hands out the
+   * authoritative note.
+   */
+  async unknown(jobId: string, result?: Record<string, unknown>): Promise<void> {
+    await this.complete(jobId, pb.Outcome.OUTCOME_UNKNOWN, result);
+  }
+
+  /**
+   * Reports an interim result of a job still running (ReportProgress). When the session
+   * takes response scheduling, it comes back as a non-final `sendFunctionResponse`
+   * (`willContinue: true`) per live NON_BLOCKING call id of the job; otherwise the arbiter
+   * drops it.
+   */
+  async progress(jobId: string, result?: Record<string, unknown>): Promise<void> {
+    await this.configure();
+    const res = await this.client.reportProgress({ sessionId: this.sessionId, jobId, result });
+    await this.effects(res.effects);
+  }
+
+  /**
+   * Reports that the agent now talks to the model over a new connection (a reconnect,
+   * Gemini session resumption) with id `connectionId`: Connect. Calls still pending from
+   * earlier connections come back as `skip` (reason `connection_closed`): never answer
+   * them on the new connection. Their jobs go on, and each outcome is handed out as a
+   * `sendNote`. Call it for the first connection too, so that the calls made on it are
+   * known to be its own.
+   */
+  async reconnect(connectionId: string): Promise<void> {
+    await this.configure();
+    const res = await this.client.connect({ sessionId: this.sessionId, connectionId });
+    this.connectionId = connectionId;
+    this.modelSpeaking = false; // a new connection: nothing is playing
+    await this.effects(res.effects);
+  }
+
+  /**
    * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
    * was done. `error` (at most 4 KiB) is passed to the model.
    */
@@ -287,10 +350,16 @@ export class LiveAdapter {
       behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED,
       toolChoice: this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO,
     });
+    // DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in effects.
+    // EXECUTE runs jobTool with jobArgs: the call's own, except for a confirmation call
+    // that confirmed a run, which executes the run's tool.
     if (res.disposition === pb.Disposition.DISPOSITION_EXECUTE && !this.jobs.has(res.jobId)) {
       const job = new Job(res.jobId, { id: res.callId, name, args }, res.sideEffect);
       this.jobs.set(job.id, job);
-      await this.emit({ type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey });
+      await this.emit({
+        type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey,
+        tool: res.jobTool || name, args: res.jobArgs ?? { ...args }, runId: res.runId,
+      });
       if (job.sideEffect) job.loop = this.drive(job);
     }
     await this.effects(res.effects);
@@ -378,6 +447,10 @@ export class LiveAdapter {
     }
     const carried = new Set<string>(); // call ids whose response went out carrying a note
     for (const r of e?.responses ?? []) {
+      if (r.interim) {
+        await this.interim(r);
+        continue;
+      }
       if (this.dead.has(r.callId)) {
         this.log.warn(`arbiter: dropping a response for dead call ${r.callId}`);
         continue;
@@ -387,7 +460,7 @@ export class LiveAdapter {
       const rider = riders.get(r.callId);
       if (rider) carried.add(r.callId);
       const scheduling = (rider && SCHEDULING[rider.scheduling]) ?? null;
-      await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling });
+      await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling, willContinue: false });
     }
     for (const s of e?.skips ?? []) {
       if (this.dead.has(s.callId) || this.answered.has(s.callId)) continue;
@@ -395,7 +468,7 @@ export class LiveAdapter {
       await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId });
     }
     for (const n of e?.notes ?? []) {
-      const key = `${n.jobId}\n${n.text}`;
+      const key = `${n.jobId}\n${n.runId}\n${n.text}`;
       if (this.notes.has(key)) continue;
       this.notes.add(key);
       if (n.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE) {
@@ -407,6 +480,26 @@ export class LiveAdapter {
       const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
       await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why });
     }
+    for (const u of e?.runs ?? []) {
+      const key = u.seq ? String(u.seq) : `${u.runId}\n${u.state}\n${u.callId}`;
+      if (this.runs.has(key)) continue; // a retried RPC returns the same update
+      this.runs.add(key);
+      const state = RUN_STATE[u.state];
+      if (!state) continue;
+      await this.emit({ type: "run", runId: u.runId, tool: u.tool, state, callId: u.callId, jobId: u.jobId, reason: u.reason });
+    }
+  }
+
+  /**
+   * A non-final response (ReportProgress): handed out with `willContinue` while its call
+   * is live and unanswered; never marks the call answered.
+   */
+  private async interim(r: pb.FunctionResponse): Promise<void> {
+    if (this.dead.has(r.callId) || this.answered.has(r.callId)) return;
+    const key = r.seq ? String(r.seq) : `${r.callId}\n${JSON.stringify(r.payload)}`;
+    if (this.interims.has(key)) return; // a retried RPC returns the same interim response
+    this.interims.add(key);
+    await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling: null, willContinue: true });
   }
 
   private async emit(action: Action): Promise<void> {

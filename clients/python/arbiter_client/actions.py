@@ -22,18 +22,34 @@ class Call:
 
 @dataclass(frozen=True)
 class Execute:
-    """Start the call. ``side_effect=True``: start the backend's prepare (the slow,
+    """Start the job: run ``tool`` with ``args`` (pick the handler by ``tool``, not by
+    ``call.name``). ``side_effect=True``: start the backend's prepare (the slow,
     reversible phase) and report it with ``LiveAdapter.prepared(job_id)`` (or
     ``failed``); never commit until a :class:`Commit` says so. ``side_effect=False``:
     run the read-only tool and report ``LiveAdapter.result(job_id, result)``. Never send
     a function response yourself: it comes as :class:`SendFunctionResponse`.
     ``business_key`` is what the arbiter deduplicated the call on (tool plus canonical
-    arguments): a good idempotency key for the backend."""
+    arguments): a good idempotency key for the backend.
+
+    ``tool`` and ``args`` are the call's own name and arguments, except for a
+    confirmation call that confirmed a confirm-then-act run (``run_id``): then they are
+    the run's tool and its request (the opening call's arguments with the answers
+    merged in), and ``call`` is the confirmation call, which is answered with the job's
+    outcome."""
 
     call: Call
     job_id: str
     side_effect: bool
     business_key: str = ""
+    tool: str = ""
+    args: Dict[str, Any] = field(default=None)  # type: ignore[assignment]
+    run_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.tool:
+            object.__setattr__(self, "tool", self.call.name)
+        if self.args is None:
+            object.__setattr__(self, "args", dict(self.call.args))
 
 
 @dataclass(frozen=True)
@@ -81,13 +97,18 @@ class SendFunctionResponse:
     note's text is already in ``payload["status_note"]`` and no :class:`SendNote` comes
     for it. Send the response with that scheduling (``"WHEN_IDLE"``: the model speaks
     about it once its turn is over; ``"INTERRUPT"``: now; ``"SILENT"``: not at all).
-    ``None``: no scheduling."""
+    ``None``: no scheduling.
+
+    ``will_continue=True`` marks an interim response (a progress report of a job still
+    running, ReportProgress): send it with Gemini's ``will_continue=True``; the call's
+    final response is still to come. Interim responses may come several times per id."""
 
     id: str
     name: str
     payload: Dict[str, Any]
     job_id: str = ""
     scheduling: Optional[Scheduling] = None
+    will_continue: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +129,10 @@ class SendNote:
 @dataclass(frozen=True)
 class Skip:
     """Informational: this call id is dead (``reason``: abandoned, withdrawn,
-    session_closed). Never send a function response for it."""
+    connection_closed, session_closed). Never send a function response for it. For
+    ``connection_closed`` (the call was made on an earlier connection, see
+    ``LiveAdapter.reconnect``) its job goes on, and its outcome comes as a
+    :class:`SendNote`."""
 
     id: str
     name: str
@@ -116,4 +140,19 @@ class Skip:
     job_id: str = ""
 
 
-Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip]
+@dataclass(frozen=True)
+class RunUpdate:
+    """Informational: a confirm-then-act run changed ``state`` (``"opened"``,
+    ``"confirmed"``, ``"refused"``, ``"expired"``, ``"cancelled"``). Nothing to send:
+    the model hears about it through the function responses and notes. ``job_id`` is
+    the job a confirmed run started; ``call_id`` the call that caused the change."""
+
+    run_id: str
+    tool: str
+    state: str
+    call_id: str = ""
+    job_id: str = ""
+    reason: str = ""
+
+
+Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip, RunUpdate]

@@ -7,12 +7,17 @@ every RPC. Once sent, a request whose connection is lost is ambiguous: it may or
 have been applied. Those are retried, with exponential backoff and jitter, only for the
 RPCs that are idempotent (by call id, job id, or by nature): RegisterCall (when it
 carries a call id), ReportToolCallCancellation, Decide, Complete, ConfigureSession,
-GetSession and CloseSession, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and CANCELLED
-(one this client did not ask for: a server going away resets its streams).
-ReportSpeech and ReportTranscript are not idempotent (an event applied twice is two
-events): they are retried only on ABORTED, which the server returns when it changed
-nothing. Everything else, and a retry budget run out, raises the typed
+Poll, GetSession, CloseSession and Connect, on UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED and
+CANCELLED (one this client did not ask for: a server going away resets its streams).
+ReportSpeech, ReportTranscript and ReportProgress are not idempotent (an event applied
+twice is two events): they are retried only on ABORTED, which the server returns when
+it changed nothing. Everything else, and a retry budget run out, raises the typed
 :class:`~arbiter_client.errors.ArbiterError`.
+
+Watch is a stream: :meth:`ArbiterClient.watch` resumes it after a lost connection
+(UNAVAILABLE, or a CANCELLED it did not ask for) with ``after_seq`` set to the last
+``seq`` it yielded, so no effect is yielded twice and none is skipped, backing off as
+above; the budget starts again after each effect received.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
-from typing import Optional
+from typing import AsyncIterator, Optional
 
 import grpc
 
@@ -124,12 +129,22 @@ class ArbiterClient:
         return await self._call("Decide", req, idempotent=True, timeout=self.timeout + wait)
 
     async def complete(self, req: pb.CompleteRequest) -> pb.CompleteResponse:
-        """Complete; idempotent (the same report returns the same effects)."""
+        """Complete; idempotent (the same report returns the same effects).
+
+        ``OUTCOME_UNKNOWN`` (after COMMIT: the backend could not say whether the side
+        effect happened) answers the job's calls "unknown"; report ``OUTCOME_COMMITTED``
+        or ``OUTCOME_FAILED`` for the same job once the truth is known (the note then
+        comes in that Complete's effects)."""
         return await self._call("Complete", req, idempotent=True)
 
     async def configure_session(self, req: pb.ConfigureSessionRequest) -> pb.ConfigureSessionResponse:
         """ConfigureSession; idempotent (the same options again change nothing)."""
         return await self._call("ConfigureSession", req, idempotent=True)
+
+    async def poll(self, req: pb.PollRequest) -> pb.PollResponse:
+        """Poll (steps the session's timers); retried like the idempotent RPCs: a repeat
+        changes nothing more (with Watch open no polling is needed)."""
+        return await self._call("Poll", req, idempotent=True)
 
     async def get_session(self, req: pb.GetSessionRequest) -> pb.GetSessionResponse:
         """GetSession; read-only."""
@@ -138,6 +153,58 @@ class ArbiterClient:
     async def close_session(self, req: pb.CloseSessionRequest) -> pb.CloseSessionResponse:
         """CloseSession; idempotent."""
         return await self._call("CloseSession", req, idempotent=True)
+
+    async def connect(self, req: pb.ConnectRequest) -> pb.ConnectResponse:
+        """Connect (a new model connection for the session); idempotent (connecting
+        again with the current id changes nothing). Its effects are skips with reason
+        ``connection_closed``."""
+        return await self._call("Connect", req, idempotent=True)
+
+    async def report_progress(self, req: pb.ReportProgressRequest) -> pb.ReportProgressResponse:
+        """ReportProgress (an interim result of a running job); not idempotent (each
+        report is one more interim response): retried only on ABORTED."""
+        return await self._call("ReportProgress", req, idempotent=False)
+
+    async def watch(self, session_id: str, after_seq: int = 0) -> AsyncIterator[pb.WatchResponse]:
+        """Watch: yields every effect of the session (``WatchResponse``, one effect each,
+        ascending ``seq``) as it becomes due, from the one after ``after_seq``.
+
+        A stream lost to UNAVAILABLE (or a CANCELLED this client did not ask for) is
+        reopened with ``after_seq`` set to the last ``seq`` yielded, so nothing is yielded
+        twice and nothing is skipped; retries back off as :class:`RetryPolicy` says, the
+        budget counting from the first failure since the last effect received. The
+        iterator ends when the server ends the stream (the session closed or expired).
+        Other errors (NOT_FOUND, FAILED_PRECONDITION when ``after_seq`` is beyond the log
+        or older than it keeps) raise :class:`~arbiter_client.errors.ArbiterError`.
+        Stop early with ``break`` (or by closing the generator): the stream is cancelled.
+        """
+        loop = asyncio.get_running_loop()
+        last = after_seq
+        start: Optional[float] = None  # first failure since the last effect received
+        delay = self.retry.initial_backoff
+        while True:
+            call = self._stub.Watch(pb.WatchRequest(session_id=session_id, after_seq=last), wait_for_ready=True)
+            try:
+                async for resp in call:
+                    if resp.seq and resp.seq <= last:
+                        continue  # a replica that resent what was delivered: never twice
+                    last = resp.seq or last
+                    start, delay = None, self.retry.initial_backoff
+                    yield resp
+                return  # the server ended the stream
+            except grpc.aio.AioRpcError as err:
+                if start is None:
+                    start = loop.time()
+                pause = delay * random.uniform(0.5, 1.0)
+                retried = err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+                if not retried or loop.time() - start + pause > self.retry.max_elapsed:
+                    raise from_rpc_error(err, "Watch") from None
+                log.warning("arbiter Watch: %s (%s), resuming after seq %d in %.2fs",
+                            err.code().name, err.details(), last, pause)
+                await asyncio.sleep(pause)
+                delay = min(delay * self.retry.multiplier, self.retry.max_backoff)
+            finally:
+                call.cancel()  # a no-op once it ended
 
     async def _call(self, name: str, req, *, idempotent: bool, timeout: Optional[float] = None):
         rpc = getattr(self._stub, name)

@@ -19,6 +19,20 @@ the text is in the payload under ``"status_note"``) is handed out as that respon
 A Decide that fails is never a commit: when the arbiter cannot be reached (after the
 client's retries) the job is released (:class:`AbortPrepare` or :class:`Cancel` with
 ``error`` set) and reported as failed.
+
+Confirm-then-act runs: a call the arbiter answers ``DISPOSITION_RUN`` executes nothing;
+its prompt (what to ask the user, which confirmation tool to call) comes as a
+:class:`SendFunctionResponse`. The confirmation call that confirms the run comes as an
+:class:`Execute` of the run's tool (``Execute.tool``/``args``), answered on the
+confirmation call's id. Run state changes come as :class:`RunUpdate` (informational).
+
+Reconnects: :meth:`LiveAdapter.reconnect` reports a new model connection (Connect); the
+calls still pending from the earlier one come back as :class:`Skip` (reason
+``connection_closed``) and their outcomes as notes. Interim results
+(:meth:`LiveAdapter.progress`) come back as non-final responses
+(``SendFunctionResponse.will_continue``). A commit whose outcome the backend cannot
+tell is reported with :meth:`LiveAdapter.unknown`, and its truth later with
+:meth:`LiveAdapter.committed` or :meth:`LiveAdapter.failed`.
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ from .actions import (
     Cancel,
     Commit,
     Execute,
+    RunUpdate,
     SendFunctionResponse,
     SendNote,
     Skip,
@@ -55,6 +70,14 @@ _BEHAVIOR = {
     None: pb.BEHAVIOR_UNSPECIFIED,
     "BLOCKING": pb.BEHAVIOR_BLOCKING,
     "NON_BLOCKING": pb.BEHAVIOR_NON_BLOCKING,
+}
+
+_RUN_STATE = {
+    pb.RUN_STATE_OPENED: "opened",
+    pb.RUN_STATE_CONFIRMED: "confirmed",
+    pb.RUN_STATE_REFUSED: "refused",
+    pb.RUN_STATE_EXPIRED: "expired",
+    pb.RUN_STATE_CANCELLED: "cancelled",
 }
 
 _SCHEDULING = {
@@ -126,7 +149,10 @@ class LiveAdapter:
         self._jobs: Dict[str, _Job] = {}
         self._answered: Set[str] = set()
         self._dead: Set[str] = set()
-        self._notes: Set[Tuple[str, str]] = set()
+        self._notes: Set[Tuple[str, str, str]] = set()
+        self._interims: Set[Any] = set()  # seqs (or contents) of interim responses handed out
+        self._runs: Set[Any] = set()  # seqs (or contents) of run updates handed out
+        self.connection_id = ""
         self._model_speaking = False
         self._closed = False
 
@@ -208,10 +234,15 @@ class LiveAdapter:
         req.args.update(args)
         await self._configure()
         resp = await self._client.register_call(req)
+        # DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in
+        # effects. EXECUTE runs job_tool with job_args: the call's own, except for a
+        # confirmation call that confirmed a run, which executes the run's tool.
         if resp.disposition == pb.DISPOSITION_EXECUTE and resp.job_id not in self._jobs:
+            job_args = json_format.MessageToDict(resp.job_args) if resp.HasField("job_args") else dict(args)
             job = _Job(resp.job_id, Call(resp.call_id, name, args), resp.side_effect)
             self._jobs[job.id] = job
-            await self._emit(Execute(job.call, job.id, job.side_effect, resp.business_key))
+            await self._emit(Execute(job.call, job.id, job.side_effect, resp.business_key,
+                                     resp.job_tool or name, job_args, resp.run_id))
             if job.side_effect:
                 job.task = asyncio.create_task(self._drive(job), name=f"arbiter-decide-{job.id}")
         await self._effects(resp.effects)
@@ -231,6 +262,39 @@ class LiveAdapter:
     async def result(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
         """Reports a read-only tool's result, which becomes its function response."""
         await self._complete(job_id, pb.OUTCOME_RESULT, result=result)
+
+    async def unknown(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports that the side effect a :class:`Commit` asked for may or may not have
+        happened (the backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are
+        answered ``"unknown"`` and a repeat is never executed again. Report the truth
+        later, once known, with :meth:`committed` or :meth:`failed` for the same job:
+        that hands out the authoritative note."""
+        await self._complete(job_id, pb.OUTCOME_UNKNOWN, result=result)
+
+    async def progress(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports an interim result of a job still running (ReportProgress). When the
+        session takes response scheduling, it comes back as a non-final
+        :class:`SendFunctionResponse` (``will_continue=True``) per live NON_BLOCKING call
+        id of the job; otherwise the arbiter drops it."""
+        req = pb.ReportProgressRequest(session_id=self.session_id, job_id=job_id)
+        if result:
+            req.result.update(dict(result))
+        await self._configure()
+        resp = await self._client.report_progress(req)
+        await self._effects(resp.effects)
+
+    async def reconnect(self, connection_id: str) -> None:
+        """Reports that the agent now talks to the model over a new connection (a
+        reconnect, Gemini session resumption) with id ``connection_id``: Connect. Calls
+        still pending from earlier connections come back as :class:`Skip` (reason
+        ``connection_closed``): never answer them on the new connection. Their jobs go
+        on, and each outcome is handed out as a :class:`SendNote`. Call it for the first
+        connection too, so that the calls made on it are known to be its own."""
+        await self._configure()
+        resp = await self._client.connect(pb.ConnectRequest(session_id=self.session_id, connection_id=connection_id))
+        self.connection_id = connection_id
+        self._model_speaking = False  # a new connection: nothing is playing
+        await self._effects(resp.effects)
 
     async def failed(self, job_id: str, error: str) -> None:
         """Reports that the job failed (its prepare, its commit, or a read-only tool):
@@ -361,6 +425,9 @@ class LiveAdapter:
                 riders.setdefault(n.call_id, n)
         carried: Set[str] = set()  # call ids whose response went out carrying a note
         for r in effects.responses:
+            if r.interim:
+                await self._interim(r)
+                continue
             if r.call_id in self._dead:
                 log.warning("arbiter: dropping a response for dead call %s", r.call_id)
                 continue
@@ -379,9 +446,9 @@ class LiveAdapter:
             self._dead.add(s.call_id)
             await self._emit(Skip(s.call_id, s.name, s.reason, s.job_id))
         for n in effects.notes:
-            if (n.job_id, n.text) in self._notes:
+            if (n.job_id, n.run_id, n.text) in self._notes:
                 continue
-            self._notes.add((n.job_id, n.text))
+            self._notes.add((n.job_id, n.run_id, n.text))
             if n.via == pb.NOTE_VIA_FUNCTION_RESPONSE:
                 if n.call_id in carried:
                     continue  # it rode on that function response
@@ -391,6 +458,24 @@ class LiveAdapter:
                             "sending it as a user turn", n.job_id, n.call_id)
             when = "when_idle" if n.deliver == pb.DELIVERY_WHEN_IDLE else "now"
             await self._emit(SendNote(n.text, when, n.job_id, n.why))
+        for u in effects.runs:
+            key = u.seq or (u.run_id, u.state, u.call_id)
+            if key in self._runs:
+                continue  # a retried RPC returns the same update
+            self._runs.add(key)
+            await self._emit(RunUpdate(u.run_id, u.tool, _RUN_STATE.get(u.state, ""), u.call_id, u.job_id, u.reason))
+
+    async def _interim(self, r: pb.FunctionResponse) -> None:
+        """A non-final response (ReportProgress): handed out with ``will_continue`` while
+        its call is live and unanswered; never marks the call answered."""
+        if r.call_id in self._dead or r.call_id in self._answered:
+            return
+        payload = json_format.MessageToDict(r.payload)
+        key = r.seq or (r.call_id, r.payload.SerializeToString(deterministic=True))
+        if key in self._interims:
+            return  # a retried RPC returns the same interim response
+        self._interims.add(key)
+        await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, None, True))
 
     async def _emit(self, action: Action) -> None:
         out = self._on_action(action)

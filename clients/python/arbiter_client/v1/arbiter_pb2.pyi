@@ -21,6 +21,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 DISPOSITION_DUPLICATE: Disposition
 DISPOSITION_EXECUTE: Disposition
 DISPOSITION_REJECT: Disposition
+DISPOSITION_RUN: Disposition
 DISPOSITION_UNSPECIFIED: Disposition
 JOB_STATE_DECIDED: JobState
 JOB_STATE_DONE: JobState
@@ -35,10 +36,17 @@ OUTCOME_CANCELLED: Outcome
 OUTCOME_COMMITTED: Outcome
 OUTCOME_FAILED: Outcome
 OUTCOME_RESULT: Outcome
+OUTCOME_UNKNOWN: Outcome
 OUTCOME_UNSPECIFIED: Outcome
 ROLE_MODEL: Role
 ROLE_UNSPECIFIED: Role
 ROLE_USER: Role
+RUN_STATE_CANCELLED: RunState
+RUN_STATE_CONFIRMED: RunState
+RUN_STATE_EXPIRED: RunState
+RUN_STATE_OPENED: RunState
+RUN_STATE_REFUSED: RunState
+RUN_STATE_UNSPECIFIED: RunState
 SCHEDULING_INTERRUPT: Scheduling
 SCHEDULING_SILENT: Scheduling
 SCHEDULING_UNSPECIFIED: Scheduling
@@ -106,6 +114,20 @@ class ConfigureSessionResponse(_message.Message):
     response_scheduling: bool
     def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
 
+class ConnectRequest(_message.Message):
+    __slots__ = ["connection_id", "session_id"]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    connection_id: str
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ...) -> None: ...
+
+class ConnectResponse(_message.Message):
+    __slots__ = ["effects"]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+
 class DecideRequest(_message.Message):
     __slots__ = ["job_id", "prepared", "session_id", "wait"]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -131,26 +153,32 @@ class DecideResponse(_message.Message):
     def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., decided_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class Effects(_message.Message):
-    __slots__ = ["notes", "responses", "skips"]
+    __slots__ = ["notes", "responses", "runs", "skips"]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
     SKIPS_FIELD_NUMBER: _ClassVar[int]
     notes: _containers.RepeatedCompositeFieldContainer[Note]
     responses: _containers.RepeatedCompositeFieldContainer[FunctionResponse]
+    runs: _containers.RepeatedCompositeFieldContainer[RunUpdate]
     skips: _containers.RepeatedCompositeFieldContainer[Skip]
-    def __init__(self, responses: _Optional[_Iterable[_Union[FunctionResponse, _Mapping]]] = ..., skips: _Optional[_Iterable[_Union[Skip, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[Note, _Mapping]]] = ...) -> None: ...
+    def __init__(self, responses: _Optional[_Iterable[_Union[FunctionResponse, _Mapping]]] = ..., skips: _Optional[_Iterable[_Union[Skip, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[Note, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[RunUpdate, _Mapping]]] = ...) -> None: ...
 
 class FunctionResponse(_message.Message):
-    __slots__ = ["call_id", "job_id", "name", "payload"]
+    __slots__ = ["call_id", "interim", "job_id", "name", "payload", "seq"]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    INTERIM_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     call_id: str
+    interim: bool
     job_id: str
     name: str
     payload: _struct_pb2.Struct
-    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
+    seq: int
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., job_id: _Optional[str] = ..., interim: bool = ..., seq: _Optional[int] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ["session_id"]
@@ -159,24 +187,30 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ["closed", "jobs", "model_speaking", "next_timer", "pending_calls", "session_id", "utterance_open", "version"]
+    __slots__ = ["closed", "connection_id", "jobs", "last_seq", "model_speaking", "next_timer", "pending_calls", "runs", "session_id", "utterance_open", "version"]
     CLOSED_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     MODEL_SPEAKING_FIELD_NUMBER: _ClassVar[int]
     NEXT_TIMER_FIELD_NUMBER: _ClassVar[int]
     PENDING_CALLS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_OPEN_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     closed: bool
+    connection_id: str
     jobs: _containers.RepeatedCompositeFieldContainer[Job]
+    last_seq: int
     model_speaking: bool
     next_timer: _timestamp_pb2.Timestamp
     pending_calls: _containers.RepeatedCompositeFieldContainer[PendingCall]
+    runs: _containers.RepeatedCompositeFieldContainer[Run]
     session_id: str
     utterance_open: bool
     version: int
-    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ["abandoned", "business_key", "call_ids", "created_at", "decision", "job_id", "outcome", "reason", "side_effect", "state", "tool"]
@@ -205,22 +239,26 @@ class Job(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., tool: _Optional[str] = ..., business_key: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., call_ids: _Optional[_Iterable[str]] = ..., abandoned: bool = ..., side_effect: bool = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Note(_message.Message):
-    __slots__ = ["call_id", "deliver", "job_id", "scheduling", "text", "via", "why"]
+    __slots__ = ["call_id", "deliver", "job_id", "run_id", "scheduling", "seq", "text", "via", "why"]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     DELIVER_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     VIA_FIELD_NUMBER: _ClassVar[int]
     WHY_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     deliver: Delivery
     job_id: str
+    run_id: str
     scheduling: Scheduling
+    seq: int
     text: str
     via: NoteVia
     why: str
-    def __init__(self, job_id: _Optional[str] = ..., text: _Optional[str] = ..., deliver: _Optional[_Union[Delivery, str]] = ..., via: _Optional[_Union[NoteVia, str]] = ..., call_id: _Optional[str] = ..., scheduling: _Optional[_Union[Scheduling, str]] = ..., why: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., text: _Optional[str] = ..., deliver: _Optional[_Union[Delivery, str]] = ..., via: _Optional[_Union[NoteVia, str]] = ..., call_id: _Optional[str] = ..., scheduling: _Optional[_Union[Scheduling, str]] = ..., why: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ...) -> None: ...
 
 class PendingCall(_message.Message):
     __slots__ = ["age", "behavior", "call_id", "job_id", "tool"]
@@ -269,22 +307,44 @@ class RegisterCallRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ...) -> None: ...
 
 class RegisterCallResponse(_message.Message):
-    __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_id", "side_effect"]
+    __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_args", "job_id", "job_tool", "run_id", "side_effect"]
     BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     DISPOSITION_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    JOB_ARGS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_TOOL_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SIDE_EFFECT_FIELD_NUMBER: _ClassVar[int]
     business_key: str
     call_id: str
     disposition: Disposition
     duplicate_of: str
     effects: Effects
+    job_args: _struct_pb2.Struct
     job_id: str
+    job_tool: str
+    run_id: str
     side_effect: bool
-    def __init__(self, call_id: _Optional[str] = ..., disposition: _Optional[_Union[Disposition, str]] = ..., job_id: _Optional[str] = ..., duplicate_of: _Optional[str] = ..., business_key: _Optional[str] = ..., side_effect: bool = ..., effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+    def __init__(self, call_id: _Optional[str] = ..., disposition: _Optional[_Union[Disposition, str]] = ..., job_id: _Optional[str] = ..., duplicate_of: _Optional[str] = ..., business_key: _Optional[str] = ..., side_effect: bool = ..., effects: _Optional[_Union[Effects, _Mapping]] = ..., run_id: _Optional[str] = ..., job_tool: _Optional[str] = ..., job_args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ReportProgressRequest(_message.Message):
+    __slots__ = ["job_id", "result", "session_id"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    result: _struct_pb2.Struct
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ReportProgressResponse(_message.Message):
+    __slots__ = ["effects"]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    effects: Effects
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechRequest(_message.Message):
     __slots__ = ["event", "session_id"]
@@ -338,17 +398,77 @@ class ReportTranscriptResponse(_message.Message):
     intent: str
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., intent: _Optional[str] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class Run(_message.Message):
+    __slots__ = ["call_ids", "job_id", "opened_at", "reason", "run_id", "state", "tool"]
+    CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OPENED_AT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    call_ids: _containers.RepeatedScalarFieldContainer[str]
+    job_id: str
+    opened_at: _timestamp_pb2.Timestamp
+    reason: str
+    run_id: str
+    state: RunState
+    tool: str
+    def __init__(self, run_id: _Optional[str] = ..., tool: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., call_ids: _Optional[_Iterable[str]] = ..., job_id: _Optional[str] = ..., reason: _Optional[str] = ..., opened_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RunUpdate(_message.Message):
+    __slots__ = ["call_id", "job_id", "reason", "run_id", "seq", "state", "tool"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    job_id: str
+    reason: str
+    run_id: str
+    seq: int
+    state: RunState
+    tool: str
+    def __init__(self, run_id: _Optional[str] = ..., tool: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., call_id: _Optional[str] = ..., job_id: _Optional[str] = ..., reason: _Optional[str] = ..., seq: _Optional[int] = ...) -> None: ...
+
 class Skip(_message.Message):
-    __slots__ = ["call_id", "job_id", "name", "reason"]
+    __slots__ = ["call_id", "job_id", "name", "reason", "seq"]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     job_id: str
     name: str
     reason: str
-    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., reason: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+    seq: int
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., reason: _Optional[str] = ..., job_id: _Optional[str] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ["after_seq", "session_id"]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    after_seq: int
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ["note", "response", "run", "seq", "skip"]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    SKIP_FIELD_NUMBER: _ClassVar[int]
+    note: Note
+    response: FunctionResponse
+    run: RunUpdate
+    seq: int
+    skip: Skip
+    def __init__(self, seq: _Optional[int] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
 
 class Behavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
@@ -369,6 +489,9 @@ class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class RunState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

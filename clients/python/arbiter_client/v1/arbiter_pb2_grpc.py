@@ -68,6 +68,21 @@ class ArbiterServiceStub(object):
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.CloseSessionRequest.SerializeToString,
                 response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.CloseSessionResponse.FromString,
                 )
+        self.Connect = channel.unary_unary(
+                '/arbiter.v1.ArbiterService/Connect',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConnectRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConnectResponse.FromString,
+                )
+        self.ReportProgress = channel.unary_unary(
+                '/arbiter.v1.ArbiterService/ReportProgress',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.ReportProgressRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ReportProgressResponse.FromString,
+                )
+        self.Watch = channel.unary_stream(
+                '/arbiter.v1.ArbiterService/Watch',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.FromString,
+                )
 
 
 class ArbiterServiceServicer(object):
@@ -181,6 +196,50 @@ class ArbiterServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Connect(self, request, context):
+        """Connect reports that the agent has a new connection to the model server for the
+        same conversation (Gemini Live session resumption, a reconnect): the session id
+        names the conversation and stays the same; the connection id changes. Calls still
+        pending from an earlier connection can no longer be answered by function response
+        (the new connection never saw them): they come back as skips with reason
+        "connection_closed", their jobs go on, and each job's outcome goes out as a status
+        note instead. A re-issue on the new connection is deduplicated against the job by
+        business key, and confirm-then-act runs carry over. Connecting again with the
+        current id changes nothing. The session is created if needed; a closed session
+        gives FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportProgress(self, request, context):
+        """ReportProgress reports an interim result of a job still running (a long
+        NON_BLOCKING tool's progress). It comes back as non-final function responses
+        (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+        session said its provider honours response scheduling (ConfigureSession), and is
+        dropped otherwise. It never answers a call (the final response is still to come),
+        is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+        FAILED_PRECONDITION for a completed one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Watch(self, request, context):
+        """Watch streams every effect of one session as it becomes due: function responses
+        (including deadline answers and run prompts), skips, notes and run state changes,
+        each once, in the order the unary RPCs hand them out (ascending `seq`), including
+        those made due by timers, so an agent needs no polling. Resume after a reconnect
+        (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+        delivered twice and nothing is skipped. The stream ends when the session closes
+        (after its last effects) or expires. NOT_FOUND for an unknown session;
+        FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+        log keeps (the last 256 effects): resynchronise with GetSession.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArbiterServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -233,6 +292,21 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
                     servicer.CloseSession,
                     request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.CloseSessionRequest.FromString,
                     response_serializer=arbiter_dot_v1_dot_arbiter__pb2.CloseSessionResponse.SerializeToString,
+            ),
+            'Connect': grpc.unary_unary_rpc_method_handler(
+                    servicer.Connect,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ConnectRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.ConnectResponse.SerializeToString,
+            ),
+            'ReportProgress': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportProgress,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.ReportProgressRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.ReportProgressResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -415,5 +489,56 @@ class ArbiterService(object):
         return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/CloseSession',
             arbiter_dot_v1_dot_arbiter__pb2.CloseSessionRequest.SerializeToString,
             arbiter_dot_v1_dot_arbiter__pb2.CloseSessionResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Connect(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/Connect',
+            arbiter_dot_v1_dot_arbiter__pb2.ConnectRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.ConnectResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReportProgress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/ReportProgress',
+            arbiter_dot_v1_dot_arbiter__pb2.ReportProgressRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.ReportProgressResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/arbiter.v1.ArbiterService/Watch',
+            arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -1,5 +1,5 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { type CallOptions, type ChannelCredentials, Client, type ClientOptions, type ClientUnaryCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { type CallOptions, type ChannelCredentials, Client, type ClientOptions, type ClientReadableStream, type ClientUnaryCall, type handleServerStreamingCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration.js";
 export declare const protobufPackage = "arbiter.v1";
 export declare const protobufFileName = "arbiter/v1/arbiter.proto";
@@ -56,6 +56,12 @@ export declare enum Disposition {
     DISPOSITION_DUPLICATE = 2,
     /** DISPOSITION_REJECT - Do not run it: send the error response in effects now. */
     DISPOSITION_REJECT = 3,
+    /**
+     * DISPOSITION_RUN - Do not run anything: the call opened, joined or advanced a confirm-then-act run
+     * (`run_id`); send the response in effects now, which tells the model what to ask
+     * the user and which confirmation tool to call next.
+     */
+    DISPOSITION_RUN = 4,
     UNRECOGNIZED = -1
 }
 export declare function dispositionFromJSON(object: any): Disposition;
@@ -141,10 +147,43 @@ export declare enum Outcome {
     OUTCOME_FAILED = 3,
     /** OUTCOME_RESULT - A read-only tool's result. Only for read-only jobs, else FAILED_PRECONDITION. */
     OUTCOME_RESULT = 4,
+    /**
+     * OUTCOME_UNKNOWN - The commit's outcome is not known (the backend timed out). Only after
+     * DECISION_COMMIT, else FAILED_PRECONDITION. The job's calls are answered "unknown":
+     * do not say it is done or not done. The job stays in the dedupe table as possibly
+     * committed, so a repeat is answered "still being confirmed" and never executed
+     * again. Report OUTCOME_COMMITTED or OUTCOME_FAILED for the same job once the truth
+     * is known: that produces the authoritative status note.
+     */
+    OUTCOME_UNKNOWN = 5,
     UNRECOGNIZED = -1
 }
 export declare function outcomeFromJSON(object: any): Outcome;
 export declare function outcomeToJSON(object: Outcome): string;
+/** RunState is where a confirm-then-act run stands. */
+export declare enum RunState {
+    /** RUN_STATE_UNSPECIFIED - Never returned. */
+    RUN_STATE_UNSPECIFIED = 0,
+    /** RUN_STATE_OPENED - Waiting for the user's answers or confirmation. */
+    RUN_STATE_OPENED = 1,
+    /** RUN_STATE_CONFIRMED - The user said yes: the request runs as `job_id`. */
+    RUN_STATE_CONFIRMED = 2,
+    /** RUN_STATE_REFUSED - The user said no: nothing was executed. */
+    RUN_STATE_REFUSED = 3,
+    /**
+     * RUN_STATE_EXPIRED - Nobody resolved it within the policy's `run_timeout` (default 60 s): nothing was
+     * executed.
+     */
+    RUN_STATE_EXPIRED = 4,
+    /**
+     * RUN_STATE_CANCELLED - No clear answer after the policy's `max_asks`, a stop intent, or the session
+     * closed: nothing was executed.
+     */
+    RUN_STATE_CANCELLED = 5,
+    UNRECOGNIZED = -1
+}
+export declare function runStateFromJSON(object: any): RunState;
+export declare function runStateToJSON(object: RunState): string;
 /** JobState is where a job is in its life. */
 export declare enum JobState {
     /** JOB_STATE_UNSPECIFIED - Never returned. */
@@ -275,10 +314,25 @@ export interface RegisterCallResponse {
      */
     sideEffect: boolean;
     /**
-     * What is due now: the error response of a REJECT, or the response of a DUPLICATE
-     * whose job is finished.
+     * What is due now: the error response of a REJECT, the prompt of a RUN, or the
+     * response of a DUPLICATE whose job is finished.
      */
     effects: Effects | undefined;
+    /** The confirm-then-act run the call opened, joined or answered; empty otherwise. */
+    runId: string;
+    /**
+     * For EXECUTE: the function to run for job_id. It is the call's own tool, except for
+     * a confirmation call (the policy's `confirm_tool`) that confirmed a run: that call
+     * executes the run's tool, and its own id is answered with the job's outcome.
+     */
+    jobTool: string;
+    /**
+     * For EXECUTE: the arguments to run job_tool with (for a confirmed run, the opening
+     * call's arguments with the step answers merged in).
+     */
+    jobArgs: {
+        [key: string]: any;
+    } | undefined;
 }
 /** ReportSpeechRequest reports one speech event. */
 export interface ReportSpeechRequest {
@@ -469,6 +523,120 @@ export interface GetSessionResponse {
     closed: boolean;
     /** The session's version: incremented by every state change. */
     version: number;
+    /** Every confirm-then-act run of the session, oldest first. */
+    runs: Run[];
+    /** The current connection id (Connect); empty before the first. */
+    connectionId: string;
+    /**
+     * The `seq` of the last effect handed out: Watch with after_seq set to it streams
+     * only what comes next.
+     */
+    lastSeq: number;
+}
+/**
+ * Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
+ * lists `steps`, waiting for the user before anything executes.
+ */
+export interface Run {
+    /**
+     * The run id ("run-3"), unique in the session; the confirmation tool takes it as
+     * `run_id`.
+     */
+    runId: string;
+    /** The tool the run will execute. */
+    tool: string;
+    /** Where it stands. */
+    state: RunState;
+    /** The calls that opened and joined it, then the confirmation calls. */
+    callIds: string[];
+    /** For RUN_STATE_CONFIRMED: the job that executes the request. */
+    jobId: string;
+    /** Why it ended, in words; empty while open. */
+    reason: string;
+    /** When it was opened. */
+    openedAt: Date | undefined;
+}
+/** RunUpdate is a change of a run's state (informational: nothing to send). */
+export interface RunUpdate {
+    /** The run. */
+    runId: string;
+    /** The run's tool. */
+    tool: string;
+    /** Its new state. */
+    state: RunState;
+    /** The call that caused the change; empty for an expiry or a stop. */
+    callId: string;
+    /** For RUN_STATE_CONFIRMED: the job that executes the request. */
+    jobId: string;
+    /** Why, in words. */
+    reason: string;
+    /** Its place in the session's effect log (see Watch). */
+    seq: number;
+}
+/** ConnectRequest names the agent's new connection. */
+export interface ConnectRequest {
+    /** Required. The session id: the conversation, the same across connections. */
+    sessionId: string;
+    /**
+     * Required. The new connection's id (any id the agent picks, e.g. a counter or the
+     * provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
+     * INVALID_ARGUMENT naming `connection_id`.
+     */
+    connectionId: string;
+}
+/** ConnectResponse carries what the reconnect made due. */
+export interface ConnectResponse {
+    /**
+     * Skips (reason "connection_closed") for the calls of earlier connections that were
+     * still pending: never answer them on the new connection.
+     */
+    effects: Effects | undefined;
+}
+/** ReportProgressRequest carries an interim result. */
+export interface ReportProgressRequest {
+    /** Required. The session id. NOT_FOUND when unknown. */
+    sessionId: string;
+    /** Required. The job still running. NOT_FOUND when unknown. */
+    jobId: string;
+    /**
+     * The progress to show the model (e.g. {"percent": 40}): merged into the interim
+     * payload with `status` "in_progress". At most 64 KiB serialised.
+     */
+    result: {
+        [key: string]: any;
+    } | undefined;
+}
+/** ReportProgressResponse carries the interim responses. */
+export interface ReportProgressResponse {
+    /**
+     * Interim function responses (`interim` set) for the job's live NON_BLOCKING call
+     * ids; empty when the provider does not take them.
+     */
+    effects: Effects | undefined;
+}
+/** WatchRequest opens or resumes a session's effect stream. */
+export interface WatchRequest {
+    /** Required. The session id. NOT_FOUND when unknown or expired. */
+    sessionId: string;
+    /**
+     * Stream only the effects after this one (0: from the first the log still holds,
+     * which for a new session is every effect). After a reconnect, the last `seq` the
+     * agent acted on.
+     */
+    afterSeq: number;
+}
+/** WatchResponse is one effect: exactly one of its fields is set. */
+export interface WatchResponse {
+    /** The effect's place in the session's log: 1, 2, 3, ... without gaps. */
+    seq: number;
+    /** A function response to send (final, unless `interim` is set). */
+    response?: FunctionResponse | undefined;
+    /** A call id that must never be answered. */
+    skip?: Skip | undefined;
+    /** A status note to send as it says. */
+    note?: Note | undefined;
+    /** A run changed state (informational). */
+    run?: RunUpdate | undefined;
 }
 /** PendingCall is a call id still waiting for its outcome. */
 export interface PendingCall {
@@ -537,6 +705,8 @@ export interface Effects {
     skips: Skip[];
     /** Status notes to send the model as a user turn. */
     notes: Note[];
+    /** Confirm-then-act runs that changed state (informational: nothing to send). */
+    runs: RunUpdate[];
 }
 /**
  * FunctionResponse is one function response for the model (Gemini `FunctionResponse`,
@@ -548,15 +718,28 @@ export interface FunctionResponse {
     /** The function name it answers (Gemini requires it). */
     name: string;
     /**
-     * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok"),
-     * the backend's result fields, `error` when not executed, and `duplicate_of` when the
-     * call repeated an earlier one.
+     * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+     * "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
+     * known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
+     * and `next` for a confirm-then-act run; "error" for a confirmation that answers no
+     * open run; "in_progress" for an interim response), the backend's result fields,
+     * `error` when not executed, and `duplicate_of` when the call repeated an earlier one.
      */
     payload: {
         [key: string]: any;
     } | undefined;
     /** The job it reports on; empty for a rejected call. */
     jobId: string;
+    /**
+     * True for a non-final response (a progress update, ReportProgress): send it with
+     * Gemini's `will_continue` set; the call's final response is still to come.
+     */
+    interim: boolean;
+    /**
+     * Its place in the session's effect log (see Watch); a response repeated for a
+     * retried request keeps its number.
+     */
+    seq: number;
 }
 /** Skip is a call id the agent must not answer. */
 export interface Skip {
@@ -566,11 +749,14 @@ export interface Skip {
     name: string;
     /**
      * Why: "abandoned" (interrupted BLOCKING call), "withdrawn" (tool-call
-     * cancellation) or "session_closed".
+     * cancellation), "connection_closed" (made on an earlier connection, see Connect) or
+     * "session_closed".
      */
     reason: string;
     /** Its job. */
     jobId: string;
+    /** Its place in the session's effect log (see Watch). */
+    seq: number;
 }
 /**
  * Note is an authoritative status note: text the agent sends the model as a user turn
@@ -598,6 +784,13 @@ export interface Note {
      * interrupt its reply").
      */
     why: string;
+    /**
+     * The confirm-then-act run the note is about, for a run that started no job
+     * (refused, expired, cancelled); job_id is then empty.
+     */
+    runId: string;
+    /** Its place in the session's effect log (see Watch). */
+    seq: number;
 }
 export declare const RegisterCallRequest: MessageFns<RegisterCallRequest>;
 export declare const RegisterCallResponse: MessageFns<RegisterCallResponse>;
@@ -617,6 +810,14 @@ export declare const PollRequest: MessageFns<PollRequest>;
 export declare const PollResponse: MessageFns<PollResponse>;
 export declare const GetSessionRequest: MessageFns<GetSessionRequest>;
 export declare const GetSessionResponse: MessageFns<GetSessionResponse>;
+export declare const Run: MessageFns<Run>;
+export declare const RunUpdate: MessageFns<RunUpdate>;
+export declare const ConnectRequest: MessageFns<ConnectRequest>;
+export declare const ConnectResponse: MessageFns<ConnectResponse>;
+export declare const ReportProgressRequest: MessageFns<ReportProgressRequest>;
+export declare const ReportProgressResponse: MessageFns<ReportProgressResponse>;
+export declare const WatchRequest: MessageFns<WatchRequest>;
+export declare const WatchResponse: MessageFns<WatchResponse>;
 export declare const PendingCall: MessageFns<PendingCall>;
 export declare const Job: MessageFns<Job>;
 export declare const CloseSessionRequest: MessageFns<CloseSessionRequest>;
@@ -787,6 +988,65 @@ export declare const ArbiterServiceService: {
         readonly responseSerialize: (value: CloseSessionResponse) => Buffer;
         readonly responseDeserialize: (value: Buffer) => CloseSessionResponse;
     };
+    /**
+     * Connect reports that the agent has a new connection to the model server for the
+     * same conversation (Gemini Live session resumption, a reconnect): the session id
+     * names the conversation and stays the same; the connection id changes. Calls still
+     * pending from an earlier connection can no longer be answered by function response
+     * (the new connection never saw them): they come back as skips with reason
+     * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+     * note instead. A re-issue on the new connection is deduplicated against the job by
+     * business key, and confirm-then-act runs carry over. Connecting again with the
+     * current id changes nothing. The session is created if needed; a closed session
+     * gives FAILED_PRECONDITION.
+     */
+    readonly connect: {
+        readonly path: "/arbiter.v1.ArbiterService/Connect";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ConnectRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ConnectRequest;
+        readonly responseSerialize: (value: ConnectResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ConnectResponse;
+    };
+    /**
+     * ReportProgress reports an interim result of a job still running (a long
+     * NON_BLOCKING tool's progress). It comes back as non-final function responses
+     * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+     * session said its provider honours response scheduling (ConfigureSession), and is
+     * dropped otherwise. It never answers a call (the final response is still to come),
+     * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+     * FAILED_PRECONDITION for a completed one.
+     */
+    readonly reportProgress: {
+        readonly path: "/arbiter.v1.ArbiterService/ReportProgress";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ReportProgressRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ReportProgressRequest;
+        readonly responseSerialize: (value: ReportProgressResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ReportProgressResponse;
+    };
+    /**
+     * Watch streams every effect of one session as it becomes due: function responses
+     * (including deadline answers and run prompts), skips, notes and run state changes,
+     * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+     * those made due by timers, so an agent needs no polling. Resume after a reconnect
+     * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+     * delivered twice and nothing is skipped. The stream ends when the session closes
+     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+     * log keeps (the last 256 effects): resynchronise with GetSession.
+     */
+    readonly watch: {
+        readonly path: "/arbiter.v1.ArbiterService/Watch";
+        readonly requestStream: false;
+        readonly responseStream: true;
+        readonly requestSerialize: (value: WatchRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => WatchRequest;
+        readonly responseSerialize: (value: WatchResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => WatchResponse;
+    };
 };
 export interface ArbiterServiceServer extends UntypedServiceImplementation {
     /**
@@ -863,6 +1123,41 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
      */
     closeSession: handleUnaryCall<CloseSessionRequest, CloseSessionResponse>;
+    /**
+     * Connect reports that the agent has a new connection to the model server for the
+     * same conversation (Gemini Live session resumption, a reconnect): the session id
+     * names the conversation and stays the same; the connection id changes. Calls still
+     * pending from an earlier connection can no longer be answered by function response
+     * (the new connection never saw them): they come back as skips with reason
+     * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+     * note instead. A re-issue on the new connection is deduplicated against the job by
+     * business key, and confirm-then-act runs carry over. Connecting again with the
+     * current id changes nothing. The session is created if needed; a closed session
+     * gives FAILED_PRECONDITION.
+     */
+    connect: handleUnaryCall<ConnectRequest, ConnectResponse>;
+    /**
+     * ReportProgress reports an interim result of a job still running (a long
+     * NON_BLOCKING tool's progress). It comes back as non-final function responses
+     * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+     * session said its provider honours response scheduling (ConfigureSession), and is
+     * dropped otherwise. It never answers a call (the final response is still to come),
+     * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+     * FAILED_PRECONDITION for a completed one.
+     */
+    reportProgress: handleUnaryCall<ReportProgressRequest, ReportProgressResponse>;
+    /**
+     * Watch streams every effect of one session as it becomes due: function responses
+     * (including deadline answers and run prompts), skips, notes and run state changes,
+     * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+     * those made due by timers, so an agent needs no polling. Resume after a reconnect
+     * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+     * delivered twice and nothing is skipped. The stream ends when the session closes
+     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+     * log keeps (the last 256 effects): resynchronise with GetSession.
+     */
+    watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
 }
 export interface ArbiterServiceClient extends Client {
     /**
@@ -959,6 +1254,46 @@ export interface ArbiterServiceClient extends Client {
     closeSession(request: CloseSessionRequest, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
     closeSession(request: CloseSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
     closeSession(request: CloseSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: CloseSessionResponse) => void): ClientUnaryCall;
+    /**
+     * Connect reports that the agent has a new connection to the model server for the
+     * same conversation (Gemini Live session resumption, a reconnect): the session id
+     * names the conversation and stays the same; the connection id changes. Calls still
+     * pending from an earlier connection can no longer be answered by function response
+     * (the new connection never saw them): they come back as skips with reason
+     * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+     * note instead. A re-issue on the new connection is deduplicated against the job by
+     * business key, and confirm-then-act runs carry over. Connecting again with the
+     * current id changes nothing. The session is created if needed; a closed session
+     * gives FAILED_PRECONDITION.
+     */
+    connect(request: ConnectRequest, callback: (error: ServiceError | null, response: ConnectResponse) => void): ClientUnaryCall;
+    connect(request: ConnectRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ConnectResponse) => void): ClientUnaryCall;
+    connect(request: ConnectRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ConnectResponse) => void): ClientUnaryCall;
+    /**
+     * ReportProgress reports an interim result of a job still running (a long
+     * NON_BLOCKING tool's progress). It comes back as non-final function responses
+     * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+     * session said its provider honours response scheduling (ConfigureSession), and is
+     * dropped otherwise. It never answers a call (the final response is still to come),
+     * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+     * FAILED_PRECONDITION for a completed one.
+     */
+    reportProgress(request: ReportProgressRequest, callback: (error: ServiceError | null, response: ReportProgressResponse) => void): ClientUnaryCall;
+    reportProgress(request: ReportProgressRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportProgressResponse) => void): ClientUnaryCall;
+    reportProgress(request: ReportProgressRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ReportProgressResponse) => void): ClientUnaryCall;
+    /**
+     * Watch streams every effect of one session as it becomes due: function responses
+     * (including deadline answers and run prompts), skips, notes and run state changes,
+     * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+     * those made due by timers, so an agent needs no polling. Resume after a reconnect
+     * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+     * delivered twice and nothing is skipped. The stream ends when the session closes
+     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+     * log keeps (the last 256 effects): resynchronise with GetSession.
+     */
+    watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+    watch(request: WatchRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
 }
 export declare const ArbiterServiceClient: {
     new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): ArbiterServiceClient;

@@ -123,6 +123,12 @@ export var Disposition;
     Disposition[Disposition["DISPOSITION_DUPLICATE"] = 2] = "DISPOSITION_DUPLICATE";
     /** DISPOSITION_REJECT - Do not run it: send the error response in effects now. */
     Disposition[Disposition["DISPOSITION_REJECT"] = 3] = "DISPOSITION_REJECT";
+    /**
+     * DISPOSITION_RUN - Do not run anything: the call opened, joined or advanced a confirm-then-act run
+     * (`run_id`); send the response in effects now, which tells the model what to ask
+     * the user and which confirmation tool to call next.
+     */
+    Disposition[Disposition["DISPOSITION_RUN"] = 4] = "DISPOSITION_RUN";
     Disposition[Disposition["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
 })(Disposition || (Disposition = {}));
 export function dispositionFromJSON(object) {
@@ -139,6 +145,9 @@ export function dispositionFromJSON(object) {
         case 3:
         case "DISPOSITION_REJECT":
             return Disposition.DISPOSITION_REJECT;
+        case 4:
+        case "DISPOSITION_RUN":
+            return Disposition.DISPOSITION_RUN;
         case -1:
         case "UNRECOGNIZED":
         default:
@@ -155,6 +164,8 @@ export function dispositionToJSON(object) {
             return "DISPOSITION_DUPLICATE";
         case Disposition.DISPOSITION_REJECT:
             return "DISPOSITION_REJECT";
+        case Disposition.DISPOSITION_RUN:
+            return "DISPOSITION_RUN";
         case Disposition.UNRECOGNIZED:
         default:
             return "UNRECOGNIZED";
@@ -354,6 +365,15 @@ export var Outcome;
     Outcome[Outcome["OUTCOME_FAILED"] = 3] = "OUTCOME_FAILED";
     /** OUTCOME_RESULT - A read-only tool's result. Only for read-only jobs, else FAILED_PRECONDITION. */
     Outcome[Outcome["OUTCOME_RESULT"] = 4] = "OUTCOME_RESULT";
+    /**
+     * OUTCOME_UNKNOWN - The commit's outcome is not known (the backend timed out). Only after
+     * DECISION_COMMIT, else FAILED_PRECONDITION. The job's calls are answered "unknown":
+     * do not say it is done or not done. The job stays in the dedupe table as possibly
+     * committed, so a repeat is answered "still being confirmed" and never executed
+     * again. Report OUTCOME_COMMITTED or OUTCOME_FAILED for the same job once the truth
+     * is known: that produces the authoritative status note.
+     */
+    Outcome[Outcome["OUTCOME_UNKNOWN"] = 5] = "OUTCOME_UNKNOWN";
     Outcome[Outcome["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
 })(Outcome || (Outcome = {}));
 export function outcomeFromJSON(object) {
@@ -373,6 +393,9 @@ export function outcomeFromJSON(object) {
         case 4:
         case "OUTCOME_RESULT":
             return Outcome.OUTCOME_RESULT;
+        case 5:
+        case "OUTCOME_UNKNOWN":
+            return Outcome.OUTCOME_UNKNOWN;
         case -1:
         case "UNRECOGNIZED":
         default:
@@ -391,7 +414,77 @@ export function outcomeToJSON(object) {
             return "OUTCOME_FAILED";
         case Outcome.OUTCOME_RESULT:
             return "OUTCOME_RESULT";
+        case Outcome.OUTCOME_UNKNOWN:
+            return "OUTCOME_UNKNOWN";
         case Outcome.UNRECOGNIZED:
+        default:
+            return "UNRECOGNIZED";
+    }
+}
+/** RunState is where a confirm-then-act run stands. */
+export var RunState;
+(function (RunState) {
+    /** RUN_STATE_UNSPECIFIED - Never returned. */
+    RunState[RunState["RUN_STATE_UNSPECIFIED"] = 0] = "RUN_STATE_UNSPECIFIED";
+    /** RUN_STATE_OPENED - Waiting for the user's answers or confirmation. */
+    RunState[RunState["RUN_STATE_OPENED"] = 1] = "RUN_STATE_OPENED";
+    /** RUN_STATE_CONFIRMED - The user said yes: the request runs as `job_id`. */
+    RunState[RunState["RUN_STATE_CONFIRMED"] = 2] = "RUN_STATE_CONFIRMED";
+    /** RUN_STATE_REFUSED - The user said no: nothing was executed. */
+    RunState[RunState["RUN_STATE_REFUSED"] = 3] = "RUN_STATE_REFUSED";
+    /**
+     * RUN_STATE_EXPIRED - Nobody resolved it within the policy's `run_timeout` (default 60 s): nothing was
+     * executed.
+     */
+    RunState[RunState["RUN_STATE_EXPIRED"] = 4] = "RUN_STATE_EXPIRED";
+    /**
+     * RUN_STATE_CANCELLED - No clear answer after the policy's `max_asks`, a stop intent, or the session
+     * closed: nothing was executed.
+     */
+    RunState[RunState["RUN_STATE_CANCELLED"] = 5] = "RUN_STATE_CANCELLED";
+    RunState[RunState["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(RunState || (RunState = {}));
+export function runStateFromJSON(object) {
+    switch (object) {
+        case 0:
+        case "RUN_STATE_UNSPECIFIED":
+            return RunState.RUN_STATE_UNSPECIFIED;
+        case 1:
+        case "RUN_STATE_OPENED":
+            return RunState.RUN_STATE_OPENED;
+        case 2:
+        case "RUN_STATE_CONFIRMED":
+            return RunState.RUN_STATE_CONFIRMED;
+        case 3:
+        case "RUN_STATE_REFUSED":
+            return RunState.RUN_STATE_REFUSED;
+        case 4:
+        case "RUN_STATE_EXPIRED":
+            return RunState.RUN_STATE_EXPIRED;
+        case 5:
+        case "RUN_STATE_CANCELLED":
+            return RunState.RUN_STATE_CANCELLED;
+        case -1:
+        case "UNRECOGNIZED":
+        default:
+            return RunState.UNRECOGNIZED;
+    }
+}
+export function runStateToJSON(object) {
+    switch (object) {
+        case RunState.RUN_STATE_UNSPECIFIED:
+            return "RUN_STATE_UNSPECIFIED";
+        case RunState.RUN_STATE_OPENED:
+            return "RUN_STATE_OPENED";
+        case RunState.RUN_STATE_CONFIRMED:
+            return "RUN_STATE_CONFIRMED";
+        case RunState.RUN_STATE_REFUSED:
+            return "RUN_STATE_REFUSED";
+        case RunState.RUN_STATE_EXPIRED:
+            return "RUN_STATE_EXPIRED";
+        case RunState.RUN_STATE_CANCELLED:
+            return "RUN_STATE_CANCELLED";
+        case RunState.UNRECOGNIZED:
         default:
             return "UNRECOGNIZED";
     }
@@ -783,6 +876,9 @@ function createBaseRegisterCallResponse() {
         businessKey: "",
         sideEffect: false,
         effects: undefined,
+        runId: "",
+        jobTool: "",
+        jobArgs: undefined,
     };
 }
 export const RegisterCallResponse = {
@@ -807,6 +903,15 @@ export const RegisterCallResponse = {
         }
         if (message.effects !== undefined) {
             Effects.encode(message.effects, writer.uint32(58).fork()).join();
+        }
+        if (message.runId !== "") {
+            writer.uint32(66).string(message.runId);
+        }
+        if (message.jobTool !== "") {
+            writer.uint32(74).string(message.jobTool);
+        }
+        if (message.jobArgs !== undefined) {
+            Struct.encode(Struct.wrap(message.jobArgs), writer.uint32(82).fork()).join();
         }
         return writer;
     },
@@ -872,6 +977,27 @@ export const RegisterCallResponse = {
                         message.effects = Effects.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.runId = reader.string();
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 74) {
+                            break;
+                        }
+                        message.jobTool = reader.string();
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.jobArgs = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -913,6 +1039,17 @@ export const RegisterCallResponse = {
                     ? globalThis.Boolean(object.side_effect)
                     : false,
             effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+            runId: isSet(object.runId)
+                ? globalThis.String(object.runId)
+                : isSet(object.run_id)
+                    ? globalThis.String(object.run_id)
+                    : "",
+            jobTool: isSet(object.jobTool)
+                ? globalThis.String(object.jobTool)
+                : isSet(object.job_tool)
+                    ? globalThis.String(object.job_tool)
+                    : "",
+            jobArgs: isObject(object.jobArgs) ? object.jobArgs : isObject(object.job_args) ? object.job_args : undefined,
         };
     },
     toJSON(message) {
@@ -938,6 +1075,15 @@ export const RegisterCallResponse = {
         if (message.effects !== undefined) {
             obj.effects = Effects.toJSON(message.effects);
         }
+        if (message.runId !== "") {
+            obj.runId = message.runId;
+        }
+        if (message.jobTool !== "") {
+            obj.jobTool = message.jobTool;
+        }
+        if (message.jobArgs !== undefined) {
+            obj.jobArgs = message.jobArgs;
+        }
         return obj;
     },
     create(base) {
@@ -954,6 +1100,9 @@ export const RegisterCallResponse = {
         message.effects = (object.effects !== undefined && object.effects !== null)
             ? Effects.fromPartial(object.effects)
             : undefined;
+        message.runId = object.runId ?? "";
+        message.jobTool = object.jobTool ?? "";
+        message.jobArgs = object.jobArgs ?? undefined;
         return message;
     },
 };
@@ -2320,6 +2469,9 @@ function createBaseGetSessionResponse() {
         nextTimer: undefined,
         closed: false,
         version: 0,
+        runs: [],
+        connectionId: "",
+        lastSeq: 0,
     };
 }
 export const GetSessionResponse = {
@@ -2347,6 +2499,15 @@ export const GetSessionResponse = {
         }
         if (message.version !== 0) {
             writer.uint32(64).uint64(message.version);
+        }
+        for (const v of message.runs) {
+            Run.encode(v, writer.uint32(74).fork()).join();
+        }
+        if (message.connectionId !== "") {
+            writer.uint32(82).string(message.connectionId);
+        }
+        if (message.lastSeq !== 0) {
+            writer.uint32(88).uint64(message.lastSeq);
         }
         return writer;
     },
@@ -2419,6 +2580,27 @@ export const GetSessionResponse = {
                         message.version = longToNumber(reader.uint64());
                         continue;
                     }
+                    case 9: {
+                        if (tag !== 74) {
+                            break;
+                        }
+                        message.runs.push(Run.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.connectionId = reader.string();
+                        continue;
+                    }
+                    case 11: {
+                        if (tag !== 88) {
+                            break;
+                        }
+                        message.lastSeq = longToNumber(reader.uint64());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2461,6 +2643,19 @@ export const GetSessionResponse = {
                     : undefined,
             closed: isSet(object.closed) ? globalThis.Boolean(object.closed) : false,
             version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+            runs: globalThis.Array.isArray(object?.runs)
+                ? object.runs.map((e) => Run.fromJSON(e))
+                : [],
+            connectionId: isSet(object.connectionId)
+                ? globalThis.String(object.connectionId)
+                : isSet(object.connection_id)
+                    ? globalThis.String(object.connection_id)
+                    : "",
+            lastSeq: isSet(object.lastSeq)
+                ? globalThis.Number(object.lastSeq)
+                : isSet(object.last_seq)
+                    ? globalThis.Number(object.last_seq)
+                    : 0,
         };
     },
     toJSON(message) {
@@ -2489,6 +2684,15 @@ export const GetSessionResponse = {
         if (message.version !== 0) {
             obj.version = Math.round(message.version);
         }
+        if (message.runs?.length) {
+            obj.runs = message.runs.map((e) => Run.toJSON(e));
+        }
+        if (message.connectionId !== "") {
+            obj.connectionId = message.connectionId;
+        }
+        if (message.lastSeq !== 0) {
+            obj.lastSeq = Math.round(message.lastSeq);
+        }
         return obj;
     },
     create(base) {
@@ -2504,6 +2708,867 @@ export const GetSessionResponse = {
         message.nextTimer = object.nextTimer ?? undefined;
         message.closed = object.closed ?? false;
         message.version = object.version ?? 0;
+        message.runs = object.runs?.map((e) => Run.fromPartial(e)) || [];
+        message.connectionId = object.connectionId ?? "";
+        message.lastSeq = object.lastSeq ?? 0;
+        return message;
+    },
+};
+function createBaseRun() {
+    return { runId: "", tool: "", state: 0, callIds: [], jobId: "", reason: "", openedAt: undefined };
+}
+export const Run = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.runId !== "") {
+            writer.uint32(10).string(message.runId);
+        }
+        if (message.tool !== "") {
+            writer.uint32(18).string(message.tool);
+        }
+        if (message.state !== 0) {
+            writer.uint32(24).int32(message.state);
+        }
+        for (const v of message.callIds) {
+            writer.uint32(34).string(v);
+        }
+        if (message.jobId !== "") {
+            writer.uint32(42).string(message.jobId);
+        }
+        if (message.reason !== "") {
+            writer.uint32(50).string(message.reason);
+        }
+        if (message.openedAt !== undefined) {
+            Timestamp.encode(toTimestamp(message.openedAt), writer.uint32(58).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseRun();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.runId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.tool = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.state = reader.int32();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.callIds.push(reader.string());
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.reason = reader.string();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.openedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            runId: isSet(object.runId)
+                ? globalThis.String(object.runId)
+                : isSet(object.run_id)
+                    ? globalThis.String(object.run_id)
+                    : "",
+            tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+            state: isSet(object.state) ? runStateFromJSON(object.state) : 0,
+            callIds: globalThis.Array.isArray(object?.callIds)
+                ? object.callIds.map((e) => globalThis.String(e))
+                : globalThis.Array.isArray(object?.call_ids)
+                    ? object.call_ids.map((e) => globalThis.String(e))
+                    : [],
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+            openedAt: isSet(object.openedAt)
+                ? fromJsonTimestamp(object.openedAt)
+                : isSet(object.opened_at)
+                    ? fromJsonTimestamp(object.opened_at)
+                    : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.runId !== "") {
+            obj.runId = message.runId;
+        }
+        if (message.tool !== "") {
+            obj.tool = message.tool;
+        }
+        if (message.state !== 0) {
+            obj.state = runStateToJSON(message.state);
+        }
+        if (message.callIds?.length) {
+            obj.callIds = message.callIds;
+        }
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.reason !== "") {
+            obj.reason = message.reason;
+        }
+        if (message.openedAt !== undefined) {
+            obj.openedAt = message.openedAt.toISOString();
+        }
+        return obj;
+    },
+    create(base) {
+        return Run.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseRun();
+        message.runId = object.runId ?? "";
+        message.tool = object.tool ?? "";
+        message.state = object.state ?? 0;
+        message.callIds = object.callIds?.map((e) => e) || [];
+        message.jobId = object.jobId ?? "";
+        message.reason = object.reason ?? "";
+        message.openedAt = object.openedAt ?? undefined;
+        return message;
+    },
+};
+function createBaseRunUpdate() {
+    return { runId: "", tool: "", state: 0, callId: "", jobId: "", reason: "", seq: 0 };
+}
+export const RunUpdate = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.runId !== "") {
+            writer.uint32(10).string(message.runId);
+        }
+        if (message.tool !== "") {
+            writer.uint32(18).string(message.tool);
+        }
+        if (message.state !== 0) {
+            writer.uint32(24).int32(message.state);
+        }
+        if (message.callId !== "") {
+            writer.uint32(34).string(message.callId);
+        }
+        if (message.jobId !== "") {
+            writer.uint32(42).string(message.jobId);
+        }
+        if (message.reason !== "") {
+            writer.uint32(50).string(message.reason);
+        }
+        if (message.seq !== 0) {
+            writer.uint32(56).uint64(message.seq);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseRunUpdate();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.runId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.tool = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.state = reader.int32();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.reason = reader.string();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 56) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            runId: isSet(object.runId)
+                ? globalThis.String(object.runId)
+                : isSet(object.run_id)
+                    ? globalThis.String(object.run_id)
+                    : "",
+            tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+            state: isSet(object.state) ? runStateFromJSON(object.state) : 0,
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.runId !== "") {
+            obj.runId = message.runId;
+        }
+        if (message.tool !== "") {
+            obj.tool = message.tool;
+        }
+        if (message.state !== 0) {
+            obj.state = runStateToJSON(message.state);
+        }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.reason !== "") {
+            obj.reason = message.reason;
+        }
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
+        return obj;
+    },
+    create(base) {
+        return RunUpdate.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseRunUpdate();
+        message.runId = object.runId ?? "";
+        message.tool = object.tool ?? "";
+        message.state = object.state ?? 0;
+        message.callId = object.callId ?? "";
+        message.jobId = object.jobId ?? "";
+        message.reason = object.reason ?? "";
+        message.seq = object.seq ?? 0;
+        return message;
+    },
+};
+function createBaseConnectRequest() {
+    return { sessionId: "", connectionId: "" };
+}
+export const ConnectRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        if (message.connectionId !== "") {
+            writer.uint32(18).string(message.connectionId);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseConnectRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.connectionId = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+            connectionId: isSet(object.connectionId)
+                ? globalThis.String(object.connectionId)
+                : isSet(object.connection_id)
+                    ? globalThis.String(object.connection_id)
+                    : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        if (message.connectionId !== "") {
+            obj.connectionId = message.connectionId;
+        }
+        return obj;
+    },
+    create(base) {
+        return ConnectRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseConnectRequest();
+        message.sessionId = object.sessionId ?? "";
+        message.connectionId = object.connectionId ?? "";
+        return message;
+    },
+};
+function createBaseConnectResponse() {
+    return { effects: undefined };
+}
+export const ConnectResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.effects !== undefined) {
+            Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseConnectResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.effects = Effects.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.effects !== undefined) {
+            obj.effects = Effects.toJSON(message.effects);
+        }
+        return obj;
+    },
+    create(base) {
+        return ConnectResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseConnectResponse();
+        message.effects = (object.effects !== undefined && object.effects !== null)
+            ? Effects.fromPartial(object.effects)
+            : undefined;
+        return message;
+    },
+};
+function createBaseReportProgressRequest() {
+    return { sessionId: "", jobId: "", result: undefined };
+}
+export const ReportProgressRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        if (message.jobId !== "") {
+            writer.uint32(18).string(message.jobId);
+        }
+        if (message.result !== undefined) {
+            Struct.encode(Struct.wrap(message.result), writer.uint32(26).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseReportProgressRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            result: isObject(object.result) ? object.result : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.result !== undefined) {
+            obj.result = message.result;
+        }
+        return obj;
+    },
+    create(base) {
+        return ReportProgressRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseReportProgressRequest();
+        message.sessionId = object.sessionId ?? "";
+        message.jobId = object.jobId ?? "";
+        message.result = object.result ?? undefined;
+        return message;
+    },
+};
+function createBaseReportProgressResponse() {
+    return { effects: undefined };
+}
+export const ReportProgressResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.effects !== undefined) {
+            Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseReportProgressResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.effects = Effects.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.effects !== undefined) {
+            obj.effects = Effects.toJSON(message.effects);
+        }
+        return obj;
+    },
+    create(base) {
+        return ReportProgressResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseReportProgressResponse();
+        message.effects = (object.effects !== undefined && object.effects !== null)
+            ? Effects.fromPartial(object.effects)
+            : undefined;
+        return message;
+    },
+};
+function createBaseWatchRequest() {
+    return { sessionId: "", afterSeq: 0 };
+}
+export const WatchRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        if (message.afterSeq !== 0) {
+            writer.uint32(16).uint64(message.afterSeq);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseWatchRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.afterSeq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+            afterSeq: isSet(object.afterSeq)
+                ? globalThis.Number(object.afterSeq)
+                : isSet(object.after_seq)
+                    ? globalThis.Number(object.after_seq)
+                    : 0,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        if (message.afterSeq !== 0) {
+            obj.afterSeq = Math.round(message.afterSeq);
+        }
+        return obj;
+    },
+    create(base) {
+        return WatchRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseWatchRequest();
+        message.sessionId = object.sessionId ?? "";
+        message.afterSeq = object.afterSeq ?? 0;
+        return message;
+    },
+};
+function createBaseWatchResponse() {
+    return { seq: 0, response: undefined, skip: undefined, note: undefined, run: undefined };
+}
+export const WatchResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.seq !== 0) {
+            writer.uint32(8).uint64(message.seq);
+        }
+        if (message.response !== undefined) {
+            FunctionResponse.encode(message.response, writer.uint32(18).fork()).join();
+        }
+        if (message.skip !== undefined) {
+            Skip.encode(message.skip, writer.uint32(26).fork()).join();
+        }
+        if (message.note !== undefined) {
+            Note.encode(message.note, writer.uint32(34).fork()).join();
+        }
+        if (message.run !== undefined) {
+            RunUpdate.encode(message.run, writer.uint32(42).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseWatchResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.response = FunctionResponse.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.skip = Skip.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.note = Note.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.run = RunUpdate.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+            response: isSet(object.response) ? FunctionResponse.fromJSON(object.response) : undefined,
+            skip: isSet(object.skip) ? Skip.fromJSON(object.skip) : undefined,
+            note: isSet(object.note) ? Note.fromJSON(object.note) : undefined,
+            run: isSet(object.run) ? RunUpdate.fromJSON(object.run) : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
+        if (message.response !== undefined) {
+            obj.response = FunctionResponse.toJSON(message.response);
+        }
+        if (message.skip !== undefined) {
+            obj.skip = Skip.toJSON(message.skip);
+        }
+        if (message.note !== undefined) {
+            obj.note = Note.toJSON(message.note);
+        }
+        if (message.run !== undefined) {
+            obj.run = RunUpdate.toJSON(message.run);
+        }
+        return obj;
+    },
+    create(base) {
+        return WatchResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseWatchResponse();
+        message.seq = object.seq ?? 0;
+        message.response = (object.response !== undefined && object.response !== null)
+            ? FunctionResponse.fromPartial(object.response)
+            : undefined;
+        message.skip = (object.skip !== undefined && object.skip !== null) ? Skip.fromPartial(object.skip) : undefined;
+        message.note = (object.note !== undefined && object.note !== null) ? Note.fromPartial(object.note) : undefined;
+        message.run = (object.run !== undefined && object.run !== null) ? RunUpdate.fromPartial(object.run) : undefined;
         return message;
     },
 };
@@ -3035,7 +4100,7 @@ export const CloseSessionResponse = {
     },
 };
 function createBaseEffects() {
-    return { responses: [], skips: [], notes: [] };
+    return { responses: [], skips: [], notes: [], runs: [] };
 }
 export const Effects = {
     encode(message, writer = new BinaryWriter()) {
@@ -3047,6 +4112,9 @@ export const Effects = {
         }
         for (const v of message.notes) {
             Note.encode(v, writer.uint32(26).fork()).join();
+        }
+        for (const v of message.runs) {
+            RunUpdate.encode(v, writer.uint32(34).fork()).join();
         }
         return writer;
     },
@@ -3084,6 +4152,13 @@ export const Effects = {
                         message.notes.push(Note.decode(reader, reader.uint32()));
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.runs.push(RunUpdate.decode(reader, reader.uint32()));
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3103,6 +4178,7 @@ export const Effects = {
                 : [],
             skips: globalThis.Array.isArray(object?.skips) ? object.skips.map((e) => Skip.fromJSON(e)) : [],
             notes: globalThis.Array.isArray(object?.notes) ? object.notes.map((e) => Note.fromJSON(e)) : [],
+            runs: globalThis.Array.isArray(object?.runs) ? object.runs.map((e) => RunUpdate.fromJSON(e)) : [],
         };
     },
     toJSON(message) {
@@ -3116,6 +4192,9 @@ export const Effects = {
         if (message.notes?.length) {
             obj.notes = message.notes.map((e) => Note.toJSON(e));
         }
+        if (message.runs?.length) {
+            obj.runs = message.runs.map((e) => RunUpdate.toJSON(e));
+        }
         return obj;
     },
     create(base) {
@@ -3126,11 +4205,12 @@ export const Effects = {
         message.responses = object.responses?.map((e) => FunctionResponse.fromPartial(e)) || [];
         message.skips = object.skips?.map((e) => Skip.fromPartial(e)) || [];
         message.notes = object.notes?.map((e) => Note.fromPartial(e)) || [];
+        message.runs = object.runs?.map((e) => RunUpdate.fromPartial(e)) || [];
         return message;
     },
 };
 function createBaseFunctionResponse() {
-    return { callId: "", name: "", payload: undefined, jobId: "" };
+    return { callId: "", name: "", payload: undefined, jobId: "", interim: false, seq: 0 };
 }
 export const FunctionResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -3145,6 +4225,12 @@ export const FunctionResponse = {
         }
         if (message.jobId !== "") {
             writer.uint32(34).string(message.jobId);
+        }
+        if (message.interim !== false) {
+            writer.uint32(40).bool(message.interim);
+        }
+        if (message.seq !== 0) {
+            writer.uint32(48).uint64(message.seq);
         }
         return writer;
     },
@@ -3189,6 +4275,20 @@ export const FunctionResponse = {
                         message.jobId = reader.string();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.interim = reader.bool();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3215,6 +4315,8 @@ export const FunctionResponse = {
                 : isSet(object.job_id)
                     ? globalThis.String(object.job_id)
                     : "",
+            interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
         };
     },
     toJSON(message) {
@@ -3231,6 +4333,12 @@ export const FunctionResponse = {
         if (message.jobId !== "") {
             obj.jobId = message.jobId;
         }
+        if (message.interim !== false) {
+            obj.interim = message.interim;
+        }
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
         return obj;
     },
     create(base) {
@@ -3242,11 +4350,13 @@ export const FunctionResponse = {
         message.name = object.name ?? "";
         message.payload = object.payload ?? undefined;
         message.jobId = object.jobId ?? "";
+        message.interim = object.interim ?? false;
+        message.seq = object.seq ?? 0;
         return message;
     },
 };
 function createBaseSkip() {
-    return { callId: "", name: "", reason: "", jobId: "" };
+    return { callId: "", name: "", reason: "", jobId: "", seq: 0 };
 }
 export const Skip = {
     encode(message, writer = new BinaryWriter()) {
@@ -3261,6 +4371,9 @@ export const Skip = {
         }
         if (message.jobId !== "") {
             writer.uint32(34).string(message.jobId);
+        }
+        if (message.seq !== 0) {
+            writer.uint32(40).uint64(message.seq);
         }
         return writer;
     },
@@ -3305,6 +4418,13 @@ export const Skip = {
                         message.jobId = reader.string();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3331,6 +4451,7 @@ export const Skip = {
                 : isSet(object.job_id)
                     ? globalThis.String(object.job_id)
                     : "",
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
         };
     },
     toJSON(message) {
@@ -3347,6 +4468,9 @@ export const Skip = {
         if (message.jobId !== "") {
             obj.jobId = message.jobId;
         }
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
         return obj;
     },
     create(base) {
@@ -3358,11 +4482,12 @@ export const Skip = {
         message.name = object.name ?? "";
         message.reason = object.reason ?? "";
         message.jobId = object.jobId ?? "";
+        message.seq = object.seq ?? 0;
         return message;
     },
 };
 function createBaseNote() {
-    return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "" };
+    return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "", runId: "", seq: 0 };
 }
 export const Note = {
     encode(message, writer = new BinaryWriter()) {
@@ -3386,6 +4511,12 @@ export const Note = {
         }
         if (message.why !== "") {
             writer.uint32(58).string(message.why);
+        }
+        if (message.runId !== "") {
+            writer.uint32(66).string(message.runId);
+        }
+        if (message.seq !== 0) {
+            writer.uint32(72).uint64(message.seq);
         }
         return writer;
     },
@@ -3451,6 +4582,20 @@ export const Note = {
                         message.why = reader.string();
                         continue;
                     }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.runId = reader.string();
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 72) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3480,6 +4625,12 @@ export const Note = {
                     : "",
             scheduling: isSet(object.scheduling) ? schedulingFromJSON(object.scheduling) : 0,
             why: isSet(object.why) ? globalThis.String(object.why) : "",
+            runId: isSet(object.runId)
+                ? globalThis.String(object.runId)
+                : isSet(object.run_id)
+                    ? globalThis.String(object.run_id)
+                    : "",
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
         };
     },
     toJSON(message) {
@@ -3505,6 +4656,12 @@ export const Note = {
         if (message.why !== "") {
             obj.why = message.why;
         }
+        if (message.runId !== "") {
+            obj.runId = message.runId;
+        }
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
         return obj;
     },
     create(base) {
@@ -3519,6 +4676,8 @@ export const Note = {
         message.callId = object.callId ?? "";
         message.scheduling = object.scheduling ?? 0;
         message.why = object.why ?? "";
+        message.runId = object.runId ?? "";
+        message.seq = object.seq ?? 0;
         return message;
     },
 };
@@ -3676,6 +4835,65 @@ export const ArbiterServiceService = {
         requestDeserialize: (value) => CloseSessionRequest.decode(value),
         responseSerialize: (value) => Buffer.from(CloseSessionResponse.encode(value).finish()),
         responseDeserialize: (value) => CloseSessionResponse.decode(value),
+    },
+    /**
+     * Connect reports that the agent has a new connection to the model server for the
+     * same conversation (Gemini Live session resumption, a reconnect): the session id
+     * names the conversation and stays the same; the connection id changes. Calls still
+     * pending from an earlier connection can no longer be answered by function response
+     * (the new connection never saw them): they come back as skips with reason
+     * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+     * note instead. A re-issue on the new connection is deduplicated against the job by
+     * business key, and confirm-then-act runs carry over. Connecting again with the
+     * current id changes nothing. The session is created if needed; a closed session
+     * gives FAILED_PRECONDITION.
+     */
+    connect: {
+        path: "/arbiter.v1.ArbiterService/Connect",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(ConnectRequest.encode(value).finish()),
+        requestDeserialize: (value) => ConnectRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(ConnectResponse.encode(value).finish()),
+        responseDeserialize: (value) => ConnectResponse.decode(value),
+    },
+    /**
+     * ReportProgress reports an interim result of a job still running (a long
+     * NON_BLOCKING tool's progress). It comes back as non-final function responses
+     * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+     * session said its provider honours response scheduling (ConfigureSession), and is
+     * dropped otherwise. It never answers a call (the final response is still to come),
+     * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+     * FAILED_PRECONDITION for a completed one.
+     */
+    reportProgress: {
+        path: "/arbiter.v1.ArbiterService/ReportProgress",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(ReportProgressRequest.encode(value).finish()),
+        requestDeserialize: (value) => ReportProgressRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(ReportProgressResponse.encode(value).finish()),
+        responseDeserialize: (value) => ReportProgressResponse.decode(value),
+    },
+    /**
+     * Watch streams every effect of one session as it becomes due: function responses
+     * (including deadline answers and run prompts), skips, notes and run state changes,
+     * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+     * those made due by timers, so an agent needs no polling. Resume after a reconnect
+     * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+     * delivered twice and nothing is skipped. The stream ends when the session closes
+     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+     * log keeps (the last 256 effects): resynchronise with GetSession.
+     */
+    watch: {
+        path: "/arbiter.v1.ArbiterService/Watch",
+        requestStream: false,
+        responseStream: true,
+        requestSerialize: (value) => Buffer.from(WatchRequest.encode(value).finish()),
+        requestDeserialize: (value) => WatchRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(WatchResponse.encode(value).finish()),
+        responseDeserialize: (value) => WatchResponse.decode(value),
     },
 };
 export const ArbiterServiceClient = makeGenericClientConstructor(ArbiterServiceService, "arbiter.v1.ArbiterService");

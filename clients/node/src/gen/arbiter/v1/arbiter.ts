@@ -11,7 +11,9 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -141,6 +143,12 @@ export enum Disposition {
   DISPOSITION_DUPLICATE = 2,
   /** DISPOSITION_REJECT - Do not run it: send the error response in effects now. */
   DISPOSITION_REJECT = 3,
+  /**
+   * DISPOSITION_RUN - Do not run anything: the call opened, joined or advanced a confirm-then-act run
+   * (`run_id`); send the response in effects now, which tells the model what to ask
+   * the user and which confirmation tool to call next.
+   */
+  DISPOSITION_RUN = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -158,6 +166,9 @@ export function dispositionFromJSON(object: any): Disposition {
     case 3:
     case "DISPOSITION_REJECT":
       return Disposition.DISPOSITION_REJECT;
+    case 4:
+    case "DISPOSITION_RUN":
+      return Disposition.DISPOSITION_RUN;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -175,6 +186,8 @@ export function dispositionToJSON(object: Disposition): string {
       return "DISPOSITION_DUPLICATE";
     case Disposition.DISPOSITION_REJECT:
       return "DISPOSITION_REJECT";
+    case Disposition.DISPOSITION_RUN:
+      return "DISPOSITION_RUN";
     case Disposition.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -380,6 +393,15 @@ export enum Outcome {
   OUTCOME_FAILED = 3,
   /** OUTCOME_RESULT - A read-only tool's result. Only for read-only jobs, else FAILED_PRECONDITION. */
   OUTCOME_RESULT = 4,
+  /**
+   * OUTCOME_UNKNOWN - The commit's outcome is not known (the backend timed out). Only after
+   * DECISION_COMMIT, else FAILED_PRECONDITION. The job's calls are answered "unknown":
+   * do not say it is done or not done. The job stays in the dedupe table as possibly
+   * committed, so a repeat is answered "still being confirmed" and never executed
+   * again. Report OUTCOME_COMMITTED or OUTCOME_FAILED for the same job once the truth
+   * is known: that produces the authoritative status note.
+   */
+  OUTCOME_UNKNOWN = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -400,6 +422,9 @@ export function outcomeFromJSON(object: any): Outcome {
     case 4:
     case "OUTCOME_RESULT":
       return Outcome.OUTCOME_RESULT;
+    case 5:
+    case "OUTCOME_UNKNOWN":
+      return Outcome.OUTCOME_UNKNOWN;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -419,7 +444,79 @@ export function outcomeToJSON(object: Outcome): string {
       return "OUTCOME_FAILED";
     case Outcome.OUTCOME_RESULT:
       return "OUTCOME_RESULT";
+    case Outcome.OUTCOME_UNKNOWN:
+      return "OUTCOME_UNKNOWN";
     case Outcome.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** RunState is where a confirm-then-act run stands. */
+export enum RunState {
+  /** RUN_STATE_UNSPECIFIED - Never returned. */
+  RUN_STATE_UNSPECIFIED = 0,
+  /** RUN_STATE_OPENED - Waiting for the user's answers or confirmation. */
+  RUN_STATE_OPENED = 1,
+  /** RUN_STATE_CONFIRMED - The user said yes: the request runs as `job_id`. */
+  RUN_STATE_CONFIRMED = 2,
+  /** RUN_STATE_REFUSED - The user said no: nothing was executed. */
+  RUN_STATE_REFUSED = 3,
+  /**
+   * RUN_STATE_EXPIRED - Nobody resolved it within the policy's `run_timeout` (default 60 s): nothing was
+   * executed.
+   */
+  RUN_STATE_EXPIRED = 4,
+  /**
+   * RUN_STATE_CANCELLED - No clear answer after the policy's `max_asks`, a stop intent, or the session
+   * closed: nothing was executed.
+   */
+  RUN_STATE_CANCELLED = 5,
+  UNRECOGNIZED = -1,
+}
+
+export function runStateFromJSON(object: any): RunState {
+  switch (object) {
+    case 0:
+    case "RUN_STATE_UNSPECIFIED":
+      return RunState.RUN_STATE_UNSPECIFIED;
+    case 1:
+    case "RUN_STATE_OPENED":
+      return RunState.RUN_STATE_OPENED;
+    case 2:
+    case "RUN_STATE_CONFIRMED":
+      return RunState.RUN_STATE_CONFIRMED;
+    case 3:
+    case "RUN_STATE_REFUSED":
+      return RunState.RUN_STATE_REFUSED;
+    case 4:
+    case "RUN_STATE_EXPIRED":
+      return RunState.RUN_STATE_EXPIRED;
+    case 5:
+    case "RUN_STATE_CANCELLED":
+      return RunState.RUN_STATE_CANCELLED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RunState.UNRECOGNIZED;
+  }
+}
+
+export function runStateToJSON(object: RunState): string {
+  switch (object) {
+    case RunState.RUN_STATE_UNSPECIFIED:
+      return "RUN_STATE_UNSPECIFIED";
+    case RunState.RUN_STATE_OPENED:
+      return "RUN_STATE_OPENED";
+    case RunState.RUN_STATE_CONFIRMED:
+      return "RUN_STATE_CONFIRMED";
+    case RunState.RUN_STATE_REFUSED:
+      return "RUN_STATE_REFUSED";
+    case RunState.RUN_STATE_EXPIRED:
+      return "RUN_STATE_EXPIRED";
+    case RunState.RUN_STATE_CANCELLED:
+      return "RUN_STATE_CANCELLED";
+    case RunState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -700,10 +797,25 @@ export interface RegisterCallResponse {
    */
   sideEffect: boolean;
   /**
-   * What is due now: the error response of a REJECT, or the response of a DUPLICATE
-   * whose job is finished.
+   * What is due now: the error response of a REJECT, the prompt of a RUN, or the
+   * response of a DUPLICATE whose job is finished.
    */
-  effects: Effects | undefined;
+  effects:
+    | Effects
+    | undefined;
+  /** The confirm-then-act run the call opened, joined or answered; empty otherwise. */
+  runId: string;
+  /**
+   * For EXECUTE: the function to run for job_id. It is the call's own tool, except for
+   * a confirmation call (the policy's `confirm_tool`) that confirmed a run: that call
+   * executes the run's tool, and its own id is answered with the job's outcome.
+   */
+  jobTool: string;
+  /**
+   * For EXECUTE: the arguments to run job_tool with (for a confirmed run, the opening
+   * call's arguments with the step answers merged in).
+   */
+  jobArgs: { [key: string]: any } | undefined;
 }
 
 /** ReportSpeechRequest reports one speech event. */
@@ -920,6 +1032,132 @@ export interface GetSessionResponse {
   closed: boolean;
   /** The session's version: incremented by every state change. */
   version: number;
+  /** Every confirm-then-act run of the session, oldest first. */
+  runs: Run[];
+  /** The current connection id (Connect); empty before the first. */
+  connectionId: string;
+  /**
+   * The `seq` of the last effect handed out: Watch with after_seq set to it streams
+   * only what comes next.
+   */
+  lastSeq: number;
+}
+
+/**
+ * Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
+ * lists `steps`, waiting for the user before anything executes.
+ */
+export interface Run {
+  /**
+   * The run id ("run-3"), unique in the session; the confirmation tool takes it as
+   * `run_id`.
+   */
+  runId: string;
+  /** The tool the run will execute. */
+  tool: string;
+  /** Where it stands. */
+  state: RunState;
+  /** The calls that opened and joined it, then the confirmation calls. */
+  callIds: string[];
+  /** For RUN_STATE_CONFIRMED: the job that executes the request. */
+  jobId: string;
+  /** Why it ended, in words; empty while open. */
+  reason: string;
+  /** When it was opened. */
+  openedAt: Date | undefined;
+}
+
+/** RunUpdate is a change of a run's state (informational: nothing to send). */
+export interface RunUpdate {
+  /** The run. */
+  runId: string;
+  /** The run's tool. */
+  tool: string;
+  /** Its new state. */
+  state: RunState;
+  /** The call that caused the change; empty for an expiry or a stop. */
+  callId: string;
+  /** For RUN_STATE_CONFIRMED: the job that executes the request. */
+  jobId: string;
+  /** Why, in words. */
+  reason: string;
+  /** Its place in the session's effect log (see Watch). */
+  seq: number;
+}
+
+/** ConnectRequest names the agent's new connection. */
+export interface ConnectRequest {
+  /** Required. The session id: the conversation, the same across connections. */
+  sessionId: string;
+  /**
+   * Required. The new connection's id (any id the agent picks, e.g. a counter or the
+   * provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
+   * INVALID_ARGUMENT naming `connection_id`.
+   */
+  connectionId: string;
+}
+
+/** ConnectResponse carries what the reconnect made due. */
+export interface ConnectResponse {
+  /**
+   * Skips (reason "connection_closed") for the calls of earlier connections that were
+   * still pending: never answer them on the new connection.
+   */
+  effects: Effects | undefined;
+}
+
+/** ReportProgressRequest carries an interim result. */
+export interface ReportProgressRequest {
+  /** Required. The session id. NOT_FOUND when unknown. */
+  sessionId: string;
+  /** Required. The job still running. NOT_FOUND when unknown. */
+  jobId: string;
+  /**
+   * The progress to show the model (e.g. {"percent": 40}): merged into the interim
+   * payload with `status` "in_progress". At most 64 KiB serialised.
+   */
+  result: { [key: string]: any } | undefined;
+}
+
+/** ReportProgressResponse carries the interim responses. */
+export interface ReportProgressResponse {
+  /**
+   * Interim function responses (`interim` set) for the job's live NON_BLOCKING call
+   * ids; empty when the provider does not take them.
+   */
+  effects: Effects | undefined;
+}
+
+/** WatchRequest opens or resumes a session's effect stream. */
+export interface WatchRequest {
+  /** Required. The session id. NOT_FOUND when unknown or expired. */
+  sessionId: string;
+  /**
+   * Stream only the effects after this one (0: from the first the log still holds,
+   * which for a new session is every effect). After a reconnect, the last `seq` the
+   * agent acted on.
+   */
+  afterSeq: number;
+}
+
+/** WatchResponse is one effect: exactly one of its fields is set. */
+export interface WatchResponse {
+  /** The effect's place in the session's log: 1, 2, 3, ... without gaps. */
+  seq: number;
+  /** A function response to send (final, unless `interim` is set). */
+  response?:
+    | FunctionResponse
+    | undefined;
+  /** A call id that must never be answered. */
+  skip?:
+    | Skip
+    | undefined;
+  /** A status note to send as it says. */
+  note?:
+    | Note
+    | undefined;
+  /** A run changed state (informational). */
+  run?: RunUpdate | undefined;
 }
 
 /** PendingCall is a call id still waiting for its outcome. */
@@ -997,6 +1235,8 @@ export interface Effects {
   skips: Skip[];
   /** Status notes to send the model as a user turn. */
   notes: Note[];
+  /** Confirm-then-act runs that changed state (informational: nothing to send). */
+  runs: RunUpdate[];
 }
 
 /**
@@ -1009,15 +1249,28 @@ export interface FunctionResponse {
   /** The function name it answers (Gemini requires it). */
   name: string;
   /**
-   * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok"),
-   * the backend's result fields, `error` when not executed, and `duplicate_of` when the
-   * call repeated an earlier one.
+   * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+   * "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
+   * known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
+   * and `next` for a confirm-then-act run; "error" for a confirmation that answers no
+   * open run; "in_progress" for an interim response), the backend's result fields,
+   * `error` when not executed, and `duplicate_of` when the call repeated an earlier one.
    */
   payload:
     | { [key: string]: any }
     | undefined;
   /** The job it reports on; empty for a rejected call. */
   jobId: string;
+  /**
+   * True for a non-final response (a progress update, ReportProgress): send it with
+   * Gemini's `will_continue` set; the call's final response is still to come.
+   */
+  interim: boolean;
+  /**
+   * Its place in the session's effect log (see Watch); a response repeated for a
+   * retried request keeps its number.
+   */
+  seq: number;
 }
 
 /** Skip is a call id the agent must not answer. */
@@ -1028,11 +1281,14 @@ export interface Skip {
   name: string;
   /**
    * Why: "abandoned" (interrupted BLOCKING call), "withdrawn" (tool-call
-   * cancellation) or "session_closed".
+   * cancellation), "connection_closed" (made on an earlier connection, see Connect) or
+   * "session_closed".
    */
   reason: string;
   /** Its job. */
   jobId: string;
+  /** Its place in the session's effect log (see Watch). */
+  seq: number;
 }
 
 /**
@@ -1061,6 +1317,13 @@ export interface Note {
    * interrupt its reply").
    */
   why: string;
+  /**
+   * The confirm-then-act run the note is about, for a run that started no job
+   * (refused, expired, cancelled); job_id is then empty.
+   */
+  runId: string;
+  /** Its place in the session's effect log (see Watch). */
+  seq: number;
 }
 
 function createBaseRegisterCallRequest(): RegisterCallRequest {
@@ -1253,6 +1516,9 @@ function createBaseRegisterCallResponse(): RegisterCallResponse {
     businessKey: "",
     sideEffect: false,
     effects: undefined,
+    runId: "",
+    jobTool: "",
+    jobArgs: undefined,
   };
 }
 
@@ -1278,6 +1544,15 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
     }
     if (message.effects !== undefined) {
       Effects.encode(message.effects, writer.uint32(58).fork()).join();
+    }
+    if (message.runId !== "") {
+      writer.uint32(66).string(message.runId);
+    }
+    if (message.jobTool !== "") {
+      writer.uint32(74).string(message.jobTool);
+    }
+    if (message.jobArgs !== undefined) {
+      Struct.encode(Struct.wrap(message.jobArgs), writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -1351,6 +1626,30 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
             message.effects = Effects.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.jobTool = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.jobArgs = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1392,6 +1691,17 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
         ? globalThis.Boolean(object.side_effect)
         : false,
       effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      jobTool: isSet(object.jobTool)
+        ? globalThis.String(object.jobTool)
+        : isSet(object.job_tool)
+        ? globalThis.String(object.job_tool)
+        : "",
+      jobArgs: isObject(object.jobArgs) ? object.jobArgs : isObject(object.job_args) ? object.job_args : undefined,
     };
   },
 
@@ -1418,6 +1728,15 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
     if (message.effects !== undefined) {
       obj.effects = Effects.toJSON(message.effects);
     }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.jobTool !== "") {
+      obj.jobTool = message.jobTool;
+    }
+    if (message.jobArgs !== undefined) {
+      obj.jobArgs = message.jobArgs;
+    }
     return obj;
   },
 
@@ -1435,6 +1754,9 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
     message.effects = (object.effects !== undefined && object.effects !== null)
       ? Effects.fromPartial(object.effects)
       : undefined;
+    message.runId = object.runId ?? "";
+    message.jobTool = object.jobTool ?? "";
+    message.jobArgs = object.jobArgs ?? undefined;
     return message;
   },
 };
@@ -2922,6 +3244,9 @@ function createBaseGetSessionResponse(): GetSessionResponse {
     nextTimer: undefined,
     closed: false,
     version: 0,
+    runs: [],
+    connectionId: "",
+    lastSeq: 0,
   };
 }
 
@@ -2950,6 +3275,15 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.version !== 0) {
       writer.uint32(64).uint64(message.version);
+    }
+    for (const v of message.runs) {
+      Run.encode(v!, writer.uint32(74).fork()).join();
+    }
+    if (message.connectionId !== "") {
+      writer.uint32(82).string(message.connectionId);
+    }
+    if (message.lastSeq !== 0) {
+      writer.uint32(88).uint64(message.lastSeq);
     }
     return writer;
   },
@@ -3031,6 +3365,30 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.version = longToNumber(reader.uint64());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.runs.push(Run.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.connectionId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.lastSeq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3073,6 +3431,19 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
         : undefined,
       closed: isSet(object.closed) ? globalThis.Boolean(object.closed) : false,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      runs: globalThis.Array.isArray(object?.runs)
+        ? object.runs.map((e: any) => Run.fromJSON(e))
+        : [],
+      connectionId: isSet(object.connectionId)
+        ? globalThis.String(object.connectionId)
+        : isSet(object.connection_id)
+        ? globalThis.String(object.connection_id)
+        : "",
+      lastSeq: isSet(object.lastSeq)
+        ? globalThis.Number(object.lastSeq)
+        : isSet(object.last_seq)
+        ? globalThis.Number(object.last_seq)
+        : 0,
     };
   },
 
@@ -3102,6 +3473,15 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
     }
+    if (message.runs?.length) {
+      obj.runs = message.runs.map((e) => Run.toJSON(e));
+    }
+    if (message.connectionId !== "") {
+      obj.connectionId = message.connectionId;
+    }
+    if (message.lastSeq !== 0) {
+      obj.lastSeq = Math.round(message.lastSeq);
+    }
     return obj;
   },
 
@@ -3118,6 +3498,935 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.nextTimer = object.nextTimer ?? undefined;
     message.closed = object.closed ?? false;
     message.version = object.version ?? 0;
+    message.runs = object.runs?.map((e) => Run.fromPartial(e)) || [];
+    message.connectionId = object.connectionId ?? "";
+    message.lastSeq = object.lastSeq ?? 0;
+    return message;
+  },
+};
+
+function createBaseRun(): Run {
+  return { runId: "", tool: "", state: 0, callIds: [], jobId: "", reason: "", openedAt: undefined };
+}
+
+export const Run: MessageFns<Run> = {
+  encode(message: Run, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.tool !== "") {
+      writer.uint32(18).string(message.tool);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    for (const v of message.callIds) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(42).string(message.jobId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.openedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.openedAt), writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Run {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRun();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.callIds.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.openedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Run {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      state: isSet(object.state) ? runStateFromJSON(object.state) : 0,
+      callIds: globalThis.Array.isArray(object?.callIds)
+        ? object.callIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.call_ids)
+        ? object.call_ids.map((e: any) => globalThis.String(e))
+        : [],
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      openedAt: isSet(object.openedAt)
+        ? fromJsonTimestamp(object.openedAt)
+        : isSet(object.opened_at)
+        ? fromJsonTimestamp(object.opened_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Run): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.state !== 0) {
+      obj.state = runStateToJSON(message.state);
+    }
+    if (message.callIds?.length) {
+      obj.callIds = message.callIds;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.openedAt !== undefined) {
+      obj.openedAt = message.openedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Run>, I>>(base?: I): Run {
+    return Run.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Run>, I>>(object: I): Run {
+    const message = createBaseRun();
+    message.runId = object.runId ?? "";
+    message.tool = object.tool ?? "";
+    message.state = object.state ?? 0;
+    message.callIds = object.callIds?.map((e) => e) || [];
+    message.jobId = object.jobId ?? "";
+    message.reason = object.reason ?? "";
+    message.openedAt = object.openedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRunUpdate(): RunUpdate {
+  return { runId: "", tool: "", state: 0, callId: "", jobId: "", reason: "", seq: 0 };
+}
+
+export const RunUpdate: MessageFns<RunUpdate> = {
+  encode(message: RunUpdate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.tool !== "") {
+      writer.uint32(18).string(message.tool);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    if (message.callId !== "") {
+      writer.uint32(34).string(message.callId);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(42).string(message.jobId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(56).uint64(message.seq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunUpdate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunUpdate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunUpdate {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      state: isSet(object.state) ? runStateFromJSON(object.state) : 0,
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+    };
+  },
+
+  toJSON(message: RunUpdate): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.state !== 0) {
+      obj.state = runStateToJSON(message.state);
+    }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RunUpdate>, I>>(base?: I): RunUpdate {
+    return RunUpdate.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunUpdate>, I>>(object: I): RunUpdate {
+    const message = createBaseRunUpdate();
+    message.runId = object.runId ?? "";
+    message.tool = object.tool ?? "";
+    message.state = object.state ?? 0;
+    message.callId = object.callId ?? "";
+    message.jobId = object.jobId ?? "";
+    message.reason = object.reason ?? "";
+    message.seq = object.seq ?? 0;
+    return message;
+  },
+};
+
+function createBaseConnectRequest(): ConnectRequest {
+  return { sessionId: "", connectionId: "" };
+}
+
+export const ConnectRequest: MessageFns<ConnectRequest> = {
+  encode(message: ConnectRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.connectionId !== "") {
+      writer.uint32(18).string(message.connectionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConnectRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConnectRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.connectionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConnectRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      connectionId: isSet(object.connectionId)
+        ? globalThis.String(object.connectionId)
+        : isSet(object.connection_id)
+        ? globalThis.String(object.connection_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ConnectRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.connectionId !== "") {
+      obj.connectionId = message.connectionId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConnectRequest>, I>>(base?: I): ConnectRequest {
+    return ConnectRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConnectRequest>, I>>(object: I): ConnectRequest {
+    const message = createBaseConnectRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.connectionId = object.connectionId ?? "";
+    return message;
+  },
+};
+
+function createBaseConnectResponse(): ConnectResponse {
+  return { effects: undefined };
+}
+
+export const ConnectResponse: MessageFns<ConnectResponse> = {
+  encode(message: ConnectResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.effects !== undefined) {
+      Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConnectResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConnectResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.effects = Effects.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConnectResponse {
+    return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+  },
+
+  toJSON(message: ConnectResponse): unknown {
+    const obj: any = {};
+    if (message.effects !== undefined) {
+      obj.effects = Effects.toJSON(message.effects);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConnectResponse>, I>>(base?: I): ConnectResponse {
+    return ConnectResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConnectResponse>, I>>(object: I): ConnectResponse {
+    const message = createBaseConnectResponse();
+    message.effects = (object.effects !== undefined && object.effects !== null)
+      ? Effects.fromPartial(object.effects)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReportProgressRequest(): ReportProgressRequest {
+  return { sessionId: "", jobId: "", result: undefined };
+}
+
+export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
+  encode(message: ReportProgressRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(18).string(message.jobId);
+    }
+    if (message.result !== undefined) {
+      Struct.encode(Struct.wrap(message.result), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportProgressRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      result: isObject(object.result) ? object.result : undefined,
+    };
+  },
+
+  toJSON(message: ReportProgressRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.result !== undefined) {
+      obj.result = message.result;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportProgressRequest>, I>>(base?: I): ReportProgressRequest {
+    return ReportProgressRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportProgressRequest>, I>>(object: I): ReportProgressRequest {
+    const message = createBaseReportProgressRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.jobId = object.jobId ?? "";
+    message.result = object.result ?? undefined;
+    return message;
+  },
+};
+
+function createBaseReportProgressResponse(): ReportProgressResponse {
+  return { effects: undefined };
+}
+
+export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
+  encode(message: ReportProgressResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.effects !== undefined) {
+      Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.effects = Effects.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportProgressResponse {
+    return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+  },
+
+  toJSON(message: ReportProgressResponse): unknown {
+    const obj: any = {};
+    if (message.effects !== undefined) {
+      obj.effects = Effects.toJSON(message.effects);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportProgressResponse>, I>>(base?: I): ReportProgressResponse {
+    return ReportProgressResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportProgressResponse>, I>>(object: I): ReportProgressResponse {
+    const message = createBaseReportProgressResponse();
+    message.effects = (object.effects !== undefined && object.effects !== null)
+      ? Effects.fromPartial(object.effects)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWatchRequest(): WatchRequest {
+  return { sessionId: "", afterSeq: 0 };
+}
+
+export const WatchRequest: MessageFns<WatchRequest> = {
+  encode(message: WatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.afterSeq !== 0) {
+      writer.uint32(16).uint64(message.afterSeq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterSeq = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      afterSeq: isSet(object.afterSeq)
+        ? globalThis.Number(object.afterSeq)
+        : isSet(object.after_seq)
+        ? globalThis.Number(object.after_seq)
+        : 0,
+    };
+  },
+
+  toJSON(message: WatchRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.afterSeq !== 0) {
+      obj.afterSeq = Math.round(message.afterSeq);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchRequest>, I>>(base?: I): WatchRequest {
+    return WatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchRequest>, I>>(object: I): WatchRequest {
+    const message = createBaseWatchRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.afterSeq = object.afterSeq ?? 0;
+    return message;
+  },
+};
+
+function createBaseWatchResponse(): WatchResponse {
+  return { seq: 0, response: undefined, skip: undefined, note: undefined, run: undefined };
+}
+
+export const WatchResponse: MessageFns<WatchResponse> = {
+  encode(message: WatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).uint64(message.seq);
+    }
+    if (message.response !== undefined) {
+      FunctionResponse.encode(message.response, writer.uint32(18).fork()).join();
+    }
+    if (message.skip !== undefined) {
+      Skip.encode(message.skip, writer.uint32(26).fork()).join();
+    }
+    if (message.note !== undefined) {
+      Note.encode(message.note, writer.uint32(34).fork()).join();
+    }
+    if (message.run !== undefined) {
+      RunUpdate.encode(message.run, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.response = FunctionResponse.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.skip = Skip.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.note = Note.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.run = RunUpdate.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchResponse {
+    return {
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      response: isSet(object.response) ? FunctionResponse.fromJSON(object.response) : undefined,
+      skip: isSet(object.skip) ? Skip.fromJSON(object.skip) : undefined,
+      note: isSet(object.note) ? Note.fromJSON(object.note) : undefined,
+      run: isSet(object.run) ? RunUpdate.fromJSON(object.run) : undefined,
+    };
+  },
+
+  toJSON(message: WatchResponse): unknown {
+    const obj: any = {};
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.response !== undefined) {
+      obj.response = FunctionResponse.toJSON(message.response);
+    }
+    if (message.skip !== undefined) {
+      obj.skip = Skip.toJSON(message.skip);
+    }
+    if (message.note !== undefined) {
+      obj.note = Note.toJSON(message.note);
+    }
+    if (message.run !== undefined) {
+      obj.run = RunUpdate.toJSON(message.run);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchResponse>, I>>(base?: I): WatchResponse {
+    return WatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchResponse>, I>>(object: I): WatchResponse {
+    const message = createBaseWatchResponse();
+    message.seq = object.seq ?? 0;
+    message.response = (object.response !== undefined && object.response !== null)
+      ? FunctionResponse.fromPartial(object.response)
+      : undefined;
+    message.skip = (object.skip !== undefined && object.skip !== null) ? Skip.fromPartial(object.skip) : undefined;
+    message.note = (object.note !== undefined && object.note !== null) ? Note.fromPartial(object.note) : undefined;
+    message.run = (object.run !== undefined && object.run !== null) ? RunUpdate.fromPartial(object.run) : undefined;
     return message;
   },
 };
@@ -3689,7 +4998,7 @@ export const CloseSessionResponse: MessageFns<CloseSessionResponse> = {
 };
 
 function createBaseEffects(): Effects {
-  return { responses: [], skips: [], notes: [] };
+  return { responses: [], skips: [], notes: [], runs: [] };
 }
 
 export const Effects: MessageFns<Effects> = {
@@ -3702,6 +5011,9 @@ export const Effects: MessageFns<Effects> = {
     }
     for (const v of message.notes) {
       Note.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.runs) {
+      RunUpdate.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -3743,6 +5055,14 @@ export const Effects: MessageFns<Effects> = {
             message.notes.push(Note.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.runs.push(RunUpdate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3762,6 +5082,7 @@ export const Effects: MessageFns<Effects> = {
         : [],
       skips: globalThis.Array.isArray(object?.skips) ? object.skips.map((e: any) => Skip.fromJSON(e)) : [],
       notes: globalThis.Array.isArray(object?.notes) ? object.notes.map((e: any) => Note.fromJSON(e)) : [],
+      runs: globalThis.Array.isArray(object?.runs) ? object.runs.map((e: any) => RunUpdate.fromJSON(e)) : [],
     };
   },
 
@@ -3776,6 +5097,9 @@ export const Effects: MessageFns<Effects> = {
     if (message.notes?.length) {
       obj.notes = message.notes.map((e) => Note.toJSON(e));
     }
+    if (message.runs?.length) {
+      obj.runs = message.runs.map((e) => RunUpdate.toJSON(e));
+    }
     return obj;
   },
 
@@ -3787,12 +5111,13 @@ export const Effects: MessageFns<Effects> = {
     message.responses = object.responses?.map((e) => FunctionResponse.fromPartial(e)) || [];
     message.skips = object.skips?.map((e) => Skip.fromPartial(e)) || [];
     message.notes = object.notes?.map((e) => Note.fromPartial(e)) || [];
+    message.runs = object.runs?.map((e) => RunUpdate.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseFunctionResponse(): FunctionResponse {
-  return { callId: "", name: "", payload: undefined, jobId: "" };
+  return { callId: "", name: "", payload: undefined, jobId: "", interim: false, seq: 0 };
 }
 
 export const FunctionResponse: MessageFns<FunctionResponse> = {
@@ -3808,6 +5133,12 @@ export const FunctionResponse: MessageFns<FunctionResponse> = {
     }
     if (message.jobId !== "") {
       writer.uint32(34).string(message.jobId);
+    }
+    if (message.interim !== false) {
+      writer.uint32(40).bool(message.interim);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(48).uint64(message.seq);
     }
     return writer;
   },
@@ -3857,6 +5188,22 @@ export const FunctionResponse: MessageFns<FunctionResponse> = {
             message.jobId = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.interim = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3883,6 +5230,8 @@ export const FunctionResponse: MessageFns<FunctionResponse> = {
         : isSet(object.job_id)
         ? globalThis.String(object.job_id)
         : "",
+      interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
     };
   },
 
@@ -3900,6 +5249,12 @@ export const FunctionResponse: MessageFns<FunctionResponse> = {
     if (message.jobId !== "") {
       obj.jobId = message.jobId;
     }
+    if (message.interim !== false) {
+      obj.interim = message.interim;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
     return obj;
   },
 
@@ -3912,12 +5267,14 @@ export const FunctionResponse: MessageFns<FunctionResponse> = {
     message.name = object.name ?? "";
     message.payload = object.payload ?? undefined;
     message.jobId = object.jobId ?? "";
+    message.interim = object.interim ?? false;
+    message.seq = object.seq ?? 0;
     return message;
   },
 };
 
 function createBaseSkip(): Skip {
-  return { callId: "", name: "", reason: "", jobId: "" };
+  return { callId: "", name: "", reason: "", jobId: "", seq: 0 };
 }
 
 export const Skip: MessageFns<Skip> = {
@@ -3933,6 +5290,9 @@ export const Skip: MessageFns<Skip> = {
     }
     if (message.jobId !== "") {
       writer.uint32(34).string(message.jobId);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(40).uint64(message.seq);
     }
     return writer;
   },
@@ -3982,6 +5342,14 @@ export const Skip: MessageFns<Skip> = {
             message.jobId = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4008,6 +5376,7 @@ export const Skip: MessageFns<Skip> = {
         : isSet(object.job_id)
         ? globalThis.String(object.job_id)
         : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
     };
   },
 
@@ -4025,6 +5394,9 @@ export const Skip: MessageFns<Skip> = {
     if (message.jobId !== "") {
       obj.jobId = message.jobId;
     }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
     return obj;
   },
 
@@ -4037,12 +5409,13 @@ export const Skip: MessageFns<Skip> = {
     message.name = object.name ?? "";
     message.reason = object.reason ?? "";
     message.jobId = object.jobId ?? "";
+    message.seq = object.seq ?? 0;
     return message;
   },
 };
 
 function createBaseNote(): Note {
-  return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "" };
+  return { jobId: "", text: "", deliver: 0, via: 0, callId: "", scheduling: 0, why: "", runId: "", seq: 0 };
 }
 
 export const Note: MessageFns<Note> = {
@@ -4067,6 +5440,12 @@ export const Note: MessageFns<Note> = {
     }
     if (message.why !== "") {
       writer.uint32(58).string(message.why);
+    }
+    if (message.runId !== "") {
+      writer.uint32(66).string(message.runId);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(72).uint64(message.seq);
     }
     return writer;
   },
@@ -4140,6 +5519,22 @@ export const Note: MessageFns<Note> = {
             message.why = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4169,6 +5564,12 @@ export const Note: MessageFns<Note> = {
         : "",
       scheduling: isSet(object.scheduling) ? schedulingFromJSON(object.scheduling) : 0,
       why: isSet(object.why) ? globalThis.String(object.why) : "",
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
     };
   },
 
@@ -4195,6 +5596,12 @@ export const Note: MessageFns<Note> = {
     if (message.why !== "") {
       obj.why = message.why;
     }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
     return obj;
   },
 
@@ -4210,6 +5617,8 @@ export const Note: MessageFns<Note> = {
     message.callId = object.callId ?? "";
     message.scheduling = object.scheduling ?? 0;
     message.why = object.why ?? "";
+    message.runId = object.runId ?? "";
+    message.seq = object.seq ?? 0;
     return message;
   },
 };
@@ -4387,6 +5796,67 @@ export const ArbiterServiceService = {
       Buffer.from(CloseSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CloseSessionResponse => CloseSessionResponse.decode(value),
   },
+  /**
+   * Connect reports that the agent has a new connection to the model server for the
+   * same conversation (Gemini Live session resumption, a reconnect): the session id
+   * names the conversation and stays the same; the connection id changes. Calls still
+   * pending from an earlier connection can no longer be answered by function response
+   * (the new connection never saw them): they come back as skips with reason
+   * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+   * note instead. A re-issue on the new connection is deduplicated against the job by
+   * business key, and confirm-then-act runs carry over. Connecting again with the
+   * current id changes nothing. The session is created if needed; a closed session
+   * gives FAILED_PRECONDITION.
+   */
+  connect: {
+    path: "/arbiter.v1.ArbiterService/Connect" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ConnectRequest): Buffer => Buffer.from(ConnectRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConnectRequest => ConnectRequest.decode(value),
+    responseSerialize: (value: ConnectResponse): Buffer => Buffer.from(ConnectResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConnectResponse => ConnectResponse.decode(value),
+  },
+  /**
+   * ReportProgress reports an interim result of a job still running (a long
+   * NON_BLOCKING tool's progress). It comes back as non-final function responses
+   * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+   * session said its provider honours response scheduling (ConfigureSession), and is
+   * dropped otherwise. It never answers a call (the final response is still to come),
+   * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+   * FAILED_PRECONDITION for a completed one.
+   */
+  reportProgress: {
+    path: "/arbiter.v1.ArbiterService/ReportProgress" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportProgressRequest): Buffer =>
+      Buffer.from(ReportProgressRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportProgressRequest => ReportProgressRequest.decode(value),
+    responseSerialize: (value: ReportProgressResponse): Buffer =>
+      Buffer.from(ReportProgressResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReportProgressResponse => ReportProgressResponse.decode(value),
+  },
+  /**
+   * Watch streams every effect of one session as it becomes due: function responses
+   * (including deadline answers and run prompts), skips, notes and run state changes,
+   * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+   * those made due by timers, so an agent needs no polling. Resume after a reconnect
+   * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+   * delivered twice and nothing is skipped. The stream ends when the session closes
+   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+   * log keeps (the last 256 effects): resynchronise with GetSession.
+   */
+  watch: {
+    path: "/arbiter.v1.ArbiterService/Watch" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchRequest): Buffer => Buffer.from(WatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchRequest => WatchRequest.decode(value),
+    responseSerialize: (value: WatchResponse): Buffer => Buffer.from(WatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WatchResponse => WatchResponse.decode(value),
+  },
 } as const;
 
 export interface ArbiterServiceServer extends UntypedServiceImplementation {
@@ -4464,6 +5934,41 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * other RPC but GetSession, Poll and Decide gets FAILED_PRECONDITION.
    */
   closeSession: handleUnaryCall<CloseSessionRequest, CloseSessionResponse>;
+  /**
+   * Connect reports that the agent has a new connection to the model server for the
+   * same conversation (Gemini Live session resumption, a reconnect): the session id
+   * names the conversation and stays the same; the connection id changes. Calls still
+   * pending from an earlier connection can no longer be answered by function response
+   * (the new connection never saw them): they come back as skips with reason
+   * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+   * note instead. A re-issue on the new connection is deduplicated against the job by
+   * business key, and confirm-then-act runs carry over. Connecting again with the
+   * current id changes nothing. The session is created if needed; a closed session
+   * gives FAILED_PRECONDITION.
+   */
+  connect: handleUnaryCall<ConnectRequest, ConnectResponse>;
+  /**
+   * ReportProgress reports an interim result of a job still running (a long
+   * NON_BLOCKING tool's progress). It comes back as non-final function responses
+   * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+   * session said its provider honours response scheduling (ConfigureSession), and is
+   * dropped otherwise. It never answers a call (the final response is still to come),
+   * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+   * FAILED_PRECONDITION for a completed one.
+   */
+  reportProgress: handleUnaryCall<ReportProgressRequest, ReportProgressResponse>;
+  /**
+   * Watch streams every effect of one session as it becomes due: function responses
+   * (including deadline answers and run prompts), skips, notes and run state changes,
+   * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+   * those made due by timers, so an agent needs no polling. Resume after a reconnect
+   * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+   * delivered twice and nothing is skipped. The stream ends when the session closes
+   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+   * log keeps (the last 256 effects): resynchronise with GetSession.
+   */
+  watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
 }
 
 export interface ArbiterServiceClient extends Client {
@@ -4678,6 +6183,74 @@ export interface ArbiterServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CloseSessionResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Connect reports that the agent has a new connection to the model server for the
+   * same conversation (Gemini Live session resumption, a reconnect): the session id
+   * names the conversation and stays the same; the connection id changes. Calls still
+   * pending from an earlier connection can no longer be answered by function response
+   * (the new connection never saw them): they come back as skips with reason
+   * "connection_closed", their jobs go on, and each job's outcome goes out as a status
+   * note instead. A re-issue on the new connection is deduplicated against the job by
+   * business key, and confirm-then-act runs carry over. Connecting again with the
+   * current id changes nothing. The session is created if needed; a closed session
+   * gives FAILED_PRECONDITION.
+   */
+  connect(
+    request: ConnectRequest,
+    callback: (error: ServiceError | null, response: ConnectResponse) => void,
+  ): ClientUnaryCall;
+  connect(
+    request: ConnectRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ConnectResponse) => void,
+  ): ClientUnaryCall;
+  connect(
+    request: ConnectRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ConnectResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ReportProgress reports an interim result of a job still running (a long
+   * NON_BLOCKING tool's progress). It comes back as non-final function responses
+   * (`interim`, Gemini `will_continue`) on the job's live NON_BLOCKING call ids when the
+   * session said its provider honours response scheduling (ConfigureSession), and is
+   * dropped otherwise. It never answers a call (the final response is still to come),
+   * is never a user turn and never counts as user speech. NOT_FOUND for an unknown job;
+   * FAILED_PRECONDITION for a completed one.
+   */
+  reportProgress(
+    request: ReportProgressRequest,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Watch streams every effect of one session as it becomes due: function responses
+   * (including deadline answers and run prompts), skips, notes and run state changes,
+   * each once, in the order the unary RPCs hand them out (ascending `seq`), including
+   * those made due by timers, so an agent needs no polling. Resume after a reconnect
+   * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
+   * delivered twice and nothing is skipped. The stream ends when the session closes
+   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
+   * log keeps (the last 256 effects): resynchronise with GetSession.
+   */
+  watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+  watch(
+    request: WatchRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<WatchResponse>;
 }
 
 export const ArbiterServiceClient = makeGenericClientConstructor(
