@@ -205,8 +205,10 @@ class ArbiterServiceServicer(object):
         "connection_closed", their jobs go on, and each job's outcome goes out as a status
         note instead. A re-issue on the new connection is deduplicated against the job by
         business key, and confirm-then-act runs carry over. Connecting again with the
-        current id changes nothing. The session is created if needed; a closed session
-        gives FAILED_PRECONDITION.
+        current id changes nothing. Call it as each connection opens, the first one
+        included, before registering its calls: calls registered before a session's first
+        Connect belong to no connection, and that first Connect ends them too. The session
+        is created if needed; a closed session gives FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -997,8 +997,10 @@ export declare const ArbiterServiceService: {
      * "connection_closed", their jobs go on, and each job's outcome goes out as a status
      * note instead. A re-issue on the new connection is deduplicated against the job by
      * business key, and confirm-then-act runs carry over. Connecting again with the
-     * current id changes nothing. The session is created if needed; a closed session
-     * gives FAILED_PRECONDITION.
+     * current id changes nothing. Call it as each connection opens, the first one
+     * included, before registering its calls: calls registered before a session's first
+     * Connect belong to no connection, and that first Connect ends them too. The session
+     * is created if needed; a closed session gives FAILED_PRECONDITION.
      */
     readonly connect: {
         readonly path: "/arbiter.v1.ArbiterService/Connect";
@@ -1132,8 +1134,10 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * "connection_closed", their jobs go on, and each job's outcome goes out as a status
      * note instead. A re-issue on the new connection is deduplicated against the job by
      * business key, and confirm-then-act runs carry over. Connecting again with the
-     * current id changes nothing. The session is created if needed; a closed session
-     * gives FAILED_PRECONDITION.
+     * current id changes nothing. Call it as each connection opens, the first one
+     * included, before registering its calls: calls registered before a session's first
+     * Connect belong to no connection, and that first Connect ends them too. The session
+     * is created if needed; a closed session gives FAILED_PRECONDITION.
      */
     connect: handleUnaryCall<ConnectRequest, ConnectResponse>;
     /**
@@ -1263,8 +1267,10 @@ export interface ArbiterServiceClient extends Client {
      * "connection_closed", their jobs go on, and each job's outcome goes out as a status
      * note instead. A re-issue on the new connection is deduplicated against the job by
      * business key, and confirm-then-act runs carry over. Connecting again with the
-     * current id changes nothing. The session is created if needed; a closed session
-     * gives FAILED_PRECONDITION.
+     * current id changes nothing. Call it as each connection opens, the first one
+     * included, before registering its calls: calls registered before a session's first
+     * Connect belong to no connection, and that first Connect ends them too. The session
+     * is created if needed; a closed session gives FAILED_PRECONDITION.
      */
     connect(request: ConnectRequest, callback: (error: ServiceError | null, response: ConnectResponse) => void): ClientUnaryCall;
     connect(request: ConnectRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ConnectResponse) => void): ClientUnaryCall;
