@@ -122,6 +122,9 @@ type backend struct {
 	ResultMS json.RawMessage `json:"result_ms"`
 	// Result is a read-only tool's result (default {"status": "ok"}).
 	Result map[string]any `json:"result"`
+	// ProgressMS are the times after the call (ms, increasing) at which a read-only
+	// tool still running reports progress (ReportProgress with {"progress": "i/n"}).
+	ProgressMS []int64 `json:"progress_ms"`
 }
 
 type job struct {
@@ -130,6 +133,8 @@ type job struct {
 	prepared              bool
 	prepareAt             time.Time
 	decided               bool
+	// done is set once a read-only job's result was reported.
+	done bool
 }
 
 // step kinds of the fake backend.
@@ -137,12 +142,15 @@ const (
 	stepPrepared = iota // a side-effecting job's prepare finished
 	stepResult          // a read-only job's result arrived
 	stepResolved        // the backend learned the real outcome of an unknown commit
+	stepProgress        // a read-only job still running reported progress
 )
 
 type pending struct {
 	at   time.Time
 	job  *job
 	kind int
+	// n is the progress report's number (1-based), for stepProgress.
+	n int
 }
 
 type runner struct {
@@ -376,6 +384,13 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	if ev.CommitResult != nil {
 		r.commitResult = ev.CommitResult
 	}
+	if ev.ResponseScheduling != nil {
+		if _, err := r.c.ConfigureSession(r.ctx, &arbiterv1.ConfigureSessionRequest{
+			SessionId: r.opt.SessionID, ResponseScheduling: *ev.ResponseScheduling,
+		}); err != nil {
+			return fmt.Errorf("ConfigureSession: %w", err)
+		}
+	}
 	for tool, raw := range ev.Backend {
 		var b backend
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -406,6 +421,11 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 		}
 		if _, err := structpb.NewStruct(b.Result); err != nil {
 			return fmt.Errorf("backend.%s.result: %v", tool, err)
+		}
+		for i, ms := range b.ProgressMS {
+			if ms < 0 || ms > MaxPrepareMS || (i > 0 && ms <= b.ProgressMS[i-1]) {
+				return fmt.Errorf("backend.%s.progress_ms[%d]: %d is not increasing within 0..%d", tool, i, ms, MaxPrepareMS)
+			}
 		}
 		if len(b.ResultMS) > 0 && string(b.ResultMS) != "null" {
 			if v, err := strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil || v < 0 || v > MaxPrepareMS {
@@ -491,6 +511,9 @@ func (r *runner) toolCall(ev TraceEvent) error {
 			if resultMS >= 0 {
 				r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, kind: stepResult})
 			}
+			for i, ms := range b.ProgressMS {
+				r.schedule(pending{at: r.clock.Now().Add(time.Duration(ms) * time.Millisecond), job: j, kind: stepProgress, n: i + 1})
+			}
 		}
 	}
 	if err := r.effects(resp.GetEffects()); err != nil {
@@ -515,7 +538,21 @@ func (r *runner) backendStep(p pending) error {
 	if p.kind == stepResolved {
 		return r.resolve(j)
 	}
+	if p.kind == stepProgress {
+		if j.done {
+			return nil // the result came first: nothing is still running
+		}
+		n := len(r.backends[j.tool].ProgressMS)
+		resp, err := r.c.ReportProgress(r.ctx, &arbiterv1.ReportProgressRequest{
+			SessionId: r.opt.SessionID, JobId: j.id, Result: mustStruct(map[string]any{"progress": fmt.Sprintf("%d/%d", p.n, n)}),
+		})
+		if err != nil {
+			return fmt.Errorf("ReportProgress: %w", err)
+		}
+		return r.effects(resp.GetEffects())
+	}
 	if p.kind == stepResult {
+		j.done = true
 		result := r.backends[j.tool].Result
 		if result == nil {
 			result = map[string]any{"status": "ok"}

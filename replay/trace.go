@@ -24,6 +24,10 @@ type TraceEvent struct {
 	PrepareMS    *int64                     `json:"prepare_ms,omitempty"`
 	CommitResult map[string]any             `json:"commit_result,omitempty"`
 	Backend      map[string]json.RawMessage `json:"backend,omitempty"`
+	// ResponseScheduling, when true, tells the arbiter (ConfigureSession) that the
+	// provider honours function-response scheduling, so interim responses and notes
+	// riding on function responses are used.
+	ResponseScheduling *bool `json:"response_scheduling,omitempty"`
 	// Policy names the tool-policy file a scenario runs under, relative to the trace
 	// (a test extension: `arbiter replay` takes the policy from --tools).
 	Policy string `json:"policy,omitempty"`

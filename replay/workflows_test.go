@@ -91,6 +91,27 @@ var workflowChecks = map[string]func(t *testing.T, w *wf){
 		w.status(w.callIDs()[1], "cancelled")
 		w.none("decision")
 	},
+	// A long NON_BLOCKING read-only call reports progress twice before its result:
+	// two interim responses (final: false, not answers), then the one final response.
+	"readonly_progress": func(t *testing.T, w *wf) {
+		var interim, final int
+		for _, l := range w.kind("response") {
+			if l.Final != nil && !*l.Final {
+				interim++
+				if p, _ := l.Payload["status"].(string); p != "in_progress" {
+					t.Errorf("interim response %v, want status in_progress", l.Payload)
+				}
+			} else {
+				final++
+			}
+		}
+		if interim != 2 || final != 1 {
+			t.Errorf("%d interim and %d final responses, want 2 and 1", interim, final)
+		}
+		if w.res.Summary.Answered != 1 {
+			t.Errorf("answered %d, want 1 (interim responses are not answers)", w.res.Summary.Answered)
+		}
+	},
 	// (e) a confirmation with no run open: rejected with an error, nothing executes.
 	"confirm_without_run": func(t *testing.T, w *wf) {
 		w.commits(0)
