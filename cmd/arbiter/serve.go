@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/health"
@@ -30,6 +33,8 @@ type serveCmd struct {
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
+	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this file across restarts: read at start (a missing file is an empty store), written every --state-interval and after the drain on SIGTERM. Not with --redis-url. Empty: sessions live only in memory."`
+	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
@@ -50,7 +55,10 @@ type serveCmd struct {
 // store (and its Redis client) closes. With --redis-url the store is pinged every
 // --health-interval: health is SERVING only while Redis answers; the server starts even
 // when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers without a
-// restart when it comes back.
+// restart when it comes back. With --state-file the embedded store's sessions are
+// restored from the file at start (a corrupt file fails the start), written to it
+// every --state-interval while they change, and once more after the drain, when no
+// RPC can change them any more.
 func (c *serveCmd) Run(env *runEnv) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -69,6 +77,12 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 || c.RPCTimeout <= 0 {
 		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout, --health-interval and --rpc-timeout must be positive")
+	}
+	if c.StateFile != "" && c.RedisURL != "" {
+		return fmt.Errorf("--state-file is for the embedded store; Redis keeps its own state: drop one of --state-file and --redis-url")
+	}
+	if c.StateEvery < 0 {
+		return fmt.Errorf("--state-interval must not be negative")
 	}
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
@@ -99,6 +113,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	var (
 		store     arbiter.Store
 		storeName = "memory"
+		state     *stateFile // nil without --state-file
 	)
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
@@ -111,6 +126,13 @@ func (c *serveCmd) Run(env *runEnv) error {
 		ms := memory.New(nil)
 		ms.MaxSessions = c.MaxSessions
 		store = ms
+		if c.StateFile != "" {
+			state = &stateFile{store: ms, path: c.StateFile, every: c.StateEvery, log: log}
+			if err := state.load(); err != nil {
+				_ = store.Close()
+				return err
+			}
+		}
 	}
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: store, Clock: arbiter.SystemClock{},
@@ -147,6 +169,9 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
+	if state != nil {
+		attrs = append(attrs, "state_file", c.StateFile)
+	}
 	log.Info("arbiter serving", attrs...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
@@ -154,6 +179,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	hctx, stopHealth := context.WithCancel(env.ctx)
 	healthDone := make(chan struct{})
 	go func() { hc.loop(hctx); close(healthDone) }()
+	stopState := state.start()
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	select {
@@ -162,6 +188,10 @@ func (c *serveCmd) Run(env *runEnv) error {
 		<-healthDone
 		if metricsSrv != nil {
 			_ = metricsSrv.Close()
+		}
+		stopState()
+		if serr := state.save("stop"); serr != nil && err == nil {
+			err = serr
 		}
 		_ = store.Close()
 		return err
@@ -186,7 +216,98 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if metricsSrv != nil {
 		_ = metricsSrv.Close()
 	}
+	// Every RPC has finished (or was cut by the hard stop): the last state is final.
+	stopState()
+	if err := state.save("shutdown"); err != nil {
+		_ = store.Close()
+		return err
+	}
 	return store.Close()
+}
+
+// stateFile keeps the embedded store's sessions in a file (--state-file): restored at
+// start, written every interval while sessions change, and once more at shutdown.
+// save and start are no-ops on a nil *stateFile (no --state-file).
+type stateFile struct {
+	store *memory.Store
+	path  string
+	every time.Duration // 0: no periodic writes
+	log   *slog.Logger
+
+	written uint64 // store.Changes() before the last successful write; only the owner of the writes touches it
+}
+
+// load restores the file into the store (a missing file starts empty) and writes it
+// back at once, so a path that cannot be written fails the start rather than the
+// first snapshot, and sessions that expired while the server was down leave the file.
+func (sf *stateFile) load() error {
+	start := time.Now()
+	n, err := sf.store.LoadFile(sf.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		sf.log.Info("no state file yet: starting with no sessions", "state_file", sf.path)
+	case err != nil:
+		return fmt.Errorf("--state-file: %w", err)
+	default:
+		sf.log.Info("sessions restored", "state_file", sf.path, "sessions", n, "took", time.Since(start).Round(time.Microsecond))
+	}
+	if err := sf.save("start"); err != nil {
+		return fmt.Errorf("--state-file: %w", err)
+	}
+	return nil
+}
+
+// save writes the file unless nothing changed since the last write (at "start" it
+// always writes); why ("start", "periodic", "shutdown", "stop") is logged. A failed
+// periodic write is logged here; the others are returned for the caller to report.
+func (sf *stateFile) save(why string) error {
+	if sf == nil {
+		return nil
+	}
+	changes := sf.store.Changes() // read before: a change racing the write is written again next time
+	if changes == sf.written && why != "start" {
+		return nil
+	}
+	start := time.Now()
+	n, err := sf.store.SaveFile(sf.path)
+	if err != nil {
+		if why == "periodic" { // the others return it
+			sf.log.Error("session state not written", "err", err, "when", why)
+		}
+		return err
+	}
+	sf.written = changes
+	level := slog.LevelDebug
+	if why != "periodic" {
+		level = slog.LevelInfo
+	}
+	sf.log.Log(context.Background(), level, "session state written", "state_file", sf.path, "sessions", n,
+		"took", time.Since(start).Round(time.Microsecond), "when", why)
+	return nil
+}
+
+// start writes the file every sf.every until the returned function is called; that
+// function returns once no write is in progress, so the caller may write next.
+func (sf *stateFile) start() (stop func()) {
+	if sf == nil || sf.every <= 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(sf.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_ = sf.save("periodic") // logged; the next tick tries again
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(quit); <-done }) }
 }
 
 // healthCheck sets the gRPC health status (overall and the arbiter service) from the

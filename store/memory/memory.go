@@ -1,7 +1,8 @@
 // Package memory is the embedded, in-process arbiter.Store: the default when no Redis
 // is configured. It keeps each session as its encoded bytes (so callers always get
 // private copies, exactly as from a shared store) and drops sessions whose idle TTL
-// ran out.
+// ran out. Snapshot and Restore (SaveFile and LoadFile for a file) carry the sessions
+// across a restart of the process.
 package memory
 
 import (
@@ -13,7 +14,8 @@ import (
 )
 
 // Store is an in-memory arbiter.Store. It is safe for concurrent use. Sessions live
-// only as long as the process.
+// only as long as the process, unless saved with SaveFile (or Snapshot) and restored
+// with LoadFile (or Restore) by the next one.
 type Store struct {
 	// MaxSessions bounds how many sessions the store holds: creating one more is
 	// ResourceExhausted. Zero means unlimited. Set it before first use.
@@ -24,10 +26,15 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[arbiter.SessionKey]*record
 	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
+	changes  uint64 // successful Saves and Restores; see Changes
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	fileMu sync.Mutex // serializes SaveFile
 }
 
+// record is one stored session. A record is never changed once stored (a Save stores
+// a new one), so readers may use it after releasing the lock.
 type record struct {
 	data    []byte
 	version uint64
@@ -125,6 +132,7 @@ func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) e
 		nr.expires = m.now().Add(ttl)
 	}
 	m.sessions[s.Key] = nr
+	m.changes++
 	s.Version = nr.version
 	for ch := range m.watchers[s.Key] {
 		select {

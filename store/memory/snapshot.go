@@ -1,0 +1,247 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+// snapshotFormat names the snapshot's format; Restore refuses any other. A change that
+// older binaries could not read takes a new name.
+const snapshotFormat = "arbiter-memory-store/v1"
+
+// snapshotHeader is the snapshot document without its sessions, which Snapshot
+// streams one by one.
+type snapshotHeader struct {
+	Format  string    `json:"format"`
+	Written time.Time `json:"written"`
+}
+
+// snapshotFile is the whole snapshot document as Restore reads it:
+//
+//	{"format": "arbiter-memory-store/v1", "written": RFC 3339 time,
+//	 "sessions": [{"key": {"tenant": ..., "id": ...}, "version": N,
+//	               "expires": RFC 3339 time (absent: never), "session": {...}}, ...]}
+type snapshotFile struct {
+	snapshotHeader
+	Sessions *[]snapshotRecord `json:"sessions"`
+}
+
+// snapshotRecord is one stored session: its key, its compare-and-set version, when
+// its idle TTL runs out (an absolute time on the store's clock, nil: never) and the
+// session as arbiter.EncodeSession wrote it (JSON, embedded as is).
+type snapshotRecord struct {
+	Key     arbiter.SessionKey `json:"key"`
+	Version uint64             `json:"version"`
+	Expires *time.Time         `json:"expires,omitempty"`
+	Session json.RawMessage    `json:"session"`
+}
+
+// Snapshot writes every live session to w as one JSON document (format
+// "arbiter-memory-store/v1": each session's key, version, absolute expiry on the
+// store's clock, and encoded state), sorted by key, and returns how many it wrote.
+// Sessions already expired by the store's clock are left out. The sessions are taken
+// at one instant (the store's lock is held only to collect them, not while writing),
+// so concurrent Saves are either wholly in the snapshot or not at all. Errors are w's.
+// Safe for concurrent use.
+func (m *Store) Snapshot(w io.Writer) (int, error) {
+	m.mu.Lock()
+	now := m.now()
+	recs := make([]snapshotRecord, 0, len(m.sessions))
+	for k, r := range m.sessions {
+		if m.expired(r) {
+			continue
+		}
+		sr := snapshotRecord{Key: k, Version: r.version, Session: r.data} // records are never mutated
+		if !r.expires.IsZero() {
+			e := r.expires
+			sr.Expires = &e
+		}
+		recs = append(recs, sr)
+	}
+	m.mu.Unlock()
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i].Key, recs[j].Key
+		if a.Tenant != b.Tenant {
+			return a.Tenant < b.Tenant
+		}
+		return a.ID < b.ID
+	})
+
+	bw := bufio.NewWriterSize(w, 64<<10)
+	head, err := json.Marshal(snapshotHeader{Format: snapshotFormat, Written: now})
+	if err != nil {
+		return 0, err
+	}
+	bw.Write(head[:len(head)-1]) // without its closing brace; bufio keeps the first error for Flush
+	bw.WriteString(`,"sessions":[`)
+	for i, sr := range recs {
+		b, err := json.Marshal(sr)
+		if err != nil {
+			return 0, fmt.Errorf("encode session %q: %w", sr.Key.String(), err)
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n")
+		bw.Write(b)
+	}
+	bw.WriteString("\n]}\n")
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return len(recs), nil
+}
+
+// Restore reads a document that Snapshot wrote and adds its sessions to the store,
+// each with its version (so compare-and-set goes on from where it was) and its
+// absolute expiry; a session already stored under the same key is replaced, others
+// stay. Sessions already expired by the store's clock are skipped. It returns how
+// many sessions it restored. MaxSessions is not applied: every live session in the
+// document is restored, and new sessions are refused until the count falls below the
+// limit. Restore is all or nothing: a document that is not valid JSON, has another
+// format, or holds a session that does not decode or whose key differs from its
+// record's changes nothing and returns an error saying what is wrong. Watchers of a
+// restored session are woken. Safe for concurrent use; meant for start-up, before
+// the store serves.
+func (m *Store) Restore(r io.Reader) (int, error) {
+	var f snapshotFile
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&f); err != nil {
+		return 0, fmt.Errorf("not a session snapshot: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return 0, errors.New("not a session snapshot: data after the document")
+	}
+	if f.Format != snapshotFormat {
+		return 0, fmt.Errorf("snapshot format %q, want %q", f.Format, snapshotFormat)
+	}
+	if f.Sessions == nil {
+		return 0, errors.New("not a session snapshot: no sessions list")
+	}
+	recs := *f.Sessions
+	seen := make(map[arbiter.SessionKey]bool, len(recs))
+	for i, sr := range recs {
+		if sr.Key.ID == "" {
+			return 0, fmt.Errorf("session %d: no key id", i+1)
+		}
+		if seen[sr.Key] {
+			return 0, fmt.Errorf("session %q: twice in the snapshot", sr.Key.String())
+		}
+		seen[sr.Key] = true
+		if sr.Version == 0 {
+			return 0, fmt.Errorf("session %q: version 0 (a stored session has version 1 or more)", sr.Key.String())
+		}
+		s, err := arbiter.DecodeSession(sr.Session)
+		if err != nil {
+			return 0, fmt.Errorf("session %q: %v", sr.Key.String(), err)
+		}
+		if s.Key != sr.Key {
+			return 0, fmt.Errorf("session %q: its state is of session %q", sr.Key.String(), s.Key.String())
+		}
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, sr := range recs {
+		nr := &record{data: bytes.Clone(sr.Session), version: sr.Version}
+		if sr.Expires != nil {
+			nr.expires = *sr.Expires
+			if m.expired(nr) {
+				continue
+			}
+		}
+		m.sessions[sr.Key] = nr
+		n++
+		for ch := range m.watchers[sr.Key] {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	m.changes++
+	return n, nil
+}
+
+// Changes returns a count that grows with every successful Save and Restore. A caller
+// that read c before writing a snapshot has nothing new to write while Changes still
+// returns c (sessions that expire meanwhile only make the snapshot hold sessions that
+// Restore skips). Safe for concurrent use.
+func (m *Store) Changes() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changes
+}
+
+// SaveFile writes a Snapshot to path atomically: to a temporary file in the same
+// directory (mode 0600), synced to disk, then renamed over path, and the directory
+// synced; a crash at any point leaves either the previous file or the new one, never
+// a mix. It returns how many sessions it wrote. Calls are serialized, so with
+// concurrent callers the file ends with the latest snapshot. Errors name the file.
+func (m *Store) SaveFile(path string) (int, error) {
+	m.fileMu.Lock()
+	defer m.fileMu.Unlock()
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return 0, fmt.Errorf("write session state %s: %w", path, err)
+	}
+	fail := func(err error) (int, error) {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return 0, fmt.Errorf("write session state %s: %w", path, err)
+	}
+	n, err := m.Snapshot(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return 0, fmt.Errorf("write session state %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil { // make the rename itself durable
+		err = d.Sync()
+		_ = d.Close()
+		if err != nil {
+			return 0, fmt.Errorf("write session state %s: sync directory: %w", path, err)
+		}
+	}
+	return n, nil
+}
+
+// LoadFile restores the sessions in a file that SaveFile wrote (see Restore) and
+// returns how many it restored. A missing file is an error for which
+// errors.Is(err, fs.ErrNotExist) holds; a corrupt one is an error that names the file
+// and says what is wrong, and restores nothing.
+func (m *Store) LoadFile(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read session state: %w", err) // *PathError names the file
+	}
+	defer f.Close()
+	n, err := m.Restore(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return 0, fmt.Errorf("read session state %s: %w", path, err)
+	}
+	return n, nil
+}
