@@ -143,8 +143,17 @@ func TestConnect(t *testing.T) {
 	if len(out.Effects.Skips) != 1 || out.Effects.Skips[0].CallID != "w1" {
 		t.Errorf("%+v", out.Effects)
 	}
-	if out := sp.do(2100, Connect{ConnectionID: "conn-A"}); !out.Effects.Empty() {
-		t.Errorf("back to A: %+v", out.Effects)
+	// A delayed Connect to the ended connection is refused and cuts nothing off.
+	sp.do(2050, RegisterCall{CallID: "w3", Tool: "get_weather"})
+	enc, _ := EncodeSession(sp.s)
+	if _, err := sp.e.Step(sp.s, ms(2100), Connect{ConnectionID: "conn-A"}); KindOf(err) != FailedPrecondition || !strings.Contains(err.Error(), "connection_id") {
+		t.Errorf("back to A: %v, want FailedPrecondition naming connection_id", err)
+	}
+	if after, _ := EncodeSession(sp.s); string(after) != string(enc) {
+		t.Errorf("a refused Connect changed the session")
+	}
+	if sp.s.Call("w3").Outcome != nil {
+		t.Errorf("w3 on the live connection died: %+v", sp.s.Call("w3").Outcome)
 	}
 	// The dead id, registered again, is the recorded skip with its seq.
 	re := sp.do(2200, RegisterCall{CallID: "w1", Tool: "get_weather"})

@@ -19,7 +19,7 @@ func TestDeadlines(t *testing.T) {
 		}
 		out := sp.do(61000, Tick{})
 		if len(out.Effects.Responses) != 1 || out.Effects.Responses[0].Payload["status"] != "timeout" ||
-			!strings.Contains(out.Effects.Responses[0].Payload["error"].(string), "not executed") {
+			!strings.Contains(out.Effects.Responses[0].Payload["error"].(string), "no result from get_weather within 1m0s") {
 			t.Fatalf("deadline: %+v", out.Effects)
 		}
 		late := sp.do(70000, Complete{JobID: j, Outcome: Result, Result: map[string]any{"temp_c": 21.0}})

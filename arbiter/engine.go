@@ -24,6 +24,9 @@ const (
 	MaxErrorBytes = 4 << 10
 	// keepUtterances is how many settled utterances a session keeps.
 	keepUtterances = 16
+	// keepConnections is how many ended connection ids a session remembers (to refuse
+	// a delayed Connect to one of them).
+	keepConnections = 64
 )
 
 // InterruptAfterNote: an `interrupted` that follows the arbiter's own `now` note by
@@ -169,7 +172,7 @@ type CallResult struct {
 	Repeat bool
 	// RunID is the confirm-then-act run the call opened, joined or answered.
 	RunID string
-	// Tool and Args are what job JobID executes: the call's own function and args,
+	// Tool and Args, for Execute only, are what job JobID executes: the call's own function and args,
 	// except for a confirmation call that started its run's job, which executes the
 	// run's tool with the run's args (step answers merged in).
 	Tool string
@@ -305,7 +308,10 @@ func (st *step) validate(ev Event) error {
 		if err := notClosed(s); err != nil {
 			return err
 		}
-		if ev.CallID != "" && s.call(ev.CallID) != nil {
+		if c := s.call(ev.CallID); ev.CallID != "" && c != nil {
+			if c.Tool != ev.Tool {
+				return Errorf(FailedPrecondition, "call_id: %q was registered for %s, not %s: a call id names one function call", trunc(ev.CallID), c.Tool, trunc(ev.Tool))
+			}
 			return nil // idempotent repeat: answered from the record
 		}
 		max := st.e.MaxCalls
@@ -355,7 +361,17 @@ func (st *step) validate(ev Event) error {
 		if err := notClosed(s); err != nil {
 			return err
 		}
+		for _, id := range s.PastConnections {
+			if id == ev.ConnectionID {
+				// A delayed retry of an old Connect must not cut off the live
+				// connection's calls.
+				return Errorf(FailedPrecondition, "connection_id: connection %q of session %q has already ended; each new connection needs a new id", trunc(id), s.Key.ID)
+			}
+		}
 	case Progress:
+		if !validName(ev.JobID) {
+			return Errorf(Invalid, "job_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.JobID))
+		}
 		j := s.job(ev.JobID)
 		if j == nil {
 			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
@@ -372,6 +388,9 @@ func (st *step) validate(ev Event) error {
 			return err
 		}
 	case Decide:
+		if !validName(ev.JobID) {
+			return Errorf(Invalid, "job_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.JobID))
+		}
 		j := s.job(ev.JobID)
 		if j == nil {
 			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
@@ -380,6 +399,9 @@ func (st *step) validate(ev Event) error {
 			return Errorf(FailedPrecondition, "job_id: job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
 		}
 	case Complete:
+		if !validName(ev.JobID) {
+			return Errorf(Invalid, "job_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", trunc(ev.JobID))
+		}
 		j := s.job(ev.JobID)
 		if j == nil {
 			return Errorf(NotFound, "job_id: job %q not found in session %q", trunc(ev.JobID), s.Key.ID)
@@ -624,6 +646,12 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 	wait := tp.timings.MaxPending
 	p := map[string]any{"status": "timeout", "executed": false,
 		"error": fmt.Sprintf("%s was not executed: no outcome within %v", tp.tool.Name, wait)}
+	if j != nil && !j.SideEffect {
+		// The agent was told to run it: whether it ran is not known, only that no
+		// result came.
+		p = map[string]any{"status": "timeout", "error": fmt.Sprintf(
+			"no result from %s within %v; if it comes later it will be reported in a status note", tp.tool.Name, wait)}
+	}
 	if j != nil {
 		if j.SideEffect && j.Decision == Undecided {
 			st.decideJob(j, DecisionCancel, CauseDeadline, fmt.Sprintf("no outcome within max_pending %v", wait))
@@ -850,7 +878,10 @@ func (st *step) mintCallID() string {
 func (st *step) callResult(c *Call) *CallResult {
 	r := &CallResult{CallID: c.ID, Disposition: c.Disposition, JobID: c.JobID, DuplicateOf: c.DuplicateOf, RunID: c.RunID}
 	if j := st.s.job(c.JobID); j != nil {
-		r.BusinessKey, r.SideEffect, r.Tool, r.Args = j.Key, j.SideEffect, j.Tool, j.Args
+		r.BusinessKey, r.SideEffect = j.Key, j.SideEffect
+		if c.Disposition == Execute {
+			r.Tool, r.Args = j.Tool, j.Args
+		}
 	}
 	return r
 }
@@ -1337,6 +1368,9 @@ func (st *step) commitNote(j *Job) string {
 
 // compactJSON renders a result for a note.
 func compactJSON(v map[string]any) string {
+	if len(v) == 0 {
+		return `{"status":"ok"}` // what the call's own response would have said
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "{}"
@@ -1461,13 +1495,13 @@ func (st *step) close() {
 			st.decideJob(j, DecisionCancel, CauseClosed, "the session closed before a decision")
 		}
 	}
+	for _, c := range s.Calls {
+		st.kill(c, "session_closed")
+	}
 	for _, r := range s.Runs {
 		if r.State == RunOpened {
 			st.endRun(nil, r, RunCancelled, "the session closed", st.e.Policy.lookup(r.Tool))
 		}
-	}
-	for _, c := range s.Calls {
-		st.kill(c, "session_closed")
 	}
 }
 
@@ -1481,6 +1515,12 @@ func (st *step) connect(ev Connect) {
 	for _, c := range s.Calls {
 		if c.Outcome == nil && c.Connection != ev.ConnectionID {
 			st.kill(c, "connection_closed")
+		}
+	}
+	if s.Connection != "" {
+		s.PastConnections = append(s.PastConnections, s.Connection)
+		if n := len(s.PastConnections) - keepConnections; n > 0 {
+			s.PastConnections = s.PastConnections[n:]
 		}
 	}
 	s.Connection = ev.ConnectionID

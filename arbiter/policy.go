@@ -354,6 +354,9 @@ func (t *Tool) validateRun(p *Policy) error {
 	if t.ConfirmTool != "" && !t.runs() {
 		return Errorf(Invalid, "tools[%s].confirm_tool: set, but the tool has neither confirm nor steps", t.Name)
 	}
+	if t.MaxAsks != 0 && !t.runs() {
+		return Errorf(Invalid, "tools[%s].max_asks: set, but the tool has neither confirm nor steps", t.Name)
+	}
 	if !t.runs() {
 		return nil
 	}

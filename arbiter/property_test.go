@@ -149,6 +149,14 @@ func (m *sim) step(e Event) (Output, error) {
 	// An idempotent repeat: a Complete of a job already completed, or (below) a
 	// RegisterCall of an id already registered. Only these may hand an outcome out again.
 	m.repeat = false
+	if rc, ok := e.(RegisterCall); ok {
+		// The model re-sends an id with its own function: a call id names one call
+		// (another function under a known id is refused, tested elsewhere).
+		if c := m.s.Call(rc.CallID); rc.CallID != "" && c != nil && c.Tool != rc.Tool {
+			rc.Tool = c.Tool
+			e = rc
+		}
+	}
 	if c, ok := e.(Complete); ok {
 		if j := m.s.Job(c.JobID); j != nil && j.Outcome != NotCompleted {
 			m.repeat = true

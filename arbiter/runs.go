@@ -295,6 +295,15 @@ func (st *step) runFor(ev RegisterCall) (*Run, string) {
 		r := s.run(id)
 		switch {
 		case r == nil:
+			var open []string
+			for _, o := range s.Runs {
+				if o.State == RunOpened && st.e.Policy.lookup(o.Tool).tool.confirmTool() == ev.Tool {
+					open = append(open, o.ID)
+				}
+			}
+			if len(open) > 0 {
+				return nil, fmt.Sprintf("no run %q in this session: nothing was executed. Open: %s; call %s again with one of them.", trunc(id), strings.Join(open, ", "), ev.Tool)
+			}
 			return nil, fmt.Sprintf("no run %q in this session: nothing was executed. Call the tool the user asked for first.", trunc(id))
 		case st.e.Policy.lookup(r.Tool).tool.confirmTool() != ev.Tool:
 			return nil, fmt.Sprintf("run %q is not confirmed with %s: nothing was executed.", r.ID, ev.Tool)

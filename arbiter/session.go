@@ -65,6 +65,9 @@ type Session struct {
 	// (Connect); calls record the connection they arrived on. Empty until the first
 	// Connect.
 	Connection string `json:"connection,omitempty"`
+	// PastConnections are the ids of ended connections (the latest 64), which a
+	// Connect may not reuse.
+	PastConnections []string `json:"past_connections,omitempty"`
 	// LogSeq is the sequence number of the last effect handed out (0: none yet).
 	// Every effect gets the next one, so Watch can resume after any of them.
 	LogSeq uint64 `json:"log_seq,omitempty"`
@@ -159,6 +162,9 @@ type Call struct {
 	RunID string `json:"run_id,omitempty"`
 	// Connection is the connection the call arrived on (Session.Connection then).
 	Connection string `json:"connection,omitempty"`
+	// PastConnections are the ids of ended connections (the latest 64), which a
+	// Connect may not reuse.
+	PastConnections []string `json:"past_connections,omitempty"`
 	// Outcome is set exactly once: the function response, or the mark that the id is
 	// dead. Nil while the call is pending.
 	Outcome *CallOutcome `json:"outcome,omitempty"`
@@ -453,3 +459,22 @@ func (s *Session) Job(id string) *Job { return s.job(id) }
 
 // Call returns the call with that id, or nil.
 func (s *Session) Call(id string) *Call { return s.call(id) }
+
+// EffectsOf gathers log entries into one Effects, each kind in log order (the entries'
+// Seq fields give the order across kinds).
+func EffectsOf(entries []LogEntry) Effects {
+	var e Effects
+	for _, x := range entries {
+		switch {
+		case x.Response != nil:
+			e.Responses = append(e.Responses, *x.Response)
+		case x.Skip != nil:
+			e.Skips = append(e.Skips, *x.Skip)
+		case x.Note != nil:
+			e.Notes = append(e.Notes, *x.Note)
+		case x.Run != nil:
+			e.Runs = append(e.Runs, *x.Run)
+		}
+	}
+	return e
+}

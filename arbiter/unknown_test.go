@@ -221,7 +221,9 @@ func TestDeadlineThenLateResult(t *testing.T) {
 		sp := newStepper(t, bookingPolicy(func(p *Policy) { p.Tools["get_weather"].Timings.MaxPending = 5 * time.Second }))
 		j := sp.do(1000, RegisterCall{CallID: "w1", Tool: "get_weather", Args: map[string]any{"city": "Lyon"}}).Call.JobID
 		r := onlyResponse(t, sp.do(6000, Tick{}))
-		if r.Payload["status"] != "timeout" || !strings.Contains(r.Payload["error"].(string), "not executed") {
+		// The agent was told to run it: the timeout says no result came, not that
+		// nothing ran.
+		if r.Payload["status"] != "timeout" || !strings.Contains(r.Payload["error"].(string), "no result") || r.Payload["executed"] != nil {
 			t.Fatalf("%+v", r)
 		}
 		late := sp.do(9000, Complete{JobID: j, Outcome: Result, Result: map[string]any{"temp_c": 21.0}})

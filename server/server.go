@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"log/slog"
@@ -434,6 +435,17 @@ func (s *Server) Poll(ctx context.Context, req *arbiterv1.PollRequest) (*arbiter
 	if err != nil {
 		return nil, err
 	}
+	if req.AfterSeq != nil {
+		// Every effect after the agent's cursor, whoever handed it out (a Watch may
+		// have fired the timers first).
+		entries, err := sess.LogAfter(req.GetAfterSeq())
+		if err != nil {
+			return nil, s.status(ctx, err)
+		}
+		if eff, err = effectsPB(arbiter.EffectsOf(entries)); err != nil {
+			return nil, s.status(ctx, err)
+		}
+	}
 	resp := &arbiterv1.PollResponse{Effects: eff}
 	if due, ok := s.svc.Engine.NextTimer(sess); ok {
 		resp.NextTimer = timestamppb.New(due)
@@ -454,6 +466,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 	resp := &arbiterv1.GetSessionResponse{
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
 		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
+		Language: cmp.Or(ss.Language, arbiter.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)

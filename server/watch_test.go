@@ -651,6 +651,21 @@ func TestWatchDeliversTimerEffects(t *testing.T) {
 	if err != nil || len(effectsOf(p.Effects)) != 0 {
 		t.Fatalf("Poll after the Watch delivered the deadline: %v %v", p, err)
 	}
+	// An agent that polls with its cursor still gets it: nothing is lost to whoever
+	// fired the timer first.
+	zero := uint64(0)
+	p, err = n.c.Poll(ctx, &arbiterv1.PollRequest{SessionId: "timer", AfterSeq: &zero})
+	if err != nil || len(p.Effects.GetResponses()) != 1 || p.Effects.Responses[0].CallId != "r1" || p.Effects.Responses[0].Seq != 1 {
+		t.Fatalf("Poll(after_seq 0): %v %v, want r1's deadline answer with seq 1", p, err)
+	}
+	one := uint64(1)
+	if p, err = n.c.Poll(ctx, &arbiterv1.PollRequest{SessionId: "timer", AfterSeq: &one}); err != nil || len(effectsOf(p.Effects)) != 0 {
+		t.Fatalf("Poll(after_seq 1): %v %v, want nothing", p, err)
+	}
+	two := uint64(2)
+	if _, err = n.c.Poll(ctx, &arbiterv1.PollRequest{SessionId: "timer", AfterSeq: &two}); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "after_seq") {
+		t.Fatalf("Poll(after_seq beyond): %v, want FAILED_PRECONDITION naming after_seq", err)
+	}
 	gs, err := n.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "timer"})
 	if err != nil || gs.LastSeq != 1 || len(gs.PendingCalls) != 0 {
 		t.Fatalf("GetSession: %v %v", gs, err)
@@ -786,8 +801,14 @@ func TestConnectAndProgress(t *testing.T) {
 	if err != nil || len(effectsOf(p.Effects)) != 0 {
 		t.Fatalf("progress without response scheduling: %v %v", p, err)
 	}
-	if _, err := n.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "k", ResponseScheduling: true}); err != nil {
+	if gs, err := n.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "k"}); err != nil || gs.Language != "en" || gs.ResponseScheduling {
+		t.Fatalf("GetSession before ConfigureSession: %v %v, want language en, no response scheduling", gs, err)
+	}
+	if _, err := n.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "k", Language: "es-MX", ResponseScheduling: true}); err != nil {
 		t.Fatal(err)
+	}
+	if gs, err := n.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "k"}); err != nil || gs.Language != "es-MX" || !gs.ResponseScheduling {
+		t.Fatalf("GetSession after ConfigureSession: %v %v, want es-MX with response scheduling", gs, err)
 	}
 	p, err = n.c.ReportProgress(ctx, &arbiterv1.ReportProgressRequest{SessionId: "k", JobId: reg.JobId, Result: args(t, map[string]any{"percent": 50})})
 	if err != nil || len(p.Effects.GetResponses()) != 1 {

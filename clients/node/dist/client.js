@@ -92,8 +92,10 @@ export class ArbiterClient {
         return this.call("ConfigureSession", this.stub.configureSession, pb.ConfigureSessionRequest.fromPartial(req), true);
     }
     /**
-     * Poll (steps the session's timers); retried like the idempotent RPCs: a repeat changes
-     * nothing more (with Watch open no polling is needed).
+     * Poll (steps the session's timers); retried like the idempotent RPCs. Pass `afterSeq`
+     * (the highest `seq` acted on): then a retry whose first reply was lost, or a Watch
+     * that fired the timers first, still hands every effect back (without it, an effect is
+     * handed out to one reply only). With Watch open no polling is needed.
      */
     poll(req) {
         return this.call("Poll", this.stub.poll, pb.PollRequest.fromPartial(req), true);

@@ -142,8 +142,11 @@ class ArbiterClient:
         return await self._call("ConfigureSession", req, idempotent=True)
 
     async def poll(self, req: pb.PollRequest) -> pb.PollResponse:
-        """Poll (steps the session's timers); retried like the idempotent RPCs: a repeat
-        changes nothing more (with Watch open no polling is needed)."""
+        """Poll (steps the session's timers); retried like the idempotent RPCs. Set
+        ``after_seq`` (the highest ``seq`` acted on): then a retry whose first reply was
+        lost, or a Watch that fired the timers first, still hands every effect back
+        (without it, an effect goes to one reply only). With Watch open no polling is
+        needed."""
         return await self._call("Poll", req, idempotent=True)
 
     async def get_session(self, req: pb.GetSessionRequest) -> pb.GetSessionResponse:

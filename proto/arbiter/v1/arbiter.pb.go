@@ -898,12 +898,12 @@ type RegisterCallResponse struct {
 	// What to do with the call.
 	Disposition Disposition `protobuf:"varint,2,opt,name=disposition,proto3,enum=arbiter.v1.Disposition" json:"disposition,omitempty"`
 	// The job this call belongs to (opened by it, or the job it duplicates). Empty for
-	// REJECT.
+	// REJECT and RUN.
 	JobId string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// For DUPLICATE: the call id that opened the job.
 	DuplicateOf string `protobuf:"bytes,4,opt,name=duplicate_of,json=duplicateOf,proto3" json:"duplicate_of,omitempty"`
 	// The business key the call was deduplicated on: the tool name plus the policy's
-	// canonical arguments, or the explicit key. Empty for REJECT.
+	// canonical arguments, or the explicit key. Empty for REJECT and RUN.
 	BusinessKey string `protobuf:"bytes,5,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
 	// True for a two-phase (side-effecting) tool: prepare, Decide, then commit or cancel.
 	// False for a read-only tool: run it and Complete with OUTCOME_RESULT.
@@ -1675,7 +1675,9 @@ type ConfigureSessionRequest struct {
 	Language string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
 	// True when the provider honours a function response's scheduling (Gemini Live:
 	// WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
-	// NON_BLOCKING call's function response rides on it instead of a user turn.
+	// NON_BLOCKING call's function response rides on it instead of a user turn, and
+	// ReportProgress gives interim responses. Every ConfigureSession sets it: false
+	// (the default) turns it off, so send it along with a language change.
 	ResponseScheduling bool `protobuf:"varint,3,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
@@ -1791,7 +1793,14 @@ func (x *ConfigureSessionResponse) GetResponseScheduling() bool {
 type PollRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. The session id.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Optional. When set, Poll returns every effect handed out after this `seq` (by
+	// any RPC, by a Watch, or by the timers this Poll fires), not only those its own
+	// step made due: an agent that remembers the highest `seq` it acted on misses
+	// nothing, even when another client (a Watch) fired the timers first. Unset: only
+	// what this Poll's own step made due. FAILED_PRECONDITION when it is beyond the last
+	// effect or older than the log keeps (the last 256 effects).
+	AfterSeq      *uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3,oneof" json:"after_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1831,6 +1840,13 @@ func (x *PollRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *PollRequest) GetAfterSeq() uint64 {
+	if x != nil && x.AfterSeq != nil {
+		return *x.AfterSeq
+	}
+	return 0
 }
 
 // PollResponse carries what came due.
@@ -1961,9 +1977,14 @@ type GetSessionResponse struct {
 	ConnectionId string `protobuf:"bytes,10,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
 	// The `seq` of the last effect handed out: Watch with after_seq set to it streams
 	// only what comes next.
-	LastSeq       uint64 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastSeq uint64 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// The session's language for intent phrases ("en" when none was set).
+	Language string `protobuf:"bytes,12,opt,name=language,proto3" json:"language,omitempty"`
+	// Whether the session said its provider honours response scheduling
+	// (ConfigureSession).
+	ResponseScheduling bool `protobuf:"varint,13,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
@@ -2071,6 +2092,20 @@ func (x *GetSessionResponse) GetLastSeq() uint64 {
 		return x.LastSeq
 	}
 	return 0
+}
+
+func (x *GetSessionResponse) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *GetSessionResponse) GetResponseScheduling() bool {
+	if x != nil {
+		return x.ResponseScheduling
+	}
+	return false
 }
 
 // Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
@@ -2496,9 +2531,10 @@ type WatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. The session id. NOT_FOUND when unknown or expired.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Stream only the effects after this one (0: from the first the log still holds,
-	// which for a new session is every effect). After a reconnect, the last `seq` the
-	// agent acted on.
+	// Stream only the effects after this one: 0 streams from the session's first
+	// effect (FAILED_PRECONDITION if the log no longer holds it; to start from now on an
+	// old session, pass GetSessionResponse.last_seq). After a reconnect, the last `seq`
+	// the agent acted on.
 	AfterSeq      uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3081,7 +3117,8 @@ type FunctionResponse struct {
 	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// The function name it answers (Gemini requires it).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+	// The response body: `status` ("committed", "cancelled", "failed", "rejected"; "ok"
+	// for a read-only result with no fields of its own;
 	// "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
 	// known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
 	// and `next` for a confirm-then-act run; "error" for a confirmation that answers no
@@ -3459,17 +3496,20 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\"g\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
-	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\",\n" +
+	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\"\\\n" +
 	"\vPollRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"x\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
+	"\tafter_seq\x18\x02 \x01(\x04H\x00R\bafterSeq\x88\x01\x01B\f\n" +
+	"\n" +
+	"_after_seq\"x\n" +
 	"\fPollResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x129\n" +
 	"\n" +
 	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb6\x03\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x83\x04\n" +
 	"\x12GetSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -3484,7 +3524,9 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x04runs\x18\t \x03(\v2\x0f.arbiter.v1.RunR\x04runs\x12#\n" +
 	"\rconnection_id\x18\n" +
 	" \x01(\tR\fconnectionId\x12\x19\n" +
-	"\blast_seq\x18\v \x01(\x04R\alastSeq\"\xdf\x01\n" +
+	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1a\n" +
+	"\blanguage\x18\f \x01(\tR\blanguage\x12/\n" +
+	"\x13response_scheduling\x18\r \x01(\bR\x12responseScheduling\"\xdf\x01\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
@@ -3818,6 +3860,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 	if File_arbiter_v1_arbiter_proto != nil {
 		return
 	}
+	file_arbiter_v1_arbiter_proto_msgTypes[14].OneofWrappers = []any{}
 	file_arbiter_v1_arbiter_proto_msgTypes[25].OneofWrappers = []any{
 		(*WatchResponse_Response)(nil),
 		(*WatchResponse_Skip)(nil),

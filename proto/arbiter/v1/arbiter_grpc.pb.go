@@ -104,7 +104,8 @@ type ArbiterServiceClient interface {
 	// function-response scheduling (then notes may ride on function responses).
 	// Idempotent; optional (defaults: English, no scheduling).
 	ConfigureSession(ctx context.Context, in *ConfigureSessionRequest, opts ...grpc.CallOption) (*ConfigureSessionResponse, error)
-	// Poll steps the session's timers to now and returns the effects they made due: the
+	// Poll steps the session's timers to now and returns the effects they made due (or,
+	// with after_seq, every effect after it, whoever handed it out): the
 	// timeout answers of calls whose max_pending deadline passed (every live call id is
 	// answered by then), and the claim check of a model turn cut by `interrupted` once its
 	// join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
@@ -347,7 +348,8 @@ type ArbiterServiceServer interface {
 	// function-response scheduling (then notes may ride on function responses).
 	// Idempotent; optional (defaults: English, no scheduling).
 	ConfigureSession(context.Context, *ConfigureSessionRequest) (*ConfigureSessionResponse, error)
-	// Poll steps the session's timers to now and returns the effects they made due: the
+	// Poll steps the session's timers to now and returns the effects they made due (or,
+	// with after_seq, every effect after it, whoever handed it out): the
 	// timeout answers of calls whose max_pending deadline passed (every live call id is
 	// answered by then), and the claim check of a model turn cut by `interrupted` once its
 	// join window has passed. Call it when GetSessionResponse.next_timer passes, or on a

@@ -187,14 +187,16 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ["closed", "connection_id", "jobs", "last_seq", "model_speaking", "next_timer", "pending_calls", "runs", "session_id", "utterance_open", "version"]
+    __slots__ = ["closed", "connection_id", "jobs", "language", "last_seq", "model_speaking", "next_timer", "pending_calls", "response_scheduling", "runs", "session_id", "utterance_open", "version"]
     CLOSED_FIELD_NUMBER: _ClassVar[int]
     CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     MODEL_SPEAKING_FIELD_NUMBER: _ClassVar[int]
     NEXT_TIMER_FIELD_NUMBER: _ClassVar[int]
     PENDING_CALLS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_OPEN_FIELD_NUMBER: _ClassVar[int]
@@ -202,15 +204,17 @@ class GetSessionResponse(_message.Message):
     closed: bool
     connection_id: str
     jobs: _containers.RepeatedCompositeFieldContainer[Job]
+    language: str
     last_seq: int
     model_speaking: bool
     next_timer: _timestamp_pb2.Timestamp
     pending_calls: _containers.RepeatedCompositeFieldContainer[PendingCall]
+    response_scheduling: bool
     runs: _containers.RepeatedCompositeFieldContainer[Run]
     session_id: str
     utterance_open: bool
     version: int
-    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ["abandoned", "business_key", "call_ids", "created_at", "decision", "job_id", "outcome", "reason", "side_effect", "state", "tool"]
@@ -275,10 +279,12 @@ class PendingCall(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tool: _Optional[str] = ..., job_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ...) -> None: ...
 
 class PollRequest(_message.Message):
-    __slots__ = ["session_id"]
+    __slots__ = ["after_seq", "session_id"]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    after_seq: int
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
 
 class PollResponse(_message.Message):
     __slots__ = ["effects", "next_timer"]

@@ -167,7 +167,8 @@ class ArbiterServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def Poll(self, request, context):
-        """Poll steps the session's timers to now and returns the effects they made due: the
+        """Poll steps the session's timers to now and returns the effects they made due (or,
+        with after_seq, every effect after it, whoever handed it out): the
         timeout answers of calls whose max_pending deadline passed (every live call id is
         answered by then), and the claim check of a model turn cut by `interrupted` once its
         join window has passed. Call it when GetSessionResponse.next_timer passes, or on a

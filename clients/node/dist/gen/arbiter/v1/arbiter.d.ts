@@ -298,14 +298,14 @@ export interface RegisterCallResponse {
     disposition: Disposition;
     /**
      * The job this call belongs to (opened by it, or the job it duplicates). Empty for
-     * REJECT.
+     * REJECT and RUN.
      */
     jobId: string;
     /** For DUPLICATE: the call id that opened the job. */
     duplicateOf: string;
     /**
      * The business key the call was deduplicated on: the tool name plus the policy's
-     * canonical arguments, or the explicit key. Empty for REJECT.
+     * canonical arguments, or the explicit key. Empty for REJECT and RUN.
      */
     businessKey: string;
     /**
@@ -471,7 +471,9 @@ export interface ConfigureSessionRequest {
     /**
      * True when the provider honours a function response's scheduling (Gemini Live:
      * WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
-     * NON_BLOCKING call's function response rides on it instead of a user turn.
+     * NON_BLOCKING call's function response rides on it instead of a user turn, and
+     * ReportProgress gives interim responses. Every ConfigureSession sets it: false
+     * (the default) turns it off, so send it along with a language change.
      */
     responseScheduling: boolean;
 }
@@ -486,6 +488,15 @@ export interface ConfigureSessionResponse {
 export interface PollRequest {
     /** Required. The session id. */
     sessionId: string;
+    /**
+     * Optional. When set, Poll returns every effect handed out after this `seq` (by
+     * any RPC, by a Watch, or by the timers this Poll fires), not only those its own
+     * step made due: an agent that remembers the highest `seq` it acted on misses
+     * nothing, even when another client (a Watch) fired the timers first. Unset: only
+     * what this Poll's own step made due. FAILED_PRECONDITION when it is beyond the last
+     * effect or older than the log keeps (the last 256 effects).
+     */
+    afterSeq?: number | undefined;
 }
 /** PollResponse carries what came due. */
 export interface PollResponse {
@@ -532,6 +543,13 @@ export interface GetSessionResponse {
      * only what comes next.
      */
     lastSeq: number;
+    /** The session's language for intent phrases ("en" when none was set). */
+    language: string;
+    /**
+     * Whether the session said its provider honours response scheduling
+     * (ConfigureSession).
+     */
+    responseScheduling: boolean;
 }
 /**
  * Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
@@ -619,9 +637,10 @@ export interface WatchRequest {
     /** Required. The session id. NOT_FOUND when unknown or expired. */
     sessionId: string;
     /**
-     * Stream only the effects after this one (0: from the first the log still holds,
-     * which for a new session is every effect). After a reconnect, the last `seq` the
-     * agent acted on.
+     * Stream only the effects after this one: 0 streams from the session's first
+     * effect (FAILED_PRECONDITION if the log no longer holds it; to start from now on an
+     * old session, pass GetSessionResponse.last_seq). After a reconnect, the last `seq`
+     * the agent acted on.
      */
     afterSeq: number;
 }
@@ -718,7 +737,8 @@ export interface FunctionResponse {
     /** The function name it answers (Gemini requires it). */
     name: string;
     /**
-     * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+     * The response body: `status` ("committed", "cancelled", "failed", "rejected"; "ok"
+     * for a read-only result with no fields of its own;
      * "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
      * known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
      * and `next` for a confirm-then-act run; "error" for a confirmation that answers no
@@ -944,7 +964,8 @@ export declare const ArbiterServiceService: {
         readonly responseDeserialize: (value: Buffer) => ConfigureSessionResponse;
     };
     /**
-     * Poll steps the session's timers to now and returns the effects they made due: the
+     * Poll steps the session's timers to now and returns the effects they made due (or,
+     * with after_seq, every effect after it, whoever handed it out): the
      * timeout answers of calls whose max_pending deadline passed (every live call id is
      * answered by then), and the claim check of a model turn cut by `interrupted` once its
      * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
@@ -1105,7 +1126,8 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      */
     configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
     /**
-     * Poll steps the session's timers to now and returns the effects they made due: the
+     * Poll steps the session's timers to now and returns the effects they made due (or,
+     * with after_seq, every effect after it, whoever handed it out): the
      * timeout answers of calls whose max_pending deadline passed (every live call id is
      * answered by then), and the claim check of a model turn cut by `interrupted` once its
      * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
@@ -1232,7 +1254,8 @@ export interface ArbiterServiceClient extends Client {
     configureSession(request: ConfigureSessionRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
     configureSession(request: ConfigureSessionRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void): ClientUnaryCall;
     /**
-     * Poll steps the session's timers to now and returns the effects they made due: the
+     * Poll steps the session's timers to now and returns the effects they made due (or,
+     * with after_seq, every effect after it, whoever handed it out): the
      * timeout answers of calls whose max_pending deadline passed (every live call id is
      * answered by then), and the claim check of a model turn cut by `interrupted` once its
      * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a

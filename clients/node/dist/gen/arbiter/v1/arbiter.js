@@ -2242,12 +2242,15 @@ export const ConfigureSessionResponse = {
     },
 };
 function createBasePollRequest() {
-    return { sessionId: "" };
+    return { sessionId: "", afterSeq: undefined };
 }
 export const PollRequest = {
     encode(message, writer = new BinaryWriter()) {
         if (message.sessionId !== "") {
             writer.uint32(10).string(message.sessionId);
+        }
+        if (message.afterSeq !== undefined) {
+            writer.uint32(16).uint64(message.afterSeq);
         }
         return writer;
     },
@@ -2271,6 +2274,13 @@ export const PollRequest = {
                         message.sessionId = reader.string();
                         continue;
                     }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.afterSeq = longToNumber(reader.uint64());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2290,12 +2300,20 @@ export const PollRequest = {
                 : isSet(object.session_id)
                     ? globalThis.String(object.session_id)
                     : "",
+            afterSeq: isSet(object.afterSeq)
+                ? globalThis.Number(object.afterSeq)
+                : isSet(object.after_seq)
+                    ? globalThis.Number(object.after_seq)
+                    : undefined,
         };
     },
     toJSON(message) {
         const obj = {};
         if (message.sessionId !== "") {
             obj.sessionId = message.sessionId;
+        }
+        if (message.afterSeq !== undefined) {
+            obj.afterSeq = Math.round(message.afterSeq);
         }
         return obj;
     },
@@ -2305,6 +2323,7 @@ export const PollRequest = {
     fromPartial(object) {
         const message = createBasePollRequest();
         message.sessionId = object.sessionId ?? "";
+        message.afterSeq = object.afterSeq ?? undefined;
         return message;
     },
 };
@@ -2472,6 +2491,8 @@ function createBaseGetSessionResponse() {
         runs: [],
         connectionId: "",
         lastSeq: 0,
+        language: "",
+        responseScheduling: false,
     };
 }
 export const GetSessionResponse = {
@@ -2508,6 +2529,12 @@ export const GetSessionResponse = {
         }
         if (message.lastSeq !== 0) {
             writer.uint32(88).uint64(message.lastSeq);
+        }
+        if (message.language !== "") {
+            writer.uint32(98).string(message.language);
+        }
+        if (message.responseScheduling !== false) {
+            writer.uint32(104).bool(message.responseScheduling);
         }
         return writer;
     },
@@ -2601,6 +2628,20 @@ export const GetSessionResponse = {
                         message.lastSeq = longToNumber(reader.uint64());
                         continue;
                     }
+                    case 12: {
+                        if (tag !== 98) {
+                            break;
+                        }
+                        message.language = reader.string();
+                        continue;
+                    }
+                    case 13: {
+                        if (tag !== 104) {
+                            break;
+                        }
+                        message.responseScheduling = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2656,6 +2697,12 @@ export const GetSessionResponse = {
                 : isSet(object.last_seq)
                     ? globalThis.Number(object.last_seq)
                     : 0,
+            language: isSet(object.language) ? globalThis.String(object.language) : "",
+            responseScheduling: isSet(object.responseScheduling)
+                ? globalThis.Boolean(object.responseScheduling)
+                : isSet(object.response_scheduling)
+                    ? globalThis.Boolean(object.response_scheduling)
+                    : false,
         };
     },
     toJSON(message) {
@@ -2693,6 +2740,12 @@ export const GetSessionResponse = {
         if (message.lastSeq !== 0) {
             obj.lastSeq = Math.round(message.lastSeq);
         }
+        if (message.language !== "") {
+            obj.language = message.language;
+        }
+        if (message.responseScheduling !== false) {
+            obj.responseScheduling = message.responseScheduling;
+        }
         return obj;
     },
     create(base) {
@@ -2711,6 +2764,8 @@ export const GetSessionResponse = {
         message.runs = object.runs?.map((e) => Run.fromPartial(e)) || [];
         message.connectionId = object.connectionId ?? "";
         message.lastSeq = object.lastSeq ?? 0;
+        message.language = object.language ?? "";
+        message.responseScheduling = object.responseScheduling ?? false;
         return message;
     },
 };
@@ -4792,7 +4847,8 @@ export const ArbiterServiceService = {
         responseDeserialize: (value) => ConfigureSessionResponse.decode(value),
     },
     /**
-     * Poll steps the session's timers to now and returns the effects they made due: the
+     * Poll steps the session's timers to now and returns the effects they made due (or,
+     * with after_seq, every effect after it, whoever handed it out): the
      * timeout answers of calls whose max_pending deadline passed (every live call id is
      * answered by then), and the claim check of a model turn cut by `interrupted` once its
      * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a

@@ -781,14 +781,14 @@ export interface RegisterCallResponse {
   disposition: Disposition;
   /**
    * The job this call belongs to (opened by it, or the job it duplicates). Empty for
-   * REJECT.
+   * REJECT and RUN.
    */
   jobId: string;
   /** For DUPLICATE: the call id that opened the job. */
   duplicateOf: string;
   /**
    * The business key the call was deduplicated on: the tool name plus the policy's
-   * canonical arguments, or the explicit key. Empty for REJECT.
+   * canonical arguments, or the explicit key. Empty for REJECT and RUN.
    */
   businessKey: string;
   /**
@@ -971,7 +971,9 @@ export interface ConfigureSessionRequest {
   /**
    * True when the provider honours a function response's scheduling (Gemini Live:
    * WHEN_IDLE, SILENT, INTERRUPT on NON_BLOCKING calls). Then a status note due with a
-   * NON_BLOCKING call's function response rides on it instead of a user turn.
+   * NON_BLOCKING call's function response rides on it instead of a user turn, and
+   * ReportProgress gives interim responses. Every ConfigureSession sets it: false
+   * (the default) turns it off, so send it along with a language change.
    */
   responseScheduling: boolean;
 }
@@ -988,6 +990,15 @@ export interface ConfigureSessionResponse {
 export interface PollRequest {
   /** Required. The session id. */
   sessionId: string;
+  /**
+   * Optional. When set, Poll returns every effect handed out after this `seq` (by
+   * any RPC, by a Watch, or by the timers this Poll fires), not only those its own
+   * step made due: an agent that remembers the highest `seq` it acted on misses
+   * nothing, even when another client (a Watch) fired the timers first. Unset: only
+   * what this Poll's own step made due. FAILED_PRECONDITION when it is beyond the last
+   * effect or older than the log keeps (the last 256 effects).
+   */
+  afterSeq?: number | undefined;
 }
 
 /** PollResponse carries what came due. */
@@ -1041,6 +1052,13 @@ export interface GetSessionResponse {
    * only what comes next.
    */
   lastSeq: number;
+  /** The session's language for intent phrases ("en" when none was set). */
+  language: string;
+  /**
+   * Whether the session said its provider honours response scheduling
+   * (ConfigureSession).
+   */
+  responseScheduling: boolean;
 }
 
 /**
@@ -1133,9 +1151,10 @@ export interface WatchRequest {
   /** Required. The session id. NOT_FOUND when unknown or expired. */
   sessionId: string;
   /**
-   * Stream only the effects after this one (0: from the first the log still holds,
-   * which for a new session is every effect). After a reconnect, the last `seq` the
-   * agent acted on.
+   * Stream only the effects after this one: 0 streams from the session's first
+   * effect (FAILED_PRECONDITION if the log no longer holds it; to start from now on an
+   * old session, pass GetSessionResponse.last_seq). After a reconnect, the last `seq`
+   * the agent acted on.
    */
   afterSeq: number;
 }
@@ -1249,7 +1268,8 @@ export interface FunctionResponse {
   /** The function name it answers (Gemini requires it). */
   name: string;
   /**
-   * The response body: `status` ("committed", "cancelled", "failed", "rejected", "ok";
+   * The response body: `status` ("committed", "cancelled", "failed", "rejected"; "ok"
+   * for a read-only result with no fields of its own;
    * "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
    * known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
    * and `next` for a confirm-then-act run; "error" for a confirmation that answers no
@@ -2998,13 +3018,16 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
 };
 
 function createBasePollRequest(): PollRequest {
-  return { sessionId: "" };
+  return { sessionId: "", afterSeq: undefined };
 }
 
 export const PollRequest: MessageFns<PollRequest> = {
   encode(message: PollRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.sessionId !== "") {
       writer.uint32(10).string(message.sessionId);
+    }
+    if (message.afterSeq !== undefined) {
+      writer.uint32(16).uint64(message.afterSeq);
     }
     return writer;
   },
@@ -3030,6 +3053,14 @@ export const PollRequest: MessageFns<PollRequest> = {
             message.sessionId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterSeq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3049,6 +3080,11 @@ export const PollRequest: MessageFns<PollRequest> = {
         : isSet(object.session_id)
         ? globalThis.String(object.session_id)
         : "",
+      afterSeq: isSet(object.afterSeq)
+        ? globalThis.Number(object.afterSeq)
+        : isSet(object.after_seq)
+        ? globalThis.Number(object.after_seq)
+        : undefined,
     };
   },
 
@@ -3056,6 +3092,9 @@ export const PollRequest: MessageFns<PollRequest> = {
     const obj: any = {};
     if (message.sessionId !== "") {
       obj.sessionId = message.sessionId;
+    }
+    if (message.afterSeq !== undefined) {
+      obj.afterSeq = Math.round(message.afterSeq);
     }
     return obj;
   },
@@ -3066,6 +3105,7 @@ export const PollRequest: MessageFns<PollRequest> = {
   fromPartial<I extends Exact<DeepPartial<PollRequest>, I>>(object: I): PollRequest {
     const message = createBasePollRequest();
     message.sessionId = object.sessionId ?? "";
+    message.afterSeq = object.afterSeq ?? undefined;
     return message;
   },
 };
@@ -3247,6 +3287,8 @@ function createBaseGetSessionResponse(): GetSessionResponse {
     runs: [],
     connectionId: "",
     lastSeq: 0,
+    language: "",
+    responseScheduling: false,
   };
 }
 
@@ -3284,6 +3326,12 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.lastSeq !== 0) {
       writer.uint32(88).uint64(message.lastSeq);
+    }
+    if (message.language !== "") {
+      writer.uint32(98).string(message.language);
+    }
+    if (message.responseScheduling !== false) {
+      writer.uint32(104).bool(message.responseScheduling);
     }
     return writer;
   },
@@ -3389,6 +3437,22 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.lastSeq = longToNumber(reader.uint64());
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.language = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.responseScheduling = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3444,6 +3508,12 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
         : isSet(object.last_seq)
         ? globalThis.Number(object.last_seq)
         : 0,
+      language: isSet(object.language) ? globalThis.String(object.language) : "",
+      responseScheduling: isSet(object.responseScheduling)
+        ? globalThis.Boolean(object.responseScheduling)
+        : isSet(object.response_scheduling)
+        ? globalThis.Boolean(object.response_scheduling)
+        : false,
     };
   },
 
@@ -3482,6 +3552,12 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     if (message.lastSeq !== 0) {
       obj.lastSeq = Math.round(message.lastSeq);
     }
+    if (message.language !== "") {
+      obj.language = message.language;
+    }
+    if (message.responseScheduling !== false) {
+      obj.responseScheduling = message.responseScheduling;
+    }
     return obj;
   },
 
@@ -3501,6 +3577,8 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.runs = object.runs?.map((e) => Run.fromPartial(e)) || [];
     message.connectionId = object.connectionId ?? "";
     message.lastSeq = object.lastSeq ?? 0;
+    message.language = object.language ?? "";
+    message.responseScheduling = object.responseScheduling ?? false;
     return message;
   },
 };
@@ -5751,7 +5829,8 @@ export const ArbiterServiceService = {
     responseDeserialize: (value: Buffer): ConfigureSessionResponse => ConfigureSessionResponse.decode(value),
   },
   /**
-   * Poll steps the session's timers to now and returns the effects they made due: the
+   * Poll steps the session's timers to now and returns the effects they made due (or,
+   * with after_seq, every effect after it, whoever handed it out): the
    * timeout answers of calls whose max_pending deadline passed (every live call id is
    * answered by then), and the claim check of a model turn cut by `interrupted` once its
    * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
@@ -5916,7 +5995,8 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    */
   configureSession: handleUnaryCall<ConfigureSessionRequest, ConfigureSessionResponse>;
   /**
-   * Poll steps the session's timers to now and returns the effects they made due: the
+   * Poll steps the session's timers to now and returns the effects they made due (or,
+   * with after_seq, every effect after it, whoever handed it out): the
    * timeout answers of calls whose max_pending deadline passed (every live call id is
    * answered by then), and the claim check of a model turn cut by `interrupted` once its
    * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
@@ -6128,7 +6208,8 @@ export interface ArbiterServiceClient extends Client {
     callback: (error: ServiceError | null, response: ConfigureSessionResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Poll steps the session's timers to now and returns the effects they made due: the
+   * Poll steps the session's timers to now and returns the effects they made due (or,
+   * with after_seq, every effect after it, whoever handed it out): the
    * timeout answers of calls whose max_pending deadline passed (every live call id is
    * answered by then), and the claim check of a model turn cut by `interrupted` once its
    * join window has passed. Call it when GetSessionResponse.next_timer passes, or on a
