@@ -24,8 +24,12 @@
 #     driving it with unary RPCs: the stream must carry exactly their effects (deduped by
 #     seq) and the timer-made deadline answer, in seq order, and resume with after_seq
 #     without repeats or gaps; (b) runs take_photo -> confirm_action through the Live
-#     adapter: executed once, on confirmation; (c) reconnects: a pending call of
-#     connection c1 comes back as a connection_closed skip after Connect c2.
+#     adapter: executed once, on confirmation, and no effect handed out twice (actions
+#     counted per seq); (c) reconnects: a pending call of connection c1 comes back as a
+#     connection_closed skip after Connect c2; (d) a call registered through the adapter
+#     and never completed: its deadline answer (status "timeout") is handed out exactly
+#     once by the adapter's own Watch, the test calling nothing; (e) the same with the
+#     Watch off: adapter.poll() hands it out once, a second poll() nothing.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -169,7 +173,9 @@ echo "== workflows: Watch, confirm-then-act, Connect, against arbiter serve --to
 serve clients/e2e/workflow.yaml "$tmp/serve-workflow.log"
 workflow_pid=$pid
 echo "listening on $addr"
-for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^confirm-then-act" "connect:test_connect:^connect"; do
+for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^confirm-then-act" "connect:test_connect:^connect" \
+  "deadline-watch:test_deadline_answer_watch:^deadline-watch" \
+  "deadline-poll:test_deadline_answer_poll:^deadline-poll"; do
   IFS=: read -r name pytest nodetest <<<"$t"
   # Each must have run (not skipped): the Python test reports "... ok", node "# pass 1".
   check "py $name (real Python process, real arbiter)" bash -c "

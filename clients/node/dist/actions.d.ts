@@ -84,6 +84,11 @@ export interface SendFunctionResponse {
     jobId: string;
     scheduling: Scheduling | null;
     willContinue: boolean;
+    /**
+     * The effect's place in the session's log (0 from servers without one): the adapter
+     * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+     */
+    seq: number;
 }
 /**
  * Send this status note to the model as a user turn (`session.sendClientContent({turns,
@@ -98,6 +103,11 @@ export interface SendNote {
     when: "now" | "when_idle";
     jobId: string;
     why: string;
+    /**
+     * The effect's place in the session's log (0 from servers without one): the adapter
+     * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+     */
+    seq: number;
 }
 /**
  * Informational: this call id is dead (`reason`: abandoned, withdrawn,
@@ -111,6 +121,11 @@ export interface Skip {
     name: string;
     reason: string;
     jobId: string;
+    /**
+     * The effect's place in the session's log (0 from servers without one): the adapter
+     * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+     */
+    seq: number;
 }
 /** Where a confirm-then-act run stands. */
 export type RunState = "opened" | "confirmed" | "refused" | "expired" | "cancelled";
@@ -127,6 +142,11 @@ export interface RunUpdate {
     callId: string;
     jobId: string;
     reason: string;
+    /**
+     * The effect's place in the session's log (0 from servers without one): the adapter
+     * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+     */
+    seq: number;
 }
 /** What the adapter hands the application; dispatch on `type`. */
 export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip | RunUpdate;

@@ -65,6 +65,13 @@ export interface LiveAdapterOptions {
      * session's first other RPC.
      */
     responseScheduling?: boolean;
+    /**
+     * True (default): hold a Watch on the session (opened after the first RPC that
+     * succeeds, closed by {@link LiveAdapter.close}) and act on every effect it streams,
+     * the timer-made ones included. False: no stream; call {@link LiveAdapter.poll} on a
+     * beat (e.g. every second, or when `GetSessionResponse.nextTimer` passes) to get those.
+     */
+    watch?: boolean;
 }
 /**
  * Drives one arbiter session from one Live session's server messages.
@@ -98,6 +105,15 @@ export interface LiveAdapterOptions {
  * outcomes as notes. Interim results ({@link progress}) come back as non-final responses
  * (`willContinue`). A commit whose outcome the backend cannot tell is reported with
  * {@link unknown}, and its truth later with {@link committed} or {@link failed}.
+ *
+ * Timer-made effects (a call's max_pending deadline answer, a confirm-then-act run that
+ * expires, the claim check of an interrupted turn) are due when no RPC of the agent is
+ * in flight. By default the adapter holds a Watch on the session (opened after its first
+ * successful RPC, ended by {@link close}) and acts on what it streams, so those reach the
+ * agent in a quiet session too. Every effect is acted on once per `seq`, whether it comes
+ * first in a unary reply, on the Watch, or from {@link poll} (effects without a `seq`,
+ * from older servers, are acted on as they come). An agent that cannot hold a stream
+ * passes `watch: false` and calls {@link poll} on a beat instead.
  */
 export declare class LiveAdapter {
     private readonly client;
@@ -126,6 +142,15 @@ export declare class LiveAdapter {
     private readonly responseScheduling;
     private configured;
     private configuring;
+    private readonly seqs;
+    private watchOn;
+    private watchLoop;
+    private readonly watchStop;
+    private watchLast;
+    private readonly watched;
+    private flushTimer;
+    private flushing;
+    private inflight;
     /**
      * @param client the {@link ArbiterClient}.
      * @param sessionId the arbiter session id (one per model connection), 1 to 128
@@ -188,6 +213,38 @@ export declare class LiveAdapter {
      */
     close(timeoutMs?: number): Promise<void>;
     /**
+     * Poll: steps the session's timers and acts on every effect after the highest `seq`
+     * acted on without a gap (`afterSeq`), the timer-made ones included, each once. For
+     * agents that run without the Watch (`watch: false`); harmless with it. Nothing happens
+     * before the session exists.
+     */
+    poll(): Promise<void>;
+    /**
+     * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight
+     * meanwhile, see WATCH_HOLD_MS).
+     */
+    private unary;
+    /** Opens the Watch once the session exists (after an RPC that succeeded). */
+    private startWatch;
+    /**
+     * Streams the session's effects until the server ends the stream (the session closed or
+     * expired). The client resumes a lost stream itself; when it gives up, this reopens it
+     * after the last seq streamed, as long as the adapter is open.
+     */
+    private runWatch;
+    /**
+     * One streamed effect: held a moment (WATCH_HOLD_MS), then acted on unless a unary
+     * reply handed it out meanwhile.
+     */
+    private stream;
+    /** Acts on the streamed effects held, as one Effects (in seq order per kind). */
+    private flush;
+    /**
+     * Lets the stream end (it does once the session is closed), up to `waitMs`, then
+     * cancels it; acts on what it streamed.
+     */
+    private stopWatch;
+    /**
      * ConfigureSession, once, before the session's first other RPC (only when the adapter
      * was given options). If it fails, the RPC that needed it is not sent (the error
      * propagates) and the next one tries again.
@@ -197,6 +254,7 @@ export declare class LiveAdapter {
     private speech;
     private transcript;
     private register;
+    private registerCall;
     /** The Decide loop of one side-effecting job; never rejects. */
     private drive;
     /**

@@ -1,5 +1,39 @@
-import { ArbiterError, NotFoundError } from "./errors.js";
+import { status } from "@grpc/grpc-js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ArbiterError, FailedPreconditionError, NotFoundError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
+/**
+ * The `seq` numbers acted on: every one up to `high` (the contiguous high-water mark),
+ * plus those above it. Bounded: a gap that stays open while more than `limit` later
+ * seqs pile up is given up (the server's log keeps only the last 256 effects).
+ */
+class Seqs {
+    limit;
+    high = 0;
+    above = new Set();
+    constructor(limit = 1024) {
+        this.limit = limit;
+    }
+    has(seq) {
+        return seq <= this.high || this.above.has(seq);
+    }
+    add(seq) {
+        if (this.has(seq))
+            return;
+        this.above.add(seq);
+        if (this.above.size > this.limit)
+            this.high = Math.min(...this.above) - 1;
+        while (this.above.delete(this.high + 1))
+            this.high++;
+    }
+}
+/**
+ * Watch: an effect streamed is acted on after this delay (ms), and once no unary RPC of
+ * the adapter is in flight (at most WATCH_HOLD_MAX_MS), so the reply that carries it,
+ * which usually lands a moment later, hands it out in its own order.
+ */
+const WATCH_HOLD_MS = 50;
+const WATCH_HOLD_MAX_MS = 500;
 const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
 const RUN_STATE = {
     [pb.RunState.RUN_STATE_OPENED]: "opened",
@@ -65,6 +99,15 @@ class Job {
  * outcomes as notes. Interim results ({@link progress}) come back as non-final responses
  * (`willContinue`). A commit whose outcome the backend cannot tell is reported with
  * {@link unknown}, and its truth later with {@link committed} or {@link failed}.
+ *
+ * Timer-made effects (a call's max_pending deadline answer, a confirm-then-act run that
+ * expires, the claim check of an interrupted turn) are due when no RPC of the agent is
+ * in flight. By default the adapter holds a Watch on the session (opened after its first
+ * successful RPC, ended by {@link close}) and acts on what it streams, so those reach the
+ * agent in a quiet session too. Every effect is acted on once per `seq`, whether it comes
+ * first in a unary reply, on the Watch, or from {@link poll} (effects without a `seq`,
+ * from older servers, are acted on as they come). An agent that cannot hold a stream
+ * passes `watch: false` and calls {@link poll} on a beat instead.
  */
 export class LiveAdapter {
     client;
@@ -93,6 +136,15 @@ export class LiveAdapter {
     responseScheduling;
     configured;
     configuring;
+    seqs = new Seqs(); // the seqs acted on
+    watchOn;
+    watchLoop;
+    watchStop = new AbortController();
+    watchLast = 0; // the highest seq the Watch streamed
+    watched = new Map(); // streamed, not acted on yet
+    flushTimer;
+    flushing = Promise.resolve(); // flushes run one after another
+    inflight = 0; // unary RPCs (with their effects) under way
     /**
      * @param client the {@link ArbiterClient}.
      * @param sessionId the arbiter session id (one per model connection), 1 to 128
@@ -109,6 +161,7 @@ export class LiveAdapter {
         this.language = opts.language ?? "";
         this.responseScheduling = opts.responseScheduling ?? false;
         this.configured = !(this.language || this.responseScheduling); // nothing to send
+        this.watchOn = opts.watch ?? true;
     }
     /**
      * Reports one Live server message to the arbiter and hands out what it made due. Feed
@@ -149,8 +202,7 @@ export class LiveAdapter {
         const ids = msg.toolCallCancellation?.ids ?? [];
         if (ids.length > 0) {
             await this.configure();
-            const res = await this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids });
-            await this.effects(res.effects);
+            await this.unary(() => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids }));
         }
     }
     /**
@@ -189,8 +241,7 @@ export class LiveAdapter {
      */
     async progress(jobId, result) {
         await this.configure();
-        const res = await this.client.reportProgress({ sessionId: this.sessionId, jobId, result });
-        await this.effects(res.effects);
+        await this.unary(() => this.client.reportProgress({ sessionId: this.sessionId, jobId, result }));
     }
     /**
      * Reports that the agent now talks to the model over a new connection (a reconnect,
@@ -202,10 +253,10 @@ export class LiveAdapter {
      */
     async reconnect(connectionId) {
         await this.configure();
-        const res = await this.client.connect({ sessionId: this.sessionId, connectionId });
-        this.connectionId = connectionId;
-        this.modelSpeaking = false; // a new connection: nothing is playing
-        await this.effects(res.effects);
+        await this.unary(() => this.client.connect({ sessionId: this.sessionId, connectionId }), () => {
+            this.connectionId = connectionId;
+            this.modelSpeaking = false; // a new connection: nothing is playing
+        });
     }
     /**
      * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
@@ -226,21 +277,186 @@ export class LiveAdapter {
         if (this.closed)
             return;
         this.closed = true;
+        const deadline = Date.now() + timeoutMs;
         try {
-            const res = await this.client.closeSession({ sessionId: this.sessionId });
-            await this.effects(res.effects);
+            await this.unary(() => this.client.closeSession({ sessionId: this.sessionId }));
         }
         catch (err) {
-            if (!(err instanceof NotFoundError))
-                throw err; // no session: nothing was reported
+            if (!(err instanceof NotFoundError)) {
+                await this.stopWatch(0);
+                throw err;
+            } // no session: nothing was reported
         }
         const loops = [...this.jobs.values()].flatMap((j) => (j.loop ? [j.loop] : []));
-        let timer;
-        const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-        await Promise.race([Promise.all(loops), timeout]);
-        clearTimeout(timer);
+        await within(Promise.all(loops), timeoutMs);
         for (const j of this.jobs.values())
             j.abort.abort();
+        // CloseSession ends the stream (OK) after the session's last effects.
+        await this.stopWatch(Math.max(0, Math.min(2000, deadline - Date.now())));
+    }
+    /**
+     * Poll: steps the session's timers and acts on every effect after the highest `seq`
+     * acted on without a gap (`afterSeq`), the timer-made ones included, each once. For
+     * agents that run without the Watch (`watch: false`); harmless with it. Nothing happens
+     * before the session exists.
+     */
+    async poll() {
+        const afterSeq = this.seqs.high;
+        try {
+            await this.unary(() => this.client.poll({ sessionId: this.sessionId, afterSeq }));
+        }
+        catch (err) {
+            if (err instanceof NotFoundError)
+                return; // no session yet: nothing can be due
+            if (!(err instanceof FailedPreconditionError))
+                throw err;
+            // afterSeq older than the log keeps: what fell out of it is gone; take what this
+            // step makes due.
+            this.log.warn(`arbiter: Poll after seq ${afterSeq}: ${err}; polling without afterSeq`);
+            await this.unary(() => this.client.poll({ sessionId: this.sessionId }));
+        }
+    }
+    /**
+     * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight
+     * meanwhile, see WATCH_HOLD_MS).
+     */
+    async unary(rpc, then) {
+        this.inflight++;
+        try {
+            const res = await rpc();
+            then?.(res);
+            this.startWatch();
+            await this.effects(res.effects);
+            return res;
+        }
+        finally {
+            this.inflight--;
+        }
+    }
+    /** Opens the Watch once the session exists (after an RPC that succeeded). */
+    startWatch() {
+        if (!this.watchOn || this.watchLoop || this.closed)
+            return;
+        this.watchLoop = this.runWatch().catch((err) => this.log.error(`arbiter: Watch(${this.sessionId}): ${err}`));
+    }
+    /**
+     * Streams the session's effects until the server ends the stream (the session closed or
+     * expired). The client resumes a lost stream itself; when it gives up, this reopens it
+     * after the last seq streamed, as long as the adapter is open.
+     */
+    async runWatch() {
+        const signal = this.watchStop.signal;
+        let missing = 0; // NOT_FOUND in a row: a session not visible yet (another replica)
+        let failures = 0;
+        for (;;) {
+            const after = Math.max(this.seqs.high, this.watchLast);
+            try {
+                for await (const w of this.client.watch(this.sessionId, after, signal)) {
+                    missing = failures = 0;
+                    this.stream(w);
+                }
+                return; // the server ended the stream
+            }
+            catch (err) {
+                if (signal.aborted)
+                    return;
+                if (err instanceof NotFoundError) {
+                    if (this.closed || ++missing > 20) {
+                        this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; no stream (call poll())`);
+                        return;
+                    }
+                    await sleep(Math.min(50 * missing, 500), undefined, { signal }).catch(() => undefined);
+                }
+                else if (err instanceof FailedPreconditionError) {
+                    // afterSeq beyond the log or older than it keeps: resynchronise.
+                    if (this.closed || ++failures > 5) {
+                        this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; no stream (call poll())`);
+                        return;
+                    }
+                    const last = (await this.client.getSession({ sessionId: this.sessionId })).lastSeq;
+                    this.log.error(`arbiter: Watch(${this.sessionId}) after seq ${after}: ${err}; resuming after seq ${last} (what lies between is lost)`);
+                    this.watchLast = Math.max(this.watchLast, last);
+                }
+                else if (err instanceof ArbiterError && err.code === status.UNIMPLEMENTED) {
+                    return; // the server has no Watch: poll() instead
+                }
+                else {
+                    if (this.closed || ++failures > 5) {
+                        this.log.error(`arbiter: Watch(${this.sessionId}): ${err}; giving up the stream (call poll())`);
+                        return;
+                    }
+                    this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; reopening`);
+                    await sleep(1000, undefined, { signal }).catch(() => undefined);
+                }
+            }
+        }
+    }
+    /**
+     * One streamed effect: held a moment (WATCH_HOLD_MS), then acted on unless a unary
+     * reply handed it out meanwhile.
+     */
+    stream(w) {
+        this.watchLast = Math.max(this.watchLast, w.seq);
+        if (w.seq && this.seqs.has(w.seq))
+            return;
+        this.watched.set(w.seq, w);
+        if (this.flushTimer)
+            return;
+        const start = Date.now();
+        const later = () => {
+            if (this.inflight > 0 && Date.now() - start < WATCH_HOLD_MAX_MS) {
+                this.flushTimer = setTimeout(later, 10);
+                return;
+            }
+            this.flushTimer = undefined;
+            void this.flush();
+        };
+        this.flushTimer = setTimeout(later, WATCH_HOLD_MS);
+    }
+    /** Acts on the streamed effects held, as one Effects (in seq order per kind). */
+    flush() {
+        this.flushing = this.flushing.then(async () => {
+            const held = [...this.watched.entries()].sort(([a], [b]) => a - b).map(([, w]) => w);
+            this.watched.clear();
+            const e = { responses: [], skips: [], notes: [], runs: [] };
+            for (const w of held) {
+                if (w.response)
+                    e.responses.push(w.response);
+                else if (w.skip)
+                    e.skips.push(w.skip);
+                else if (w.note)
+                    e.notes.push(w.note);
+                else if (w.run)
+                    e.runs.push(w.run);
+            }
+            try {
+                await this.effects(e);
+            }
+            catch (err) {
+                this.log.error(`arbiter: acting on the Watch's effects: ${err}`);
+            }
+        });
+        return this.flushing;
+    }
+    /**
+     * Lets the stream end (it does once the session is closed), up to `waitMs`, then
+     * cancels it; acts on what it streamed.
+     */
+    async stopWatch(waitMs) {
+        this.watchOn = false; // never reopened
+        if (this.watchLoop) {
+            if (waitMs > 0)
+                await within(this.watchLoop, waitMs);
+            this.watchStop.abort();
+            await this.watchLoop;
+        }
+        if (this.flushTimer)
+            clearTimeout(this.flushTimer);
+        this.flushTimer = undefined;
+        if (this.watched.size > 0)
+            await this.flush();
+        else
+            await this.flushing;
     }
     /**
      * ConfigureSession, once, before the session's first other RPC (only when the adapter
@@ -265,21 +481,28 @@ export class LiveAdapter {
     }
     async speech(event) {
         await this.configure();
-        const res = await this.client.reportSpeech({ sessionId: this.sessionId, event });
-        await this.effects(res.effects);
+        await this.unary(() => this.client.reportSpeech({ sessionId: this.sessionId, event }));
     }
     async transcript(role, text, interim) {
         if (!text || (role === pb.Role.ROLE_USER && !text.trim()))
             return;
         await this.configure();
-        const res = await this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim });
-        await this.effects(res.effects);
+        await this.unary(() => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim }));
     }
     async register(fc) {
         const name = fc.name ?? "";
         const args = { ...fc.args };
         const behavior = this.behaviors[name];
         await this.configure();
+        this.inflight++;
+        try {
+            await this.registerCall(fc, name, args, behavior);
+        }
+        finally {
+            this.inflight--;
+        }
+    }
+    async registerCall(fc, name, args, behavior) {
         const res = await this.client.registerCall({
             sessionId: this.sessionId,
             callId: fc.id ?? "",
@@ -288,6 +511,7 @@ export class LiveAdapter {
             behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED,
             toolChoice: this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO,
         });
+        this.startWatch();
         // DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in effects.
         // EXECUTE runs jobTool with jobArgs: the call's own, except for a confirmation call
         // that confirmed a run, which executes the run's tool.
@@ -378,10 +602,21 @@ export class LiveAdapter {
     }
     async complete(jobId, outcome, result, error = "") {
         await this.configure();
-        const res = await this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error });
-        await this.effects(res.effects);
+        await this.unary(() => this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error }));
     }
-    async effects(e) {
+    async effects(all) {
+        // Each effect is acted on once per seq, wherever it came from (a unary reply, a
+        // retried one, the Watch, a Poll): claim the new ones before acting on any, so that a
+        // concurrent path skips them. Effects without a seq (older servers) pass.
+        const fresh = (items) => (items ?? []).filter((m) => {
+            if (!m.seq)
+                return true;
+            if (this.seqs.has(m.seq))
+                return false;
+            this.seqs.add(m.seq);
+            return true;
+        });
+        const e = { responses: fresh(all?.responses), skips: fresh(all?.skips), notes: fresh(all?.notes), runs: fresh(all?.runs) };
         // A note via FUNCTION_RESPONSE is already in the payload (`status_note`) of its call's
         // response in these same effects: that response carries its scheduling, and the note
         // is not sent again as a user turn.
@@ -407,13 +642,13 @@ export class LiveAdapter {
             if (rider)
                 carried.add(r.callId);
             const scheduling = (rider && SCHEDULING[rider.scheduling]) ?? null;
-            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling, willContinue: false });
+            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling, willContinue: false, seq: r.seq });
         }
         for (const s of e?.skips ?? []) {
             if (this.dead.has(s.callId) || this.answered.has(s.callId))
                 continue;
             this.dead.add(s.callId);
-            await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId });
+            await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId, seq: s.seq });
         }
         for (const n of e?.notes ?? []) {
             const key = `${n.jobId}\n${n.runId}\n${n.text}`;
@@ -428,7 +663,7 @@ export class LiveAdapter {
                 this.log.warn(`arbiter: the note for job ${n.jobId} rides on call ${n.callId}, whose response was not handed out: sending it as a user turn`);
             }
             const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
-            await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why });
+            await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why, seq: n.seq });
         }
         for (const u of e?.runs ?? []) {
             const key = u.seq ? String(u.seq) : `${u.runId}\n${u.state}\n${u.callId}`;
@@ -438,7 +673,7 @@ export class LiveAdapter {
             const state = RUN_STATE[u.state];
             if (!state)
                 continue;
-            await this.emit({ type: "run", runId: u.runId, tool: u.tool, state, callId: u.callId, jobId: u.jobId, reason: u.reason });
+            await this.emit({ type: "run", runId: u.runId, tool: u.tool, state, callId: u.callId, jobId: u.jobId, reason: u.reason, seq: u.seq });
         }
     }
     /**
@@ -452,9 +687,16 @@ export class LiveAdapter {
         if (this.interims.has(key))
             return; // a retried RPC returns the same interim response
         this.interims.add(key);
-        await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling: null, willContinue: true });
+        await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling: null, willContinue: true, seq: r.seq });
     }
     async emit(action) {
         await this.onAction(action);
     }
+}
+/** Waits for `p`, at most `ms`. */
+async function within(p, ms) {
+    let timer;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, ms)));
+    await Promise.race([p, timeout]);
+    clearTimeout(timer);
 }

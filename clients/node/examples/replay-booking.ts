@@ -10,7 +10,9 @@
  * response), `skip` (never answered), `note`, and a `summary` with the fields of
  * `arbiter replay`'s. `--response-scheduling` configures the session so that notes may
  * ride on function responses (`scheduling` is then printed with the response that carries
- * one). Exit code 1 when a call id was left unanswered or a business key was committed
+ * one). The adapter holds its Watch on the session (the play is real time, so timer-made
+ * effects come when they are due, as in the reference); `--no-watch` turns it off. Exit
+ * code 1 when a call id was left unanswered or a business key was committed
  * twice.
  *
  *     npm run build && node dist/examples/replay-booking.js --target 127.0.0.1:50051 ../../testdata/traces/C_on_run2.jsonl
@@ -74,6 +76,7 @@ class BookingAgent {
     prepareMs: number | undefined,
     readonly speed: number,
     readonly responseScheduling = false,
+    readonly watch = true,
   ) {
     const start = events.find((e) => e.event === "session_start");
     this.prepareMs = (prepareMs ?? start?.prepare_ms ?? 4000) / speed;
@@ -160,7 +163,7 @@ class BookingAgent {
     const client = new ArbiterClient(target);
     const behaviors: Record<string, "BLOCKING" | "NON_BLOCKING"> = {};
     for (const e of this.events) if (e.event === "tool_call" && e.behavior) behaviors[e.tool] = e.behavior;
-    this.adapter = new LiveAdapter(client, sessionId, this.onAction, { behaviors, responseScheduling: this.responseScheduling });
+    this.adapter = new LiveAdapter(client, sessionId, this.onAction, { behaviors, responseScheduling: this.responseScheduling, watch: this.watch });
     this.t0 = performance.now();
     let unanswered: string[] | undefined;
     for (const ev of this.events) {
@@ -206,10 +209,11 @@ async function main(): Promise<number> {
       "prepare-ms": { type: "string" },
       speed: { type: "string", default: "1" },
       "response-scheduling": { type: "boolean", default: false },
+      "no-watch": { type: "boolean", default: false },
     },
   });
   if (positionals.length !== 1) {
-    console.error("usage: replay-booking [--target ADDR] [--session ID] [--prepare-ms N] [--speed X] [--response-scheduling] TRACE.jsonl");
+    console.error("usage: replay-booking [--target ADDR] [--session ID] [--prepare-ms N] [--speed X] [--response-scheduling] [--no-watch] TRACE.jsonl");
     return 2;
   }
   const path = positionals[0];
@@ -219,7 +223,7 @@ async function main(): Promise<number> {
     .map((l) => JSON.parse(l));
   const prepareMs = values["prepare-ms"] !== undefined ? Number(values["prepare-ms"]) : undefined;
   const session = values.session ?? `node-${basename(path, extname(path))}-${process.pid}`;
-  const s = await new BookingAgent(events, prepareMs, Number(values.speed), values["response-scheduling"]).run(values.target!, session);
+  const s = await new BookingAgent(events, prepareMs, Number(values.speed), values["response-scheduling"], !values["no-watch"]).run(values.target!, session);
   return s.unanswered.length || s.double_commits ? 1 : 0;
 }
 

@@ -91,6 +91,11 @@ export interface SendFunctionResponse {
   jobId: string;
   scheduling: Scheduling | null;
   willContinue: boolean;
+  /**
+   * The effect's place in the session's log (0 from servers without one): the adapter
+   * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+   */
+  seq: number;
 }
 
 /**
@@ -106,6 +111,11 @@ export interface SendNote {
   when: "now" | "when_idle";
   jobId: string;
   why: string;
+  /**
+   * The effect's place in the session's log (0 from servers without one): the adapter
+   * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+   */
+  seq: number;
 }
 
 /**
@@ -120,6 +130,11 @@ export interface Skip {
   name: string;
   reason: string;
   jobId: string;
+  /**
+   * The effect's place in the session's log (0 from servers without one): the adapter
+   * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+   */
+  seq: number;
 }
 
 /** Where a confirm-then-act run stands. */
@@ -138,6 +153,11 @@ export interface RunUpdate {
   callId: string;
   jobId: string;
   reason: string;
+  /**
+   * The effect's place in the session's log (0 from servers without one): the adapter
+   * hands out each `seq` once, whether it came in a reply, on the Watch or from a Poll.
+   */
+  seq: number;
 }
 
 /** What the adapter hands the application; dispatch on `type`. */

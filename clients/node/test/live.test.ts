@@ -39,6 +39,7 @@ class Script {
   completeEffects = effects();
   registerEffects = effects();
   speechEffects = effects();
+  pollEffects = effects();
 
   sent(name: string): any[] {
     return this.requests.filter(([n]) => n === name).map(([, r]) => r);
@@ -66,6 +67,7 @@ class Script {
       decide: this.handler("Decide", (r) => this.decide(r)),
       complete: this.handler("Complete", async () => ({ effects: this.completeEffects })),
       getSession: this.handler("GetSession", async (r) => pb.GetSessionResponse.fromPartial({ sessionId: r.sessionId })),
+      poll: this.handler("Poll", async () => ({ effects: this.pollEffects })),
       closeSession: this.handler("CloseSession", async () => pb.CloseSessionResponse.fromPartial({})),
       configureSession: this.handler("ConfigureSession", async (r) =>
         pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling })),
@@ -224,6 +226,21 @@ describe("LiveAdapter", () => {
     assert.deepEqual(of("skip").map((a) => a.id), ["fc_dead"]);
     assert.deepEqual(of("sendFunctionResponse").map((a) => a.id), ["fc_1"]);
     assert.equal(of("execute").length, 1);
+  });
+
+  it("acts once per seq; poll() asks after the contiguous high-water mark", async () => {
+    const skip = (callId: string, seq: number) => ({ callId, name: "book_slot", reason: "abandoned", jobId: "", seq });
+    // Skips 1, 2 and 4 in a reply (twice: a retried request repeats the seqs).
+    script.speechEffects = pb.Effects.fromPartial({ skips: [skip("a", 1), skip("b", 2), skip("d", 4)] });
+    await adapter.feed({ serverContent: { interrupted: true } });
+    await adapter.feed({ serverContent: { interrupted: true } });
+    assert.deepEqual(of("skip").map((a) => [a.id, a.seq]), [["a", 1], ["b", 2], ["d", 4]]);
+    // Poll asks after 2 and acts on 3 only.
+    script.pollEffects = pb.Effects.fromPartial({ skips: [skip("c", 3), skip("d", 4)] });
+    await adapter.poll();
+    await adapter.poll();
+    assert.deepEqual(script.sent("Poll").map((r) => r.afterSeq), [2, 4]);
+    assert.deepEqual(of("skip").map((a) => [a.id, a.seq]), [["a", 1], ["b", 2], ["d", 4], ["c", 3]]);
   });
 
   it("maps LiveServerMessage fields to reports", async () => {

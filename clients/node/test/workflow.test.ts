@@ -8,7 +8,13 @@
 //   the answer, nothing executes), confirm_action confirmed=true executes take_photo once
 //   and is answered with its outcome;
 // - Connect: a call made on connection c1 comes back as a connection_closed skip when the
-//   adapter reconnects as c2, and its outcome as a note.
+//   adapter reconnects as c2, and its outcome as a note;
+// - timer-made effects through the LiveAdapter: a call nobody answers gets its max_pending
+//   (2 s) deadline answer exactly once without the test calling anything, by the
+//   adapter's Watch; with watch: false, by adapter.poll() (once: a second poll() brings
+//   nothing);
+// - no effect is handed out twice (actions counted per seq) over a whole confirm-then-act
+//   flow, and every effect of the session is handed out.
 //
 //     ARBITER_WORKFLOW_TARGET=127.0.0.1:50051 node --test build/test/workflow.test.js
 import assert from "node:assert/strict";
@@ -158,7 +164,11 @@ describe("workflow against arbiter serve", { skip: !TARGET && "set ARBITER_WORKF
       const answers = actions.flatMap((a) => (a.type === "sendFunctionResponse" ? [[a.id, a.payload.status]] : []));
       assert.deepEqual(answers, [["p1", "needs_confirmation"], ["k1", "committed"]]);
       assert.ok(actions.some((a) => a.type === "run" && a.state === "confirmed" && a.jobId === ex.jobId));
+      await sleep(700); // what the Watch streams meanwhile must change nothing
+      const last = (await c.getSession({ sessionId: ad.sessionId })).lastSeq;
+      assertOnce(actions, last);
       await ad.close();
+      assertOnce(actions, last);
     } finally {
       c.close();
     }
@@ -184,7 +194,68 @@ describe("workflow against arbiter serve", { skip: !TARGET && "set ARBITER_WORKF
       c.close();
     }
   });
+
+  const timeouts = (actions: Action[], id: string) =>
+    actions.flatMap((a) => (a.type === "sendFunctionResponse" && a.id === id ? [a] : []));
+
+  it("deadline-watch: the max_pending answer of a call nobody answers comes by the Watch, once", async () => {
+    const { c, ad, actions, executed } = adapter(sid("deadline-watch"));
+    try {
+      await ad.feed({ toolCall: { functionCalls: [{ id: "w1", name: "get_weather", args: { city: "Oslo" } }] } });
+      assert.equal(executed.length, 1);
+      assert.equal(executed[0].sideEffect, false);
+      assert.deepEqual(timeouts(actions, "w1"), []);
+      const t0 = Date.now();
+      await until(() => timeouts(actions, "w1").length > 0, `w1's deadline answer: ${JSON.stringify(actions)}`, 6000);
+      const waited = Date.now() - t0;
+      await sleep(1000); // nothing twice
+      const answers = timeouts(actions, "w1");
+      assert.equal(answers.length, 1);
+      assert.deepEqual([answers[0].payload.status, answers[0].jobId], ["timeout", executed[0].jobId]);
+      assert.ok(answers[0].seq > 0);
+      assert.ok(waited < 4000, `max_pending is 2 s, waited ${waited} ms`);
+      assertOnce(actions, (await c.getSession({ sessionId: ad.sessionId })).lastSeq);
+      const n = actions.length;
+      await ad.close(); // the call is answered: nothing to skip
+      assert.deepEqual(actions.slice(n), []);
+    } finally {
+      c.close();
+    }
+  });
+
+  it("deadline-poll: with watch off, poll() hands the deadline answer out once", async () => {
+    const { c, ad, actions, executed } = adapter(sid("deadline-poll"), false);
+    try {
+      await ad.feed({ toolCall: { functionCalls: [{ id: "w1", name: "get_weather", args: { city: "Oslo" } }] } });
+      assert.equal(executed.length, 1);
+      await sleep(2600); // past max_pending (2 s)
+      assert.deepEqual(timeouts(actions, "w1"), [], "no Watch: nothing comes by itself");
+      await ad.poll();
+      const answers = timeouts(actions, "w1");
+      assert.equal(answers.length, 1);
+      assert.deepEqual([answers[0].payload.status, answers[0].jobId], ["timeout", executed[0].jobId]);
+      const n = actions.length;
+      await ad.poll();
+      assert.deepEqual(actions.slice(n), [], "a second poll() hands out nothing");
+      assertOnce(actions, (await c.getSession({ sessionId: ad.sessionId })).lastSeq);
+      await ad.close();
+      assert.deepEqual(actions.slice(n), []);
+    } finally {
+      c.close();
+    }
+  });
 });
+
+/** Each effect of the session (seq 1..last) handed out exactly once. */
+function assertOnce(actions: Action[], last: number): void {
+  const seqs = new Map<number, number>();
+  for (const a of actions) {
+    if (a.type === "sendFunctionResponse" || a.type === "sendNote" || a.type === "skip" || a.type === "run") seqs.set(a.seq, (seqs.get(a.seq) ?? 0) + 1);
+  }
+  assert.deepEqual([...seqs].filter(([, n]) => n !== 1), [], `effects handed out twice: ${JSON.stringify(actions)}`);
+  assert.ok(!seqs.has(0), "an action without seq");
+  assert.deepEqual([...seqs.keys()].sort((a, b) => a - b), range(1, last), `every effect once: ${JSON.stringify(actions)}`);
+}
 
 /** Every effect a unary RPC returned is on the stream, the same; the stream has nothing else but deadline answers. */
 function check(watched: Effect[], unary: Map<number, Effect>): void {
@@ -199,7 +270,7 @@ function check(watched: Effect[], unary: Map<number, Effect>): void {
   }
 }
 
-function adapter(sessionId: string) {
+function adapter(sessionId: string, watch = true) {
   const c = new ArbiterClient(TARGET!, { retry: FAST, logger: quiet });
   const actions: Action[] = [];
   const executed: Extract<Action, { type: "execute" }>[] = [];
@@ -216,7 +287,7 @@ function adapter(sessionId: string) {
         void ad.committed(a.jobId, { done_by: "node" }).catch(() => undefined);
       }
     },
-    { decideWaitMs: 5000, logger: quiet },
+    { decideWaitMs: 5000, logger: quiet, watch },
   );
   return { c, ad, actions, executed };
 }

@@ -101,7 +101,11 @@ class SendFunctionResponse:
 
     ``will_continue=True`` marks an interim response (a progress report of a job still
     running, ReportProgress): send it with Gemini's ``will_continue=True``; the call's
-    final response is still to come. Interim responses may come several times per id."""
+    final response is still to come. Interim responses may come several times per id.
+
+    ``seq`` is the effect's place in the session's log (0 from servers without one):
+    the adapter hands out each ``seq`` once, whether it came in a reply, on the Watch
+    or from a Poll."""
 
     id: str
     name: str
@@ -109,6 +113,7 @@ class SendFunctionResponse:
     job_id: str = ""
     scheduling: Optional[Scheduling] = None
     will_continue: bool = False
+    seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,12 +123,14 @@ class SendNote:
     ``"when_idle"``: after the model's turn is over (``turn_complete``). ``why`` is the
     arbiter's reason for that delivery, in words (for logs). A note that rides on a
     function response is never handed out as a ``SendNote``: see
-    :attr:`SendFunctionResponse.scheduling`."""
+    :attr:`SendFunctionResponse.scheduling`. ``seq``: see
+    :attr:`SendFunctionResponse.seq`."""
 
     text: str
     when: Literal["now", "when_idle"]
     job_id: str = ""
     why: str = ""
+    seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,12 +139,13 @@ class Skip:
     connection_closed, session_closed). Never send a function response for it. For
     ``connection_closed`` (the call was made on an earlier connection, see
     ``LiveAdapter.reconnect``) its job goes on, and its outcome comes as a
-    :class:`SendNote`."""
+    :class:`SendNote`. ``seq``: see :attr:`SendFunctionResponse.seq`."""
 
     id: str
     name: str
     reason: str
     job_id: str = ""
+    seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,8 @@ class RunUpdate:
     """Informational: a confirm-then-act run changed ``state`` (``"opened"``,
     ``"confirmed"``, ``"refused"``, ``"expired"``, ``"cancelled"``). Nothing to send:
     the model hears about it through the function responses and notes. ``job_id`` is
-    the job a confirmed run started; ``call_id`` the call that caused the change."""
+    the job a confirmed run started; ``call_id`` the call that caused the change.
+    ``seq``: see :attr:`SendFunctionResponse.seq`."""
 
     run_id: str
     tool: str
@@ -153,6 +162,7 @@ class RunUpdate:
     call_id: str = ""
     job_id: str = ""
     reason: str = ""
+    seq: int = 0
 
 
 Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip, RunUpdate]

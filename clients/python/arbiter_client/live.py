@@ -33,6 +33,16 @@ calls still pending from the earlier one come back as :class:`Skip` (reason
 (``SendFunctionResponse.will_continue``). A commit whose outcome the backend cannot
 tell is reported with :meth:`LiveAdapter.unknown`, and its truth later with
 :meth:`LiveAdapter.committed` or :meth:`LiveAdapter.failed`.
+
+Timer-made effects (a call's max_pending deadline answer, a confirm-then-act run that
+expires, the claim check of an interrupted turn) are due when no RPC of the agent is in
+flight. By default the adapter holds a Watch on the session (opened after its first
+successful RPC, ended by :meth:`LiveAdapter.close`) and acts on what it streams, so
+those reach the agent in a quiet session too. Every effect is acted on once per
+``seq``, whether it comes first in a unary reply, on the Watch, or from
+:meth:`LiveAdapter.poll` (effects without a ``seq``, from older servers, are acted on as
+they come). An agent that cannot hold a stream passes ``watch=False`` and calls
+:meth:`LiveAdapter.poll` on a beat instead.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Set, Tuple, Union
 
+import grpc
 from google.protobuf import duration_pb2, json_format
 
 from .actions import (
@@ -58,7 +69,7 @@ from .actions import (
     Skip,
 )
 from .client import ArbiterClient
-from .errors import ArbiterError, NotFoundError
+from .errors import ArbiterError, FailedPreconditionError, NotFoundError
 from .v1 import arbiter_pb2 as pb
 
 log = logging.getLogger("arbiter_client")
@@ -97,6 +108,38 @@ class _Job:
     task: Optional[asyncio.Task] = None
 
 
+class _Seqs:
+    """The ``seq`` numbers acted on: every one up to ``high`` (the contiguous high-water
+    mark), plus those above it in ``above``. Bounded: a gap that stays open while more
+    than ``limit`` later seqs pile up is given up (the server's log keeps only the last
+    256 effects, so it could never be filled)."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.high = 0
+        self.above: Set[int] = set()
+        self.limit = limit
+
+    def __contains__(self, seq: int) -> bool:
+        return seq <= self.high or seq in self.above
+
+    def add(self, seq: int) -> None:
+        if seq in self:
+            return
+        self.above.add(seq)
+        if len(self.above) > self.limit:
+            self.high = min(self.above) - 1
+        while self.high + 1 in self.above:
+            self.high += 1
+            self.above.discard(self.high)
+
+
+#: Watch: an effect streamed is acted on after this delay (seconds), and once no unary
+#: RPC of the adapter is in flight (at most ``_WATCH_HOLD_MAX``), so the reply that
+#: carries it, which usually lands a moment later, hands it out in its own order.
+_WATCH_HOLD = 0.05
+_WATCH_HOLD_MAX = 0.5
+
+
 class LiveAdapter:
     """Drives one arbiter session from one Live session's server messages.
 
@@ -118,6 +161,11 @@ class LiveAdapter:
             a function response (:attr:`SendFunctionResponse.scheduling`) instead of a
             user turn. When this or ``language`` is set, the adapter sends
             ConfigureSession once, before the session's first other RPC.
+        watch: ``True`` (default): hold a Watch on the session (opened after the first
+            RPC that succeeds, closed by :meth:`close`) and act on every effect it
+            streams, the timer-made ones included. ``False``: no stream; call
+            :meth:`poll` on a beat (e.g. every second, or when
+            ``GetSessionResponse.next_timer`` passes) to get those.
 
     Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
     currently runs under: set it to ``"none"`` while the generation runs with
@@ -134,6 +182,7 @@ class LiveAdapter:
         decide_wait: float = 20.0,
         language: Optional[str] = None,
         response_scheduling: bool = False,
+        watch: bool = True,
     ) -> None:
         self.session_id = session_id
         self.language = language or ""
@@ -155,6 +204,14 @@ class LiveAdapter:
         self.connection_id = ""
         self._model_speaking = False
         self._closed = False
+        self._seqs = _Seqs()  # the seqs acted on
+        self.watch = bool(watch)
+        self._watch_task: Optional[asyncio.Task] = None
+        self._watch_last = 0  # the highest seq the Watch streamed
+        self._watched: Dict[int, pb.WatchResponse] = {}  # streamed, not acted on yet
+        self._flush_task: Optional[asyncio.Task] = None
+        self._flushing = asyncio.Lock()
+        self._inflight = 0  # unary RPCs (with their effects) under way
 
     # --- what the model server sends ------------------------------------------------
 
@@ -183,10 +240,8 @@ class LiveAdapter:
         ids = list(_get(tcc, "ids") or []) if tcc is not None else []
         if ids:
             await self._configure()
-            resp = await self._client.report_tool_call_cancellation(
-                pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids)
-            )
-            await self._effects(resp.effects)
+            await self._unary(self._client.report_tool_call_cancellation,
+                              pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids))
 
     async def _server_content(self, sc: Any) -> None:
         # Gemini's input transcription arrives as pieces the arbiter appends to the
@@ -211,15 +266,12 @@ class LiveAdapter:
         if not text or (role == pb.ROLE_USER and not text.strip()):
             return
         await self._configure()
-        resp = await self._client.report_transcript(
-            pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim)
-        )
-        await self._effects(resp.effects)
+        await self._unary(self._client.report_transcript,
+                          pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim))
 
     async def _speech(self, event: int) -> None:
         await self._configure()
-        resp = await self._client.report_speech(pb.ReportSpeechRequest(session_id=self.session_id, event=event))
-        await self._effects(resp.effects)
+        await self._unary(self._client.report_speech, pb.ReportSpeechRequest(session_id=self.session_id, event=event))
 
     async def _register(self, fc: Any) -> None:
         name = _get(fc, "name") or ""
@@ -233,7 +285,15 @@ class LiveAdapter:
         )
         req.args.update(args)
         await self._configure()
+        self._inflight += 1
+        try:
+            await self._register_call(req, name, args)
+        finally:
+            self._inflight -= 1
+
+    async def _register_call(self, req: pb.RegisterCallRequest, name: str, args: Dict[str, Any]) -> None:
         resp = await self._client.register_call(req)
+        self._start_watch()
         # DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in
         # effects. EXECUTE runs job_tool with job_args: the call's own, except for a
         # confirmation call that confirmed a run, which executes the run's tool.
@@ -280,8 +340,7 @@ class LiveAdapter:
         if result:
             req.result.update(dict(result))
         await self._configure()
-        resp = await self._client.report_progress(req)
-        await self._effects(resp.effects)
+        await self._unary(self._client.report_progress, req)
 
     async def reconnect(self, connection_id: str) -> None:
         """Reports that the agent now talks to the model over a new connection (a
@@ -291,10 +350,13 @@ class LiveAdapter:
         on, and each outcome is handed out as a :class:`SendNote`. Call it for the first
         connection too, so that the calls made on it are known to be its own."""
         await self._configure()
-        resp = await self._client.connect(pb.ConnectRequest(session_id=self.session_id, connection_id=connection_id))
-        self.connection_id = connection_id
-        self._model_speaking = False  # a new connection: nothing is playing
-        await self._effects(resp.effects)
+
+        def connected(_resp) -> None:
+            self.connection_id = connection_id
+            self._model_speaking = False  # a new connection: nothing is playing
+
+        await self._unary(self._client.connect,
+                          pb.ConnectRequest(session_id=self.session_id, connection_id=connection_id), connected)
 
     async def failed(self, job_id: str, error: str) -> None:
         """Reports that the job failed (its prepare, its commit, or a read-only tool):
@@ -312,18 +374,159 @@ class LiveAdapter:
         if self._closed:
             return
         self._closed = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         try:
-            resp = await self._client.close_session(pb.CloseSessionRequest(session_id=self.session_id))
-            await self._effects(resp.effects)
+            await self._unary(self._client.close_session, pb.CloseSessionRequest(session_id=self.session_id))
         except NotFoundError:
             pass  # nothing was ever reported: there is no session
+        except BaseException:
+            await self._stop_watch(0)
+            raise
         tasks = [j.task for j in self._jobs.values() if j.task is not None and not j.task.done()]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
             for t in pending:
                 t.cancel()
+        # CloseSession ends the stream (OK) after the session's last effects.
+        await self._stop_watch(max(0.0, min(2.0, deadline - loop.time())))
+
+    async def poll(self) -> None:
+        """Poll: steps the session's timers and acts on every effect after the highest
+        ``seq`` acted on without a gap (``after_seq``), the timer-made ones included,
+        each once. For agents that run without the Watch (``watch=False``); harmless
+        with it. Nothing happens before the session exists."""
+        req = pb.PollRequest(session_id=self.session_id, after_seq=self._seqs.high)
+        try:
+            await self._unary(self._client.poll, req)
+        except NotFoundError:
+            return  # no session yet: nothing can be due
+        except FailedPreconditionError as err:
+            # after_seq older than the log keeps: what fell out of it is gone; take
+            # what this step makes due.
+            log.warning("arbiter: Poll after seq %d: %s; polling without after_seq", req.after_seq, err)
+            await self._unary(self._client.poll, pb.PollRequest(session_id=self.session_id))
 
     # --- internals ---------------------------------------------------------------
+
+    async def _unary(self, rpc, req, then: Optional[Callable[[Any], None]] = None):
+        """Sends a unary RPC whose reply carries effects and acts on them (counted as in
+        flight meanwhile, see ``_WATCH_HOLD``)."""
+        self._inflight += 1
+        try:
+            resp = await rpc(req)
+            if then is not None:
+                then(resp)
+            self._start_watch()
+            await self._effects(resp.effects)
+            return resp
+        finally:
+            self._inflight -= 1
+
+    # --- Watch ---------------------------------------------------------------------
+
+    def _start_watch(self) -> None:
+        """Opens the Watch once the session exists (after an RPC that succeeded)."""
+        if self.watch and self._watch_task is None and not self._closed:
+            self._watch_task = asyncio.create_task(self._watch_loop(), name=f"arbiter-watch-{self.session_id}")
+
+    async def _watch_loop(self) -> None:
+        """Streams the session's effects until the server ends the stream (the session
+        closed or expired). The client resumes a lost stream itself; when it gives up,
+        this reopens it after the last seq streamed, as long as the adapter is open."""
+        missing = 0  # NOT_FOUND in a row: a session not visible yet (another replica)
+        failures = 0
+        try:
+            while True:
+                after = max(self._seqs.high, self._watch_last)
+                try:
+                    async for w in self._client.watch(self.session_id, after_seq=after):
+                        missing = failures = 0
+                        self._stream(w)
+                    return  # the server ended the stream
+                except NotFoundError as err:
+                    missing += 1
+                    if self._closed or missing > 20:
+                        log.warning("arbiter: Watch(%s): %s; no stream (call poll())", self.session_id, err)
+                        return
+                    await asyncio.sleep(min(0.05 * missing, 0.5))
+                except FailedPreconditionError as err:
+                    # after_seq beyond the log or older than it keeps: resynchronise.
+                    failures += 1
+                    if self._closed or failures > 5:
+                        log.warning("arbiter: Watch(%s): %s; no stream (call poll())", self.session_id, err)
+                        return
+                    last = (await self._client.get_session(pb.GetSessionRequest(session_id=self.session_id))).last_seq
+                    log.error("arbiter: Watch(%s) after seq %d: %s; resuming after seq %d (what lies between is lost)",
+                              self.session_id, after, err, last)
+                    self._watch_last = max(self._watch_last, last)
+                except ArbiterError as err:
+                    if err.code == grpc.StatusCode.UNIMPLEMENTED:
+                        log.info("arbiter: the server has no Watch: %s (call poll())", err)
+                        return
+                    failures += 1
+                    if self._closed or failures > 5:
+                        log.error("arbiter: Watch(%s): %s; giving up the stream (call poll())", self.session_id, err)
+                        return
+                    log.warning("arbiter: Watch(%s): %s; reopening", self.session_id, err)
+                    await asyncio.sleep(1.0)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+            log.exception("arbiter: Watch(%s)", self.session_id)
+
+    def _stream(self, w: pb.WatchResponse) -> None:
+        """One streamed effect: held a moment (``_WATCH_HOLD``), then acted on unless a
+        unary reply handed it out meanwhile."""
+        self._watch_last = max(self._watch_last, w.seq)
+        if w.seq and w.seq in self._seqs:
+            return
+        self._watched[w.seq] = w
+        if self._flush_task is None:
+            self._flush_task = asyncio.create_task(self._flush_later(), name=f"arbiter-watch-act-{self.session_id}")
+
+    async def _flush_later(self) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            await asyncio.sleep(_WATCH_HOLD)
+            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:
+                await asyncio.sleep(0.01)
+        finally:
+            self._flush_task = None
+        try:
+            await self._flush()
+        except Exception:  # noqa: BLE001
+            log.exception("arbiter: acting on the Watch's effects")
+
+    async def _flush(self) -> None:
+        """Acts on the streamed effects held, as one Effects (in seq order per kind)."""
+        async with self._flushing:
+            held = [self._watched[q] for q in sorted(self._watched)]
+            self._watched.clear()
+            effects = pb.Effects()
+            for w in held:
+                kind = w.WhichOneof("effect")
+                if kind is not None:
+                    getattr(effects, kind + "s").add().CopyFrom(getattr(w, kind))
+            await self._effects(effects)
+
+    async def _stop_watch(self, wait: float) -> None:
+        """Lets the stream end (it does once the session is closed), up to ``wait``
+        seconds, then cancels it; acts on what it streamed."""
+        task, self._watch_task = self._watch_task, None
+        self.watch = False  # never reopened
+        if task is not None:
+            if wait > 0 and not task.done():
+                await asyncio.wait([task], timeout=wait)
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if self._flush_task is not None:
+            self._flush_task.cancel()
+            self._flush_task = None
+        if self._watched:
+            await self._flush()
 
     async def _configure(self) -> None:
         """ConfigureSession, once, before the session's first other RPC (only when the
@@ -412,10 +615,21 @@ class LiveAdapter:
         if result:
             req.result.update(dict(result))
         await self._configure()
-        resp = await self._client.complete(req)
-        await self._effects(resp.effects)
+        await self._unary(self._client.complete, req)
 
     async def _effects(self, effects: pb.Effects) -> None:
+        # Each effect is acted on once per seq, wherever it came from (a unary reply, a
+        # retried one, the Watch, a Poll): claim the new ones before acting on any, so
+        # that a concurrent path skips them. Effects without a seq (older servers) pass.
+        fresh = pb.Effects()
+        for kind in ("responses", "skips", "notes", "runs"):
+            for m in getattr(effects, kind):
+                if m.seq:
+                    if m.seq in self._seqs:
+                        continue
+                    self._seqs.add(m.seq)
+                getattr(fresh, kind).add().CopyFrom(m)
+        effects = fresh
         # A note via FUNCTION_RESPONSE is already in the payload ("status_note") of its
         # call's response in these same effects: that response carries its scheduling,
         # and the note is not sent again as a user turn.
@@ -439,12 +653,12 @@ class LiveAdapter:
             scheduling = _SCHEDULING.get(rider.scheduling) if rider is not None else None
             if rider is not None:
                 carried.add(r.call_id)
-            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, scheduling))
+            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, scheduling, seq=r.seq))
         for s in effects.skips:
             if s.call_id in self._dead or s.call_id in self._answered:
                 continue
             self._dead.add(s.call_id)
-            await self._emit(Skip(s.call_id, s.name, s.reason, s.job_id))
+            await self._emit(Skip(s.call_id, s.name, s.reason, s.job_id, seq=s.seq))
         for n in effects.notes:
             if (n.job_id, n.run_id, n.text) in self._notes:
                 continue
@@ -457,13 +671,14 @@ class LiveAdapter:
                 log.warning("arbiter: the note for job %s rides on call %s, whose response was not handed out: "
                             "sending it as a user turn", n.job_id, n.call_id)
             when = "when_idle" if n.deliver == pb.DELIVERY_WHEN_IDLE else "now"
-            await self._emit(SendNote(n.text, when, n.job_id, n.why))
+            await self._emit(SendNote(n.text, when, n.job_id, n.why, seq=n.seq))
         for u in effects.runs:
             key = u.seq or (u.run_id, u.state, u.call_id)
             if key in self._runs:
                 continue  # a retried RPC returns the same update
             self._runs.add(key)
-            await self._emit(RunUpdate(u.run_id, u.tool, _RUN_STATE.get(u.state, ""), u.call_id, u.job_id, u.reason))
+            await self._emit(RunUpdate(u.run_id, u.tool, _RUN_STATE.get(u.state, ""), u.call_id, u.job_id, u.reason,
+                                     seq=u.seq))
 
     async def _interim(self, r: pb.FunctionResponse) -> None:
         """A non-final response (ReportProgress): handed out with ``will_continue`` while
@@ -475,7 +690,7 @@ class LiveAdapter:
         if key in self._interims:
             return  # a retried RPC returns the same interim response
         self._interims.add(key)
-        await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, None, True))
+        await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, None, True, seq=r.seq))
 
     async def _emit(self, action: Action) -> None:
         out = self._on_action(action)

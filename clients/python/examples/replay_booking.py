@@ -16,7 +16,9 @@ what the agent does and would send to the model::
 
 ``--response-scheduling`` configures the session so that notes may ride on function
 responses (``scheduling`` is then printed with the response that carries one). The
-summary has the fields of ``arbiter replay``'s. Exit code 1 when a call id was left
+summary has the fields of ``arbiter replay``'s. The adapter holds its Watch on the session
+(the play is real time, so timer-made effects come when they are due, as in the
+reference); ``--no-watch`` turns it off. Exit code 1 when a call id was left
 unanswered or a business key was committed twice.
 
     /usr/bin/python3 examples/replay_booking.py --target 127.0.0.1:50051 ../../testdata/traces/C_on_run2.jsonl
@@ -77,9 +79,11 @@ class BookingAgent:
     (here: stdout)."""
 
     def __init__(
-        self, events: list[dict], prepare_ms: int | None, speed: float, *, response_scheduling: bool = False
+        self, events: list[dict], prepare_ms: int | None, speed: float, *, response_scheduling: bool = False,
+        watch: bool = True,
     ) -> None:
         self.response_scheduling = response_scheduling
+        self.watch = watch
         start = next((e for e in events if e["event"] == "session_start"), {})
         self.prepare_s = (prepare_ms if prepare_ms is not None else start.get("prepare_ms", 4000)) / 1000 / speed
         self.commit_result = start.get("commit_result")
@@ -148,7 +152,8 @@ class BookingAgent:
         async with ArbiterClient(target) as client:
             behaviors = {e["tool"]: e["behavior"] for e in self.events if e["event"] == "tool_call" and e.get("behavior")}
             self.adapter = LiveAdapter(
-                client, session_id, self.on_action, behaviors=behaviors, response_scheduling=self.response_scheduling
+                client, session_id, self.on_action, behaviors=behaviors, response_scheduling=self.response_scheduling,
+                watch=self.watch,
             )
             loop = asyncio.get_running_loop()
             self.t0 = loop.time()
@@ -192,12 +197,14 @@ def main() -> int:
     ap.add_argument("--prepare-ms", type=int, help="fake backend prepare time (overrides the trace)")
     ap.add_argument("--speed", type=float, default=1.0, help="play this many times faster (timeouts stay real)")
     ap.add_argument("--response-scheduling", action="store_true", help="let notes ride on function responses")
+    ap.add_argument("--no-watch", action="store_true", help="no Watch on the session (replies only)")
     args = ap.parse_args()
     with open(args.trace, encoding="utf-8") as f:
         events = [json.loads(line) for line in f if line.strip()]
     name = os.path.splitext(os.path.basename(args.trace))[0]
     session = args.session or f"py-{name}-{os.getpid()}"
-    agent = BookingAgent(events, args.prepare_ms, args.speed, response_scheduling=args.response_scheduling)
+    agent = BookingAgent(events, args.prepare_ms, args.speed, response_scheduling=args.response_scheduling,
+                         watch=not args.no_watch)
     summary = asyncio.run(agent.run(args.target, session))
     return 1 if summary["unanswered"] or summary["double_commits"] else 0
 

@@ -61,6 +61,7 @@ class Script(pb_grpc.ArbiterServiceServicer):
         self.complete_effects = pb.Effects()
         self.register_effects = pb.Effects()
         self.speech_effects = pb.Effects()
+        self.poll_effects = pb.Effects()
 
     async def _enter(self, name, request, context):
         self.requests.append((name, request))
@@ -97,6 +98,10 @@ class Script(pb_grpc.ArbiterServiceServicer):
     async def Complete(self, request, context):
         await self._enter("Complete", request, context)
         return pb.CompleteResponse(effects=self.complete_effects)
+
+    async def Poll(self, request, context):
+        await self._enter("Poll", request, context)
+        return pb.PollResponse(effects=self.poll_effects)
 
     async def CloseSession(self, request, context):
         await self._enter("CloseSession", request, context)
@@ -260,6 +265,40 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([a.id for a in self.of(Skip)], ["fc_dead"])
         self.assertEqual([a.id for a in self.of(SendFunctionResponse)], ["fc_1"])
         self.assertEqual(len(self.of(Execute)), 1)  # same job: executed once
+
+    async def test_once_per_seq_and_poll_after_the_high_water_mark(self):
+        # Skips 1, 2 and 4 in a reply (twice: a retried request repeats the seqs).
+        e = pb.Effects()
+        for seq, call_id in ((1, "a"), (2, "b"), (4, "d")):
+            e.skips.add(call_id=call_id, name="book_slot", reason="abandoned", seq=seq)
+        self.script.speech_effects = e
+        await self.adapter.feed({"server_content": {"interrupted": True}})
+        await self.adapter.feed({"server_content": {"interrupted": True}})
+        self.assertEqual([(a.id, a.seq) for a in self.of(Skip)], [("a", 1), ("b", 2), ("d", 4)])
+        # Poll asks after the contiguous high-water mark (2) and acts on 3 only.
+        p = pb.Effects()
+        p.skips.add(call_id="c", name="book_slot", reason="abandoned", seq=3)
+        p.skips.add(call_id="d", name="book_slot", reason="abandoned", seq=4)
+        self.script.poll_effects = p
+        await self.adapter.poll()
+        await self.adapter.poll()
+        polls = self.script.sent("Poll")
+        self.assertEqual([(r.HasField("after_seq"), r.after_seq) for r in polls], [(True, 2), (True, 4)])
+        self.assertEqual([(a.id, a.seq) for a in self.of(Skip)], [("a", 1), ("b", 2), ("d", 4), ("c", 3)])
+
+    def test_seqs_bounded(self):
+        from arbiter_client.live import _Seqs
+
+        seqs = _Seqs(limit=3)
+        for q in (1, 2, 4, 5):
+            seqs.add(q)
+        self.assertEqual((seqs.high, sorted(seqs.above)), (2, [4, 5]))
+        seqs.add(3)
+        self.assertEqual((seqs.high, seqs.above), (5, set()))
+        for q in (7, 8, 9, 10):  # 6 never comes: given up past the limit
+            seqs.add(q)
+        self.assertEqual((seqs.high, seqs.above), (10, set()))
+        self.assertIn(6, seqs)
 
     async def test_message_mapping(self):
         await self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})

@@ -8,7 +8,12 @@
   the answer, nothing executes), confirm_action confirmed=true executes take_photo once
   and is answered with its outcome;
 - Connect: a call made on connection c1 comes back as a connection_closed skip when the
-  adapter reconnects as c2, and its outcome as a note.
+  adapter reconnects as c2, and its outcome as a note;
+- timer-made effects through the LiveAdapter: a call nobody answers gets its max_pending
+  (2 s) deadline answer exactly once without the test calling anything, by the adapter's
+  Watch; with watch=False, by adapter.poll() (once: a second poll() brings nothing);
+- no effect is handed out twice (actions counted per seq) over a whole confirm-then-act
+  flow, and every effect of the session is handed out.
 
     ARBITER_WORKFLOW_TARGET=127.0.0.1:50051 /usr/bin/python3 -m unittest discover -s clients/python/tests -p 'test_workflow.py' -v
 """
@@ -21,6 +26,7 @@ import os
 import sys
 import time
 import unittest
+from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -193,7 +199,7 @@ class WorkflowTest(unittest.IsolatedAsyncioTestCase):
 
     # --- LiveAdapter: confirm-then-act, Connect -------------------------------------
 
-    def adapter(self, s: str):
+    def adapter(self, s: str, **kw):
         actions: list = []
         tasks: set = set()
         executed: list[Execute] = []
@@ -214,7 +220,7 @@ class WorkflowTest(unittest.IsolatedAsyncioTestCase):
             elif isinstance(a, Commit):
                 spawn(ad.committed(a.job_id, {"done_by": "py"}))
 
-        ad = LiveAdapter(self.client, s, on_action, decide_wait=5.0)
+        ad = LiveAdapter(self.client, s, on_action, decide_wait=5.0, **kw)
         return ad, actions, executed
 
     async def until(self, actions, pred, timeout=8.0):
@@ -243,7 +249,64 @@ class WorkflowTest(unittest.IsolatedAsyncioTestCase):
         answers = [(a.id, a.payload["status"]) for a in actions if isinstance(a, SendFunctionResponse)]
         self.assertEqual(answers, [("p1", "needs_confirmation"), ("k1", "committed")])
         self.assertIn(("confirmed", ex.job_id), [(a.state, a.job_id) for a in actions if isinstance(a, RunUpdate)])
+        await asyncio.sleep(0.7)  # what the Watch streams meanwhile must change nothing
+        last = (await self.client.get_session(pb.GetSessionRequest(session_id=ad.session_id))).last_seq
+        self.assertOnce(actions, last)
         await ad.close()
+        self.assertOnce(actions, last)
+
+    def assertOnce(self, actions, last: int):
+        """Each effect of the session (seq 1..last) handed out exactly once."""
+        seqs = Counter(a.seq for a in actions if isinstance(a, (SendFunctionResponse, SendNote, Skip, RunUpdate)))
+        self.assertEqual({q: n for q, n in seqs.items() if n != 1}, {}, f"effects handed out twice: {actions}")
+        self.assertNotIn(0, seqs, "an action without seq")
+        self.assertEqual(sorted(seqs), list(range(1, last + 1)), f"every effect once: {actions}")
+
+    # --- LiveAdapter: timer-made effects --------------------------------------------
+
+    def timeouts(self, actions, call_id):
+        return [a for a in actions if isinstance(a, SendFunctionResponse) and a.id == call_id]
+
+    async def test_deadline_answer_watch(self):
+        """A call nobody answers: its max_pending deadline answer reaches the agent by
+        the adapter's Watch, once, with nothing else called."""
+        ad, actions, executed = self.adapter(sid("deadline-watch"))
+        await ad.feed({"tool_call": {"function_calls": [{"id": "w1", "name": "get_weather", "args": {"city": "Oslo"}}]}})
+        (ex,) = executed
+        self.assertFalse(ex.side_effect)
+        self.assertEqual(self.timeouts(actions, "w1"), [])
+        t0 = time.monotonic()
+        await self.until(actions, lambda: self.timeouts(actions, "w1"), timeout=6.0)
+        waited = time.monotonic() - t0
+        await asyncio.sleep(1.0)  # nothing twice
+        (answer,) = self.timeouts(actions, "w1")
+        self.assertEqual((answer.payload["status"], answer.job_id), ("timeout", ex.job_id))
+        self.assertGreater(answer.seq, 0)
+        self.assertLess(waited, 4.0, "max_pending is 2 s")
+        last = (await self.client.get_session(pb.GetSessionRequest(session_id=ad.session_id))).last_seq
+        self.assertOnce(actions, last)
+        n = len(actions)
+        await ad.close()  # the call is answered: nothing to skip
+        self.assertEqual(actions[n:], [])
+
+    async def test_deadline_answer_poll(self):
+        """watch=False: nothing arrives by itself; poll() hands the deadline answer out
+        once, and a second poll() nothing."""
+        ad, actions, executed = self.adapter(sid("deadline-poll"), watch=False)
+        await ad.feed({"tool_call": {"function_calls": [{"id": "w1", "name": "get_weather", "args": {"city": "Oslo"}}]}})
+        (ex,) = executed
+        await asyncio.sleep(2.6)  # past max_pending (2 s)
+        self.assertEqual(self.timeouts(actions, "w1"), [], "no Watch: nothing comes by itself")
+        await ad.poll()
+        (answer,) = self.timeouts(actions, "w1")
+        self.assertEqual((answer.payload["status"], answer.job_id), ("timeout", ex.job_id))
+        n = len(actions)
+        await ad.poll()
+        self.assertEqual(actions[n:], [], "a second poll() hands out nothing")
+        last = (await self.client.get_session(pb.GetSessionRequest(session_id=ad.session_id))).last_seq
+        self.assertOnce(actions, last)
+        await ad.close()
+        self.assertEqual(actions[n:], [])
 
     async def test_connect(self):
         ad, actions, executed = self.adapter(sid("connect"))
