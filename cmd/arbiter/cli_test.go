@@ -36,46 +36,68 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// TestCLIServeAnswersHealth starts `arbiter serve` (embedded store, a free port),
-// checks the health service, then drains on cancel (SIGTERM's path).
-func TestCLIServeAnswersHealth(t *testing.T) {
+// inProcess is `arbiter serve` run in this process by startServe.
+type inProcess struct {
+	addr   string
+	conn   *grpc.ClientConn
+	stderr *syncBuffer
+	cancel context.CancelFunc
+	done   chan int
+}
+
+// startServe runs `arbiter serve --listen 127.0.0.1:0 args...` in this process and
+// dials it; the test fails if it does not start within 10 s. The connection is closed
+// and the server cancelled when the test ends.
+func startServe(t *testing.T, args ...string) *inProcess {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ready := make(chan string, 1)
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
-	go func() {
-		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--tools", "../../testdata/tools/booking.yaml"})
-	}()
-	var addr string
+	p := &inProcess{stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	env := &runEnv{ctx: ctx, stdout: &syncBuffer{}, stderr: p.stderr, ready: ready}
+	go func() { p.done <- env.run(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
+	t.Cleanup(cancel)
 	select {
-	case addr = <-ready:
-	case code := <-done:
-		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
+	case p.addr = <-ready:
+	case code := <-p.done:
+		t.Fatalf("serve exited early with %d\n%s", code, p.stderr.String())
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not start")
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "arbiter.v1.ArbiterService"})
+	t.Cleanup(func() { conn.Close() })
+	p.conn = conn
+	return p
+}
+
+// drain cancels the server (SIGTERM's path) and fails the test unless it exits 0
+// within timeout.
+func (p *inProcess) drain(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	p.cancel()
+	select {
+	case code := <-p.done:
+		if code != 0 {
+			t.Fatalf("serve exited with %d\n%s", code, p.stderr.String())
+		}
+	case <-time.After(timeout):
+		t.Fatal("serve did not drain")
+	}
+}
+
+// TestCLIServeAnswersHealth starts `arbiter serve` (embedded store, a free port),
+// checks the health service, then drains on cancel (SIGTERM's path).
+func TestCLIServeAnswersHealth(t *testing.T) {
+	p := startServe(t, "--tools", "../../testdata/tools/booking.yaml")
+	hr, err := healthpb.NewHealthClient(p.conn).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "arbiter.v1.ArbiterService"})
 	if err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health: %v %v", hr, err)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not drain")
-	}
-	if !strings.Contains(stderr.String(), "draining") {
-		t.Fatalf("no drain in the log:\n%s", stderr.String())
+	p.drain(t, 15*time.Second)
+	if !strings.Contains(p.stderr.String(), "draining") {
+		t.Fatalf("no drain in the log:\n%s", p.stderr.String())
 	}
 }
 
@@ -183,29 +205,8 @@ func TestCLIServeOps(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")
 	os.WriteFile(tokens, []byte("\"token-for-acme-0001\": acme\n"), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan string, 1)
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
-	go func() {
-		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-			"--auth-tokens-file", tokens, "--max-sessions", "1"})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case code := <-done:
-		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	p := startServe(t, "--metrics-listen", "127.0.0.1:0", "--auth-tokens-file", tokens, "--max-sessions", "1")
+	conn, stderr := p.conn, p.stderr
 	c := arbiterv1.NewArbiterServiceClient(conn)
 	if _, err := c.GetSession(context.Background(), &arbiterv1.GetSessionRequest{SessionId: "s"}); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("no token: %v, want Unauthenticated", err)
@@ -233,13 +234,5 @@ func TestCLIServeOps(t *testing.T) {
 	if !strings.Contains(string(body), `grpc_server_handled_total{grpc_code="Unauthenticated",grpc_method="GetSession"`) {
 		t.Fatalf("metrics lack the unauthenticated GetSession:\n%.2000s", body)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not drain")
-	}
+	p.drain(t, 15*time.Second)
 }

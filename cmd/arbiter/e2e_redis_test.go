@@ -36,20 +36,6 @@ import (
 
 const bookingPolicy = "../../testdata/tools/booking.yaml"
 
-// lockedBuffer is a bytes.Buffer safe for a process's output copier and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // buildArbiter builds the arbiter binary into a temp dir and returns its path. With
 // race set it has the race detector when the tests have it; the timing-sensitive
 // multi-replica replay builds without (a race binary is several times slower, and
@@ -74,7 +60,7 @@ type replica struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	addr string
-	log  *lockedBuffer
+	log  *syncBuffer
 	done chan struct{}
 	conn *grpc.ClientConn
 	c    arbiterv1.ArbiterServiceClient
@@ -86,7 +72,7 @@ var servingAddr = regexp.MustCompile(`msg="arbiter serving" addr=(\S+)`)
 // "arbiter serving" log line and connects to it. It is killed when the test ends.
 func startReplica(t *testing.T, bin string, args ...string) *replica {
 	t.Helper()
-	r := &replica{t: t, log: &lockedBuffer{}, done: make(chan struct{})}
+	r := &replica{t: t, log: &syncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {

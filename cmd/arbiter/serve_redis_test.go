@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -22,28 +20,8 @@ import (
 func TestServeStartsBeforeRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	srv.Kill() // its port, with nothing listening
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan string, 1)
-	var stdout, stderr lockedBuffer
-	done := make(chan int, 1)
-	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
-	go func() {
-		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--redis-url", "redis://:hunter2@" + srv.Addr, "--health-interval", "100ms"})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case code := <-done:
-		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	p := startServe(t, "--redis-url", "redis://:hunter2@"+srv.Addr, "--health-interval", "100ms")
+	conn, stderr := p.conn, p.stderr
 	check := func() healthpb.HealthCheckResponse_ServingStatus {
 		hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
 		if err != nil {
@@ -55,7 +33,7 @@ func TestServeStartsBeforeRedis(t *testing.T) {
 		t.Fatalf("health %v with Redis down, want NOT_SERVING", st)
 	}
 	c := arbiterv1.NewArbiterServiceClient(conn)
-	_, err = c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START})
+	_, err := c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START})
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("ReportSpeech with Redis down: %v, want UNAVAILABLE", err)
 	}
@@ -70,15 +48,7 @@ func TestServeStartsBeforeRedis(t *testing.T) {
 	if _, err := c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); err != nil {
 		t.Fatalf("ReportSpeech once Redis is up: %v", err)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not drain")
-	}
+	p.drain(t, 15*time.Second)
 	log := stderr.String()
 	for _, want := range []string{"store=redis", "store unreachable", "store reachable again", "draining"} {
 		if !strings.Contains(log, want) {
@@ -91,7 +61,7 @@ func TestServeStartsBeforeRedis(t *testing.T) {
 }
 
 func TestServeBadRedisURL(t *testing.T) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncBuffer
 	code := run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--redis-url", "http://nope:1"}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "--redis-url") {
 		t.Fatalf("exit %d, stderr %q; want 1 naming --redis-url", code, stderr.String())

@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,16 +62,8 @@ func TestStateFileKeepsSessionsAcrossRestart(t *testing.T) {
 	args := []string{"--tools", bookingPolicy, "--state-file", state, "--state-interval", "0"}
 	a := startReplica(t, bin, args...)
 	const sid = "restart"
-	unary := map[uint64]string{}
-	add := func(e *arbiterv1.Effects) {
-		t.Helper()
-		for s, d := range effectsDescs(e) {
-			if prev, ok := unary[s]; ok && prev != d {
-				t.Fatalf("seq %d twice: %s / %s", s, prev, d)
-			}
-			unary[s] = d
-		}
-	}
+	unary := effectLedger{}
+	add := func(e *arbiterv1.Effects) { t.Helper(); unary.add(t, e) }
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	reg := func(r *replica, req *arbiterv1.RegisterCallRequest) *arbiterv1.RegisterCallResponse {
@@ -167,18 +158,7 @@ func TestStateFileKeepsSessionsAcrossRestart(t *testing.T) {
 
 	// Joined, the stream before the stop and the resumed one are exactly the effects
 	// the unary RPCs handed out: nothing twice, no gap.
-	var seqs []uint64
-	for s := range unary {
-		seqs = append(seqs, s)
-	}
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-	var want []string
-	for i, s := range seqs {
-		if s != uint64(i+1) {
-			t.Fatalf("unary effects have a gap at %d: %v", i+1, seqs)
-		}
-		want = append(want, unary[s])
-	}
+	want := unary.ordered(t)
 	if len(wb.seqs) == 0 || wb.seqs[0] != lastSeq+1 {
 		t.Fatalf("resumed Watch started at %v, want seq %d", wb.seqs, lastSeq+1)
 	}

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -25,28 +23,8 @@ import (
 // on cancel (SIGTERM's path): the stream ends UNAVAILABLE (the client resumes
 // elsewhere) instead of holding GracefulStop until the 60 s drain timeout.
 func TestCLIServeDrainEndsWatch(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan string, 1)
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &stderr, ready: ready}
-	go func() {
-		done <- env.run([]string{"serve", "--listen", "127.0.0.1:0", "--drain-timeout", "60s"})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case code := <-done:
-		t.Fatalf("serve exited early with %d\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	p := startServe(t, "--drain-timeout", "60s")
+	conn, stderr := p.conn, p.stderr
 	c := arbiterv1.NewArbiterServiceClient(conn)
 	if _, err := c.ConfigureSession(context.Background(), &arbiterv1.ConfigureSessionRequest{SessionId: "drain"}); err != nil {
 		t.Fatal(err)
@@ -63,7 +41,7 @@ func TestCLIServeDrainEndsWatch(t *testing.T) {
 	}
 	ended := make(chan error, 1)
 	go func() { _, err := st.Recv(); ended <- err }()
-	cancel()
+	p.cancel()
 	select {
 	case err := <-ended:
 		if status.Code(err) != codes.Unavailable {
@@ -72,17 +50,42 @@ func TestCLIServeDrainEndsWatch(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the Watch stream was not ended by the drain")
 	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d\n%s", code, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not drain: the Watch stream held it")
-	}
+	p.drain(t, 20*time.Second) // not held by the Watch stream
 	if strings.Contains(stderr.String(), "drain timeout") {
 		t.Fatalf("the drain ran into its timeout:\n%s", stderr.String())
 	}
+}
+
+// effectLedger records the effects unary RPCs hand out, by seq (a retried RPC repeats
+// a seq; the same seq with another effect fails the test).
+type effectLedger map[uint64]string
+
+func (l effectLedger) add(t *testing.T, e *arbiterv1.Effects) {
+	t.Helper()
+	for s, d := range effectsDescs(e) {
+		if prev, ok := l[s]; ok && prev != d {
+			t.Fatalf("seq %d twice: %s / %s", s, prev, d)
+		}
+		l[s] = d
+	}
+}
+
+// ordered returns the effects in seq order, failing the test on a gap.
+func (l effectLedger) ordered(t *testing.T) []string {
+	t.Helper()
+	seqs := make([]uint64, 0, len(l))
+	for s := range l {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	want := make([]string, 0, len(seqs))
+	for i, s := range seqs {
+		if s != uint64(i+1) {
+			t.Fatalf("unary effects have a gap at %d: %v", i+1, seqs)
+		}
+		want = append(want, l[s])
+	}
+	return want
 }
 
 // e2eWatch reads one Watch stream of a replica process in the background.
@@ -202,16 +205,8 @@ func TestWatchResumesAfterSIGKILL(t *testing.T) {
 	a := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy)
 	b := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy)
 	const sid = "watch-kill"
-	unary := map[uint64]string{}
-	add := func(e *arbiterv1.Effects) {
-		t.Helper()
-		for s, d := range effectsDescs(e) {
-			if prev, ok := unary[s]; ok && prev != d {
-				t.Fatalf("seq %d twice: %s / %s", s, prev, d)
-			}
-			unary[s] = d
-		}
-	}
+	unary := effectLedger{}
+	add := func(e *arbiterv1.Effects) { t.Helper(); unary.add(t, e) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	reg := func(r *replica, req *arbiterv1.RegisterCallRequest) *arbiterv1.RegisterCallResponse {
@@ -249,18 +244,7 @@ func TestWatchResumesAfterSIGKILL(t *testing.T) {
 		t.Fatalf("resumed Watch ended with %v, want OK at close", err)
 	}
 
-	var want []string
-	var seqs []uint64
-	for s := range unary {
-		seqs = append(seqs, s)
-	}
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-	for i, s := range seqs {
-		if s != uint64(i+1) {
-			t.Fatalf("unary effects have a gap at %d: %v", i+1, seqs)
-		}
-		want = append(want, unary[s])
-	}
+	want := unary.ordered(t)
 	got := append(append([]string(nil), wa.got...), wb.got...)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("streams before and after the kill differ from the unary RPCs\n--- watch\n%s\n--- unary\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
