@@ -48,12 +48,7 @@ func TestFixtures(t *testing.T) {
 			continue // traces of our own are checked by their own tests
 		}
 		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			events, err := replay.ParseTrace(f, path, os.Stderr)
+			events, err := replay.ReadTraceFile(path, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -55,6 +56,17 @@ var known = map[string]bool{
 	"interrupted": true, "tool_call": true, "tool_call_cancellation": true,
 	"model_audio_start": true, "model_transcript": true, "generation_complete": true,
 	"turn_complete": true, "end": true, "connection": true,
+}
+
+// ReadTraceFile opens the trace file at path and parses it with ParseTrace (named by
+// its path). Errors: the file's, or ParseTrace's.
+func ReadTraceFile(path string, warn io.Writer) ([]TraceEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseTrace(f, path, warn)
 }
 
 // ParseTrace reads a trace. A malformed line (not a JSON object, no integer t_ms, no

@@ -231,12 +231,7 @@ func TestWorkflows(t *testing.T) {
 			if !ok {
 				t.Fatalf("no workflowChecks entry for %s: say what it must show", name)
 			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			events, err := replay.ParseTrace(f, path, os.Stderr)
+			events, err := replay.ReadTraceFile(path, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}

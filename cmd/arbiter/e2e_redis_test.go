@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -328,12 +327,7 @@ func replayAndCompare(t *testing.T, bin, policyPath string, paths, targets []str
 
 func parseTraceFile(t *testing.T, path string) []replay.TraceEvent {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	events, err := replay.ParseTrace(f, path, io.Discard)
+	events, err := replay.ReadTraceFile(path, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

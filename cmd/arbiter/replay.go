@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -148,12 +147,7 @@ func (c *replayCmd) runRemote(env *runEnv, runs []*traceRun) error {
 // replayFile parses the trace at path and replays it with play, writing output lines
 // to out.
 func replayFile(env *runEnv, path, name string, out io.Writer, play func([]replay.TraceEvent, io.Writer) (*replay.Result, error)) (*replay.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	events, err := replay.ParseTrace(f, path, env.stderr)
+	events, err := replay.ReadTraceFile(path, env.stderr)
 	if err != nil {
 		return nil, err
 	}

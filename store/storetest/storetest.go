@@ -240,12 +240,7 @@ func RunScenarios(t *testing.T, root string, newStore NewStore) {
 
 func replayOn(t *testing.T, root, path string, newStore NewStore) []byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	events, err := replay.ParseTrace(f, path, os.Stderr)
+	events, err := replay.ReadTraceFile(path, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
