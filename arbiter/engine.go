@@ -775,9 +775,8 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 		}
 	}
 
-	s.Seq++
 	j := &Job{
-		ID: "job-" + strconv.Itoa(s.Seq), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
+		ID: st.mintJobID(), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
 		CallIDs: []string{c.ID}, Args: args, CreatedAt: now,
 	}
 	j.Triggers = st.triggers(now, tp)
@@ -863,6 +862,18 @@ func (st *step) spokeSince(t time.Time) bool {
 		}
 	}
 	return false
+}
+
+// mintJobID returns the next unused job id. A session stored before jobs had their
+// own counter starts it at 0 with jobs already numbered: the loop skips those ids.
+func (st *step) mintJobID() string {
+	for {
+		st.s.JobSeq++
+		id := "job-" + strconv.Itoa(st.s.JobSeq)
+		if st.s.job(id) == nil {
+			return id
+		}
+	}
 }
 
 func (st *step) mintCallID() string {

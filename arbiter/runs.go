@@ -99,8 +99,7 @@ func (st *step) runCall(c *Call, ev RegisterCall, tp toolPolicy) {
 	r := s.openRun(ev.Tool)
 	joined := r != nil
 	if r == nil {
-		s.Seq++
-		r = &Run{ID: "run-" + strconv.Itoa(s.Seq), Tool: ev.Tool, OpenedAt: s.Now, State: RunOpened, Asks: 1}
+		r = &Run{ID: st.mintRunID(), Tool: ev.Tool, OpenedAt: s.Now, State: RunOpened, Asks: 1}
 		s.Runs = append(s.Runs, r)
 	}
 	r.Args, r.BusinessKey, r.LastAt = ev.Args, ev.BusinessKey, s.Now
@@ -116,6 +115,17 @@ func (st *step) runCall(c *Call, ev RegisterCall, tp toolPolicy) {
 	st.emitResponse(c)
 	if !joined {
 		st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: RunOpened, CallID: c.ID})
+	}
+}
+
+// mintRunID returns the next unused run id (see mintJobID).
+func (st *step) mintRunID() string {
+	for {
+		st.s.RunSeq++
+		id := "run-" + strconv.Itoa(st.s.RunSeq)
+		if st.s.run(id) == nil {
+			return id
+		}
 	}
 }
 

@@ -42,8 +42,12 @@ type Session struct {
 	// scheduling (Gemini Live: WHEN_IDLE, SILENT, INTERRUPT for NON_BLOCKING calls), so
 	// a note can ride on a function response instead of a user turn.
 	ResponseScheduling bool `json:"response_scheduling,omitempty"`
-	// Seq numbers jobs, minted call ids and utterances.
+	// Seq numbers minted call ids and utterances.
 	Seq int `json:"seq"`
+	// JobSeq numbers jobs ("job-1", "job-2", ...) and RunSeq numbers confirm-then-act
+	// runs ("run-1", ...), each on its own, so a session's first job is job-1.
+	JobSeq int `json:"job_seq,omitempty"`
+	RunSeq int `json:"run_seq,omitempty"`
 	// ModelSpeaking is true between model output start and turn complete or
 	// interruption.
 	ModelSpeaking bool `json:"model_speaking,omitempty"`
@@ -162,9 +166,6 @@ type Call struct {
 	RunID string `json:"run_id,omitempty"`
 	// Connection is the connection the call arrived on (Session.Connection then).
 	Connection string `json:"connection,omitempty"`
-	// PastConnections are the ids of ended connections (the latest 64), which a
-	// Connect may not reuse.
-	PastConnections []string `json:"past_connections,omitempty"`
 	// Outcome is set exactly once: the function response, or the mark that the id is
 	// dead. Nil while the call is pending.
 	Outcome *CallOutcome `json:"outcome,omitempty"`
