@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"github.com/voicearbiter/arbiter/arbiter/speech"
+
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -206,7 +208,7 @@ type Output struct {
 	Cancelled []string
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
 	// other or unknown.
-	Intent Intent
+	Intent speech.Intent
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
 }
@@ -788,7 +790,7 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 	// just before the call) cancels the job before anything runs.
 	if j.SideEffect {
 		for _, id := range j.Triggers {
-			if u := s.utterance(id); u != nil && u.Final && u.Intent == IntentStop {
+			if u := s.utterance(id); u != nil && u.Final && u.Intent == speech.IntentStop {
 				st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
 				break
 			}
@@ -1007,12 +1009,12 @@ func (st *step) transcript(ev Transcript) error {
 		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
 	}
 	u.Final = true
-	u.Intent, u.Stop = Classify(u.Text, st.e.Policy.Phrases(s.Language))
+	u.Intent, u.Stop = speech.Classify(u.Text, st.e.Policy.Phrases(s.Language))
 	st.out.Intent = u.Intent
 	switch u.Intent {
-	case IntentStop:
+	case speech.IntentStop:
 		st.applyStop(u)
-	case IntentAmend:
+	case speech.IntentAmend:
 		st.applyAmend(u)
 	}
 	return nil
@@ -1451,15 +1453,15 @@ func (st *step) issueNoteAbout(j *Job, r *Run, text, rider string) {
 	st.emitNote(n)
 }
 
-// checkClaims reads what the model told the user in each finished turn (ReadClaims,
-// Verdict) and, where it contradicts the state of the latest side-effecting job (or
+// checkClaims reads what the model told the user in each finished turn (speech.ReadClaims,
+// speech.Verdict) and, where it contradicts the state of the latest side-effecting job (or
 // claims a side effect when there is no job at all), hands out a short corrective
 // note at once. A job still being committed is not corrected: the claim may be about
 // to come true.
-func (st *step) checkClaims(turns []ModelTurn) {
+func (st *step) checkClaims(turns []speech.ModelTurn) {
 	for _, t := range turns {
-		claim := Verdict(ReadClaimsIn(st.s.Language, t.Text))
-		if claim == ClaimNone {
+		claim := speech.Verdict(speech.ReadClaimsIn(st.s.Language, t.Text))
+		if claim == speech.ClaimNone {
 			continue
 		}
 		var j *Job
@@ -1470,7 +1472,7 @@ func (st *step) checkClaims(turns []ModelTurn) {
 			}
 		}
 		if j == nil {
-			if claim == ClaimDone {
+			if claim == speech.ClaimDone {
 				st.issueNote(nil, fmt.Sprintf("System note: correction: nothing has been done. No request for it was made, so nothing is booked or scheduled. You said: %q.", strings.TrimSpace(t.Text)), "")
 			}
 			continue
@@ -1479,13 +1481,13 @@ func (st *step) checkClaims(turns []ModelTurn) {
 		said := strings.TrimSpace(t.Text)
 		var text string
 		switch {
-		case claim == ClaimDone && (j.Decision == DecisionCancel || j.Outcome == Cancelled || j.Outcome == Failed):
+		case claim == speech.ClaimDone && (j.Decision == DecisionCancel || j.Outcome == Cancelled || j.Outcome == Failed):
 			text = fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
-		case claim == ClaimDone && j.Decision == Undecided:
+		case claim == speech.ClaimDone && j.Decision == Undecided:
 			text = fmt.Sprintf("System note: correction: %s is not confirmed yet; it is still pending. You said: %q. Do not say it is done until it is.", desc, said)
 		case j.Outcome == Unknown:
 			text = fmt.Sprintf("System note: correction: the outcome of %s is not known yet; it is still being confirmed. You said: %q. Do not say it is done or not done until a status note says so.", desc, said)
-		case claim == ClaimNotDone && j.Outcome == Committed:
+		case claim == speech.ClaimNotDone && j.Outcome == Committed:
 			text = fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, reference(j), said)
 		default:
 			continue

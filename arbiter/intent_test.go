@@ -6,100 +6,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 	"pgregory.net/rapid"
 )
-
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		lang, text string
-		want       Intent
-	}{
-		// English stops, including the recorded sessions' words.
-		{"en", "Actually, stop. Don't book it.", IntentStop},
-		{"en", "Stop", IntentStop},
-		{"en", "Don’t!", IntentStop},
-		{"en", "dont do that", IntentStop},
-		{"en", "Never mind.", IntentStop},
-		{"en", "Cancel it.", IntentStop},
-		{"en", "Wait.", IntentStop},
-		{"en", "Hold on a second", IntentStop},
-		{"en", "Book tomorrow 3pm. No wait, stop.", IntentStop},
-		{"en", "Make it 4pm. No, stop, forget it.", IntentStop},
-		// English amendments: the four and a few more.
-		{"en", "Wait, make it 4pm.", IntentAmend},
-		{"en", "Actually, Lyon.", IntentAmend},
-		{"en", "Change it to Friday.", IntentAmend},
-		{"en", "No, the five o'clock one.", IntentAmend},
-		{"en", "Cancel that and book 4pm instead.", IntentAmend},
-		{"en", "How about Saturday?", IntentAmend},
-		{"en", "Hold on, switch to the window seat.", IntentAmend},
-		// Neither.
-		{"en", "What's the weather like there?", IntentOther},
-		{"en", "Actually, what's the weather like there?", IntentOther},
-		{"en", "Thanks!", IntentOther},
-		{"en", "Make it", IntentOther}, // a marker without new details
-		{"en", "No thanks.", IntentOther},
-		{"en", "Book me the 3:00 p.m. slot tomorrow, please.", IntentOther},
-		{"en", "...", IntentUnknown},
-		// Spanish, French, German.
-		{"es", "¡Detente! No lo hagas.", IntentStop},
-		{"es", "Espera.", IntentStop},
-		{"es", "Espera, mejor a las cuatro.", IntentAmend},
-		{"es", "Cámbialo a viernes.", IntentAmend},
-		{"es", "Reserva para mañana a las tres.", IntentOther},
-		{"fr", "Arrête, ne le fais pas.", IntentStop},
-		{"fr", "Attends, plutôt à seize heures.", IntentAmend},
-		{"fr", "En fait, Lyon.", IntentAmend},
-		{"fr", "Quel temps fait-il ?", IntentOther},
-		{"de", "Stopp, nicht buchen!", IntentStop},
-		{"de", "Warte, lieber um 16 Uhr.", IntentAmend},
-		{"de", "Hör auf.", IntentStop},
-		{"de", "Wie ist das Wetter?", IntentOther},
-	}
-	p := bookingPolicy()
-	for _, tc := range cases {
-		t.Run(tc.lang+"/"+tc.text, func(t *testing.T) {
-			if got, phrase := Classify(tc.text, p.Phrases(tc.lang)); got != tc.want {
-				t.Errorf("Classify(%q) = %s (%q), want %s", tc.text, got, phrase, tc.want)
-			}
-		})
-	}
-}
-
-func TestWordsNormalisation(t *testing.T) {
-	decomposed := "arre\u0302te" // "arrête" with a combining circumflex
-	if w := Words(decomposed); len(w) != 1 || w[0] != "arrête" {
-		t.Fatalf("Words(%q) = %q, want NFC %q", decomposed, w, "arrête")
-	}
-	if got, _ := Classify(decomposed, DefaultPhrases["fr"]); got != IntentStop {
-		t.Fatalf("decomposed arrête: %s, want stop", got)
-	}
-	if w := Words("HÖR AUF"); w[0] != "hör" {
-		t.Fatalf("case folding: %q", w)
-	}
-	if w := Words("Don’t"); len(w) != 1 || w[0] != "dont" {
-		t.Fatalf("apostrophes: %q", w)
-	}
-}
 
 func TestPolicyPhrases(t *testing.T) {
 	p := bookingPolicy(func(p *Policy) {
 		p.StopPhrases = []string{"halt"}
-		p.Languages = map[string]Phrases{"it": {Stop: []string{"fermati"}}}
+		p.Languages = map[string]speech.Phrases{"it": {Stop: []string{"fermati"}}}
 	})
-	if got, _ := Classify("halt now", p.Phrases("en-GB")); got != IntentStop {
+	if got, _ := speech.Classify("halt now", p.Phrases("en-GB")); got != speech.IntentStop {
 		t.Errorf("policy English stop phrase: %s", got)
 	}
-	if got, _ := Classify("stop", p.Phrases("en")); got == IntentStop {
+	if got, _ := speech.Classify("stop", p.Phrases("en")); got == speech.IntentStop {
 		t.Errorf("replaced English stop phrases still match 'stop'")
 	}
-	if got, _ := Classify("Fermati!", p.Phrases("it")); got != IntentStop {
+	if got, _ := speech.Classify("Fermati!", p.Phrases("it")); got != speech.IntentStop {
 		t.Errorf("policy language: %s", got)
 	}
-	if got, _ := Classify("Stopp!", p.Phrases("de-AT")); got != IntentStop {
+	if got, _ := speech.Classify("Stopp!", p.Phrases("de-AT")); got != speech.IntentStop {
 		t.Errorf("built-in German by region tag: %s", got)
 	}
-	if got, _ := Classify("Detente", p.Phrases("xx")); got == IntentStop {
+	if got, _ := speech.Classify("Detente", p.Phrases("xx")); got == speech.IntentStop {
 		t.Errorf("an unknown language must fall back to English, not match Spanish")
 	}
 }
@@ -175,7 +103,7 @@ func TestAmendIsNotStop(t *testing.T) {
 			sp := newStepper(t, bookingPolicy())
 			j1 := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
 			out := sp.say(2000, 3200, tc.text)
-			if out.Intent != IntentAmend || len(out.Cancelled) != 1 || out.Cancelled[0] != j1 {
+			if out.Intent != speech.IntentAmend || len(out.Cancelled) != 1 || out.Cancelled[0] != j1 {
 				t.Fatalf("intent %s, cancelled %v; want amend cancelling %s", out.Intent, out.Cancelled, j1)
 			}
 			if d, _ := sp.agent(j1, 5000, 5000); d != DecisionCancel {
@@ -223,7 +151,7 @@ func TestStopPhrasesNeverCommit(t *testing.T) {
 		t.Run(text, func(t *testing.T) {
 			sp := newStepper(t, bookingPolicy())
 			j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
-			if out := sp.say(2000, 3000, text); out.Intent != IntentStop {
+			if out := sp.say(2000, 3000, text); out.Intent != speech.IntentStop {
 				t.Fatalf("intent %s", out.Intent)
 			}
 			if d, _ := sp.agent(j, 5000, 20000); d != DecisionCancel {
@@ -238,7 +166,7 @@ func TestStopInSpanishSession(t *testing.T) {
 	sp := newStepper(t, bookingPolicy())
 	sp.do(0, Configure{Language: "es-MX"})
 	j := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
-	if out := sp.say(2000, 3000, "¡Cancélalo, por favor!"); out.Intent != IntentStop {
+	if out := sp.say(2000, 3000, "¡Cancélalo, por favor!"); out.Intent != speech.IntentStop {
 		t.Fatalf("intent %s", out.Intent)
 	}
 	if d, _ := sp.agent(j, 5000, 5000); d != DecisionCancel {

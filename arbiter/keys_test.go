@@ -88,28 +88,3 @@ func TestBusinessKeyOtherNormalisations(t *testing.T) {
 		t.Errorf("tools a and b share key %q", a)
 	}
 }
-
-func TestStopIntent(t *testing.T) {
-	cases := []struct {
-		text string
-		stop bool
-	}{
-		{"Actually, stop. Don't book it.", true},
-		{"Book 3pm tomorrow. No wait, stop.", true},
-		{"dont do it", true},
-		{"Don’t book it", true},
-		{"Never mind.", true},
-		{"CANCEL that", true},
-		{"What's the weather like there?", false},
-		{"OK, book it after all", false},
-		{"Sounds good.", false},
-		{"unstoppable", false}, // word boundaries
-		{"the waiter", false},
-	}
-	en := DefaultPhrases["en"]
-	for _, tc := range cases {
-		if got, phrase := Classify(tc.text, en); (got == IntentStop) != tc.stop {
-			t.Errorf("Classify(%q) = %s (%q), want stop %v", tc.text, got, phrase, tc.stop)
-		}
-	}
-}

@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"github.com/voicearbiter/arbiter/arbiter/speech"
+
 	"fmt"
 	"strings"
 	"time"
@@ -187,11 +189,11 @@ var DefaultTimings = Timings{
 	RunTimeout:          60 * time.Second,
 }
 
-// DefaultStopPhrases are the built-in English stop phrases (DefaultPhrases["en"].Stop),
+// DefaultStopPhrases are the built-in English stop phrases (speech.DefaultPhrases["en"].Stop),
 // matched on word boundaries, case- and apostrophe-insensitively ("dont" and "don’t"
 // match "don't"). The third seed's list: stop, cancel, don't, wait "and a few others";
 // "wait" and "hold on" are soft stops (an amendment in the same utterance wins).
-var DefaultStopPhrases = DefaultPhrases["en"].Stop
+var DefaultStopPhrases = speech.DefaultPhrases["en"].Stop
 
 // Policy is the tool policy a session runs under. It is read-only once built: share
 // one Policy between sessions and goroutines freely.
@@ -208,13 +210,13 @@ type Policy struct {
 	// AmendPhrases replace the English amend markers; nil means the defaults.
 	AmendPhrases []string
 	// Languages replace the phrase sets of those languages (keys: BCP 47 primary
-	// subtags such as "es"); languages not listed keep DefaultPhrases.
-	Languages map[string]Phrases
+	// subtags such as "es"); languages not listed keep speech.DefaultPhrases.
+	Languages map[string]speech.Phrases
 }
 
 // Phrases returns the intent phrases for a session language: the policy's set for it,
 // else the built-in one, else English. Read-only; safe for concurrent use.
-func (p *Policy) Phrases(lang string) Phrases {
+func (p *Policy) Phrases(lang string) speech.Phrases {
 	lang = strings.ToLower(lang)
 	if i := strings.IndexAny(lang, "-_"); i > 0 {
 		lang = lang[:i]
@@ -222,9 +224,9 @@ func (p *Policy) Phrases(lang string) Phrases {
 	if ph, ok := p.Languages[lang]; ok {
 		return ph
 	}
-	ph, ok := DefaultPhrases[lang]
+	ph, ok := speech.DefaultPhrases[lang]
 	if !ok {
-		lang, ph = DefaultLanguage, DefaultPhrases[DefaultLanguage]
+		lang, ph = speech.DefaultLanguage, speech.DefaultPhrases[speech.DefaultLanguage]
 	}
 	if lang == "en" {
 		if p.StopPhrases != nil {
@@ -280,12 +282,12 @@ func (p *Policy) Validate() error {
 		p.StopPhrases = DefaultStopPhrases
 	}
 	for i, s := range p.StopPhrases {
-		if len(Words(s)) == 0 {
+		if len(speech.Words(s)) == 0 {
 			return Errorf(Invalid, "stop_phrases[%d]: %q has no words", i, s)
 		}
 	}
 	for i, s := range p.AmendPhrases {
-		if len(Words(s)) == 0 {
+		if len(speech.Words(s)) == 0 {
 			return Errorf(Invalid, "amend_phrases[%d]: %q has no words", i, s)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // Confirm-then-act runs (issue 6): a tool whose policy says confirm or lists steps
@@ -478,7 +480,7 @@ func TestRunEndings(t *testing.T) {
 		_, run := rs.open(1000, photo("p1", "the beach photo"), "needs_confirmation")
 		rs.do(2000, Speech{Kind: UserActivityStart})
 		stop := rs.do(3000, Transcript{Text: "Actually, stop."})
-		if stop.Intent != IntentStop {
+		if stop.Intent != speech.IntentStop {
 			t.Fatalf("intent %q", stop.Intent)
 		}
 		noteWith(t, stop, "the print of the beach photo", "was cancelled", "Nothing was done")

@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"github.com/voicearbiter/arbiter/arbiter/speech"
+
 	"encoding/json"
 	"time"
 )
@@ -56,7 +58,7 @@ type Session struct {
 	LastNowNoteAt time.Time `json:"last_now_note_at,omitzero"`
 	// ModelTurns groups the model's output transcription into turns for the claim
 	// check (a turn cut by `interrupted` is joined with the next).
-	ModelTurns TurnJoiner `json:"model_turns,omitzero"`
+	ModelTurns speech.TurnJoiner `json:"model_turns,omitzero"`
 	// Utterances are the recent user utterances, oldest first.
 	Utterances []*Utterance `json:"utterances,omitempty"`
 	// Calls are every registered call id, in registration order.
@@ -130,7 +132,7 @@ type Utterance struct {
 	// Final is true once a final transcript piece arrived.
 	Final bool `json:"final,omitempty"`
 	// Intent is the final text's intent (empty until a final transcript arrives).
-	Intent Intent `json:"intent,omitempty"`
+	Intent speech.Intent `json:"intent,omitempty"`
 	// Stop is the phrase that decided a stop or amend intent, if any.
 	Stop string `json:"stop,omitempty"`
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // Load reads the tool-policy file at path and returns its policy, validated
@@ -541,7 +542,7 @@ func (d *decoder) phrases(sf field, path string) ([]string, error) {
 		if !set {
 			return nil, d.errorf(at, "%s: must be a string, not null", ipath)
 		}
-		if len(arbiter.Words(s)) == 0 {
+		if len(speech.Words(s)) == 0 {
 			return nil, d.errorf(at, "%s: %q has no words", ipath, s)
 		}
 		out = append(out, s)
@@ -560,7 +561,7 @@ func (d *decoder) languages(lf field, p *arbiter.Policy) error {
 	if err != nil {
 		return err
 	}
-	p.Languages = map[string]arbiter.Phrases{}
+	p.Languages = map[string]speech.Phrases{}
 	for _, l := range langs {
 		path := "languages." + l.key
 		if len(l.key) < 2 || len(l.key) > 8 || strings.ToLower(l.key) != l.key || strings.ContainsAny(l.key, "-_ ") {
@@ -570,7 +571,7 @@ func (d *decoder) languages(lf field, p *arbiter.Policy) error {
 		if err != nil {
 			return err
 		}
-		var ph arbiter.Phrases
+		var ph speech.Phrases
 		for _, f := range fields {
 			list, err := d.phrases(f, path+"."+f.key)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 func TestLoadBooking(t *testing.T) {
@@ -651,7 +652,7 @@ languages:
 	if !reflect.DeepEqual(it.Stop, []string{"fermati", "non farlo"}) || !reflect.DeepEqual(it.Amend, []string{"invece"}) {
 		t.Errorf("languages.it = %+v", it)
 	}
-	if got, _ := arbiter.Classify("Fermati!", it); got != arbiter.IntentStop {
+	if got, _ := speech.Classify("Fermati!", it); got != speech.IntentStop {
 		t.Errorf("Classify with the file's Italian phrases: %s", got)
 	}
 	for _, tc := range []struct{ in, want string }{

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 )
 
@@ -420,7 +421,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	}
 	lang := sess.Language
 	if lang == "" {
-		lang = arbiter.DefaultLanguage
+		lang = speech.DefaultLanguage
 	}
 	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling}, nil
 }
@@ -466,7 +467,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 	resp := &arbiterv1.GetSessionResponse{
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
 		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
-		Language: cmp.Or(ss.Language, arbiter.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
+		Language: cmp.Or(ss.Language, speech.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)

@@ -1,4 +1,4 @@
-package arbiter
+package speech
 
 // The claim reader (issue 7): what the model tells the user about a job.
 //

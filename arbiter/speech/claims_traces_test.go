@@ -1,4 +1,4 @@
-package arbiter
+package speech
 
 import (
 	"bufio"
@@ -16,8 +16,8 @@ import (
 var rewriteClaims = flag.Bool("rewrite-claims", false, "rewrite testdata/claims/traces.golden")
 
 const (
-	claimTracesDir    = "../testdata/traces"
-	claimTracesGolden = "../testdata/claims/traces.golden"
+	claimTracesDir    = "../../testdata/traces"
+	claimTracesGolden = "../../testdata/claims/traces.golden"
 )
 
 // claimTraceLine is the part of a trace line (or of a replay's golden output line)

@@ -1,0 +1,100 @@
+package speech
+
+import "testing"
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		lang, text string
+		want       Intent
+	}{
+		// English stops, including the recorded sessions' words.
+		{"en", "Actually, stop. Don't book it.", IntentStop},
+		{"en", "Stop", IntentStop},
+		{"en", "Don’t!", IntentStop},
+		{"en", "dont do that", IntentStop},
+		{"en", "Never mind.", IntentStop},
+		{"en", "Cancel it.", IntentStop},
+		{"en", "Wait.", IntentStop},
+		{"en", "Hold on a second", IntentStop},
+		{"en", "Book tomorrow 3pm. No wait, stop.", IntentStop},
+		{"en", "Make it 4pm. No, stop, forget it.", IntentStop},
+		// English amendments: the four and a few more.
+		{"en", "Wait, make it 4pm.", IntentAmend},
+		{"en", "Actually, Lyon.", IntentAmend},
+		{"en", "Change it to Friday.", IntentAmend},
+		{"en", "No, the five o'clock one.", IntentAmend},
+		{"en", "Cancel that and book 4pm instead.", IntentAmend},
+		{"en", "How about Saturday?", IntentAmend},
+		{"en", "Hold on, switch to the window seat.", IntentAmend},
+		// Neither.
+		{"en", "What's the weather like there?", IntentOther},
+		{"en", "Actually, what's the weather like there?", IntentOther},
+		{"en", "Thanks!", IntentOther},
+		{"en", "Make it", IntentOther}, // a marker without new details
+		{"en", "No thanks.", IntentOther},
+		{"en", "Book me the 3:00 p.m. slot tomorrow, please.", IntentOther},
+		{"en", "...", IntentUnknown},
+		// Spanish, French, German.
+		{"es", "¡Detente! No lo hagas.", IntentStop},
+		{"es", "Espera.", IntentStop},
+		{"es", "Espera, mejor a las cuatro.", IntentAmend},
+		{"es", "Cámbialo a viernes.", IntentAmend},
+		{"es", "Reserva para mañana a las tres.", IntentOther},
+		{"fr", "Arrête, ne le fais pas.", IntentStop},
+		{"fr", "Attends, plutôt à seize heures.", IntentAmend},
+		{"fr", "En fait, Lyon.", IntentAmend},
+		{"fr", "Quel temps fait-il ?", IntentOther},
+		{"de", "Stopp, nicht buchen!", IntentStop},
+		{"de", "Warte, lieber um 16 Uhr.", IntentAmend},
+		{"de", "Hör auf.", IntentStop},
+		{"de", "Wie ist das Wetter?", IntentOther},
+	}
+	for _, tc := range cases {
+		t.Run(tc.lang+"/"+tc.text, func(t *testing.T) {
+			if got, phrase := Classify(tc.text, DefaultPhrases[tc.lang]); got != tc.want {
+				t.Errorf("Classify(%q) = %s (%q), want %s", tc.text, got, phrase, tc.want)
+			}
+		})
+	}
+}
+
+func TestWordsNormalisation(t *testing.T) {
+	decomposed := "arre\u0302te" // "arrête" with a combining circumflex
+	if w := Words(decomposed); len(w) != 1 || w[0] != "arrête" {
+		t.Fatalf("Words(%q) = %q, want NFC %q", decomposed, w, "arrête")
+	}
+	if got, _ := Classify(decomposed, DefaultPhrases["fr"]); got != IntentStop {
+		t.Fatalf("decomposed arrête: %s, want stop", got)
+	}
+	if w := Words("HÖR AUF"); w[0] != "hör" {
+		t.Fatalf("case folding: %q", w)
+	}
+	if w := Words("Don’t"); len(w) != 1 || w[0] != "dont" {
+		t.Fatalf("apostrophes: %q", w)
+	}
+}
+
+func TestStopIntent(t *testing.T) {
+	cases := []struct {
+		text string
+		stop bool
+	}{
+		{"Actually, stop. Don't book it.", true},
+		{"Book 3pm tomorrow. No wait, stop.", true},
+		{"dont do it", true},
+		{"Don’t book it", true},
+		{"Never mind.", true},
+		{"CANCEL that", true},
+		{"What's the weather like there?", false},
+		{"OK, book it after all", false},
+		{"Sounds good.", false},
+		{"unstoppable", false}, // word boundaries
+		{"the waiter", false},
+	}
+	en := DefaultPhrases["en"]
+	for _, tc := range cases {
+		if got, phrase := Classify(tc.text, en); (got == IntentStop) != tc.stop {
+			t.Errorf("Classify(%q) = %s (%q), want stop %v", tc.text, got, phrase, tc.stop)
+		}
+	}
+}
