@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -97,4 +98,50 @@ func MessageOf(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// CheckName returns nil when v has the shape of a session id, call id, job id,
+// connection id or tool name (ValidName: 1-128 characters from [A-Za-z0-9_.:-]), and
+// otherwise an Invalid error naming field, with v clipped to 40 bytes. It is the one
+// place that message is written.
+func CheckName(field, v string) error {
+	if validName(v) {
+		return nil
+	}
+	return Errorf(Invalid, "%s: %q must be 1-128 characters from [A-Za-z0-9_.:-]", field, Clip(v))
+}
+
+// Clip shortens s to at most 40 bytes (and "...") for quoting caller input in an
+// error message.
+func Clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// checkSize is the Invalid error naming field when v, JSON-encoded, is larger than
+// max bytes (or does not encode).
+func checkSize(field string, v any, max int) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Errorf(Invalid, "%s: not JSON-encodable: %v", field, err)
+	}
+	if len(b) > max {
+		return Errorf(Invalid, "%s: %d bytes, at most %d", field, len(b), max)
+	}
+	return nil
+}
+
+// findJob returns the session's job named by id, checking the id's shape first.
+// Errors: Invalid naming job_id, NotFound naming the job and the session.
+func findJob(s *Session, id string) (*Job, error) {
+	if err := CheckName("job_id", id); err != nil {
+		return nil, err
+	}
+	j := s.job(id)
+	if j == nil {
+		return nil, Errorf(NotFound, "job_id: job %q not found in session %q", Clip(id), s.Key.ID)
+	}
+	return j, nil
 }

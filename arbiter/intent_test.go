@@ -197,7 +197,7 @@ func TestNoteRidesOnFunctionResponse(t *testing.T) {
 			if speaking {
 				want = "WHEN_IDLE"
 			}
-			if n.Via != ViaFunctionResponse || n.CallID != "c1" || n.Scheduling != want || n.Why == "" {
+			if n.Via != ViaFunctionResponse || n.CallID != "c1" || string(n.Scheduling) != want || n.Why == "" {
 				t.Fatalf("note %+v, want via function_response on c1 with %s", n, want)
 			}
 			if out.Effects.Responses[0].Payload["status_note"] != n.Text {

@@ -3,7 +3,6 @@ package arbiter
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,22 +118,4 @@ func normText(v any) string {
 		s = fmt.Sprint(v)
 	}
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
-}
-
-// describe renders the tool's Describe template with the call's own wording of each
-// {arg}; "the <tool> request" when the policy has none.
-func describe(t *Tool, args map[string]any) string {
-	if t.Describe == "" {
-		return "the " + t.Name + " request"
-	}
-	out := t.Describe
-	names := make([]string, 0, len(args))
-	for k := range args {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		out = strings.ReplaceAll(out, "{"+k+"}", fmt.Sprint(args[k]))
-	}
-	return out
 }

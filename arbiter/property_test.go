@@ -209,7 +209,7 @@ func (m *sim) cover(out Output, err error) {
 		m.seen["decision "+string(d.Decision)+" "+cause]++
 	}
 	for _, s := range out.Effects.Skips {
-		m.seen["skip "+s.Reason]++
+		m.seen["skip "+string(s.Reason)]++
 	}
 	for _, n := range out.Effects.Notes {
 		m.seen["note "+string(n.Deliver)]++
@@ -290,7 +290,7 @@ func (m *sim) checkStep(out Output) {
 		}
 	}
 	for _, s := range out.Effects.Skips {
-		see(s.CallID, "skip", s.Reason)
+		see(s.CallID, "skip", string(s.Reason))
 		if c := m.s.Call(s.CallID); c == nil || c.Outcome == nil || !c.Outcome.Dead {
 			m.fatalf("skip for %s, whose recorded outcome is %+v", s.CallID, c)
 		}

@@ -108,8 +108,7 @@ func (st *step) runCall(c *Call, ev RegisterCall, tp toolPolicy) {
 	st.out.Call = st.callResult(c)
 	p := st.prompt(r, tp)
 	if joined {
-		p["already_open"] = true
-		p["next"] = fmt.Sprintf("This request is already waiting for the user (run %s); do not call %s again. %s", r.ID, ev.Tool, p["next"])
+		alreadyOpen(p, r, ev.Tool)
 	}
 	c.Outcome = &CallOutcome{At: s.Now, Response: p}
 	st.emitResponse(c)
@@ -145,30 +144,14 @@ func pendingSteps(t *Tool, answers map[string]any) []Step {
 	return out
 }
 
-// prompt is the function response that tells the model what to ask next.
+// prompt is the function response that tells the model what to ask next: the pending
+// steps' questions, else the confirmation.
 func (st *step) prompt(r *Run, tp toolPolicy) map[string]any {
 	t := tp.tool
-	ct := t.confirmTool()
 	if qs := pendingSteps(t, r.Answers); len(qs) > 0 {
-		var asks, args []string
-		for _, q := range qs {
-			asks = append(asks, strings.TrimSpace(q.Ask))
-			args = append(args, fmt.Sprintf("%q set to their answer", q.Arg))
-		}
-		ask := strings.Join(asks, " ")
-		return map[string]any{
-			"status": "needs_input", "executed": false, "run_id": r.ID, "ask": ask,
-			"next": fmt.Sprintf("Nothing has been done yet. Ask the user: %s Then call %s with run_id %q and %s. If they do not want it any more, call %s with run_id %q and confirmed false.",
-				ask, ct, r.ID, strings.Join(args, " and "), ct, r.ID),
-		}
+		return stepsPrompt(r, t.confirmTool(), qs)
 	}
-	desc := describe(t, st.runArgs(r))
-	ask := fmt.Sprintf("Should I go ahead with %s?", desc)
-	return map[string]any{
-		"status": "needs_confirmation", "executed": false, "run_id": r.ID, "ask": ask,
-		"next": fmt.Sprintf("Nothing has been done yet. Ask the user to confirm %s. If they say yes, call %s with run_id %q and confirmed true; if they say no, call %s with run_id %q and confirmed false.",
-			desc, ct, r.ID, ct, r.ID),
-	}
+	return confirmPrompt(r, t.confirmTool(), st.describe(r.Tool, st.runArgs(r)))
 }
 
 // runArgs is the request's args with the step answers merged over them.
@@ -187,16 +170,15 @@ func (st *step) runArgs(r *Run) map[string]any {
 }
 
 // confirmCall handles a call of a confirmation tool: it finds the run it answers and
-// advances it. A call that answers no open run is rejected (answered at once with an
-// error; nothing executes).
+// advances it: no refuses it; step answers are recorded; while something is still to
+// be asked the call is answered with the next question (or the same one again, up to
+// MaxAsks); yes, or the last step answered, runs the request. A call that answers no
+// run is rejected (answered at once with an error; nothing executes).
 func (st *step) confirmCall(c *Call, ev RegisterCall) {
 	s := st.s
 	r, why := st.runFor(ev)
 	if r == nil {
-		c.Disposition = Reject
-		c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "error", "executed": false, "error": why}}
-		st.out.Call = st.callResult(c)
-		st.emitResponse(c)
+		st.answerRunCall(c, Reject, runErrorPayload(why))
 		return
 	}
 	tp := st.e.Policy.lookup(r.Tool)
@@ -207,48 +189,74 @@ func (st *step) confirmCall(c *Call, ev RegisterCall) {
 		// by `interrupted` like the request itself).
 		c.Behavior = t.Behavior
 	}
+	c.RunID = r.ID
 	confirmed, said := yesNo(ev.Args["confirmed"])
 	if r.State != RunOpened {
-		// A late answer to a run that already ended. A "yes" to a confirmed run (the
-		// confirmation re-issued, as after a reconnect) is a repeat of its job. A "no"
-		// to a run that executed nothing agrees with it (the user's "stop" ended it
-		// first); anything else is an error, and nothing (more) executes.
-		c.RunID = r.ID
-		if j := s.job(r.JobID); j != nil && said && confirmed && r.State == RunConfirmed {
-			st.duplicate(c, j)
-			return
-		}
-		if said && !confirmed && r.State != RunConfirmed {
-			c.Disposition = RunStep
-			c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": r.Reason}}
-		} else {
-			c.Disposition = Reject
-			c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "error", "executed": false,
-				"error": fmt.Sprintf("run %q is already %s (%s): nothing more was executed.", r.ID, r.State, r.Reason)}}
-		}
-		st.out.Call = st.callResult(c)
-		st.emitResponse(c)
+		st.lateConfirmation(c, r, confirmed, said)
 		return
 	}
-	c.RunID = r.ID
 	r.CallIDs = append(r.CallIDs, c.ID)
 	r.LastAt = s.Now
-
 	if said && !confirmed {
-		st.endRun(c, r, RunRefused, "the user said no", tp)
+		st.endRun(c, r, RunRefused, reasonUserSaidNo, tp)
 		return
 	}
-	// Record every step answer this call carries; a lone pending question also takes
-	// "answer".
+	progressed := st.recordAnswers(r, t, ev.Args)
+	if len(pendingSteps(t, r.Answers)) > 0 || (t.Confirm && !said) {
+		st.askAgain(c, r, tp, progressed)
+		return
+	}
+	// Confirmed (or every step answered on a tool without confirm): the request runs
+	// as a job answered on this call's id.
+	r.State, r.EndedAt, r.Reason = RunConfirmed, s.Now, reasonUserConfirms
+	if !t.Confirm {
+		r.Reason = reasonStepsDone
+	}
+	j := st.startJob(c, tp, st.runArgs(r), r.BusinessKey)
+	r.JobID = c.JobID
+	if j != nil {
+		j.RunID = r.ID
+	}
+	st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: RunConfirmed, CallID: c.ID, JobID: c.JobID, Reason: r.Reason})
+}
+
+// answerRunCall answers a confirmation call at once with payload p (nothing
+// executes), with disposition d.
+func (st *step) answerRunCall(c *Call, d Disposition, p map[string]any) {
+	c.Disposition = d
+	c.Outcome = &CallOutcome{At: st.s.Now, Response: p}
+	st.out.Call = st.callResult(c)
+	st.emitResponse(c)
+}
+
+// lateConfirmation answers a confirmation of a run that already ended. A "yes" to a
+// confirmed run (the confirmation re-issued, as after a reconnect) is a repeat of its
+// job. A "no" to a run that executed nothing agrees with it (the user's "stop" ended
+// it first); anything else is an error, and nothing (more) executes.
+func (st *step) lateConfirmation(c *Call, r *Run, confirmed, said bool) {
+	if j := st.s.job(r.JobID); j != nil && said && confirmed && r.State == RunConfirmed {
+		st.duplicate(c, j)
+		return
+	}
+	if said && !confirmed && r.State != RunConfirmed {
+		st.answerRunCall(c, RunStep, runCancelledPayload(r, r.Reason))
+		return
+	}
+	st.answerRunCall(c, Reject, runErrorPayload(runEndedError(r)))
+}
+
+// recordAnswers records every step answer a confirmation's args carry (a lone pending
+// question also takes "answer") and reports whether any was new.
+func (st *step) recordAnswers(r *Run, t *Tool, args map[string]any) bool {
 	qs := pendingSteps(t, r.Answers)
 	progressed := false
 	for _, q := range t.Steps {
 		if _, done := r.Answers[q.Arg]; done {
 			continue
 		}
-		v, ok := ev.Args[q.Arg]
+		v, ok := args[q.Arg]
 		if !ok && len(qs) == 1 && q.Arg == qs[0].Arg {
-			v, ok = ev.Args["answer"]
+			v, ok = args["answer"]
 		}
 		if !ok || blank(v) {
 			continue
@@ -259,98 +267,88 @@ func (st *step) confirmCall(c *Call, ev RegisterCall) {
 		r.Answers[q.Arg] = v
 		progressed = true
 	}
-	if len(pendingSteps(t, r.Answers)) > 0 || (t.Confirm && !said) {
-		// Something is still to be asked: the next question, or this one again.
-		if progressed {
-			r.Asks = 1
-		} else {
-			if r.Asks >= t.maxAsks() {
-				st.endRun(c, r, RunCancelled, fmt.Sprintf("no clear answer after asking %d times", r.Asks), tp)
-				return
-			}
-			r.Asks++
+	return progressed
+}
+
+// askAgain answers a confirmation call with what is still to be asked: the next
+// question after progress, or the same one again while it has been asked fewer than
+// MaxAsks times; past that the run is cancelled.
+func (st *step) askAgain(c *Call, r *Run, tp toolPolicy, progressed bool) {
+	if progressed {
+		r.Asks = 1
+	} else {
+		if r.Asks >= tp.tool.maxAsks() {
+			st.endRun(c, r, RunCancelled, reasonNoClearAnswer(r.Asks), tp)
+			return
 		}
-		p := st.prompt(r, tp)
-		if !progressed {
-			p["status"] = "unclear"
-			p["next"] = fmt.Sprintf("The answer was not clear. %s", p["next"])
-		}
-		c.Disposition = RunStep
-		c.Outcome = &CallOutcome{At: s.Now, Response: p}
-		st.out.Call = st.callResult(c)
-		st.emitResponse(c)
-		return
+		r.Asks++
 	}
-	// Confirmed (or every step answered on a tool without confirm): the request runs
-	// as a job answered on this call's id.
-	r.State, r.EndedAt, r.Reason = RunConfirmed, s.Now, "the user confirmed"
-	if !t.Confirm {
-		r.Reason = "every step answered"
+	p := st.prompt(r, tp)
+	if !progressed {
+		unclear(p)
 	}
-	args := st.runArgs(r)
-	j := st.startJob(c, tp, args, r.BusinessKey)
-	r.JobID = c.JobID
-	if j != nil {
-		j.RunID = r.ID
-	}
-	st.emitRun(RunUpdate{RunID: r.ID, Tool: r.Tool, State: RunConfirmed, CallID: c.ID, JobID: c.JobID, Reason: r.Reason})
+	st.answerRunCall(c, RunStep, p)
 }
 
 // runFor finds the run a confirmation call answers: by its run_id, or the one open
-// run that uses this confirmation tool. It returns nil and why not.
+// run that uses this confirmation tool, or, with none open, the run that ended last
+// within its run_timeout (a late "no" after the user's "stop", a "yes" re-issued
+// after `interrupted`). It returns nil and why not.
 func (st *step) runFor(ev RegisterCall) (*Run, string) {
 	s := st.s
+	open := st.openRunsOf(ev.Tool)
 	if v, ok := ev.Args["run_id"]; ok && !blank(v) {
 		id := fmt.Sprint(v)
 		r := s.run(id)
 		switch {
 		case r == nil:
-			var open []string
-			for _, o := range s.Runs {
-				if o.State == RunOpened && st.e.Policy.lookup(o.Tool).tool.confirmTool() == ev.Tool {
-					open = append(open, o.ID)
-				}
-			}
-			if len(open) > 0 {
-				return nil, fmt.Sprintf("no run %q in this session: nothing was executed. Open: %s; call %s again with one of them.", trunc(id), strings.Join(open, ", "), ev.Tool)
-			}
-			return nil, fmt.Sprintf("no run %q in this session: nothing was executed. Call the tool the user asked for first.", trunc(id))
+			return nil, noSuchRunError(id, ev.Tool, open)
 		case st.e.Policy.lookup(r.Tool).tool.confirmTool() != ev.Tool:
-			return nil, fmt.Sprintf("run %q is not confirmed with %s: nothing was executed.", r.ID, ev.Tool)
+			return nil, wrongConfirmToolError(r, ev.Tool)
 		}
 		return r, ""
 	}
-	var open []string
-	var only *Run
-	for _, r := range s.Runs {
-		if r.State == RunOpened && st.e.Policy.lookup(r.Tool).tool.confirmTool() == ev.Tool {
-			open = append(open, r.ID)
-			only = r
-		}
-	}
 	switch len(open) {
 	case 0:
-		// No run is open: the answer may be a late or re-issued one for the run that
-		// ended last (a "no" after the user's "stop" ended it, a "yes" re-issued after
-		// `interrupted` dropped the first). It is taken as that run's if the run ended
-		// within its run_timeout; the ended-run rules then answer it.
-		for i := len(s.Runs) - 1; i >= 0; i-- {
-			r := s.Runs[i]
-			tp := st.e.Policy.lookup(r.Tool)
-			if tp.tool.confirmTool() != ev.Tool {
-				continue
-			}
-			if s.Now.Sub(r.EndedAt) < tp.timings.RunTimeout {
-				return r, ""
-			}
-			break
+		if r := st.lastEndedRun(ev.Tool); r != nil {
+			return r, ""
 		}
-		return nil, fmt.Sprintf("there is no open request to confirm with %s: nothing was executed. Call the tool the user asked for first.", ev.Tool)
+		return nil, noOpenRunError(ev.Tool)
 	case 1:
-		return only, ""
+		return s.run(open[0]), ""
 	}
 	sort.Strings(open)
-	return nil, fmt.Sprintf("several requests are waiting for confirmation (%s): nothing was executed. Call %s again with run_id.", strings.Join(open, ", "), ev.Tool)
+	return nil, severalOpenRunsError(open, ev.Tool)
+}
+
+// openRunsOf returns the ids of the open runs confirmed with confirmation tool ct, in
+// opening order.
+func (st *step) openRunsOf(ct string) []string {
+	var open []string
+	for _, r := range st.s.Runs {
+		if r.State == RunOpened && st.e.Policy.lookup(r.Tool).tool.confirmTool() == ct {
+			open = append(open, r.ID)
+		}
+	}
+	return open
+}
+
+// lastEndedRun returns the run confirmed with ct that ended last, if it ended within
+// its run_timeout; else nil.
+func (st *step) lastEndedRun(ct string) *Run {
+	s := st.s
+	for i := len(s.Runs) - 1; i >= 0; i-- {
+		r := s.Runs[i]
+		tp := st.e.Policy.lookup(r.Tool)
+		if tp.tool.confirmTool() != ct {
+			continue
+		}
+		if s.Now.Sub(r.EndedAt) < tp.timings.RunTimeout {
+			return r
+		}
+		return nil
+	}
+	return nil
 }
 
 // endRun ends an open run without executing it. c, when not nil, is the confirmation
@@ -360,29 +358,17 @@ func (st *step) runFor(ev RegisterCall) (*Run, string) {
 func (st *step) endRun(c *Call, r *Run, state RunState, reason string, tp toolPolicy) {
 	s := st.s
 	r.State, r.Reason, r.EndedAt = state, reason, s.Now
-	desc := describe(tp.tool, st.runArgs(r))
-	var text string
-	switch state {
-	case RunRefused:
-		text = fmt.Sprintf("System note: %s was cancelled: the user said no. Nothing was done.", desc)
-	case RunExpired:
-		text = fmt.Sprintf("System note: %s was not done: it waited for the user's answer for %v and expired. Nothing was done. Ask the user whether they still want it.", desc, tp.timings.RunTimeout)
-	default:
-		text = fmt.Sprintf("System note: %s was cancelled (%s). Nothing was done.", desc, reason)
-	}
+	text := runEndNote(state, st.describe(r.Tool, st.runArgs(r)), reason, tp.timings.RunTimeout)
 	rider := ""
 	if c != nil {
-		c.Disposition = RunStep
-		c.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": reason}}
-		st.out.Call = st.callResult(c)
-		st.emitResponse(c)
+		st.answerRunCall(c, RunStep, runCancelledPayload(r, reason))
 		rider = c.ID
 	}
 	// Any call of the run still without an outcome is answered now, so none is left
 	// pending (every run call is answered when it arrives; this is the safety net).
 	for _, id := range r.CallIDs {
 		if pc := s.call(id); pc != nil && pc.Outcome == nil {
-			pc.Outcome = &CallOutcome{At: s.Now, Response: map[string]any{"status": "cancelled", "executed": false, "run_id": r.ID, "reason": reason}}
+			pc.Outcome = &CallOutcome{At: s.Now, Response: runCancelledPayload(r, reason)}
 			st.emitResponse(pc)
 		}
 	}
@@ -401,7 +387,7 @@ func callID(c *Call) string {
 
 // expireRun ends a run nobody resolved within its RunTimeout.
 func (st *step) expireRun(r *Run, tp toolPolicy) {
-	st.endRun(nil, r, RunExpired, fmt.Sprintf("no answer within run_timeout %v", tp.timings.RunTimeout), tp)
+	st.endRun(nil, r, RunExpired, reasonRunTimeout(tp.timings.RunTimeout), tp)
 }
 
 // yesNo reads a confirmation: a JSON bool, or a yes/no word. said is false when the

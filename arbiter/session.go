@@ -179,8 +179,8 @@ type CallOutcome struct {
 	// Response is the function response payload; nil for a dead id.
 	Response map[string]any `json:"response,omitempty"`
 	// Dead is set for an id that must never be answered; Reason says why.
-	Dead   bool   `json:"dead,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	Dead   bool       `json:"dead,omitempty"`
+	Reason SkipReason `json:"reason,omitempty"`
 	// Seq is the log sequence number of the response or skip handed out.
 	Seq uint64 `json:"seq,omitempty"`
 }
@@ -304,10 +304,10 @@ type Response struct {
 
 // Skip is a call id the agent must never answer.
 type Skip struct {
-	CallID string `json:"call_id"`
-	Name   string `json:"name"`
-	JobID  string `json:"job_id,omitempty"`
-	Reason string `json:"reason"`
+	CallID string     `json:"call_id"`
+	Name   string     `json:"name"`
+	JobID  string     `json:"job_id,omitempty"`
+	Reason SkipReason `json:"reason"`
 	// Seq is the effect's number in the session log (Watch).
 	Seq uint64 `json:"seq,omitempty"`
 }
@@ -326,8 +326,8 @@ type Note struct {
 	// CallID is the function response the note rides on (ViaFunctionResponse).
 	CallID string `json:"call_id,omitempty"`
 	// Scheduling is the function response's scheduling for ViaFunctionResponse:
-	// "WHEN_IDLE" while the model speaks, "INTERRUPT" when it is idle.
-	Scheduling string `json:"scheduling,omitempty"`
+	// SchedulingWhenIdle while the model speaks, SchedulingInterrupt when it is idle.
+	Scheduling Scheduling `json:"scheduling,omitempty"`
 	// Why explains the recommendation.
 	Why string `json:"why"`
 	// RunID is the run the note is about, for a note about a run that started no job.

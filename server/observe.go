@@ -89,7 +89,7 @@ func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id strin
 		m.calls.WithLabelValues(string(out.Call.Disposition)).Inc()
 	}
 	for _, s := range out.Effects.Skips {
-		m.skips.WithLabelValues(s.Reason).Inc()
+		m.skips.WithLabelValues(string(s.Reason)).Inc()
 	}
 	for _, n := range out.Effects.Notes {
 		m.notes.WithLabelValues(string(n.Deliver)).Inc()

@@ -650,7 +650,7 @@ func responsePB(r arbiter.Response) (*arbiterv1.FunctionResponse, error) {
 }
 
 func skipPB(sk arbiter.Skip) *arbiterv1.Skip {
-	return &arbiterv1.Skip{CallId: sk.CallID, Name: sk.Name, Reason: sk.Reason, JobId: sk.JobID, Seq: sk.Seq}
+	return &arbiterv1.Skip{CallId: sk.CallID, Name: sk.Name, Reason: string(sk.Reason), JobId: sk.JobID, Seq: sk.Seq}
 }
 
 func notePB(n arbiter.Note) *arbiterv1.Note {
@@ -661,9 +661,19 @@ func notePB(n arbiter.Note) *arbiterv1.Note {
 	pn := &arbiterv1.Note{JobId: n.JobID, Text: n.Text, Deliver: d, Via: arbiterv1.NoteVia_NOTE_VIA_USER_TURN, Why: n.Why, RunId: n.RunID, Seq: n.Seq}
 	if n.Via == arbiter.ViaFunctionResponse {
 		pn.Via, pn.CallId = arbiterv1.NoteVia_NOTE_VIA_FUNCTION_RESPONSE, n.CallID
-		pn.Scheduling = arbiterv1.Scheduling(arbiterv1.Scheduling_value["SCHEDULING_"+n.Scheduling])
+		pn.Scheduling = schedulingPB(n.Scheduling)
 	}
 	return pn
+}
+
+func schedulingPB(sc arbiter.Scheduling) arbiterv1.Scheduling {
+	switch sc {
+	case arbiter.SchedulingWhenIdle:
+		return arbiterv1.Scheduling_SCHEDULING_WHEN_IDLE
+	case arbiter.SchedulingInterrupt:
+		return arbiterv1.Scheduling_SCHEDULING_INTERRUPT
+	}
+	return arbiterv1.Scheduling_SCHEDULING_UNSPECIFIED
 }
 
 func runUpdatePB(u arbiter.RunUpdate) *arbiterv1.RunUpdate {

@@ -1,0 +1,364 @@
+package arbiter
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
+)
+
+// Function calls: what RegisterCall does with a call the model issued, and what
+// ToolCallCancellation does with the ids the server withdrew.
+//
+// Precedence when a call arrives (docs/trace-format.md, "Decision rules the fixtures
+// rely on"): reject first (tool choice none, a tool the policy does not allow, an
+// unknown tool under unknown_tools: reject); then call-id idempotency (the same id
+// again is the same call: one job, one response); then business-key dedupe; then a new
+// job. Tools that confirm first open a run instead (runs.go).
+
+// RegisterCall records a function call from the model.
+type RegisterCall struct {
+	// CallID is the model's call id; empty mints one matching ^[a-zA-Z0-9_-]+$.
+	CallID string
+	// Tool is the function name; required.
+	Tool string
+	// Args are the call's arguments (JSON-shaped: map[string]any, float64 numbers), at
+	// most MaxArgsBytes JSON-encoded.
+	Args map[string]any
+	// Behavior is the call's scheduling mode; zero takes the policy's.
+	Behavior Behavior
+	// ToolChoiceNone is set when the generation ran with tool choice `none`.
+	ToolChoiceNone bool
+	// BusinessKey, when not empty, replaces the policy's key (at most MaxKeyBytes).
+	BusinessKey string
+}
+
+func (ev RegisterCall) check(st *step) error {
+	s := st.s
+	if ev.CallID != "" {
+		if err := CheckName("call_id", ev.CallID); err != nil {
+			return err
+		}
+	}
+	if err := CheckName("tool", ev.Tool); err != nil {
+		return err
+	}
+	if err := checkSize("args", ev.Args, MaxArgsBytes); err != nil {
+		return err
+	}
+	if len(ev.BusinessKey) > MaxKeyBytes {
+		return Errorf(Invalid, "business_key: %d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
+	}
+	switch ev.Behavior {
+	case BehaviorUnspecified, Blocking, NonBlocking:
+	default:
+		return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
+	}
+	if err := notClosed(s); err != nil {
+		return err
+	}
+	if c := s.call(ev.CallID); ev.CallID != "" && c != nil {
+		if c.Tool != ev.Tool {
+			return Errorf(FailedPrecondition, "call_id: %q was registered for %s, not %s: a call id names one function call", Clip(ev.CallID), c.Tool, Clip(ev.Tool))
+		}
+		return nil // idempotent repeat: answered from the record
+	}
+	max := st.e.MaxCalls
+	if max <= 0 {
+		max = MaxCallsPerSession
+	}
+	if len(s.Calls) >= max {
+		return Errorf(ResourceExhausted, "call_id: session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
+	}
+	return nil
+}
+
+func (ev RegisterCall) apply(st *step) error {
+	if c := st.s.call(ev.CallID); ev.CallID != "" && c != nil {
+		st.repeatCall(c)
+		return nil
+	}
+	tp := st.e.Policy.lookup(ev.Tool)
+	c := st.newCall(ev, tp)
+	if why := st.rejectReason(ev, tp); why != "" {
+		st.reject(c, why)
+		return nil
+	}
+	switch {
+	case !tp.known && st.e.Policy.IsConfirmTool(ev.Tool):
+		st.confirmCall(c, ev)
+	case tp.tool.runs() && !st.runningRepeat(ev, tp):
+		st.runCall(c, ev, tp)
+	default:
+		// A repeat of a request already running (confirmed and not done) is absorbed
+		// by its job like any repeat, even for a tool that confirms first.
+		st.startJob(c, tp, ev.Args, ev.BusinessKey)
+	}
+	return nil
+}
+
+// repeatCall answers a call id registered before with the same answer: its response
+// again, or its skip if the id has died since.
+func (st *step) repeatCall(c *Call) {
+	st.out.Call = st.callResult(c)
+	st.out.Call.Repeat = true
+	switch {
+	case c.Outcome == nil:
+	case c.Outcome.Seq > st.logStart:
+		// A timer of this step (its deadline) just handed the outcome out: it is in the
+		// output already, and must not be there twice.
+	case c.Outcome.Dead: // the same answer, and the id is dead: never answer it
+		st.out.Effects.Skips = append(st.out.Effects.Skips, Skip{CallID: c.ID, Name: c.Tool, JobID: c.JobID, Reason: c.Outcome.Reason, Seq: c.Outcome.Seq})
+	default:
+		st.out.Effects.Responses = append(st.out.Effects.Responses, st.response(c))
+	}
+}
+
+// newCall records a call id not seen before (minting one if the model gave none),
+// with its behavior: the call's own, else the tool policy's, else NON_BLOCKING.
+func (st *step) newCall(ev RegisterCall, tp toolPolicy) *Call {
+	s := st.s
+	id := ev.CallID
+	if id == "" {
+		id = st.mintCallID()
+	}
+	behavior := ev.Behavior
+	if behavior == BehaviorUnspecified {
+		behavior = tp.tool.Behavior
+	}
+	if behavior == BehaviorUnspecified {
+		behavior = NonBlocking
+	}
+	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: s.Now, Connection: s.Connection}
+	s.Calls = append(s.Calls, c)
+	st.out.Changed = true
+	return c
+}
+
+// rejectReason says why a call is refused before anything else (the error its
+// response carries), or "" when it is not.
+func (st *step) rejectReason(ev RegisterCall, tp toolPolicy) string {
+	switch {
+	case ev.ToolChoiceNone:
+		return rejectToolChoiceNone(ev.Tool)
+	case tp.known && tp.tool.Disallowed:
+		return rejectDisallowed(ev.Tool)
+	case !tp.known && st.e.Policy.RejectUnknown && !st.e.Policy.IsConfirmTool(ev.Tool):
+		return rejectUnknownTool(ev.Tool)
+	}
+	return ""
+}
+
+// reject answers call c at once with an error response: it is not executed.
+func (st *step) reject(c *Call, why string) {
+	c.Disposition = Reject
+	c.Outcome = &CallOutcome{At: st.s.Now, Response: rejectedPayload(why)}
+	st.out.Call = st.callResult(c)
+	st.emitResponse(c)
+}
+
+// runningRepeat reports whether a call of a tool that confirms first repeats a
+// request its confirmed run is already running (the job's key absorbs it).
+func (st *step) runningRepeat(ev RegisterCall, tp toolPolicy) bool {
+	return tp.tool.SideEffect && st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, st.s.Now), tp) != nil
+}
+
+// startJob gives call c a job for tool tp with args: the job its business key repeats
+// (c is then a duplicate, answered at once if that job is done), or a new one that c
+// opens (and that a stop already heard in a triggering utterance cancels before
+// anything runs). It returns the new job, or nil for a duplicate. c need not be a call
+// of tp's tool: a confirmation call starts its run's job.
+func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKey string) *Job {
+	s := st.s
+	now := s.Now
+	key := BusinessKey(tp.tool, args, explicitKey, now)
+	if tp.tool.SideEffect {
+		if j := st.dedupeMatch(key, tp); j != nil {
+			st.duplicate(c, j)
+			return nil
+		}
+	}
+	j := &Job{
+		ID: st.mintJobID(), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
+		CallIDs: []string{c.ID}, Args: args, CreatedAt: now,
+	}
+	j.Triggers = st.triggers(now, tp)
+	s.Jobs = append(s.Jobs, j)
+	c.Disposition = Execute
+	c.JobID = j.ID
+	st.out.Call = st.callResult(c)
+	if j.SideEffect {
+		st.stopHeardBefore(j)
+	}
+	return j
+}
+
+// stopHeardBefore cancels a new side-effecting job at once when a triggering utterance
+// already said stop (merged into the request, or said just before the call): nothing
+// runs.
+func (st *step) stopHeardBefore(j *Job) {
+	for _, id := range j.Triggers {
+		if u := st.s.utterance(id); u != nil && u.Final && u.Intent == speech.IntentStop {
+			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+			return
+		}
+	}
+}
+
+// duplicate makes call c a repeat of job j: it joins j, and is answered at once if j
+// is done.
+func (st *step) duplicate(c *Call, j *Job) {
+	c.Disposition = Duplicate
+	c.JobID = j.ID
+	c.DuplicateOf = j.opener()
+	j.CallIDs = append(j.CallIDs, c.ID)
+	if j.Abandoned {
+		j.Abandoned = false // a re-issue gives the job a live id: normal rules again
+	}
+	st.out.Call = st.callResult(c)
+	if j.Outcome != NotCompleted {
+		c.Outcome = &CallOutcome{At: st.s.Now, Response: st.payload(j, c)}
+		st.emitResponse(c)
+	}
+}
+
+// triggers returns the call's triggering utterances: every utterance whose voice
+// activity is still going on or ended within the lookback before now. An utterance
+// that ended earlier does not count, even if its transcript never came (noise).
+func (st *step) triggers(now time.Time, tp toolPolicy) []int {
+	var ids []int
+	since := now.Add(-tp.timings.TriggerLookback)
+	for _, u := range st.s.Utterances {
+		if u.End.IsZero() || !u.End.Before(since) {
+			ids = append(ids, u.ID)
+		}
+	}
+	return ids
+}
+
+// dedupeMatch returns the job a call with this key repeats, or nil. An open job
+// absorbs every repeat; a finished one absorbs them for the dedupe window after it
+// completed. A failed job absorbs none, and neither does a cancelled one once the user
+// has spoken again after the cancel (a new request, "OK, book it after all"). A job
+// whose commit outcome is unknown absorbs every repeat until the truth is known.
+func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
+	s := st.s
+	for i := len(s.Jobs) - 1; i >= 0; i-- {
+		j := s.Jobs[i]
+		if j.Key != key || !j.SideEffect {
+			continue
+		}
+		switch {
+		case j.Outcome == Failed:
+			return nil
+		case j.Outcome == Unknown:
+			// possibly committed: absorbs every repeat until the truth is known
+		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
+			return nil
+		case j.Decision == DecisionCancel && st.spokeSince(j.DecidedAt):
+			return nil
+		}
+		return j
+	}
+	return nil
+}
+
+// spokeSince reports whether a user utterance started at or after t.
+func (st *step) spokeSince(t time.Time) bool {
+	for _, u := range st.s.Utterances {
+		if !u.Start.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// mintJobID returns the next unused job id. A session stored before jobs had their
+// own counter starts it at 0 with jobs already numbered: the loop skips those ids.
+func (st *step) mintJobID() string {
+	for {
+		st.s.JobSeq++
+		id := "job-" + strconv.Itoa(st.s.JobSeq)
+		if st.s.job(id) == nil {
+			return id
+		}
+	}
+}
+
+// mintCallID returns an unused call id for a call the model gave none.
+func (st *step) mintCallID() string {
+	for {
+		st.s.Seq++
+		id := "arbiter-call-" + strconv.Itoa(st.s.Seq)
+		if st.s.call(id) == nil {
+			return id
+		}
+	}
+}
+
+func (st *step) callResult(c *Call) *CallResult {
+	r := &CallResult{CallID: c.ID, Disposition: c.Disposition, JobID: c.JobID, DuplicateOf: c.DuplicateOf, RunID: c.RunID}
+	if j := st.s.job(c.JobID); j != nil {
+		r.BusinessKey, r.SideEffect = j.Key, j.SideEffect
+		if c.Disposition == Execute {
+			r.Tool, r.Args = j.Tool, j.Args
+		}
+	}
+	return r
+}
+
+// hasLiveCall reports whether some call id of j may still be answered.
+func (st *step) hasLiveCall(j *Job) bool {
+	for _, id := range j.CallIDs {
+		if c := st.s.call(id); c != nil && (c.Outcome == nil || !c.Outcome.Dead) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolCallCancellation reports ids the server withdrew (`toolCallCancellation`). They
+// are dead: never answered. A withdrawn job is cancelled if not yet decided; if it
+// committed, its note says so. Unknown or already answered ids are ignored.
+type ToolCallCancellation struct{ CallIDs []string }
+
+func (ev ToolCallCancellation) check(st *step) error {
+	if err := ValidateCallIDs(ev.CallIDs); err != nil {
+		return err
+	}
+	return notClosed(st.s)
+}
+
+func (ev ToolCallCancellation) apply(st *step) error {
+	s := st.s
+	for _, id := range ev.CallIDs {
+		c := s.call(id)
+		if c == nil || c.Outcome != nil {
+			continue // unknown or already answered: nothing to withdraw
+		}
+		st.kill(c, SkipWithdrawn)
+		j := s.job(c.JobID)
+		if j == nil {
+			continue
+		}
+		j.Withdrawn = true
+		if j.SideEffect && j.Decision == Undecided {
+			st.decideJob(j, DecisionCancel, CauseWithdrawn, reasonWithdrawn)
+		}
+	}
+	return nil
+}
+
+// ValidateCallIDs checks a tool-call cancellation's ids: at least one, each 1-128
+// characters from [A-Za-z0-9_.:-]. Errors: Invalid naming call_ids or call_ids[i].
+func ValidateCallIDs(ids []string) error {
+	if len(ids) == 0 {
+		return Errorf(Invalid, "call_ids: at least one call id is required")
+	}
+	for i, id := range ids {
+		if err := CheckName("call_ids["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

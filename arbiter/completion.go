@@ -1,0 +1,229 @@
+package arbiter
+
+// Completion: the two phases of a job as the agent reports them. Decide records that
+// prepare finished (which starts the grace window, timers.go) and reads the decision;
+// Complete reports what happened (committed, cancelled, failed, a read-only result,
+// or a commit whose outcome is unknown) and answers every live call id of the job;
+// Progress hands out an interim result of a job still running.
+
+// Decide asks for a job's decision, and records that prepare finished.
+type Decide struct {
+	JobID    string
+	Prepared bool
+}
+
+func (ev Decide) check(st *step) error {
+	j, err := findJob(st.s, ev.JobID)
+	if err != nil {
+		return err
+	}
+	if !j.SideEffect {
+		return Errorf(FailedPrecondition, "job_id: job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
+	}
+	return nil
+}
+
+func (ev Decide) apply(st *step) error {
+	j := st.s.job(ev.JobID)
+	if ev.Prepared && j.PreparedAt.IsZero() && j.Decision == Undecided {
+		j.PreparedAt = st.s.Now
+		st.out.Changed = true
+		st.advance(st.s.Now) // a zero-length wait may be due at once
+	}
+	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause}
+	if j.Decision == Undecided {
+		st.out.Decision.Reason = st.pendingReason(j)
+	}
+	return nil
+}
+
+// pendingReason says what an undecided job waits for.
+func (st *step) pendingReason(j *Job) string {
+	tp := st.e.Policy.lookup(j.Tool)
+	switch {
+	case j.Abandoned:
+		return pendingAbandoned
+	case j.PreparedAt.IsZero():
+		return pendingPrepare
+	case len(st.holding(j, tp)) > 0:
+		return pendingHeld
+	default:
+		return pendingGrace
+	}
+}
+
+// Complete reports a job's outcome.
+type Complete struct {
+	JobID   string
+	Outcome Outcome
+	// Result is merged into the function response payload (at most MaxArgsBytes
+	// JSON-encoded).
+	Result map[string]any
+	// Error says what failed, for Failed (at most MaxErrorBytes).
+	Error string
+}
+
+func (ev Complete) check(st *step) error {
+	j, err := findJob(st.s, ev.JobID)
+	if err != nil {
+		return err
+	}
+	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
+		return err
+	}
+	if len(ev.Error) > MaxErrorBytes {
+		return Errorf(Invalid, "error: %d bytes, at most %d", len(ev.Error), MaxErrorBytes)
+	}
+	switch ev.Outcome {
+	case Committed, Cancelled, Failed, Result, Unknown:
+	default:
+		return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed, result or unknown", ev.Outcome)
+	}
+	if j.Outcome == Unknown && (ev.Outcome == Committed || ev.Outcome == Failed) {
+		return nil // the real outcome of an unknown commit
+	}
+	if j.Outcome != NotCompleted && j.Outcome != ev.Outcome {
+		return Errorf(FailedPrecondition, "outcome: job %q already completed as %s", j.ID, j.Outcome)
+	}
+	// The decision may still be made by a timer inside this step: apply checks the
+	// outcome against it after advancing.
+	return nil
+}
+
+func (ev Complete) apply(st *step) error {
+	s := st.s
+	j := s.job(ev.JobID)
+	if j.Outcome == Unknown && ev.Outcome != Unknown {
+		return st.resolveUnknown(j, ev)
+	}
+	if j.Outcome != NotCompleted {
+		st.out.Effects.add(*j.Completion) // idempotent repeat
+		return nil
+	}
+	if err := outcomeFits(j, ev.Outcome); err != nil {
+		return err
+	}
+	if ev.Outcome == Failed && j.SideEffect && j.Decision == Undecided {
+		st.decideJob(j, DecisionCancel, CauseFailed, reasonFailed(ev.Error))
+	}
+	j.Outcome, j.CompletedAt, j.Result, j.Error = ev.Outcome, s.Now, ev.Result, ev.Error
+	st.out.Changed = true
+	st.answerJob(j, st.completionNote)
+	return nil
+}
+
+// outcomeFits checks a first outcome against the job's kind and decision: a commit
+// only after a commit decision, a cancel only after a cancel, unknown only after a
+// commit, a result only for a read-only job; failed fits any job. Errors:
+// FailedPrecondition naming outcome.
+func outcomeFits(j *Job, o Outcome) error {
+	switch {
+	case !j.SideEffect && o != Result && o != Failed:
+		return Errorf(FailedPrecondition, "outcome: job %q is a read-only call: complete it with result or failed", j.ID)
+	case j.SideEffect && o == Result:
+		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled, failed or unknown", j.ID)
+	case o == Committed && j.Decision != DecisionCommit:
+		return Errorf(FailedPrecondition, "outcome: job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
+	case o == Cancelled && j.Decision != DecisionCancel:
+		return Errorf(FailedPrecondition, "outcome: job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
+	case o == Unknown && j.Decision != DecisionCommit:
+		return Errorf(FailedPrecondition, "outcome: job %q: only a commit can have an unknown outcome (decision: %s)", j.ID, orPending(j.Decision))
+	}
+	return nil
+}
+
+func orPending(d Decision) string {
+	if d == Undecided {
+		return "pending"
+	}
+	return string(d)
+}
+
+// answerJob answers every call of j that has no outcome yet from j's outcome (a
+// closed session's are marked dead instead), hands out the note note(j, live) picks,
+// and records all of it as j.Completion for a repeated Complete. Only outcomes
+// assigned now are handed out: a skip given out earlier (by `interrupted`, a
+// withdrawal or a reconnect) is not repeated, so every outcome reaches the agent
+// exactly once.
+func (st *step) answerJob(j *Job, note func(j *Job, live int) string) {
+	s := st.s
+	m := st.out.Effects.mark()
+	live, rider := 0, ""
+	for _, id := range j.CallIDs {
+		c := s.call(id)
+		if c.Outcome != nil {
+			continue
+		}
+		if s.Closed {
+			c.Outcome = &CallOutcome{At: s.Now, Dead: true, Reason: SkipSessionClosed}
+			st.emitSkip(c)
+			continue
+		}
+		c.Outcome = &CallOutcome{At: s.Now, Response: st.payload(j, c)}
+		st.emitResponse(c)
+		live++
+		if rider == "" && c.Behavior == NonBlocking {
+			rider = c.ID
+		}
+	}
+	if text := note(j, live); text != "" && !s.Closed {
+		j.NoteIssued = true
+		st.issueNote(j, text, rider)
+	}
+	done := st.out.Effects.since(m)
+	j.Completion = &done
+}
+
+// resolveUnknown records the real outcome of a job first completed Unknown: calls
+// still pending are answered with it, and the authoritative status note says what
+// happened (the calls answered "unknown" are never answered again).
+func (st *step) resolveUnknown(j *Job, ev Complete) error {
+	if ev.Outcome != Committed && ev.Outcome != Failed {
+		return Errorf(FailedPrecondition, "outcome: job %q has an unknown outcome: complete it with committed or failed once it is known", j.ID)
+	}
+	j.Outcome, j.CompletedAt, j.Result, j.Error, j.WasUnknown = ev.Outcome, st.s.Now, ev.Result, ev.Error, true
+	st.out.Changed = true
+	st.answerJob(j, st.resolvedNote)
+	return nil
+}
+
+// Progress reports an interim result of a job still running (a long NON_BLOCKING
+// tool's progress update). It goes out as a non-final function response (Gemini
+// Live's will_continue) on the job's live NON_BLOCKING calls when the session says its
+// provider honours response scheduling, and is dropped otherwise; it is never a user
+// turn and never counts as user speech, and never answers a call.
+type Progress struct {
+	JobID string
+	// Result is the interim result (at most MaxArgsBytes JSON-encoded).
+	Result map[string]any
+}
+
+func (ev Progress) check(st *step) error {
+	j, err := findJob(st.s, ev.JobID)
+	if err != nil {
+		return err
+	}
+	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
+		return err
+	}
+	if j.Outcome != NotCompleted {
+		return Errorf(FailedPrecondition, "job_id: job %q is already completed (%s): no more progress", j.ID, j.Outcome)
+	}
+	return notClosed(st.s)
+}
+
+func (ev Progress) apply(st *step) error {
+	s := st.s
+	if !s.ResponseScheduling {
+		return nil
+	}
+	j := s.job(ev.JobID)
+	for _, id := range j.CallIDs {
+		c := s.call(id)
+		if c == nil || c.Outcome != nil || c.Behavior != NonBlocking {
+			continue
+		}
+		st.emitInterim(c, progressPayload(ev.Result))
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package arbiter
+
+// The session's own life: its options (Configure), the connections to the model
+// server it runs over (Connect), and its end (Close).
+
+// Configure sets a session's options (creating it if needed). Idempotent.
+type Configure struct {
+	// Language is the session's language (BCP 47, e.g. "en", "es-MX"; at most 35
+	// characters); empty keeps it.
+	Language string
+	// ResponseScheduling says the provider honours function-response scheduling.
+	ResponseScheduling bool
+}
+
+func (ev Configure) check(st *step) error {
+	if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
+		return Errorf(Invalid, "language: %q is not a BCP 47 language tag", Clip(ev.Language))
+	}
+	return notClosed(st.s)
+}
+
+func (ev Configure) apply(st *step) error {
+	if ev.Language != "" {
+		st.s.Language = ev.Language
+	}
+	st.s.ResponseScheduling = ev.ResponseScheduling
+	st.out.Changed = true
+	return nil
+}
+
+// Connect reports that the events after it arrive on a new connection of the same
+// conversation (Gemini Live session resumption, a reconnect). Calls still pending
+// from an earlier connection can no longer be answered by function response: they are
+// marked dead ("connection_closed"), their jobs go on, and each job's outcome goes out
+// as a status note instead; a re-issue on the new connection is deduplicated against
+// it. Connecting again with the current id changes nothing.
+type Connect struct {
+	// ConnectionID names the new connection; required.
+	ConnectionID string
+}
+
+func (ev Connect) check(st *step) error {
+	s := st.s
+	if err := CheckName("connection_id", ev.ConnectionID); err != nil {
+		return err
+	}
+	if err := notClosed(s); err != nil {
+		return err
+	}
+	for _, id := range s.PastConnections {
+		if id == ev.ConnectionID {
+			// A delayed retry of an old Connect must not cut off the live
+			// connection's calls.
+			return Errorf(FailedPrecondition, "connection_id: connection %q of session %q has already ended; each new connection needs a new id", Clip(id), s.Key.ID)
+		}
+	}
+	return nil
+}
+
+// apply switches the session to the new connection: calls still pending from earlier
+// connections die (their jobs go on; their outcomes go out as notes).
+func (ev Connect) apply(st *step) error {
+	s := st.s
+	if s.Connection == ev.ConnectionID {
+		return nil
+	}
+	for _, c := range s.Calls {
+		if c.Outcome == nil && c.Connection != ev.ConnectionID {
+			st.kill(c, SkipConnectionClosed)
+		}
+	}
+	if s.Connection != "" {
+		s.PastConnections = append(s.PastConnections, s.Connection)
+		if n := len(s.PastConnections) - keepConnections; n > 0 {
+			s.PastConnections = s.PastConnections[n:]
+		}
+	}
+	s.Connection = ev.ConnectionID
+	st.out.Changed = true
+	return nil
+}
+
+// lostOnReconnect reports whether a call of j died with its connection.
+func (st *step) lostOnReconnect(j *Job) bool {
+	for _, id := range j.CallIDs {
+		if c := st.s.call(id); c != nil && c.Outcome != nil && c.Outcome.Dead && c.Outcome.Reason == SkipConnectionClosed {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes the session: undecided jobs are cancelled (fail closed), every call id
+// still unanswered is marked dead, and open runs are cancelled. Idempotent.
+type Close struct{}
+
+func (Close) check(*step) error { return nil }
+
+func (Close) apply(st *step) error {
+	s := st.s
+	if s.Closed {
+		return nil
+	}
+	s.Closed = true
+	st.out.Changed = true
+	for _, j := range s.Jobs {
+		if j.SideEffect && j.Decision == Undecided {
+			st.decideJob(j, DecisionCancel, CauseClosed, reasonClosed)
+		}
+	}
+	for _, c := range s.Calls {
+		st.kill(c, SkipSessionClosed)
+	}
+	for _, r := range s.Runs {
+		if r.State == RunOpened {
+			st.endRun(nil, r, RunCancelled, reasonRunClosed, st.e.Policy.lookup(r.Tool))
+		}
+	}
+	return nil
+}

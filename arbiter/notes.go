@@ -1,0 +1,502 @@
+package arbiter
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// What the model is told, in one place: the statuses and fields of the function
+// responses the arbiter writes, the reasons a call id is dead, the reasons given for
+// decisions, and every status note, with how it is delivered. Review (or translate)
+// a change to any of them here; the rules that pick them live with their events.
+
+// Status is the "status" field of a function response the arbiter writes.
+type Status string
+
+// The statuses of function responses.
+const (
+	StatusCommitted         Status = "committed"          // the side effect happened
+	StatusCancelled         Status = "cancelled"          // released before its commit; not executed
+	StatusFailed            Status = "failed"             // the backend failed; not executed
+	StatusOK                Status = "ok"                 // a read-only call whose result had no fields
+	StatusUnknown           Status = "unknown"            // committing, outcome not known yet
+	StatusTimeout           Status = "timeout"            // max_pending passed with no outcome
+	StatusRejected          Status = "rejected"           // refused before anything ran
+	StatusError             Status = "error"              // a confirmation that answers no run
+	StatusNeedsConfirmation Status = "needs_confirmation" // a run asks the user to confirm
+	StatusNeedsInput        Status = "needs_input"        // a run asks the user a step's question
+	StatusUnclear           Status = "unclear"            // a run's answer was not clear: asked again
+	StatusInProgress        Status = "in_progress"        // an interim (non-final) response
+)
+
+// The payload fields the arbiter writes (a backend's result fields are merged in
+// beside them).
+const (
+	keyStatus      = "status"
+	keyExecuted    = "executed"
+	keyError       = "error"
+	keyReason      = "reason"
+	keyMessage     = "message"
+	keyDuplicateOf = "duplicate_of"
+	keyStatusNote  = "status_note"
+	keyRunID       = "run_id"
+	keyAsk         = "ask"
+	keyNext        = "next"
+	keyAlreadyOpen = "already_open"
+)
+
+// SkipReason says why a call id is dead: it must never be answered.
+type SkipReason string
+
+// The reasons a call id dies.
+const (
+	// SkipAbandoned: `interrupted` dropped the unanswered BLOCKING call.
+	SkipAbandoned SkipReason = "abandoned"
+	// SkipWithdrawn: the server withdrew it (toolCallCancellation).
+	SkipWithdrawn SkipReason = "withdrawn"
+	// SkipConnectionClosed: it was issued on a connection that has since ended.
+	SkipConnectionClosed SkipReason = "connection_closed"
+	// SkipSessionClosed: the session closed before it was answered.
+	SkipSessionClosed SkipReason = "session_closed"
+)
+
+// Scheduling is a function response's scheduling when a note rides on it (Gemini
+// Live's FunctionResponse.scheduling).
+type Scheduling string
+
+// The schedulings a note may ride with.
+const (
+	// SchedulingWhenIdle waits for the model's turn to end (it is speaking).
+	SchedulingWhenIdle Scheduling = "WHEN_IDLE"
+	// SchedulingInterrupt speaks it now (the model is idle).
+	SchedulingInterrupt Scheduling = "INTERRUPT"
+)
+
+// ---- function responses -------------------------------------------------------------
+
+// payload is the function response body for call c of job j, from j's outcome.
+func (st *step) payload(j *Job, c *Call) map[string]any {
+	p := map[string]any{}
+	switch j.Outcome {
+	case Committed:
+		for k, v := range j.Result {
+			p[k] = v
+		}
+		p[keyStatus] = string(StatusCommitted)
+	case Cancelled:
+		p[keyStatus], p[keyExecuted], p[keyReason] = string(StatusCancelled), false, j.Reason
+	case Failed:
+		p[keyStatus], p[keyExecuted], p[keyError] = string(StatusFailed), false, j.Error
+	case Result:
+		for k, v := range j.Result {
+			p[k] = v
+		}
+		if len(p) == 0 {
+			p[keyStatus] = string(StatusOK)
+		}
+	case Unknown:
+		desc := st.describe(j.Tool, j.Args)
+		p[keyStatus] = string(StatusUnknown)
+		p[keyMessage] = fmt.Sprintf("still being confirmed: the outcome of %s is not known yet (the backend did not confirm it). Do not call %s again, and do not tell the user it is done or not done until a status note says so.", desc, j.Tool)
+	}
+	if c.DuplicateOf != "" {
+		p[keyDuplicateOf] = c.DuplicateOf
+	}
+	return p
+}
+
+// rejectedPayload answers a call refused before anything ran.
+func rejectedPayload(why string) map[string]any {
+	return map[string]any{keyStatus: string(StatusRejected), keyExecuted: false, keyError: why}
+}
+
+// The errors of rejected calls.
+func rejectToolChoiceNone(tool string) string {
+	return fmt.Sprintf("%s was not executed: tool calls are not allowed on this turn (tool choice is none)", tool)
+}
+
+func rejectDisallowed(tool string) string {
+	return fmt.Sprintf("%s was not executed: the tool policy does not allow it", tool)
+}
+
+func rejectUnknownTool(tool string) string {
+	return fmt.Sprintf("%s was not executed: unknown function", tool)
+}
+
+// deadlinePayload answers a call whose max_pending ran out: nothing was executed; or,
+// for a read-only call the agent was told to run, no result came; or, once its job's
+// commit had started, the outcome is not known yet.
+func deadlinePayload(tool string, wait time.Duration, j *Job) map[string]any {
+	switch {
+	case j != nil && j.Decision == DecisionCommit:
+		return map[string]any{keyStatus: string(StatusUnknown), keyError: fmt.Sprintf(
+			"the outcome of %s is not known yet: its commit started but did not report within %v", tool, wait)}
+	case j != nil && !j.SideEffect:
+		return map[string]any{keyStatus: string(StatusTimeout), keyError: fmt.Sprintf(
+			"no result from %s within %v; if it comes later it will be reported in a status note", tool, wait)}
+	}
+	return map[string]any{keyStatus: string(StatusTimeout), keyExecuted: false,
+		keyError: fmt.Sprintf("%s was not executed: no outcome within %v", tool, wait)}
+}
+
+// progressPayload is an interim response carrying a progress result.
+func progressPayload(result map[string]any) map[string]any {
+	p := make(map[string]any, len(result)+1)
+	for k, v := range result {
+		p[k] = v
+	}
+	p[keyStatus] = string(StatusInProgress)
+	return p
+}
+
+// ---- confirm-then-act runs ----------------------------------------------------------
+
+// stepsPrompt asks the user a run's pending step questions.
+func stepsPrompt(r *Run, ct string, qs []Step) map[string]any {
+	var asks, args []string
+	for _, q := range qs {
+		asks = append(asks, strings.TrimSpace(q.Ask))
+		args = append(args, fmt.Sprintf("%q set to their answer", q.Arg))
+	}
+	ask := strings.Join(asks, " ")
+	return map[string]any{
+		keyStatus: string(StatusNeedsInput), keyExecuted: false, keyRunID: r.ID, keyAsk: ask,
+		keyNext: fmt.Sprintf("Nothing has been done yet. Ask the user: %s Then call %s with run_id %q and %s. If they do not want it any more, call %s with run_id %q and confirmed false.",
+			ask, ct, r.ID, strings.Join(args, " and "), ct, r.ID),
+	}
+}
+
+// confirmPrompt asks the user to confirm a run's request, described as desc.
+func confirmPrompt(r *Run, ct, desc string) map[string]any {
+	return map[string]any{
+		keyStatus: string(StatusNeedsConfirmation), keyExecuted: false, keyRunID: r.ID,
+		keyAsk: fmt.Sprintf("Should I go ahead with %s?", desc),
+		keyNext: fmt.Sprintf("Nothing has been done yet. Ask the user to confirm %s. If they say yes, call %s with run_id %q and confirmed true; if they say no, call %s with run_id %q and confirmed false.",
+			desc, ct, r.ID, ct, r.ID),
+	}
+}
+
+// alreadyOpen marks a prompt answering a call that joined a run already waiting.
+func alreadyOpen(p map[string]any, r *Run, tool string) {
+	p[keyAlreadyOpen] = true
+	p[keyNext] = fmt.Sprintf("This request is already waiting for the user (run %s); do not call %s again. %s", r.ID, tool, p[keyNext])
+}
+
+// unclear marks a prompt asking the same question again.
+func unclear(p map[string]any) {
+	p[keyStatus] = string(StatusUnclear)
+	p[keyNext] = fmt.Sprintf("The answer was not clear. %s", p[keyNext])
+}
+
+// runCancelledPayload answers a call of a run that ended without executing anything.
+func runCancelledPayload(r *Run, reason string) map[string]any {
+	return map[string]any{keyStatus: string(StatusCancelled), keyExecuted: false, keyRunID: r.ID, keyReason: reason}
+}
+
+// runErrorPayload answers a confirmation that cannot be taken: nothing executed.
+func runErrorPayload(why string) map[string]any {
+	return map[string]any{keyStatus: string(StatusError), keyExecuted: false, keyError: why}
+}
+
+// The errors of confirmations that answer no run they can.
+func runEndedError(r *Run) string {
+	return fmt.Sprintf("run %q is already %s (%s): nothing more was executed.", r.ID, r.State, r.Reason)
+}
+
+func noSuchRunError(id, tool string, open []string) string {
+	if len(open) > 0 {
+		return fmt.Sprintf("no run %q in this session: nothing was executed. Open: %s; call %s again with one of them.", Clip(id), strings.Join(open, ", "), tool)
+	}
+	return fmt.Sprintf("no run %q in this session: nothing was executed. Call the tool the user asked for first.", Clip(id))
+}
+
+func wrongConfirmToolError(r *Run, tool string) string {
+	return fmt.Sprintf("run %q is not confirmed with %s: nothing was executed.", r.ID, tool)
+}
+
+func noOpenRunError(tool string) string {
+	return fmt.Sprintf("there is no open request to confirm with %s: nothing was executed. Call the tool the user asked for first.", tool)
+}
+
+func severalOpenRunsError(open []string, tool string) string {
+	return fmt.Sprintf("several requests are waiting for confirmation (%s): nothing was executed. Call %s again with run_id.", strings.Join(open, ", "), tool)
+}
+
+// runEndNote tells the model a run ended without executing anything.
+func runEndNote(state RunState, desc, reason string, runTimeout time.Duration) string {
+	switch state {
+	case RunRefused:
+		return fmt.Sprintf("System note: %s was cancelled: the user said no. Nothing was done.", desc)
+	case RunExpired:
+		return fmt.Sprintf("System note: %s was not done: it waited for the user's answer for %v and expired. Nothing was done. Ask the user whether they still want it.", desc, runTimeout)
+	}
+	return fmt.Sprintf("System note: %s was cancelled (%s). Nothing was done.", desc, reason)
+}
+
+// The reasons runs end with.
+const (
+	reasonRunClosed    = "the session closed"
+	reasonUserSaidNo   = "the user said no"
+	reasonUserConfirms = "the user confirmed"
+	reasonStepsDone    = "every step answered"
+)
+
+func reasonNoClearAnswer(asks int) string {
+	return fmt.Sprintf("no clear answer after asking %d times", asks)
+}
+
+func reasonRunTimeout(d time.Duration) string {
+	return fmt.Sprintf("no answer within run_timeout %v", d)
+}
+
+// ---- decision reasons ---------------------------------------------------------------
+
+// stopReason is the reason of a cancel (of a job or a run) by a stop intent.
+func stopReason(u *Utterance) string {
+	return fmt.Sprintf("stop intent in user speech: %q", u.Text)
+}
+
+func amendReason(u *Utterance) string {
+	return fmt.Sprintf("amended by the user: %q", u.Text)
+}
+
+const (
+	reasonWithdrawn = "withdrawn by the server (tool-call cancellation)"
+	reasonClosed    = "the session closed before a decision"
+)
+
+func reasonFailed(err string) string { return "failed: " + err }
+
+func reasonDeadline(d time.Duration) string {
+	return fmt.Sprintf("no outcome within max_pending %v", d)
+}
+
+func reasonTranscriptTimeout(d time.Duration) string {
+	return fmt.Sprintf("the user spoke while it was pending and no transcript arrived within %v", d)
+}
+
+func reasonAbandoned(d time.Duration) string {
+	return fmt.Sprintf("abandoned: the server dropped the BLOCKING call on interruption and no re-issue came within %v", d)
+}
+
+func reasonAbandonLifted(d time.Duration) string {
+	return fmt.Sprintf("abandoned BLOCKING call not re-issued within %v; on_abandon is commit", d)
+}
+
+func reasonTranscriptTimeoutCommit(d time.Duration) string {
+	return fmt.Sprintf("the user spoke while it was pending and no transcript arrived within %v; on_transcript_timeout is commit", d)
+}
+
+func reasonHeldUntilSpeechEnded(text string) string {
+	return fmt.Sprintf("held until the user's speech ended; no stop intent in %q", text)
+}
+
+func reasonGraceElapsed(d time.Duration) string {
+	return fmt.Sprintf("no user speech held it after the %v grace window", d)
+}
+
+// What an undecided job waits for (Decide's reason while pending).
+const (
+	pendingAbandoned = "abandoned BLOCKING call: held until a re-issue revives it or the abandon wait runs out"
+	pendingPrepare   = "waiting for prepare to finish"
+	pendingHeld      = "held: the user is speaking; waiting for the utterance's transcript"
+	pendingGrace     = "in the grace window"
+)
+
+// ---- status notes -------------------------------------------------------------------
+
+// completionNote picks the status note for a job just completed, or "" for none: a
+// commit answered on a live id that nobody asked to stop needs none.
+func (st *step) completionNote(j *Job, live int) string {
+	desc := st.describe(j.Tool, j.Args)
+	switch j.Outcome {
+	case Cancelled:
+		return cancelNote(j, desc)
+	case Committed:
+		if j.StopAfterCommit || j.AmendAfterCommit || j.Withdrawn || live == 0 {
+			return st.commitNote(j)
+		}
+	case Result:
+		if j.TimedOut && live == 0 {
+			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, compactJSON(j.Result))
+		}
+		if live == 0 && st.lostOnReconnect(j) {
+			return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, compactJSON(j.Result))
+		}
+	case Failed:
+		if live == 0 && j.Cause != CauseClosed {
+			return fmt.Sprintf("System note: %s failed and was not made: %s", desc, j.Error)
+		}
+	case Unknown:
+		if live == 0 {
+			return fmt.Sprintf("System note: the outcome of %s is not known yet; it is being confirmed. Do not tell the user it is done or not done until a status note says so.", desc)
+		}
+	}
+	return ""
+}
+
+// cancelNote is the note after a cancel, by its cause; "" when the response already
+// told the model (withdrawn, timed out, closed).
+func cancelNote(j *Job, desc string) string {
+	switch j.Cause {
+	case CauseStop:
+		return fmt.Sprintf("System note: %s was cancelled before it was committed. Nothing is scheduled.", desc)
+	case CauseAmend:
+		return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed, so nothing is scheduled. Call %s again with the new details.", j.AmendText, desc, j.Tool)
+	case CauseTimeout:
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
+	case CauseAbandoned:
+		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
+	}
+	return ""
+}
+
+// commitNote is the note after a commit that needs one: despite a stop or an
+// amendment heard after it was decided, after a withdrawal, or with no live id left.
+func (st *step) commitNote(j *Job) string {
+	desc := st.describe(j.Tool, j.Args)
+	ref := reference(j)
+	switch {
+	case j.StopAfterCommit:
+		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to stop after it was committed. Tell them it is confirmed and offer to cancel it.", desc, ref)
+	case j.AmendAfterCommit:
+		return fmt.Sprintf("System note: %s is confirmed%s. The user asked to change it (%q) after it was committed. Tell them it is confirmed and offer to change it.", desc, ref, j.AmendText)
+	case j.Withdrawn:
+		return fmt.Sprintf("System note: %s was already committed%s when the call was withdrawn. Tell the user it is confirmed and offer to cancel it.", desc, ref)
+	default:
+		return fmt.Sprintf("System note: %s is confirmed%s. Tell the user it is done.", desc, ref)
+	}
+}
+
+// resolvedNote is the authoritative note once an unknown outcome is known.
+func (st *step) resolvedNote(j *Job, _ int) string {
+	desc := st.describe(j.Tool, j.Args)
+	if j.Outcome == Committed {
+		return fmt.Sprintf("System note: %s IS confirmed%s. Its outcome was unknown earlier and is now known. Tell the user it is done.", desc, reference(j))
+	}
+	return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). Nothing is scheduled. Tell the user it was not made and offer to try again.", desc, j.Error)
+}
+
+// Claim-check corrections (claimcheck.go): said is what the model said, trimmed.
+func correctNothingDone(said string) string {
+	return fmt.Sprintf("System note: correction: nothing has been done. No request for it was made, so nothing is booked or scheduled. You said: %q.", said)
+}
+
+func correctNotMade(desc, said string) string {
+	return fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
+}
+
+func correctStillPending(desc, said string) string {
+	return fmt.Sprintf("System note: correction: %s is not confirmed yet; it is still pending. You said: %q. Do not say it is done until it is.", desc, said)
+}
+
+func correctUnknown(desc, said string) string {
+	return fmt.Sprintf("System note: correction: the outcome of %s is not known yet; it is still being confirmed. You said: %q. Do not say it is done or not done until a status note says so.", desc, said)
+}
+
+func correctConfirmed(desc, ref, said string) string {
+	return fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, ref, said)
+}
+
+// describe renders a tool's Describe template with the call's own wording of each
+// {arg}; "the <tool> request" when the policy has none.
+func (st *step) describe(tool string, args map[string]any) string {
+	t := st.e.Policy.lookup(tool).tool
+	if t.Describe == "" {
+		return "the " + t.Name + " request"
+	}
+	out := t.Describe
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		out = strings.ReplaceAll(out, "{"+k+"}", fmt.Sprint(args[k]))
+	}
+	return out
+}
+
+// compactJSON renders a result for a note.
+func compactJSON(v map[string]any) string {
+	if len(v) == 0 {
+		return `{"status":"ok"}` // what the call's own response would have said
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// reference is " (reference R-1)" from a committed job's result, or "".
+func reference(j *Job) string {
+	for _, k := range []string{"reference", "ref", "id"} {
+		if v, ok := j.Result[k]; ok {
+			return fmt.Sprintf(" (reference %v)", v)
+		}
+	}
+	return ""
+}
+
+// ---- delivery -----------------------------------------------------------------------
+
+// The reasons given for a note's delivery (Note.Why).
+const (
+	whyRideWhenIdle  = "the model is speaking: the status rides on the function response with scheduling WHEN_IDLE, which waits for its turn to end instead of cutting it"
+	whyRideInterrupt = "the model is idle: the status rides on the function response with scheduling INTERRUPT, so it speaks it now without an extra user turn"
+	whyWhenIdle      = "the model is speaking: a user turn now would interrupt its reply (turn_complete=true unconditionally interrupts generation), so send it when its turn is over"
+	whyNow           = "the model is idle: a user turn now cuts no reply"
+)
+
+// issueNote hands out a note about job j (nil: about no job) and says how to deliver
+// it. A note can ride on rider, a NON_BLOCKING call's function response answered in
+// the same step, when the provider honours response scheduling: WHEN_IDLE while the
+// model speaks, INTERRUPT when it is idle. Otherwise it is a user turn: now while the
+// model is idle, when idle while it speaks — never a user turn into a reply (the third
+// seed: a note sent as a full user turn cut the model's reply in half).
+func (st *step) issueNote(j *Job, text, rider string) {
+	st.issueNoteAbout(j, nil, text, rider)
+}
+
+// issueNoteAbout is issueNote for a note about job j or, when j is nil, run r (either
+// may be nil).
+func (st *step) issueNoteAbout(j *Job, r *Run, text, rider string) {
+	s := st.s
+	n := Note{Text: text, Via: ViaUserTurn, Deliver: DeliverNow}
+	if j != nil {
+		n.JobID = j.ID
+	}
+	if r != nil {
+		n.RunID = r.ID
+	}
+	if s.ModelSpeaking {
+		n.Deliver = DeliverWhenIdle
+	}
+	var rc *Call
+	if rider != "" && s.ResponseScheduling {
+		if c := s.call(rider); c != nil && c.Outcome != nil && c.Outcome.Response != nil && c.Behavior == NonBlocking {
+			rc = c
+		}
+	}
+	switch {
+	case rc != nil:
+		n.Via, n.CallID = ViaFunctionResponse, rc.ID
+		rc.Outcome.Response[keyStatusNote] = text
+		n.Scheduling, n.Why = SchedulingInterrupt, whyRideInterrupt
+		if s.ModelSpeaking {
+			n.Scheduling, n.Why = SchedulingWhenIdle, whyRideWhenIdle
+		}
+	case s.ModelSpeaking:
+		n.Why = whyWhenIdle
+	default:
+		n.Why = whyNow
+	}
+	if n.Deliver == DeliverNow {
+		s.LastNowNoteAt = s.Now
+	}
+	st.emitNote(n)
+}

@@ -1,0 +1,258 @@
+package arbiter
+
+import (
+	"strings"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
+)
+
+// Utterances: what the user and the model say. Voice activity opens and ends user
+// utterances (an open one holds due commits: timers.go); a final user transcript is
+// read for intent (package speech): stop cancels the undecided jobs it bears on, amend
+// cancels the jobs from before it; `interrupted` abandons unanswered BLOCKING calls;
+// the model's output transcription goes to the claim check (claimcheck.go).
+
+// InterruptAfterNote: an `interrupted` that follows the arbiter's own `now` note by
+// less than this is caused by the note (a user turn with turn_complete=true
+// "unconditionally interrupts generation", third seed: 12 to 78 ms after the note),
+// not by user barge-in, so it abandons nothing.
+const InterruptAfterNote = time.Second
+
+// SpeechKind is a voice-activity or model-output event.
+type SpeechKind string
+
+// The speech events (see proto SpeechEvent).
+const (
+	UserActivityStart       SpeechKind = "user_activity_start"
+	UserActivityEnd         SpeechKind = "user_activity_end"
+	ModelOutputStart        SpeechKind = "model_output_start"
+	ModelGenerationComplete SpeechKind = "model_generation_complete"
+	ModelTurnComplete       SpeechKind = "model_turn_complete"
+	Interrupted             SpeechKind = "interrupted"
+)
+
+// Speech reports one speech event.
+type Speech struct{ Kind SpeechKind }
+
+func (ev Speech) check(st *step) error {
+	switch ev.Kind {
+	case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
+	default:
+		return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
+	}
+	return notClosed(st.s)
+}
+
+func (ev Speech) apply(st *step) error {
+	s := st.s
+	now := s.Now
+	st.out.Changed = true
+	switch ev.Kind {
+	case UserActivityStart:
+		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+			return nil // already open
+		}
+		st.openUtterance(now, time.Time{})
+	case UserActivityEnd:
+		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+			s.Utterances[n-1].End = now
+		}
+	case ModelOutputStart:
+		s.ModelSpeaking = true
+	case ModelGenerationComplete:
+		// Audio may still be playing (the model is idle at turn complete), but the
+		// turn's text is final: read its claims now.
+		st.checkClaims(s.ModelTurns.End(now, false))
+	case ModelTurnComplete:
+		s.ModelSpeaking = false
+		st.checkClaims(s.ModelTurns.End(now, false))
+	case Interrupted:
+		s.ModelSpeaking = false
+		st.checkClaims(s.ModelTurns.End(now, true))
+		if !s.LastNowNoteAt.IsZero() && now.Sub(s.LastNowNoteAt) < InterruptAfterNote {
+			return nil // our own note interrupted the model: not barge-in
+		}
+		st.abandonBlocking(now)
+	}
+	return nil
+}
+
+// openUtterance starts a user utterance at start (end: zero while voice activity goes
+// on) and drops the oldest settled ones past keepUtterances.
+func (st *step) openUtterance(start, end time.Time) *Utterance {
+	s := st.s
+	s.Seq++
+	u := &Utterance{ID: s.Seq, Start: start, End: end}
+	s.Utterances = append(s.Utterances, u)
+	us := s.Utterances
+	for len(us) > keepUtterances && us[0].settled() {
+		us = us[1:]
+	}
+	s.Utterances = us
+	return u
+}
+
+// abandonBlocking marks every unanswered BLOCKING call dead (the server dropped it on
+// barge-in: never answer it) and holds the side-effecting jobs left without a live id
+// until a re-issue revives them or the abandon wait runs out (timers.go).
+func (st *step) abandonBlocking(now time.Time) {
+	s := st.s
+	for _, c := range s.Calls {
+		if c.Outcome != nil || c.Behavior != Blocking {
+			continue
+		}
+		st.kill(c, SkipAbandoned)
+		j := s.job(c.JobID)
+		if j == nil || !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.AbandonLifted || st.hasLiveCall(j) {
+			continue
+		}
+		j.Abandoned, j.AbandonedAt = true, now
+	}
+}
+
+// Transcript reports a piece of transcription.
+type Transcript struct {
+	// Model is set for the model's output transcription (marks it speaking).
+	Model bool
+	// Text is the piece, at most MaxTextBytes; required for the user.
+	Text string
+	// Interim marks a partial piece; only final user text decides.
+	Interim bool
+}
+
+func (ev Transcript) check(st *step) error {
+	if len(ev.Text) > MaxTextBytes {
+		return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
+	}
+	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
+		return Errorf(Invalid, "text: required for a user transcript")
+	}
+	return notClosed(st.s)
+}
+
+func (ev Transcript) apply(st *step) error {
+	s := st.s
+	now := s.Now
+	st.out.Changed = true
+	if ev.Model {
+		if strings.TrimSpace(ev.Text) != "" {
+			s.ModelSpeaking = true
+		}
+		if !ev.Interim {
+			st.checkClaims(s.ModelTurns.Piece(now, ev.Text))
+		}
+		return nil
+	}
+	u := st.currentUtterance()
+	if u == nil {
+		u = st.openUtterance(now, now)
+	}
+	if ev.Interim {
+		u.Interim = ev.Text
+		return nil
+	}
+	u.Interim = ""
+	if u.Text == "" {
+		u.Text = strings.TrimSpace(ev.Text)
+	} else {
+		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
+	}
+	u.Final = true
+	u.Intent, u.Stop = speech.Classify(u.Text, st.e.Policy.Phrases(s.Language))
+	st.out.Intent = u.Intent
+	switch u.Intent {
+	case speech.IntentStop:
+		st.applyStop(u)
+	case speech.IntentAmend:
+		st.applyAmend(u)
+	}
+	return nil
+}
+
+// currentUtterance is the utterance a user transcript belongs to: the open one, or the
+// latest ended one still waiting for its final transcript.
+func (st *step) currentUtterance() *Utterance {
+	n := len(st.s.Utterances)
+	if n == 0 {
+		return nil
+	}
+	u := st.s.Utterances[n-1]
+	if u.End.IsZero() || !u.Final {
+		return u
+	}
+	return nil
+}
+
+// relevant reports whether utterance u bears on job j: it is one of the job's
+// triggering utterances, or it started once the job existed.
+func relevant(j *Job, u *Utterance) bool {
+	if containsInt(j.Triggers, u.ID) {
+		return true
+	}
+	return !u.Start.Before(j.CreatedAt)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// applyStop cancels every open run (nothing has executed, so failing closed costs a
+// question) and every undecided side-effecting job the utterance bears on, and flags
+// committed ones so their note says the user asked to stop.
+func (st *step) applyStop(u *Utterance) {
+	for _, r := range st.s.Runs {
+		if r.State == RunOpened {
+			st.endRun(nil, r, RunCancelled, stopReason(u), st.e.Policy.lookup(r.Tool))
+		}
+	}
+	for _, j := range st.s.Jobs {
+		if !j.SideEffect || !relevant(j, u) {
+			continue
+		}
+		switch j.Decision {
+		case Undecided:
+			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+		case DecisionCommit:
+			st.afterCommit(j, u, func() { j.StopAfterCommit = true })
+		}
+	}
+}
+
+// applyAmend cancels every undecided side-effecting job that existed before the
+// amending utterance began (its arguments are no longer what the user wants). A job
+// the utterance itself triggered already carries the new details and is left alone; a
+// job already committed gets a note offering to change it.
+func (st *step) applyAmend(u *Utterance) {
+	for _, j := range st.s.Jobs {
+		if !j.SideEffect || !j.CreatedAt.Before(u.Start) || !relevant(j, u) {
+			continue
+		}
+		switch j.Decision {
+		case Undecided:
+			j.AmendText = u.Text
+			st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
+		case DecisionCommit:
+			st.afterCommit(j, u, func() { j.AmendAfterCommit, j.AmendText = true, u.Text })
+		}
+	}
+}
+
+// afterCommit records, with flag, a stop or amendment heard about job j after its
+// commit was decided: a commit still running carries it into its completion note; one
+// already completed gets its note now, once, if the user spoke before it completed.
+func (st *step) afterCommit(j *Job, u *Utterance, flag func()) {
+	switch {
+	case j.Outcome == NotCompleted:
+		flag()
+	case j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt):
+		flag()
+		j.NoteIssued = true
+		st.issueNote(j, st.commitNote(j), "")
+	}
+}
