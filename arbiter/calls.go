@@ -33,8 +33,7 @@ type RegisterCall struct {
 	BusinessKey string
 }
 
-func (ev RegisterCall) check(st *step) error {
-	s := st.s
+func (ev RegisterCall) validate() error {
 	if ev.CallID != "" {
 		if err := CheckName("call_id", ev.CallID); err != nil {
 			return err
@@ -54,6 +53,11 @@ func (ev RegisterCall) check(st *step) error {
 	default:
 		return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
 	}
+	return nil
+}
+
+func (ev RegisterCall) check(st *step) error {
+	s := st.s
 	if err := notClosed(s); err != nil {
 		return err
 	}
@@ -322,12 +326,19 @@ func (st *step) hasLiveCall(j *Job) bool {
 // committed, its note says so. Unknown or already answered ids are ignored.
 type ToolCallCancellation struct{ CallIDs []string }
 
-func (ev ToolCallCancellation) check(st *step) error {
-	if err := ValidateCallIDs(ev.CallIDs); err != nil {
-		return err
+func (ev ToolCallCancellation) validate() error {
+	if len(ev.CallIDs) == 0 {
+		return Errorf(Invalid, "call_ids: at least one call id is required")
 	}
-	return notClosed(st.s)
+	for i, id := range ev.CallIDs {
+		if err := CheckName("call_ids["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+func (ev ToolCallCancellation) check(st *step) error { return notClosed(st.s) }
 
 func (ev ToolCallCancellation) apply(st *step) error {
 	s := st.s
@@ -344,20 +355,6 @@ func (ev ToolCallCancellation) apply(st *step) error {
 		j.Withdrawn = true
 		if j.SideEffect && j.Decision == Undecided {
 			st.decideJob(j, DecisionCancel, CauseWithdrawn, reasonWithdrawn)
-		}
-	}
-	return nil
-}
-
-// ValidateCallIDs checks a tool-call cancellation's ids: at least one, each 1-128
-// characters from [A-Za-z0-9_.:-]. Errors: Invalid naming call_ids or call_ids[i].
-func ValidateCallIDs(ids []string) error {
-	if len(ids) == 0 {
-		return Errorf(Invalid, "call_ids: at least one call id is required")
-	}
-	for i, id := range ids {
-		if err := CheckName("call_ids["+strconv.Itoa(i)+"]", id); err != nil {
-			return err
 		}
 	}
 	return nil

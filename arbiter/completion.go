@@ -12,6 +12,8 @@ type Decide struct {
 	Prepared bool
 }
 
+func (ev Decide) validate() error { return CheckName("job_id", ev.JobID) }
+
 func (ev Decide) check(st *step) error {
 	j, err := findJob(st.s, ev.JobID)
 	if err != nil {
@@ -63,9 +65,8 @@ type Complete struct {
 	Error string
 }
 
-func (ev Complete) check(st *step) error {
-	j, err := findJob(st.s, ev.JobID)
-	if err != nil {
+func (ev Complete) validate() error {
+	if err := CheckName("job_id", ev.JobID); err != nil {
 		return err
 	}
 	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
@@ -76,8 +77,15 @@ func (ev Complete) check(st *step) error {
 	}
 	switch ev.Outcome {
 	case Committed, Cancelled, Failed, Result, Unknown:
-	default:
-		return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed, result or unknown", ev.Outcome)
+		return nil
+	}
+	return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed, result or unknown", ev.Outcome)
+}
+
+func (ev Complete) check(st *step) error {
+	j, err := findJob(st.s, ev.JobID)
+	if err != nil {
+		return err
 	}
 	if j.Outcome == Unknown && (ev.Outcome == Committed || ev.Outcome == Failed) {
 		return nil // the real outcome of an unknown commit
@@ -198,12 +206,16 @@ type Progress struct {
 	Result map[string]any
 }
 
+func (ev Progress) validate() error {
+	if err := CheckName("job_id", ev.JobID); err != nil {
+		return err
+	}
+	return checkSize("result", ev.Result, MaxArgsBytes)
+}
+
 func (ev Progress) check(st *step) error {
 	j, err := findJob(st.s, ev.JobID)
 	if err != nil {
-		return err
-	}
-	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
 		return err
 	}
 	if j.Outcome != NotCompleted {

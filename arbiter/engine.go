@@ -65,8 +65,12 @@ type Engine struct {
 // ToolCallCancellation, Decide, Complete, Configure, Connect, Progress, Close or Tick.
 // The set is closed: each event's file holds its checks and its rules.
 type Event interface {
+	// validate checks the event's own fields (shapes, sizes, enum values) before any
+	// session is read, so bad input is Invalid whatever the session, and costs no
+	// store round trip. It returns an *Error naming the field at fault.
+	validate() error
 	// check validates the event against the session before anything changes (no
-	// timer has fired yet). It returns an *Error naming the field at fault.
+	// timer has fired yet): the session is open, the job exists, the state allows it.
 	check(st *step) error
 	// apply applies the event; timers due by now have fired.
 	apply(st *step) error
@@ -75,6 +79,7 @@ type Event interface {
 // Tick only advances time: due timers fire.
 type Tick struct{}
 
+func (Tick) validate() error   { return nil }
 func (Tick) check(*step) error { return nil }
 func (Tick) apply(*step) error { return nil }
 
@@ -156,8 +161,8 @@ func NewSession(key SessionKey, now time.Time) *Session {
 // advanced, and a caller that must not persist partial work discards s.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	var out Output
-	if ev == nil {
-		return out, Errorf(Invalid, "event: required")
+	if err := Validate(ev); err != nil {
+		return out, err
 	}
 	st := &step{e: e, s: s, out: &out, logStart: s.LogSeq}
 	if now.Before(s.Now) {
@@ -172,6 +177,16 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	}
 	st.advance(now)
 	return out, nil
+}
+
+// Validate checks an event's own fields, as Step does first, without a session: the
+// Service calls it before reading the store. Errors: Invalid naming the field (nil
+// ev: "event").
+func Validate(ev Event) error {
+	if ev == nil {
+		return Errorf(Invalid, "event: required")
+	}
+	return ev.validate()
 }
 
 // notClosed is FailedPrecondition for a closed session: every event that changes a

@@ -133,12 +133,9 @@ func checkSize(field string, v any, max int) error {
 	return nil
 }
 
-// findJob returns the session's job named by id, checking the id's shape first.
-// Errors: Invalid naming job_id, NotFound naming the job and the session.
+// findJob returns the session's job named by id. Errors: NotFound naming the job and
+// the session.
 func findJob(s *Session, id string) (*Job, error) {
-	if err := CheckName("job_id", id); err != nil {
-		return nil, err
-	}
 	j := s.job(id)
 	if j == nil {
 		return nil, Errorf(NotFound, "job_id: job %q not found in session %q", Clip(id), s.Key.ID)

@@ -12,12 +12,14 @@ type Configure struct {
 	ResponseScheduling bool
 }
 
-func (ev Configure) check(st *step) error {
+func (ev Configure) validate() error {
 	if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
 		return Errorf(Invalid, "language: %q is not a BCP 47 language tag", Clip(ev.Language))
 	}
-	return notClosed(st.s)
+	return nil
 }
+
+func (ev Configure) check(st *step) error { return notClosed(st.s) }
 
 func (ev Configure) apply(st *step) error {
 	if ev.Language != "" {
@@ -39,11 +41,10 @@ type Connect struct {
 	ConnectionID string
 }
 
+func (ev Connect) validate() error { return CheckName("connection_id", ev.ConnectionID) }
+
 func (ev Connect) check(st *step) error {
 	s := st.s
-	if err := CheckName("connection_id", ev.ConnectionID); err != nil {
-		return err
-	}
 	if err := notClosed(s); err != nil {
 		return err
 	}
@@ -94,6 +95,7 @@ func (st *step) lostOnReconnect(j *Job) bool {
 // still unanswered is marked dead, and open runs are cancelled. Idempotent.
 type Close struct{}
 
+func (Close) validate() error   { return nil }
 func (Close) check(*step) error { return nil }
 
 func (Close) apply(st *step) error {

@@ -58,8 +58,13 @@ func (sv *Service) MaxDecideWait() time.Duration {
 // Apply steps the session named by key with ev and stores the result. With create set,
 // a missing session is created (RegisterCall, ReportSpeech, ReportTranscript);
 // otherwise it is NotFound. It returns the engine's output and the session as stored.
-// Errors: those of Engine.Step and Store; Conflict after Retries lost races.
+// The event's own fields are checked first (Validate), before the store is read, so
+// bad input is Invalid whether or not the session exists. Errors: those of
+// Engine.Step and Store; Conflict after Retries lost races.
 func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
+	if err := Validate(ev); err != nil {
+		return Output{}, nil, err
+	}
 	retries := sv.Retries
 	if retries <= 0 {
 		retries = 32

@@ -16,7 +16,3 @@ func validName(s string) bool {
 	}
 	return true
 }
-
-// ValidName reports whether s is 1-128 characters from [A-Za-z0-9_.:-]: the shape of
-// session ids, call ids and tool names.
-func ValidName(s string) bool { return validName(s) }

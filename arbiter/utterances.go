@@ -35,14 +35,15 @@ const (
 // Speech reports one speech event.
 type Speech struct{ Kind SpeechKind }
 
-func (ev Speech) check(st *step) error {
+func (ev Speech) validate() error {
 	switch ev.Kind {
 	case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
-	default:
-		return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
+		return nil
 	}
-	return notClosed(st.s)
+	return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
 }
+
+func (ev Speech) check(st *step) error { return notClosed(st.s) }
 
 func (ev Speech) apply(st *step) error {
 	s := st.s
@@ -121,15 +122,17 @@ type Transcript struct {
 	Interim bool
 }
 
-func (ev Transcript) check(st *step) error {
+func (ev Transcript) validate() error {
 	if len(ev.Text) > MaxTextBytes {
 		return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
 		return Errorf(Invalid, "text: required for a user transcript")
 	}
-	return notClosed(st.s)
+	return nil
 }
+
+func (ev Transcript) check(st *step) error { return notClosed(st.s) }
 
 func (ev Transcript) apply(st *step) error {
 	s := st.s

@@ -109,13 +109,13 @@ func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id strin
 func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	var f logging.Fields
 	if r, ok := req.(interface{ GetSessionId() string }); ok && r.GetSessionId() != "" {
-		f = append(f, "session_id", clip(r.GetSessionId()))
+		f = append(f, "session_id", arbiter.Clip(r.GetSessionId()))
 	}
 	if r, ok := req.(interface{ GetCallId() string }); ok && r.GetCallId() != "" {
-		f = append(f, "call_id", clip(r.GetCallId()))
+		f = append(f, "call_id", arbiter.Clip(r.GetCallId()))
 	}
 	if r, ok := req.(interface{ GetJobId() string }); ok && r.GetJobId() != "" {
-		f = append(f, "job_id", clip(r.GetJobId()))
+		f = append(f, "job_id", arbiter.Clip(r.GetJobId()))
 	}
 	if len(f) > 0 {
 		ctx = logging.InjectFields(ctx, f)

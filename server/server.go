@@ -24,7 +24,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -129,7 +128,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// errors, at warn for the arbiter's own (UNAVAILABLE, INTERNAL, ...).
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel)}
 	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
-	// rate limit, deadline, and panic recovery innermost.
+	// rate limit, deadline, error kinds to status codes, and panic recovery innermost.
 	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
@@ -146,8 +145,9 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	}
 	// The deadline is unary only: a Watch stream lives as long as its session (the
 	// client's own deadline, if any, still applies) and ends on Server.Shutdown.
-	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
-	stream = append(stream, recovery.StreamServerInterceptor(onPanic))
+	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
+	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
+	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxRecv),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
@@ -194,24 +194,25 @@ func rpcLogLevel(c codes.Code) logging.Level {
 	}
 }
 
+// key is the session named by id, scoped by the caller's tenant. Errors: Invalid
+// naming session_id.
 func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error) {
-	if !arbiter.ValidName(id) {
-		return arbiter.SessionKey{}, status.Errorf(codes.InvalidArgument, "session_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", clip(id))
+	if err := arbiter.CheckName("session_id", id); err != nil {
+		return arbiter.SessionKey{}, err
 	}
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
 // apply runs one event through the service and returns the engine's output with its
-// effects converted for the wire, having logged and counted what it decided. Errors
-// are gRPC status errors.
+// effects converted for the wire, having logged and counted what it decided.
 func (s *Server) apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.Event, create bool) (arbiter.Output, *arbiterv1.Effects, *arbiter.Session, error) {
 	out, sess, err := s.svc.Apply(ctx, key, ev, create)
 	if err != nil {
-		return out, nil, nil, s.status(ctx, err)
+		return out, nil, nil, err
 	}
 	eff, err := effectsPB(out.Effects)
 	if err != nil {
-		return out, nil, nil, s.status(ctx, err)
+		return out, nil, nil, err
 	}
 	s.record(ctx, out, sess)
 	return out, eff, sess, nil
@@ -222,9 +223,6 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	key, err := s.key(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
-	}
-	if n := proto.Size(req.GetArgs()); n > arbiter.MaxArgsBytes {
-		return nil, status.Errorf(codes.InvalidArgument, "args: %d bytes, at most %d", n, arbiter.MaxArgsBytes)
 	}
 	ev := arbiter.RegisterCall{
 		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
@@ -238,12 +236,12 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		ev.Behavior = arbiter.NonBlocking
 	case arbiterv1.Behavior_BEHAVIOR_UNSPECIFIED:
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "behavior: unknown value %d", req.GetBehavior())
+		return nil, arbiter.Errorf(arbiter.Invalid, "behavior: unknown value %d", req.GetBehavior())
 	}
 	switch req.GetToolChoice() {
 	case arbiterv1.ToolChoice_TOOL_CHOICE_UNSPECIFIED, arbiterv1.ToolChoice_TOOL_CHOICE_AUTO, arbiterv1.ToolChoice_TOOL_CHOICE_NONE:
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "tool_choice: unknown value %d", req.GetToolChoice())
+		return nil, arbiter.Errorf(arbiter.Invalid, "tool_choice: unknown value %d", req.GetToolChoice())
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {
@@ -260,7 +258,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		resp.JobTool = c.Tool
 		if c.Args != nil {
 			if resp.JobArgs, err = structpb.NewStruct(c.Args); err != nil {
-				return nil, s.status(ctx, arbiter.Wrap(arbiter.Internal, err, "encode job args"))
+				return nil, arbiter.Wrap(arbiter.Internal, err, "encode job args")
 			}
 		}
 	}
@@ -275,7 +273,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	}
 	kind, ok := speechKinds[req.GetEvent()]
 	if !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "event: %v is not a speech event", req.GetEvent())
+		return nil, arbiter.Errorf(arbiter.Invalid, "event: %v is not a speech event", req.GetEvent())
 	}
 	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind}, true)
 	if err != nil {
@@ -305,7 +303,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	case arbiterv1.Role_ROLE_MODEL:
 		model = true
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "role: unknown value %d", req.GetRole())
+		return nil, arbiter.Errorf(arbiter.Invalid, "role: unknown value %d", req.GetRole())
 	}
 	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
 	if err != nil {
@@ -320,9 +318,6 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	if err := arbiter.ValidateCallIDs(req.GetCallIds()); err != nil {
-		return nil, s.status(ctx, err) // before the session lookup: bad input is INVALID_ARGUMENT
-	}
 	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
 	if err != nil {
 		return nil, err
@@ -336,16 +331,13 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 	if err != nil {
 		return nil, err
 	}
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "job_id: required")
-	}
 	var wait time.Duration
 	if w := req.GetWait(); w != nil {
 		if err := w.CheckValid(); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "wait: %v", err)
+			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v", err)
 		}
 		if wait = w.AsDuration(); wait < 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "wait: %v is negative", wait)
+			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v is negative", wait)
 		}
 	}
 	began := time.Now()
@@ -354,7 +346,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		s.metrics.decideWait.Observe(time.Since(began).Seconds())
 	}
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
 	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
 	switch d.Decision {
@@ -377,12 +369,6 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if err != nil {
 		return nil, err
 	}
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "job_id: required")
-	}
-	if n := proto.Size(req.GetResult()); n > arbiter.MaxArgsBytes {
-		return nil, status.Errorf(codes.InvalidArgument, "result: %d bytes, at most %d", n, arbiter.MaxArgsBytes)
-	}
 	var oc arbiter.Outcome
 	switch req.GetOutcome() {
 	case arbiterv1.Outcome_OUTCOME_COMMITTED:
@@ -396,7 +382,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	case arbiterv1.Outcome_OUTCOME_UNKNOWN:
 		oc = arbiter.Unknown
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "outcome: %v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
+		return nil, arbiter.Errorf(arbiter.Invalid, "outcome: %v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
 	}
 	var result map[string]any
 	if req.GetResult() != nil {
@@ -441,10 +427,10 @@ func (s *Server) Poll(ctx context.Context, req *arbiterv1.PollRequest) (*arbiter
 		// have fired the timers first).
 		entries, err := sess.LogAfter(req.GetAfterSeq())
 		if err != nil {
-			return nil, s.status(ctx, err)
+			return nil, err
 		}
 		if eff, err = effectsPB(arbiter.EffectsOf(entries)); err != nil {
-			return nil, s.status(ctx, err)
+			return nil, err
 		}
 	}
 	resp := &arbiterv1.PollResponse{Effects: eff}
@@ -462,7 +448,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 	}
 	ss, err := s.svc.Get(ctx, key)
 	if err != nil {
-		return nil, s.status(ctx, err)
+		return nil, err
 	}
 	resp := &arbiterv1.GetSessionResponse{
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
@@ -518,13 +504,6 @@ func (s *Server) record(ctx context.Context, out arbiter.Output, sess *arbiter.S
 		}
 	}
 	s.metrics.observe(out, s.svc.Clock.Now(), registered)
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 func dispositionPB(d arbiter.Disposition) arbiterv1.Disposition {

@@ -23,9 +23,6 @@ func (s *Server) Connect(ctx context.Context, req *arbiterv1.ConnectRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	if id := req.GetConnectionId(); !arbiter.ValidName(id) {
-		return nil, status.Errorf(codes.InvalidArgument, "connection_id: %q must be 1-128 characters from [A-Za-z0-9_.:-]", clip(id))
-	}
 	_, eff, _, err := s.apply(ctx, key, arbiter.Connect{ConnectionID: req.GetConnectionId()}, true)
 	if err != nil {
 		return nil, err
@@ -42,12 +39,6 @@ func (s *Server) ReportProgress(ctx context.Context, req *arbiterv1.ReportProgre
 	key, err := s.key(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "job_id: required")
-	}
-	if n := proto.Size(req.GetResult()); n > arbiter.MaxArgsBytes {
-		return nil, status.Errorf(codes.InvalidArgument, "result: %d bytes, at most %d", n, arbiter.MaxArgsBytes)
 	}
 	var result map[string]any
 	if req.GetResult() != nil {
@@ -79,7 +70,7 @@ func (s *Server) Watch(req *arbiterv1.WatchRequest, stream grpc.ServerStreamingS
 		return err
 	}
 	if s.closing.Err() != nil {
-		return status.Error(codes.Unavailable, shuttingDown)
+		return arbiter.Errorf(arbiter.Unavailable, shuttingDown)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -105,11 +96,11 @@ func (s *Server) Watch(req *arbiterv1.WatchRequest, stream grpc.ServerStreamingS
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && s.closing.Err() != nil:
-		return status.Error(codes.Unavailable, shuttingDown)
+		return arbiter.Errorf(arbiter.Unavailable, shuttingDown)
 	case sendErr != nil && errors.Is(err, sendErr):
 		return sendErr // the client went away; its status is already set
 	}
-	return s.status(ctx, err)
+	return err
 }
 
 // watchMethod is Watch's full method name.
@@ -129,7 +120,7 @@ func streamRequestFields(srv any, ss grpc.ServerStream, info *grpc.StreamServerI
 	}
 	ctx := ss.Context()
 	if id := req.GetSessionId(); id != "" {
-		ctx = logging.InjectFields(ctx, logging.Fields{"session_id", clip(id)})
+		ctx = logging.InjectFields(ctx, logging.Fields{"session_id", arbiter.Clip(id)})
 	}
 	return h(srv, &prefetched{ServerStream: ss, ctx: ctx, req: req})
 }
