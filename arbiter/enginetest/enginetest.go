@@ -345,7 +345,7 @@ func effects(e arbiter.Effects, sess *arbiter.Session) []effect {
 		if k.JobID != "" {
 			f = append(f, "job="+k.JobID)
 		}
-		add(k.Seq, "skip", append(f, k.Reason)...)
+		add(k.Seq, "skip", append(f, string(k.Reason))...)
 	}
 	for _, u := range e.Runs {
 		f := []string{u.RunID, string(u.State), "tool=" + u.Tool}
@@ -374,7 +374,7 @@ func effects(e arbiter.Effects, sess *arbiter.Session) []effect {
 			f = append(f, "call="+n.CallID)
 		}
 		if n.Scheduling != "" {
-			f = append(f, "scheduling="+n.Scheduling)
+			f = append(f, "scheduling="+string(n.Scheduling))
 		}
 		add(n.Seq, "note", strings.Join(f, " ")+": "+n.Text)
 	}
