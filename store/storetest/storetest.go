@@ -1,38 +1,31 @@
 // Package storetest is the conformance suite every arbiter.Store must pass (in the
 // manner of testing/slogtest): the Store contract itself (compare-and-set, NotFound,
-// idle TTL, Watch), and every engine behaviour scenario in testdata/scenarios, the
-// recorded sessions in testdata/traces and the workflow traces in testdata/workflows
-// (confirm-then-act runs, deadlines, unknown outcomes, reconnects), replayed through the
-// real gRPC API on the store under test and compared line by line with their golden
-// output.
+// idle TTL, Watch), and the engine's behaviour goldens in arbiter/testdata (every
+// scenario, recorded session and workflow: confirm-then-act runs, deadlines, unknown
+// outcomes, reconnects) run through arbiter.Service on the store under test, each
+// step's output compared with what the engine alone gives. The gRPC-level replays of
+// testdata/ are package replay's tests.
 package storetest
 
 import (
-	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
-	"github.com/voicearbiter/arbiter/policyfile"
-	"github.com/voicearbiter/arbiter/replay"
+	"github.com/voicearbiter/arbiter/arbiter/enginetest"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the scenario golden files instead of comparing with them")
 
 // NewStore returns a fresh, empty store for one test, and registers its cleanup with
 // t. now is the clock the store may use for idle TTLs.
 type NewStore func(t *testing.T, now func() time.Time) arbiter.Store
 
-// Run runs the whole suite. root is the repository root (for testdata/).
+// Run runs the whole suite. root is the repository root (for arbiter/testdata/).
 func Run(t *testing.T, root string, newStore NewStore) {
 	t.Run("Contract", func(t *testing.T) { RunContract(t, newStore) })
-	t.Run("Scenarios", func(t *testing.T) { RunScenarios(t, root, newStore) })
+	t.Run("Goldens", func(t *testing.T) { RunGoldens(t, root, newStore) })
 }
 
 // RunContract checks the Store interface's promises.
@@ -205,69 +198,56 @@ func RunContract(t *testing.T, newStore NewStore) {
 	})
 }
 
-// RunScenarios replays every trace in testdata/scenarios, testdata/traces and
-// testdata/workflows on the store and compares the output with the golden files
-// (testdata/*/NAME.golden; `go test ./store/memory -rewrite` updates them from the
-// memory store).
-func RunScenarios(t *testing.T, root string, newStore NewStore) {
-	for _, dir := range []string{"scenarios", "traces", "workflows"} {
-		paths, err := filepath.Glob(filepath.Join(root, "testdata", dir, "*.jsonl"))
-		if err != nil || len(paths) == 0 {
-			t.Fatalf("no traces in testdata/%s: %v", dir, err)
-		}
-		for _, path := range paths {
-			name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-			t.Run(name, func(t *testing.T) {
-				got := replayOn(t, root, path, newStore)
-				golden := strings.TrimSuffix(path, ".jsonl") + ".golden"
-				if *rewrite {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -rewrite to create it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
-				}
-			})
-		}
-	}
+// RunGoldens runs the engine's behaviour goldens (root/arbiter/testdata: every
+// scenario, recorded session and workflow as engine events at explicit times, in
+// enginetest's language) through arbiter.Service.Apply on a fresh store for each
+// script, and compares every step's output with the expected output the engine alone
+// gives (`go test ./arbiter -rewrite` updates it).
+func RunGoldens(t *testing.T, root string, newStore NewStore) {
+	enginetest.Run(t, filepath.Join(root, "arbiter", "testdata"), func(t *testing.T, engine *arbiter.Engine, key arbiter.SessionKey) enginetest.Stepper {
+		clock := &stepClock{now: enginetest.Epoch}
+		svc := &arbiter.Service{Engine: engine, Store: newStore(t, clock.Now), Clock: clock}
+		return &serviceStepper{svc: svc, clock: clock, key: key}
+	})
 }
 
-func replayOn(t *testing.T, root, path string, newStore NewStore) []byte {
-	t.Helper()
-	events, err := replay.ReadTraceFile(path, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policyPath := filepath.Join(root, "testdata", "scenarios", "policy.yaml")
-	switch filepath.Base(filepath.Dir(path)) {
-	case "traces":
-		policyPath = filepath.Join(root, "testdata", "tools", "booking.yaml")
-	case "workflows":
-		policyPath = filepath.Join(root, "testdata", "workflows", "tools.yaml")
-	}
-	if len(events) > 0 && events[0].Policy != "" {
-		policyPath = filepath.Join(filepath.Dir(path), events[0].Policy)
-	}
-	policy, err := policyfile.Load(policyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := replay.NewVirtualClock(replay.Epoch)
-	l, err := replay.NewLocalOn(policy, clock, newStore(t, clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var out bytes.Buffer
-	sid := "scenario-" + strings.NewReplacer(".", "_").Replace(filepath.Base(path))
-	if _, err := replay.Run(context.Background(), l.Client, clock, events, replay.Options{SessionID: sid, Start: replay.Epoch}, &out); err != nil {
-		t.Fatalf("replay: %v\n%s", err, out.String())
-	}
-	return out.Bytes()
+// serviceStepper steps a script's session through the Service, its clock set to each
+// event's time.
+type serviceStepper struct {
+	svc   *arbiter.Service
+	clock *stepClock
+	key   arbiter.SessionKey
+}
+
+func (s *serviceStepper) Step(now time.Time, ev arbiter.Event, create bool) (arbiter.Output, *arbiter.Session, error) {
+	s.clock.set(now)
+	return s.svc.Apply(context.Background(), s.key, ev, create)
+}
+
+// stepClock is the Service's and the store's clock: it reads the time of the event
+// being stepped. Safe for concurrent use (the memory store's janitor reads it).
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// Now implements arbiter.Clock.
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// After implements arbiter.Clock. Only Decide and Watch wait, and the goldens step
+// through Apply alone, so time never has to pass: the channel fires at once.
+func (c *stepClock) After(time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	ch <- c.Now()
+	return ch
 }

@@ -1,0 +1,179 @@
+package enginetest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+// speechKinds are the speech command's kinds.
+var speechKinds = map[string]arbiter.SpeechKind{
+	"user-start":          arbiter.UserActivityStart,
+	"user-end":            arbiter.UserActivityEnd,
+	"model-start":         arbiter.ModelOutputStart,
+	"generation-complete": arbiter.ModelGenerationComplete,
+	"turn-complete":       arbiter.ModelTurnComplete,
+	"interrupted":         arbiter.Interrupted,
+}
+
+var behaviors = map[string]arbiter.Behavior{
+	"blocking":     arbiter.Blocking,
+	"non_blocking": arbiter.NonBlocking,
+}
+
+var outcomes = map[string]arbiter.Outcome{
+	"committed": arbiter.Committed,
+	"cancelled": arbiter.Cancelled,
+	"failed":    arbiter.Failed,
+	"result":    arbiter.Result,
+	"unknown":   arbiter.Unknown,
+}
+
+// parseEvent reads an event command: its time and the engine event. A command or
+// argument it does not know fails the test.
+func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event) {
+	var ev arbiter.Event
+	switch td.Cmd {
+	case "call":
+		checkArgs(t, td, "t", "id", "tool", "behavior", "tool_choice", "business_key")
+		rc := arbiter.RegisterCall{Args: jsonBody(t, td)}
+		if rc.Args == nil {
+			rc.Args = map[string]any{} // what the gRPC edge makes of absent args
+		}
+		td.ScanArgs(t, "tool", &rc.Tool)
+		td.MaybeScanArgs(t, "id", &rc.CallID)
+		td.MaybeScanArgs(t, "business_key", &rc.BusinessKey)
+		if b := strArg(t, td, "behavior"); b != "" {
+			var ok bool
+			if rc.Behavior, ok = behaviors[b]; !ok {
+				td.Fatalf(t, "behavior: %q is not blocking or non_blocking", b)
+			}
+		}
+		switch c := strArg(t, td, "tool_choice"); c {
+		case "", "auto":
+		case "none":
+			rc.ToolChoiceNone = true
+		default:
+			td.Fatalf(t, "tool_choice: %q is not auto or none", c)
+		}
+		ev = rc
+	case "speech":
+		var kinds []string
+		for _, a := range td.CmdArgs {
+			if a.Key != "t" {
+				kinds = append(kinds, a.Key)
+			}
+		}
+		k, ok := speechKinds[strings.Join(kinds, " ")]
+		if !ok || len(kinds) != 1 {
+			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
+		}
+		ev = arbiter.Speech{Kind: k}
+	case "transcript":
+		checkArgs(t, td, "t", "model", "interim")
+		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td)}
+	case "withdraw":
+		checkArgs(t, td, "t", "ids")
+		a, ok := td.Arg("ids")
+		if !ok {
+			td.Fatalf(t, "withdraw: ids=(...) required")
+		}
+		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals}
+	case "decide":
+		checkArgs(t, td, "t", "job", "prepared")
+		d := arbiter.Decide{Prepared: td.HasArg("prepared")}
+		td.ScanArgs(t, "job", &d.JobID)
+		ev = d
+	case "complete":
+		checkArgs(t, td, "t", "job", "outcome")
+		c := arbiter.Complete{}
+		td.ScanArgs(t, "job", &c.JobID)
+		o := strArg(t, td, "outcome")
+		var ok bool
+		if c.Outcome, ok = outcomes[o]; !ok {
+			td.Fatalf(t, "outcome: %q is not committed, cancelled, failed, result or unknown", o)
+		}
+		if c.Outcome == arbiter.Failed {
+			c.Error = textBody(t, td)
+		} else {
+			c.Result = jsonBody(t, td)
+		}
+		ev = c
+	case "configure":
+		checkArgs(t, td, "t", "language", "response_scheduling")
+		c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling")}
+		td.MaybeScanArgs(t, "language", &c.Language)
+		ev = c
+	case "connect":
+		checkArgs(t, td, "t", "id")
+		c := arbiter.Connect{}
+		td.ScanArgs(t, "id", &c.ConnectionID)
+		ev = c
+	case "progress":
+		checkArgs(t, td, "t", "job")
+		p := arbiter.Progress{Result: jsonBody(t, td)}
+		td.ScanArgs(t, "job", &p.JobID)
+		ev = p
+	case "close":
+		checkArgs(t, td, "t")
+		ev = arbiter.Close{}
+	case "tick":
+		checkArgs(t, td, "t")
+		ev = arbiter.Tick{}
+	default:
+		td.Fatalf(t, "unknown command %q", td.Cmd)
+	}
+	var n float64
+	td.ScanArgs(t, "t", &n)
+	return Epoch.Add(time.Duration(n * float64(time.Millisecond))), ev
+}
+
+// checkArgs fails the test on an argument the command does not take.
+func checkArgs(t *testing.T, td *datadriven.TestData, allowed ...string) {
+	t.Helper()
+	for _, a := range td.CmdArgs {
+		ok := false
+		for _, k := range allowed {
+			ok = ok || a.Key == k
+		}
+		if !ok {
+			td.Fatalf(t, "%s: unknown argument %q (it takes %s)", td.Cmd, a.Key, strings.Join(allowed, ", "))
+		}
+	}
+}
+
+func strArg(t *testing.T, td *datadriven.TestData, key string) string {
+	var v string
+	td.MaybeScanArgs(t, key, &v)
+	return v
+}
+
+// jsonBody is the body as a JSON object, nil when there is none.
+func jsonBody(t *testing.T, td *datadriven.TestData) map[string]any {
+	if td.Input == "" {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(td.Input), &m); err != nil {
+		td.Fatalf(t, "%s: the body is not a JSON object: %v", td.Cmd, err)
+	}
+	return m
+}
+
+// textBody is the body as text: as written, or one JSON string when it starts with a
+// double quote.
+func textBody(t *testing.T, td *datadriven.TestData) string {
+	if !strings.HasPrefix(td.Input, `"`) {
+		return td.Input
+	}
+	var s string
+	if err := json.Unmarshal([]byte(td.Input), &s); err != nil {
+		td.Fatalf(t, "%s: the body starts with a quote but is not one JSON string: %v", td.Cmd, err)
+	}
+	return s
+}
