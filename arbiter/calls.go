@@ -31,7 +31,12 @@ type RegisterCall struct {
 	ToolChoiceNone bool
 	// BusinessKey, when not empty, replaces the policy's key (at most MaxKeyBytes).
 	BusinessKey string
+	// ObservedAt is when the agent received the call from the model server; zero: when
+	// it reaches the engine (see Engine.Step).
+	ObservedAt time.Time
 }
+
+func (ev RegisterCall) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev RegisterCall) validate() error {
 	if ev.CallID != "" {
@@ -324,7 +329,14 @@ func (st *step) hasLiveCall(j *Job) bool {
 // ToolCallCancellation reports ids the server withdrew (`toolCallCancellation`). They
 // are dead: never answered. A withdrawn job is cancelled if not yet decided; if it
 // committed, its note says so. Unknown or already answered ids are ignored.
-type ToolCallCancellation struct{ CallIDs []string }
+type ToolCallCancellation struct {
+	CallIDs []string
+	// ObservedAt is when the agent received the cancellation; zero: when it reaches
+	// the engine (see Engine.Step).
+	ObservedAt time.Time
+}
+
+func (ev ToolCallCancellation) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev ToolCallCancellation) validate() error {
 	if len(ev.CallIDs) == 0 {

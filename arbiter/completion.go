@@ -111,6 +111,9 @@ func (ev Complete) apply(st *step) error {
 	if err := outcomeFits(j, ev.Outcome); err != nil {
 		return err
 	}
+	if (ev.Outcome == Committed || ev.Outcome == Unknown) && j.Decision != DecisionCommit {
+		st.committedAfterRevoke(j)
+	}
 	if ev.Outcome == Failed && j.SideEffect && j.Decision == Undecided {
 		st.decideJob(j, DecisionCancel, CauseFailed, reasonFailed(ev.Error))
 	}
@@ -120,21 +123,40 @@ func (ev Complete) apply(st *step) error {
 	return nil
 }
 
+// committedAfterRevoke records that the agent performed a commit whose decision was
+// withdrawn (it acted on the COMMIT although an event it had observed before was still
+// undelivered): the side effect is a fact, so the job is committed, and a stop or an
+// amendment heard meanwhile goes into its note.
+func (st *step) committedAfterRevoke(j *Job) {
+	switch j.Cause {
+	case CauseStop:
+		j.StopAfterCommit = true
+	case CauseAmend:
+		j.AmendAfterCommit = true
+	}
+	if j.Decision == Undecided {
+		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now})
+	}
+	j.Decision, j.Cause, j.Reason, j.DecidedAt = DecisionCommit, "", reasonCommittedAfterRevoke, st.s.Now
+}
+
 // outcomeFits checks a first outcome against the job's kind and decision: a commit
 // only after a commit decision, a cancel only after a cancel, unknown only after a
-// commit, a result only for a read-only job; failed fits any job. Errors:
-// FailedPrecondition naming outcome.
+// commit, a result only for a read-only job; failed fits any job. A job whose commit
+// decision was withdrawn (CommitsRevoked) still takes committed and unknown: a COMMIT
+// was handed out. Errors: FailedPrecondition naming outcome.
 func outcomeFits(j *Job, o Outcome) error {
+	committable := j.Decision == DecisionCommit || j.CommitsRevoked > 0
 	switch {
 	case !j.SideEffect && o != Result && o != Failed:
 		return Errorf(FailedPrecondition, "outcome: job %q is a read-only call: complete it with result or failed", j.ID)
 	case j.SideEffect && o == Result:
 		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled, failed or unknown", j.ID)
-	case o == Committed && j.Decision != DecisionCommit:
+	case o == Committed && !committable:
 		return Errorf(FailedPrecondition, "outcome: job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
 	case o == Cancelled && j.Decision != DecisionCancel:
 		return Errorf(FailedPrecondition, "outcome: job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
-	case o == Unknown && j.Decision != DecisionCommit:
+	case o == Unknown && !committable:
 		return Errorf(FailedPrecondition, "outcome: job %q: only a commit can have an unknown outcome (decision: %s)", j.ID, orPending(j.Decision))
 	}
 	return nil

@@ -127,6 +127,10 @@ type Output struct {
 	Decisions []DecisionResult
 	// Cancelled lists jobs cancelled during this step.
 	Cancelled []string
+	// Revoked lists jobs whose commit decision this step withdrew: an event the agent
+	// had observed before the commit came due arrived after it (see Step). Each is
+	// undecided again, or decided anew in Decisions.
+	Revoked []string
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
 	// other or unknown.
 	Intent speech.Intent
@@ -150,8 +154,19 @@ func NewSession(key SessionKey, now time.Time) *Session {
 }
 
 // Step applies ev to s at time now and returns the output. Timers due at or before
-// now fire first, at their due times; then the event; then anything it made due.
-// A now earlier than s.Now is taken as s.Now (clock skew between replicas).
+// the event's time fire first, at their due times; then the event; then the timers
+// due by now. The event's time is now, or, for an event the agent observed earlier
+// (ObservedAt on RegisterCall, Speech, Transcript, ToolCallCancellation: a retry
+// after a store outage, an RPC that raced a timer), the time it was observed, at most
+// MaxEventAge before now: an event is applied before every timer due after it, so a
+// commit is never decided on a timeline that misses an event the agent observed
+// before the commit came due. When the session has already advanced past that time
+// (another RPC fired the timers meanwhile), every commit decided after it whose
+// outcome is not reported yet is withdrawn (Output.Revoked) and its job follows its
+// hold rules again with the event applied: the agent must not act on a COMMIT while
+// an event it observed before receiving it is undelivered (the client adapters
+// deliver it and ask Decide again). A now earlier than s.Now is taken as s.Now
+// (clock skew between replicas).
 //
 // Errors: Invalid (a field, named), NotFound (job), FailedPrecondition (the event
 // does not fit the state: a closed session, an out-of-order Complete),
@@ -171,12 +186,42 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	if err := ev.check(st); err != nil {
 		return out, err
 	}
-	st.advance(now)
+	at := eventTime(ev, now)
+	if at.Before(s.Now) {
+		st.revokeCommitsAfter(at)
+	}
+	st.advance(at)
 	if err := ev.apply(st); err != nil {
 		return out, err
 	}
 	st.advance(now)
 	return out, nil
+}
+
+// MaxEventAge bounds how far before its arrival an event may be placed on the
+// session's timeline (ObservedAt): an older observation is taken as this old. 60 s is
+// the default max_pending: by then every call the event could bear on was answered.
+const MaxEventAge = 60 * time.Second
+
+// observation is implemented by the events the agent observes from the model server
+// or the user; observedAt returns zero when the event does not say.
+type observation interface{ observedAt() time.Time }
+
+// eventTime is when ev happened: its observation time, clamped to [now -
+// MaxEventAge, now], or now.
+func eventTime(ev Event, now time.Time) time.Time {
+	o, ok := ev.(observation)
+	if !ok {
+		return now
+	}
+	at := o.observedAt()
+	switch {
+	case at.IsZero() || at.After(now):
+		return now
+	case at.Before(now.Add(-MaxEventAge)):
+		return now.Add(-MaxEventAge)
+	}
+	return at
 }
 
 // Validate checks an event's own fields, as Step does first, without a session: the

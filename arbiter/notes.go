@@ -264,8 +264,9 @@ func amendReason(u *Utterance) string {
 }
 
 const (
-	reasonWithdrawn = "withdrawn by the server (tool-call cancellation)"
-	reasonClosed    = "the session closed before a decision"
+	reasonCommittedAfterRevoke = "committed by the agent on a COMMIT that was withdrawn: an event observed before it arrived late"
+	reasonWithdrawn            = "withdrawn by the server (tool-call cancellation)"
+	reasonClosed               = "the session closed before a decision"
 )
 
 func reasonFailed(err string) string { return "failed: " + err }

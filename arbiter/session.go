@@ -255,6 +255,10 @@ type Job struct {
 	Cause     Cause     `json:"cause,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
+	// CommitsRevoked counts commit decisions withdrawn because an event the agent had
+	// observed before them arrived after them (Engine.Step). A COMMIT was handed out
+	// each time, so a Complete reporting that the commit happened anyway is accepted.
+	CommitsRevoked int `json:"commits_revoked,omitempty"`
 	// StopAfterCommit is set when a stop was heard after the commit decision.
 	StopAfterCommit bool `json:"stop_after_commit,omitempty"`
 	// AmendAfterCommit is set when an amendment was heard after the commit decision.

@@ -221,6 +221,21 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 	st.emitResponse(c)
 }
 
+// revokeCommitsAfter withdraws every commit decided after at whose outcome is not
+// reported yet: an event the agent observed at at arrived after the timers that
+// decided them, and the commits were decided on a timeline missing it. Each job is
+// undecided again; the next timers decide it on the whole timeline.
+func (st *step) revokeCommitsAfter(at time.Time) {
+	for _, j := range st.s.Jobs {
+		if j.SideEffect && j.Decision == DecisionCommit && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
+			j.Decision, j.Cause, j.Reason, j.DecidedAt = Undecided, "", "", time.Time{}
+			j.CommitsRevoked++
+			st.out.Revoked = append(st.out.Revoked, j.ID)
+			st.out.Changed = true
+		}
+	}
+}
+
 // decideJob records a decision at the session's clock; a job decides once.
 func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 	if j.Decision != Undecided {

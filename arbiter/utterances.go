@@ -33,7 +33,14 @@ const (
 )
 
 // Speech reports one speech event.
-type Speech struct{ Kind SpeechKind }
+type Speech struct {
+	Kind SpeechKind
+	// ObservedAt is when the agent observed it (voice activity, `interrupted`, model
+	// output); zero: when it reaches the engine (see Engine.Step).
+	ObservedAt time.Time
+}
+
+func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Speech) validate() error {
 	switch ev.Kind {
@@ -120,7 +127,12 @@ type Transcript struct {
 	Text string
 	// Interim marks a partial piece; only final user text decides.
 	Interim bool
+	// ObservedAt is when the agent received the piece; zero: when it reaches the
+	// engine (see Engine.Step).
+	ObservedAt time.Time
 }
+
+func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Transcript) validate() error {
 	if len(ev.Text) > MaxTextBytes {

@@ -203,6 +203,26 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
+// observedAt is when the agent observed an event that it reports age after: the
+// service clock's now less age; zero (the event happened as it arrives) when age is
+// unset or zero. Errors: Invalid naming age when it is malformed or negative.
+func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
+	if age == nil {
+		return time.Time{}, nil
+	}
+	if err := age.CheckValid(); err != nil {
+		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v", err)
+	}
+	d := age.AsDuration()
+	switch {
+	case d < 0:
+		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v is negative", d)
+	case d == 0:
+		return time.Time{}, nil
+	}
+	return s.svc.Clock.Now().Add(-d), nil
+}
+
 // apply runs one event through the service and returns the engine's output with its
 // effects converted for the wire, having logged and counted what it decided.
 func (s *Server) apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.Event, create bool) (arbiter.Output, *arbiterv1.Effects, *arbiter.Session, error) {
@@ -224,7 +244,12 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	if err != nil {
 		return nil, err
 	}
+	at, err := s.observedAt(req.GetAge())
+	if err != nil {
+		return nil, err
+	}
 	ev := arbiter.RegisterCall{
+		ObservedAt: at,
 		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
 		BusinessKey:    req.GetBusinessKey(),
@@ -275,7 +300,11 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if !ok {
 		return nil, arbiter.Errorf(arbiter.Invalid, "event: %v is not a speech event", req.GetEvent())
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind}, true)
+	at, err := s.observedAt(req.GetAge())
+	if err != nil {
+		return nil, err
+	}
+	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +334,11 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	default:
 		return nil, arbiter.Errorf(arbiter.Invalid, "role: unknown value %d", req.GetRole())
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim()}, true)
+	at, err := s.observedAt(req.GetAge())
+	if err != nil {
+		return nil, err
+	}
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +351,11 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}, false)
+	at, err := s.observedAt(req.GetAge())
+	if err != nil {
+		return nil, err
+	}
+	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -201,6 +201,10 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c4", Tool: "book_slot", Behavior: 9})
 			return err
 		}, codes.InvalidArgument, "behavior"},
+		{"negative age", func() error {
+			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Age: durationpb.New(-time.Second)})
+			return err
+		}, codes.InvalidArgument, "age"},
 		{"unspecified speech event", func() error {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1"})
 			return err

@@ -8,7 +8,9 @@
 // # Commands
 //
 // Every file starts with a policy; every other command is one engine event at t, in
-// milliseconds after Epoch. A JSON body is an object; a text body is taken as written
+// milliseconds after Epoch. The events the agent observes (call, speech, transcript,
+// withdraw) may say observed=MS: when the agent saw it, earlier than t when its
+// delivery was delayed (a store outage, a retry). A JSON body is an object; a text body is taken as written
 // (trimmed), or, when it starts with a double quote, as one JSON string (for text whose
 // leading or trailing spaces matter, such as a model transcript piece).
 //
@@ -40,6 +42,7 @@
 // out by an earlier step and returned again (an idempotent repeat) says "again".
 //
 //	call: ID DISPOSITION [job=JOB] [of=ID] [run=RUN] [key=KEY] [exec=TOOL ARGS] [repeat]
+//	revoked: JOB: ...                     a commit withdrawn by a late event (Output.Revoked)
 //	decided: JOB commit|cancel [cause=CAUSE] [t=MS]: REASON
 //	decision: JOB pending|commit|cancel [cause=CAUSE] [t=MS]: REASON
 //	response #SEQ [again] [t=MS]: CALL [job=JOB] [interim] PAYLOAD
@@ -238,6 +241,9 @@ func (s *script) render(now time.Time, ev arbiter.Event, out arbiter.Output, ses
 	}
 	if c := out.Call; c != nil {
 		line("call: %s", callLine(c, ev))
+	}
+	for _, id := range out.Revoked {
+		line("revoked: %s: its commit was decided on a timeline missing this event", id)
 	}
 	for _, d := range out.Decisions {
 		line("decided: %s", decisionLine(d, now))

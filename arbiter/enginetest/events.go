@@ -40,8 +40,8 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	var ev arbiter.Event
 	switch td.Cmd {
 	case "call":
-		checkArgs(t, td, "t", "id", "tool", "behavior", "tool_choice", "business_key")
-		rc := arbiter.RegisterCall{Args: jsonBody(t, td)}
+		checkArgs(t, td, "t", "observed", "id", "tool", "behavior", "tool_choice", "business_key")
+		rc := arbiter.RegisterCall{Args: jsonBody(t, td), ObservedAt: observed(t, td)}
 		if rc.Args == nil {
 			rc.Args = map[string]any{} // what the gRPC edge makes of absent args
 		}
@@ -65,7 +65,7 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	case "speech":
 		var kinds []string
 		for _, a := range td.CmdArgs {
-			if a.Key != "t" {
+			if a.Key != "t" && a.Key != "observed" {
 				kinds = append(kinds, a.Key)
 			}
 		}
@@ -73,17 +73,17 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		if !ok || len(kinds) != 1 {
 			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
 		}
-		ev = arbiter.Speech{Kind: k}
+		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td)}
 	case "transcript":
-		checkArgs(t, td, "t", "model", "interim")
-		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td)}
+		checkArgs(t, td, "t", "observed", "model", "interim")
+		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td)}
 	case "withdraw":
-		checkArgs(t, td, "t", "ids")
+		checkArgs(t, td, "t", "observed", "ids")
 		a, ok := td.Arg("ids")
 		if !ok {
 			td.Fatalf(t, "withdraw: ids=(...) required")
 		}
-		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals}
+		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td)}
 	case "decide":
 		checkArgs(t, td, "t", "job", "prepared")
 		d := arbiter.Decide{Prepared: td.HasArg("prepared")}
@@ -130,7 +130,21 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	}
 	var n float64
 	td.ScanArgs(t, "t", &n)
-	return Epoch.Add(time.Duration(n * float64(time.Millisecond))), ev
+	return at(n), ev
+}
+
+// at is the time n ms after Epoch.
+func at(n float64) time.Time { return Epoch.Add(time.Duration(n * float64(time.Millisecond))) }
+
+// observed is the observed=MS argument of an event the agent observes (when it saw
+// the event, before it reached the engine at t=), zero when absent.
+func observed(t *testing.T, td *datadriven.TestData) time.Time {
+	if !td.HasArg("observed") {
+		return time.Time{}
+	}
+	var n float64
+	td.ScanArgs(t, "observed", &n)
+	return at(n)
 }
 
 // checkArgs fails the test on an argument the command does not take.

@@ -806,7 +806,17 @@ type RegisterCallRequest struct {
 	ToolChoice ToolChoice `protobuf:"varint,6,opt,name=tool_choice,json=toolChoice,proto3,enum=arbiter.v1.ToolChoice" json:"tool_choice,omitempty"`
 	// Optional explicit business key (the agent resolved the request, e.g. to a slot id):
 	// at most 512 bytes. When set it replaces the policy's key for deduplication.
-	BusinessKey   string `protobuf:"bytes,7,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
+	BusinessKey string `protobuf:"bytes,7,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
+	// How long ago the agent observed this event (received it from the model server),
+	// measured on the agent's own clock when it sends this request: a retry sends its
+	// own, larger age. The arbiter places the event at its arrival minus age (at most
+	// 60 s back), so it is applied before every timer due after it: a commit is never
+	// decided on a timeline missing an event the agent observed before the commit came
+	// due. If the session already went past that time (another RPC fired its timers
+	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	Age           *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -888,6 +898,13 @@ func (x *RegisterCallRequest) GetBusinessKey() string {
 		return x.BusinessKey
 	}
 	return ""
+}
+
+func (x *RegisterCallRequest) GetAge() *durationpb.Duration {
+	if x != nil {
+		return x.Age
+	}
+	return nil
 }
 
 // RegisterCallResponse says what to do with the call.
@@ -1030,7 +1047,17 @@ type ReportSpeechRequest struct {
 	// Required. The session id (see RegisterCallRequest.session_id).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Required. What happened.
-	Event         SpeechEvent `protobuf:"varint,2,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
+	Event SpeechEvent `protobuf:"varint,2,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
+	// How long ago the agent observed this event (received it from the model server),
+	// measured on the agent's own clock when it sends this request: a retry sends its
+	// own, larger age. The arbiter places the event at its arrival minus age (at most
+	// 60 s back), so it is applied before every timer due after it: a commit is never
+	// decided on a timeline missing an event the agent observed before the commit came
+	// due. If the session already went past that time (another RPC fired its timers
+	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	Age           *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1077,6 +1104,13 @@ func (x *ReportSpeechRequest) GetEvent() SpeechEvent {
 		return x.Event
 	}
 	return SpeechEvent_SPEECH_EVENT_UNSPECIFIED
+}
+
+func (x *ReportSpeechRequest) GetAge() *durationpb.Duration {
+	if x != nil {
+		return x.Age
+	}
+	return nil
 }
 
 // ReportSpeechResponse carries what the event made due.
@@ -1139,7 +1173,17 @@ type ReportTranscriptRequest struct {
 	// True for a partial transcript that will be replaced or continued. Only a final
 	// (interim=false, the default) user transcript is checked for stop intent and can
 	// release a held commit.
-	Interim       bool `protobuf:"varint,4,opt,name=interim,proto3" json:"interim,omitempty"`
+	Interim bool `protobuf:"varint,4,opt,name=interim,proto3" json:"interim,omitempty"`
+	// How long ago the agent observed this event (received it from the model server),
+	// measured on the agent's own clock when it sends this request: a retry sends its
+	// own, larger age. The arbiter places the event at its arrival minus age (at most
+	// 60 s back), so it is applied before every timer due after it: a commit is never
+	// decided on a timeline missing an event the agent observed before the commit came
+	// due. If the session already went past that time (another RPC fired its timers
+	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	Age           *durationpb.Duration `protobuf:"bytes,5,opt,name=age,proto3" json:"age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1200,6 +1244,13 @@ func (x *ReportTranscriptRequest) GetInterim() bool {
 		return x.Interim
 	}
 	return false
+}
+
+func (x *ReportTranscriptRequest) GetAge() *durationpb.Duration {
+	if x != nil {
+		return x.Age
+	}
+	return nil
 }
 
 // ReportTranscriptResponse carries what the transcript made due.
@@ -1276,7 +1327,17 @@ type ReportToolCallCancellationRequest struct {
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Required. The withdrawn call ids, at least one, each 1 to 128 characters from
 	// [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `call_ids[i]` otherwise.
-	CallIds       []string `protobuf:"bytes,2,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	CallIds []string `protobuf:"bytes,2,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	// How long ago the agent observed this event (received it from the model server),
+	// measured on the agent's own clock when it sends this request: a retry sends its
+	// own, larger age. The arbiter places the event at its arrival minus age (at most
+	// 60 s back), so it is applied before every timer due after it: a commit is never
+	// decided on a timeline missing an event the agent observed before the commit came
+	// due. If the session already went past that time (another RPC fired its timers
+	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	Age           *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1321,6 +1382,13 @@ func (x *ReportToolCallCancellationRequest) GetSessionId() string {
 func (x *ReportToolCallCancellationRequest) GetCallIds() []string {
 	if x != nil {
 		return x.CallIds
+	}
+	return nil
+}
+
+func (x *ReportToolCallCancellationRequest) GetAge() *durationpb.Duration {
+	if x != nil {
+		return x.Age
 	}
 	return nil
 }
@@ -3421,7 +3489,7 @@ var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
 const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\n" +
 	"\x18arbiter/v1/arbiter.proto\x12\n" +
-	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\x02\n" +
+	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x02\n" +
 	"\x13RegisterCallRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -3431,7 +3499,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bbehavior\x18\x05 \x01(\x0e2\x14.arbiter.v1.BehaviorR\bbehavior\x127\n" +
 	"\vtool_choice\x18\x06 \x01(\x0e2\x16.arbiter.v1.ToolChoiceR\n" +
 	"toolChoice\x12!\n" +
-	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\"\xfd\x02\n" +
+	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\x12+\n" +
+	"\x03age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x03age\"\xfd\x02\n" +
 	"\x14RegisterCallResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x129\n" +
 	"\vdisposition\x18\x02 \x01(\x0e2\x17.arbiter.v1.DispositionR\vdisposition\x12\x15\n" +
@@ -3444,27 +3513,30 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x19\n" +
 	"\bjob_tool\x18\t \x01(\tR\ajobTool\x122\n" +
 	"\bjob_args\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"c\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\x90\x01\n" +
 	"\x13ReportSpeechRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
-	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\"E\n" +
+	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12+\n" +
+	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"E\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\x8c\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb9\x01\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x18\n" +
-	"\ainterim\x18\x04 \x01(\bR\ainterim\"\x8d\x01\n" +
+	"\ainterim\x18\x04 \x01(\bR\ainterim\x12+\n" +
+	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x8d\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
-	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"]\n" +
+	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"\x8a\x01\n" +
 	"!ReportToolCallCancellationRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcall_ids\x18\x02 \x03(\tR\acallIds\"\x7f\n" +
+	"\bcall_ids\x18\x02 \x03(\tR\acallIds\x12+\n" +
+	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x7f\n" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
 	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\x90\x01\n" +
@@ -3777,82 +3849,86 @@ var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
 	46, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	2,  // 3: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	42, // 4: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	46, // 5: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
-	3,  // 6: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	42, // 7: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
-	4,  // 8: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	42, // 9: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	42, // 10: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	47, // 11: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	5,  // 12: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	48, // 13: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	6,  // 14: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	46, // 15: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	42, // 16: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	42, // 17: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	48, // 18: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	38, // 19: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	39, // 20: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	48, // 21: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	30, // 22: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
-	7,  // 23: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	48, // 24: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
-	7,  // 25: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	42, // 26: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	46, // 27: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	42, // 28: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	43, // 29: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	44, // 30: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	45, // 31: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	31, // 32: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	47, // 33: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 34: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	8,  // 35: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 36: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 37: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	48, // 38: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	42, // 39: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	43, // 40: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	44, // 41: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	45, // 42: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	31, // 43: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	46, // 44: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	9,  // 45: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	10, // 46: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	11, // 47: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	12, // 48: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	14, // 49: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	16, // 50: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	18, // 51: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	20, // 52: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	22, // 53: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	24, // 54: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	26, // 55: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	28, // 56: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	40, // 57: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	32, // 58: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	34, // 59: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	36, // 60: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	13, // 61: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	15, // 62: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	17, // 63: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	19, // 64: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	21, // 65: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	23, // 66: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	25, // 67: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	27, // 68: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	29, // 69: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	41, // 70: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	33, // 71: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	35, // 72: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	37, // 73: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	61, // [61:74] is the sub-list for method output_type
-	48, // [48:61] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	47, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	2,  // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
+	42, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	46, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	3,  // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
+	47, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	42, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	4,  // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
+	47, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	42, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	47, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	42, // 14: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	47, // 15: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	5,  // 16: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	48, // 17: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	6,  // 18: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	46, // 19: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	42, // 20: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	42, // 21: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 22: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	38, // 23: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	39, // 24: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	48, // 25: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	30, // 26: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	7,  // 27: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	48, // 28: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	7,  // 29: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	42, // 30: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	46, // 31: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	42, // 32: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	43, // 33: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	44, // 34: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	45, // 35: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	31, // 36: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	47, // 37: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 38: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	8,  // 39: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	5,  // 40: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	6,  // 41: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	48, // 42: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	42, // 43: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	43, // 44: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	44, // 45: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	45, // 46: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	31, // 47: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	46, // 48: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	9,  // 49: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	10, // 50: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	11, // 51: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	12, // 52: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	14, // 53: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	16, // 54: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	18, // 55: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	20, // 56: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	22, // 57: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	24, // 58: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	26, // 59: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	28, // 60: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	40, // 61: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	32, // 62: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	34, // 63: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	36, // 64: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	13, // 65: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	15, // 66: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	17, // 67: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	19, // 68: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	21, // 69: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	23, // 70: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	25, // 71: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	27, // 72: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	29, // 73: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	41, // 74: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	33, // 75: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	35, // 76: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	37, // 77: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	65, // [65:78] is the sub-list for method output_type
+	52, // [52:65] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }

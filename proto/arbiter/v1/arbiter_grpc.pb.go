@@ -91,7 +91,12 @@ type ArbiterServiceClient interface {
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
 	// prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
 	// and with prepared=true once prepare finished (that starts the grace window).
-	// FAILED_PRECONDITION for a read-only job.
+	// FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+	// observed before it arrived (a voice-activity start, a transcript) is still
+	// undelivered, after a store outage for instance: deliver the event (with its
+	// `age`) and call Decide again. An event observed before the commit came due
+	// withdraws it, and the job follows its hold rules again (a stop then cancels it).
+	// CANCEL is final.
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
@@ -335,7 +340,12 @@ type ArbiterServiceServer interface {
 	// or PENDING when `wait` ran out first. Call it with prepared=false while the slow
 	// prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
 	// and with prepared=true once prepare finished (that starts the grace window).
-	// FAILED_PRECONDITION for a read-only job.
+	// FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+	// observed before it arrived (a voice-activity start, a transcript) is still
+	// undelivered, after a store outage for instance: deliver the event (with its
+	// `age`) and call Decide again. An event observed before the commit came due
+	// withdraws it, and the job follows its hold rules again (a stop then cancels it).
+	// CANCEL is final.
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
