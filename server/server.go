@@ -250,7 +250,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	}
 	ev := arbiter.RegisterCall{
 		ObservedAt: at,
-		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
+		CallID:     req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
 		BusinessKey:    req.GetBusinessKey(),
 	}
