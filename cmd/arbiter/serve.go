@@ -48,13 +48,13 @@ type serveCmd struct {
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
 // drains: health turns NOT_SERVING, open Watch streams end with UNAVAILABLE (clients
 // resume elsewhere), GracefulStop lets unary RPCs finish racing DrainTimeout, then the
-// store (and its Redis client) closes. With --redis-url the store is pinged every
-// --health-interval: health is SERVING only while Redis answers; the server starts even
-// when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers without a
-// restart when it comes back. With --state-file the embedded store's sessions are
-// restored from the file at start (a corrupt file fails the start), written to it
-// every --state-interval while they change, and once more after the drain, when no
-// RPC can change them any more.
+// store (and its Redis client) closes. The store is pinged every --health-interval
+// (server.HealthWatcher): health is SERVING only while Redis answers; the server
+// starts even when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers
+// without a restart when it comes back. With --state-file (memory.StateFile) the
+// embedded store's sessions are restored from the file at start (a corrupt file fails
+// the start), written to it every --state-interval while they change, and once more
+// after the drain, when no RPC can change them any more.
 func (c *serveCmd) Run(env *runEnv) error {
 	log, err := c.logger(env.stderr)
 	if err != nil {
