@@ -16,8 +16,8 @@ import (
 // TestStateFileLoopWritesOnlyChanges ticks the loop by hand: a tick writes the file
 // only when a session changed since the last write (at debug); a failed write is
 // logged as an error and the next tick writes what it missed. Each tick is sent on an
-// unbuffered channel, so the send after it (or stop) returns only once the loop has
-// finished with it: the test compares files, not times.
+// unbuffered channel to a loop that is stopped right after: stop returns only once
+// the loop has finished with the tick, so the test compares files, not times.
 func TestStateFileLoopWritesOnlyChanges(t *testing.T) {
 	s := New(nil)
 	defer s.Close()
@@ -38,8 +38,6 @@ func TestStateFileLoopWritesOnlyChanges(t *testing.T) {
 	if err := sf.Load(); err != nil {
 		t.Fatal(err)
 	}
-	stop := sf.Start()
-	defer stop()
 	written := func() bool { _, err := os.Stat(path); return err == nil }
 	change := func(id string) {
 		t.Helper()
@@ -47,9 +45,13 @@ func TestStateFileLoopWritesOnlyChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// tickAndWait sends one tick, then an empty one: once that is received, the loop
-	// has finished with the first (a no-change tick writes nothing).
-	tickAndWait := func() { tick <- time.Time{}; tick <- time.Time{} }
+	// tickOnce runs the loop for one tick.
+	tickOnce := func() {
+		stop := sf.Start()
+		tick <- time.Time{}
+		stop()
+		stop() // idempotent
+	}
 
 	steps := []struct {
 		name  string
@@ -64,7 +66,7 @@ func TestStateFileLoopWritesOnlyChanges(t *testing.T) {
 	for _, st := range steps {
 		os.Remove(path)
 		st.setup()
-		tickAndWait()
+		tickOnce()
 		if written() != st.write {
 			t.Fatalf("%s: file written %v, want %v", st.name, written(), st.write)
 		}
@@ -79,19 +81,17 @@ func TestStateFileLoopWritesOnlyChanges(t *testing.T) {
 	}
 	change("d")
 	logs.Reset()
-	tickAndWait()
+	tickOnce()
 	if !strings.Contains(logs.String(), `level=ERROR msg="session state not written"`) || !strings.Contains(logs.String(), "when=periodic") {
 		t.Fatalf("a failed periodic write is not logged as an error:\n%s", logs.String())
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	tickAndWait()
+	tickOnce()
 	if !written() {
 		t.Fatal("the tick after a failed write did not write the file")
 	}
-	stop()
-	stop() // idempotent
 	os.Remove(path)
 	if err := sf.Save("shutdown"); err != nil || written() {
 		t.Fatalf("Save after the loop wrote every change: %v, written %v; want no write", err, written())
