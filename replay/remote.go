@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"net"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 )
@@ -41,139 +46,125 @@ func (c *RealClock) AdvanceTo(t time.Time) {
 	}
 }
 
-// Remote is a set of gRPC connections to running arbiter servers.
+// Remote connects replays to running arbiter servers: each replay gets a connection
+// of its own to every target, balanced by grpc-go's round_robin policy. Safe for
+// concurrent use.
 type Remote struct {
+	targets []string // distinct, in the order given
+	opts    []grpc.DialOption
+
+	mu    sync.Mutex
 	conns []*grpc.ClientConn
-	// Clients holds one client per target, in the order given.
-	Clients []arbiterv1.ArbiterServiceClient
 }
 
-// DialRemote connects to each target (host:port) with plaintext gRPC unless opts say
-// otherwise. Connections are made lazily, so it fails only on a malformed target.
-// The caller must Close the Remote.
+// ReadyTimeout bounds how long Client waits for every target to answer.
+const ReadyTimeout = 10 * time.Second
+
+// roundRobin is the service config of a Remote's connections: each RPC goes to the
+// next ready target in turn.
+const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
+// DialRemote checks the targets (host:port each; a repeated one counts once) and
+// returns a Remote that connects to them with plaintext gRPC unless opts say
+// otherwise. It connects nothing yet (Client does), so it fails only on a malformed
+// target or none. The caller must Close the Remote.
 func DialRemote(targets []string, opts ...grpc.DialOption) (*Remote, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("no target")
 	}
-	if len(opts) == 0 {
-		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	}
-	r := &Remote{}
+	r := &Remote{opts: opts}
+	seen := map[string]bool{}
 	for _, t := range targets {
-		conn, err := grpc.NewClient(t, opts...)
-		if err != nil {
-			_ = r.Close()
+		if _, _, err := net.SplitHostPort(t); err != nil {
 			return nil, fmt.Errorf("target %q: %w", t, err)
 		}
-		r.conns = append(r.conns, conn)
-		r.Clients = append(r.Clients, arbiterv1.NewArbiterServiceClient(conn))
+		if !seen[t] {
+			seen[t] = true
+			r.targets = append(r.targets, t)
+		}
+	}
+	if len(r.opts) == 0 {
+		r.opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
 	return r, nil
 }
 
-// RoundRobin returns a client that sends each RPC to the next target in turn,
-// starting with target number first (modulo their count). Each call returns a client
-// with its own turn counter, so concurrent replays each spread over every target.
-func (r *Remote) RoundRobin(first int) *RoundRobin {
-	rr := NewRoundRobin(r.Clients...)
-	rr.next.Store(uint64(first))
-	return rr
+// Client returns a client for one replay, on a new connection to every target that
+// sends each RPC to the next target in turn (grpc-go's round_robin over a manual
+// resolver holding the targets): the worst case for a shared store, since
+// consecutive requests of one session land on different replicas. Each replay needs
+// its own: round_robin's turn belongs to the connection, so replays sharing one would
+// interleave their turns and a session could hit one replica twice in a row. Which
+// target a replay starts on is random (round_robin starts its turn at a random
+// target), so concurrent replays spread over every target from their first RPC.
+//
+// Client returns once every target has answered a health check on the connection
+// (round_robin only turns over targets it is connected to, so the replay's first RPCs
+// already rotate), or fails when ctx ends or ReadyTimeout passes first, saying how
+// many answered. Two targets naming one server (localhost:1, 127.0.0.1:1) count as
+// one answer and never all answer. The connection is closed by Close.
+func (r *Remote) Client(ctx context.Context) (arbiterv1.ArbiterServiceClient, error) {
+	res := manual.NewBuilderWithScheme("replay")
+	var state resolver.State
+	for _, t := range r.targets {
+		// The operator's own targets: trusted as TLS authorities, as the target of a
+		// connection of its own would be.
+		state.Endpoints = append(state.Endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: t, ServerName: t}}})
+	}
+	res.InitialState(state)
+	opts := append([]grpc.DialOption{grpc.WithResolvers(res), grpc.WithDefaultServiceConfig(roundRobin)}, r.opts...)
+	conn, err := grpc.NewClient(res.Scheme()+":///arbiter", opts...)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.conns = append(r.conns, conn)
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	if err := awaitEvery(ctx, conn, len(r.targets)); err != nil {
+		return nil, err
+	}
+	return arbiterv1.NewArbiterServiceClient(conn), nil
 }
 
-// Close closes every connection.
+// awaitEvery sends health checks on conn until n different servers have answered, or
+// ctx ends.
+func awaitEvery(ctx context.Context, conn *grpc.ClientConn, n int) error {
+	hc := healthpb.NewHealthClient(conn)
+	answered := map[string]bool{}
+	var lastErr error
+	for len(answered) < n {
+		var p peer.Peer
+		_, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Peer(&p))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			lastErr = err
+		case err == nil && p.Addr != nil && !answered[p.Addr.String()]:
+			answered[p.Addr.String()] = true
+			continue // next turn, next target
+		}
+		// Nothing new: the others are still connecting (or down).
+		select {
+		case <-ctx.Done():
+			if lastErr == nil {
+				lastErr = ctx.Err()
+			}
+			return fmt.Errorf("only %d of %d targets answered a health check: %w", len(answered), n, lastErr)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close closes every connection Client made.
 func (r *Remote) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var errs []error
 	for _, c := range r.conns {
 		errs = append(errs, c.Close())
 	}
+	r.conns = nil
 	return errors.Join(errs...)
-}
-
-// RoundRobin is an arbiterv1.ArbiterServiceClient that sends each RPC to the next of
-// its clients in turn: the worst case for a shared store, since consecutive requests
-// of one session land on different replicas. Safe for concurrent use.
-type RoundRobin struct {
-	clients []arbiterv1.ArbiterServiceClient
-	next    atomic.Uint64
-}
-
-// NewRoundRobin returns a round-robin client over clients (at least one).
-func NewRoundRobin(clients ...arbiterv1.ArbiterServiceClient) *RoundRobin {
-	if len(clients) == 0 {
-		panic("replay.NewRoundRobin: no clients")
-	}
-	return &RoundRobin{clients: clients}
-}
-
-func (rr *RoundRobin) pick() arbiterv1.ArbiterServiceClient {
-	n := rr.next.Add(1) - 1
-	return rr.clients[n%uint64(len(rr.clients))]
-}
-
-var _ arbiterv1.ArbiterServiceClient = (*RoundRobin)(nil)
-
-// RegisterCall implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) RegisterCall(ctx context.Context, in *arbiterv1.RegisterCallRequest, opts ...grpc.CallOption) (*arbiterv1.RegisterCallResponse, error) {
-	return rr.pick().RegisterCall(ctx, in, opts...)
-}
-
-// ReportSpeech implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) ReportSpeech(ctx context.Context, in *arbiterv1.ReportSpeechRequest, opts ...grpc.CallOption) (*arbiterv1.ReportSpeechResponse, error) {
-	return rr.pick().ReportSpeech(ctx, in, opts...)
-}
-
-// ReportTranscript implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) ReportTranscript(ctx context.Context, in *arbiterv1.ReportTranscriptRequest, opts ...grpc.CallOption) (*arbiterv1.ReportTranscriptResponse, error) {
-	return rr.pick().ReportTranscript(ctx, in, opts...)
-}
-
-// ReportToolCallCancellation implements arbiterv1.ArbiterServiceClient on the next
-// client.
-func (rr *RoundRobin) ReportToolCallCancellation(ctx context.Context, in *arbiterv1.ReportToolCallCancellationRequest, opts ...grpc.CallOption) (*arbiterv1.ReportToolCallCancellationResponse, error) {
-	return rr.pick().ReportToolCallCancellation(ctx, in, opts...)
-}
-
-// Decide implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) Decide(ctx context.Context, in *arbiterv1.DecideRequest, opts ...grpc.CallOption) (*arbiterv1.DecideResponse, error) {
-	return rr.pick().Decide(ctx, in, opts...)
-}
-
-// Complete implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) Complete(ctx context.Context, in *arbiterv1.CompleteRequest, opts ...grpc.CallOption) (*arbiterv1.CompleteResponse, error) {
-	return rr.pick().Complete(ctx, in, opts...)
-}
-
-// GetSession implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) GetSession(ctx context.Context, in *arbiterv1.GetSessionRequest, opts ...grpc.CallOption) (*arbiterv1.GetSessionResponse, error) {
-	return rr.pick().GetSession(ctx, in, opts...)
-}
-
-// CloseSession implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) CloseSession(ctx context.Context, in *arbiterv1.CloseSessionRequest, opts ...grpc.CallOption) (*arbiterv1.CloseSessionResponse, error) {
-	return rr.pick().CloseSession(ctx, in, opts...)
-}
-
-// ConfigureSession implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) ConfigureSession(ctx context.Context, in *arbiterv1.ConfigureSessionRequest, opts ...grpc.CallOption) (*arbiterv1.ConfigureSessionResponse, error) {
-	return rr.pick().ConfigureSession(ctx, in, opts...)
-}
-
-// Poll implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) Poll(ctx context.Context, in *arbiterv1.PollRequest, opts ...grpc.CallOption) (*arbiterv1.PollResponse, error) {
-	return rr.pick().Poll(ctx, in, opts...)
-}
-
-// Connect implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) Connect(ctx context.Context, in *arbiterv1.ConnectRequest, opts ...grpc.CallOption) (*arbiterv1.ConnectResponse, error) {
-	return rr.pick().Connect(ctx, in, opts...)
-}
-
-// ReportProgress implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) ReportProgress(ctx context.Context, in *arbiterv1.ReportProgressRequest, opts ...grpc.CallOption) (*arbiterv1.ReportProgressResponse, error) {
-	return rr.pick().ReportProgress(ctx, in, opts...)
-}
-
-// Watch implements arbiterv1.ArbiterServiceClient on the next client.
-func (rr *RoundRobin) Watch(ctx context.Context, in *arbiterv1.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[arbiterv1.WatchResponse], error) {
-	return rr.pick().Watch(ctx, in, opts...)
 }

@@ -445,10 +445,45 @@ func (r *runner) speech(e arbiterv1.SpeechEvent) error {
 	return r.effects(resp.GetEffects())
 }
 
+// toolCall registers a tool_call event's call, starts the fake backend's work on the
+// job it opened, if any, and hands out the effects; a read-only result due at once
+// is reported before the next event.
 func (r *runner) toolCall(ev TraceEvent) error {
+	resp, err := r.register(ev)
+	if err != nil {
+		return err
+	}
+	disp := dispositions[resp.Disposition]
+	if disp == "" {
+		return fmt.Errorf("RegisterCall(%s): disposition %v is not supported by this replay", resp.CallId, resp.Disposition)
+	}
+	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId, RunID: resp.RunId})
+	if resp.Disposition == arbiterv1.Disposition_DISPOSITION_EXECUTE && r.jobs[resp.JobId] == nil {
+		if err := r.startJob(resp, ev.Tool); err != nil {
+			return err
+		}
+	}
+	if err := r.effects(resp.GetEffects()); err != nil {
+		return err
+	}
+	return r.dueResults()
+}
+
+// dispositions names RegisterCall's dispositions in `call` lines; one missing here is
+// not supported by this replay.
+var dispositions = map[arbiterv1.Disposition]string{
+	arbiterv1.Disposition_DISPOSITION_EXECUTE:   "execute",
+	arbiterv1.Disposition_DISPOSITION_DUPLICATE: "duplicate",
+	arbiterv1.Disposition_DISPOSITION_REJECT:    "reject",
+	arbiterv1.Disposition_DISPOSITION_RUN:       "run",
+}
+
+// register sends the event's RegisterCall and notes the call id (in the order first
+// seen) for the summary.
+func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error) {
 	args, err := structpb.NewStruct(ev.Args)
 	if err != nil {
-		return fmt.Errorf("args: %v", err)
+		return nil, fmt.Errorf("args: %v", err)
 	}
 	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args}
 	switch ev.Behavior {
@@ -462,64 +497,75 @@ func (r *runner) toolCall(ev TraceEvent) error {
 	}
 	resp, err := r.c.RegisterCall(r.ctx, req)
 	if err != nil {
-		return fmt.Errorf("RegisterCall: %w", err)
+		return nil, fmt.Errorf("RegisterCall: %w", err)
 	}
 	if !r.calls[resp.CallId] {
 		r.calls[resp.CallId] = true
 		r.callOrder = append(r.callOrder, resp.CallId)
 	}
-	disp := map[arbiterv1.Disposition]string{
-		arbiterv1.Disposition_DISPOSITION_EXECUTE:   "execute",
-		arbiterv1.Disposition_DISPOSITION_DUPLICATE: "duplicate",
-		arbiterv1.Disposition_DISPOSITION_REJECT:    "reject",
-		arbiterv1.Disposition_DISPOSITION_RUN:       "run",
-	}[resp.Disposition]
-	if disp == "" {
-		return fmt.Errorf("RegisterCall(%s): disposition %v is not supported by this replay", resp.CallId, resp.Disposition)
+	return resp, nil
+}
+
+// startJob starts the fake backend on the job a call opened: a side-effecting job's
+// prepare, or a read-only job's result and progress reports. The job runs job_tool:
+// the call's own tool (callTool), or the run's tool for a confirmation call that
+// confirmed its run.
+func (r *runner) startJob(resp *arbiterv1.RegisterCallResponse, callTool string) error {
+	tool := resp.JobTool
+	if tool == "" {
+		tool = callTool
 	}
-	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId, RunID: resp.RunId})
-	if resp.Disposition == arbiterv1.Disposition_DISPOSITION_EXECUTE && r.jobs[resp.JobId] == nil {
-		// The job runs job_tool: the call's own tool, or the run's tool for a
-		// confirmation call that confirmed its run.
-		tool := resp.JobTool
-		if tool == "" {
-			tool = ev.Tool
-		}
-		j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: tool, sideEffect: resp.SideEffect}
-		r.jobs[j.id] = j
-		r.order = append(r.order, j)
-		b := r.backends[tool]
-		if j.sideEffect {
-			p := r.prepareMS
-			if b.PrepareMS != nil {
-				p = *b.PrepareMS
-			}
-			if r.opt.PrepareMS != nil {
-				p = *r.opt.PrepareMS
-			}
-			j.prepareAt = r.clock.Now().Add(time.Duration(p) * time.Millisecond)
-			r.schedule(pending{at: j.prepareAt, job: j, kind: stepPrepared})
+	j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: tool, sideEffect: resp.SideEffect}
+	r.jobs[j.id] = j
+	r.order = append(r.order, j)
+	if j.sideEffect {
+		r.schedulePrepare(j)
+		return nil
+	}
+	return r.scheduleReadOnly(j)
+}
+
+// schedulePrepare schedules the end of a side-effecting job's prepare: --prepare-ms,
+// else the tool's backend prepare_ms, else the trace's.
+func (r *runner) schedulePrepare(j *job) {
+	p := r.prepareMS
+	if b := r.backends[j.tool]; b.PrepareMS != nil {
+		p = *b.PrepareMS
+	}
+	if r.opt.PrepareMS != nil {
+		p = *r.opt.PrepareMS
+	}
+	j.prepareAt = r.clock.Now().Add(time.Duration(p) * time.Millisecond)
+	r.schedule(pending{at: j.prepareAt, job: j, kind: stepPrepared})
+}
+
+// scheduleReadOnly schedules a read-only job's result (result_ms after now, never
+// when null) and its progress reports (progress_ms).
+func (r *runner) scheduleReadOnly(j *job) error {
+	b := r.backends[j.tool]
+	var resultMS int64
+	if len(b.ResultMS) > 0 {
+		if string(b.ResultMS) == "null" {
+			resultMS = -1 // its result never comes
 		} else {
-			var resultMS int64
-			if len(b.ResultMS) > 0 {
-				if string(b.ResultMS) == "null" {
-					resultMS = -1 // its result never comes
-				} else if resultMS, err = strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil {
-					return fmt.Errorf("backend.%s.result_ms: %s is not an integer or null", tool, b.ResultMS)
-				}
-			}
-			if resultMS >= 0 {
-				r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, kind: stepResult})
-			}
-			for i, ms := range b.ProgressMS {
-				r.schedule(pending{at: r.clock.Now().Add(time.Duration(ms) * time.Millisecond), job: j, kind: stepProgress, n: i + 1})
+			var err error
+			if resultMS, err = strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil {
+				return fmt.Errorf("backend.%s.result_ms: %s is not an integer or null", j.tool, b.ResultMS)
 			}
 		}
 	}
-	if err := r.effects(resp.GetEffects()); err != nil {
-		return err
+	if resultMS >= 0 {
+		r.schedule(pending{at: r.clock.Now().Add(time.Duration(resultMS) * time.Millisecond), job: j, kind: stepResult})
 	}
-	// A read-only call due now completes before the next event.
+	for i, ms := range b.ProgressMS {
+		r.schedule(pending{at: r.clock.Now().Add(time.Duration(ms) * time.Millisecond), job: j, kind: stepProgress, n: i + 1})
+	}
+	return nil
+}
+
+// dueResults reports the read-only results due by now, so a call answered at once is
+// answered before the next event.
+func (r *runner) dueResults() error {
 	for len(r.queue) > 0 && r.queue[0].kind == stepResult && !r.queue[0].at.After(r.clock.Now()) {
 		p := r.queue[0]
 		r.queue = r.queue[1:]

@@ -133,8 +133,15 @@ func (c *replayCmd) runRemote(env *runEnv, runs []*traceRun) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A connection of its own, so the trace's RPCs take turns over every
+			// target whatever the other traces send; ready before the clock starts.
+			client, err := remote.Client(env.ctx)
+			if err != nil {
+				r.err = fmt.Errorf("--target: %v", err)
+				return
+			}
 			opt := replay.Options{SessionID: sanitize("replay-" + r.name + "-" + run), PrepareMS: c.PrepareMS, Start: time.Now()}
-			r.res, r.err = replay.Run(env.ctx, remote.RoundRobin(i), replay.NewRealClock(env.ctx), events[i], opt, &r.out)
+			r.res, r.err = replay.Run(env.ctx, client, replay.NewRealClock(env.ctx), events[i], opt, &r.out)
 		}()
 	}
 	wg.Wait()

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/policyfile"
-	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
 	"github.com/voicearbiter/arbiter/store/redisstore"
@@ -52,29 +48,87 @@ type serveCmd struct {
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
 // drains: health turns NOT_SERVING, open Watch streams end with UNAVAILABLE (clients
 // resume elsewhere), GracefulStop lets unary RPCs finish racing DrainTimeout, then the
-// store (and its Redis client) closes. With --redis-url the store is pinged every
-// --health-interval: health is SERVING only while Redis answers; the server starts even
-// when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers without a
-// restart when it comes back. With --state-file the embedded store's sessions are
-// restored from the file at start (a corrupt file fails the start), written to it
-// every --state-interval while they change, and once more after the drain, when no
-// RPC can change them any more.
+// store (and its Redis client) closes. The store is pinged every --health-interval
+// (server.HealthWatcher): health is SERVING only while Redis answers; the server
+// starts even when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers
+// without a restart when it comes back. With --state-file (memory.StateFile) the
+// embedded store's sessions are restored from the file at start (a corrupt file fails
+// the start), written to it every --state-interval while they change, and once more
+// after the drain, when no RPC can change them any more.
 func (c *serveCmd) Run(env *runEnv) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+	log, err := c.logger(env.stderr)
+	if err != nil {
 		return err
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if c.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(env.stderr, hopts))
-	} else {
-		log = slog.New(slog.NewTextHandler(env.stderr, hopts))
 	}
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {
 		return err
 	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	opts, err := c.serverOptions(log)
+	if err != nil {
+		return err
+	}
+	st, err := c.openStore(log)
+	if err != nil {
+		return err
+	}
+	svc := &arbiter.Service{
+		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: st.store, Clock: arbiter.SystemClock{},
+		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
+	}
+	srv := server.New(svc, log)
+	gs, hs := server.NewGRPCServer(srv, opts)
+	lis, stopMetrics, err := c.listen(opts.Metrics, log)
+	if err != nil {
+		_ = st.store.Close()
+		return err
+	}
+	// A store down at start is not fatal: the first check sets NOT_SERVING.
+	hw := server.NewHealthWatcher(st.store, hs, log, c.HealthEvery)
+	hw.Check(env.ctx)
+	log.Info("arbiter serving", c.servingAttrs(lis.Addr().String(), st.name, policy, opts)...)
+	if env.ready != nil {
+		env.ready <- lis.Addr().String()
+	}
+	stopHealth := hw.Start(env.ctx)
+	stopState := st.state.Start()
+	errc := make(chan error, 1)
+	go func() { errc <- gs.Serve(lis) }()
+	select {
+	case err := <-errc:
+		stopHealth()
+		stopMetrics()
+		stopState()
+		return st.close("stop", err)
+	case <-env.ctx.Done():
+	}
+	log.Info("draining", "timeout", c.DrainTimeout)
+	stopHealth()
+	c.drain(log, hs, srv, gs)
+	stopMetrics()
+	// Every RPC has finished (or was cut by the hard stop): the last state is final.
+	stopState()
+	return st.close("shutdown", nil)
+}
+
+// logger returns the logger --log-level and --log-format ask for, writing to w.
+func (c *serveCmd) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, err
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, hopts)), nil
+}
+
+// validate checks the flags that kong cannot: ranges and combinations.
+func (c *serveCmd) validate() error {
 	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 || c.RPCTimeout <= 0 {
 		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout, --health-interval and --rpc-timeout must be positive")
 	}
@@ -87,10 +141,17 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
+	return nil
+}
+
+// serverOptions builds the gRPC server's options: limits, tokens, rate limit, TLS and
+// metrics.
+func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	opts := server.Options{Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout}
+	var err error
 	if c.AuthTokensFile != "" {
 		if opts.Tokens, err = server.LoadTokens(c.AuthTokensFile); err != nil {
-			return err
+			return opts, err
 		}
 	}
 	if c.RateLimit > 0 {
@@ -99,107 +160,114 @@ func (c *serveCmd) Run(env *runEnv) error {
 	switch {
 	case c.TLSCert != "" || c.TLSKey != "":
 		if c.TLSCert == "" || c.TLSKey == "" {
-			return fmt.Errorf("--tls-cert and --tls-key go together")
+			return opts, fmt.Errorf("--tls-cert and --tls-key go together")
 		}
 		if opts.TLS, err = server.TLSConfig(c.TLSCert, c.TLSKey, c.TLSClientCA); err != nil {
-			return err
+			return opts, err
 		}
 	case c.TLSClientCA != "":
-		return fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+		return opts, fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
 	}
 	if c.MetricsListen != "" {
 		opts.Metrics = server.NewMetrics()
 	}
-	var (
-		store     arbiter.Store
-		storeName = "memory"
-		state     *stateFile // nil without --state-file
-	)
+	return opts, nil
+}
+
+// openedStore is the store serve runs on.
+type openedStore struct {
+	store arbiter.Store
+	name  string            // "memory" or "redis", for the log
+	state *memory.StateFile // nil without --state-file
+}
+
+// openStore opens Redis (--redis-url) or the embedded store, restoring its sessions
+// from --state-file.
+func (c *serveCmd) openStore(log *slog.Logger) (*openedStore, error) {
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
 		if err != nil {
-			return fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
+			return nil, fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
 		}
-		store, storeName = rs, "redis"
 		useRedisLogger(log)
-	} else {
-		ms := memory.New(nil)
-		ms.MaxSessions = c.MaxSessions
-		store = ms
-		if c.StateFile != "" {
-			state = &stateFile{store: ms, path: c.StateFile, every: c.StateEvery, log: log}
-			if err := state.load(); err != nil {
-				_ = store.Close()
-				return err
-			}
+		return &openedStore{store: rs, name: "redis"}, nil
+	}
+	ms := memory.New(nil)
+	ms.MaxSessions = c.MaxSessions
+	st := &openedStore{store: ms, name: "memory"}
+	if c.StateFile != "" {
+		st.state = memory.NewStateFile(ms, c.StateFile, c.StateEvery, log)
+		if err := st.state.Load(); err != nil {
+			_ = ms.Close()
+			return nil, fmt.Errorf("--state-file: %w", err)
 		}
 	}
-	svc := &arbiter.Service{
-		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: store, Clock: arbiter.SystemClock{},
-		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
+	return st, nil
+}
+
+// close writes the state file a last time (why: "shutdown", "stop") and closes the
+// store. It returns err, else the write's error, else the store's.
+func (st *openedStore) close(why string, err error) error {
+	if serr := st.state.Save(why); serr != nil && err == nil {
+		err = serr
 	}
-	srv := server.New(svc, log)
-	gs, hs := server.NewGRPCServer(srv, opts)
-	lis, err := net.Listen("tcp", c.Listen)
+	cerr := st.store.Close()
 	if err != nil {
-		_ = store.Close()
 		return err
 	}
-	var metricsSrv *http.Server
-	if opts.Metrics != nil {
-		mlis, err := net.Listen("tcp", c.MetricsListen)
-		if err != nil {
-			_ = lis.Close()
-			_ = store.Close()
-			return fmt.Errorf("--metrics-listen: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", opts.Metrics.Handler())
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = metricsSrv.Serve(mlis) }()
-		log.Info("metrics serving", "addr", mlis.Addr().String(), "path", "/metrics")
-	}
-	// A store that cannot be reached at start is not fatal: the server starts
-	// NOT_SERVING (RPCs answer UNAVAILABLE) and turns SERVING when the store answers,
-	// so an orchestrator can start arbiter and Redis in any order.
-	hc := &healthCheck{store: store, hs: hs, log: log, every: c.HealthEvery}
-	hc.check(env.ctx)
-	attrs := []any{"addr", lis.Addr().String(), "store", storeName, "tools", len(policy.Tools),
+	return cerr
+}
+
+// servingAttrs are the "arbiter serving" line's attributes.
+func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, opts server.Options) []any {
+	attrs := []any{"addr", addr, "store", storeName, "tools", len(policy.Tools),
 		"tls", opts.TLS != nil, "auth", opts.Tokens != nil}
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
-	if state != nil {
+	if c.StateFile != "" {
 		attrs = append(attrs, "state_file", c.StateFile)
 	}
-	log.Info("arbiter serving", attrs...)
-	if env.ready != nil {
-		env.ready <- lis.Addr().String()
+	return attrs
+}
+
+// listen opens the gRPC listener (--listen) and, with m, serves metrics
+// (--metrics-listen) until the returned function is called.
+func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (net.Listener, func(), error) {
+	lis, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return nil, nil, err
 	}
-	hctx, stopHealth := context.WithCancel(env.ctx)
-	healthDone := make(chan struct{})
-	go func() { hc.loop(hctx); close(healthDone) }()
-	stopState := state.start()
-	errc := make(chan error, 1)
-	go func() { errc <- gs.Serve(lis) }()
-	select {
-	case err := <-errc:
-		stopHealth()
-		<-healthDone
-		if metricsSrv != nil {
-			_ = metricsSrv.Close()
-		}
-		stopState()
-		if serr := state.save("stop"); serr != nil && err == nil {
-			err = serr
-		}
-		_ = store.Close()
-		return err
-	case <-env.ctx.Done():
+	stopMetrics, err := serveMetrics(m, c.MetricsListen, log)
+	if err != nil {
+		_ = lis.Close()
+		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
 	}
-	log.Info("draining", "timeout", c.DrainTimeout)
-	stopHealth()
-	<-healthDone
+	return lis, stopMetrics, nil
+}
+
+// serveMetrics serves m at http://addr/metrics until the returned function is called;
+// without m it serves nothing.
+func serveMetrics(m *server.Metrics, addr string, log *slog.Logger) (stop func(), err error) {
+	if m == nil {
+		return func() {}, nil
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(lis) }()
+	log.Info("metrics serving", "addr", lis.Addr().String(), "path", "/metrics")
+	return func() { _ = hs.Close() }, nil
+}
+
+// drain stops serving within --drain-timeout: health turns NOT_SERVING, open Watch
+// streams end, and GracefulStop lets unary RPCs finish until the timeout, when the
+// server stops hard.
+func (c *serveCmd) drain(log *slog.Logger, hs *health.Server, srv *server.Server, gs *grpc.Server) {
 	hs.Shutdown() // every service NOT_SERVING: load balancers stop sending
 	// Watch streams last as long as their sessions: end them now (UNAVAILABLE, the
 	// client resumes on another replica with after_seq) so they do not hold the drain
@@ -213,149 +281,6 @@ func (c *serveCmd) Run(env *runEnv) error {
 		log.Warn("drain timeout: stopping hard")
 		gs.Stop()
 	}
-	if metricsSrv != nil {
-		_ = metricsSrv.Close()
-	}
-	// Every RPC has finished (or was cut by the hard stop): the last state is final.
-	stopState()
-	if err := state.save("shutdown"); err != nil {
-		_ = store.Close()
-		return err
-	}
-	return store.Close()
-}
-
-// stateFile keeps the embedded store's sessions in a file (--state-file): restored at
-// start, written every interval while sessions change, and once more at shutdown.
-// save and start are no-ops on a nil *stateFile (no --state-file).
-type stateFile struct {
-	store *memory.Store
-	path  string
-	every time.Duration // 0: no periodic writes
-	log   *slog.Logger
-
-	written uint64 // store.Changes() before the last successful write; only the owner of the writes touches it
-}
-
-// load restores the file into the store (a missing file starts empty) and writes it
-// back at once, so a path that cannot be written fails the start rather than the
-// first snapshot, and sessions that expired while the server was down leave the file.
-func (sf *stateFile) load() error {
-	start := time.Now()
-	n, err := sf.store.LoadFile(sf.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		sf.log.Info("no state file yet: starting with no sessions", "state_file", sf.path)
-	case err != nil:
-		return fmt.Errorf("--state-file: %w", err)
-	default:
-		sf.log.Info("sessions restored", "state_file", sf.path, "sessions", n, "took", time.Since(start).Round(time.Microsecond))
-	}
-	if err := sf.save("start"); err != nil {
-		return fmt.Errorf("--state-file: %w", err)
-	}
-	return nil
-}
-
-// save writes the file unless nothing changed since the last write (at "start" it
-// always writes); why ("start", "periodic", "shutdown", "stop") is logged. A failed
-// periodic write is logged here; the others are returned for the caller to report.
-func (sf *stateFile) save(why string) error {
-	if sf == nil {
-		return nil
-	}
-	changes := sf.store.Changes() // read before: a change racing the write is written again next time
-	if changes == sf.written && why != "start" {
-		return nil
-	}
-	start := time.Now()
-	n, err := sf.store.SaveFile(sf.path)
-	if err != nil {
-		if why == "periodic" { // the others return it
-			sf.log.Error("session state not written", "err", err, "when", why)
-		}
-		return err
-	}
-	sf.written = changes
-	level := slog.LevelDebug
-	if why != "periodic" {
-		level = slog.LevelInfo
-	}
-	sf.log.Log(context.Background(), level, "session state written", "state_file", sf.path, "sessions", n,
-		"took", time.Since(start).Round(time.Microsecond), "when", why)
-	return nil
-}
-
-// start writes the file every sf.every until the returned function is called; that
-// function returns once no write is in progress, so the caller may write next.
-func (sf *stateFile) start() (stop func()) {
-	if sf == nil || sf.every <= 0 {
-		return func() {}
-	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(sf.every)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				_ = sf.save("periodic") // logged; the next tick tries again
-			}
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(quit); <-done }) }
-}
-
-// healthCheck sets the gRPC health status (overall and the arbiter service) from the
-// store's Ping: SERVING while it answers, NOT_SERVING while it does not.
-type healthCheck struct {
-	store   arbiter.Store
-	hs      *health.Server
-	log     *slog.Logger
-	every   time.Duration
-	serving *bool // nil until the first check
-}
-
-// loop checks every hc.every until ctx ends.
-func (hc *healthCheck) loop(ctx context.Context) {
-	t := time.NewTicker(hc.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			hc.check(ctx)
-		}
-	}
-}
-
-// check pings the store (bounded by the interval, at most 2 s) and sets the status,
-// logging each change.
-func (hc *healthCheck) check(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, min(hc.every, 2*time.Second))
-	err := hc.store.Ping(ctx)
-	cancel()
-	ok := err == nil
-	if hc.serving != nil && *hc.serving == ok {
-		return
-	}
-	st := healthpb.HealthCheckResponse_SERVING
-	if ok {
-		if hc.serving != nil {
-			hc.log.Info("store reachable again: serving")
-		}
-	} else {
-		st = healthpb.HealthCheckResponse_NOT_SERVING
-		hc.log.Warn("store unreachable: not serving until it answers", "err", err)
-	}
-	hc.serving = &ok
-	hc.hs.SetServingStatus("", st)
-	hc.hs.SetServingStatus(arbiterv1.ArbiterService_ServiceDesc.ServiceName, st)
 }
 
 // loadPolicy loads the tool policy, or the empty (all pass-through) policy for "".
