@@ -249,10 +249,9 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		return nil, err
 	}
 	ev := arbiter.RegisterCall{
-		ObservedAt: at,
-		CallID:     req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
+		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
-		BusinessKey:    req.GetBusinessKey(),
+		BusinessKey:    req.GetBusinessKey(), ObservedAt: at,
 	}
 	switch req.GetBehavior() {
 	case arbiterv1.Behavior_BEHAVIOR_BLOCKING:

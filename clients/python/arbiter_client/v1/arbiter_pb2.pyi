@@ -295,7 +295,8 @@ class PollResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RegisterCallRequest(_message.Message):
-    __slots__ = ["args", "behavior", "business_key", "call_id", "session_id", "tool", "tool_choice"]
+    __slots__ = ["age", "args", "behavior", "business_key", "call_id", "session_id", "tool", "tool_choice"]
+    AGE_FIELD_NUMBER: _ClassVar[int]
     ARGS_FIELD_NUMBER: _ClassVar[int]
     BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
     BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +304,7 @@ class RegisterCallRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    age: _duration_pb2.Duration
     args: _struct_pb2.Struct
     behavior: Behavior
     business_key: str
@@ -310,7 +312,7 @@ class RegisterCallRequest(_message.Message):
     session_id: str
     tool: str
     tool_choice: ToolChoice
-    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RegisterCallResponse(_message.Message):
     __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_args", "job_id", "job_tool", "run_id", "side_effect"]
@@ -353,12 +355,14 @@ class ReportProgressResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechRequest(_message.Message):
-    __slots__ = ["event", "session_id"]
+    __slots__ = ["age", "event", "session_id"]
+    AGE_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    age: _duration_pb2.Duration
     event: SpeechEvent
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechResponse(_message.Message):
     __slots__ = ["effects"]
@@ -367,12 +371,14 @@ class ReportSpeechResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportToolCallCancellationRequest(_message.Message):
-    __slots__ = ["call_ids", "session_id"]
+    __slots__ = ["age", "call_ids", "session_id"]
+    AGE_FIELD_NUMBER: _ClassVar[int]
     CALL_IDS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    age: _duration_pb2.Duration
     call_ids: _containers.RepeatedScalarFieldContainer[str]
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportToolCallCancellationResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects"]
@@ -383,16 +389,18 @@ class ReportToolCallCancellationResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ["interim", "role", "session_id", "text"]
+    __slots__ = ["age", "interim", "role", "session_id", "text"]
+    AGE_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    age: _duration_pb2.Duration
     interim: bool
     role: Role
     session_id: str
     text: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects", "intent"]

@@ -139,7 +139,12 @@ class ArbiterServiceServicer(object):
         or PENDING when `wait` ran out first. Call it with prepared=false while the slow
         prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
         and with prepared=true once prepare finished (that starts the grace window).
-        FAILED_PRECONDITION for a read-only job.
+        FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+        observed before it arrived (a voice-activity start, a transcript) is still
+        undelivered, after a store outage for instance: deliver the event (with its
+        `age`) and call Decide again. An event observed before the commit came due
+        withdraws it, and the job follows its hold rules again (a stop then cancels it).
+        CANCEL is final.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -289,6 +289,18 @@ export interface RegisterCallRequest {
      * at most 512 bytes. When set it replaces the policy's key for deduplication.
      */
     businessKey: string;
+    /**
+     * How long ago the agent observed this event (received it from the model server),
+     * measured on the agent's own clock when it sends this request: a retry sends its
+     * own, larger age. The arbiter places the event at its arrival minus age (at most
+     * 60 s back), so it is applied before every timer due after it: a commit is never
+     * decided on a timeline missing an event the agent observed before the commit came
+     * due. If the session already went past that time (another RPC fired its timers
+     * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+     * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     */
+    age: Duration | undefined;
 }
 /** RegisterCallResponse says what to do with the call. */
 export interface RegisterCallResponse {
@@ -340,6 +352,18 @@ export interface ReportSpeechRequest {
     sessionId: string;
     /** Required. What happened. */
     event: SpeechEvent;
+    /**
+     * How long ago the agent observed this event (received it from the model server),
+     * measured on the agent's own clock when it sends this request: a retry sends its
+     * own, larger age. The arbiter places the event at its arrival minus age (at most
+     * 60 s back), so it is applied before every timer due after it: a commit is never
+     * decided on a timeline missing an event the agent observed before the commit came
+     * due. If the session already went past that time (another RPC fired its timers
+     * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+     * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     */
+    age: Duration | undefined;
 }
 /** ReportSpeechResponse carries what the event made due. */
 export interface ReportSpeechResponse {
@@ -364,6 +388,18 @@ export interface ReportTranscriptRequest {
      * release a held commit.
      */
     interim: boolean;
+    /**
+     * How long ago the agent observed this event (received it from the model server),
+     * measured on the agent's own clock when it sends this request: a retry sends its
+     * own, larger age. The arbiter places the event at its arrival minus age (at most
+     * 60 s back), so it is applied before every timer due after it: a commit is never
+     * decided on a timeline missing an event the agent observed before the commit came
+     * due. If the session already went past that time (another RPC fired its timers
+     * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+     * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     */
+    age: Duration | undefined;
 }
 /** ReportTranscriptResponse carries what the transcript made due. */
 export interface ReportTranscriptResponse {
@@ -388,6 +424,18 @@ export interface ReportToolCallCancellationRequest {
      * [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `call_ids[i]` otherwise.
      */
     callIds: string[];
+    /**
+     * How long ago the agent observed this event (received it from the model server),
+     * measured on the agent's own clock when it sends this request: a retry sends its
+     * own, larger age. The arbiter places the event at its arrival minus age (at most
+     * 60 s back), so it is applied before every timer due after it: a commit is never
+     * decided on a timeline missing an event the agent observed before the commit came
+     * due. If the session already went past that time (another RPC fired its timers
+     * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+     * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     */
+    age: Duration | undefined;
 }
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
 export interface ReportToolCallCancellationResponse {
@@ -921,7 +969,12 @@ export declare const ArbiterServiceService: {
      * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
      * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
      * and with prepared=true once prepare finished (that starts the grace window).
-     * FAILED_PRECONDITION for a read-only job.
+     * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+     * observed before it arrived (a voice-activity start, a transcript) is still
+     * undelivered, after a store outage for instance: deliver the event (with its
+     * `age`) and call Decide again. An event observed before the commit came due
+     * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+     * CANCEL is final.
      */
     readonly decide: {
         readonly path: "/arbiter.v1.ArbiterService/Decide";
@@ -1107,7 +1160,12 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
      * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
      * and with prepared=true once prepare finished (that starts the grace window).
-     * FAILED_PRECONDITION for a read-only job.
+     * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+     * observed before it arrived (a voice-activity start, a transcript) is still
+     * undelivered, after a store outage for instance: deliver the event (with its
+     * `age`) and call Decide again. An event observed before the commit came due
+     * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+     * CANCEL is final.
      */
     decide: handleUnaryCall<DecideRequest, DecideResponse>;
     /**
@@ -1229,7 +1287,12 @@ export interface ArbiterServiceClient extends Client {
      * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
      * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
      * and with prepared=true once prepare finished (that starts the grace window).
-     * FAILED_PRECONDITION for a read-only job.
+     * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+     * observed before it arrived (a voice-activity start, a transcript) is still
+     * undelivered, after a store outage for instance: deliver the event (with its
+     * `age`) and call Decide again. An event observed before the commit came due
+     * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+     * CANCEL is final.
      */
     decide(request: DecideRequest, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
     decide(request: DecideRequest, metadata: Metadata, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;

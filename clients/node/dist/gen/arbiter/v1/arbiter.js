@@ -699,7 +699,16 @@ export function schedulingToJSON(object) {
     }
 }
 function createBaseRegisterCallRequest() {
-    return { sessionId: "", callId: "", tool: "", args: undefined, behavior: 0, toolChoice: 0, businessKey: "" };
+    return {
+        sessionId: "",
+        callId: "",
+        tool: "",
+        args: undefined,
+        behavior: 0,
+        toolChoice: 0,
+        businessKey: "",
+        age: undefined,
+    };
 }
 export const RegisterCallRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -723,6 +732,9 @@ export const RegisterCallRequest = {
         }
         if (message.businessKey !== "") {
             writer.uint32(58).string(message.businessKey);
+        }
+        if (message.age !== undefined) {
+            Duration.encode(message.age, writer.uint32(66).fork()).join();
         }
         return writer;
     },
@@ -788,6 +800,13 @@ export const RegisterCallRequest = {
                         message.businessKey = reader.string();
                         continue;
                     }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.age = Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -825,6 +844,7 @@ export const RegisterCallRequest = {
                 : isSet(object.business_key)
                     ? globalThis.String(object.business_key)
                     : "",
+            age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
     toJSON(message) {
@@ -850,6 +870,9 @@ export const RegisterCallRequest = {
         if (message.businessKey !== "") {
             obj.businessKey = message.businessKey;
         }
+        if (message.age !== undefined) {
+            obj.age = Duration.toJSON(message.age);
+        }
         return obj;
     },
     create(base) {
@@ -864,6 +887,7 @@ export const RegisterCallRequest = {
         message.behavior = object.behavior ?? 0;
         message.toolChoice = object.toolChoice ?? 0;
         message.businessKey = object.businessKey ?? "";
+        message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
 };
@@ -1107,7 +1131,7 @@ export const RegisterCallResponse = {
     },
 };
 function createBaseReportSpeechRequest() {
-    return { sessionId: "", event: 0 };
+    return { sessionId: "", event: 0, age: undefined };
 }
 export const ReportSpeechRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1116,6 +1140,9 @@ export const ReportSpeechRequest = {
         }
         if (message.event !== 0) {
             writer.uint32(16).int32(message.event);
+        }
+        if (message.age !== undefined) {
+            Duration.encode(message.age, writer.uint32(26).fork()).join();
         }
         return writer;
     },
@@ -1146,6 +1173,13 @@ export const ReportSpeechRequest = {
                         message.event = reader.int32();
                         continue;
                     }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.age = Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1166,6 +1200,7 @@ export const ReportSpeechRequest = {
                     ? globalThis.String(object.session_id)
                     : "",
             event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
+            age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
     toJSON(message) {
@@ -1176,6 +1211,9 @@ export const ReportSpeechRequest = {
         if (message.event !== 0) {
             obj.event = speechEventToJSON(message.event);
         }
+        if (message.age !== undefined) {
+            obj.age = Duration.toJSON(message.age);
+        }
         return obj;
     },
     create(base) {
@@ -1185,6 +1223,7 @@ export const ReportSpeechRequest = {
         const message = createBaseReportSpeechRequest();
         message.sessionId = object.sessionId ?? "";
         message.event = object.event ?? 0;
+        message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
 };
@@ -1252,7 +1291,7 @@ export const ReportSpeechResponse = {
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false };
+    return { sessionId: "", role: 0, text: "", interim: false, age: undefined };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1267,6 +1306,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.interim !== false) {
             writer.uint32(32).bool(message.interim);
+        }
+        if (message.age !== undefined) {
+            Duration.encode(message.age, writer.uint32(42).fork()).join();
         }
         return writer;
     },
@@ -1311,6 +1353,13 @@ export const ReportTranscriptRequest = {
                         message.interim = reader.bool();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.age = Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1333,6 +1382,7 @@ export const ReportTranscriptRequest = {
             role: isSet(object.role) ? roleFromJSON(object.role) : 0,
             text: isSet(object.text) ? globalThis.String(object.text) : "",
             interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+            age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
     toJSON(message) {
@@ -1349,6 +1399,9 @@ export const ReportTranscriptRequest = {
         if (message.interim !== false) {
             obj.interim = message.interim;
         }
+        if (message.age !== undefined) {
+            obj.age = Duration.toJSON(message.age);
+        }
         return obj;
     },
     create(base) {
@@ -1360,6 +1413,7 @@ export const ReportTranscriptRequest = {
         message.role = object.role ?? 0;
         message.text = object.text ?? "";
         message.interim = object.interim ?? false;
+        message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
 };
@@ -1463,7 +1517,7 @@ export const ReportTranscriptResponse = {
     },
 };
 function createBaseReportToolCallCancellationRequest() {
-    return { sessionId: "", callIds: [] };
+    return { sessionId: "", callIds: [], age: undefined };
 }
 export const ReportToolCallCancellationRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1472,6 +1526,9 @@ export const ReportToolCallCancellationRequest = {
         }
         for (const v of message.callIds) {
             writer.uint32(18).string(v);
+        }
+        if (message.age !== undefined) {
+            Duration.encode(message.age, writer.uint32(26).fork()).join();
         }
         return writer;
     },
@@ -1502,6 +1559,13 @@ export const ReportToolCallCancellationRequest = {
                         message.callIds.push(reader.string());
                         continue;
                     }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.age = Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1526,6 +1590,7 @@ export const ReportToolCallCancellationRequest = {
                 : globalThis.Array.isArray(object?.call_ids)
                     ? object.call_ids.map((e) => globalThis.String(e))
                     : [],
+            age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
     toJSON(message) {
@@ -1536,6 +1601,9 @@ export const ReportToolCallCancellationRequest = {
         if (message.callIds?.length) {
             obj.callIds = message.callIds;
         }
+        if (message.age !== undefined) {
+            obj.age = Duration.toJSON(message.age);
+        }
         return obj;
     },
     create(base) {
@@ -1545,6 +1613,7 @@ export const ReportToolCallCancellationRequest = {
         const message = createBaseReportToolCallCancellationRequest();
         message.sessionId = object.sessionId ?? "";
         message.callIds = object.callIds?.map((e) => e) || [];
+        message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
 };
@@ -4804,7 +4873,12 @@ export const ArbiterServiceService = {
      * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
      * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
      * and with prepared=true once prepare finished (that starts the grace window).
-     * FAILED_PRECONDITION for a read-only job.
+     * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+     * observed before it arrived (a voice-activity start, a transcript) is still
+     * undelivered, after a store outage for instance: deliver the event (with its
+     * `age`) and call Decide again. An event observed before the commit came due
+     * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+     * CANCEL is final.
      */
     decide: {
         path: "/arbiter.v1.ArbiterService/Decide",

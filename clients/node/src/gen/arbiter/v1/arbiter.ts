@@ -771,6 +771,18 @@ export interface RegisterCallRequest {
    * at most 512 bytes. When set it replaces the policy's key for deduplication.
    */
   businessKey: string;
+  /**
+   * How long ago the agent observed this event (received it from the model server),
+   * measured on the agent's own clock when it sends this request: a retry sends its
+   * own, larger age. The arbiter places the event at its arrival minus age (at most
+   * 60 s back), so it is applied before every timer due after it: a commit is never
+   * decided on a timeline missing an event the agent observed before the commit came
+   * due. If the session already went past that time (another RPC fired its timers
+   * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+   * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   */
+  age: Duration | undefined;
 }
 
 /** RegisterCallResponse says what to do with the call. */
@@ -824,6 +836,18 @@ export interface ReportSpeechRequest {
   sessionId: string;
   /** Required. What happened. */
   event: SpeechEvent;
+  /**
+   * How long ago the agent observed this event (received it from the model server),
+   * measured on the agent's own clock when it sends this request: a retry sends its
+   * own, larger age. The arbiter places the event at its arrival minus age (at most
+   * 60 s back), so it is applied before every timer due after it: a commit is never
+   * decided on a timeline missing an event the agent observed before the commit came
+   * due. If the session already went past that time (another RPC fired its timers
+   * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+   * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   */
+  age: Duration | undefined;
 }
 
 /** ReportSpeechResponse carries what the event made due. */
@@ -850,6 +874,18 @@ export interface ReportTranscriptRequest {
    * release a held commit.
    */
   interim: boolean;
+  /**
+   * How long ago the agent observed this event (received it from the model server),
+   * measured on the agent's own clock when it sends this request: a retry sends its
+   * own, larger age. The arbiter places the event at its arrival minus age (at most
+   * 60 s back), so it is applied before every timer due after it: a commit is never
+   * decided on a timeline missing an event the agent observed before the commit came
+   * due. If the session already went past that time (another RPC fired its timers
+   * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+   * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   */
+  age: Duration | undefined;
 }
 
 /** ReportTranscriptResponse carries what the transcript made due. */
@@ -878,6 +914,18 @@ export interface ReportToolCallCancellationRequest {
    * [A-Za-z0-9_.:-]. INVALID_ARGUMENT names `call_ids[i]` otherwise.
    */
   callIds: string[];
+  /**
+   * How long ago the agent observed this event (received it from the model server),
+   * measured on the agent's own clock when it sends this request: a retry sends its
+   * own, larger age. The arbiter places the event at its arrival minus age (at most
+   * 60 s back), so it is applied before every timer due after it: a commit is never
+   * decided on a timeline missing an event the agent observed before the commit came
+   * due. If the session already went past that time (another RPC fired its timers
+   * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
+   * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
+   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   */
+  age: Duration | undefined;
 }
 
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
@@ -1347,7 +1395,16 @@ export interface Note {
 }
 
 function createBaseRegisterCallRequest(): RegisterCallRequest {
-  return { sessionId: "", callId: "", tool: "", args: undefined, behavior: 0, toolChoice: 0, businessKey: "" };
+  return {
+    sessionId: "",
+    callId: "",
+    tool: "",
+    args: undefined,
+    behavior: 0,
+    toolChoice: 0,
+    businessKey: "",
+    age: undefined,
+  };
 }
 
 export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
@@ -1372,6 +1429,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     }
     if (message.businessKey !== "") {
       writer.uint32(58).string(message.businessKey);
+    }
+    if (message.age !== undefined) {
+      Duration.encode(message.age, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -1445,6 +1505,14 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
             message.businessKey = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.age = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1482,6 +1550,7 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
         : isSet(object.business_key)
         ? globalThis.String(object.business_key)
         : "",
+      age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
 
@@ -1508,6 +1577,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     if (message.businessKey !== "") {
       obj.businessKey = message.businessKey;
     }
+    if (message.age !== undefined) {
+      obj.age = Duration.toJSON(message.age);
+    }
     return obj;
   },
 
@@ -1523,6 +1595,7 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     message.behavior = object.behavior ?? 0;
     message.toolChoice = object.toolChoice ?? 0;
     message.businessKey = object.businessKey ?? "";
+    message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
 };
@@ -1782,7 +1855,7 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
 };
 
 function createBaseReportSpeechRequest(): ReportSpeechRequest {
-  return { sessionId: "", event: 0 };
+  return { sessionId: "", event: 0, age: undefined };
 }
 
 export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
@@ -1792,6 +1865,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     }
     if (message.event !== 0) {
       writer.uint32(16).int32(message.event);
+    }
+    if (message.age !== undefined) {
+      Duration.encode(message.age, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1825,6 +1901,14 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
             message.event = reader.int32() as any;
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.age = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1845,6 +1929,7 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
         ? globalThis.String(object.session_id)
         : "",
       event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
+      age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
 
@@ -1856,6 +1941,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     if (message.event !== 0) {
       obj.event = speechEventToJSON(message.event);
     }
+    if (message.age !== undefined) {
+      obj.age = Duration.toJSON(message.age);
+    }
     return obj;
   },
 
@@ -1866,6 +1954,7 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     const message = createBaseReportSpeechRequest();
     message.sessionId = object.sessionId ?? "";
     message.event = object.event ?? 0;
+    message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
 };
@@ -1940,7 +2029,7 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
 };
 
 function createBaseReportTranscriptRequest(): ReportTranscriptRequest {
-  return { sessionId: "", role: 0, text: "", interim: false };
+  return { sessionId: "", role: 0, text: "", interim: false, age: undefined };
 }
 
 export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
@@ -1956,6 +2045,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     }
     if (message.interim !== false) {
       writer.uint32(32).bool(message.interim);
+    }
+    if (message.age !== undefined) {
+      Duration.encode(message.age, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -2005,6 +2097,14 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
             message.interim = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.age = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2027,6 +2127,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
       role: isSet(object.role) ? roleFromJSON(object.role) : 0,
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+      age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
 
@@ -2044,6 +2145,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     if (message.interim !== false) {
       obj.interim = message.interim;
     }
+    if (message.age !== undefined) {
+      obj.age = Duration.toJSON(message.age);
+    }
     return obj;
   },
 
@@ -2056,6 +2160,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     message.role = object.role ?? 0;
     message.text = object.text ?? "";
     message.interim = object.interim ?? false;
+    message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
 };
@@ -2168,7 +2273,7 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
 };
 
 function createBaseReportToolCallCancellationRequest(): ReportToolCallCancellationRequest {
-  return { sessionId: "", callIds: [] };
+  return { sessionId: "", callIds: [], age: undefined };
 }
 
 export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancellationRequest> = {
@@ -2178,6 +2283,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     }
     for (const v of message.callIds) {
       writer.uint32(18).string(v!);
+    }
+    if (message.age !== undefined) {
+      Duration.encode(message.age, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2211,6 +2319,14 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
             message.callIds.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.age = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2235,6 +2351,7 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
         : globalThis.Array.isArray(object?.call_ids)
         ? object.call_ids.map((e: any) => globalThis.String(e))
         : [],
+      age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
 
@@ -2245,6 +2362,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     }
     if (message.callIds?.length) {
       obj.callIds = message.callIds;
+    }
+    if (message.age !== undefined) {
+      obj.age = Duration.toJSON(message.age);
     }
     return obj;
   },
@@ -2260,6 +2380,7 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     const message = createBaseReportToolCallCancellationRequest();
     message.sessionId = object.sessionId ?? "";
     message.callIds = object.callIds?.map((e) => e) || [];
+    message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
 };
@@ -5784,7 +5905,12 @@ export const ArbiterServiceService = {
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
    * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
    * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job.
+   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+   * observed before it arrived (a voice-activity start, a transcript) is still
+   * undelivered, after a store outage for instance: deliver the event (with its
+   * `age`) and call Decide again. An event observed before the commit came due
+   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+   * CANCEL is final.
    */
   decide: {
     path: "/arbiter.v1.ArbiterService/Decide" as const,
@@ -5976,7 +6102,12 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
    * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
    * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job.
+   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+   * observed before it arrived (a voice-activity start, a transcript) is still
+   * undelivered, after a store outage for instance: deliver the event (with its
+   * `age`) and call Decide again. An event observed before the commit came due
+   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+   * CANCEL is final.
    */
   decide: handleUnaryCall<DecideRequest, DecideResponse>;
   /**
@@ -6147,7 +6278,12 @@ export interface ArbiterServiceClient extends Client {
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
    * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
    * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job.
+   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
+   * observed before it arrived (a voice-activity start, a transcript) is still
+   * undelivered, after a store outage for instance: deliver the event (with its
+   * `age`) and call Decide again. An event observed before the commit came due
+   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
+   * CANCEL is final.
    */
   decide(
     request: DecideRequest,
