@@ -175,7 +175,11 @@ func TestUnavailableAndRecovery(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("watcher not woken when the pub/sub connection dropped")
 	}
-	start := time.Now()
+	// Failing must be prompt, not a hang: each call gets 5 s, and one that runs out
+	// answers DeadlineExceeded (a context error), not Unavailable.
+	down, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ctx = down
 	if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Unavailable {
 		t.Fatalf("Load with redis down: %v, want Unavailable", err)
 	}
@@ -188,9 +192,7 @@ func TestUnavailableAndRecovery(t *testing.T) {
 	if _, _, err := st.Watch(ctx, arbiter.SessionKey{ID: "other"}); arbiter.KindOf(err) != arbiter.Unavailable {
 		t.Fatalf("Watch with redis down: %v, want Unavailable", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("failing took %v", d)
-	}
+	ctx = context.Background()
 	srv.Restart() // no persistence: the session is gone, the store works again
 	deadline := time.Now().Add(5 * time.Second)
 	for st.Ping(ctx) != nil {
@@ -297,11 +299,9 @@ func TestWakeLatency(t *testing.T) {
 	}
 	slices.Sort(lat)
 	p50, p99 := lat[n/2], lat[n*99/100]
+	// Every save woke the other store (the check above); how fast is for benchmarks
+	// (bench/), so the figures are only logged.
 	t.Logf("save → wake on another store (save round trip included): median %v, p99 %v, worst %v over %d saves", p50, p99, lat[n-1], n)
-	// The median, not the worst: one save in 200 may meet a GC pause or a busy CI core.
-	if p50 > 20*time.Millisecond {
-		t.Errorf("median wake-up %v, want a few ms", p50)
-	}
 }
 
 // TestManyWatchersOneChannel checks the reference counting: watchers come and go on
