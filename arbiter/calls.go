@@ -34,6 +34,10 @@ type RegisterCall struct {
 	// ObservedAt is when the agent received the call from the model server; zero: when
 	// it reaches the engine (see Engine.Step).
 	ObservedAt time.Time
+	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
+	// another one is refused (DataLoss), so a lost session is never started again
+	// silently by this event.
+	Epoch string
 }
 
 func (ev RegisterCall) observedAt() time.Time { return ev.ObservedAt }
@@ -63,6 +67,9 @@ func (ev RegisterCall) validate() error {
 
 func (ev RegisterCall) check(st *step) error {
 	s := st.s
+	if err := checkEpoch(s, ev.Epoch); err != nil {
+		return err
+	}
 	if err := notClosed(s); err != nil {
 		return err
 	}
@@ -282,12 +289,17 @@ func (st *step) spokeSince(t time.Time) bool {
 	return false
 }
 
-// mintJobID returns the next unused job id. A session stored before jobs had their
-// own counter starts it at 0 with jobs already numbered: the loop skips those ids.
+// mintJobID returns the next unused job id: "job-N.EPOCH" (N from 1 in each session,
+// EPOCH the session's), so a job id of a lost lifetime names no job of a later one
+// (NotFound). A session stored before jobs had their own counter starts it at 0 with
+// jobs already numbered: the loop skips those ids.
 func (st *step) mintJobID() string {
 	for {
 		st.s.JobSeq++
 		id := "job-" + strconv.Itoa(st.s.JobSeq)
+		if st.s.Epoch != "" {
+			id += "." + st.s.Epoch // unique across the session's lifetimes
+		}
 		if st.s.job(id) == nil {
 			return id
 		}

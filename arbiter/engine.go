@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter/speech"
@@ -120,6 +122,8 @@ type Output struct {
 	Call *CallResult
 	// Decision is set for Decide.
 	Decision *DecisionResult
+	// Connect is set for Connect.
+	Connect *ConnectResult
 	// Effects are the responses, skips and notes this step made due for the caller.
 	Effects Effects
 	// Decisions are every decision made during this step (by the event or by timers),
@@ -148,9 +152,33 @@ type step struct {
 	logStart uint64
 }
 
-// NewSession returns an empty session.
+// NewSession returns an empty session created at now, in the epoch EpochAt(now).
 func NewSession(key SessionKey, now time.Time) *Session {
-	return &Session{Key: key, CreatedAt: now, Now: now}
+	return &Session{Key: key, CreatedAt: now, Now: now, Epoch: EpochAt(now)}
+}
+
+// EpochAt is the epoch of a session created at t: its microsecond count in base 36,
+// the last six digits (a cycle of about 36 minutes), so two lifetimes of one session id
+// share an epoch only if they began a whole number of cycles apart to the microsecond.
+// Deterministic: a replay on a virtual clock names the same epochs every time.
+func EpochAt(t time.Time) string {
+	const cycle = 36 * 36 * 36 * 36 * 36 * 36
+	e := strconv.FormatInt(t.UnixMicro()%cycle+cycle, 36) // +cycle: always 7 digits, non-negative
+	return e[len(e)-6:]
+}
+
+// checkEpoch refuses an event that names an epoch other than the session's: the
+// session it was meant for was lost (and this one is new, or a later lifetime).
+// Errors: DataLoss naming session_id and both epochs.
+func checkEpoch(s *Session, epoch string) error {
+	if epoch == "" || epoch == s.Epoch {
+		return nil
+	}
+	now := "a new session"
+	if s.Version != 0 {
+		now = fmt.Sprintf("epoch %q", s.Epoch)
+	}
+	return Errorf(DataLoss, "session_id: session %q of epoch %q was lost (its store no longer has it; the id now names %s): the outcome of every call made in epoch %q is unknown. Connect to go on in a new epoch", s.Key.ID, Clip(epoch), now, Clip(epoch))
 }
 
 // Step applies ev to s at time now and returns the output. Timers due at or before

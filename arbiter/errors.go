@@ -29,6 +29,9 @@ const (
 	Unavailable
 	// ResourceExhausted: a configured limit was reached (RESOURCE_EXHAUSTED).
 	ResourceExhausted
+	// DataLoss: the request names a session lifetime (epoch) its store lost: the
+	// outcome of what was decided in it is unknown (DATA_LOSS).
+	DataLoss
 )
 
 // String names the kind in words ("not found").
@@ -46,6 +49,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case ResourceExhausted:
 		return "resource exhausted"
+	case DataLoss:
+		return "data loss"
 	default:
 		return "internal"
 	}

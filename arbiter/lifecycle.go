@@ -10,6 +10,10 @@ type Configure struct {
 	Language string
 	// ResponseScheduling says the provider honours function-response scheduling.
 	ResponseScheduling bool
+	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
+	// another one is refused (DataLoss), so a lost session is never started again
+	// silently by this event.
+	Epoch string
 }
 
 func (ev Configure) validate() error {
@@ -19,7 +23,12 @@ func (ev Configure) validate() error {
 	return nil
 }
 
-func (ev Configure) check(st *step) error { return notClosed(st.s) }
+func (ev Configure) check(st *step) error {
+	if err := checkEpoch(st.s, ev.Epoch); err != nil {
+		return err
+	}
+	return notClosed(st.s)
+}
 
 func (ev Configure) apply(st *step) error {
 	if ev.Language != "" {
@@ -39,6 +48,33 @@ func (ev Configure) apply(st *step) error {
 type Connect struct {
 	// ConnectionID names the new connection; required.
 	ConnectionID string
+	// Epoch, when not empty, is the session lifetime the agent knew (from an earlier
+	// Connect). If the session no longer has it (its store lost it), the agent goes on
+	// in the session's current epoch, and Output.Connect says ConnectLost: the outcome
+	// of every call it made in the old one is unknown.
+	Epoch string
+}
+
+// ConnectState says what a Connect found.
+type ConnectState string
+
+// The states Connect reports.
+const (
+	// ConnectNew: the session did not exist; it starts now.
+	ConnectNew ConnectState = "new"
+	// ConnectResumed: the session goes on (the epoch the agent named, if any, is its).
+	ConnectResumed ConnectState = "resumed"
+	// ConnectLost: the agent named an epoch the session no longer has: its store lost
+	// it. The session (new, or a later lifetime) goes on in its own epoch; nothing of
+	// the lost one is known.
+	ConnectLost ConnectState = "lost"
+)
+
+// ConnectResult is Connect's answer.
+type ConnectResult struct {
+	// Epoch is the session's epoch: name it in later requests.
+	Epoch string
+	State ConnectState
 }
 
 func (ev Connect) validate() error { return CheckName("connection_id", ev.ConnectionID) }
@@ -62,6 +98,13 @@ func (ev Connect) check(st *step) error {
 // connections die (their jobs go on; their outcomes go out as notes).
 func (ev Connect) apply(st *step) error {
 	s := st.s
+	st.out.Connect = &ConnectResult{Epoch: s.Epoch, State: ConnectResumed}
+	switch {
+	case ev.Epoch != "" && ev.Epoch != s.Epoch:
+		st.out.Connect.State = ConnectLost
+	case s.Version == 0:
+		st.out.Connect.State = ConnectNew
+	}
 	if s.Connection == ev.ConnectionID {
 		return nil
 	}

@@ -33,6 +33,13 @@ type Session struct {
 	Version uint64 `json:"version"`
 	// CreatedAt is the time of the first event.
 	CreatedAt time.Time `json:"created_at"`
+	// Epoch names this lifetime of the session: six characters from [0-9a-z], made
+	// from CreatedAt (EpochAt). A session lost by its store (a Redis restart without
+	// persistence) and started again under the same id has another epoch, so a request
+	// naming the old one is refused (DataLoss) instead of running on a fresh state,
+	// and job ids, which carry it, never repeat across lifetimes. Empty for a session
+	// stored before epochs existed.
+	Epoch string `json:"epoch,omitempty"`
 	// Now is the latest time the engine has advanced to; events that arrive with an
 	// earlier clock (skew between replicas) are taken as happening at Now.
 	Now time.Time `json:"now"`

@@ -38,6 +38,10 @@ type Speech struct {
 	// ObservedAt is when the agent observed it (voice activity, `interrupted`, model
 	// output); zero: when it reaches the engine (see Engine.Step).
 	ObservedAt time.Time
+	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
+	// another one is refused (DataLoss), so a lost session is never started again
+	// silently by this event.
+	Epoch string
 }
 
 func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
@@ -50,7 +54,12 @@ func (ev Speech) validate() error {
 	return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
 }
 
-func (ev Speech) check(st *step) error { return notClosed(st.s) }
+func (ev Speech) check(st *step) error {
+	if err := checkEpoch(st.s, ev.Epoch); err != nil {
+		return err
+	}
+	return notClosed(st.s)
+}
 
 func (ev Speech) apply(st *step) error {
 	s := st.s
@@ -130,6 +139,10 @@ type Transcript struct {
 	// ObservedAt is when the agent received the piece; zero: when it reaches the
 	// engine (see Engine.Step).
 	ObservedAt time.Time
+	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
+	// another one is refused (DataLoss), so a lost session is never started again
+	// silently by this event.
+	Epoch string
 }
 
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
@@ -144,7 +157,12 @@ func (ev Transcript) validate() error {
 	return nil
 }
 
-func (ev Transcript) check(st *step) error { return notClosed(st.s) }
+func (ev Transcript) check(st *step) error {
+	if err := checkEpoch(st.s, ev.Epoch); err != nil {
+		return err
+	}
+	return notClosed(st.s)
+}
 
 func (ev Transcript) apply(st *step) error {
 	s := st.s

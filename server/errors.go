@@ -24,6 +24,7 @@ var codeOf = map[arbiter.Kind]codes.Code{
 	arbiter.Conflict:           codes.Aborted,
 	arbiter.Unavailable:        codes.Unavailable,
 	arbiter.ResourceExhausted:  codes.ResourceExhausted,
+	arbiter.DataLoss:           codes.DataLoss,
 	arbiter.Internal:           codes.Internal,
 }
 

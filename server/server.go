@@ -251,7 +251,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	ev := arbiter.RegisterCall{
 		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
-		BusinessKey:    req.GetBusinessKey(), ObservedAt: at,
+		BusinessKey:    req.GetBusinessKey(), ObservedAt: at, Epoch: req.GetEpoch(),
 	}
 	switch req.GetBehavior() {
 	case arbiterv1.Behavior_BEHAVIOR_BLOCKING:
@@ -303,7 +303,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if err != nil {
 		return nil, err
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at}, true)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -490,6 +490,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
 		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
 		Language: cmp.Or(ss.Language, speech.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
+		Epoch: ss.Epoch,
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)

@@ -23,11 +23,17 @@ func (s *Server) Connect(ctx context.Context, req *arbiterv1.ConnectRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Connect{ConnectionID: req.GetConnectionId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Connect{ConnectionID: req.GetConnectionId(), Epoch: req.GetEpoch()}, true)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ConnectResponse{Effects: eff}, nil
+	return &arbiterv1.ConnectResponse{Effects: eff, Epoch: out.Connect.Epoch, State: sessionStatePB[out.Connect.State]}, nil
+}
+
+var sessionStatePB = map[arbiter.ConnectState]arbiterv1.SessionState{
+	arbiter.ConnectNew:     arbiterv1.SessionState_SESSION_STATE_NEW,
+	arbiter.ConnectResumed: arbiterv1.SessionState_SESSION_STATE_RESUMED,
+	arbiter.ConnectLost:    arbiterv1.SessionState_SESSION_STATE_LOST,
 }
 
 // ReportProgress implements arbiterv1.ArbiterServiceServer: it returns the interim

@@ -10,7 +10,8 @@
 // Every file starts with a policy; every other command is one engine event at t, in
 // milliseconds after Epoch. The events the agent observes (call, speech, transcript,
 // withdraw) may say observed=MS: when the agent saw it, earlier than t when its
-// delivery was delayed (a store outage, a retry). A JSON body is an object; a text body is taken as written
+// delivery was delayed (a store outage, a retry). Those that may start a session
+// (call, speech, transcript, configure, connect) may name epoch=EPOCH. A JSON body is an object; a text body is taken as written
 // (trimmed), or, when it starts with a double quote, as one JSON string (for text whose
 // leading or trailing spaces matter, such as a model transcript piece).
 //
@@ -34,7 +35,9 @@
 //
 // # Output
 //
-// One line per item, in this order: what RegisterCall said, the decisions made during
+// The first step that finds the session prints its epoch ("session: epoch k3f9a2");
+// job ids are printed without it ("job-1" for "job-1.k3f9a2"), and a command's job id
+// without one gets it. One line per item, in this order: what RegisterCall said, the decisions made during
 // the step, Decide's answer, the effects in log order (by seq), the intent of a final
 // user transcript, the session's next timer, and "unchanged" when the step changed
 // nothing (the Service then stores nothing). A step with none of these prints "ok". A
@@ -42,6 +45,7 @@
 // out by an earlier step and returned again (an idempotent repeat) says "again".
 //
 //	call: ID DISPOSITION [job=JOB] [of=ID] [run=RUN] [key=KEY] [exec=TOOL ARGS] [repeat]
+//	connect: new|resumed|lost epoch=EPOCH
 //	revoked: JOB: ...                     a commit withdrawn by a late event (Output.Revoked)
 //	decided: JOB commit|cancel [cause=CAUSE] [t=MS]: REASON
 //	decision: JOB pending|commit|cancel [cause=CAUSE] [t=MS]: REASON
@@ -184,6 +188,9 @@ type script struct {
 	// lastSeq is the highest effect seq printed so far: an effect at or below it is a
 	// repeat.
 	lastSeq uint64
+	// epoch is the session's epoch once it exists: printed once, then left out of job
+	// ids ("job-1.k3f9a2" reads "job-1"), and added back to the job ids of commands.
+	epoch string
 }
 
 func (s *script) do(t *testing.T, td *datadriven.TestData) string {
@@ -194,8 +201,39 @@ func (s *script) do(t *testing.T, td *datadriven.TestData) string {
 		td.Fatalf(t, "%s before policy: a script starts with its policy", td.Cmd)
 	}
 	now, ev := parseEvent(t, td)
+	ev = s.withEpoch(ev)
 	out, sess, err := s.stepper.Step(now, ev, Creates(ev))
-	return s.render(now, ev, out, sess, err)
+	text := s.render(now, ev, out, sess, err)
+	if s.epoch == "" && sess != nil && sess.Epoch != "" {
+		s.epoch = sess.Epoch
+		text = "session: epoch " + s.epoch + "\n" + strings.TrimPrefix(text, "ok")
+	}
+	if s.epoch != "" {
+		text = strings.ReplaceAll(text, "."+s.epoch, "")
+	}
+	return text
+}
+
+// withEpoch gives a job id of a command without an epoch ("job-1") the session's.
+func (s *script) withEpoch(ev arbiter.Event) arbiter.Event {
+	full := func(id string) string {
+		if s.epoch == "" || strings.Contains(id, ".") || !strings.HasPrefix(id, "job-") {
+			return id
+		}
+		return id + "." + s.epoch
+	}
+	switch e := ev.(type) {
+	case arbiter.Decide:
+		e.JobID = full(e.JobID)
+		return e
+	case arbiter.Complete:
+		e.JobID = full(e.JobID)
+		return e
+	case arbiter.Progress:
+		e.JobID = full(e.JobID)
+		return e
+	}
+	return ev
 }
 
 func (s *script) policy(t *testing.T, td *datadriven.TestData) string {
@@ -241,6 +279,9 @@ func (s *script) render(now time.Time, ev arbiter.Event, out arbiter.Output, ses
 	}
 	if c := out.Call; c != nil {
 		line("call: %s", callLine(c, ev))
+	}
+	if c := out.Connect; c != nil {
+		line("connect: %s epoch=%s", c.State, c.Epoch)
 	}
 	for _, id := range out.Revoked {
 		line("revoked: %s: its commit was decided on a timeline missing this event", id)

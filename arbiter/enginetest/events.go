@@ -40,8 +40,8 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	var ev arbiter.Event
 	switch td.Cmd {
 	case "call":
-		checkArgs(t, td, "t", "observed", "id", "tool", "behavior", "tool_choice", "business_key")
-		rc := arbiter.RegisterCall{Args: jsonBody(t, td), ObservedAt: observed(t, td)}
+		checkArgs(t, td, "t", "observed", "epoch", "id", "tool", "behavior", "tool_choice", "business_key")
+		rc := arbiter.RegisterCall{Args: jsonBody(t, td), ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
 		if rc.Args == nil {
 			rc.Args = map[string]any{} // what the gRPC edge makes of absent args
 		}
@@ -65,7 +65,7 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	case "speech":
 		var kinds []string
 		for _, a := range td.CmdArgs {
-			if a.Key != "t" && a.Key != "observed" {
+			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" {
 				kinds = append(kinds, a.Key)
 			}
 		}
@@ -73,10 +73,10 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		if !ok || len(kinds) != 1 {
 			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
 		}
-		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td)}
+		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
 	case "transcript":
-		checkArgs(t, td, "t", "observed", "model", "interim")
-		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td)}
+		checkArgs(t, td, "t", "observed", "epoch", "model", "interim")
+		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
 	case "withdraw":
 		checkArgs(t, td, "t", "observed", "ids")
 		a, ok := td.Arg("ids")
@@ -105,13 +105,13 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		}
 		ev = c
 	case "configure":
-		checkArgs(t, td, "t", "language", "response_scheduling")
-		c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling")}
+		checkArgs(t, td, "t", "epoch", "language", "response_scheduling")
+		c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling"), Epoch: strArg(t, td, "epoch")}
 		td.MaybeScanArgs(t, "language", &c.Language)
 		ev = c
 	case "connect":
-		checkArgs(t, td, "t", "id")
-		c := arbiter.Connect{}
+		checkArgs(t, td, "t", "id", "epoch")
+		c := arbiter.Connect{Epoch: strArg(t, td, "epoch")}
 		td.ScanArgs(t, "id", &c.ConnectionID)
 		ev = c
 	case "progress":

@@ -26,6 +26,91 @@ type NewStore func(t *testing.T, now func() time.Time) arbiter.Store
 func Run(t *testing.T, root string, newStore NewStore) {
 	t.Run("Contract", func(t *testing.T) { RunContract(t, newStore) })
 	t.Run("Goldens", func(t *testing.T) { RunGoldens(t, root, newStore) })
+	t.Run("LostSession", func(t *testing.T) { RunLostSession(t, newStore) })
+}
+
+// fixedClock is an arbiter.Clock that reads a time the test sets.
+type fixedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fixedClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	ch <- c.Now().Add(d)
+	return ch
+}
+
+func (c *fixedClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// RunLostSession checks, through arbiter.Service, that a session its store lost is
+// reported, never started again silently (issue 12): a store that loses everything
+// is modelled by a second, empty store under the same Service settings. A request
+// naming the lost epoch is DataLoss and stores nothing; Connect naming it starts a new
+// lifetime and says the old one was lost; a job id of the lost lifetime is NotFound.
+func RunLostSession(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	key := arbiter.SessionKey{Tenant: "t1", ID: "lost"}
+	policy := &arbiter.Policy{Tools: map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true}}}
+	if err := policy.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fixedClock{now: time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)}
+	service := func(st arbiter.Store) *arbiter.Service {
+		return &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: st, Clock: clock}
+	}
+	before := service(newStore(t, clock.Now))
+	out, _, err := before.Apply(ctx, key, arbiter.Connect{ConnectionID: "k1"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Connect.State != arbiter.ConnectNew || out.Connect.Epoch == "" {
+		t.Fatalf("first Connect: %+v, want a new session with an epoch", out.Connect)
+	}
+	epoch := out.Connect.Epoch
+	out, _, err = before.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "3pm"}, Epoch: epoch}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staleJob := out.Call.JobID
+
+	clock.set(clock.Now().Add(time.Minute))
+	lost := newStore(t, clock.Now) // the store restarted with nothing
+	after := service(lost)
+	_, _, err = after.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "3pm"}, Epoch: epoch}, true)
+	if arbiter.KindOf(err) != arbiter.DataLoss {
+		t.Fatalf("a re-issued call naming the lost epoch: %v, want DataLoss", err)
+	}
+	if _, err := lost.Load(ctx, key); arbiter.KindOf(err) != arbiter.NotFound {
+		t.Fatalf("the refused call stored a session: %v", err)
+	}
+	out, _, err = after.Apply(ctx, key, arbiter.Connect{ConnectionID: "k2", Epoch: epoch}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Connect.State != arbiter.ConnectLost || out.Connect.Epoch == epoch || out.Connect.Epoch == "" {
+		t.Fatalf("Connect naming the lost epoch %q: %+v, want lost with a new epoch", epoch, out.Connect)
+	}
+	out, _, err = after.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "3pm"}, Epoch: out.Connect.Epoch}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Call.JobID == staleJob {
+		t.Fatalf("the new lifetime reuses job id %q", staleJob)
+	}
+	if _, _, err := after.Apply(ctx, key, arbiter.Decide{JobID: staleJob, Prepared: true}, false); arbiter.KindOf(err) != arbiter.NotFound {
+		t.Fatalf("a stale Decide for %s: %v, want NotFound", staleJob, err)
+	}
 }
 
 // RunContract checks the Store interface's promises.

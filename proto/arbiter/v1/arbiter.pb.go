@@ -25,6 +25,8 @@
 //   - UNAVAILABLE: the store could not be read or written. Fail closed: nothing was
 //     decided, retry the same request.
 //   - ABORTED: too many concurrent writers on one session; retry the same request.
+//   - DATA_LOSS: the request named a session epoch its store lost (see
+//     ConnectResponse.epoch). Nothing changes; Connect to go on in a new epoch.
 
 package arbiterv1
 
@@ -549,6 +551,65 @@ func (RunState) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
 }
 
+// SessionState says what Connect found.
+type SessionState int32
+
+const (
+	// Never returned.
+	SessionState_SESSION_STATE_UNSPECIFIED SessionState = 0
+	// The session did not exist: it starts now.
+	SessionState_SESSION_STATE_NEW SessionState = 1
+	// The session goes on (in the epoch the request named, if it named one).
+	SessionState_SESSION_STATE_RESUMED SessionState = 2
+	// The request named an epoch the session no longer has: its store lost it. The
+	// session (new, or a later lifetime) goes on in `epoch`; nothing of the lost one is
+	// known, so every call made in it has an unknown outcome.
+	SessionState_SESSION_STATE_LOST SessionState = 3
+)
+
+// Enum value maps for SessionState.
+var (
+	SessionState_name = map[int32]string{
+		0: "SESSION_STATE_UNSPECIFIED",
+		1: "SESSION_STATE_NEW",
+		2: "SESSION_STATE_RESUMED",
+		3: "SESSION_STATE_LOST",
+	}
+	SessionState_value = map[string]int32{
+		"SESSION_STATE_UNSPECIFIED": 0,
+		"SESSION_STATE_NEW":         1,
+		"SESSION_STATE_RESUMED":     2,
+		"SESSION_STATE_LOST":        3,
+	}
+)
+
+func (x SessionState) Enum() *SessionState {
+	p := new(SessionState)
+	*p = x
+	return p
+}
+
+func (x SessionState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SessionState) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
+}
+
+func (SessionState) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
+}
+
+func (x SessionState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SessionState.Descriptor instead.
+func (SessionState) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+}
+
 // JobState is where a job is in its life.
 type JobState int32
 
@@ -598,11 +659,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -611,7 +672,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 // Delivery says when to send a note.
@@ -653,11 +714,11 @@ func (x Delivery) String() string {
 }
 
 func (Delivery) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
 }
 
 func (Delivery) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
 }
 
 func (x Delivery) Number() protoreflect.EnumNumber {
@@ -666,7 +727,7 @@ func (x Delivery) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Delivery.Descriptor instead.
 func (Delivery) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 // NoteVia is how a note reaches the model.
@@ -709,11 +770,11 @@ func (x NoteVia) String() string {
 }
 
 func (NoteVia) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[11].Descriptor()
 }
 
 func (NoteVia) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[11]
 }
 
 func (x NoteVia) Number() protoreflect.EnumNumber {
@@ -722,7 +783,7 @@ func (x NoteVia) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NoteVia.Descriptor instead.
 func (NoteVia) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 // Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
@@ -768,11 +829,11 @@ func (x Scheduling) String() string {
 }
 
 func (Scheduling) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[11].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[12].Descriptor()
 }
 
 func (Scheduling) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[11]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[12]
 }
 
 func (x Scheduling) Number() protoreflect.EnumNumber {
@@ -781,7 +842,7 @@ func (x Scheduling) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Scheduling.Descriptor instead.
 func (Scheduling) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
 }
 
 // RegisterCallRequest records one function call from the model.
@@ -816,7 +877,13 @@ type RegisterCallRequest struct {
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
-	Age           *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
+	Age *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
+	// The session's epoch as Connect returned it (optional, 6 characters): when set and
+	// the session no longer has it (its store lost the session: a Redis restart without
+	// persistence), DATA_LOSS, and nothing changes: the session is not started again
+	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
+	// every call made in the lost epoch is unknown.
+	Epoch         string `protobuf:"bytes,9,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -905,6 +972,13 @@ func (x *RegisterCallRequest) GetAge() *durationpb.Duration {
 		return x.Age
 	}
 	return nil
+}
+
+func (x *RegisterCallRequest) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
 }
 
 // RegisterCallResponse says what to do with the call.
@@ -1048,6 +1122,12 @@ type ReportSpeechRequest struct {
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Required. What happened.
 	Event SpeechEvent `protobuf:"varint,2,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
+	// The session's epoch as Connect returned it (optional, 6 characters): when set and
+	// the session no longer has it (its store lost the session: a Redis restart without
+	// persistence), DATA_LOSS, and nothing changes: the session is not started again
+	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
+	// every call made in the lost epoch is unknown.
+	Epoch string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
 	// own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -1104,6 +1184,13 @@ func (x *ReportSpeechRequest) GetEvent() SpeechEvent {
 		return x.Event
 	}
 	return SpeechEvent_SPEECH_EVENT_UNSPECIFIED
+}
+
+func (x *ReportSpeechRequest) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
 }
 
 func (x *ReportSpeechRequest) GetAge() *durationpb.Duration {
@@ -1174,6 +1261,12 @@ type ReportTranscriptRequest struct {
 	// (interim=false, the default) user transcript is checked for stop intent and can
 	// release a held commit.
 	Interim bool `protobuf:"varint,4,opt,name=interim,proto3" json:"interim,omitempty"`
+	// The session's epoch as Connect returned it (optional, 6 characters): when set and
+	// the session no longer has it (its store lost the session: a Redis restart without
+	// persistence), DATA_LOSS, and nothing changes: the session is not started again
+	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
+	// every call made in the lost epoch is unknown.
+	Epoch string `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
 	// own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -1244,6 +1337,13 @@ func (x *ReportTranscriptRequest) GetInterim() bool {
 		return x.Interim
 	}
 	return false
+}
+
+func (x *ReportTranscriptRequest) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
 }
 
 func (x *ReportTranscriptRequest) GetAge() *durationpb.Duration {
@@ -1747,8 +1847,14 @@ type ConfigureSessionRequest struct {
 	// ReportProgress gives interim responses. Every ConfigureSession sets it: false
 	// (the default) turns it off, so send it along with a language change.
 	ResponseScheduling bool `protobuf:"varint,3,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The session's epoch as Connect returned it (optional, 6 characters): when set and
+	// the session no longer has it (its store lost the session: a Redis restart without
+	// persistence), DATA_LOSS, and nothing changes: the session is not started again
+	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
+	// every call made in the lost epoch is unknown.
+	Epoch         string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureSessionRequest) Reset() {
@@ -1800,6 +1906,13 @@ func (x *ConfigureSessionRequest) GetResponseScheduling() bool {
 		return x.ResponseScheduling
 	}
 	return false
+}
+
+func (x *ConfigureSessionRequest) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
 }
 
 // ConfigureSessionResponse confirms the options.
@@ -2051,8 +2164,10 @@ type GetSessionResponse struct {
 	// Whether the session said its provider honours response scheduling
 	// (ConfigureSession).
 	ResponseScheduling bool `protobuf:"varint,13,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The session's epoch (see ConnectResponse.epoch).
+	Epoch         string `protobuf:"bytes,14,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
@@ -2174,6 +2289,13 @@ func (x *GetSessionResponse) GetResponseScheduling() bool {
 		return x.ResponseScheduling
 	}
 	return false
+}
+
+func (x *GetSessionResponse) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
 }
 
 // Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
@@ -2386,7 +2508,12 @@ type ConnectRequest struct {
 	// Required. The new connection's id (any id the agent picks, e.g. a counter or the
 	// provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
 	// INVALID_ARGUMENT naming `connection_id`.
-	ConnectionId  string `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	ConnectionId string `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	// The epoch an earlier Connect returned, when the agent had one (optional). If the
+	// session no longer has it (its store lost the session), the answer's state is
+	// SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
+	// call still in flight from the lost one as of unknown outcome, never as not done.
+	Epoch         string `protobuf:"bytes,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2435,12 +2562,25 @@ func (x *ConnectRequest) GetConnectionId() string {
 	return ""
 }
 
+func (x *ConnectRequest) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
 // ConnectResponse carries what the reconnect made due.
 type ConnectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Skips (reason "connection_closed") for the calls of earlier connections that were
 	// still pending: never answer them on the new connection.
-	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	// The session's epoch (6 characters from [0-9a-z]): name it in later requests, so a
+	// session its store lost is reported (DATA_LOSS), not started again silently. Job
+	// ids carry it too, so a job id of a lost epoch is NOT_FOUND in a later one.
+	Epoch string `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// New, resumed or lost.
+	State         SessionState `protobuf:"varint,3,opt,name=state,proto3,enum=arbiter.v1.SessionState" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2480,6 +2620,20 @@ func (x *ConnectResponse) GetEffects() *Effects {
 		return x.Effects
 	}
 	return nil
+}
+
+func (x *ConnectResponse) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+func (x *ConnectResponse) GetState() SessionState {
+	if x != nil {
+		return x.State
+	}
+	return SessionState_SESSION_STATE_UNSPECIFIED
 }
 
 // ReportProgressRequest carries an interim result.
@@ -3489,7 +3643,7 @@ var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
 const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\n" +
 	"\x18arbiter/v1/arbiter.proto\x12\n" +
-	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x02\n" +
+	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdf\x02\n" +
 	"\x13RegisterCallRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -3500,7 +3654,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\vtool_choice\x18\x06 \x01(\x0e2\x16.arbiter.v1.ToolChoiceR\n" +
 	"toolChoice\x12!\n" +
 	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\x12+\n" +
-	"\x03age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x03age\"\xfd\x02\n" +
+	"\x03age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x14\n" +
+	"\x05epoch\x18\t \x01(\tR\x05epoch\"\xfd\x02\n" +
 	"\x14RegisterCallResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x129\n" +
 	"\vdisposition\x18\x02 \x01(\x0e2\x17.arbiter.v1.DispositionR\vdisposition\x12\x15\n" +
@@ -3513,20 +3668,22 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x19\n" +
 	"\bjob_tool\x18\t \x01(\tR\ajobTool\x122\n" +
 	"\bjob_args\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\x90\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\xa6\x01\n" +
 	"\x13ReportSpeechRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
-	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12+\n" +
+	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12+\n" +
 	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"E\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb9\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xcf\x01\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x18\n" +
-	"\ainterim\x18\x04 \x01(\bR\ainterim\x12+\n" +
+	"\ainterim\x18\x04 \x01(\bR\ainterim\x12\x14\n" +
+	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12+\n" +
 	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x8d\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
@@ -3560,12 +3717,13 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\x85\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\x9b\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\blanguage\x18\x02 \x01(\tR\blanguage\x12/\n" +
-	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\"g\n" +
+	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\"g\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\"\\\n" +
@@ -3581,7 +3739,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x83\x04\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x99\x04\n" +
 	"\x12GetSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -3598,7 +3756,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	" \x01(\tR\fconnectionId\x12\x19\n" +
 	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1a\n" +
 	"\blanguage\x18\f \x01(\tR\blanguage\x12/\n" +
-	"\x13response_scheduling\x18\r \x01(\bR\x12responseScheduling\"\xdf\x01\n" +
+	"\x13response_scheduling\x18\r \x01(\bR\x12responseScheduling\x12\x14\n" +
+	"\x05epoch\x18\x0e \x01(\tR\x05epoch\"\xdf\x01\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
@@ -3614,13 +3773,16 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\acall_id\x18\x04 \x01(\tR\x06callId\x12\x15\n" +
 	"\x06job_id\x18\x05 \x01(\tR\x05jobId\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
-	"\x03seq\x18\a \x01(\x04R\x03seq\"T\n" +
+	"\x03seq\x18\a \x01(\x04R\x03seq\"j\n" +
 	"\x0eConnectRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
-	"\rconnection_id\x18\x02 \x01(\tR\fconnectionId\"@\n" +
+	"\rconnection_id\x18\x02 \x01(\tR\fconnectionId\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\tR\x05epoch\"\x86\x01\n" +
 	"\x0fConnectResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"~\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12.\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"~\n" +
 	"\x15ReportProgressRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -3742,7 +3904,12 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x13RUN_STATE_CONFIRMED\x10\x02\x12\x15\n" +
 	"\x11RUN_STATE_REFUSED\x10\x03\x12\x15\n" +
 	"\x11RUN_STATE_EXPIRED\x10\x04\x12\x17\n" +
-	"\x13RUN_STATE_CANCELLED\x10\x05*\x98\x01\n" +
+	"\x13RUN_STATE_CANCELLED\x10\x05*w\n" +
+	"\fSessionState\x12\x1d\n" +
+	"\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11SESSION_STATE_NEW\x10\x01\x12\x19\n" +
+	"\x15SESSION_STATE_RESUMED\x10\x02\x12\x16\n" +
+	"\x12SESSION_STATE_LOST\x10\x03*\x98\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOB_STATE_PREPARING\x10\x01\x12\x16\n" +
@@ -3792,7 +3959,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_arbiter_proto_rawDescData
 }
 
-var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
 var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
@@ -3803,132 +3970,134 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Decision)(0),                              // 5: arbiter.v1.Decision
 	(Outcome)(0),                               // 6: arbiter.v1.Outcome
 	(RunState)(0),                              // 7: arbiter.v1.RunState
-	(JobState)(0),                              // 8: arbiter.v1.JobState
-	(Delivery)(0),                              // 9: arbiter.v1.Delivery
-	(NoteVia)(0),                               // 10: arbiter.v1.NoteVia
-	(Scheduling)(0),                            // 11: arbiter.v1.Scheduling
-	(*RegisterCallRequest)(nil),                // 12: arbiter.v1.RegisterCallRequest
-	(*RegisterCallResponse)(nil),               // 13: arbiter.v1.RegisterCallResponse
-	(*ReportSpeechRequest)(nil),                // 14: arbiter.v1.ReportSpeechRequest
-	(*ReportSpeechResponse)(nil),               // 15: arbiter.v1.ReportSpeechResponse
-	(*ReportTranscriptRequest)(nil),            // 16: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 17: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 18: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 19: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 20: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 21: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 22: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 23: arbiter.v1.CompleteResponse
-	(*ConfigureSessionRequest)(nil),            // 24: arbiter.v1.ConfigureSessionRequest
-	(*ConfigureSessionResponse)(nil),           // 25: arbiter.v1.ConfigureSessionResponse
-	(*PollRequest)(nil),                        // 26: arbiter.v1.PollRequest
-	(*PollResponse)(nil),                       // 27: arbiter.v1.PollResponse
-	(*GetSessionRequest)(nil),                  // 28: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 29: arbiter.v1.GetSessionResponse
-	(*Run)(nil),                                // 30: arbiter.v1.Run
-	(*RunUpdate)(nil),                          // 31: arbiter.v1.RunUpdate
-	(*ConnectRequest)(nil),                     // 32: arbiter.v1.ConnectRequest
-	(*ConnectResponse)(nil),                    // 33: arbiter.v1.ConnectResponse
-	(*ReportProgressRequest)(nil),              // 34: arbiter.v1.ReportProgressRequest
-	(*ReportProgressResponse)(nil),             // 35: arbiter.v1.ReportProgressResponse
-	(*WatchRequest)(nil),                       // 36: arbiter.v1.WatchRequest
-	(*WatchResponse)(nil),                      // 37: arbiter.v1.WatchResponse
-	(*PendingCall)(nil),                        // 38: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 39: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 40: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 41: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 42: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 43: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 44: arbiter.v1.Skip
-	(*Note)(nil),                               // 45: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 46: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 47: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 48: google.protobuf.Timestamp
+	(SessionState)(0),                          // 8: arbiter.v1.SessionState
+	(JobState)(0),                              // 9: arbiter.v1.JobState
+	(Delivery)(0),                              // 10: arbiter.v1.Delivery
+	(NoteVia)(0),                               // 11: arbiter.v1.NoteVia
+	(Scheduling)(0),                            // 12: arbiter.v1.Scheduling
+	(*RegisterCallRequest)(nil),                // 13: arbiter.v1.RegisterCallRequest
+	(*RegisterCallResponse)(nil),               // 14: arbiter.v1.RegisterCallResponse
+	(*ReportSpeechRequest)(nil),                // 15: arbiter.v1.ReportSpeechRequest
+	(*ReportSpeechResponse)(nil),               // 16: arbiter.v1.ReportSpeechResponse
+	(*ReportTranscriptRequest)(nil),            // 17: arbiter.v1.ReportTranscriptRequest
+	(*ReportTranscriptResponse)(nil),           // 18: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 19: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 20: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 21: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 22: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 23: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 24: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 25: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 26: arbiter.v1.ConfigureSessionResponse
+	(*PollRequest)(nil),                        // 27: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 28: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 29: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 30: arbiter.v1.GetSessionResponse
+	(*Run)(nil),                                // 31: arbiter.v1.Run
+	(*RunUpdate)(nil),                          // 32: arbiter.v1.RunUpdate
+	(*ConnectRequest)(nil),                     // 33: arbiter.v1.ConnectRequest
+	(*ConnectResponse)(nil),                    // 34: arbiter.v1.ConnectResponse
+	(*ReportProgressRequest)(nil),              // 35: arbiter.v1.ReportProgressRequest
+	(*ReportProgressResponse)(nil),             // 36: arbiter.v1.ReportProgressResponse
+	(*WatchRequest)(nil),                       // 37: arbiter.v1.WatchRequest
+	(*WatchResponse)(nil),                      // 38: arbiter.v1.WatchResponse
+	(*PendingCall)(nil),                        // 39: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 40: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 41: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 42: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 43: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 44: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 45: arbiter.v1.Skip
+	(*Note)(nil),                               // 46: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 47: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 48: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 49: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	46, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	47, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	47, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	48, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
 	2,  // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	42, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	46, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	43, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	47, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
 	3,  // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	47, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
-	42, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	43, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,  // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	47, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
-	42, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	47, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
-	42, // 14: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	47, // 15: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	48, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	43, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	43, // 14: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 15: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
 	5,  // 16: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	48, // 17: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	49, // 17: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
 	6,  // 18: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	46, // 19: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	42, // 20: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	42, // 21: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	48, // 22: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	38, // 23: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	39, // 24: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	48, // 25: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	30, // 26: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	47, // 19: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	43, // 20: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	43, // 21: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	49, // 22: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	39, // 23: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	40, // 24: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	49, // 25: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	31, // 26: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
 	7,  // 27: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	48, // 28: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	49, // 28: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
 	7,  // 29: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	42, // 30: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	46, // 31: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	42, // 32: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	43, // 33: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	44, // 34: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	45, // 35: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	31, // 36: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	47, // 37: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 38: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	8,  // 39: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 40: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 41: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	48, // 42: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	42, // 43: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	43, // 44: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	44, // 45: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	45, // 46: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	31, // 47: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	46, // 48: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	9,  // 49: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	10, // 50: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	11, // 51: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	12, // 52: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	14, // 53: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	16, // 54: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	18, // 55: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	20, // 56: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	22, // 57: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	24, // 58: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	26, // 59: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	28, // 60: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	40, // 61: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	32, // 62: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	34, // 63: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	36, // 64: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	13, // 65: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	15, // 66: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	17, // 67: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	19, // 68: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	21, // 69: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	23, // 70: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	25, // 71: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	27, // 72: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	29, // 73: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	41, // 74: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	33, // 75: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	35, // 76: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	37, // 77: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	65, // [65:78] is the sub-list for method output_type
-	52, // [52:65] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	43, // 30: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	8,  // 31: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
+	47, // 32: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	43, // 33: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	44, // 34: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	45, // 35: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	46, // 36: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	32, // 37: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	48, // 38: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 39: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	9,  // 40: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	5,  // 41: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	6,  // 42: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	49, // 43: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	43, // 44: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	44, // 45: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	45, // 46: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	46, // 47: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	32, // 48: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	47, // 49: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	10, // 50: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	11, // 51: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	12, // 52: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	13, // 53: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	15, // 54: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	17, // 55: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	19, // 56: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	21, // 57: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	23, // 58: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	25, // 59: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	27, // 60: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	29, // 61: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	41, // 62: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	33, // 63: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	35, // 64: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	37, // 65: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	14, // 66: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	16, // 67: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	18, // 68: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	20, // 69: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	22, // 70: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	24, // 71: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	26, // 72: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	28, // 73: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	30, // 74: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	42, // 75: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	34, // 76: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	36, // 77: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	38, // 78: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	66, // [66:79] is the sub-list for method output_type
+	53, // [53:66] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -3948,7 +4117,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
-			NumEnums:      12,
+			NumEnums:      13,
 			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -25,6 +25,8 @@
 //   - UNAVAILABLE: the store could not be read or written. Fail closed: nothing was
 //     decided, retry the same request.
 //   - ABORTED: too many concurrent writers on one session; retry the same request.
+//   - DATA_LOSS: the request named a session epoch its store lost (see
+//     ConnectResponse.epoch). Nothing changes; Connect to go on in a new epoch.
 
 package arbiterv1
 

@@ -51,6 +51,10 @@ SCHEDULING_INTERRUPT: Scheduling
 SCHEDULING_SILENT: Scheduling
 SCHEDULING_UNSPECIFIED: Scheduling
 SCHEDULING_WHEN_IDLE: Scheduling
+SESSION_STATE_LOST: SessionState
+SESSION_STATE_NEW: SessionState
+SESSION_STATE_RESUMED: SessionState
+SESSION_STATE_UNSPECIFIED: SessionState
 SPEECH_EVENT_INTERRUPTED: SpeechEvent
 SPEECH_EVENT_MODEL_GENERATION_COMPLETE: SpeechEvent
 SPEECH_EVENT_MODEL_OUTPUT_START: SpeechEvent
@@ -97,14 +101,16 @@ class CompleteResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ConfigureSessionRequest(_message.Message):
-    __slots__ = ["language", "response_scheduling", "session_id"]
+    __slots__ = ["epoch", "language", "response_scheduling", "session_id"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    epoch: str
     language: str
     response_scheduling: bool
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
 
 class ConfigureSessionResponse(_message.Message):
     __slots__ = ["language", "response_scheduling"]
@@ -115,18 +121,24 @@ class ConfigureSessionResponse(_message.Message):
     def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
 
 class ConnectRequest(_message.Message):
-    __slots__ = ["connection_id", "session_id"]
+    __slots__ = ["connection_id", "epoch", "session_id"]
     CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     connection_id: str
+    epoch: str
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., connection_id: _Optional[str] = ..., epoch: _Optional[str] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
-    __slots__ = ["effects"]
+    __slots__ = ["effects", "epoch", "state"]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     effects: Effects
-    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+    epoch: str
+    state: SessionState
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., epoch: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
     __slots__ = ["job_id", "prepared", "session_id", "wait"]
@@ -187,9 +199,10 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ["closed", "connection_id", "jobs", "language", "last_seq", "model_speaking", "next_timer", "pending_calls", "response_scheduling", "runs", "session_id", "utterance_open", "version"]
+    __slots__ = ["closed", "connection_id", "epoch", "jobs", "language", "last_seq", "model_speaking", "next_timer", "pending_calls", "response_scheduling", "runs", "session_id", "utterance_open", "version"]
     CLOSED_FIELD_NUMBER: _ClassVar[int]
     CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +216,7 @@ class GetSessionResponse(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     closed: bool
     connection_id: str
+    epoch: str
     jobs: _containers.RepeatedCompositeFieldContainer[Job]
     language: str
     last_seq: int
@@ -214,7 +228,7 @@ class GetSessionResponse(_message.Message):
     session_id: str
     utterance_open: bool
     version: int
-    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ["abandoned", "business_key", "call_ids", "created_at", "decision", "job_id", "outcome", "reason", "side_effect", "state", "tool"]
@@ -295,12 +309,13 @@ class PollResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RegisterCallRequest(_message.Message):
-    __slots__ = ["age", "args", "behavior", "business_key", "call_id", "session_id", "tool", "tool_choice"]
+    __slots__ = ["age", "args", "behavior", "business_key", "call_id", "epoch", "session_id", "tool", "tool_choice"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     ARGS_FIELD_NUMBER: _ClassVar[int]
     BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
     BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -309,10 +324,11 @@ class RegisterCallRequest(_message.Message):
     behavior: Behavior
     business_key: str
     call_id: str
+    epoch: str
     session_id: str
     tool: str
     tool_choice: ToolChoice
-    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., epoch: _Optional[str] = ...) -> None: ...
 
 class RegisterCallResponse(_message.Message):
     __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_args", "job_id", "job_tool", "run_id", "side_effect"]
@@ -355,14 +371,16 @@ class ReportProgressResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechRequest(_message.Message):
-    __slots__ = ["age", "event", "session_id"]
+    __slots__ = ["age", "epoch", "event", "session_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
+    epoch: str
     event: SpeechEvent
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., epoch: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechResponse(_message.Message):
     __slots__ = ["effects"]
@@ -389,18 +407,20 @@ class ReportToolCallCancellationResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ["age", "interim", "role", "session_id", "text"]
+    __slots__ = ["age", "epoch", "interim", "role", "session_id", "text"]
     AGE_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
+    epoch: str
     interim: bool
     role: Role
     session_id: str
     text: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects", "intent"]
@@ -506,6 +526,9 @@ class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class RunState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

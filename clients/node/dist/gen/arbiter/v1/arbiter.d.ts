@@ -184,6 +184,24 @@ export declare enum RunState {
 }
 export declare function runStateFromJSON(object: any): RunState;
 export declare function runStateToJSON(object: RunState): string;
+/** SessionState says what Connect found. */
+export declare enum SessionState {
+    /** SESSION_STATE_UNSPECIFIED - Never returned. */
+    SESSION_STATE_UNSPECIFIED = 0,
+    /** SESSION_STATE_NEW - The session did not exist: it starts now. */
+    SESSION_STATE_NEW = 1,
+    /** SESSION_STATE_RESUMED - The session goes on (in the epoch the request named, if it named one). */
+    SESSION_STATE_RESUMED = 2,
+    /**
+     * SESSION_STATE_LOST - The request named an epoch the session no longer has: its store lost it. The
+     * session (new, or a later lifetime) goes on in `epoch`; nothing of the lost one is
+     * known, so every call made in it has an unknown outcome.
+     */
+    SESSION_STATE_LOST = 3,
+    UNRECOGNIZED = -1
+}
+export declare function sessionStateFromJSON(object: any): SessionState;
+export declare function sessionStateToJSON(object: SessionState): string;
 /** JobState is where a job is in its life. */
 export declare enum JobState {
     /** JOB_STATE_UNSPECIFIED - Never returned. */
@@ -301,6 +319,14 @@ export interface RegisterCallRequest {
      * Negative or malformed: INVALID_ARGUMENT naming `age`.
      */
     age: Duration | undefined;
+    /**
+     * The session's epoch as Connect returned it (optional, 6 characters): when set and
+     * the session no longer has it (its store lost the session: a Redis restart without
+     * persistence), DATA_LOSS, and nothing changes: the session is not started again
+     * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+     * every call made in the lost epoch is unknown.
+     */
+    epoch: string;
 }
 /** RegisterCallResponse says what to do with the call. */
 export interface RegisterCallResponse {
@@ -353,6 +379,14 @@ export interface ReportSpeechRequest {
     /** Required. What happened. */
     event: SpeechEvent;
     /**
+     * The session's epoch as Connect returned it (optional, 6 characters): when set and
+     * the session no longer has it (its store lost the session: a Redis restart without
+     * persistence), DATA_LOSS, and nothing changes: the session is not started again
+     * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+     * every call made in the lost epoch is unknown.
+     */
+    epoch: string;
+    /**
      * How long ago the agent observed this event (received it from the model server),
      * measured on the agent's own clock when it sends this request: a retry sends its
      * own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -388,6 +422,14 @@ export interface ReportTranscriptRequest {
      * release a held commit.
      */
     interim: boolean;
+    /**
+     * The session's epoch as Connect returned it (optional, 6 characters): when set and
+     * the session no longer has it (its store lost the session: a Redis restart without
+     * persistence), DATA_LOSS, and nothing changes: the session is not started again
+     * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+     * every call made in the lost epoch is unknown.
+     */
+    epoch: string;
     /**
      * How long ago the agent observed this event (received it from the model server),
      * measured on the agent's own clock when it sends this request: a retry sends its
@@ -524,6 +566,14 @@ export interface ConfigureSessionRequest {
      * (the default) turns it off, so send it along with a language change.
      */
     responseScheduling: boolean;
+    /**
+     * The session's epoch as Connect returned it (optional, 6 characters): when set and
+     * the session no longer has it (its store lost the session: a Redis restart without
+     * persistence), DATA_LOSS, and nothing changes: the session is not started again
+     * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+     * every call made in the lost epoch is unknown.
+     */
+    epoch: string;
 }
 /** ConfigureSessionResponse confirms the options. */
 export interface ConfigureSessionResponse {
@@ -598,6 +648,8 @@ export interface GetSessionResponse {
      * (ConfigureSession).
      */
     responseScheduling: boolean;
+    /** The session's epoch (see ConnectResponse.epoch). */
+    epoch: string;
 }
 /**
  * Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
@@ -649,6 +701,13 @@ export interface ConnectRequest {
      * INVALID_ARGUMENT naming `connection_id`.
      */
     connectionId: string;
+    /**
+     * The epoch an earlier Connect returned, when the agent had one (optional). If the
+     * session no longer has it (its store lost the session), the answer's state is
+     * SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
+     * call still in flight from the lost one as of unknown outcome, never as not done.
+     */
+    epoch: string;
 }
 /** ConnectResponse carries what the reconnect made due. */
 export interface ConnectResponse {
@@ -657,6 +716,14 @@ export interface ConnectResponse {
      * still pending: never answer them on the new connection.
      */
     effects: Effects | undefined;
+    /**
+     * The session's epoch (6 characters from [0-9a-z]): name it in later requests, so a
+     * session its store lost is reported (DATA_LOSS), not started again silently. Job
+     * ids carry it too, so a job id of a lost epoch is NOT_FOUND in a later one.
+     */
+    epoch: string;
+    /** New, resumed or lost. */
+    state: SessionState;
 }
 /** ReportProgressRequest carries an interim result. */
 export interface ReportProgressRequest {

@@ -489,6 +489,58 @@ export function runStateToJSON(object) {
             return "UNRECOGNIZED";
     }
 }
+/** SessionState says what Connect found. */
+export var SessionState;
+(function (SessionState) {
+    /** SESSION_STATE_UNSPECIFIED - Never returned. */
+    SessionState[SessionState["SESSION_STATE_UNSPECIFIED"] = 0] = "SESSION_STATE_UNSPECIFIED";
+    /** SESSION_STATE_NEW - The session did not exist: it starts now. */
+    SessionState[SessionState["SESSION_STATE_NEW"] = 1] = "SESSION_STATE_NEW";
+    /** SESSION_STATE_RESUMED - The session goes on (in the epoch the request named, if it named one). */
+    SessionState[SessionState["SESSION_STATE_RESUMED"] = 2] = "SESSION_STATE_RESUMED";
+    /**
+     * SESSION_STATE_LOST - The request named an epoch the session no longer has: its store lost it. The
+     * session (new, or a later lifetime) goes on in `epoch`; nothing of the lost one is
+     * known, so every call made in it has an unknown outcome.
+     */
+    SessionState[SessionState["SESSION_STATE_LOST"] = 3] = "SESSION_STATE_LOST";
+    SessionState[SessionState["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(SessionState || (SessionState = {}));
+export function sessionStateFromJSON(object) {
+    switch (object) {
+        case 0:
+        case "SESSION_STATE_UNSPECIFIED":
+            return SessionState.SESSION_STATE_UNSPECIFIED;
+        case 1:
+        case "SESSION_STATE_NEW":
+            return SessionState.SESSION_STATE_NEW;
+        case 2:
+        case "SESSION_STATE_RESUMED":
+            return SessionState.SESSION_STATE_RESUMED;
+        case 3:
+        case "SESSION_STATE_LOST":
+            return SessionState.SESSION_STATE_LOST;
+        case -1:
+        case "UNRECOGNIZED":
+        default:
+            return SessionState.UNRECOGNIZED;
+    }
+}
+export function sessionStateToJSON(object) {
+    switch (object) {
+        case SessionState.SESSION_STATE_UNSPECIFIED:
+            return "SESSION_STATE_UNSPECIFIED";
+        case SessionState.SESSION_STATE_NEW:
+            return "SESSION_STATE_NEW";
+        case SessionState.SESSION_STATE_RESUMED:
+            return "SESSION_STATE_RESUMED";
+        case SessionState.SESSION_STATE_LOST:
+            return "SESSION_STATE_LOST";
+        case SessionState.UNRECOGNIZED:
+        default:
+            return "UNRECOGNIZED";
+    }
+}
 /** JobState is where a job is in its life. */
 export var JobState;
 (function (JobState) {
@@ -708,6 +760,7 @@ function createBaseRegisterCallRequest() {
         toolChoice: 0,
         businessKey: "",
         age: undefined,
+        epoch: "",
     };
 }
 export const RegisterCallRequest = {
@@ -735,6 +788,9 @@ export const RegisterCallRequest = {
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(66).fork()).join();
+        }
+        if (message.epoch !== "") {
+            writer.uint32(74).string(message.epoch);
         }
         return writer;
     },
@@ -807,6 +863,13 @@ export const RegisterCallRequest = {
                         message.age = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 9: {
+                        if (tag !== 74) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -845,6 +908,7 @@ export const RegisterCallRequest = {
                     ? globalThis.String(object.business_key)
                     : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
         };
     },
     toJSON(message) {
@@ -873,6 +937,9 @@ export const RegisterCallRequest = {
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
         return obj;
     },
     create(base) {
@@ -888,6 +955,7 @@ export const RegisterCallRequest = {
         message.toolChoice = object.toolChoice ?? 0;
         message.businessKey = object.businessKey ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+        message.epoch = object.epoch ?? "";
         return message;
     },
 };
@@ -1131,7 +1199,7 @@ export const RegisterCallResponse = {
     },
 };
 function createBaseReportSpeechRequest() {
-    return { sessionId: "", event: 0, age: undefined };
+    return { sessionId: "", event: 0, epoch: "", age: undefined };
 }
 export const ReportSpeechRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1140,6 +1208,9 @@ export const ReportSpeechRequest = {
         }
         if (message.event !== 0) {
             writer.uint32(16).int32(message.event);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(34).string(message.epoch);
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(26).fork()).join();
@@ -1173,6 +1244,13 @@ export const ReportSpeechRequest = {
                         message.event = reader.int32();
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                     case 3: {
                         if (tag !== 26) {
                             break;
@@ -1200,6 +1278,7 @@ export const ReportSpeechRequest = {
                     ? globalThis.String(object.session_id)
                     : "",
             event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
@@ -1210,6 +1289,9 @@ export const ReportSpeechRequest = {
         }
         if (message.event !== 0) {
             obj.event = speechEventToJSON(message.event);
+        }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
         }
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
@@ -1223,6 +1305,7 @@ export const ReportSpeechRequest = {
         const message = createBaseReportSpeechRequest();
         message.sessionId = object.sessionId ?? "";
         message.event = object.event ?? 0;
+        message.epoch = object.epoch ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
@@ -1291,7 +1374,7 @@ export const ReportSpeechResponse = {
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false, age: undefined };
+    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", age: undefined };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1306,6 +1389,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.interim !== false) {
             writer.uint32(32).bool(message.interim);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(50).string(message.epoch);
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(42).fork()).join();
@@ -1353,6 +1439,13 @@ export const ReportTranscriptRequest = {
                         message.interim = reader.bool();
                         continue;
                     }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                     case 5: {
                         if (tag !== 42) {
                             break;
@@ -1382,6 +1475,7 @@ export const ReportTranscriptRequest = {
             role: isSet(object.role) ? roleFromJSON(object.role) : 0,
             text: isSet(object.text) ? globalThis.String(object.text) : "",
             interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
@@ -1399,6 +1493,9 @@ export const ReportTranscriptRequest = {
         if (message.interim !== false) {
             obj.interim = message.interim;
         }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
@@ -1413,6 +1510,7 @@ export const ReportTranscriptRequest = {
         message.role = object.role ?? 0;
         message.text = object.text ?? "";
         message.interim = object.interim ?? false;
+        message.epoch = object.epoch ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
@@ -2128,7 +2226,7 @@ export const CompleteResponse = {
     },
 };
 function createBaseConfigureSessionRequest() {
-    return { sessionId: "", language: "", responseScheduling: false };
+    return { sessionId: "", language: "", responseScheduling: false, epoch: "" };
 }
 export const ConfigureSessionRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2140,6 +2238,9 @@ export const ConfigureSessionRequest = {
         }
         if (message.responseScheduling !== false) {
             writer.uint32(24).bool(message.responseScheduling);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(34).string(message.epoch);
         }
         return writer;
     },
@@ -2177,6 +2278,13 @@ export const ConfigureSessionRequest = {
                         message.responseScheduling = reader.bool();
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2202,6 +2310,7 @@ export const ConfigureSessionRequest = {
                 : isSet(object.response_scheduling)
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
         };
     },
     toJSON(message) {
@@ -2215,6 +2324,9 @@ export const ConfigureSessionRequest = {
         if (message.responseScheduling !== false) {
             obj.responseScheduling = message.responseScheduling;
         }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
         return obj;
     },
     create(base) {
@@ -2225,6 +2337,7 @@ export const ConfigureSessionRequest = {
         message.sessionId = object.sessionId ?? "";
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
+        message.epoch = object.epoch ?? "";
         return message;
     },
 };
@@ -2562,6 +2675,7 @@ function createBaseGetSessionResponse() {
         lastSeq: 0,
         language: "",
         responseScheduling: false,
+        epoch: "",
     };
 }
 export const GetSessionResponse = {
@@ -2604,6 +2718,9 @@ export const GetSessionResponse = {
         }
         if (message.responseScheduling !== false) {
             writer.uint32(104).bool(message.responseScheduling);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(114).string(message.epoch);
         }
         return writer;
     },
@@ -2711,6 +2828,13 @@ export const GetSessionResponse = {
                         message.responseScheduling = reader.bool();
                         continue;
                     }
+                    case 14: {
+                        if (tag !== 114) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2772,6 +2896,7 @@ export const GetSessionResponse = {
                 : isSet(object.response_scheduling)
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
         };
     },
     toJSON(message) {
@@ -2815,6 +2940,9 @@ export const GetSessionResponse = {
         if (message.responseScheduling !== false) {
             obj.responseScheduling = message.responseScheduling;
         }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
         return obj;
     },
     create(base) {
@@ -2835,6 +2963,7 @@ export const GetSessionResponse = {
         message.lastSeq = object.lastSeq ?? 0;
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
+        message.epoch = object.epoch ?? "";
         return message;
     },
 };
@@ -3173,7 +3302,7 @@ export const RunUpdate = {
     },
 };
 function createBaseConnectRequest() {
-    return { sessionId: "", connectionId: "" };
+    return { sessionId: "", connectionId: "", epoch: "" };
 }
 export const ConnectRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -3182,6 +3311,9 @@ export const ConnectRequest = {
         }
         if (message.connectionId !== "") {
             writer.uint32(18).string(message.connectionId);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(26).string(message.epoch);
         }
         return writer;
     },
@@ -3212,6 +3344,13 @@ export const ConnectRequest = {
                         message.connectionId = reader.string();
                         continue;
                     }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3236,6 +3375,7 @@ export const ConnectRequest = {
                 : isSet(object.connection_id)
                     ? globalThis.String(object.connection_id)
                     : "",
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
         };
     },
     toJSON(message) {
@@ -3246,6 +3386,9 @@ export const ConnectRequest = {
         if (message.connectionId !== "") {
             obj.connectionId = message.connectionId;
         }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
         return obj;
     },
     create(base) {
@@ -3255,16 +3398,23 @@ export const ConnectRequest = {
         const message = createBaseConnectRequest();
         message.sessionId = object.sessionId ?? "";
         message.connectionId = object.connectionId ?? "";
+        message.epoch = object.epoch ?? "";
         return message;
     },
 };
 function createBaseConnectResponse() {
-    return { effects: undefined };
+    return { effects: undefined, epoch: "", state: 0 };
 }
 export const ConnectResponse = {
     encode(message, writer = new BinaryWriter()) {
         if (message.effects !== undefined) {
             Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        if (message.epoch !== "") {
+            writer.uint32(18).string(message.epoch);
+        }
+        if (message.state !== 0) {
+            writer.uint32(24).int32(message.state);
         }
         return writer;
     },
@@ -3288,6 +3438,20 @@ export const ConnectResponse = {
                         message.effects = Effects.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.state = reader.int32();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3301,12 +3465,22 @@ export const ConnectResponse = {
         }
     },
     fromJSON(object) {
-        return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+        return {
+            effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            state: isSet(object.state) ? sessionStateFromJSON(object.state) : 0,
+        };
     },
     toJSON(message) {
         const obj = {};
         if (message.effects !== undefined) {
             obj.effects = Effects.toJSON(message.effects);
+        }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
+        if (message.state !== 0) {
+            obj.state = sessionStateToJSON(message.state);
         }
         return obj;
     },
@@ -3318,6 +3492,8 @@ export const ConnectResponse = {
         message.effects = (object.effects !== undefined && object.effects !== null)
             ? Effects.fromPartial(object.effects)
             : undefined;
+        message.epoch = object.epoch ?? "";
+        message.state = object.state ?? 0;
         return message;
     },
 };

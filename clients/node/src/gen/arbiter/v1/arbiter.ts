@@ -522,6 +522,60 @@ export function runStateToJSON(object: RunState): string {
   }
 }
 
+/** SessionState says what Connect found. */
+export enum SessionState {
+  /** SESSION_STATE_UNSPECIFIED - Never returned. */
+  SESSION_STATE_UNSPECIFIED = 0,
+  /** SESSION_STATE_NEW - The session did not exist: it starts now. */
+  SESSION_STATE_NEW = 1,
+  /** SESSION_STATE_RESUMED - The session goes on (in the epoch the request named, if it named one). */
+  SESSION_STATE_RESUMED = 2,
+  /**
+   * SESSION_STATE_LOST - The request named an epoch the session no longer has: its store lost it. The
+   * session (new, or a later lifetime) goes on in `epoch`; nothing of the lost one is
+   * known, so every call made in it has an unknown outcome.
+   */
+  SESSION_STATE_LOST = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function sessionStateFromJSON(object: any): SessionState {
+  switch (object) {
+    case 0:
+    case "SESSION_STATE_UNSPECIFIED":
+      return SessionState.SESSION_STATE_UNSPECIFIED;
+    case 1:
+    case "SESSION_STATE_NEW":
+      return SessionState.SESSION_STATE_NEW;
+    case 2:
+    case "SESSION_STATE_RESUMED":
+      return SessionState.SESSION_STATE_RESUMED;
+    case 3:
+    case "SESSION_STATE_LOST":
+      return SessionState.SESSION_STATE_LOST;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SessionState.UNRECOGNIZED;
+  }
+}
+
+export function sessionStateToJSON(object: SessionState): string {
+  switch (object) {
+    case SessionState.SESSION_STATE_UNSPECIFIED:
+      return "SESSION_STATE_UNSPECIFIED";
+    case SessionState.SESSION_STATE_NEW:
+      return "SESSION_STATE_NEW";
+    case SessionState.SESSION_STATE_RESUMED:
+      return "SESSION_STATE_RESUMED";
+    case SessionState.SESSION_STATE_LOST:
+      return "SESSION_STATE_LOST";
+    case SessionState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** JobState is where a job is in its life. */
 export enum JobState {
   /** JOB_STATE_UNSPECIFIED - Never returned. */
@@ -782,7 +836,17 @@ export interface RegisterCallRequest {
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
    * Negative or malformed: INVALID_ARGUMENT naming `age`.
    */
-  age: Duration | undefined;
+  age:
+    | Duration
+    | undefined;
+  /**
+   * The session's epoch as Connect returned it (optional, 6 characters): when set and
+   * the session no longer has it (its store lost the session: a Redis restart without
+   * persistence), DATA_LOSS, and nothing changes: the session is not started again
+   * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+   * every call made in the lost epoch is unknown.
+   */
+  epoch: string;
 }
 
 /** RegisterCallResponse says what to do with the call. */
@@ -837,6 +901,14 @@ export interface ReportSpeechRequest {
   /** Required. What happened. */
   event: SpeechEvent;
   /**
+   * The session's epoch as Connect returned it (optional, 6 characters): when set and
+   * the session no longer has it (its store lost the session: a Redis restart without
+   * persistence), DATA_LOSS, and nothing changes: the session is not started again
+   * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+   * every call made in the lost epoch is unknown.
+   */
+  epoch: string;
+  /**
    * How long ago the agent observed this event (received it from the model server),
    * measured on the agent's own clock when it sends this request: a retry sends its
    * own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -874,6 +946,14 @@ export interface ReportTranscriptRequest {
    * release a held commit.
    */
   interim: boolean;
+  /**
+   * The session's epoch as Connect returned it (optional, 6 characters): when set and
+   * the session no longer has it (its store lost the session: a Redis restart without
+   * persistence), DATA_LOSS, and nothing changes: the session is not started again
+   * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+   * every call made in the lost epoch is unknown.
+   */
+  epoch: string;
   /**
    * How long ago the agent observed this event (received it from the model server),
    * measured on the agent's own clock when it sends this request: a retry sends its
@@ -1024,6 +1104,14 @@ export interface ConfigureSessionRequest {
    * (the default) turns it off, so send it along with a language change.
    */
   responseScheduling: boolean;
+  /**
+   * The session's epoch as Connect returned it (optional, 6 characters): when set and
+   * the session no longer has it (its store lost the session: a Redis restart without
+   * persistence), DATA_LOSS, and nothing changes: the session is not started again
+   * silently. Connect again (with this epoch) to go on in a new one; the outcome of
+   * every call made in the lost epoch is unknown.
+   */
+  epoch: string;
 }
 
 /** ConfigureSessionResponse confirms the options. */
@@ -1107,6 +1195,8 @@ export interface GetSessionResponse {
    * (ConfigureSession).
    */
   responseScheduling: boolean;
+  /** The session's epoch (see ConnectResponse.epoch). */
+  epoch: string;
 }
 
 /**
@@ -1161,6 +1251,13 @@ export interface ConnectRequest {
    * INVALID_ARGUMENT naming `connection_id`.
    */
   connectionId: string;
+  /**
+   * The epoch an earlier Connect returned, when the agent had one (optional). If the
+   * session no longer has it (its store lost the session), the answer's state is
+   * SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
+   * call still in flight from the lost one as of unknown outcome, never as not done.
+   */
+  epoch: string;
 }
 
 /** ConnectResponse carries what the reconnect made due. */
@@ -1169,7 +1266,17 @@ export interface ConnectResponse {
    * Skips (reason "connection_closed") for the calls of earlier connections that were
    * still pending: never answer them on the new connection.
    */
-  effects: Effects | undefined;
+  effects:
+    | Effects
+    | undefined;
+  /**
+   * The session's epoch (6 characters from [0-9a-z]): name it in later requests, so a
+   * session its store lost is reported (DATA_LOSS), not started again silently. Job
+   * ids carry it too, so a job id of a lost epoch is NOT_FOUND in a later one.
+   */
+  epoch: string;
+  /** New, resumed or lost. */
+  state: SessionState;
 }
 
 /** ReportProgressRequest carries an interim result. */
@@ -1404,6 +1511,7 @@ function createBaseRegisterCallRequest(): RegisterCallRequest {
     toolChoice: 0,
     businessKey: "",
     age: undefined,
+    epoch: "",
   };
 }
 
@@ -1432,6 +1540,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(66).fork()).join();
+    }
+    if (message.epoch !== "") {
+      writer.uint32(74).string(message.epoch);
     }
     return writer;
   },
@@ -1513,6 +1624,14 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
             message.age = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1551,6 +1670,7 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
         ? globalThis.String(object.business_key)
         : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
     };
   },
 
@@ -1580,6 +1700,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
     return obj;
   },
 
@@ -1596,6 +1719,7 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     message.toolChoice = object.toolChoice ?? 0;
     message.businessKey = object.businessKey ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+    message.epoch = object.epoch ?? "";
     return message;
   },
 };
@@ -1855,7 +1979,7 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
 };
 
 function createBaseReportSpeechRequest(): ReportSpeechRequest {
-  return { sessionId: "", event: 0, age: undefined };
+  return { sessionId: "", event: 0, epoch: "", age: undefined };
 }
 
 export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
@@ -1865,6 +1989,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     }
     if (message.event !== 0) {
       writer.uint32(16).int32(message.event);
+    }
+    if (message.epoch !== "") {
+      writer.uint32(34).string(message.epoch);
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(26).fork()).join();
@@ -1901,6 +2028,14 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
             message.event = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
           case 3: {
             if (tag !== 26) {
               break;
@@ -1929,6 +2064,7 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
         ? globalThis.String(object.session_id)
         : "",
       event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
@@ -1940,6 +2076,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     }
     if (message.event !== 0) {
       obj.event = speechEventToJSON(message.event);
+    }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
     }
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
@@ -1954,6 +2093,7 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     const message = createBaseReportSpeechRequest();
     message.sessionId = object.sessionId ?? "";
     message.event = object.event ?? 0;
+    message.epoch = object.epoch ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
@@ -2029,7 +2169,7 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
 };
 
 function createBaseReportTranscriptRequest(): ReportTranscriptRequest {
-  return { sessionId: "", role: 0, text: "", interim: false, age: undefined };
+  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", age: undefined };
 }
 
 export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
@@ -2045,6 +2185,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     }
     if (message.interim !== false) {
       writer.uint32(32).bool(message.interim);
+    }
+    if (message.epoch !== "") {
+      writer.uint32(50).string(message.epoch);
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(42).fork()).join();
@@ -2097,6 +2240,14 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
             message.interim = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
           case 5: {
             if (tag !== 42) {
               break;
@@ -2127,6 +2278,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
       role: isSet(object.role) ? roleFromJSON(object.role) : 0,
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
@@ -2145,6 +2297,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     if (message.interim !== false) {
       obj.interim = message.interim;
     }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
@@ -2160,6 +2315,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     message.role = object.role ?? 0;
     message.text = object.text ?? "";
     message.interim = object.interim ?? false;
+    message.epoch = object.epoch ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
@@ -2941,7 +3097,7 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
 };
 
 function createBaseConfigureSessionRequest(): ConfigureSessionRequest {
-  return { sessionId: "", language: "", responseScheduling: false };
+  return { sessionId: "", language: "", responseScheduling: false, epoch: "" };
 }
 
 export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
@@ -2954,6 +3110,9 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     }
     if (message.responseScheduling !== false) {
       writer.uint32(24).bool(message.responseScheduling);
+    }
+    if (message.epoch !== "") {
+      writer.uint32(34).string(message.epoch);
     }
     return writer;
   },
@@ -2995,6 +3154,14 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
             message.responseScheduling = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3020,6 +3187,7 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
         : isSet(object.response_scheduling)
         ? globalThis.Boolean(object.response_scheduling)
         : false,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
     };
   },
 
@@ -3034,6 +3202,9 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     if (message.responseScheduling !== false) {
       obj.responseScheduling = message.responseScheduling;
     }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
     return obj;
   },
 
@@ -3045,6 +3216,7 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.language = object.language ?? "";
     message.responseScheduling = object.responseScheduling ?? false;
+    message.epoch = object.epoch ?? "";
     return message;
   },
 };
@@ -3410,6 +3582,7 @@ function createBaseGetSessionResponse(): GetSessionResponse {
     lastSeq: 0,
     language: "",
     responseScheduling: false,
+    epoch: "",
   };
 }
 
@@ -3453,6 +3626,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.responseScheduling !== false) {
       writer.uint32(104).bool(message.responseScheduling);
+    }
+    if (message.epoch !== "") {
+      writer.uint32(114).string(message.epoch);
     }
     return writer;
   },
@@ -3574,6 +3750,14 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.responseScheduling = reader.bool();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3635,6 +3819,7 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
         : isSet(object.response_scheduling)
         ? globalThis.Boolean(object.response_scheduling)
         : false,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
     };
   },
 
@@ -3679,6 +3864,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     if (message.responseScheduling !== false) {
       obj.responseScheduling = message.responseScheduling;
     }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
     return obj;
   },
 
@@ -3700,6 +3888,7 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.lastSeq = object.lastSeq ?? 0;
     message.language = object.language ?? "";
     message.responseScheduling = object.responseScheduling ?? false;
+    message.epoch = object.epoch ?? "";
     return message;
   },
 };
@@ -4063,7 +4252,7 @@ export const RunUpdate: MessageFns<RunUpdate> = {
 };
 
 function createBaseConnectRequest(): ConnectRequest {
-  return { sessionId: "", connectionId: "" };
+  return { sessionId: "", connectionId: "", epoch: "" };
 }
 
 export const ConnectRequest: MessageFns<ConnectRequest> = {
@@ -4073,6 +4262,9 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     }
     if (message.connectionId !== "") {
       writer.uint32(18).string(message.connectionId);
+    }
+    if (message.epoch !== "") {
+      writer.uint32(26).string(message.epoch);
     }
     return writer;
   },
@@ -4106,6 +4298,14 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
             message.connectionId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4130,6 +4330,7 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
         : isSet(object.connection_id)
         ? globalThis.String(object.connection_id)
         : "",
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
     };
   },
 
@@ -4141,6 +4342,9 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     if (message.connectionId !== "") {
       obj.connectionId = message.connectionId;
     }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
     return obj;
   },
 
@@ -4151,18 +4355,25 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     const message = createBaseConnectRequest();
     message.sessionId = object.sessionId ?? "";
     message.connectionId = object.connectionId ?? "";
+    message.epoch = object.epoch ?? "";
     return message;
   },
 };
 
 function createBaseConnectResponse(): ConnectResponse {
-  return { effects: undefined };
+  return { effects: undefined, epoch: "", state: 0 };
 }
 
 export const ConnectResponse: MessageFns<ConnectResponse> = {
   encode(message: ConnectResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.effects !== undefined) {
       Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    if (message.epoch !== "") {
+      writer.uint32(18).string(message.epoch);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
     }
     return writer;
   },
@@ -4188,6 +4399,22 @@ export const ConnectResponse: MessageFns<ConnectResponse> = {
             message.effects = Effects.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.epoch = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4201,13 +4428,23 @@ export const ConnectResponse: MessageFns<ConnectResponse> = {
   },
 
   fromJSON(object: any): ConnectResponse {
-    return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+    return {
+      effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+      epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+      state: isSet(object.state) ? sessionStateFromJSON(object.state) : 0,
+    };
   },
 
   toJSON(message: ConnectResponse): unknown {
     const obj: any = {};
     if (message.effects !== undefined) {
       obj.effects = Effects.toJSON(message.effects);
+    }
+    if (message.epoch !== "") {
+      obj.epoch = message.epoch;
+    }
+    if (message.state !== 0) {
+      obj.state = sessionStateToJSON(message.state);
     }
     return obj;
   },
@@ -4220,6 +4457,8 @@ export const ConnectResponse: MessageFns<ConnectResponse> = {
     message.effects = (object.effects !== undefined && object.effects !== null)
       ? Effects.fromPartial(object.effects)
       : undefined;
+    message.epoch = object.epoch ?? "";
+    message.state = object.state ?? 0;
     return message;
   },
 };
