@@ -239,6 +239,10 @@ func (m *sim) must(e Event) Output {
 // checkStep checks the invariants after one step.
 func (m *sim) checkStep(out Output) {
 	m.t.Helper()
+	// Every session the engine makes holds together (what a store checks at load).
+	if err := m.s.Check(); err != nil {
+		m.fatalf("the session fails its own invariants: %v", err)
+	}
 	// At most one outcome per call id across every output: a later copy (an idempotent
 	// repeat) must be identical, and no id gets both a response and a skip.
 	see := func(id, kind, body string) {

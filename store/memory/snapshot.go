@@ -109,8 +109,10 @@ func (m *Store) Snapshot(w io.Writer) (int, error) {
 // many sessions it restored. MaxSessions is not applied: every live session in the
 // document is restored, and new sessions are refused until the count falls below the
 // limit. Restore is all or nothing: a document that is not valid JSON, has another
-// format, or holds a session that does not decode or whose key differs from its
-// record's changes nothing and returns an error saying what is wrong. Watchers of a
+// format, or holds a session that does not decode, whose key differs from its
+// record's, or that fails arbiter.Session.Check (a call naming a job that does not
+// exist, a gap in the effect log, ...) changes nothing and returns an error saying
+// what is wrong and in which session. Watchers of a
 // restored session are woken. Safe for concurrent use; meant for start-up, before
 // the store serves.
 func (m *Store) Restore(r io.Reader) (int, error) {
@@ -147,6 +149,11 @@ func (m *Store) Restore(r io.Reader) (int, error) {
 		}
 		if s.Key != sr.Key {
 			return 0, fmt.Errorf("session %q: its state is of session %q", sr.Key.String(), s.Key.String())
+		}
+		if err := s.Check(); err != nil {
+			// It decodes but does not hold together (a call naming no job would make
+			// a later Complete panic): refuse the file, naming the fault.
+			return 0, errors.New(arbiter.MessageOf(err))
 		}
 	}
 

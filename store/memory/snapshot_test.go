@@ -49,7 +49,6 @@ func save(t *testing.T, s *memory.Store, c *fakeClock, key arbiter.SessionKey, t
 	sess.Version = version
 	sess.Language = "de"
 	sess.Seq = int(version) + 7
-	sess.LogSeq = version + 3
 	if err := s.Save(context.Background(), sess, ttl); err != nil {
 		t.Fatalf("save %v: %v", key, err)
 	}
@@ -278,6 +277,11 @@ func TestRestoreRejectsCorrupt(t *testing.T) {
 		{"key mismatch", rec(`{"id":"b"}`, okSession, 2), `its state is of session "a"`},
 		{"version 0", rec(`{"id":"a"}`, okSession, 0), "version 0"},
 		{"no id", rec(`{"tenant":"x"}`, okSession, 1), "no key id"},
+		// Issue 12: a state file that decodes but does not hold together (a call that
+		// names no job made a later Complete dereference nil) is refused at load,
+		// naming the session and the fault.
+		{"call names no job", rec(`{"id":"a"}`, `{"key":{"id":"a"},"calls":[{"id":"c1","tool":"t","job_id":"job-9","registered_at":"2026-03-01T12:00:00Z"}],"created_at":"2026-03-01T12:00:00Z"}`, 2), `session "a": call "c1" names job "job-9", which does not exist`},
+		{"log gap", rec(`{"id":"a"}`, `{"key":{"id":"a"},"log_seq":3,"log":[{"seq":1,"note":{"job_id":"","text":"x"}},{"seq":3,"note":{"job_id":"","text":"y"}}]}`, 2), `session "a": log entry 3 follows 1`},
 		{"twice", strings.Replace(rec(`{"id":"a"}`, okSession, 1), "}]}", "},"+
 			fmt.Sprintf(`{"key":{"id":"a"},"version":2,"session":%s}]}`, okSession), 1), "twice"},
 	}
