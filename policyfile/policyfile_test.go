@@ -544,7 +544,7 @@ tools:
 		{"confirm_tool is a later tool's name", 15, 0, "  - name: confirm_booking", 7,
 			`tools[0].confirm_tool: "confirm_booking" is the tool on line 15`},
 		{"confirm_tool is the tool itself (from Validate)", 7, 0, "    confirm_tool: book_table", 7,
-			`tools[book_table].confirm_tool: "book_table" is a tool of its own`},
+			`tools[book_table].confirm_tool: "book_table" is the tool at tools[book_table]; a confirmation tool must not be a tool of its own`},
 		{"default confirm_tool is a tool", 7, 0, "", 4,
 			`tools[0].confirm_tool: left out, it is "confirm_action", which is the tool on line 14`},
 		{"confirm_tool without a run (from Validate)", 15, 0, "  - name: get_weather\n    confirm: false\n    confirm_tool: confirm_weather", 17,
