@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/repo_policies.json fro
 
 // repoPolicies are the tool-policy files of the repository, by name: files, and the
 // policies the Helm chart's values embed as text under tools.policy (name FILE#tools.policy).
-func repoPolicies(t *testing.T) map[string][]byte {
+func repoPolicies(t testing.TB) map[string][]byte {
 	t.Helper()
 	paths := []string{"testdata/tools/booking.yaml", "testdata/workflows/tools.yaml", "clients/e2e/workflow.yaml"}
 	scenarios, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*.yaml"))
