@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies an error. The gRPC edge maps each kind to one status code, once
@@ -146,4 +147,68 @@ func findJob(s *Session, id string) (*Job, error) {
 		return nil, Errorf(NotFound, "job_id: job %q not found in session %q", Clip(id), s.Key.ID)
 	}
 	return j, nil
+}
+
+// FieldError is an Invalid error about one field of an input value (Policy.Validate
+// returns it): where the field is, the value at fault and what is wrong with it. It
+// unwraps to an *Error of kind Invalid whose Message is Error(), so KindOf and
+// MessageOf treat it as any Invalid error; a reader of a file (package policyfile)
+// takes it apart to name the field as the file spells it, and its line.
+type FieldError struct {
+	// Path locates the field from the top of the value down. Each element is a string
+	// (a field, named as the tool-policy file names it: "defaults", "key", "as"), an int
+	// (an index into a list) or an Entry (a map entry by its key: a tool by its name, a
+	// language by its code). Error renders it as "tools[book_slot].key[0].as".
+	Path []any
+	// Value is the value at fault as the message quotes it (a string in double quotes,
+	// a number bare), or "" when the message quotes none.
+	Value string
+	// Problem says what is wrong: "is negative", "required". Where it involves another
+	// field, Other, it says "{other}" for where that field is.
+	Problem string
+	// Other is the path of the other field Problem involves (the first of two equal key
+	// args, the tool a confirm_tool names), or nil.
+	Other []any
+}
+
+// Entry is an element of a FieldError's Path: a map entry, by its key.
+type Entry string
+
+// Error returns "PATH: VALUE PROBLEM", {other} in Problem read "at PATH".
+func (e *FieldError) Error() string {
+	return e.Format(FieldPath(e.Path), e.Value, "at "+FieldPath(e.Other))
+}
+
+// Format returns the message with the field's path, its value and the other place as
+// given: "path: value problem" ("path: problem" when value is ""), with {other} in
+// Problem replaced by other.
+func (e *FieldError) Format(path, value, other string) string {
+	problem := strings.ReplaceAll(e.Problem, "{other}", other)
+	if value == "" {
+		return path + ": " + problem
+	}
+	return path + ": " + value + " " + problem
+}
+
+// Unwrap returns the error as an *Error of kind Invalid.
+func (e *FieldError) Unwrap() error { return &Error{Kind: Invalid, Message: e.Error()} }
+
+// FieldPath renders a FieldError path: fields joined by dots, indexes and entries in
+// brackets ("tools[book_slot].key[0].as").
+func FieldPath(path []any) string {
+	var b strings.Builder
+	for _, el := range path {
+		switch el := el.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", el)
+		case Entry:
+			fmt.Fprintf(&b, "[%s]", string(el))
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, el)
+		}
+	}
+	return b.String()
 }

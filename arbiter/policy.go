@@ -1,11 +1,14 @@
 package arbiter
 
 import (
-	"github.com/voicearbiter/arbiter/arbiter/speech"
-
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // Behavior is a function call's scheduling mode (Gemini Live's FunctionDeclaration
@@ -239,62 +242,56 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 	return ph
 }
 
-// Validate checks the policy and fills defaults: it returns an Invalid error naming the
-// tool and field at fault.
+// Validate checks the policy and fills its defaults: zero fields of Defaults take
+// DefaultTimings, a tool with no Name takes its key in Tools, nil StopPhrases take
+// DefaultStopPhrases. It is the one place the rules of a policy live, for a policy
+// built in Go and one read from a file (package policyfile) alike. A zero value is
+// never an error: it means the default.
+//
+// It returns nil or a *FieldError (kind Invalid) for the first field at fault, tools
+// taken in the order of their names: a negative duration; an enum value out of range
+// (Behavior, KeyArg.As, OnTranscriptTimeout, OnAbandon); a nil tool, a tool without a
+// name, with a Name other than its key in Tools, or one that is not 1-128 characters
+// from [A-Za-z0-9_.:-]; a key arg without a name or listed twice; a negative MaxAsks;
+// ConfirmTool or MaxAsks on a tool with neither Confirm nor Steps; a confirmation
+// tool (ConfirmTool, DefaultConfirmTool when zero) with such an invalid name, or that
+// is a tool of the policy itself; a step without an arg or an ask (blank), a step arg
+// asked twice or reserved by the confirmation tool (run_id, confirmed, answer),
+// WithPrevious on the first step; a stop or amend phrase without words
+// (speech.Words); a language that is not a primary subtag (2-8 characters, lower
+// case, no "-", "_" or space), or a phrase of it without words.
 func (p *Policy) Validate() error {
 	p.Defaults = p.Defaults.inherit(DefaultTimings)
 	if err := p.Defaults.validate("defaults"); err != nil {
 		return err
 	}
-	for name, t := range p.Tools {
-		if t.Name == "" {
-			t.Name = name
-		}
-		if name != t.Name {
-			return Errorf(Invalid, "tools: entry %q has name %q", name, t.Name)
-		}
-		if !validName(t.Name) {
-			return Errorf(Invalid, "tools[%s].name: must be 1-128 characters from [A-Za-z0-9_.:-]", t.Name)
-		}
-		switch t.Behavior {
-		case BehaviorUnspecified, Blocking, NonBlocking:
-		default:
-			return Errorf(Invalid, "tools[%s].behavior: %q is not BLOCKING or NON_BLOCKING", t.Name, t.Behavior)
-		}
-		for i, k := range t.Key {
-			if k.Arg == "" {
-				return Errorf(Invalid, "tools[%s].key[%d].arg: required", t.Name, i)
-			}
-			switch k.As {
-			case "", KeyText, KeyDatetime, KeyNumber, KeyExact:
-			default:
-				return Errorf(Invalid, "tools[%s].key[%d].as: %q is not text, datetime, number or exact", t.Name, i, k.As)
-			}
-		}
-		if err := t.Timings.validate(fmt.Sprintf("tools[%s]", t.Name)); err != nil {
-			return err
-		}
-		if err := t.validateRun(p); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(p.Tools)) {
+		if err := p.Tools[name].validate(p, name); err != nil {
 			return err
 		}
 	}
 	if p.StopPhrases == nil {
 		p.StopPhrases = DefaultStopPhrases
 	}
-	for i, s := range p.StopPhrases {
-		if len(speech.Words(s)) == 0 {
-			return Errorf(Invalid, "stop_phrases[%d]: %q has no words", i, s)
-		}
+	if err := validatePhrases(p.StopPhrases, "stop_phrases"); err != nil {
+		return err
 	}
-	for i, s := range p.AmendPhrases {
-		if len(speech.Words(s)) == 0 {
-			return Errorf(Invalid, "amend_phrases[%d]: %q has no words", i, s)
+	if err := validatePhrases(p.AmendPhrases, "amend_phrases"); err != nil {
+		return err
+	}
+	for _, lang := range slices.Sorted(maps.Keys(p.Languages)) {
+		if err := validateLanguage(lang, p.Languages[lang]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (t Timings) validate(where string) error {
+// field returns the path of a field below at (a new slice: at is not changed).
+func field(at []any, more ...any) []any { return append(slices.Clip(at), more...) }
+
+// validate checks one timings block at the path at ("defaults", or a tool's).
+func (t Timings) validate(at ...any) error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -302,7 +299,7 @@ func (t Timings) validate(where string) error {
 		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
 		{"run_timeout", t.RunTimeout}} {
 		if d.v < 0 {
-			return Errorf(Invalid, "%s.%s: %v is negative", where, d.name, d.v)
+			return &FieldError{Path: field(at, d.name), Value: strconv.Quote(d.v.String()), Problem: "is negative"}
 		}
 	}
 	for _, o := range []struct {
@@ -310,7 +307,7 @@ func (t Timings) validate(where string) error {
 		v    OnTimeout
 	}{{"on_transcript_timeout", t.OnTranscriptTimeout}, {"on_abandon", t.OnAbandon}} {
 		if o.v != "" && o.v != Cancel && o.v != Commit {
-			return Errorf(Invalid, "%s.%s: %q is not cancel or commit", where, o.name, o.v)
+			return &FieldError{Path: field(at, o.name), Value: strconv.Quote(string(o.v)), Problem: "is not cancel or commit"}
 		}
 	}
 	return nil
@@ -348,42 +345,143 @@ func (t Timings) inherit(d Timings) Timings {
 	return t
 }
 
-// validateRun checks a tool's confirm-then-act fields.
-func (t *Tool) validateRun(p *Policy) error {
+// validate checks the tool listed under name in p.Tools, filling its Name.
+func (t *Tool) validate(p *Policy, name string) error {
+	at := []any{"tools", Entry(name)}
+	if t == nil {
+		return &FieldError{Path: at, Problem: "is nil"}
+	}
+	if t.Name == "" {
+		t.Name = name
+	}
+	switch {
+	case t.Name == "":
+		return &FieldError{Path: field(at, "name"), Problem: "required"}
+	case t.Name != name:
+		return &FieldError{Path: field(at, "name"), Value: strconv.Quote(t.Name),
+			Problem: fmt.Sprintf("is not the tool's key in Tools, %q", name)}
+	case !validName(t.Name):
+		return &FieldError{Path: field(at, "name"), Problem: "must be 1-128 characters from [A-Za-z0-9_.:-]"}
+	}
+	switch t.Behavior {
+	case BehaviorUnspecified, Blocking, NonBlocking:
+	default:
+		return &FieldError{Path: field(at, "behavior"), Value: strconv.Quote(string(t.Behavior)),
+			Problem: "is not BLOCKING or NON_BLOCKING"}
+	}
+	if err := t.validateKey(at); err != nil {
+		return err
+	}
+	if err := t.Timings.validate(at...); err != nil {
+		return err
+	}
+	return t.validateRun(p, at)
+}
+
+// validateKey checks the tool's key args; at is the tool's path.
+func (t *Tool) validateKey(at []any) error {
+	first := map[string]int{}
+	for i, k := range t.Key {
+		switch k.As {
+		case "", KeyText, KeyDatetime, KeyNumber, KeyExact:
+		default:
+			return &FieldError{Path: field(at, "key", i, "as"), Value: strconv.Quote(string(k.As)),
+				Problem: "is not text, datetime, number or exact"}
+		}
+		if k.Arg == "" {
+			return &FieldError{Path: field(at, "key", i, "arg"), Problem: "required"}
+		}
+		if j, dup := first[k.Arg]; dup {
+			return &FieldError{Path: field(at, "key", i, "arg"), Value: strconv.Quote(k.Arg),
+				Problem: "is listed twice, first {other}", Other: field(at, "key", j, "arg")}
+		}
+		first[k.Arg] = i
+	}
+	return nil
+}
+
+// validateRun checks the tool's confirm-then-act fields; at is the tool's path.
+func (t *Tool) validateRun(p *Policy, at []any) error {
 	if t.MaxAsks < 0 {
-		return Errorf(Invalid, "tools[%s].max_asks: %d is negative", t.Name, t.MaxAsks)
-	}
-	if t.ConfirmTool != "" && !t.runs() {
-		return Errorf(Invalid, "tools[%s].confirm_tool: set, but the tool has neither confirm nor steps", t.Name)
-	}
-	if t.MaxAsks != 0 && !t.runs() {
-		return Errorf(Invalid, "tools[%s].max_asks: set, but the tool has neither confirm nor steps", t.Name)
+		return &FieldError{Path: field(at, "max_asks"), Value: strconv.Itoa(t.MaxAsks),
+			Problem: fmt.Sprintf("is negative: give 1 or more (leave the field out for the default, %d)", DefaultMaxAsks)}
 	}
 	if !t.runs() {
+		if t.ConfirmTool != "" {
+			return &FieldError{Path: field(at, "confirm_tool"), Problem: "set, but the tool has neither confirm nor steps"}
+		}
+		if t.MaxAsks != 0 {
+			return &FieldError{Path: field(at, "max_asks"), Problem: "set, but the tool has neither confirm nor steps"}
+		}
 		return nil
 	}
 	ct := t.confirmTool()
 	if !validName(ct) {
-		return Errorf(Invalid, "tools[%s].confirm_tool: %q must be 1-128 characters from [A-Za-z0-9_.:-]", t.Name, ct)
+		return &FieldError{Path: field(at, "confirm_tool"), Value: strconv.Quote(ct),
+			Problem: "must be 1-128 characters from [A-Za-z0-9_.:-]"}
 	}
-	if _, ok := p.Tools[ct]; ok {
-		return Errorf(Invalid, "tools[%s].confirm_tool: %q is a tool of its own in this policy; a confirmation tool must not be", t.Name, ct)
+	if _, clash := p.Tools[ct]; clash {
+		// A confirmation tool is answered by the arbiter, never executed.
+		err := &FieldError{Path: field(at, "confirm_tool"), Value: strconv.Quote(ct),
+			Problem: "is the tool {other}; a confirmation tool must not be a tool of its own",
+			Other:   []any{"tools", Entry(ct)}}
+		if t.ConfirmTool == "" {
+			err.Value = ""
+			err.Problem = fmt.Sprintf("left out, it is %q, which is the tool {other}; "+
+				"a confirmation tool must not be a tool of its own: set confirm_tool to another name", ct)
+		}
+		return err
 	}
-	seen := map[string]bool{}
+	return t.validateSteps(at)
+}
+
+// validateSteps checks the tool's steps; at is the tool's path.
+func (t *Tool) validateSteps(at []any) error {
+	first := map[string]int{}
 	for i, st := range t.Steps {
+		arg := field(at, "steps", i, "arg")
+		j, dup := first[st.Arg]
 		switch {
 		case st.Arg == "":
-			return Errorf(Invalid, "tools[%s].steps[%d].arg: required", t.Name, i)
+			return &FieldError{Path: arg, Problem: "required"}
 		case strings.TrimSpace(st.Ask) == "":
-			return Errorf(Invalid, "tools[%s].steps[%d].ask: required", t.Name, i)
-		case seen[st.Arg]:
-			return Errorf(Invalid, "tools[%s].steps[%d].arg: %q is asked twice", t.Name, i, st.Arg)
+			return &FieldError{Path: field(at, "steps", i, "ask"), Problem: "required"}
+		case dup:
+			return &FieldError{Path: arg, Value: strconv.Quote(st.Arg), Problem: "is asked twice, first {other}",
+				Other: field(at, "steps", j, "arg")}
 		case st.Arg == "run_id" || st.Arg == "confirmed" || st.Arg == "answer":
-			return Errorf(Invalid, "tools[%s].steps[%d].arg: %q is reserved by the confirmation tool", t.Name, i, st.Arg)
+			return &FieldError{Path: arg, Value: strconv.Quote(st.Arg), Problem: "is reserved by the confirmation tool"}
 		case i == 0 && st.WithPrevious:
-			return Errorf(Invalid, "tools[%s].steps[0].with_previous: the first step has no step before it", t.Name)
+			return &FieldError{Path: field(at, "steps", 0, "with_previous"), Problem: "the first step has no step before it"}
 		}
-		seen[st.Arg] = true
+		first[st.Arg] = i
+	}
+	return nil
+}
+
+// validatePhrases checks a list of intent phrases at the path at: each has words.
+func validatePhrases(list []string, at ...any) error {
+	for i, s := range list {
+		if len(speech.Words(s)) == 0 {
+			return &FieldError{Path: field(at, i), Value: strconv.Quote(s), Problem: "has no words"}
+		}
+	}
+	return nil
+}
+
+// validateLanguage checks the phrase set of one language of Policy.Languages.
+func validateLanguage(lang string, ph speech.Phrases) error {
+	at := []any{"languages", Entry(lang)}
+	if len(lang) < 2 || len(lang) > 8 || strings.ToLower(lang) != lang || strings.ContainsAny(lang, "-_ ") {
+		return &FieldError{Path: at, Value: strconv.Quote(lang), Problem: "is not a primary language subtag (like es, fr, de)"}
+	}
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend}} {
+		if err := validatePhrases(l.list, field(at, l.name)...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
