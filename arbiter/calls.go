@@ -253,10 +253,12 @@ func (st *step) triggers(now time.Time, tp toolPolicy) []int {
 }
 
 // dedupeMatch returns the job a call with this key repeats, or nil. An open job
-// absorbs every repeat; a finished one absorbs them for the dedupe window after it
-// completed. A failed job absorbs none, and neither does a cancelled one once the user
-// has spoken again after the cancel (a new request, "OK, book it after all"). A job
-// whose commit outcome is unknown absorbs every repeat until the truth is known.
+// absorbs every repeat; a finished one absorbs every repeat while the user has not
+// spoken since it was created (a model stuck in a loop; unless the tool says
+// DedupeWindowOnly), and then for the dedupe window after it completed. A failed job
+// absorbs none, and neither does a cancelled one once the user has spoken again after
+// the cancel (a new request, "OK, book it after all"). A job whose commit outcome is
+// unknown absorbs every repeat until the truth is known.
 func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 	s := st.s
 	for i := len(s.Jobs) - 1; i >= 0; i-- {
@@ -269,6 +271,8 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 			return nil
 		case j.Outcome == Unknown:
 			// possibly committed: absorbs every repeat until the truth is known
+		case j.Outcome != NotCompleted && !tp.tool.DedupeWindowOnly && !st.spokeSince(j.CreatedAt):
+			// the model repeats itself with no user turn in between: a loop, not a request
 		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
 			return nil
 		case j.Decision == DecisionCancel && st.spokeSince(j.DecidedAt):

@@ -830,18 +830,29 @@ func TestEngineDedupe(t *testing.T) {
 			t.Errorf("c2 answered at once with %+v; it must be executed", out.Effects)
 		}
 	})
+	// Issue 13: the window limits repeats after the user has spoken again; a repeat with
+	// no user turn since the job began is a duplicate however late (a model in a loop),
+	// unless the tool says dedupe_until_user_speaks: false (DedupeWindowOnly).
 	for _, tc := range []struct {
-		after int // ms after c1's completion
-		disp  Disposition
-	}{{29999, Duplicate}, {30000, Execute}, {45000, Execute}} {
-		t.Run(fmt.Sprintf("repeat %d ms after completion is %s", tc.after, tc.disp), func(t *testing.T) {
-			h := newHarness(t, bookingPolicy())
+		after      int  // ms after c1's completion
+		spoke      bool // the user spoke after the completion
+		windowOnly bool
+		disp       Disposition
+	}{
+		{29999, true, false, Duplicate}, {30000, true, false, Execute}, {45000, true, false, Execute},
+		{45000, false, false, Duplicate}, {600000, false, false, Duplicate}, {45000, false, true, Execute},
+	} {
+		t.Run(fmt.Sprintf("repeat %d ms after completion (user spoke %v, window only %v) is %s", tc.after, tc.spoke, tc.windowOnly, tc.disp), func(t *testing.T) {
+			h := newHarness(t, bookingPolicy(func(p *Policy) { p.Tools["book_slot"].DedupeWindowOnly = tc.windowOnly }))
 			h.run([]timed{
 				at(1000, book("c1", "tomorrow 3pm")),
 				at(5000, prepared("c1")),
 				at(7000, tick),
 				at(7000, complete("c1", Committed, committedR1)),
 			})
+			if tc.spoke {
+				h.run([]timed{at(7500, userStart), at(8000, userEnd), at(8100, said("Thanks. Book it again, please."))})
+			}
 			out := h.step(7000+tc.after, book("c2", "tomorrow at 3pm")(h))
 			if out.Call.Disposition != tc.disp {
 				t.Fatalf("c2 %d ms after completion: %+v, want %s", tc.after, out.Call, tc.disp)

@@ -279,6 +279,10 @@ func reasonTranscriptTimeout(d time.Duration) string {
 	return fmt.Sprintf("the user spoke while it was pending and no transcript arrived within %v", d)
 }
 
+func reasonHoldTimeout(d time.Duration) string {
+	return fmt.Sprintf("the user's speech held it for max_hold %v after it came due and did not settle (no end of voice activity or no transcript)", d)
+}
+
 func reasonAbandoned(d time.Duration) string {
 	return fmt.Sprintf("abandoned: the server dropped the BLOCKING call on interruption and no re-issue came within %v", d)
 }

@@ -78,6 +78,13 @@ type Tool struct {
 	// released at the end of the grace window even while an utterance is open. An
 	// abandoned BLOCKING call is held all the same.
 	NoHold bool
+	// DedupeWindowOnly limits business-key dedupe of a finished job to DedupeWindow
+	// even while the user has not spoken since the job was created. By default
+	// (false) a repeat with no user utterance since the job began is a duplicate
+	// however long ago it completed: a model stuck in a loop (one report: hangup called
+	// 337 times in 2 min 28 s) would otherwise execute again each time the window ran
+	// out. The window then limits only repeats after the user has spoken again.
+	DedupeWindowOnly bool
 	// Timings overrides the defaults for this tool; zero fields inherit them.
 	Timings Timings
 	// Confirm makes the tool confirm-then-act (the first seed's ToolRun): its first call
@@ -174,6 +181,17 @@ type Timings struct {
 	// when the agent never reports back (the first seed: an unanswered id wedges the
 	// session).
 	MaxPending time.Duration
+	// MaxHold bounds how long user speech may hold a commit, counted from when the
+	// commit came due (the end of the grace window). Voice-activity end is lost in
+	// practice (noise, the echo of the model's own audio, a client that gates mic
+	// frames while a BLOCKING call is pending), and then a held BLOCKING call is dead
+	// air. Past it the hold ends as a transcript timeout does: the job is cancelled
+	// (on_transcript_timeout: commit releases it instead). Default 5 s: the third seed
+	// measured a 2.2 s stop utterance and its transcript 1.3 s after the audio ended, so
+	// a stop that begins as the commit comes due is read within 3.5 s; 5 s leaves 1.5 s
+	// of margin and keeps the dead air of a lost voice-activity end to seconds, not the
+	// 60 s of max_pending.
+	MaxHold time.Duration
 	// RunTimeout is how long a confirm-then-act run may stay open without being
 	// resolved; then it expires, nothing is executed, and a note says so. Default 60 s.
 	RunTimeout time.Duration
@@ -190,6 +208,7 @@ var DefaultTimings = Timings{
 	OnAbandon:           Cancel,
 	MaxPending:          60 * time.Second,
 	RunTimeout:          60 * time.Second,
+	MaxHold:             5 * time.Second,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (speech.DefaultPhrases["en"].Stop),
@@ -297,7 +316,7 @@ func (t Timings) validate(at ...any) error {
 		v    time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
 		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
-		{"run_timeout", t.RunTimeout}} {
+		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}} {
 		if d.v < 0 {
 			return &FieldError{Path: field(at, d.name), Value: strconv.Quote(d.v.String()), Problem: "is negative"}
 		}
@@ -341,6 +360,9 @@ func (t Timings) inherit(d Timings) Timings {
 	}
 	if t.RunTimeout == 0 {
 		t.RunTimeout = d.RunTimeout
+	}
+	if t.MaxHold == 0 {
+		t.MaxHold = d.MaxHold
 	}
 	return t
 }

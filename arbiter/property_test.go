@@ -237,12 +237,51 @@ func (m *sim) must(e Event) Output {
 }
 
 // checkStep checks the invariants after one step.
+// checkLoopGuard: a side-effecting call never executes as a new job while an earlier
+// job of its business key committed or was cancelled and the user has not spoken since
+// that job began (issue 13: a model in a loop, whatever the dedupe window).
+func (m *sim) checkLoopGuard(out Output) {
+	c := out.Call
+	if c == nil || c.Disposition != Execute || !c.SideEffect || c.Repeat {
+		return
+	}
+	for _, j := range m.s.Jobs {
+		if j.ID == c.JobID || j.Key != c.BusinessKey || (j.Outcome != Committed && j.Outcome != Cancelled) {
+			continue
+		}
+		spoke := false
+		for _, u := range m.utts {
+			spoke = spoke || !u.start.Before(j.CreatedAt)
+		}
+		if !spoke && !m.e.Policy.lookup(j.Tool).tool.DedupeWindowOnly {
+			m.fatalf("call %s executed as job %s, repeating %s job %s with no user speech since it began", c.CallID, c.JobID, j.Outcome, j.ID)
+		}
+	}
+}
+
+// checkHoldBound: no hold outlasts max_hold after the commit came due: a prepared,
+// undecided, not abandoned job is never found past its grace window plus max_hold
+// (issue 13: a lost end of voice activity).
+func (m *sim) checkHoldBound() {
+	for _, j := range m.s.Jobs {
+		if !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.PreparedAt.IsZero() {
+			continue
+		}
+		tp := m.e.Policy.lookup(j.Tool)
+		if bound := j.PreparedAt.Add(tp.timings.Grace + tp.timings.MaxHold); m.s.Now.After(bound) {
+			m.fatalf("job %s still held at %d, past its grace window and max_hold (%d)", j.ID, msOf(m.s.Now), msOf(bound))
+		}
+	}
+}
+
 func (m *sim) checkStep(out Output) {
 	m.t.Helper()
 	// Every session the engine makes holds together (what a store checks at load).
 	if err := m.s.Check(); err != nil {
 		m.fatalf("the session fails its own invariants: %v", err)
 	}
+	m.checkLoopGuard(out)
+	m.checkHoldBound()
 	// At most one outcome per call id across every output: a later copy (an idempotent
 	// repeat) must be identical, and no id gets both a response and a skip.
 	see := func(id, kind, body string) {
@@ -780,8 +819,8 @@ func (m *sim) finish() {
 // checkHolds checks every commit decision against what the user said: a job commits
 // only after its grace window, never once a stop was heard in its triggering utterance
 // or in an utterance that began while it was pending, and never while such an
-// utterance is unsettled, unless its transcript timed out under
-// on_transcript_timeout: commit. "Before" and "while" go by the order of the steps:
+// utterance is unsettled, unless its transcript timed out, or the hold reached
+// max_hold, under on_transcript_timeout: commit. "Before" and "while" go by the order of the steps:
 // several events may share one millisecond.
 func (m *sim) checkHolds() {
 	m.t.Helper()
@@ -806,8 +845,11 @@ func (m *sim) checkHolds() {
 			if trigger || (u.settledStep != 0 && u.settledStep <= ds) {
 				continue
 			}
-			timedOut := !u.end.IsZero() && tp.timings.OnTranscriptTimeout == Commit &&
-				!d.Before(latest(graceEnd, u.end).Add(tp.timings.TranscriptTimeout))
+			// Under on_transcript_timeout: commit, a hold ends at its transcript timeout,
+			// and any hold at max_hold after the commit came due.
+			timedOut := tp.timings.OnTranscriptTimeout == Commit &&
+				((!u.end.IsZero() && !d.Before(latest(graceEnd, u.end).Add(tp.timings.TranscriptTimeout))) ||
+					!d.Before(graceEnd.Add(tp.timings.MaxHold)))
 			if !timedOut {
 				m.fatalf("job %s committed at %d while utterance %d (started %d, ended %d) was unsettled", j.ID, msOf(d), id, msOf(u.start), msOf(u.end))
 			}

@@ -13,7 +13,8 @@ import (
 //   - hold: an open utterance holds the commit until voice activity ended and its
 //     final transcript came; no transcript within TranscriptTimeout (from the later of
 //     the commit coming due and the end of voice activity) cancels the job, or
-//     releases that utterance's hold under on_transcript_timeout: commit;
+//     releases that utterance's hold under on_transcript_timeout: commit; and no hold
+//     lasts past MaxHold after the commit came due (a lost end of voice activity);
 //   - abandon wait: a job left without a live id by `interrupted` is cancelled (or,
 //     under on_abandon: commit, released) AbandonWait after it;
 //   - max_pending: every live call id is answered by its deadline at the latest;
@@ -130,6 +131,7 @@ func (st *step) jobTimers(j *Job, consider func(timer)) {
 		consider(timer{graceEnd, func() { st.decideJob(j, DecisionCommit, "", st.commitReason(j, tp, graceEnd)) }})
 		return
 	}
+	consider(timer{graceEnd.Add(tp.timings.MaxHold), func() { st.holdExpired(j, tp) }})
 	for _, u := range holds {
 		if u.End.IsZero() {
 			continue // voice activity goes on: no timeout until it ends
@@ -185,6 +187,20 @@ func (st *step) transcriptTimedOut(j *Job, u *Utterance, tp toolPolicy) {
 		return
 	}
 	st.decideJob(j, DecisionCancel, CauseTimeout, reasonTranscriptTimeout(tp.timings.TranscriptTimeout))
+}
+
+// holdExpired ends a hold that outlasted max_hold after the commit came due (voice
+// activity whose end never arrived, or a transcript that never came): as a transcript
+// timeout does, it cancels j (fail closed), or, under on_transcript_timeout: commit,
+// releases every utterance that holds it.
+func (st *step) holdExpired(j *Job, tp toolPolicy) {
+	if tp.timings.OnTranscriptTimeout == Commit {
+		for _, u := range st.holding(j, tp) {
+			j.Released = append(j.Released, u.ID)
+		}
+		return
+	}
+	st.decideJob(j, DecisionCancel, CauseTimeout, reasonHoldTimeout(tp.timings.MaxHold))
 }
 
 // abandonExpired ends the hold of an abandoned job no re-issue revived: it cancels it,

@@ -101,6 +101,9 @@ func TestUnknownOutcome(t *testing.T) {
 		onlyResponse(t, out).Payload["status"] != "committed" {
 		t.Errorf("c5: %+v %+v", out.Call, out.Effects)
 	}
+	// (Past the window after the user spoke again: with no user turn since the job
+	// began, a repeat is a duplicate however late, TestEngineDedupe.)
+	sp.say(125000, 126000, "Book that once more, please.")
 	if out := sp.do(130000, RegisterCall{CallID: "c6", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}); out.Call.Disposition != Execute {
 		t.Errorf("c6 past the window: %+v", out.Call)
 	}

@@ -42,21 +42,24 @@ type timings struct {
 	OnAbandon           text     `yaml:"on_abandon"`
 	MaxPending          duration `yaml:"max_pending"`
 	RunTimeout          duration `yaml:"run_timeout"`
+	MaxHold             duration `yaml:"max_hold"`
 }
 
 type tool struct {
-	Name        text      `yaml:"name"`
-	SideEffect  boolean   `yaml:"side_effect"`
-	Behavior    text      `yaml:"behavior"`
-	Key         []*keyArg `yaml:"key"` // nil: a null item
-	Describe    text      `yaml:"describe"`
-	Allowed     boolean   `yaml:"allowed"` // left out: true
-	Hold        boolean   `yaml:"hold"`    // left out: true
-	Confirm     boolean   `yaml:"confirm"`
-	ConfirmTool text      `yaml:"confirm_tool"`
-	Steps       []*step   `yaml:"steps"` // nil: a null item
-	MaxAsks     count     `yaml:"max_asks"`
-	Timings     timings   `yaml:",inline"`
+	Name       text      `yaml:"name"`
+	SideEffect boolean   `yaml:"side_effect"`
+	Behavior   text      `yaml:"behavior"`
+	Key        []*keyArg `yaml:"key"` // nil: a null item
+	Describe   text      `yaml:"describe"`
+	Allowed    boolean   `yaml:"allowed"` // left out: true
+	Hold       boolean   `yaml:"hold"`    // left out: true
+	// DedupeUntilUserSpeaks left out: true (arbiter.Tool.DedupeWindowOnly false).
+	DedupeUntilUserSpeaks boolean `yaml:"dedupe_until_user_speaks"`
+	Confirm               boolean `yaml:"confirm"`
+	ConfirmTool           text    `yaml:"confirm_tool"`
+	Steps                 []*step `yaml:"steps"` // nil: a null item
+	MaxAsks               count   `yaml:"max_asks"`
+	Timings               timings `yaml:",inline"`
 }
 
 type keyArg struct {
@@ -269,6 +272,7 @@ func (t timings) timings() arbiter.Timings {
 		OnAbandon:           arbiter.OnTimeout(t.OnAbandon.s),
 		MaxPending:          t.MaxPending.d,
 		RunTimeout:          t.RunTimeout.d,
+		MaxHold:             t.MaxHold.d,
 	}
 }
 
@@ -283,16 +287,17 @@ func (ft *tool) tool(i int) (*arbiter.Tool, error) {
 			Problem: "empty (leave the field out for the default, " + arbiter.DefaultConfirmTool + ")"}
 	}
 	t := &arbiter.Tool{
-		Name:        ft.Name.s,
-		SideEffect:  ft.SideEffect.b,
-		Behavior:    arbiter.Behavior(ft.Behavior.s),
-		Describe:    ft.Describe.s,
-		Disallowed:  ft.Allowed.set && !ft.Allowed.b,
-		NoHold:      ft.Hold.set && !ft.Hold.b,
-		Timings:     ft.Timings.timings(),
-		Confirm:     ft.Confirm.b,
-		ConfirmTool: ft.ConfirmTool.s,
-		MaxAsks:     ft.MaxAsks.n,
+		Name:             ft.Name.s,
+		SideEffect:       ft.SideEffect.b,
+		Behavior:         arbiter.Behavior(ft.Behavior.s),
+		Describe:         ft.Describe.s,
+		Disallowed:       ft.Allowed.set && !ft.Allowed.b,
+		NoHold:           ft.Hold.set && !ft.Hold.b,
+		DedupeWindowOnly: ft.DedupeUntilUserSpeaks.set && !ft.DedupeUntilUserSpeaks.b,
+		Timings:          ft.Timings.timings(),
+		Confirm:          ft.Confirm.b,
+		ConfirmTool:      ft.ConfirmTool.s,
+		MaxAsks:          ft.MaxAsks.n,
 	}
 	for j, k := range ft.Key {
 		if k == nil {
