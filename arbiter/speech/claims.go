@@ -136,7 +136,8 @@ type Claim struct {
 // several sentences) and returns the claims, one per clause that makes one, in order;
 // nil when there are none. The language is English; see ReadClaimsIn for others. The
 // rules are described at the top of claims.go. ReadClaims is pure, deterministic and
-// safe for concurrent use. The caller owns the returned slice.
+// safe for concurrent use; it takes time and memory linear in len(text) (times a
+// constant for the vocabulary), whatever the text. The caller owns the returned slice.
 func ReadClaims(text string) []Claim {
 	var r reader
 	var out []Claim

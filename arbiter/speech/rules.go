@@ -107,25 +107,21 @@ func cutAtSubordinator(words []string) []string {
 // was cancelled" reads as "the booking was cancelled". It returns words itself or a
 // new slice.
 func dropRelative(words []string) []string {
+	lastMain := -1 // the last claim verb or auxiliary
+	for k, w := range words {
+		if _, ok := verbs[w]; ok || auxiliaries[w] {
+			lastMain = k
+		}
+	}
 	for i, w := range words {
 		if !bookNouns[w] {
 			continue
 		}
-		if k, ok := relativeClause(words, i+1); ok && hasMainVerb(words[k:]) {
+		if k, ok := relativeClause(words, i+1); ok && lastMain >= k {
 			return append(append([]string{}, words[:i+1]...), words[k:]...)
 		}
 	}
 	return words
-}
-
-// hasMainVerb reports whether words hold a claim verb or an auxiliary.
-func hasMainVerb(words []string) bool {
-	for _, w := range words {
-		if _, ok := verbs[w]; ok || auxiliaries[w] {
-			return true
-		}
-	}
-	return false
 }
 
 // relativeClause reads "(that|which) (I|you|we) [had|have|has|just|already|originally]
@@ -174,7 +170,7 @@ func firstClaim(x *index, neg int, topic bool) (Claim, bool) {
 
 // claimAt reads the claim whose verb is at word i, if a claim verb stands there
 // (verbSite), is licensed where it stands (license), and is about the booking
-// (objectClass); polarity gives its kind.
+// (objectClass); polarity gives its kind. It takes constant time (index).
 func claimAt(x *index, i, neg int, topic bool) (Claim, bool) {
 	s, ok := verbSite(x, i)
 	if !ok {

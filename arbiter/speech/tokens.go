@@ -15,14 +15,15 @@ type tok struct {
 	start, end int
 }
 
-// tokens splits s into lower-cased words, contractions expanded, and boundaries.
+// tokens splits s into lower-cased words, contractions expanded, and boundaries. It
+// reads each byte of s a bounded number of times.
 func tokens(s string) []tok {
 	return expandContractions(scanTokens(s))
 }
 
 // scanTokens splits s into words (scanWord) and boundaries (boundaryKind).
 func scanTokens(s string) []tok {
-	var raw []tok
+	raw := make([]tok, 0, len(s)/4+1) // English averages about five bytes a word
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if wordRune(r) {
@@ -80,6 +81,9 @@ func runeAt(s string, i int) rune {
 // lower-cased word with apostrophes normalised to ', and whether a dotted
 // abbreviation's final period also ends a sentence (the next word is capitalised).
 func scanWord(s string, i int) (int, string, bool) {
+	if end, ok := scanPlainWord(s, i); ok {
+		return end, s[i:end], false
+	}
 	var b strings.Builder
 	j, seg, dotted := i, 0, false // seg: word runes since the last abbreviation dot
 	var prev rune
@@ -103,6 +107,24 @@ func scanWord(s string, i int) (int, string, bool) {
 		j += n
 	}
 	return endWord(s, j, b.String(), dotted && seg <= 2)
+}
+
+// scanPlainWord reads the common case of scanWord without allocating: a word of ASCII
+// lower-case letters and digits followed by the end of s or an ASCII character that
+// neither continues nor changes it. ok is false for any other word.
+func scanPlainWord(s string, i int) (end int, ok bool) {
+	j := i
+	for j < len(s) && ('a' <= s[j] && s[j] <= 'z' || '0' <= s[j] && s[j] <= '9') {
+		j++
+	}
+	if j == len(s) {
+		return j, true
+	}
+	c := s[j]
+	if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' || c == '\'' || c == '`' || c == '.' || c == ':' {
+		return 0, false
+	}
+	return j, true
 }
 
 // innerMark returns the character a mark between two word runes keeps in the word:

@@ -216,14 +216,3 @@ func verbAt(words []string, i int) (verb, bool) {
 	v, ok := verbs[words[i]]
 	return v, ok
 }
-
-// endsGroup reports whether w stands between a verb and the words before it, so that
-// a verb's group (step 7) reaches back no further: a subject, an object pronoun, a
-// noun of the booking vocabulary or a past form of a claim verb.
-func endsGroup(w string) bool {
-	if subjects[w] || objPronouns[w] || bookNouns[w] || otherNouns[w] {
-		return true
-	}
-	v, ok := verbs[w]
-	return ok && v.form == formPast
-}
