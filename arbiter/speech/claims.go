@@ -95,8 +95,10 @@ package speech
 // cancelled the 3pm and booked the 4pm" is one verdict, done), does not resolve
 // elliptic answers ("Yes, it was."), treats future statements as no claim ("I won't
 // book it"), and has no vocabulary for other side effects (sent, paid, ordered).
-// Beyond the topic of step 2 it reads each clause alone: a claim split over two
-// clauses ("The booking, which I made, ... was cancelled") is read clause by clause.
+// Within a clause only the first licensed claim verb counts, so a transcript without
+// punctuation reads as one long clause and its first claim: "the booking was not made
+// it is booked now" is not_done, where the punctuated turn is done (Verdict's last
+// claim wins).
 // English only; ReadClaimsIn returns nil for other languages.
 
 import "strings"
