@@ -206,9 +206,10 @@ func verbSite(x *index, i int) (site, bool) {
 }
 
 // possessionAt reads "there is (no) booking" or "(you) have (no) booking" at word i
-// (step 7): done, as a booking verb, with a booking noun at most three words after
-// "there is" or "have" (determiners, negators, "your", "current", ... between). "There"
-// has no subject: its group is the whole clause before it.
+// (step 7): done, as a booking verb, when a booking noun comes at most five words
+// after "there" or "have" with only determiners, negators and "your", "one",
+// "single", "current" or "active" between. "There" has no subject: its group is the
+// whole clause before it.
 func possessionAt(x *index, i int) (site, bool) {
 	words := x.words
 	there := words[i] == "there" && i+1 < len(words) && beForms[words[i+1]]
@@ -361,7 +362,7 @@ func cancellationNoun(s site, obj []string) bool {
 // genericAboutBooking reports whether a generic verb (made, done, confirmed, ...)
 // claims something of the booking: its object, if it starts with a determiner, names
 // the booking ("I made a note" does not), and the clause is about the booking (topic)
-// or is a fragment of at most two words ("Done.", "Booking confirmed.").
+// or is a fragment of at most two words ("Done.", "Completed successfully.").
 func genericAboutBooking(s site, obj []string, topic bool) bool {
 	if len(obj) > 0 && determiners[obj[0]] && !topicWords.hasAny(obj[1:]) {
 		return false
@@ -388,9 +389,9 @@ func negations(s site) int {
 	return s.x.negators(s.g) + subjectNegation(s) + objectNegation(s)
 }
 
-// subjectNegation is 1 for a negating subject ("nothing", "none") and 1 more for a
-// negator up to three words before the subject across determiners ("no booking",
-// "none of your bookings").
+// subjectNegation is 1 for a negating subject ("nothing is scheduled") and 1 more for
+// a negator up to three words before the subject with only determiners, "single",
+// "your" or "of" between ("no booking was made", "none of your bookings were made").
 func subjectNegation(s site) int {
 	if s.g.subj == "" {
 		return 0
