@@ -1,8 +1,13 @@
 package speech
 
 import (
+	"hash/maphash"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -79,11 +84,17 @@ var DefaultPhrases = map[string]Phrases{
 	},
 }
 
+// folder is shared by every call: a Caser may be stateful, but the case folder of
+// golang.org/x/text/cases keeps no state (fold.go: caseFolder is a NopResetter).
 var folder = cases.Fold()
 
 // Words normalises text for intent matching: Unicode NFC, case folding, apostrophes
-// dropped, split into words of letters and digits. Safe for concurrent use.
+// dropped, split into words of letters and digits. It takes time linear in len(text)
+// and is safe for concurrent use; the caller owns the returned slice.
 func Words(text string) []string {
+	if w, ok := asciiWords(text); ok {
+		return w
+	}
 	s := norm.NFC.String(text)
 	var b strings.Builder
 	for _, r := range s {
@@ -98,29 +109,101 @@ func Words(text string) []string {
 	return strings.Fields(folder.String(b.String()))
 }
 
-// lastIndex returns the word index of the last occurrence of any phrase in words, the
-// phrase, and its length in words; -1 when none occurs.
-func lastIndex(words []string, phrases []string) (int, string, int) {
-	best, which, n := -1, "", 0
-	for _, p := range phrases {
-		pw := Words(p)
-		if len(pw) == 0 {
-			continue
-		}
-	scan:
-		for i := len(words) - len(pw); i >= 0; i-- {
-			for j := range pw {
-				if words[i+j] != pw[j] {
-					continue scan
-				}
-			}
-			if i > best || (i == best && len(pw) > n) {
-				best, which, n = i, p, len(pw)
-			}
-			break
+// asciiWords is Words for ASCII text, where NFC changes nothing and case folding is
+// lower-casing; ok is false, with no result, when text is not ASCII.
+func asciiWords(text string) (words []string, ok bool) {
+	b := make([]byte, 0, len(text))
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c >= utf8.RuneSelf:
+			return nil, false
+		case c == '\'' || c == '`':
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+('a'-'A'))
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			b = append(b, c)
+		default:
+			b = append(b, ' ')
 		}
 	}
-	return best, which, n
+	return strings.Fields(string(b)), true
+}
+
+// lastIndex returns the word index of the last occurrence in words of any phrase of
+// x, the phrase as given, and its length in words; -1 when none occurs. Of phrases
+// that occur at the same index, the longest wins, then the first in the list. It looks
+// at each word once.
+func lastIndex(words []string, x *phraseIndex) (int, string, int) {
+	for i := len(words) - 1; i >= 0; i-- {
+		for _, p := range x.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) {
+				return i, p.text, len(p.words)
+			}
+		}
+	}
+	return -1, "", 0
+}
+
+// phraseIndex is one list of phrases normalised by Words and indexed by first word.
+type phraseIndex struct {
+	phrases []string                   // the list as given (a copy)
+	byFirst map[string][]indexedPhrase // longest first, then in list order
+}
+
+type indexedPhrase struct {
+	text  string   // as given, which Classify returns
+	words []string // Words(text), not empty
+}
+
+func newPhraseIndex(phrases []string) *phraseIndex {
+	x := &phraseIndex{phrases: slices.Clone(phrases), byFirst: map[string][]indexedPhrase{}}
+	for _, p := range phrases {
+		if w := Words(p); len(w) > 0 {
+			x.byFirst[w[0]] = append(x.byFirst[w[0]], indexedPhrase{p, w})
+		}
+	}
+	for _, ps := range x.byFirst {
+		slices.SortStableFunc(ps, func(a, b indexedPhrase) int { return len(b.words) - len(a.words) })
+	}
+	return x
+}
+
+// phraseIndexes caches the index of each phrase list Classify is given, keyed by a
+// hash of the list and checked against it, so a list is normalised once, not on every
+// call. Lists come from the policy and are few; past maxPhraseIndexes lists (a bound
+// that concurrent first calls may overshoot slightly) a new list is indexed on every
+// call instead.
+var (
+	phraseIndexes    sync.Map // uint64 -> *phraseIndex
+	phraseIndexCount atomic.Int64
+	phraseIndexSeed  = maphash.MakeSeed()
+)
+
+const maxPhraseIndexes = 256
+
+// indexPhrases returns the index of a phrase list, from phraseIndexes when it is there.
+// Safe for concurrent use.
+func indexPhrases(phrases []string) *phraseIndex {
+	var h maphash.Hash
+	h.SetSeed(phraseIndexSeed)
+	for _, p := range phrases {
+		h.WriteString(p)
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	if v, ok := phraseIndexes.Load(key); ok {
+		if x := v.(*phraseIndex); slices.Equal(x.phrases, phrases) {
+			return x
+		}
+		return newPhraseIndex(phrases) // another list with the same hash
+	}
+	x := newPhraseIndex(phrases)
+	if phraseIndexCount.Load() < maxPhraseIndexes {
+		if _, loaded := phraseIndexes.LoadOrStore(key, x); !loaded {
+			phraseIndexCount.Add(1)
+		}
+	}
+	return x
 }
 
 var questionWords = map[string]bool{
@@ -137,19 +220,24 @@ var questionWords = map[string]bool{
 // book 4pm instead" amends and "make it 4pm... no, stop" stops; a soft stop ("wait")
 // stops unless an amendment is present; a weak amend marker ("actually") amends only
 // a short statement that is not a question; anything else is other.
+//
+// Classify is pure and safe for concurrent use. It takes time linear in len(text);
+// each phrase list is normalised once and kept (by content, for up to 256 lists), so
+// the phrases add a constant per call. Phrases are read by value: changing a list
+// after a call is seen by the next call.
 func Classify(text string, p Phrases) (Intent, string) {
 	words := Words(text)
 	if len(words) == 0 {
 		return IntentUnknown, ""
 	}
-	stopAt, stop, _ := lastIndex(words, p.Stop)
-	amendAt, amend, amendLen := lastIndex(words, p.Amend)
+	stopAt, stop, _ := lastIndex(words, indexPhrases(p.Stop))
+	amendAt, amend, amendLen := lastIndex(words, indexPhrases(p.Amend))
 	if amendAt >= 0 && amendLen >= len(words) {
 		amendAt = -1 // a marker alone ("make it") carries no new details
 	}
 	question := strings.Contains(text, "?") || questionWords[words[0]]
 	if amendAt < 0 && len(p.WeakAmend) > 0 && !question {
-		if at, weak, n := lastIndex(words, p.WeakAmend); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
+		if at, weak, n := lastIndex(words, indexPhrases(p.WeakAmend)); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
 			amendAt, amend = at, weak
 		}
 	}
@@ -159,7 +247,7 @@ func Classify(text string, p Phrases) (Intent, string) {
 	case amendAt >= 0:
 		return IntentAmend, amend
 	}
-	if _, soft, _ := lastIndex(words, p.Soft); soft != "" {
+	if _, soft, _ := lastIndex(words, indexPhrases(p.Soft)); soft != "" {
 		return IntentStop, soft
 	}
 	return IntentOther, ""

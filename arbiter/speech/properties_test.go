@@ -1,0 +1,228 @@
+package speech
+
+import (
+	"flag"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// Properties of the readers that hold whatever the rules are: they are checked over
+// statements built from the rules' own vocabulary, random words and punctuation.
+
+// Failing cases are printed, not written under testdata (as in package arbiter).
+func init() { _ = flag.Set("rapid.nofailfile", "true") }
+
+// vocabulary is every word the claim reader and the English intent phrases know, in a
+// fixed order.
+func vocabulary() []string {
+	seen := map[string]bool{}
+	for _, s := range []wordSet{conjunctions, inverted, invertedSubj, whWords, auxiliaries, skipAdverbs,
+		negators, subjects, objPronouns, bookNouns, topicWords, cancelObjs, otherNouns, determiners,
+		modals, successWords, failureWords, beForms, haveForms, possessionMods, subjectMods, relVerbs, relTails} {
+		for w := range s {
+			seen[w] = true
+		}
+	}
+	for _, l := range []phraseList{frames, negFrames, subordinators} {
+		for _, ps := range l {
+			for _, p := range ps {
+				seen[strings.Join(p, " ")] = true
+			}
+		}
+	}
+	for w := range verbs {
+		seen[w] = true
+	}
+	for _, ps := range phraseVerbs {
+		for _, p := range ps {
+			seen[strings.Join(p.words, " ")] = true
+		}
+	}
+	for w := range contractions {
+		seen[w] = true
+	}
+	for _, l := range [][]string{DefaultPhrases["en"].Stop, DefaultPhrases["en"].Soft, DefaultPhrases["en"].Amend, DefaultPhrases["en"].WeakAmend} {
+		for _, p := range l {
+			seen[p] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+var (
+	propVocabulary = vocabulary()
+	propPunct      = []string{".", "!", "?", ";", ":", ",", "…", "—", "–", "-", " - ", "(", ")", "\"", "“", "”", "'", "’", "p.m.", "a.m.", "3:00", "3.30", "...", "\n", "\xff", "é", "e\u0301", "ß", "İ", "日本"}
+	propSuffix     = []string{"'s", "n't", "'d", "'ll", "’re", "n’t", "ed", ""}
+)
+
+// statement draws a statement: vocabulary words (some capitalised, some contracted),
+// random words and punctuation, with spaces, commas or sentence ends between them.
+func statement() *rapid.Generator[string] {
+	word := rapid.OneOf(
+		rapid.SampledFrom(propVocabulary),
+		rapid.Custom(func(t *rapid.T) string {
+			return strings.ToUpper(rapid.SampledFrom(propVocabulary).Draw(t, "upper"))
+		}),
+		rapid.Custom(func(t *rapid.T) string {
+			return rapid.SampledFrom(propVocabulary).Draw(t, "w") + rapid.SampledFrom(propSuffix).Draw(t, "suffix")
+		}),
+		rapid.SampledFrom(propPunct),
+		rapid.StringMatching(`[A-Za-z]{1,8}`),
+		rapid.String(),
+	)
+	sep := rapid.SampledFrom([]string{" ", " ", " ", "", ", ", ". ", "? ", " and "})
+	return rapid.Custom(func(t *rapid.T) string {
+		var b strings.Builder
+		for _, w := range rapid.SliceOfN(word, 0, 40).Draw(t, "words") {
+			b.WriteString(w)
+			b.WriteString(sep.Draw(t, "sep"))
+		}
+		return b.String()
+	})
+}
+
+// fataler is what the checks need of *testing.T and *rapid.T.
+type fataler interface {
+	Fatalf(format string, args ...any)
+}
+
+// checkClaims checks what ReadClaims promises of any input: no panic, the same answer
+// twice, only done or not_done, and clauses that are non-empty pieces of the input,
+// in order.
+func checkClaims(t fataler, s string) []Claim {
+	got := ReadClaims(s)
+	if again := ReadClaims(s); !reflect.DeepEqual(got, again) {
+		t.Fatalf("ReadClaims(%q) not deterministic: %+v then %+v", s, got, again)
+	}
+	pos := 0
+	for _, c := range got {
+		if c.Kind != ClaimDone && c.Kind != ClaimNotDone {
+			t.Fatalf("ReadClaims(%q): kind %q", s, c.Kind)
+		}
+		i := strings.Index(s[pos:], c.Clause)
+		if c.Clause == "" || i < 0 {
+			t.Fatalf("ReadClaims(%q): clause %q is not in the input after byte %d", s, c.Clause, pos)
+		}
+		pos += i + len(c.Clause)
+	}
+	return got
+}
+
+func TestReadClaimsProperties(t *testing.T) {
+	if v := Verdict(nil); v != ClaimNone {
+		t.Fatalf("Verdict(nil) = %q", v)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := statement().Draw(t, "s")
+		got := checkClaims(t, s)
+		// A clause of its own that says nothing changes nothing before it. (Without
+		// the dash, " Okay." joins the last clause and can change it: "Completed
+		// successfully" is a done fragment, "Completed successfully okay" no claim.)
+		if after := ReadClaims(s + " — Okay."); !reflect.DeepEqual(after, got) {
+			t.Fatalf("ReadClaims(%q) = %+v, but with \" — Okay.\" appended %+v", s, got, after)
+		}
+		if en := ReadClaimsIn("en-GB", s); !reflect.DeepEqual(en, got) {
+			t.Fatalf("ReadClaimsIn(en-GB, %q) = %+v, ReadClaims %+v", s, en, got)
+		}
+		if fr := ReadClaimsIn("fr", s); fr != nil {
+			t.Fatalf("ReadClaimsIn(fr, %q) = %+v", s, fr)
+		}
+		// Verdict ignores ClaimNone entries and returns one of the three kinds.
+		v := Verdict(got)
+		if padded := Verdict(append([]Claim{{}}, append(slices.Clone(got), Claim{})...)); padded != v {
+			t.Fatalf("Verdict with ClaimNone entries %q, without %q", padded, v)
+		}
+		if v != ClaimNone && v != ClaimDone && v != ClaimNotDone {
+			t.Fatalf("Verdict %q", v)
+		}
+		if (v == ClaimNone) != (len(got) == 0) {
+			t.Fatalf("Verdict %q of %+v", v, got)
+		}
+	})
+}
+
+// checkClassify checks what Classify promises of any input: no panic, the same answer
+// twice, and a deciding phrase that is one of the phrases given and occurs in the
+// utterance's words.
+func checkClassify(t fataler, s string, p Phrases) {
+	in, phrase := Classify(s, p)
+	if in2, phrase2 := Classify(s, p); in2 != in || phrase2 != phrase {
+		t.Fatalf("Classify(%q) not deterministic: %s %q then %s %q", s, in, phrase, in2, phrase2)
+	}
+	words := Words(s)
+	switch in {
+	case IntentUnknown, IntentOther:
+		if phrase != "" {
+			t.Fatalf("Classify(%q) = %s with phrase %q", s, in, phrase)
+		}
+		if (in == IntentUnknown) != (len(words) == 0) {
+			t.Fatalf("Classify(%q) = %s, words %q", s, in, words)
+		}
+		return
+	case IntentStop:
+		if !slices.Contains(p.Stop, phrase) && !slices.Contains(p.Soft, phrase) {
+			t.Fatalf("Classify(%q) = stop by %q, not a stop phrase", s, phrase)
+		}
+	case IntentAmend:
+		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) {
+			t.Fatalf("Classify(%q) = amend by %q, not an amend phrase", s, phrase)
+		}
+	default:
+		t.Fatalf("Classify(%q) = %q", s, in)
+	}
+	pw := Words(phrase)
+	for i := range words {
+		if hasPrefix(words[i:], pw) {
+			return
+		}
+	}
+	t.Fatalf("Classify(%q) decided by %q, whose words %q are not in %q", s, phrase, pw, words)
+}
+
+func TestClassifyProperties(t *testing.T) {
+	phrase := rapid.OneOf(rapid.SampledFrom(propVocabulary), rapid.SampledFrom(propPunct), rapid.StringMatching(`[A-Za-z' ]{0,12}`))
+	list := rapid.SliceOfN(phrase, 0, 6)
+	rapid.Check(t, func(t *rapid.T) {
+		s := statement().Draw(t, "s")
+		for _, lang := range []string{"en", "es", "fr", "de"} {
+			checkClassify(t, s, DefaultPhrases[lang])
+		}
+		p := Phrases{Stop: list.Draw(t, "stop"), Soft: list.Draw(t, "soft"), Amend: list.Draw(t, "amend"), WeakAmend: list.Draw(t, "weak")}
+		checkClassify(t, s, p)
+		// Phrases are read by value: a copy classifies alike, and a list changed in
+		// place after a call classifies by its new content.
+		in, ph := Classify(s, p)
+		cp := Phrases{Stop: slices.Clone(p.Stop), Soft: slices.Clone(p.Soft), Amend: slices.Clone(p.Amend), WeakAmend: slices.Clone(p.WeakAmend)}
+		if in2, ph2 := Classify(s, cp); in2 != in || ph2 != ph {
+			t.Fatalf("Classify(%q) = %s %q, with a copy of the phrases %s %q", s, in, ph, in2, ph2)
+		}
+		if len(p.Stop) > 0 {
+			p.Stop[0] = "zzz unlikely"
+			cp.Stop[0] = "zzz unlikely"
+			in, ph = Classify(s, p)
+			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend}); in2 != in || ph2 != ph {
+				t.Fatalf("Classify(%q) after changing a phrase in place = %s %q, want %s %q", s, in, ph, in2, ph2)
+			}
+		}
+	})
+}
+
+// FuzzClassify checks that any utterance classifies without panicking, the same way
+// twice, with a deciding phrase taken from the language's phrases.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{"Actually, stop. Don't book it.", "Wait, make it 4pm.", "Actually, Lyon.",
+		"What's the weather like there?", "Make it", "...", "¡Detente! No lo hagas.", "arre\u0302te",
+		"HÖR AUF", "Don’t", "\xff\xfe", "İstanbul", "ﬁne", "stop stop stop", ""} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(1))
+	}
+	langs := []string{"en", "es", "fr", "de"}
+	f.Fuzz(func(t *testing.T, s string, lang uint8) {
+		checkClassify(t, s, DefaultPhrases[langs[int(lang)%len(langs)]])
+	})
+}
