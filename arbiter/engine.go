@@ -39,6 +39,11 @@ const (
 	MaxArgsBytes = 64 << 10
 	// MaxTextBytes bounds one transcript piece (16 KiB).
 	MaxTextBytes = 16 << 10
+	// MaxUtteranceBytes bounds the text one user utterance keeps (8 KiB, about 1,300
+	// words): past it the utterance keeps its tail (speech.KeepTail), where the later of
+	// the last stop and the last amendment, which decides its intent, is. A model
+	// turn is bounded likewise (speech.MaxTurnBytes).
+	MaxUtteranceBytes = 8 << 10
 	// MaxKeyBytes bounds an explicit business key.
 	MaxKeyBytes = 512
 	// MaxErrorBytes bounds a Complete's error text (4 KiB).

@@ -191,6 +191,7 @@ func (ev Transcript) apply(st *step) error {
 	} else {
 		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
 	}
+	u.Text = speech.KeepTail(u.Text, MaxUtteranceBytes)
 	u.Final = true
 	u.Intent, u.Stop = speech.Classify(u.Text, st.e.Policy.Phrases(s.Language))
 	st.out.Intent = u.Intent

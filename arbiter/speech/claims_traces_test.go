@@ -160,7 +160,7 @@ func claimTraceTable(t *testing.T) []claimTurnRow {
 
 func formatClaimTable(rows []claimTurnRow) string {
 	var b strings.Builder
-	b.WriteString("# Claim reader on the recorded model transcripts (go test ./arbiter -run ClaimTraces -rewrite-claims).\n")
+	b.WriteString("# Claim reader on the recorded model transcripts (go test ./arbiter/speech -run ClaimTraces -rewrite-claims).\n")
 	b.WriteString("# One line per model turn: trace, t_ms of the turn start, the turn's text (joined with a\n")
 	b.WriteString("# turn cut by interrupted when the next started within 1.5 s), verdict, the job's state in\n")
 	b.WriteString("# the arbiter's replay at that time (testdata/traces/*.golden), outcome.\n")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Grouping the model's output transcription into the turns the claim reader reads.
@@ -104,7 +105,33 @@ func (j *TurnJoiner) Piece(at time.Time, text string) []ModelTurn {
 	} else {
 		j.Text += text
 	}
+	j.Text = KeepTail(j.Text, MaxTurnBytes)
 	return out
+}
+
+// MaxTurnBytes bounds the text a TurnJoiner keeps of one model turn (8 KiB, about 1,300
+// words: minutes of speech). Past it the turn keeps its tail (KeepTail): the verdict
+// is the turn's last explicit claim, so the tail is what the claim check reads. The
+// bound keeps a session's stored state, and the cost of reading a turn, small whatever
+// the model says (a chaos run grew one session to 4 MiB).
+const MaxTurnBytes = 8 << 10
+
+// KeepTail returns s, or, when s is longer than max bytes, its last words that fit in
+// max: it is cut at the first white space after len(s)-max, so no word is split (a
+// single word longer than that is cut at a UTF-8 boundary), and leading white space is
+// dropped. Pure; linear in len(s).
+func KeepTail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	if i := strings.IndexFunc(s[cut:], unicode.IsSpace); i >= 0 {
+		return strings.TrimLeftFunc(s[cut+i:], unicode.IsSpace)
+	}
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[cut:]
 }
 
 // End ends the current turn at at: interrupted for an `interrupted` event (the turn
