@@ -901,7 +901,7 @@ class SessionCore:
             if resp.decision == pb.DECISION_COMMIT:
                 observed = self._outbox.observed  # every event observed before the COMMIT arrived
                 if asked < observed:
-                    log.info("arbiter: job %s: not acting on COMMIT: %d event(s) observed before it were not "
+                    log.warning("arbiter: job %s: not acting on COMMIT: %d event(s) observed before it were not "
                              "delivered when Decide was asked; delivering them, then asking again",
                              job.id, observed - asked)
                     if not await self._outbox.wait_settled(observed):
