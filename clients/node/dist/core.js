@@ -116,6 +116,7 @@ export function together(ps) {
 class Outbox {
     policy;
     busy;
+    before;
     log;
     observed = 0;
     settled = 0;
@@ -124,9 +125,11 @@ class Outbox {
     running = false;
     waiters = [];
     stop = new AbortController();
-    constructor(policy, busy, log) {
+    constructor(policy, busy, before, // run before each attempt (ConfigureSession, once); fails like it
+    log) {
         this.policy = policy;
         this.busy = busy;
+        this.before = before;
         this.log = log;
     }
     put(what, send, handle, retried = RETRIED_CODES) {
@@ -212,7 +215,8 @@ class Outbox {
             let pause = 0;
             this.busy(+1);
             try {
-                const res = await ev.send(ageSince(ev.observed), signal);
+                await this.before();
+                const res = await ev.send(ageSince(ev.observed), signal); // the age as it leaves
                 if (signal.aborted)
                     return undefined; // closed meanwhile: nothing is handed out any more
                 try {
@@ -350,7 +354,7 @@ export class SessionCore {
         this.responseScheduling = opts.responseScheduling ?? false;
         this.configured = !(this.language || this.responseScheduling); // nothing to send
         this.watchOn = opts.watch ?? true;
-        this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), this.log);
+        this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
     }
     // --- what happened in the model session (stamped now, delivered in order) ---------
     /**
@@ -363,10 +367,7 @@ export class SessionCore {
         const args = { ...call.args };
         const behavior = call.behavior ?? this.behaviors[name];
         const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
-        return this.outbox.put(`RegisterCall(${callId || name})`, async (age, signal) => {
-            await this.configure();
-            return this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal });
-        }, (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
     }
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
@@ -425,10 +426,7 @@ export class SessionCore {
         const ids = [...callIds];
         if (ids.length === 0)
             return Promise.resolve();
-        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")})`, async (age, signal) => {
-            await this.configure();
-            return this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal });
-        }, (res) => this.handedOut(res));
+        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /**
      * Reports that the agent now talks to the model over a new connection (a reconnect,
@@ -441,10 +439,7 @@ export class SessionCore {
      */
     reconnect(connectionId) {
         this.modelSpeaking = false; // a new connection: nothing is playing
-        return this.outbox.put(`Connect(${connectionId})`, async (_age, signal) => {
-            await this.configure();
-            return this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal });
-        }, async (res) => {
+        return this.outbox.put(`Connect(${connectionId})`, (_age, signal) => this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal }), async (res) => {
             this.connectionId = connectionId;
             await this.handedOut(res);
         });
@@ -558,17 +553,11 @@ export class SessionCore {
     }
     // --- internals ---------------------------------------------------------------------
     speech(event) {
-        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)})`, async (age, signal) => {
-            await this.configure();
-            return this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal });
-        }, (res) => this.handedOut(res));
+        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     transcript(role, text, interim) {
         const who = role === pb.Role.ROLE_USER ? "user" : "model";
-        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`, async (age, signal) => {
-            await this.configure();
-            return this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal });
-        }, (res) => this.handedOut(res));
+        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /** What a delivered event's reply made due. */
     async handedOut(res) {

@@ -193,6 +193,7 @@ class Outbox {
   constructor(
     private readonly policy: () => RetryPolicy,
     private readonly busy: (n: number) => void,
+    private readonly before: () => Promise<void>, // run before each attempt (ConfigureSession, once); fails like it
     private readonly log: Pick<Console, "warn" | "error">,
   ) {}
 
@@ -272,7 +273,8 @@ class Outbox {
       let pause = 0;
       this.busy(+1);
       try {
-        const res = await ev.send(ageSince(ev.observed), signal);
+        await this.before();
+        const res = await ev.send(ageSince(ev.observed), signal); // the age as it leaves
         if (signal.aborted) return undefined; // closed meanwhile: nothing is handed out any more
         try {
           await ev.handle(res);
@@ -406,7 +408,7 @@ export class SessionCore {
     this.responseScheduling = opts.responseScheduling ?? false;
     this.configured = !(this.language || this.responseScheduling); // nothing to send
     this.watchOn = opts.watch ?? true;
-    this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), this.log);
+    this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
   }
 
   // --- what happened in the model session (stamped now, delivered in order) ---------
@@ -423,13 +425,11 @@ export class SessionCore {
     const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
     return this.outbox.put(
       `RegisterCall(${callId || name})`,
-      async (age, signal) => {
-        await this.configure();
-        return this.client.registerCall(
+      (age, signal) =>
+        this.client.registerCall(
           { sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age },
           { retry: false, signal },
-        );
-      },
+        ),
       (res: pb.RegisterCallResponse) => this.registered(res, name, args),
       callId ? RETRIED_CODES : ABORTED_ONLY,
     );
@@ -498,10 +498,8 @@ export class SessionCore {
     if (ids.length === 0) return Promise.resolve();
     return this.outbox.put(
       `ReportToolCallCancellation(${ids.join(",")})`,
-      async (age, signal) => {
-        await this.configure();
-        return this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal });
-      },
+      (age, signal) =>
+        this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal }),
       (res: pb.ReportToolCallCancellationResponse) => this.handedOut(res),
     );
   }
@@ -519,10 +517,8 @@ export class SessionCore {
     this.modelSpeaking = false; // a new connection: nothing is playing
     return this.outbox.put(
       `Connect(${connectionId})`,
-      async (_age, signal) => {
-        await this.configure();
-        return this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal });
-      },
+      (_age, signal) =>
+        this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal }),
       async (res: pb.ConnectResponse) => {
         this.connectionId = connectionId;
         await this.handedOut(res);
@@ -646,10 +642,8 @@ export class SessionCore {
   private speech(event: pb.SpeechEvent): Promise<void> {
     return this.outbox.put(
       `ReportSpeech(${pb.speechEventToJSON(event)})`,
-      async (age, signal) => {
-        await this.configure();
-        return this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal });
-      },
+      (age, signal) =>
+        this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal }),
       (res: pb.ReportSpeechResponse) => this.handedOut(res),
     );
   }
@@ -658,10 +652,8 @@ export class SessionCore {
     const who = role === pb.Role.ROLE_USER ? "user" : "model";
     return this.outbox.put(
       `ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`,
-      async (age, signal) => {
-        await this.configure();
-        return this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal });
-      },
+      (age, signal) =>
+        this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal }),
       (res: pb.ReportTranscriptResponse) => this.handedOut(res),
     );
   }

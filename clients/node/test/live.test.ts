@@ -42,6 +42,7 @@ class Script {
   registerEffects = effects();
   speechEffects = effects();
   pollEffects = effects();
+  configureDelayMs = 0;
 
   sent(name: string): any[] {
     return this.requests.filter(([n]) => n === name).map(([, r]) => r);
@@ -73,7 +74,7 @@ class Script {
       poll: this.handler("Poll", async () => ({ effects: this.pollEffects })),
       closeSession: this.handler("CloseSession", async () => pb.CloseSessionResponse.fromPartial({})),
       configureSession: this.handler("ConfigureSession", async (r) =>
-        pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling })),
+        sleep(this.configureDelayMs).then(() => pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling }))),
     };
   }
 }
@@ -419,6 +420,7 @@ describe("LiveAdapter", () => {
 
   it("sends ConfigureSession first, with the options", async () => {
     script.fail.ConfigureSession = [status.UNAVAILABLE]; // retried: idempotent
+    script.configureDelayMs = 200;
     script.decide = cancelDuringPrepare;
     const a = new LiveAdapter(client, "s2", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, language: "es-MX", responseScheduling: true });
     await a.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
@@ -430,6 +432,8 @@ describe("LiveAdapter", () => {
     assert.equal(names.filter((n) => n === "ConfigureSession").length, 2); // one call, retried once
     const conf = script.sent("ConfigureSession").at(-1);
     assert.deepEqual([conf.sessionId, conf.language, conf.responseScheduling], ["s2", "es-MX", true]);
+    // The START waited for ConfigureSession: its age, taken as it left, says so.
+    assert.ok(ageNs(script.sent("ReportSpeech")[0].age) >= 200e6);
   });
 
   it("sends no ConfigureSession without options", async () => {

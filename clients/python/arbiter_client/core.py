@@ -229,9 +229,12 @@ class _Outbox:
     with its age; see the module doc. ``observed`` counts the events put so far and
     ``settled`` those delivered or dropped: always a prefix, since delivery is FIFO."""
 
-    def __init__(self, policy: RetryPolicy, busy: Callable[[int], None]) -> None:
+    def __init__(
+        self, policy: RetryPolicy, busy: Callable[[int], None], before: Callable[[], Awaitable[None]]
+    ) -> None:
         self._policy = policy
         self._busy = busy  # +1 / -1 around each attempt (the Watch holds its effects meanwhile)
+        self._before = before  # run before each attempt (ConfigureSession, once); fails like it
         self._queue: Deque[_Event] = deque()
         self._worker: Optional[asyncio.Task] = None
         self._waiters: List[Tuple[int, "asyncio.Future[bool]"]] = []
@@ -329,6 +332,8 @@ class _Outbox:
             self._busy(+1)
             try:
                 try:
+                    await self._before()
+                    age = time.monotonic() - ev.observed  # as it leaves
                     resp = await ev.send(_duration(age))
                 except Exception as err:  # noqa: BLE001 - classified below
                     if not (isinstance(err, ArbiterError) and err.code in ev.retried):
@@ -434,7 +439,7 @@ class SessionCore:
         self._flush_task: Optional[asyncio.Task] = None
         self._flushing = asyncio.Lock()
         self._inflight = 0  # unary RPCs (with their effects) under way
-        self._outbox = _Outbox(client.retry, self._busy)
+        self._outbox = _Outbox(client.retry, self._busy, self._configure)
 
     # --- what happened in the model session (stamped now, delivered in order) --------
 
@@ -461,7 +466,6 @@ class SessionCore:
                 behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice, age=age,
             )
             req.args.update(call_args)
-            await self._configure()
             return await self._client.register_call(req, retry=False)
 
         async def handle(resp: pb.RegisterCallResponse) -> None:
@@ -526,7 +530,6 @@ class SessionCore:
             return _done()
 
         async def send(age: duration_pb2.Duration) -> pb.ReportToolCallCancellationResponse:
-            await self._configure()
             req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age)
             return await self._client.report_tool_call_cancellation(req, retry=False)
 
@@ -544,7 +547,6 @@ class SessionCore:
         self._model_speaking = False  # a new connection: nothing is playing
 
         async def send(_age: duration_pb2.Duration) -> pb.ConnectResponse:
-            await self._configure()
             return await self._client.connect(pb.ConnectRequest(session_id=self.session_id,
                                                                 connection_id=connection_id), retry=False)
 
@@ -657,7 +659,6 @@ class SessionCore:
 
     def _speech(self, event: "pb.SpeechEvent") -> "asyncio.Future[None]":
         async def send(age: duration_pb2.Duration) -> pb.ReportSpeechResponse:
-            await self._configure()
             req = pb.ReportSpeechRequest(session_id=self.session_id, event=event, age=age)
             return await self._client.report_speech(req, retry=False)
 
@@ -665,7 +666,6 @@ class SessionCore:
 
     def _transcript(self, role: "pb.Role", text: str, *, interim: bool) -> "asyncio.Future[None]":
         async def send(age: duration_pb2.Duration) -> pb.ReportTranscriptResponse:
-            await self._configure()
             req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age)
             return await self._client.report_transcript(req, retry=False)
 

@@ -64,6 +64,7 @@ class Script(pb_grpc.ArbiterServiceServicer):
         self.register_effects = pb.Effects()
         self.speech_effects = pb.Effects()
         self.poll_effects = pb.Effects()
+        self.configure_delay = 0.0  # seconds ConfigureSession takes
 
     async def _enter(self, name, request, context):
         self.requests.append((name, request))
@@ -112,6 +113,7 @@ class Script(pb_grpc.ArbiterServiceServicer):
 
     async def ConfigureSession(self, request, context):
         await self._enter("ConfigureSession", request, context)
+        await asyncio.sleep(self.configure_delay)
         return pb.ConfigureSessionResponse(
             language=request.language or "en", response_scheduling=request.response_scheduling
         )
@@ -464,6 +466,7 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_configure_sent_first_with_the_options(self):
         self.script.fail["ConfigureSession"] = [grpc.StatusCode.UNAVAILABLE]  # retried: idempotent
+        self.script.configure_delay = 0.2
         self.script.decide = cancel_during_prepare
         adapter = LiveAdapter(
             self.client, "s2", self.actions.append, decide_wait=0.2, language="es-MX", response_scheduling=True
@@ -477,6 +480,8 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(names.count("ConfigureSession"), 2)  # one call, retried once
         conf = self.script.sent("ConfigureSession")[-1]
         self.assertEqual((conf.session_id, conf.language, conf.response_scheduling), ("s2", "es-MX", True))
+        # The START waited for ConfigureSession: its age, taken as it left, says so.
+        self.assertGreaterEqual(self.script.sent("ReportSpeech")[0].age.ToNanoseconds(), 200_000_000)
 
     async def test_no_configure_without_options(self):
         await self.adapter.feed({"server_content": {"turn_complete": True}})
