@@ -30,6 +30,13 @@
 #     and never completed: its deadline answer (status "timeout") is handed out exactly
 #     once by the adapter's own Watch, the test calling nothing; (e) the same with the
 #     Watch off: adapter.poll() hands it out once, a second poll() nothing.
+#   - issue 12, per language in a real process against the booking arbiter through
+#     e2e/proxy.py (a TCP proxy the test cuts): a booking prepared at t=0, the proxy cut
+#     at 0.3 s, the user's voice activity START observed at 0.8 s (its delivery fails and
+#     is retried with its age), the proxy back at 3.5 s, then the transcript "Stop, don't
+#     book it." and the end of activity: the adapter must cancel (cancel action, the
+#     cancel note), never commit, whichever of the parked Decide and the retried START
+#     reaches the arbiter first.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -126,6 +133,7 @@ serve() {
 echo "== arbiter serve"
 serve testdata/tools/booking.yaml "$tmp/serve.log"
 server_pid=$pid
+booking_addr="$addr"
 echo "listening on $addr"
 
 echo "== unit tests"
@@ -168,6 +176,15 @@ for run in "${runs[@]}"; do
       { echo '--- client stdout'; cat '$tmp/e2e/$tag.$lang'; echo '--- client stderr'; cat '$tmp/e2e/$tag.$lang.err'; exit 1; }"
   done
 done
+
+echo "== issue 12: a stop during a network cut, through e2e/proxy.py, against arbiter serve (booking)"
+# Each must have run (not skipped): the Python test reports "... ok", node "# pass 1".
+check "py outage: the stop observed during the cut cancels, never a commit (real Python process, real arbiter, proxy)" bash -c "
+  cd '$py' && ARBITER_OUTAGE_TARGET='$booking_addr' '$tmp/venv/bin/python' -m unittest -v tests.test_outage 2>&1 |
+    tee '$tmp/outage-py.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '\.\.\. ok\$' '$tmp/outage-py.log'"
+check "node outage: the stop observed during the cut cancels, never a commit (real Node process, real arbiter, proxy)" bash -c "
+  cd '$node' && ARBITER_OUTAGE_TARGET='$booking_addr' ARBITER_PROXY_PYTHON=/usr/bin/python3 node --test build/test/outage.test.js 2>&1 |
+    tee '$tmp/outage-node.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/outage-node.log'"
 
 echo "== workflows: Watch, confirm-then-act, Connect, against arbiter serve --tools clients/e2e/workflow.yaml"
 serve clients/e2e/workflow.yaml "$tmp/serve-workflow.log"

@@ -15,6 +15,23 @@ export interface RetryPolicy {
 }
 /** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
 export declare const DEFAULT_RETRY: RetryPolicy;
+/**
+ * Per-call options of the RPCs that report what the agent observed (RegisterCall,
+ * ReportSpeech, ReportTranscript, ReportToolCallCancellation) and of Connect.
+ */
+export interface EventCallOptions {
+    /**
+     * False: one attempt, sent without `waitForReady` (it fails at once with UNAVAILABLE
+     * while the connection is down instead of waiting for it), for a caller that retries
+     * with a fresh `age` on each attempt (the adapters' outbox, {@link SessionCore}): a
+     * request that waited in the channel for a connection would go out with the age it
+     * was built with, too small by the wait. Default true: the retries described on
+     * {@link ArbiterClient}.
+     */
+    retry?: boolean;
+    /** Cancels the call (it then rejects with the signal's reason). */
+    signal?: AbortSignal;
+}
 /** Options of {@link ArbiterClient}. */
 export interface ArbiterClientOptions {
     /** Channel credentials; default plaintext (`credentials.createInsecure()`). */
@@ -43,7 +60,9 @@ type Req<T> = pb.DeepPartial<T>;
  * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
  * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
  * idempotent (an event applied twice is two events): they are retried only on ABORTED,
- * which the server returns when it changed nothing.
+ * which the server returns when it changed nothing. Those RPCs and Connect also take
+ * `{ retry: false }` ({@link EventCallOptions}): one attempt, failing fast, for a caller
+ * that retries itself with a fresh `age`.
  *
  * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
  * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
@@ -60,14 +79,14 @@ export declare class ArbiterClient {
     constructor(target: string, opts?: ArbiterClientOptions);
     /** Closes the channel. */
     close(): void;
-    /** RegisterCall; retried only when the request carries a call id. */
-    registerCall(req: Req<pb.RegisterCallRequest>): Promise<pb.RegisterCallResponse>;
-    /** ReportSpeech; not idempotent: retried only on ABORTED. */
-    reportSpeech(req: Req<pb.ReportSpeechRequest>): Promise<pb.ReportSpeechResponse>;
-    /** ReportTranscript; not idempotent: retried only on ABORTED. */
-    reportTranscript(req: Req<pb.ReportTranscriptRequest>): Promise<pb.ReportTranscriptResponse>;
-    /** ReportToolCallCancellation; idempotent (dead ids stay dead). */
-    reportToolCallCancellation(req: Req<pb.ReportToolCallCancellationRequest>): Promise<pb.ReportToolCallCancellationResponse>;
+    /** RegisterCall; retried only when the request carries a call id. See {@link EventCallOptions}. */
+    registerCall(req: Req<pb.RegisterCallRequest>, opts?: EventCallOptions): Promise<pb.RegisterCallResponse>;
+    /** ReportSpeech; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    reportSpeech(req: Req<pb.ReportSpeechRequest>, opts?: EventCallOptions): Promise<pb.ReportSpeechResponse>;
+    /** ReportTranscript; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    reportTranscript(req: Req<pb.ReportTranscriptRequest>, opts?: EventCallOptions): Promise<pb.ReportTranscriptResponse>;
+    /** ReportToolCallCancellation; idempotent (dead ids stay dead). See {@link EventCallOptions}. */
+    reportToolCallCancellation(req: Req<pb.ReportToolCallCancellationRequest>, opts?: EventCallOptions): Promise<pb.ReportToolCallCancellationResponse>;
     /**
      * Decide; idempotent. The attempt's deadline is `timeoutMs` plus `req.wait`. `signal`
      * cancels the long-poll (the promise then rejects with the signal's reason).
@@ -96,9 +115,9 @@ export declare class ArbiterClient {
     /**
      * Connect (a new model connection for the session); idempotent (connecting again with
      * the current id changes nothing). Its effects are skips with reason
-     * `connection_closed`.
+     * `connection_closed`. See {@link EventCallOptions}.
      */
-    connect(req: Req<pb.ConnectRequest>): Promise<pb.ConnectResponse>;
+    connect(req: Req<pb.ConnectRequest>, opts?: EventCallOptions): Promise<pb.ConnectResponse>;
     /**
      * ReportProgress (an interim result of a running job); not idempotent (each report is
      * one more interim response): retried only on ABORTED.

@@ -24,7 +24,9 @@ const RETRIED_IF_IDEMPOTENT = new Set([status.UNAVAILABLE, status.ABORTED, statu
  * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
  * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
  * idempotent (an event applied twice is two events): they are retried only on ABORTED,
- * which the server returns when it changed nothing.
+ * which the server returns when it changed nothing. Those RPCs and Connect also take
+ * `{ retry: false }` ({@link EventCallOptions}): one attempt, failing fast, for a caller
+ * that retries itself with a fresh `age`.
  *
  * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
  * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
@@ -51,23 +53,25 @@ export class ArbiterClient {
     close() {
         this.stub.close();
     }
-    /** RegisterCall; retried only when the request carries a call id. */
-    registerCall(req) {
+    /** RegisterCall; retried only when the request carries a call id. See {@link EventCallOptions}. */
+    registerCall(req, opts = {}) {
         const r = pb.RegisterCallRequest.fromPartial(req);
-        return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "");
+        return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "", this.timeoutMs, opts.signal, opts.retry);
     }
-    /** ReportSpeech; not idempotent: retried only on ABORTED. */
-    reportSpeech(req) {
-        return this.call("ReportSpeech", this.stub.reportSpeech, pb.ReportSpeechRequest.fromPartial(req), false);
+    /** ReportSpeech; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    reportSpeech(req, opts = {}) {
+        const r = pb.ReportSpeechRequest.fromPartial(req);
+        return this.call("ReportSpeech", this.stub.reportSpeech, r, false, this.timeoutMs, opts.signal, opts.retry);
     }
-    /** ReportTranscript; not idempotent: retried only on ABORTED. */
-    reportTranscript(req) {
-        return this.call("ReportTranscript", this.stub.reportTranscript, pb.ReportTranscriptRequest.fromPartial(req), false);
+    /** ReportTranscript; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    reportTranscript(req, opts = {}) {
+        const r = pb.ReportTranscriptRequest.fromPartial(req);
+        return this.call("ReportTranscript", this.stub.reportTranscript, r, false, this.timeoutMs, opts.signal, opts.retry);
     }
-    /** ReportToolCallCancellation; idempotent (dead ids stay dead). */
-    reportToolCallCancellation(req) {
+    /** ReportToolCallCancellation; idempotent (dead ids stay dead). See {@link EventCallOptions}. */
+    reportToolCallCancellation(req, opts = {}) {
         const r = pb.ReportToolCallCancellationRequest.fromPartial(req);
-        return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true);
+        return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true, this.timeoutMs, opts.signal, opts.retry);
     }
     /**
      * Decide; idempotent. The attempt's deadline is `timeoutMs` plus `req.wait`. `signal`
@@ -111,10 +115,10 @@ export class ArbiterClient {
     /**
      * Connect (a new model connection for the session); idempotent (connecting again with
      * the current id changes nothing). Its effects are skips with reason
-     * `connection_closed`.
+     * `connection_closed`. See {@link EventCallOptions}.
      */
-    connect(req) {
-        return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true);
+    connect(req, opts = {}) {
+        return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true, this.timeoutMs, opts.signal, opts.retry);
     }
     /**
      * ReportProgress (an interim result of a running job); not idempotent (each report is
@@ -173,7 +177,17 @@ export class ArbiterClient {
             }
         }
     }
-    async call(name, method, req, idempotent, timeoutMs = this.timeoutMs, signal) {
+    async call(name, method, req, idempotent, timeoutMs = this.timeoutMs, signal, retry = true) {
+        if (!retry) {
+            // One attempt, failing fast: the caller retries with a fresh request.
+            try {
+                return await this.once(method, req, timeoutMs, signal, false);
+            }
+            catch (err) {
+                signal?.throwIfAborted();
+                throw fromServiceError(err, name);
+            }
+        }
         const start = Date.now();
         let delay = this.retry.initialBackoffMs;
         for (;;) {
@@ -193,11 +207,11 @@ export class ArbiterClient {
             }
         }
     }
-    once(method, req, timeoutMs, signal) {
+    once(method, req, timeoutMs, signal, waitForReady = true) {
         return new Promise((resolve, reject) => {
             signal?.throwIfAborted();
             const onAbort = () => call.cancel();
-            const call = method.call(this.stub, req, new Metadata({ waitForReady: true }), { deadline: Date.now() + timeoutMs }, (err, res) => {
+            const call = method.call(this.stub, req, new Metadata({ waitForReady }), { deadline: Date.now() + timeoutMs }, (err, res) => {
                 signal?.removeEventListener("abort", onAbort);
                 if (err)
                     reject(err);

@@ -4,11 +4,15 @@
  *
  * - {@link LiveAdapter} sits in a Gemini Live (@google/genai) receive loop: feed it every
  *   server message, handle the plain actions it hands back.
+ * - {@link SessionCore} is the provider-neutral core under it (an outbox that delivers
+ *   what the model session did, in order, with its age; the commit rule;
+ *   Decide/Complete; the Watch): an adapter for another provider calls its methods.
  * - {@link ArbiterClient} is the API over @grpc/grpc-js, with typed errors and retries.
  * - `pb` holds the generated messages and stubs (ts-proto).
  */
 export * from "./actions.js";
 export { ArbiterClient, DEFAULT_RETRY, USER_AGENT } from "./client.js";
+export { RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from "./core.js";
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";

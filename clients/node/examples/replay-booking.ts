@@ -174,7 +174,9 @@ class BookingAgent {
         break;
       }
       const msg = liveMessage(ev);
-      if (msg) await this.adapter.feed(msg);
+      // As a receive loop would: stamped and queued now, delivered in order by the
+      // adapter's outbox (not awaited: a slow delivery must not hold the next event back).
+      if (msg) void this.adapter.feed(msg);
     }
     if (!unanswered) {
       // No `end`: let the jobs settle, then close.

@@ -31,6 +31,24 @@ export interface RetryPolicy {
 /** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
 export const DEFAULT_RETRY: RetryPolicy = { initialBackoffMs: 100, maxBackoffMs: 2000, multiplier: 2, maxElapsedMs: 20_000 };
 
+/**
+ * Per-call options of the RPCs that report what the agent observed (RegisterCall,
+ * ReportSpeech, ReportTranscript, ReportToolCallCancellation) and of Connect.
+ */
+export interface EventCallOptions {
+  /**
+   * False: one attempt, sent without `waitForReady` (it fails at once with UNAVAILABLE
+   * while the connection is down instead of waiting for it), for a caller that retries
+   * with a fresh `age` on each attempt (the adapters' outbox, {@link SessionCore}): a
+   * request that waited in the channel for a connection would go out with the age it
+   * was built with, too small by the wait. Default true: the retries described on
+   * {@link ArbiterClient}.
+   */
+  retry?: boolean;
+  /** Cancels the call (it then rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
 /** Options of {@link ArbiterClient}. */
 export interface ArbiterClientOptions {
   /** Channel credentials; default plaintext (`credentials.createInsecure()`). */
@@ -71,7 +89,9 @@ type Unary<Q, R> = (
  * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
  * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
  * idempotent (an event applied twice is two events): they are retried only on ABORTED,
- * which the server returns when it changed nothing.
+ * which the server returns when it changed nothing. Those RPCs and Connect also take
+ * `{ retry: false }` ({@link EventCallOptions}): one attempt, failing fast, for a caller
+ * that retries itself with a fresh `age`.
  *
  * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
  * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
@@ -101,28 +121,31 @@ export class ArbiterClient {
     this.stub.close();
   }
 
-  /** RegisterCall; retried only when the request carries a call id. */
-  registerCall(req: Req<pb.RegisterCallRequest>): Promise<pb.RegisterCallResponse> {
+  /** RegisterCall; retried only when the request carries a call id. See {@link EventCallOptions}. */
+  registerCall(req: Req<pb.RegisterCallRequest>, opts: EventCallOptions = {}): Promise<pb.RegisterCallResponse> {
     const r = pb.RegisterCallRequest.fromPartial(req);
-    return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "");
+    return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "", this.timeoutMs, opts.signal, opts.retry);
   }
 
-  /** ReportSpeech; not idempotent: retried only on ABORTED. */
-  reportSpeech(req: Req<pb.ReportSpeechRequest>): Promise<pb.ReportSpeechResponse> {
-    return this.call("ReportSpeech", this.stub.reportSpeech, pb.ReportSpeechRequest.fromPartial(req), false);
+  /** ReportSpeech; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+  reportSpeech(req: Req<pb.ReportSpeechRequest>, opts: EventCallOptions = {}): Promise<pb.ReportSpeechResponse> {
+    const r = pb.ReportSpeechRequest.fromPartial(req);
+    return this.call("ReportSpeech", this.stub.reportSpeech, r, false, this.timeoutMs, opts.signal, opts.retry);
   }
 
-  /** ReportTranscript; not idempotent: retried only on ABORTED. */
-  reportTranscript(req: Req<pb.ReportTranscriptRequest>): Promise<pb.ReportTranscriptResponse> {
-    return this.call("ReportTranscript", this.stub.reportTranscript, pb.ReportTranscriptRequest.fromPartial(req), false);
+  /** ReportTranscript; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+  reportTranscript(req: Req<pb.ReportTranscriptRequest>, opts: EventCallOptions = {}): Promise<pb.ReportTranscriptResponse> {
+    const r = pb.ReportTranscriptRequest.fromPartial(req);
+    return this.call("ReportTranscript", this.stub.reportTranscript, r, false, this.timeoutMs, opts.signal, opts.retry);
   }
 
-  /** ReportToolCallCancellation; idempotent (dead ids stay dead). */
+  /** ReportToolCallCancellation; idempotent (dead ids stay dead). See {@link EventCallOptions}. */
   reportToolCallCancellation(
     req: Req<pb.ReportToolCallCancellationRequest>,
+    opts: EventCallOptions = {},
   ): Promise<pb.ReportToolCallCancellationResponse> {
     const r = pb.ReportToolCallCancellationRequest.fromPartial(req);
-    return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true);
+    return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true, this.timeoutMs, opts.signal, opts.retry);
   }
 
   /**
@@ -173,10 +196,10 @@ export class ArbiterClient {
   /**
    * Connect (a new model connection for the session); idempotent (connecting again with
    * the current id changes nothing). Its effects are skips with reason
-   * `connection_closed`.
+   * `connection_closed`. See {@link EventCallOptions}.
    */
-  connect(req: Req<pb.ConnectRequest>): Promise<pb.ConnectResponse> {
-    return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true);
+  connect(req: Req<pb.ConnectRequest>, opts: EventCallOptions = {}): Promise<pb.ConnectResponse> {
+    return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true, this.timeoutMs, opts.signal, opts.retry);
   }
 
   /**
@@ -241,7 +264,17 @@ export class ArbiterClient {
     idempotent: boolean,
     timeoutMs = this.timeoutMs,
     signal?: AbortSignal,
+    retry = true,
   ): Promise<R> {
+    if (!retry) {
+      // One attempt, failing fast: the caller retries with a fresh request.
+      try {
+        return await this.once(method as Unary<Q, R>, req, timeoutMs, signal, false);
+      } catch (err) {
+        signal?.throwIfAborted();
+        throw fromServiceError(err as ServiceError, name);
+      }
+    }
     const start = Date.now();
     let delay = this.retry.initialBackoffMs;
     for (;;) {
@@ -260,11 +293,11 @@ export class ArbiterClient {
     }
   }
 
-  private once<Q, R>(method: Unary<Q, R>, req: Q, timeoutMs: number, signal?: AbortSignal): Promise<R> {
+  private once<Q, R>(method: Unary<Q, R>, req: Q, timeoutMs: number, signal?: AbortSignal, waitForReady = true): Promise<R> {
     return new Promise((resolve, reject) => {
       signal?.throwIfAborted();
       const onAbort = () => call.cancel();
-      const call = method.call(this.stub, req, new Metadata({ waitForReady: true }), { deadline: Date.now() + timeoutMs }, (err, res) => {
+      const call = method.call(this.stub, req, new Metadata({ waitForReady }), { deadline: Date.now() + timeoutMs }, (err, res) => {
         signal?.removeEventListener("abort", onAbort);
         if (err) reject(err);
         else resolve(res);

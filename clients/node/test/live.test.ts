@@ -5,6 +5,7 @@
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
+import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   ArbiterClient,
@@ -34,12 +35,14 @@ type Handler = (req: any) => Promise<any>;
 /** A scripted arbiter: every RPC is recorded; tests set what each returns. */
 class Script {
   requests: [string, any][] = [];
+  arrived: number[] = []; // performance.now() of each request, as requests
   fail: Record<string, status[]> = {};
   decide: Handler = async () => pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_PENDING });
   completeEffects = effects();
   registerEffects = effects();
   speechEffects = effects();
   pollEffects = effects();
+  configureDelayMs = 0;
 
   sent(name: string): any[] {
     return this.requests.filter(([n]) => n === name).map(([, r]) => r);
@@ -48,6 +51,7 @@ class Script {
   private handler(name: string, respond: Handler) {
     return (call: ServerUnaryCall<any, any>, cb: sendUnaryData<any>) => {
       this.requests.push([name, call.request]);
+      this.arrived.push(performance.now());
       const code = this.fail[name]?.shift();
       if (code !== undefined) return cb({ code, details: `${name}: scripted failure` });
       respond(call.request).then((r) => cb(null, r), (e) => cb({ code: status.INTERNAL, details: String(e) }));
@@ -70,7 +74,7 @@ class Script {
       poll: this.handler("Poll", async () => ({ effects: this.pollEffects })),
       closeSession: this.handler("CloseSession", async () => pb.CloseSessionResponse.fromPartial({})),
       configureSession: this.handler("ConfigureSession", async (r) =>
-        pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling })),
+        sleep(this.configureDelayMs).then(() => pb.ConfigureSessionResponse.fromPartial({ language: r.language || "en", responseScheduling: r.responseScheduling }))),
     };
   }
 }
@@ -103,6 +107,9 @@ const cancelDuringPrepare: Handler = async (r) => {
 
 /** Resolves after ms, without keeping the process alive (a held-open long-poll). */
 const hold = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** A Duration as nanoseconds. */
+const ageNs = (d: { seconds: number; nanos: number }) => d.seconds * 1e9 + d.nanos;
 
 const callMessage = (id = "fc_1", name = "book_slot") => ({
   toolCall: { functionCalls: [{ id, name, args: { slot: "tomorrow 3pm" } }] },
@@ -203,18 +210,157 @@ describe("LiveAdapter", () => {
     assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_FAILED]);
   });
 
-  it("retries ReportSpeech on ABORTED only", async () => {
-    script.fail.ReportSpeech = [status.UNAVAILABLE];
+  // --- the outbox: age, order, retries -------------------------------------------------
+
+  it("retries an event with its growing age", async () => {
+    script.fail.ReportSpeech = [status.UNAVAILABLE, status.DEADLINE_EXCEEDED];
+    await adapter.feed({ serverContent: { interrupted: true } }); // delivered by the third attempt
+    const sent = script.sent("ReportSpeech");
+    assert.deepEqual(sent.map((r) => r.event), Array(3).fill(pb.SpeechEvent.SPEECH_EVENT_INTERRUPTED));
+    assert.ok(sent.every((r) => r.age !== undefined));
+    const ages = sent.map((r) => ageNs(r.age));
+    assert.deepEqual(ages, [...ages].sort((a, b) => a - b));
+    assert.ok(ages[2] > ages[0], `ages ${ages}`); // each retry says how long ago it was observed
+    assert.ok(ages[0] < 500e6);
+  });
+
+  it("keeps the events' order across a failure", async () => {
+    script.decide = async () => {
+      await hold(10_000);
+      return pb.DecideResponse.fromPartial({});
+    };
+    script.fail.ReportSpeech = Array(6).fill(status.UNAVAILABLE);
+    void adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } }); // not awaited
+    void adapter.feed({ serverContent: { inputTranscription: { text: "stop" } } });
+    void adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_END" } });
+    await adapter.feed(callMessage());
+    const delivered = script.requests
+      .filter(([n]) => ["ReportSpeech", "ReportTranscript", "RegisterCall"].includes(n))
+      .map(([n, r]) => [n, r.event]);
+    const start = ["ReportSpeech", pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START];
+    assert.deepEqual(delivered, [
+      ...Array(7).fill(start),
+      ["ReportTranscript", undefined],
+      ["ReportSpeech", pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END],
+      ["RegisterCall", undefined],
+    ]);
+    // Placed where they were observed (arrival minus age): in the order fed, within the
+    // few milliseconds the feeding took, though delivered 55 ms or more later.
+    const placed = script.requests.flatMap(([n, r], i) => (r.age ? [[`${n}/${r.event}`, script.arrived[i] - ageNs(r.age) / 1e6] as const] : []));
+    const last = new Map(placed); // the last attempt of each event: the one that landed
+    const startAt = last.get(`ReportSpeech/${pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START}`)!;
+    assert.ok(Math.max(...last.values()) - startAt < 40, JSON.stringify([...last]));
+    assert.ok(script.arrived.at(-1)! - startAt > 50);
+    assert.equal(of("execute").length, 1);
+  });
+
+  it("drops an event the arbiter refuses, and rejects feed with its error", async () => {
+    script.fail.ReportSpeech = [status.INVALID_ARGUMENT];
     await assert.rejects(adapter.feed({ serverContent: { interrupted: true } }), (e: unknown) => {
-      assert.ok(e instanceof UnavailableError);
-      assert.equal(e.code, status.UNAVAILABLE);
+      assert.ok(e instanceof InvalidArgumentError);
       assert.equal(e.rpc, "ReportSpeech");
       return true;
     });
-    assert.equal(script.sent("ReportSpeech").length, 1);
-    script.fail.ReportSpeech = [status.ABORTED];
+    assert.equal(script.sent("ReportSpeech").length, 1); // not retried
+    await adapter.feed({ serverContent: { turnComplete: true } }); // the next one goes
+    assert.equal(script.sent("ReportSpeech").length, 2);
+  });
+
+  it("retries a call without an id only on ABORTED", async () => {
+    script.decide = async () => {
+      await hold(10_000);
+      return pb.DecideResponse.fromPartial({});
+    };
+    script.fail.RegisterCall = [status.ABORTED, status.UNAVAILABLE];
+    await assert.rejects(adapter.feed(callMessage("")), UnavailableError); // the arbiter would mint a second id for a repeat
+    assert.equal(script.sent("RegisterCall").length, 2);
+  });
+
+  // --- the commit rule -------------------------------------------------------------------
+
+  const prepared = () => script.sent("Decide").filter((d) => d.prepared);
+  const commit = (r: any) => pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_COMMIT, reason: "grace window passed", jobId: r.jobId });
+
+  it("does not act on a COMMIT while an earlier-observed event is undelivered; acts on the next answer", async () => {
+    // Issue 12: the user's voice activity START fails to land (an outage) while the
+    // prepared job's Decide answers COMMIT. The adapter must not commit: it delivers the
+    // START, asks again, and acts on that answer (here CANCEL).
+    script.fail.ReportSpeech = Array(10_000).fill(status.UNAVAILABLE);
+    script.decide = async (r) => {
+      if (!r.prepared) await hold(10_000); // held open: returns early only on cancel
+      if (prepared().length === 1) {
+        while (script.sent("ReportSpeech").length === 0) await sleep(10);
+        setTimeout(() => (script.fail.ReportSpeech = []), 200); // the outage ends after the COMMIT
+        return commit(r);
+      }
+      return pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_CANCEL, reason: "stop intent", jobId: r.jobId });
+    };
+    await adapter.feed(callMessage());
+    await until(() => script.sent("Decide").length);
+    void adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } }); // observed, undelivered
+    await adapter.prepared("job-1");
+    await until(() => of("cancel").length);
+    assert.equal(of("commit").length, 0);
+    assert.deepEqual(of("cancel").map((a) => a.reason), ["stop intent"]);
+    await until(() => script.sent("Complete").length);
+    assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_CANCELLED]);
+    // The second Decide went out only after the START landed, which carried its age.
+    const idx = (pred: (n: string, r: any) => boolean) => script.requests.flatMap(([n, r], i) => (pred(n, r) ? [i] : []));
+    const speech = idx((n) => n === "ReportSpeech");
+    const decides = idx((n, r) => n === "Decide" && r.prepared);
+    assert.equal(decides.length, 2);
+    assert.ok(speech.at(-1)! < decides[1]);
+    assert.ok(speech.length > 2);
+    const ages = script.sent("ReportSpeech").map((r) => ageNs(r.age));
+    assert.deepEqual(ages, [...ages].sort((a, b) => a - b));
+    assert.ok(ages.at(-1)! > 200e6);
+  });
+
+  it("asks again when an event landed while the COMMIT's Decide was open", async () => {
+    script.decide = async (r) => {
+      if (!r.prepared) await hold(10_000);
+      if (prepared().length === 1) {
+        while (script.sent("ReportSpeech").length === 0) await sleep(10); // delivered while this Decide is open
+        await sleep(50);
+      }
+      return commit(r);
+    };
+    await adapter.feed(callMessage());
+    await adapter.prepared("job-1");
+    await until(() => prepared().length);
+    await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    await until(() => of("commit").length);
+    await sleep(50);
+    assert.equal(of("commit").length, 1);
+    assert.equal(prepared().length, 2);
+  });
+
+  it("acts on a COMMIT at once when nothing is undelivered", async () => {
+    script.decide = async (r) => commit(r);
+    await adapter.feed(callMessage());
     await adapter.feed({ serverContent: { turnComplete: true } });
-    assert.equal(script.sent("ReportSpeech").length, 3);
+    await adapter.prepared("job-1");
+    await until(() => of("commit").length);
+    assert.equal(prepared().length, 1);
+  });
+
+  it("never commits when the session closes with an earlier-observed event undelivered", async () => {
+    script.fail.ReportSpeech = Array(10_000).fill(status.UNAVAILABLE);
+    script.decide = async (r) => {
+      if (!r.prepared) await hold(10_000);
+      while (script.sent("ReportSpeech").length === 0) await sleep(10);
+      return commit(r);
+    };
+    await adapter.feed(callMessage());
+    void adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    await adapter.prepared("job-1");
+    await until(() => script.sent("ReportSpeech").length > 3);
+    await adapter.close(300);
+    await until(() => script.sent("Complete").length);
+    assert.equal(of("commit").length, 0);
+    const [release] = of("cancel");
+    assert.match(release.reason, /closed before the events observed before the commit were delivered/);
+    assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_FAILED]);
   });
 
   it("hands out one response per call id and none for dead ids", async () => {
@@ -254,6 +400,10 @@ describe("LiveAdapter", () => {
     await adapter.feed({ serverContent: { outputTranscription: { text: "OK" }, generationComplete: true } });
     await adapter.feed({ serverContent: { turnComplete: true } });
     await adapter.feed({ toolCallCancellation: { ids: ["fc_9"] } });
+    await adapter.feed(callMessage("fc_2", "get_weather"));
+    for (const name of ["ReportSpeech", "ReportTranscript", "ReportToolCallCancellation", "RegisterCall"]) {
+      assert.ok(script.sent(name).every((r) => r.age !== undefined), name);
+    }
     assert.deepEqual(script.sent("ReportSpeech").map((r) => pb.speechEventToJSON(r.event)), [
       "SPEECH_EVENT_USER_ACTIVITY_START",
       "SPEECH_EVENT_MODEL_OUTPUT_START",
@@ -270,6 +420,7 @@ describe("LiveAdapter", () => {
 
   it("sends ConfigureSession first, with the options", async () => {
     script.fail.ConfigureSession = [status.UNAVAILABLE]; // retried: idempotent
+    script.configureDelayMs = 200;
     script.decide = cancelDuringPrepare;
     const a = new LiveAdapter(client, "s2", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, language: "es-MX", responseScheduling: true });
     await a.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
@@ -281,6 +432,8 @@ describe("LiveAdapter", () => {
     assert.equal(names.filter((n) => n === "ConfigureSession").length, 2); // one call, retried once
     const conf = script.sent("ConfigureSession").at(-1);
     assert.deepEqual([conf.sessionId, conf.language, conf.responseScheduling], ["s2", "es-MX", true]);
+    // The START waited for ConfigureSession: its age, taken as it left, says so.
+    assert.ok(ageNs(script.sent("ReportSpeech")[0].age) >= 200e6);
   });
 
   it("sends no ConfigureSession without options", async () => {

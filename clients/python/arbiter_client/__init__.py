@@ -3,6 +3,9 @@ function call a realtime voice agent's model issues.
 
 - :class:`LiveAdapter` sits in a Gemini Live (google-genai) receive loop: feed it every
   server message, handle the plain actions it hands back.
+- :class:`SessionCore` is the provider-neutral core under it (an outbox that delivers
+  what the model session did, in order, with its age; the commit rule; Decide/Complete;
+  the Watch): an adapter for another provider calls its methods.
 - :class:`ArbiterClient` is the API over grpc.aio, with typed errors and retries.
 - :mod:`arbiter_client.v1` holds the generated messages and stubs.
 """
@@ -31,6 +34,7 @@ from .errors import (
     ResourceExhaustedError,
     UnavailableError,
 )
+from .core import SessionCore, UndeliveredEventsError
 from .live import LiveAdapter
 from .v1 import API_VERSION
 
@@ -56,7 +60,9 @@ __all__ = [
     "RunUpdate",
     "SendFunctionResponse",
     "SendNote",
+    "SessionCore",
     "Skip",
     "UnavailableError",
+    "UndeliveredEventsError",
     "__version__",
 ]

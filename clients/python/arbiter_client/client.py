@@ -105,23 +105,29 @@ class ArbiterClient:
     async def __aexit__(self, *exc) -> None:
         await self.close()
 
-    async def register_call(self, req: pb.RegisterCallRequest) -> pb.RegisterCallResponse:
-        """RegisterCall; retried only when the request carries a call id."""
-        return await self._call("RegisterCall", req, idempotent=bool(req.call_id))
+    async def register_call(self, req: pb.RegisterCallRequest, *, retry: bool = True) -> pb.RegisterCallResponse:
+        """RegisterCall; retried only when the request carries a call id. ``retry=False``:
+        one attempt, failing fast while the connection is down (see the module doc)."""
+        return await self._call("RegisterCall", req, idempotent=bool(req.call_id), retry=retry)
 
-    async def report_speech(self, req: pb.ReportSpeechRequest) -> pb.ReportSpeechResponse:
-        """ReportSpeech; not idempotent: retried only on ABORTED."""
-        return await self._call("ReportSpeech", req, idempotent=False)
+    async def report_speech(self, req: pb.ReportSpeechRequest, *, retry: bool = True) -> pb.ReportSpeechResponse:
+        """ReportSpeech; not idempotent: retried only on ABORTED. ``retry=False``: one
+        attempt, failing fast while the connection is down."""
+        return await self._call("ReportSpeech", req, idempotent=False, retry=retry)
 
-    async def report_transcript(self, req: pb.ReportTranscriptRequest) -> pb.ReportTranscriptResponse:
-        """ReportTranscript; not idempotent: retried only on ABORTED."""
-        return await self._call("ReportTranscript", req, idempotent=False)
+    async def report_transcript(
+        self, req: pb.ReportTranscriptRequest, *, retry: bool = True
+    ) -> pb.ReportTranscriptResponse:
+        """ReportTranscript; not idempotent: retried only on ABORTED. ``retry=False``:
+        one attempt, failing fast while the connection is down."""
+        return await self._call("ReportTranscript", req, idempotent=False, retry=retry)
 
     async def report_tool_call_cancellation(
-        self, req: pb.ReportToolCallCancellationRequest
+        self, req: pb.ReportToolCallCancellationRequest, *, retry: bool = True
     ) -> pb.ReportToolCallCancellationResponse:
-        """ReportToolCallCancellation; idempotent (dead ids stay dead)."""
-        return await self._call("ReportToolCallCancellation", req, idempotent=True)
+        """ReportToolCallCancellation; idempotent (dead ids stay dead). ``retry=False``:
+        one attempt, failing fast while the connection is down."""
+        return await self._call("ReportToolCallCancellation", req, idempotent=True, retry=retry)
 
     async def decide(self, req: pb.DecideRequest) -> pb.DecideResponse:
         """Decide; idempotent. The attempt's deadline is ``timeout`` plus ``req.wait``."""
@@ -157,11 +163,12 @@ class ArbiterClient:
         """CloseSession; idempotent."""
         return await self._call("CloseSession", req, idempotent=True)
 
-    async def connect(self, req: pb.ConnectRequest) -> pb.ConnectResponse:
+    async def connect(self, req: pb.ConnectRequest, *, retry: bool = True) -> pb.ConnectResponse:
         """Connect (a new model connection for the session); idempotent (connecting
         again with the current id changes nothing). Its effects are skips with reason
-        ``connection_closed``."""
-        return await self._call("Connect", req, idempotent=True)
+        ``connection_closed``. ``retry=False``: one attempt, failing fast while the
+        connection is down."""
+        return await self._call("Connect", req, idempotent=True, retry=retry)
 
     async def report_progress(self, req: pb.ReportProgressRequest) -> pb.ReportProgressResponse:
         """ReportProgress (an interim result of a running job); not idempotent (each
@@ -209,8 +216,13 @@ class ArbiterClient:
             finally:
                 call.cancel()  # a no-op once it ended
 
-    async def _call(self, name: str, req, *, idempotent: bool, timeout: Optional[float] = None):
+    async def _call(self, name: str, req, *, idempotent: bool, timeout: Optional[float] = None, retry: bool = True):
         rpc = getattr(self._stub, name)
+        if not retry:  # one attempt, failing fast: the caller retries with a fresh request
+            try:
+                return await rpc(req, timeout=timeout or self.timeout, wait_for_ready=False)
+            except grpc.aio.AioRpcError as err:
+                raise from_rpc_error(err, name) from None
         retried = _RETRIED_IF_IDEMPOTENT if idempotent else _ALWAYS_RETRIED
         loop = asyncio.get_running_loop()
         start, delay = loop.time(), self.retry.initial_backoff

@@ -166,7 +166,10 @@ class BookingAgent:
                     break
                 msg = live_message(ev)
                 if msg is not None:
-                    await self.adapter.feed(msg)
+                    # As a receive loop would: stamped and queued now, delivered in order by
+                    # the adapter's outbox (not awaited: a slow delivery must not hold the
+                    # next event back).
+                    self.adapter.feed(msg)
             if unanswered is None:  # no `end`: let the jobs settle, then close
                 for _ in range(300):
                     if not self.prepares and not self.tasks and not self.unanswered():

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 import unittest
 
 import grpc
@@ -56,15 +57,18 @@ class Script(pb_grpc.ArbiterServiceServicer):
 
     def __init__(self):
         self.requests: list[tuple[str, object]] = []
+        self.arrived: list[float] = []  # time.monotonic() of each request, as requests
         self.decide = None  # async (request, context) -> DecideResponse
         self.fail: dict[str, list[grpc.StatusCode]] = {}  # rpc -> codes to fail with, in turn
         self.complete_effects = pb.Effects()
         self.register_effects = pb.Effects()
         self.speech_effects = pb.Effects()
         self.poll_effects = pb.Effects()
+        self.configure_delay = 0.0  # seconds ConfigureSession takes
 
     async def _enter(self, name, request, context):
         self.requests.append((name, request))
+        self.arrived.append(time.monotonic())
         codes = self.fail.get(name)
         if codes:
             await context.abort(codes.pop(0), f"{name}: scripted failure")
@@ -109,6 +113,7 @@ class Script(pb_grpc.ArbiterServiceServicer):
 
     async def ConfigureSession(self, request, context):
         await self._enter("ConfigureSession", request, context)
+        await asyncio.sleep(self.configure_delay)
         return pb.ConfigureSessionResponse(
             language=request.language or "en", response_scheduling=request.response_scheduling
         )
@@ -246,15 +251,151 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         (done,) = self.script.sent("Complete")
         self.assertEqual(done.outcome, pb.OUTCOME_FAILED)
 
-    async def test_speech_not_retried_on_unavailable_but_on_aborted(self):
-        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE]
-        with self.assertRaises(UnavailableError) as cm:
+    # --- the outbox: age, order, retries ---------------------------------------------
+
+    async def test_events_retried_with_their_growing_age(self):
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED]
+        await self.adapter.feed({"server_content": {"interrupted": True}})  # delivered by the third attempt
+        sent = self.script.sent("ReportSpeech")
+        self.assertEqual([r.event for r in sent], [pb.SPEECH_EVENT_INTERRUPTED] * 3)
+        self.assertTrue(all(r.HasField("age") for r in sent))
+        ages = [r.age.ToNanoseconds() for r in sent]
+        self.assertEqual(ages, sorted(ages))
+        self.assertGreater(ages[2], ages[0])  # each retry says how long ago it was observed
+        self.assertLess(ages[0], 500_000_000)
+
+    async def test_events_keep_their_order_across_a_failure(self):
+        self.script.decide = lambda req, ctx: asyncio.sleep(10)
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 6
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # not awaited
+        self.adapter.feed({"server_content": {"input_transcription": {"text": "stop"}}})
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_END"}})
+        last = self.adapter.feed(call_message())
+        await last
+        delivered = [(n, getattr(r, "event", None)) for n, r in self.script.requests
+                     if n in ("ReportSpeech", "ReportTranscript", "RegisterCall")]
+        start = ("ReportSpeech", pb.SPEECH_EVENT_USER_ACTIVITY_START)
+        self.assertEqual(delivered, [start] * 7 + [
+            ("ReportTranscript", None), ("ReportSpeech", pb.SPEECH_EVENT_USER_ACTIVITY_END), ("RegisterCall", None),
+        ])
+        # Placed where they were observed (arrival minus age): in the order fed, within
+        # the few milliseconds the feeding took, though delivered 55 ms or more later.
+        placed = {(n, getattr(r, "event", None)): t - r.age.ToNanoseconds() / 1e9
+                  for (n, r), t in zip(self.script.requests, self.script.arrived) if r.HasField("age")}
+        start_at = placed[start]  # its last attempt, which landed
+        self.assertLess(max(placed.values()) - start_at, 0.04)
+        self.assertGreater(self.script.arrived[-1] - start_at, 0.05)
+        self.assertEqual(len(self.of(Execute)), 1)
+
+    async def test_refused_event_is_dropped_and_raised(self):
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.INVALID_ARGUMENT]
+        with self.assertRaises(InvalidArgumentError) as cm:
             await self.adapter.feed({"server_content": {"interrupted": True}})
-        self.assertEqual((cm.exception.code, cm.exception.rpc), (grpc.StatusCode.UNAVAILABLE, "ReportSpeech"))
-        self.assertEqual(len(self.script.sent("ReportSpeech")), 1)
-        self.script.fail["ReportSpeech"] = [grpc.StatusCode.ABORTED]
+        self.assertEqual(cm.exception.rpc, "ReportSpeech")
+        self.assertEqual(len(self.script.sent("ReportSpeech")), 1)  # not retried
+        await self.adapter.feed({"server_content": {"turn_complete": True}})  # the next one goes
+        self.assertEqual(len(self.script.sent("ReportSpeech")), 2)
+
+    async def test_call_without_id_retried_only_on_aborted(self):
+        self.script.decide = lambda req, ctx: asyncio.sleep(10)
+        self.script.fail["RegisterCall"] = [grpc.StatusCode.ABORTED, grpc.StatusCode.UNAVAILABLE]
+        with self.assertRaises(UnavailableError):  # the arbiter would mint a second id for a repeat
+            await self.adapter.feed(call_message(call_id=""))
+        self.assertEqual(len(self.script.sent("RegisterCall")), 2)
+
+    # --- the commit rule -------------------------------------------------------------
+
+    async def test_commit_not_acted_on_while_an_earlier_event_is_undelivered(self):
+        # Issue 12: the user's voice activity START fails to land (an outage) while the
+        # prepared job's Decide answers COMMIT. The adapter must not commit: it delivers
+        # the START, asks again, and acts on that answer (here CANCEL).
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
+        loop = asyncio.get_running_loop()
+
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(10)  # held open: returns early only on cancel
+            if len([d for d in self.script.sent("Decide") if d.prepared]) == 1:
+                while not self.script.sent("ReportSpeech"):
+                    await asyncio.sleep(0.01)
+                loop.call_later(0.2, self.script.fail["ReportSpeech"].clear)  # the outage ends after the COMMIT
+                return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+            return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop intent", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.script.sent("Decide"))
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # observed, undelivered
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.of(Cancel))
+        self.assertEqual(self.of(Commit), [])
+        self.assertEqual([a.reason for a in self.of(Cancel)], ["stop intent"])
+        await self.until(lambda: self.script.sent("Complete"))
+        self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_CANCELLED])
+        # The second Decide went out only after the START landed, which carried its age.
+        names = [(i, n, r) for i, (n, r) in enumerate(self.script.requests)]
+        speech = [i for i, n, _ in names if n == "ReportSpeech"]
+        decides = [i for i, n, r in names if n == "Decide" and r.prepared]
+        self.assertEqual(len(decides), 2)
+        self.assertLess(speech[-1], decides[1])
+        self.assertGreater(len(speech), 2)
+        ages = [r.age.ToNanoseconds() for r in self.script.sent("ReportSpeech")]
+        self.assertEqual(ages, sorted(ages))
+        self.assertGreater(ages[-1], 200_000_000)
+
+    async def test_commit_asked_again_when_an_event_landed_during_the_decide(self):
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(10)
+            if len([d for d in self.script.sent("Decide") if d.prepared]) == 1:
+                while not self.script.sent("ReportSpeech"):  # delivered while this Decide is open
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.05)
+            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: [d for d in self.script.sent("Decide") if d.prepared])
+        await self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await self.until(lambda: self.of(Commit))
+        await asyncio.sleep(0.05)
+        self.assertEqual(len(self.of(Commit)), 1)
+        self.assertEqual(len([d for d in self.script.sent("Decide") if d.prepared]), 2)
+
+    async def test_commit_with_nothing_undelivered_is_acted_on_at_once(self):
+        async def decide(req, ctx):
+            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
         await self.adapter.feed({"server_content": {"turn_complete": True}})
-        self.assertEqual(len(self.script.sent("ReportSpeech")), 3)
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.of(Commit))
+        self.assertEqual([d.prepared for d in self.script.sent("Decide")][-1:], [True])
+        self.assertEqual(len([d for d in self.script.sent("Decide") if d.prepared]), 1)
+
+    async def test_session_closed_with_an_earlier_event_undelivered_never_commits(self):
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
+
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(10)
+            while not self.script.sent("ReportSpeech"):
+                await asyncio.sleep(0.01)
+            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: len(self.script.sent("ReportSpeech")) > 3)
+        await self.adapter.close(timeout=0.3)
+        await self.until(lambda: self.script.sent("Complete"))
+        self.assertEqual(self.of(Commit), [])
+        (release,) = self.of(Cancel)
+        self.assertIn("closed before the events observed before the commit were delivered", release.reason)
+        self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_FAILED])
 
     async def test_one_response_per_id_and_none_for_dead_ids(self):
         self.script.speech_effects = effects(skips=["fc_dead"])
@@ -311,6 +452,9 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.adapter.feed({"server_content": {"output_transcription": {"text": "OK"}, "generation_complete": True}})
         await self.adapter.feed({"server_content": {"turn_complete": True}})
         await self.adapter.feed({"tool_call_cancellation": {"ids": ["fc_9"]}})
+        await self.adapter.feed(call_message("fc_2", "get_weather"))
+        for name in ("ReportSpeech", "ReportTranscript", "ReportToolCallCancellation", "RegisterCall"):
+            self.assertTrue(all(r.HasField("age") for r in self.script.sent(name)), name)
         speech = [pb.SpeechEvent.Name(r.event) for r in self.script.sent("ReportSpeech")]
         self.assertEqual(speech, [
             "SPEECH_EVENT_USER_ACTIVITY_START", "SPEECH_EVENT_MODEL_OUTPUT_START",
@@ -322,6 +466,7 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_configure_sent_first_with_the_options(self):
         self.script.fail["ConfigureSession"] = [grpc.StatusCode.UNAVAILABLE]  # retried: idempotent
+        self.script.configure_delay = 0.2
         self.script.decide = cancel_during_prepare
         adapter = LiveAdapter(
             self.client, "s2", self.actions.append, decide_wait=0.2, language="es-MX", response_scheduling=True
@@ -335,6 +480,8 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(names.count("ConfigureSession"), 2)  # one call, retried once
         conf = self.script.sent("ConfigureSession")[-1]
         self.assertEqual((conf.session_id, conf.language, conf.response_scheduling), ("s2", "es-MX", True))
+        # The START waited for ConfigureSession: its age, taken as it left, says so.
+        self.assertGreaterEqual(self.script.sent("ReportSpeech")[0].age.ToNanoseconds(), 200_000_000)
 
     async def test_no_configure_without_options(self):
         await self.adapter.feed({"server_content": {"turn_complete": True}})

@@ -1,0 +1,312 @@
+import type { Action } from "./actions.js";
+import type { ArbiterClient } from "./client.js";
+import { status } from "@grpc/grpc-js";
+/** Receives each action, in order; may return a promise (awaited). Keep it short. */
+export type ActionHandler = (action: Action) => void | Promise<void>;
+/** A function's scheduling mode (Gemini `FunctionDeclaration.behavior`). */
+export type Behavior = "BLOCKING" | "NON_BLOCKING";
+/** A function call the model issued (Gemini `FunctionCall`, OpenAI `function_call` item). */
+export interface FunctionCallLike {
+    /** The call id; empty or unset: the arbiter mints one. */
+    id?: string;
+    /** The function's name. */
+    name: string;
+    /** Its arguments. */
+    args?: Record<string, unknown>;
+    /** BLOCKING or NON_BLOCKING; unset: {@link SessionCore.behaviors} for `name`, else the arbiter's tool policy. */
+    behavior?: Behavior;
+}
+/** Options of {@link SessionCore} (and so of `LiveAdapter`). */
+export interface SessionCoreOptions {
+    /**
+     * Each tool's behavior, for function calls reported without one (Gemini's
+     * `FunctionDeclaration.behavior`); tools not named use the arbiter's tool policy.
+     */
+    behaviors?: Record<string, Behavior>;
+    /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
+    decideWaitMs?: number;
+    /** Where failures of background work and retried events are logged; default `console`. */
+    logger?: Pick<Console, "warn" | "error">;
+    /**
+     * The session's language as a BCP 47 tag (`"en"`, `"es-MX"`): which stop and amend
+     * phrases the arbiter listens for. Unset: the arbiter's default (English).
+     */
+    language?: string;
+    /**
+     * True when the provider honours a function response's scheduling (Gemini Live,
+     * NON_BLOCKING calls): then a status note may ride on a function response
+     * (`SendFunctionResponse.scheduling`) instead of a user turn. Default false. When
+     * this or `language` is set, the core sends ConfigureSession once, before the
+     * session's first other RPC.
+     */
+    responseScheduling?: boolean;
+    /**
+     * True (default): hold a Watch on the session (opened after the first RPC that
+     * succeeds, closed by {@link SessionCore.close}) and act on every effect it streams,
+     * the timer-made ones included. False: no stream; call {@link SessionCore.poll} on a
+     * beat (e.g. every second, or when `GetSessionResponse.nextTimer` passes) to get those.
+     */
+    watch?: boolean;
+}
+/**
+ * The codes on which the outbox retries an event. CANCELLED is one the core did not ask
+ * for (its own cancellation rejects with the signal's reason): a server going away.
+ */
+export declare const RETRIED_CODES: ReadonlySet<status>;
+/**
+ * The session closed while events observed before a COMMIT were still undelivered: the
+ * commit is not acted on (the job is released and completed as failed).
+ */
+export declare class UndeliveredEventsError extends Error {
+    constructor(message: string);
+}
+/**
+ * A promise that settles once all of `ps` have: rejected with the first one's error (in
+ * the given order) if any rejected. For a translator whose one provider message makes
+ * several events.
+ */
+export declare function together(ps: Promise<void>[]): Promise<void>;
+/**
+ * Drives one arbiter session from what one realtime model session did, whatever the
+ * provider.
+ *
+ * A provider adapter (`LiveAdapter` for Gemini Live; others for OpenAI Realtime or
+ * LiveKit Agents) translates its provider's server messages into calls of the core's
+ * methods, one per thing that happened: a function call ({@link functionCall}), user
+ * voice activity starting or ending, barge-in ({@link interrupted}), the model starting
+ * to speak, generation and turn complete, input and output transcript pieces, a
+ * tool-call cancellation, a reconnect. The core owns everything else: the outbox that
+ * delivers those events to the arbiter, the Decide/Complete choreography of each
+ * side-effecting job, the Watch, and the plain actions it hands `onAction`, each effect
+ * once per `seq`.
+ *
+ * **The outbox.** Each event method stamps the event with the time it is called (the
+ * monotonic clock: call it as the provider's message arrives) and queues it; nothing
+ * waits. The events of a session are delivered in the order observed, one at a time,
+ * each attempt carrying `age` = now - observed (so the arbiter places the event where
+ * it happened, however late it arrives, and a retry carries its own, larger age). An
+ * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
+ * core did not ask for: a server going away) is retried after a backoff (the client's
+ * {@link RetryPolicy}: 100 ms doubling to 2 s, with jitter) until it lands or the
+ * session closes; the later events wait behind it. Any other error (the arbiter refused
+ * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
+ * is logged and the event dropped. A function call without an id is retried only on
+ * ABORTED (the arbiter would mint a second id for a repeat). Each event method returns
+ * a promise that resolves once its event was delivered and what came back was handed
+ * out: await it, or not (a receive loop should not: it would stamp the next messages
+ * late; the promise never counts as an unhandled rejection); it rejects with the error
+ * of a dropped event.
+ *
+ * **The commit rule.** A COMMIT is acted on (a `commit` action) only if every event
+ * observed before it arrived had been delivered before the Decide that answered it was
+ * sent. Otherwise the core waits until those events have been delivered (the arbiter
+ * withdraws a COMMIT an earlier-observed event arrives after) and asks Decide again,
+ * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
+ * session closes before they are delivered, the job is released and completed as
+ * failed: never a commit on a timeline that may miss an event. A Decide that fails is
+ * never a commit either.
+ *
+ * The rest: RegisterCall's dispositions become `execute` (or nothing), every
+ * side-effecting job gets a Decide long-poll that runs while the prepare does
+ * (prepared=false: it returns early only to cancel) and after it (prepared=true), then
+ * Complete; at most one function response per call id and none for ids the arbiter
+ * declared dead; ConfigureSession once, before the session's first other RPC, when
+ * given `language` or `responseScheduling`; a note that rides on a function response
+ * (`NOTE_VIA_FUNCTION_RESPONSE`) is handed out as that response's `scheduling`, never
+ * again as a `sendNote`; timer-made effects through the Watch (or {@link poll}).
+ */
+export declare class SessionCore {
+    protected readonly client: ArbiterClient;
+    readonly sessionId: string;
+    private readonly onAction;
+    /** Each tool's behavior (see {@link SessionCoreOptions.behaviors}). */
+    behaviors: Record<string, Behavior>;
+    /**
+     * The tool choice the model currently runs under: set `"none"` while the generation
+     * runs with `toolChoice: none`, and calls that still arrive are rejected (answered).
+     */
+    toolChoice: "auto" | "none";
+    /** The current model connection's id ({@link reconnect}); empty before the first. */
+    connectionId: string;
+    protected readonly log: Pick<Console, "warn" | "error">;
+    private readonly waitMs;
+    private readonly jobs;
+    private readonly answered;
+    private readonly dead;
+    private readonly notes;
+    private readonly interims;
+    private readonly runs;
+    private modelSpeaking;
+    private closed;
+    private readonly language;
+    private readonly responseScheduling;
+    private configured;
+    private configuring;
+    private readonly seqs;
+    private watchOn;
+    private watchLoop;
+    private readonly watchStop;
+    private watchLast;
+    private readonly watched;
+    private flushTimer;
+    private flushing;
+    private inflight;
+    private readonly outbox;
+    /**
+     * @param client the {@link ArbiterClient}.
+     * @param sessionId the arbiter session id (one per model connection), 1 to 128
+     *   characters from `[A-Za-z0-9_.:-]`.
+     * @param onAction called with each action, in order.
+     */
+    constructor(client: ArbiterClient, sessionId: string, onAction: ActionHandler, opts?: SessionCoreOptions);
+    /**
+     * The model issued a function call: RegisterCall. What comes back: `execute`, function
+     * responses, skips, notes.
+     */
+    functionCall(call: FunctionCallLike): Promise<void>;
+    /**
+     * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
+     * `input_audio_buffer.speech_started`): it holds due commits until the utterance's
+     * transcript is in.
+     */
+    voiceActivityStart(): Promise<void>;
+    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`). */
+    voiceActivityEnd(): Promise<void>;
+    /**
+     * The server cut the model's output: barge-in (Gemini `interrupted`). Every BLOCKING
+     * call still unanswered dies (handed out as `skip`).
+     */
+    interrupted(): Promise<void>;
+    /** The model's audio started (call it for every audio chunk: only the first of a turn is reported). */
+    modelOutputStart(): Promise<void>;
+    /** The model finished generating its turn (its audio may still play). */
+    generationComplete(): Promise<void>;
+    /** The model's turn is over (Gemini `turnComplete`, OpenAI `response.done`): it is idle. */
+    turnComplete(): Promise<void>;
+    /**
+     * A piece of the user's input transcription. Final pieces are appended to the
+     * utterance and checked for stop intent; interim ones (`final: false`) are not. Blank
+     * text is not reported.
+     */
+    inputTranscript(text: string | undefined, final?: boolean): Promise<void>;
+    /** A piece of the model's output transcription (what it told the user). */
+    outputTranscript(text: string | undefined, final?: boolean): Promise<void>;
+    /** The server withdrew these call ids (Gemini `toolCallCancellation`): they are dead, handed out as `skip`. */
+    toolCallCancellation(callIds: string[]): Promise<void>;
+    /**
+     * Reports that the agent now talks to the model over a new connection (a reconnect,
+     * Gemini session resumption) with id `connectionId`: Connect, in order with the events
+     * (after those of the old connection, before those of the new one). Calls still
+     * pending from earlier connections come back as `skip` (reason `connection_closed`):
+     * never answer them on the new connection. Their jobs go on, and each outcome is
+     * handed out as a `sendNote`. Call it for the first connection too, so that the calls
+     * made on it are known to be its own. Resolves once it was delivered.
+     */
+    reconnect(connectionId: string): Promise<void>;
+    /**
+     * Resolves once every event observed so far was delivered (or dropped), or after
+     * `timeoutMs`: true, or false if it timed out or the session closed first.
+     */
+    flush(timeoutMs?: number): Promise<boolean>;
+    /**
+     * Reports that the job's prepare finished: the core now asks Decide with
+     * prepared=true (which starts the grace window) and hands out Commit or Cancel.
+     */
+    prepared(jobId: string): Promise<void>;
+    /**
+     * Reports that the side effect a `commit` asked for was performed; `result` (e.g. a
+     * booking reference) goes into the function response.
+     */
+    committed(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /** Reports a read-only tool's result, which becomes its function response. */
+    result(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports that the side effect a `commit` asked for may or may not have happened (the
+     * backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are answered
+     * `"unknown"` and a repeat is never executed again. Report the truth later, once
+     * known, with {@link committed} or {@link failed} for the same job: that hands out the
+     * authoritative note.
+     */
+    unknown(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports an interim result of a job still running (ReportProgress). When the session
+     * takes response scheduling, it comes back as a non-final `sendFunctionResponse`
+     * (`willContinue: true`) per live NON_BLOCKING call id of the job; otherwise the
+     * arbiter drops it.
+     */
+    progress(jobId: string, result?: Record<string, unknown>): Promise<void>;
+    /**
+     * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
+     * was done. `error` (at most 4 KiB) is passed to the model.
+     */
+    failed(jobId: string, error: string): Promise<void>;
+    /**
+     * Closes the arbiter session (the model connection ended): delivers the events still
+     * in the outbox (for at most `timeoutMs`; the rest are dropped), then CloseSession:
+     * undecided jobs are cancelled (their prepares aborted) and unanswered ids become dead.
+     * Waits up to `timeoutMs` for the Decide loops to hand out their last actions.
+     */
+    close(timeoutMs?: number): Promise<void>;
+    /**
+     * Poll: steps the session's timers and acts on every effect after the highest `seq`
+     * acted on without a gap (`afterSeq`), the timer-made ones included, each once. For
+     * agents that run without the Watch (`watch: false`); harmless with it. Nothing happens
+     * before the session exists.
+     */
+    poll(): Promise<void>;
+    private speech;
+    private transcript;
+    /** What a delivered event's reply made due. */
+    private handedOut;
+    private registered;
+    /**
+     * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight
+     * meanwhile, see WATCH_HOLD_MS).
+     */
+    private unary;
+    /** Opens the Watch once the session exists (after an RPC that succeeded). */
+    private startWatch;
+    /**
+     * Streams the session's effects until the server ends the stream (the session closed or
+     * expired). The client resumes a lost stream itself; when it gives up, this reopens it
+     * after the last seq streamed, as long as the core is open.
+     */
+    private runWatch;
+    /**
+     * One streamed effect: held a moment (WATCH_HOLD_MS), then acted on unless a unary
+     * reply handed it out meanwhile.
+     */
+    private stream;
+    /** Acts on the streamed effects held, as one Effects (in seq order per kind). */
+    private flushWatched;
+    /**
+     * Lets the stream end (it does once the session is closed), up to `waitMs`, then
+     * cancels it; acts on what it streamed.
+     */
+    private stopWatch;
+    /**
+     * ConfigureSession, once, before the session's first other RPC (only when the core was
+     * given options). If it fails, the RPC that needed it is not sent (the error
+     * propagates) and the next one tries again.
+     */
+    private configure;
+    private job;
+    /** The Decide loop of one side-effecting job; never rejects. */
+    private drive;
+    /**
+     * Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the prepare
+     * runs it asks with prepared=false, and re-asks with prepared=true the moment the app
+     * reports it. A COMMIT is acted on only if every event observed before it arrived had
+     * been delivered before this Decide was sent; otherwise it waits for them and asks
+     * again (the commit rule, see {@link SessionCore}).
+     */
+    private decide;
+    private complete;
+    private effects;
+    /**
+     * A non-final response (ReportProgress): handed out with `willContinue` while its call
+     * is live and unanswered; never marks the call answered.
+     */
+    private interim;
+    private emit;
+}

@@ -1,0 +1,939 @@
+import { status } from "@grpc/grpc-js";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ArbiterError, FailedPreconditionError, NotFoundError } from "./errors.js";
+import * as pb from "./gen/arbiter/v1/arbiter.js";
+/**
+ * The codes on which the outbox retries an event. CANCELLED is one the core did not ask
+ * for (its own cancellation rejects with the signal's reason): a server going away.
+ */
+export const RETRIED_CODES = new Set([status.UNAVAILABLE, status.ABORTED, status.DEADLINE_EXCEEDED, status.CANCELLED]);
+const ABORTED_ONLY = new Set([status.ABORTED]);
+/**
+ * The session closed while events observed before a COMMIT were still undelivered: the
+ * commit is not acted on (the job is released and completed as failed).
+ */
+export class UndeliveredEventsError extends Error {
+    constructor(message) {
+        super(message);
+        this.name = "UndeliveredEventsError";
+    }
+}
+/**
+ * The `seq` numbers acted on: every one up to `high` (the contiguous high-water mark),
+ * plus those above it. Bounded: a gap that stays open while more than `limit` later
+ * seqs pile up is given up (the server's log keeps only the last 256 effects).
+ */
+class Seqs {
+    limit;
+    high = 0;
+    above = new Set();
+    constructor(limit = 1024) {
+        this.limit = limit;
+    }
+    has(seq) {
+        return seq <= this.high || this.above.has(seq);
+    }
+    add(seq) {
+        if (this.has(seq))
+            return;
+        this.above.add(seq);
+        if (this.above.size > this.limit)
+            this.high = Math.min(...this.above) - 1;
+        while (this.above.delete(this.high + 1))
+            this.high++;
+    }
+}
+/**
+ * Watch: an effect streamed is acted on after this delay (ms), and once no unary RPC of
+ * the core is in flight (at most WATCH_HOLD_MAX_MS), so the reply that carries it,
+ * which usually lands a moment later, hands it out in its own order.
+ */
+const WATCH_HOLD_MS = 50;
+const WATCH_HOLD_MAX_MS = 500;
+const BEHAVIOR = { BLOCKING: pb.Behavior.BEHAVIOR_BLOCKING, NON_BLOCKING: pb.Behavior.BEHAVIOR_NON_BLOCKING };
+const RUN_STATE = {
+    [pb.RunState.RUN_STATE_OPENED]: "opened",
+    [pb.RunState.RUN_STATE_CONFIRMED]: "confirmed",
+    [pb.RunState.RUN_STATE_REFUSED]: "refused",
+    [pb.RunState.RUN_STATE_EXPIRED]: "expired",
+    [pb.RunState.RUN_STATE_CANCELLED]: "cancelled",
+};
+const SCHEDULING = {
+    [pb.Scheduling.SCHEDULING_WHEN_IDLE]: "WHEN_IDLE",
+    [pb.Scheduling.SCHEDULING_INTERRUPT]: "INTERRUPT",
+    [pb.Scheduling.SCHEDULING_SILENT]: "SILENT",
+};
+class Job {
+    id;
+    call;
+    sideEffect;
+    prepared = false;
+    settled = false; // decided locally (commit/cancel handed out) or reported failed
+    abort = new AbortController();
+    loop;
+    ready;
+    whenPrepared = new Promise((resolve) => (this.ready = resolve));
+    constructor(id, call, sideEffect) {
+        this.id = id;
+        this.call = call;
+        this.sideEffect = sideEffect;
+    }
+    markPrepared() {
+        this.prepared = true;
+        this.ready();
+    }
+}
+/** A promise whose rejection counts as handled: a caller who does not await it gets no unhandled rejection. */
+function handled(p) {
+    p.catch(() => undefined);
+    return p;
+}
+/** How long ago `observedMs` (performance.now()) was, as a Duration. */
+function ageSince(observedMs) {
+    const ns = Math.max(0, Math.round((performance.now() - observedMs) * 1e6));
+    return { seconds: Math.floor(ns / 1e9), nanos: ns % 1e9 };
+}
+/**
+ * A promise that settles once all of `ps` have: rejected with the first one's error (in
+ * the given order) if any rejected. For a translator whose one provider message makes
+ * several events.
+ */
+export function together(ps) {
+    if (ps.length === 1)
+        return ps[0];
+    return handled(Promise.allSettled(ps).then((rs) => {
+        const bad = rs.find((r) => r.status === "rejected");
+        if (bad)
+            throw bad.reason;
+    }));
+}
+/**
+ * The events a session observed, delivered in order, one at a time, each attempt with
+ * its age; see {@link SessionCore}. `observed` counts the events put so far and
+ * `settled` those delivered or dropped: always a prefix, since delivery is FIFO.
+ */
+class Outbox {
+    policy;
+    busy;
+    before;
+    log;
+    observed = 0;
+    settled = 0;
+    closed = false;
+    queue = [];
+    running = false;
+    waiters = [];
+    stop = new AbortController();
+    constructor(policy, busy, before, // run before each attempt (ConfigureSession, once); fails like it
+    log) {
+        this.policy = policy;
+        this.busy = busy;
+        this.before = before;
+        this.log = log;
+    }
+    put(what, send, handle, retried = RETRIED_CODES) {
+        const observed = performance.now();
+        if (this.closed) {
+            this.log.warn(`arbiter: ${what} observed after the session was closed: not delivered`);
+            return Promise.resolve();
+        }
+        let resolve, reject;
+        const done = handled(new Promise((res, rej) => ((resolve = res), (reject = rej))));
+        this.queue.push({ index: ++this.observed, what, observed, send, handle, retried, resolve, reject });
+        if (!this.running)
+            void this.run();
+        return done;
+    }
+    /** Waits until every event up to `index` was delivered or dropped: true; false if the outbox closed first. */
+    waitSettled(index) {
+        if (this.settled >= index)
+            return Promise.resolve(true);
+        if (this.closed)
+            return Promise.resolve(false);
+        return new Promise((resolve) => this.waiters.push({ index, resolve }));
+    }
+    /** Waits (at most `ms`) until every event observed so far was delivered or dropped. */
+    async drain(ms) {
+        let timer;
+        const timeout = new Promise((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+        try {
+            return await Promise.race([this.waitSettled(this.observed), timeout]);
+        }
+        finally {
+            clearTimeout(timer);
+        }
+    }
+    /** Stops delivering: the events still queued are dropped (logged); waiters learn they never will be delivered. */
+    close() {
+        if (this.closed)
+            return;
+        this.closed = true;
+        this.stop.abort();
+        if (this.queue.length > 0) {
+            this.log.error(`arbiter: the session closed with ${this.queue.length} observed events undelivered: ${this.queue.map((e) => e.what).join(", ")}`);
+        }
+        for (const ev of this.queue.splice(0))
+            ev.resolve();
+        for (const w of this.waiters.splice(0))
+            w.resolve(false);
+    }
+    async run() {
+        this.running = true;
+        try {
+            while (this.queue.length > 0 && !this.closed) {
+                const ev = this.queue[0];
+                const err = await this.deliver(ev);
+                if (this.closed)
+                    return; // close() settled it
+                this.queue.shift();
+                this.settled = ev.index;
+                if (err === undefined)
+                    ev.resolve();
+                else
+                    ev.reject(err);
+                const ready = this.waiters.filter((w) => w.index <= this.settled);
+                this.waiters = this.waiters.filter((w) => w.index > this.settled);
+                for (const w of ready)
+                    w.resolve(true);
+            }
+        }
+        finally {
+            this.running = false;
+        }
+    }
+    /**
+     * Attempts until the event lands (undefined) or is dropped (the error); handing out the
+     * reply's effects is part of it (an error there is returned, not retried).
+     */
+    async deliver(ev) {
+        const p = this.policy();
+        const signal = this.stop.signal;
+        let delay = p.initialBackoffMs;
+        for (;;) {
+            const ageMs = performance.now() - ev.observed;
+            let pause = 0;
+            this.busy(+1);
+            try {
+                await this.before();
+                const res = await ev.send(ageSince(ev.observed), signal); // the age as it leaves
+                if (signal.aborted)
+                    return undefined; // closed meanwhile: nothing is handed out any more
+                try {
+                    await ev.handle(res);
+                    return undefined;
+                }
+                catch (err) {
+                    this.log.error(`arbiter: handing out what ${ev.what} made due: ${err}`);
+                    return err;
+                }
+            }
+            catch (err) {
+                if (signal.aborted)
+                    return err;
+                if (!(err instanceof ArbiterError && ev.retried.has(err.code))) {
+                    this.log.error(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago) dropped: ${err}`);
+                    return err;
+                }
+                pause = delay * (0.5 + Math.random() / 2);
+                this.log.warn(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago): ${err}; retrying in ${Math.round(pause)}ms`);
+            }
+            finally {
+                this.busy(-1);
+            }
+            try {
+                await sleep(pause, undefined, { signal });
+            }
+            catch {
+                return undefined; // closed
+            }
+            delay = Math.min(delay * p.multiplier, p.maxBackoffMs);
+        }
+    }
+}
+/**
+ * Drives one arbiter session from what one realtime model session did, whatever the
+ * provider.
+ *
+ * A provider adapter (`LiveAdapter` for Gemini Live; others for OpenAI Realtime or
+ * LiveKit Agents) translates its provider's server messages into calls of the core's
+ * methods, one per thing that happened: a function call ({@link functionCall}), user
+ * voice activity starting or ending, barge-in ({@link interrupted}), the model starting
+ * to speak, generation and turn complete, input and output transcript pieces, a
+ * tool-call cancellation, a reconnect. The core owns everything else: the outbox that
+ * delivers those events to the arbiter, the Decide/Complete choreography of each
+ * side-effecting job, the Watch, and the plain actions it hands `onAction`, each effect
+ * once per `seq`.
+ *
+ * **The outbox.** Each event method stamps the event with the time it is called (the
+ * monotonic clock: call it as the provider's message arrives) and queues it; nothing
+ * waits. The events of a session are delivered in the order observed, one at a time,
+ * each attempt carrying `age` = now - observed (so the arbiter places the event where
+ * it happened, however late it arrives, and a retry carries its own, larger age). An
+ * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
+ * core did not ask for: a server going away) is retried after a backoff (the client's
+ * {@link RetryPolicy}: 100 ms doubling to 2 s, with jitter) until it lands or the
+ * session closes; the later events wait behind it. Any other error (the arbiter refused
+ * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
+ * is logged and the event dropped. A function call without an id is retried only on
+ * ABORTED (the arbiter would mint a second id for a repeat). Each event method returns
+ * a promise that resolves once its event was delivered and what came back was handed
+ * out: await it, or not (a receive loop should not: it would stamp the next messages
+ * late; the promise never counts as an unhandled rejection); it rejects with the error
+ * of a dropped event.
+ *
+ * **The commit rule.** A COMMIT is acted on (a `commit` action) only if every event
+ * observed before it arrived had been delivered before the Decide that answered it was
+ * sent. Otherwise the core waits until those events have been delivered (the arbiter
+ * withdraws a COMMIT an earlier-observed event arrives after) and asks Decide again,
+ * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
+ * session closes before they are delivered, the job is released and completed as
+ * failed: never a commit on a timeline that may miss an event. A Decide that fails is
+ * never a commit either.
+ *
+ * The rest: RegisterCall's dispositions become `execute` (or nothing), every
+ * side-effecting job gets a Decide long-poll that runs while the prepare does
+ * (prepared=false: it returns early only to cancel) and after it (prepared=true), then
+ * Complete; at most one function response per call id and none for ids the arbiter
+ * declared dead; ConfigureSession once, before the session's first other RPC, when
+ * given `language` or `responseScheduling`; a note that rides on a function response
+ * (`NOTE_VIA_FUNCTION_RESPONSE`) is handed out as that response's `scheduling`, never
+ * again as a `sendNote`; timer-made effects through the Watch (or {@link poll}).
+ */
+export class SessionCore {
+    client;
+    sessionId;
+    onAction;
+    /** Each tool's behavior (see {@link SessionCoreOptions.behaviors}). */
+    behaviors;
+    /**
+     * The tool choice the model currently runs under: set `"none"` while the generation
+     * runs with `toolChoice: none`, and calls that still arrive are rejected (answered).
+     */
+    toolChoice = "auto";
+    /** The current model connection's id ({@link reconnect}); empty before the first. */
+    connectionId = "";
+    log;
+    waitMs;
+    jobs = new Map();
+    answered = new Set();
+    dead = new Set();
+    notes = new Set();
+    interims = new Set(); // seqs (or contents) of interim responses handed out
+    runs = new Set(); // seqs (or contents) of run updates handed out
+    modelSpeaking = false;
+    closed = false;
+    language;
+    responseScheduling;
+    configured;
+    configuring;
+    seqs = new Seqs(); // the seqs acted on
+    watchOn;
+    watchLoop;
+    watchStop = new AbortController();
+    watchLast = 0; // the highest seq the Watch streamed
+    watched = new Map(); // streamed, not acted on yet
+    flushTimer;
+    flushing = Promise.resolve(); // flushes run one after another
+    inflight = 0; // unary RPCs (with their effects) under way
+    outbox;
+    /**
+     * @param client the {@link ArbiterClient}.
+     * @param sessionId the arbiter session id (one per model connection), 1 to 128
+     *   characters from `[A-Za-z0-9_.:-]`.
+     * @param onAction called with each action, in order.
+     */
+    constructor(client, sessionId, onAction, opts = {}) {
+        this.client = client;
+        this.sessionId = sessionId;
+        this.onAction = onAction;
+        this.behaviors = { ...opts.behaviors };
+        this.waitMs = opts.decideWaitMs ?? 20_000;
+        this.log = opts.logger ?? console;
+        this.language = opts.language ?? "";
+        this.responseScheduling = opts.responseScheduling ?? false;
+        this.configured = !(this.language || this.responseScheduling); // nothing to send
+        this.watchOn = opts.watch ?? true;
+        this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
+    }
+    // --- what happened in the model session (stamped now, delivered in order) ---------
+    /**
+     * The model issued a function call: RegisterCall. What comes back: `execute`, function
+     * responses, skips, notes.
+     */
+    functionCall(call) {
+        const name = call.name;
+        const callId = call.id ?? "";
+        const args = { ...call.args };
+        const behavior = call.behavior ?? this.behaviors[name];
+        const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+    }
+    /**
+     * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
+     * `input_audio_buffer.speech_started`): it holds due commits until the utterance's
+     * transcript is in.
+     */
+    voiceActivityStart() {
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START);
+    }
+    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`). */
+    voiceActivityEnd() {
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END);
+    }
+    /**
+     * The server cut the model's output: barge-in (Gemini `interrupted`). Every BLOCKING
+     * call still unanswered dies (handed out as `skip`).
+     */
+    interrupted() {
+        this.modelSpeaking = false;
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_INTERRUPTED);
+    }
+    /** The model's audio started (call it for every audio chunk: only the first of a turn is reported). */
+    modelOutputStart() {
+        if (this.modelSpeaking)
+            return Promise.resolve();
+        this.modelSpeaking = true;
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_OUTPUT_START);
+    }
+    /** The model finished generating its turn (its audio may still play). */
+    generationComplete() {
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_GENERATION_COMPLETE);
+    }
+    /** The model's turn is over (Gemini `turnComplete`, OpenAI `response.done`): it is idle. */
+    turnComplete() {
+        this.modelSpeaking = false;
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_MODEL_TURN_COMPLETE);
+    }
+    /**
+     * A piece of the user's input transcription. Final pieces are appended to the
+     * utterance and checked for stop intent; interim ones (`final: false`) are not. Blank
+     * text is not reported.
+     */
+    inputTranscript(text, final = true) {
+        if (!text || !text.trim())
+            return Promise.resolve();
+        return this.transcript(pb.Role.ROLE_USER, text, !final);
+    }
+    /** A piece of the model's output transcription (what it told the user). */
+    outputTranscript(text, final = true) {
+        if (!text)
+            return Promise.resolve();
+        return this.transcript(pb.Role.ROLE_MODEL, text, !final);
+    }
+    /** The server withdrew these call ids (Gemini `toolCallCancellation`): they are dead, handed out as `skip`. */
+    toolCallCancellation(callIds) {
+        const ids = [...callIds];
+        if (ids.length === 0)
+            return Promise.resolve();
+        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal }), (res) => this.handedOut(res));
+    }
+    /**
+     * Reports that the agent now talks to the model over a new connection (a reconnect,
+     * Gemini session resumption) with id `connectionId`: Connect, in order with the events
+     * (after those of the old connection, before those of the new one). Calls still
+     * pending from earlier connections come back as `skip` (reason `connection_closed`):
+     * never answer them on the new connection. Their jobs go on, and each outcome is
+     * handed out as a `sendNote`. Call it for the first connection too, so that the calls
+     * made on it are known to be its own. Resolves once it was delivered.
+     */
+    reconnect(connectionId) {
+        this.modelSpeaking = false; // a new connection: nothing is playing
+        return this.outbox.put(`Connect(${connectionId})`, (_age, signal) => this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal }), async (res) => {
+            this.connectionId = connectionId;
+            await this.handedOut(res);
+        });
+    }
+    /**
+     * Resolves once every event observed so far was delivered (or dropped), or after
+     * `timeoutMs`: true, or false if it timed out or the session closed first.
+     */
+    flush(timeoutMs) {
+        return timeoutMs === undefined ? this.outbox.waitSettled(this.outbox.observed) : this.outbox.drain(timeoutMs);
+    }
+    // --- what the application reports --------------------------------------------------
+    /**
+     * Reports that the job's prepare finished: the core now asks Decide with
+     * prepared=true (which starts the grace window) and hands out Commit or Cancel.
+     */
+    async prepared(jobId) {
+        this.job(jobId).markPrepared();
+    }
+    /**
+     * Reports that the side effect a `commit` asked for was performed; `result` (e.g. a
+     * booking reference) goes into the function response.
+     */
+    async committed(jobId, result) {
+        await this.complete(jobId, pb.Outcome.OUTCOME_COMMITTED, result);
+    }
+    /** Reports a read-only tool's result, which becomes its function response. */
+    async result(jobId, result) {
+        await this.complete(jobId, pb.Outcome.OUTCOME_RESULT, result);
+    }
+    /**
+     * Reports that the side effect a `commit` asked for may or may not have happened (the
+     * backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are answered
+     * `"unknown"` and a repeat is never executed again. Report the truth later, once
+     * known, with {@link committed} or {@link failed} for the same job: that hands out the
+     * authoritative note.
+     */
+    async unknown(jobId, result) {
+        await this.complete(jobId, pb.Outcome.OUTCOME_UNKNOWN, result);
+    }
+    /**
+     * Reports an interim result of a job still running (ReportProgress). When the session
+     * takes response scheduling, it comes back as a non-final `sendFunctionResponse`
+     * (`willContinue: true`) per live NON_BLOCKING call id of the job; otherwise the
+     * arbiter drops it.
+     */
+    async progress(jobId, result) {
+        await this.configure();
+        await this.unary(() => this.client.reportProgress({ sessionId: this.sessionId, jobId, result }));
+    }
+    /**
+     * Reports that the job failed (its prepare, its commit, or a read-only tool): nothing
+     * was done. `error` (at most 4 KiB) is passed to the model.
+     */
+    async failed(jobId, error) {
+        const job = this.job(jobId);
+        job.settled = true;
+        job.abort.abort();
+        await this.complete(jobId, pb.Outcome.OUTCOME_FAILED, undefined, error);
+    }
+    /**
+     * Closes the arbiter session (the model connection ended): delivers the events still
+     * in the outbox (for at most `timeoutMs`; the rest are dropped), then CloseSession:
+     * undecided jobs are cancelled (their prepares aborted) and unanswered ids become dead.
+     * Waits up to `timeoutMs` for the Decide loops to hand out their last actions.
+     */
+    async close(timeoutMs = 10_000) {
+        if (this.closed)
+            return;
+        this.closed = true;
+        const deadline = Date.now() + timeoutMs;
+        await this.outbox.drain(timeoutMs);
+        this.outbox.close();
+        try {
+            await this.unary(() => this.client.closeSession({ sessionId: this.sessionId }));
+        }
+        catch (err) {
+            if (!(err instanceof NotFoundError)) {
+                await this.stopWatch(0);
+                throw err;
+            } // no session: nothing was reported
+        }
+        const loops = [...this.jobs.values()].flatMap((j) => (j.loop ? [j.loop] : []));
+        await within(Promise.all(loops), Math.max(100, deadline - Date.now()));
+        for (const j of this.jobs.values())
+            j.abort.abort();
+        // CloseSession ends the stream (OK) after the session's last effects.
+        await this.stopWatch(Math.max(0, Math.min(2000, deadline - Date.now())));
+    }
+    /**
+     * Poll: steps the session's timers and acts on every effect after the highest `seq`
+     * acted on without a gap (`afterSeq`), the timer-made ones included, each once. For
+     * agents that run without the Watch (`watch: false`); harmless with it. Nothing happens
+     * before the session exists.
+     */
+    async poll() {
+        const afterSeq = this.seqs.high;
+        try {
+            await this.unary(() => this.client.poll({ sessionId: this.sessionId, afterSeq }));
+        }
+        catch (err) {
+            if (err instanceof NotFoundError)
+                return; // no session yet: nothing can be due
+            if (!(err instanceof FailedPreconditionError))
+                throw err;
+            // afterSeq older than the log keeps: what fell out of it is gone; take what this
+            // step makes due.
+            this.log.warn(`arbiter: Poll after seq ${afterSeq}: ${err}; polling without afterSeq`);
+            await this.unary(() => this.client.poll({ sessionId: this.sessionId }));
+        }
+    }
+    // --- internals ---------------------------------------------------------------------
+    speech(event) {
+        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal }), (res) => this.handedOut(res));
+    }
+    transcript(role, text, interim) {
+        const who = role === pb.Role.ROLE_USER ? "user" : "model";
+        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal }), (res) => this.handedOut(res));
+    }
+    /** What a delivered event's reply made due. */
+    async handedOut(res) {
+        this.startWatch();
+        await this.effects(res.effects);
+    }
+    async registered(res, name, args) {
+        this.startWatch();
+        // DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in effects.
+        // EXECUTE runs jobTool with jobArgs: the call's own, except for a confirmation call
+        // that confirmed a run, which executes the run's tool.
+        if (res.disposition === pb.Disposition.DISPOSITION_EXECUTE && !this.jobs.has(res.jobId)) {
+            const job = new Job(res.jobId, { id: res.callId, name, args }, res.sideEffect);
+            this.jobs.set(job.id, job);
+            await this.emit({
+                type: "execute", call: job.call, jobId: job.id, sideEffect: job.sideEffect, businessKey: res.businessKey,
+                tool: res.jobTool || name, args: res.jobArgs ?? { ...args }, runId: res.runId,
+            });
+            if (job.sideEffect)
+                job.loop = this.drive(job);
+        }
+        await this.effects(res.effects);
+    }
+    /**
+     * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight
+     * meanwhile, see WATCH_HOLD_MS).
+     */
+    async unary(rpc) {
+        this.inflight++;
+        try {
+            const res = await rpc();
+            this.startWatch();
+            await this.effects(res.effects);
+            return res;
+        }
+        finally {
+            this.inflight--;
+        }
+    }
+    // --- Watch -----------------------------------------------------------------------
+    /** Opens the Watch once the session exists (after an RPC that succeeded). */
+    startWatch() {
+        if (!this.watchOn || this.watchLoop || this.closed)
+            return;
+        this.watchLoop = this.runWatch().catch((err) => this.log.error(`arbiter: Watch(${this.sessionId}): ${err}`));
+    }
+    /**
+     * Streams the session's effects until the server ends the stream (the session closed or
+     * expired). The client resumes a lost stream itself; when it gives up, this reopens it
+     * after the last seq streamed, as long as the core is open.
+     */
+    async runWatch() {
+        const signal = this.watchStop.signal;
+        let missing = 0; // NOT_FOUND in a row: a session not visible yet (another replica)
+        let failures = 0;
+        for (;;) {
+            const after = Math.max(this.seqs.high, this.watchLast);
+            try {
+                for await (const w of this.client.watch(this.sessionId, after, signal)) {
+                    missing = failures = 0;
+                    this.stream(w);
+                }
+                return; // the server ended the stream
+            }
+            catch (err) {
+                if (signal.aborted)
+                    return;
+                if (err instanceof NotFoundError) {
+                    if (this.closed || ++missing > 20) {
+                        this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; no stream (call poll())`);
+                        return;
+                    }
+                    await sleep(Math.min(50 * missing, 500), undefined, { signal }).catch(() => undefined);
+                }
+                else if (err instanceof FailedPreconditionError) {
+                    // afterSeq beyond the log or older than it keeps: resynchronise.
+                    if (this.closed || ++failures > 5) {
+                        this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; no stream (call poll())`);
+                        return;
+                    }
+                    const last = (await this.client.getSession({ sessionId: this.sessionId })).lastSeq;
+                    this.log.error(`arbiter: Watch(${this.sessionId}) after seq ${after}: ${err}; resuming after seq ${last} (what lies between is lost)`);
+                    this.watchLast = Math.max(this.watchLast, last);
+                }
+                else if (err instanceof ArbiterError && err.code === status.UNIMPLEMENTED) {
+                    return; // the server has no Watch: poll() instead
+                }
+                else {
+                    if (this.closed || ++failures > 5) {
+                        this.log.error(`arbiter: Watch(${this.sessionId}): ${err}; giving up the stream (call poll())`);
+                        return;
+                    }
+                    this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; reopening`);
+                    await sleep(1000, undefined, { signal }).catch(() => undefined);
+                }
+            }
+        }
+    }
+    /**
+     * One streamed effect: held a moment (WATCH_HOLD_MS), then acted on unless a unary
+     * reply handed it out meanwhile.
+     */
+    stream(w) {
+        this.watchLast = Math.max(this.watchLast, w.seq);
+        if (w.seq && this.seqs.has(w.seq))
+            return;
+        this.watched.set(w.seq, w);
+        if (this.flushTimer)
+            return;
+        const start = Date.now();
+        const later = () => {
+            if (this.inflight > 0 && Date.now() - start < WATCH_HOLD_MAX_MS) {
+                this.flushTimer = setTimeout(later, 10);
+                return;
+            }
+            this.flushTimer = undefined;
+            void this.flushWatched();
+        };
+        this.flushTimer = setTimeout(later, WATCH_HOLD_MS);
+    }
+    /** Acts on the streamed effects held, as one Effects (in seq order per kind). */
+    flushWatched() {
+        this.flushing = this.flushing.then(async () => {
+            const held = [...this.watched.entries()].sort(([a], [b]) => a - b).map(([, w]) => w);
+            this.watched.clear();
+            const e = { responses: [], skips: [], notes: [], runs: [] };
+            for (const w of held) {
+                if (w.response)
+                    e.responses.push(w.response);
+                else if (w.skip)
+                    e.skips.push(w.skip);
+                else if (w.note)
+                    e.notes.push(w.note);
+                else if (w.run)
+                    e.runs.push(w.run);
+            }
+            try {
+                await this.effects(e);
+            }
+            catch (err) {
+                this.log.error(`arbiter: acting on the Watch's effects: ${err}`);
+            }
+        });
+        return this.flushing;
+    }
+    /**
+     * Lets the stream end (it does once the session is closed), up to `waitMs`, then
+     * cancels it; acts on what it streamed.
+     */
+    async stopWatch(waitMs) {
+        this.watchOn = false; // never reopened
+        if (this.watchLoop) {
+            if (waitMs > 0)
+                await within(this.watchLoop, waitMs);
+            this.watchStop.abort();
+            await this.watchLoop;
+        }
+        if (this.flushTimer)
+            clearTimeout(this.flushTimer);
+        this.flushTimer = undefined;
+        if (this.watched.size > 0)
+            await this.flushWatched();
+        else
+            await this.flushing;
+    }
+    /**
+     * ConfigureSession, once, before the session's first other RPC (only when the core was
+     * given options). If it fails, the RPC that needed it is not sent (the error
+     * propagates) and the next one tries again.
+     */
+    async configure() {
+        if (this.configured)
+            return;
+        // Concurrent callers share one request; a failed one is forgotten (the next retries).
+        this.configuring ??= this.client
+            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling })
+            .then(() => void (this.configured = true))
+            .finally(() => (this.configuring = undefined));
+        await this.configuring;
+    }
+    job(jobId) {
+        const job = this.jobs.get(jobId);
+        if (!job)
+            throw new Error(`job_id: ${JSON.stringify(jobId)} is not a job this adapter executed`);
+        return job;
+    }
+    // --- Decide / Complete -------------------------------------------------------------
+    /** The Decide loop of one side-effecting job; never rejects. */
+    async drive(job) {
+        let res;
+        try {
+            res = await this.decide(job);
+        }
+        catch (err) {
+            if (job.settled || job.abort.signal.aborted)
+                return;
+            job.settled = true;
+            const error = err instanceof ArbiterError ? err : undefined;
+            const undelivered = err instanceof UndeliveredEventsError;
+            const reason = undelivered ? err.message : `no decision from the arbiter: ${err}`;
+            this.log.error(`arbiter: job ${job.id}: ${reason}; releasing the job (no commit)`);
+            try {
+                await this.emit({ type: job.prepared ? "cancel" : "abortPrepare", jobId: job.id, reason, error });
+                const why = undelivered ? "events observed before the commit could not be delivered; nothing was done" : "the arbiter could not be reached; nothing was done";
+                await this.complete(job.id, pb.Outcome.OUTCOME_FAILED, undefined, why);
+            }
+            catch (e) {
+                this.log.error(`arbiter: reporting job ${job.id} as failed: ${e}`);
+            }
+            return;
+        }
+        if (job.settled)
+            return;
+        job.settled = true;
+        try {
+            if (res.decision === pb.Decision.DECISION_COMMIT) {
+                await this.emit({ type: "commit", jobId: job.id, reason: res.reason });
+            }
+            else {
+                await this.emit({ type: job.prepared ? "cancel" : "abortPrepare", jobId: job.id, reason: res.reason });
+                await this.complete(job.id, pb.Outcome.OUTCOME_CANCELLED);
+            }
+        }
+        catch (e) {
+            this.log.error(`arbiter: handing out the decision for job ${job.id}: ${e}`);
+        }
+    }
+    /**
+     * Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the prepare
+     * runs it asks with prepared=false, and re-asks with prepared=true the moment the app
+     * reports it. A COMMIT is acted on only if every event observed before it arrived had
+     * been delivered before this Decide was sent; otherwise it waits for them and asks
+     * again (the commit rule, see {@link SessionCore}).
+     */
+    async decide(job) {
+        const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
+        await this.configure();
+        for (;;) {
+            const prepared = job.prepared;
+            const asked = this.outbox.settled; // every event up to here was delivered before this Decide
+            const poll = new AbortController();
+            const stop = () => poll.abort(job.abort.signal.reason);
+            job.abort.signal.addEventListener("abort", stop, { once: true });
+            let res;
+            try {
+                const decide = this.client.decide({ sessionId: this.sessionId, jobId: job.id, prepared, wait }, poll.signal);
+                if (prepared) {
+                    res = await decide;
+                }
+                else {
+                    const first = await Promise.race([decide, job.whenPrepared.then(() => undefined)]);
+                    if (first === undefined) {
+                        poll.abort(); // prepared meanwhile: ask again with prepared=true
+                        await decide.catch(() => undefined);
+                        continue;
+                    }
+                    res = first;
+                }
+            }
+            finally {
+                job.abort.signal.removeEventListener("abort", stop);
+            }
+            if (res.decision === pb.Decision.DECISION_COMMIT) {
+                const observed = this.outbox.observed; // every event observed before the COMMIT arrived
+                if (asked < observed) {
+                    this.log.warn(`arbiter: job ${job.id}: not acting on COMMIT: ${observed - asked} event(s) observed before it were not delivered when Decide was asked; delivering them, then asking again`);
+                    if (!(await this.outbox.waitSettled(observed))) {
+                        throw new UndeliveredEventsError("the session closed before the events observed before the commit were delivered");
+                    }
+                    job.abort.signal.throwIfAborted();
+                    continue;
+                }
+                return res;
+            }
+            if (res.decision === pb.Decision.DECISION_CANCEL)
+                return res;
+        }
+    }
+    async complete(jobId, outcome, result, error = "") {
+        await this.configure();
+        await this.unary(() => this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error }));
+    }
+    // --- effects -> actions ------------------------------------------------------------
+    async effects(all) {
+        // Each effect is acted on once per seq, wherever it came from (a unary reply, a
+        // retried one, the Watch, a Poll): claim the new ones before acting on any, so that a
+        // concurrent path skips them. Effects without a seq (older servers) pass.
+        const fresh = (items) => (items ?? []).filter((m) => {
+            if (!m.seq)
+                return true;
+            if (this.seqs.has(m.seq))
+                return false;
+            this.seqs.add(m.seq);
+            return true;
+        });
+        const e = { responses: fresh(all?.responses), skips: fresh(all?.skips), notes: fresh(all?.notes), runs: fresh(all?.runs) };
+        // A note via FUNCTION_RESPONSE is already in the payload (`status_note`) of its call's
+        // response in these same effects: that response carries its scheduling, and the note
+        // is not sent again as a user turn.
+        const riders = new Map();
+        for (const n of e.notes) {
+            if (n.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE && n.callId && !riders.has(n.callId))
+                riders.set(n.callId, n);
+        }
+        const carried = new Set(); // call ids whose response went out carrying a note
+        for (const r of e.responses) {
+            if (r.interim) {
+                await this.interim(r);
+                continue;
+            }
+            if (this.dead.has(r.callId)) {
+                this.log.warn(`arbiter: dropping a response for dead call ${r.callId}`);
+                continue;
+            }
+            if (this.answered.has(r.callId))
+                continue; // a retried RPC returns the same answer: send it once
+            this.answered.add(r.callId);
+            const rider = riders.get(r.callId);
+            if (rider)
+                carried.add(r.callId);
+            const scheduling = (rider && SCHEDULING[rider.scheduling]) ?? null;
+            await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling, willContinue: false, seq: r.seq });
+        }
+        for (const s of e.skips) {
+            if (this.dead.has(s.callId) || this.answered.has(s.callId))
+                continue;
+            this.dead.add(s.callId);
+            await this.emit({ type: "skip", id: s.callId, name: s.name, reason: s.reason, jobId: s.jobId, seq: s.seq });
+        }
+        for (const n of e.notes) {
+            const key = `${n.jobId}\n${n.runId}\n${n.text}`;
+            if (this.notes.has(key))
+                continue;
+            this.notes.add(key);
+            if (n.via === pb.NoteVia.NOTE_VIA_FUNCTION_RESPONSE) {
+                if (carried.has(n.callId))
+                    continue; // it rode on that function response
+                // Its response was not handed out here (dead, or answered before): the model would
+                // never see it, so it goes as a user turn, as `deliver` says.
+                this.log.warn(`arbiter: the note for job ${n.jobId} rides on call ${n.callId}, whose response was not handed out: sending it as a user turn`);
+            }
+            const when = n.deliver === pb.Delivery.DELIVERY_WHEN_IDLE ? "when_idle" : "now";
+            await this.emit({ type: "sendNote", text: n.text, when, jobId: n.jobId, why: n.why, seq: n.seq });
+        }
+        for (const u of e.runs) {
+            const key = u.seq ? String(u.seq) : `${u.runId}\n${u.state}\n${u.callId}`;
+            if (this.runs.has(key))
+                continue; // a retried RPC returns the same update
+            this.runs.add(key);
+            const state = RUN_STATE[u.state];
+            if (!state)
+                continue;
+            await this.emit({ type: "run", runId: u.runId, tool: u.tool, state, callId: u.callId, jobId: u.jobId, reason: u.reason, seq: u.seq });
+        }
+    }
+    /**
+     * A non-final response (ReportProgress): handed out with `willContinue` while its call
+     * is live and unanswered; never marks the call answered.
+     */
+    async interim(r) {
+        if (this.dead.has(r.callId) || this.answered.has(r.callId))
+            return;
+        const key = r.seq ? String(r.seq) : `${r.callId}\n${JSON.stringify(r.payload)}`;
+        if (this.interims.has(key))
+            return; // a retried RPC returns the same interim response
+        this.interims.add(key);
+        await this.emit({ type: "sendFunctionResponse", id: r.callId, name: r.name, payload: r.payload ?? {}, jobId: r.jobId, scheduling: null, willContinue: true, seq: r.seq });
+    }
+    async emit(action) {
+        await this.onAction(action);
+    }
+}
+/** Waits for `p`, at most `ms`. */
+async function within(p, ms) {
+    let timer;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, ms)));
+    await Promise.race([p, timeout]);
+    clearTimeout(timer);
+}

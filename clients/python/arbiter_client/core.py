@@ -1,0 +1,1003 @@
+"""SessionCore: one arbiter session driven from what a realtime model session did,
+whatever the provider.
+
+A provider adapter (:class:`~arbiter_client.live.LiveAdapter` for Gemini Live; others
+for OpenAI Realtime or LiveKit Agents) translates its provider's server messages into
+calls of the core's methods, one per thing that happened: a function call, user voice
+activity starting or ending, barge-in (``interrupted``), the model starting to speak,
+generation and turn complete, input and output transcript pieces, a tool-call
+cancellation, a reconnect. The core owns everything else: the outbox that delivers those
+events to the arbiter, the Decide/Complete choreography of each side-effecting job, the
+Watch, and the plain actions of :mod:`arbiter_client.actions` it hands ``on_action``,
+each effect once per ``seq``.
+
+**The outbox.** Each event method stamps the event with the time it is called (the
+monotonic clock: call it as the provider's message arrives) and queues it; nothing
+waits. The events of a session are delivered in the order observed, one at a time, each
+attempt carrying ``age`` = now - observed (so the arbiter places the event where it
+happened, however late it arrives, and a retry carries its own, larger age). An attempt
+that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the core did
+not ask for: a server going away) is retried after a backoff (the client's
+:class:`~arbiter_client.client.RetryPolicy`: 0.1 s doubling to 2 s, with jitter) until
+it lands or the session closes; the later events wait behind it. Any other error (the
+arbiter refused the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
+RESOURCE_EXHAUSTED, ...) is logged and the event dropped. A function call without an id
+is retried only on ABORTED (the arbiter would mint a second id for a repeat). Each
+event method returns a future that resolves once its event was delivered and what came
+back was handed out: await it, or not (a receive loop should not: it would stamp the
+next messages late); it raises the error of a dropped event.
+
+**The commit rule.** A COMMIT is acted on (a :class:`~arbiter_client.actions.Commit`)
+only if every event observed before it arrived had been delivered before the Decide
+that answered it was sent. Otherwise the core waits until those events have been
+delivered (the arbiter withdraws a COMMIT an earlier-observed event arrives after) and
+asks Decide again, acting on that answer: COMMIT, CANCEL, or PENDING (it goes on
+long-polling). If the session closes before they are delivered, the job is released and
+completed as failed: never a commit on a timeline that may miss an event. A Decide that
+fails is never a commit either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Deque,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Set,
+    Tuple,
+    Union,
+)
+
+import grpc
+from google.protobuf import duration_pb2, json_format
+
+from .actions import (
+    AbortPrepare,
+    Action,
+    Call,
+    Cancel,
+    Commit,
+    Execute,
+    RunUpdate,
+    Scheduling,
+    SendFunctionResponse,
+    SendNote,
+    Skip,
+)
+from .client import ArbiterClient, RetryPolicy
+from .errors import ArbiterError, FailedPreconditionError, NotFoundError
+from .v1 import arbiter_pb2 as pb
+
+log = logging.getLogger("arbiter_client")
+
+#: What ``on_action`` may be: a plain function or a coroutine function.
+ActionHandler = Callable[[Action], Union[None, Awaitable[None]]]
+
+#: A function's scheduling mode (Gemini ``FunctionDeclaration.behavior``).
+Behavior = Literal["BLOCKING", "NON_BLOCKING"]
+
+_BEHAVIOR: Dict[Optional[str], "pb.Behavior"] = {
+    None: pb.BEHAVIOR_UNSPECIFIED,
+    "BLOCKING": pb.BEHAVIOR_BLOCKING,
+    "NON_BLOCKING": pb.BEHAVIOR_NON_BLOCKING,
+}
+
+_RUN_STATE: Dict[int, str] = {
+    pb.RUN_STATE_OPENED: "opened",
+    pb.RUN_STATE_CONFIRMED: "confirmed",
+    pb.RUN_STATE_REFUSED: "refused",
+    pb.RUN_STATE_EXPIRED: "expired",
+    pb.RUN_STATE_CANCELLED: "cancelled",
+}
+
+_SCHEDULING: Dict[int, Scheduling] = {
+    pb.SCHEDULING_WHEN_IDLE: "WHEN_IDLE",
+    pb.SCHEDULING_INTERRUPT: "INTERRUPT",
+    pb.SCHEDULING_SILENT: "SILENT",
+}
+
+#: The codes on which the outbox retries an event. CANCELLED is one the core did not
+#: ask for (its own cancellation raises asyncio.CancelledError): a server going away.
+RETRIED_CODES: FrozenSet[grpc.StatusCode] = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+    }
+)
+_ABORTED_ONLY: FrozenSet[grpc.StatusCode] = frozenset({grpc.StatusCode.ABORTED})
+
+
+@dataclass
+class _Job:
+    id: str
+    call: Call
+    side_effect: bool
+    prepared: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: bool = False  # decided locally (commit/cancel handed out) or reported failed
+    task: Optional[asyncio.Task] = None
+
+
+class _Seqs:
+    """The ``seq`` numbers acted on: every one up to ``high`` (the contiguous high-water
+    mark), plus those above it in ``above``. Bounded: a gap that stays open while more
+    than ``limit`` later seqs pile up is given up (the server's log keeps only the last
+    256 effects, so it could never be filled)."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.high = 0
+        self.above: Set[int] = set()
+        self.limit = limit
+
+    def __contains__(self, seq: int) -> bool:
+        return seq <= self.high or seq in self.above
+
+    def add(self, seq: int) -> None:
+        if seq in self:
+            return
+        self.above.add(seq)
+        if len(self.above) > self.limit:
+            self.high = min(self.above) - 1
+        while self.high + 1 in self.above:
+            self.high += 1
+            self.above.discard(self.high)
+
+
+class UndeliveredEventsError(Exception):
+    """The session closed while events observed before a COMMIT were still undelivered:
+    the commit is not acted on (the job is released and completed as failed)."""
+
+
+def _quiet(fut: "asyncio.Future[Any]") -> None:
+    """Marks a future's exception as retrieved once it is set, so that a caller who does
+    not await it (a receive loop) gets no "exception was never retrieved" log: the
+    outbox logs every dropped event itself."""
+    fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def _done() -> "asyncio.Future[None]":
+    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    fut.set_result(None)
+    return fut
+
+
+def together(futures: Iterable["asyncio.Future[None]"]) -> "asyncio.Future[None]":
+    """A future that resolves once all of ``futures`` have, with the first one's error
+    (in the given order) if any failed. For a translator whose one provider message
+    makes several events."""
+    futs = list(futures)
+    if len(futs) == 1:
+        return futs[0]
+    out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    _quiet(out)
+    if not futs:
+        out.set_result(None)
+        return out
+    left = len(futs)
+
+    def one(_f: "asyncio.Future[None]") -> None:
+        nonlocal left
+        left -= 1
+        if left or out.done():
+            return
+        err = next((f.exception() for f in futs if not f.cancelled() and f.exception() is not None), None)
+        if err is not None:
+            out.set_exception(err)
+        else:
+            out.set_result(None)
+
+    for f in futs:
+        f.add_done_callback(one)
+    return out
+
+
+def _duration(seconds: float) -> duration_pb2.Duration:
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(max(0, int(seconds * 1e9)))
+    return d
+
+
+@dataclass
+class _Event:
+    index: int  # 1, 2, 3, ... in the order observed
+    what: str  # for logs: "ReportSpeech(SPEECH_EVENT_USER_ACTIVITY_START)"
+    observed: float  # time.monotonic() when observed
+    send: Callable[[duration_pb2.Duration], Awaitable[Any]]  # one attempt, with this age
+    handle: Callable[[Any], Awaitable[None]]  # hands out what the reply made due
+    retried: FrozenSet[grpc.StatusCode]
+    future: "asyncio.Future[None]"
+
+
+class _Outbox:
+    """The events a session observed, delivered in order, one at a time, each attempt
+    with its age; see the module doc. ``observed`` counts the events put so far and
+    ``settled`` those delivered or dropped: always a prefix, since delivery is FIFO."""
+
+    def __init__(
+        self, policy: RetryPolicy, busy: Callable[[int], None], before: Callable[[], Awaitable[None]]
+    ) -> None:
+        self._policy = policy
+        self._busy = busy  # +1 / -1 around each attempt (the Watch holds its effects meanwhile)
+        self._before = before  # run before each attempt (ConfigureSession, once); fails like it
+        self._queue: Deque[_Event] = deque()
+        self._worker: Optional[asyncio.Task] = None
+        self._waiters: List[Tuple[int, "asyncio.Future[bool]"]] = []
+        self.observed = 0
+        self.settled = 0
+        self.closed = False
+
+    def put(
+        self,
+        what: str,
+        send: Callable[[duration_pb2.Duration], Awaitable[Any]],
+        handle: Callable[[Any], Awaitable[None]],
+        retried: FrozenSet[grpc.StatusCode] = RETRIED_CODES,
+    ) -> "asyncio.Future[None]":
+        observed = time.monotonic()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        _quiet(fut)
+        if self.closed:
+            log.warning("arbiter: %s observed after the session was closed: not delivered", what)
+            fut.set_result(None)
+            return fut
+        self.observed += 1
+        self._queue.append(_Event(self.observed, what, observed, send, handle, retried, fut))
+        if self._worker is None:
+            self._worker = loop.create_task(self._run(), name="arbiter-outbox")
+        return fut
+
+    async def wait_settled(self, index: int) -> bool:
+        """Waits until every event up to ``index`` was delivered or dropped: True; False
+        if the outbox was closed first (they never will be)."""
+        if self.settled >= index:
+            return True
+        if self.closed:
+            return False
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiters.append((index, fut))
+        return await fut
+
+    async def drain(self, timeout: float) -> bool:
+        """Waits (at most ``timeout`` seconds) until every event observed so far was
+        delivered or dropped."""
+        try:
+            return await asyncio.wait_for(self.wait_settled(self.observed), timeout)
+        except asyncio.TimeoutError:
+            return False
+
+    async def close(self) -> None:
+        """Stops delivering: the events still queued are dropped (logged), and waiters
+        learn they never will be delivered."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+        if self._queue:
+            log.error("arbiter: the session closed with %d observed events undelivered: %s",
+                      len(self._queue), ", ".join(ev.what for ev in self._queue))
+        for ev in self._queue:
+            if not ev.future.done():
+                ev.future.set_result(None)
+        self._queue.clear()
+        for _, w in self._waiters:
+            if not w.done():
+                w.set_result(False)
+        self._waiters.clear()
+
+    async def _run(self) -> None:
+        try:
+            while self._queue:
+                ev = self._queue[0]
+                err = await self._deliver(ev)
+                self._queue.popleft()
+                self.settled = ev.index
+                if err is None:
+                    ev.future.set_result(None)
+                else:
+                    ev.future.set_exception(err)
+                ready = [w for i, w in self._waiters if i <= self.settled]
+                self._waiters = [(i, w) for i, w in self._waiters if i > self.settled]
+                for w in ready:
+                    if not w.done():
+                        w.set_result(True)
+        finally:
+            self._worker = None
+
+    async def _deliver(self, ev: _Event) -> Optional[BaseException]:
+        """Attempts until the event lands (None) or is dropped (the error); handing out
+        the reply's effects is part of it (an error there is returned, not retried)."""
+        p = self._policy
+        delay = p.initial_backoff
+        while True:
+            age = time.monotonic() - ev.observed
+            self._busy(+1)
+            try:
+                try:
+                    await self._before()
+                    age = time.monotonic() - ev.observed  # as it leaves
+                    resp = await ev.send(_duration(age))
+                except Exception as err:  # noqa: BLE001 - classified below
+                    if not (isinstance(err, ArbiterError) and err.code in ev.retried):
+                        log.error("arbiter: %s (observed %.3fs ago) dropped: %s", ev.what, age, err)
+                        return err
+                    pause = delay * random.uniform(0.5, 1.0)
+                    log.warning("arbiter: %s (observed %.3fs ago): %s; retrying in %.2fs", ev.what, age, err, pause)
+                else:
+                    try:
+                        await ev.handle(resp)
+                    except Exception as err:  # noqa: BLE001 - the caller's handler, or ours
+                        log.exception("arbiter: handing out what %s made due", ev.what)
+                        return err
+                    return None
+            finally:
+                self._busy(-1)
+            await asyncio.sleep(pause)
+            delay = min(delay * p.multiplier, p.max_backoff)
+
+
+#: Watch: an effect streamed is acted on after this delay (seconds), and once no unary
+#: RPC of the core is in flight (at most ``_WATCH_HOLD_MAX``), so the reply that
+#: carries it, which usually lands a moment later, hands it out in its own order.
+_WATCH_HOLD = 0.05
+_WATCH_HOLD_MAX = 0.5
+
+
+class SessionCore:
+    """Drives one arbiter session from what one realtime model session did, whatever
+    the provider (see the module doc).
+
+    Args:
+        client: the :class:`ArbiterClient`.
+        session_id: the arbiter session id (one per model connection), 1 to 128
+            characters from ``[A-Za-z0-9_.:-]``.
+        on_action: called with each :class:`~arbiter_client.actions.Action`, in order;
+            may be a coroutine function (awaited). Keep it short: start prepares and
+            commits as tasks, since the next event's delivery waits for it.
+        behaviors: each tool's behavior (``"BLOCKING"`` or ``"NON_BLOCKING"``), for
+            function calls reported without one; tools not named use the arbiter's tool
+            policy.
+        decide_wait: seconds each Decide long-poll waits (the server caps it at 30).
+        language: the session's language as a BCP 47 tag (``"en"``, ``"es-MX"``): which
+            stop and amend phrases the arbiter listens for. ``None``: the arbiter's
+            default (English).
+        response_scheduling: ``True`` when the provider honours a function response's
+            scheduling (Gemini Live, NON_BLOCKING calls): then a status note may ride on
+            a function response (:attr:`SendFunctionResponse.scheduling`) instead of a
+            user turn. When this or ``language`` is set, the core sends
+            ConfigureSession once, before the session's first other RPC.
+        watch: ``True`` (default): hold a Watch on the session (opened after the first
+            RPC that succeeds, closed by :meth:`close`) and act on every effect it
+            streams, the timer-made ones included. ``False``: no stream; call
+            :meth:`poll` on a beat (e.g. every second, or when
+            ``GetSessionResponse.next_timer`` passes) to get those.
+
+    Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
+    currently runs under: set it to ``"none"`` while the generation runs with
+    ``toolChoice: none``, and calls that still arrive are rejected (answered at once).
+
+    The event methods (:meth:`function_call` ... :meth:`tool_call_cancellation`) are
+    plain methods: they stamp the event when called, queue it and return a future
+    (resolved once it was delivered and its effects handed out). Call them from the
+    event loop's thread, as the provider's messages arrive, in that order.
+    """
+
+    def __init__(
+        self,
+        client: ArbiterClient,
+        session_id: str,
+        on_action: ActionHandler,
+        *,
+        behaviors: Optional[Mapping[str, str]] = None,
+        decide_wait: float = 20.0,
+        language: Optional[str] = None,
+        response_scheduling: bool = False,
+        watch: bool = True,
+    ) -> None:
+        self.session_id = session_id
+        self.language = language or ""
+        self.response_scheduling = bool(response_scheduling)
+        self._configured = not (self.language or self.response_scheduling)  # nothing to send
+        self._configuring = asyncio.Lock()
+        self.behaviors: Dict[str, str] = dict(behaviors or {})
+        self.tool_choice = "auto"
+        self._client = client
+        self._on_action = on_action
+        self._wait = _duration(decide_wait)
+        self._jobs: Dict[str, _Job] = {}
+        self._answered: Set[str] = set()
+        self._dead: Set[str] = set()
+        self._notes: Set[Tuple[str, str, str]] = set()
+        self._interims: Set[Any] = set()  # seqs (or contents) of interim responses handed out
+        self._runs: Set[Any] = set()  # seqs (or contents) of run updates handed out
+        self.connection_id = ""
+        self._model_speaking = False
+        self._closed = False
+        self._seqs = _Seqs()  # the seqs acted on
+        self.watch = bool(watch)
+        self._watch_task: Optional[asyncio.Task] = None
+        self._watch_last = 0  # the highest seq the Watch streamed
+        self._watched: Dict[int, pb.WatchResponse] = {}  # streamed, not acted on yet
+        self._flush_task: Optional[asyncio.Task] = None
+        self._flushing = asyncio.Lock()
+        self._inflight = 0  # unary RPCs (with their effects) under way
+        self._outbox = _Outbox(client.retry, self._busy, self._configure)
+
+    # --- what happened in the model session (stamped now, delivered in order) --------
+
+    def function_call(
+        self,
+        call_id: str,
+        name: str,
+        args: Optional[Mapping[str, Any]] = None,
+        *,
+        behavior: Optional[str] = None,
+    ) -> "asyncio.Future[None]":
+        """The model issued a function call (Gemini ``FunctionCall``, OpenAI
+        ``function_call`` item): RegisterCall. ``call_id`` may be empty (the arbiter
+        mints one); ``behavior`` (``"BLOCKING"`` / ``"NON_BLOCKING"``) defaults to
+        :attr:`behaviors` for ``name``. What comes back: :class:`Execute`, function
+        responses, skips, notes."""
+        call_args: Dict[str, Any] = dict(args or {})
+        behavior = behavior or self.behaviors.get(name)
+        tool_choice = pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO
+
+        async def send(age: duration_pb2.Duration) -> pb.RegisterCallResponse:
+            req = pb.RegisterCallRequest(
+                session_id=self.session_id, call_id=call_id, tool=name,
+                behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice, age=age,
+            )
+            req.args.update(call_args)
+            return await self._client.register_call(req, retry=False)
+
+        async def handle(resp: pb.RegisterCallResponse) -> None:
+            await self._registered(resp, name, call_args)
+
+        retried = RETRIED_CODES if call_id else _ABORTED_ONLY
+        return self._outbox.put(f"RegisterCall({call_id or name})", send, handle, retried)
+
+    def voice_activity_start(self) -> "asyncio.Future[None]":
+        """The user started speaking (Gemini ``ACTIVITY_START``, OpenAI
+        ``input_audio_buffer.speech_started``): it holds due commits until the
+        utterance's transcript is in."""
+        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START)
+
+    def voice_activity_end(self) -> "asyncio.Future[None]":
+        """The user stopped speaking (``ACTIVITY_END`` / ``speech_stopped``)."""
+        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_END)
+
+    def interrupted(self) -> "asyncio.Future[None]":
+        """The server cut the model's output: barge-in (Gemini ``interrupted``). Every
+        BLOCKING call still unanswered dies (handed out as :class:`Skip`)."""
+        self._model_speaking = False
+        return self._speech(pb.SPEECH_EVENT_INTERRUPTED)
+
+    def model_output_start(self) -> "asyncio.Future[None]":
+        """The model's audio started (call it for every audio chunk: only the first of
+        a turn is reported)."""
+        if self._model_speaking:
+            return _done()
+        self._model_speaking = True
+        return self._speech(pb.SPEECH_EVENT_MODEL_OUTPUT_START)
+
+    def generation_complete(self) -> "asyncio.Future[None]":
+        """The model finished generating its turn (its audio may still play)."""
+        return self._speech(pb.SPEECH_EVENT_MODEL_GENERATION_COMPLETE)
+
+    def turn_complete(self) -> "asyncio.Future[None]":
+        """The model's turn is over (Gemini ``turn_complete``, OpenAI
+        ``response.done``): it is idle."""
+        self._model_speaking = False
+        return self._speech(pb.SPEECH_EVENT_MODEL_TURN_COMPLETE)
+
+    def input_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
+        """A piece of the user's input transcription. Final pieces are appended to the
+        utterance and checked for stop intent; interim ones (``final=False``) are not.
+        Blank text is not reported."""
+        if not text or not text.strip():
+            return _done()
+        return self._transcript(pb.ROLE_USER, text, interim=not final)
+
+    def output_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
+        """A piece of the model's output transcription (what it told the user)."""
+        if not text:
+            return _done()
+        return self._transcript(pb.ROLE_MODEL, text, interim=not final)
+
+    def tool_call_cancellation(self, call_ids: Iterable[str]) -> "asyncio.Future[None]":
+        """The server withdrew these call ids (Gemini ``toolCallCancellation``): they
+        are dead, handed out as :class:`Skip`."""
+        ids = list(call_ids)
+        if not ids:
+            return _done()
+
+        async def send(age: duration_pb2.Duration) -> pb.ReportToolCallCancellationResponse:
+            req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age)
+            return await self._client.report_tool_call_cancellation(req, retry=False)
+
+        return self._outbox.put(f"ReportToolCallCancellation({','.join(ids)})", send, self._handed_out)
+
+    async def reconnect(self, connection_id: str) -> None:
+        """Reports that the agent now talks to the model over a new connection (a
+        reconnect, Gemini session resumption) with id ``connection_id``: Connect, in
+        order with the events (after those of the old connection, before those of the
+        new one). Calls still pending from earlier connections come back as
+        :class:`Skip` (reason ``connection_closed``): never answer them on the new
+        connection. Their jobs go on, and each outcome is handed out as a
+        :class:`SendNote`. Call it for the first connection too, so that the calls made
+        on it are known to be its own. Waits until it was delivered."""
+        self._model_speaking = False  # a new connection: nothing is playing
+
+        async def send(_age: duration_pb2.Duration) -> pb.ConnectResponse:
+            return await self._client.connect(pb.ConnectRequest(session_id=self.session_id,
+                                                                connection_id=connection_id), retry=False)
+
+        async def handle(resp: pb.ConnectResponse) -> None:
+            self.connection_id = connection_id
+            await self._handed_out(resp)
+
+        await self._outbox.put(f"Connect({connection_id})", send, handle)
+
+    async def flush(self, timeout: Optional[float] = None) -> bool:
+        """Waits until every event observed so far was delivered (or dropped), at most
+        ``timeout`` seconds (None: no limit). False if it timed out or the session
+        closed first."""
+        if timeout is None:
+            return await self._outbox.wait_settled(self._outbox.observed)
+        return await self._outbox.drain(timeout)
+
+    # --- what the application reports ------------------------------------------------
+
+    async def prepared(self, job_id: str) -> None:
+        """Reports that the job's prepare finished: the core now asks Decide with
+        prepared=true (which starts the grace window) and hands out Commit or Cancel."""
+        self._job(job_id).prepared.set()
+
+    async def committed(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports that the side effect a :class:`Commit` asked for was performed;
+        ``result`` (e.g. a booking reference) goes into the function response."""
+        await self._complete(job_id, pb.OUTCOME_COMMITTED, result=result)
+
+    async def result(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports a read-only tool's result, which becomes its function response."""
+        await self._complete(job_id, pb.OUTCOME_RESULT, result=result)
+
+    async def unknown(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports that the side effect a :class:`Commit` asked for may or may not have
+        happened (the backend timed out): Complete OUTCOME_UNKNOWN. The job's calls are
+        answered ``"unknown"`` and a repeat is never executed again. Report the truth
+        later, once known, with :meth:`committed` or :meth:`failed` for the same job:
+        that hands out the authoritative note."""
+        await self._complete(job_id, pb.OUTCOME_UNKNOWN, result=result)
+
+    async def progress(self, job_id: str, result: Optional[Mapping[str, Any]] = None) -> None:
+        """Reports an interim result of a job still running (ReportProgress). When the
+        session takes response scheduling, it comes back as a non-final
+        :class:`SendFunctionResponse` (``will_continue=True``) per live NON_BLOCKING call
+        id of the job; otherwise the arbiter drops it."""
+        req = pb.ReportProgressRequest(session_id=self.session_id, job_id=job_id)
+        if result:
+            req.result.update(dict(result))
+        await self._configure()
+        await self._unary(self._client.report_progress, req)
+
+    async def failed(self, job_id: str, error: str) -> None:
+        """Reports that the job failed (its prepare, its commit, or a read-only tool):
+        nothing was done. ``error`` (at most 4 KiB) is passed to the model."""
+        job = self._job(job_id)
+        job.settled = True
+        if job.task is not None and job.task is not asyncio.current_task():
+            job.task.cancel()
+        await self._complete(job_id, pb.OUTCOME_FAILED, error=error)
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """Closes the arbiter session (the model connection ended): delivers the events
+        still in the outbox (for at most ``timeout`` seconds; the rest are dropped), then
+        CloseSession: undecided jobs are cancelled (their prepares aborted) and
+        unanswered ids become dead. Waits up to ``timeout`` seconds for the Decide loops
+        to hand out their last actions."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._outbox.drain(timeout)
+        await self._outbox.close()
+        try:
+            await self._unary(self._client.close_session, pb.CloseSessionRequest(session_id=self.session_id))
+        except NotFoundError:
+            pass  # nothing was ever reported: there is no session
+        except BaseException:
+            await self._stop_watch(0)
+            raise
+        tasks = [j.task for j in self._jobs.values() if j.task is not None and not j.task.done()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=max(0.1, deadline - loop.time()))
+            for t in pending:
+                t.cancel()
+        # CloseSession ends the stream (OK) after the session's last effects.
+        await self._stop_watch(max(0.0, min(2.0, deadline - loop.time())))
+
+    async def poll(self) -> None:
+        """Poll: steps the session's timers and acts on every effect after the highest
+        ``seq`` acted on without a gap (``after_seq``), the timer-made ones included,
+        each once. For agents that run without the Watch (``watch=False``); harmless
+        with it. Nothing happens before the session exists."""
+        req = pb.PollRequest(session_id=self.session_id, after_seq=self._seqs.high)
+        try:
+            await self._unary(self._client.poll, req)
+        except NotFoundError:
+            return  # no session yet: nothing can be due
+        except FailedPreconditionError as err:
+            # after_seq older than the log keeps: what fell out of it is gone; take
+            # what this step makes due.
+            log.warning("arbiter: Poll after seq %d: %s; polling without after_seq", req.after_seq, err)
+            await self._unary(self._client.poll, pb.PollRequest(session_id=self.session_id))
+
+    # --- internals ---------------------------------------------------------------
+
+    def _busy(self, n: int) -> None:
+        self._inflight += n
+
+    def _speech(self, event: "pb.SpeechEvent") -> "asyncio.Future[None]":
+        async def send(age: duration_pb2.Duration) -> pb.ReportSpeechResponse:
+            req = pb.ReportSpeechRequest(session_id=self.session_id, event=event, age=age)
+            return await self._client.report_speech(req, retry=False)
+
+        return self._outbox.put(f"ReportSpeech({pb.SpeechEvent.Name(event)})", send, self._handed_out)
+
+    def _transcript(self, role: "pb.Role", text: str, *, interim: bool) -> "asyncio.Future[None]":
+        async def send(age: duration_pb2.Duration) -> pb.ReportTranscriptResponse:
+            req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age)
+            return await self._client.report_transcript(req, retry=False)
+
+        who = "user" if role == pb.ROLE_USER else "model"
+        return self._outbox.put(f"ReportTranscript({who}{', interim' if interim else ''}: {text[:40]!r})",
+                                send, self._handed_out)
+
+    async def _handed_out(self, resp: Any) -> None:
+        """What a delivered event's reply made due."""
+        self._start_watch()
+        await self._effects(resp.effects)
+
+    async def _registered(self, resp: pb.RegisterCallResponse, name: str, args: Dict[str, Any]) -> None:
+        self._start_watch()
+        # DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in
+        # effects. EXECUTE runs job_tool with job_args: the call's own, except for a
+        # confirmation call that confirmed a run, which executes the run's tool.
+        if resp.disposition == pb.DISPOSITION_EXECUTE and resp.job_id not in self._jobs:
+            job_args = json_format.MessageToDict(resp.job_args) if resp.HasField("job_args") else dict(args)
+            job = _Job(resp.job_id, Call(resp.call_id, name, args), resp.side_effect)
+            self._jobs[job.id] = job
+            await self._emit(Execute(job.call, job.id, job.side_effect, resp.business_key,
+                                     resp.job_tool or name, job_args, resp.run_id))
+            if job.side_effect:
+                job.task = asyncio.create_task(self._drive(job), name=f"arbiter-decide-{job.id}")
+        await self._effects(resp.effects)
+
+    async def _unary(self, rpc: Callable[[Any], Awaitable[Any]], req: Any) -> Any:
+        """Sends a unary RPC whose reply carries effects and acts on them (counted as in
+        flight meanwhile, see ``_WATCH_HOLD``)."""
+        self._inflight += 1
+        try:
+            resp = await rpc(req)
+            self._start_watch()
+            await self._effects(resp.effects)
+            return resp
+        finally:
+            self._inflight -= 1
+
+    # --- Watch ---------------------------------------------------------------------
+
+    def _start_watch(self) -> None:
+        """Opens the Watch once the session exists (after an RPC that succeeded)."""
+        if self.watch and self._watch_task is None and not self._closed:
+            self._watch_task = asyncio.create_task(self._watch_loop(), name=f"arbiter-watch-{self.session_id}")
+
+    async def _watch_loop(self) -> None:
+        """Streams the session's effects until the server ends the stream (the session
+        closed or expired). The client resumes a lost stream itself; when it gives up,
+        this reopens it after the last seq streamed, as long as the core is open."""
+        missing = 0  # NOT_FOUND in a row: a session not visible yet (another replica)
+        failures = 0
+        try:
+            while True:
+                after = max(self._seqs.high, self._watch_last)
+                try:
+                    async for w in self._client.watch(self.session_id, after_seq=after):
+                        missing = failures = 0
+                        self._stream(w)
+                    return  # the server ended the stream
+                except NotFoundError as err:
+                    missing += 1
+                    if self._closed or missing > 20:
+                        log.warning("arbiter: Watch(%s): %s; no stream (call poll())", self.session_id, err)
+                        return
+                    await asyncio.sleep(min(0.05 * missing, 0.5))
+                except FailedPreconditionError as err:
+                    # after_seq beyond the log or older than it keeps: resynchronise.
+                    failures += 1
+                    if self._closed or failures > 5:
+                        log.warning("arbiter: Watch(%s): %s; no stream (call poll())", self.session_id, err)
+                        return
+                    last = (await self._client.get_session(pb.GetSessionRequest(session_id=self.session_id))).last_seq
+                    log.error("arbiter: Watch(%s) after seq %d: %s; resuming after seq %d (what lies between is lost)",
+                              self.session_id, after, err, last)
+                    self._watch_last = max(self._watch_last, last)
+                except ArbiterError as err:
+                    if err.code == grpc.StatusCode.UNIMPLEMENTED:
+                        log.info("arbiter: the server has no Watch: %s (call poll())", err)
+                        return
+                    failures += 1
+                    if self._closed or failures > 5:
+                        log.error("arbiter: Watch(%s): %s; giving up the stream (call poll())", self.session_id, err)
+                        return
+                    log.warning("arbiter: Watch(%s): %s; reopening", self.session_id, err)
+                    await asyncio.sleep(1.0)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+            log.exception("arbiter: Watch(%s)", self.session_id)
+
+    def _stream(self, w: pb.WatchResponse) -> None:
+        """One streamed effect: held a moment (``_WATCH_HOLD``), then acted on unless a
+        unary reply handed it out meanwhile."""
+        self._watch_last = max(self._watch_last, w.seq)
+        if w.seq and w.seq in self._seqs:
+            return
+        self._watched[w.seq] = w
+        if self._flush_task is None:
+            self._flush_task = asyncio.create_task(self._flush_later(), name=f"arbiter-watch-act-{self.session_id}")
+
+    async def _flush_later(self) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            await asyncio.sleep(_WATCH_HOLD)
+            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:
+                await asyncio.sleep(0.01)
+        finally:
+            self._flush_task = None
+        try:
+            await self._flush_watched()
+        except Exception:  # noqa: BLE001
+            log.exception("arbiter: acting on the Watch's effects")
+
+    async def _flush_watched(self) -> None:
+        """Acts on the streamed effects held, as one Effects (in seq order per kind)."""
+        async with self._flushing:
+            held = [self._watched[q] for q in sorted(self._watched)]
+            self._watched.clear()
+            effects = pb.Effects()
+            for w in held:
+                kind = w.WhichOneof("effect")
+                if kind is not None:
+                    getattr(effects, kind + "s").add().CopyFrom(getattr(w, kind))
+            await self._effects(effects)
+
+    async def _stop_watch(self, wait: float) -> None:
+        """Lets the stream end (it does once the session is closed), up to ``wait``
+        seconds, then cancels it; acts on what it streamed."""
+        task, self._watch_task = self._watch_task, None
+        self.watch = False  # never reopened
+        if task is not None:
+            if wait > 0 and not task.done():
+                await asyncio.wait([task], timeout=wait)
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if self._flush_task is not None:
+            self._flush_task.cancel()
+            self._flush_task = None
+        if self._watched:
+            await self._flush_watched()
+
+    async def _configure(self) -> None:
+        """ConfigureSession, once, before the session's first other RPC (only when the
+        core was given options). If it fails, the RPC that needed it is not sent (the
+        error propagates) and the next one tries again."""
+        if self._configured:
+            return
+        async with self._configuring:
+            if self._configured:
+                return
+            await self._client.configure_session(
+                pb.ConfigureSessionRequest(
+                    session_id=self.session_id,
+                    language=self.language,
+                    response_scheduling=self.response_scheduling,
+                )
+            )
+            self._configured = True
+
+    def _job(self, job_id: str) -> _Job:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise KeyError(f"job_id: {job_id!r} is not a job this adapter executed")
+        return job
+
+    # --- Decide / Complete -------------------------------------------------------------
+
+    async def _drive(self, job: _Job) -> None:
+        """The Decide loop of one side-effecting job."""
+        try:
+            resp = await self._decide(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # noqa: BLE001 - fail closed, whatever went wrong
+            if job.settled:
+                return
+            job.settled = True
+            if isinstance(err, UndeliveredEventsError):
+                reason, error = str(err), "events observed before the commit could not be delivered; nothing was done"
+            else:
+                reason, error = f"no decision from the arbiter: {err}", "the arbiter could not be reached; nothing was done"
+            log.error("arbiter: job %s: %s; releasing the job (no commit)", job.id, reason)
+            cause = err if isinstance(err, ArbiterError) else None
+            release: Action = Cancel(job.id, reason, cause) if job.prepared.is_set() else AbortPrepare(job.id, reason, cause)
+            try:
+                await self._emit(release)
+                await self._complete(job.id, pb.OUTCOME_FAILED, error=error)
+            except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+                log.exception("arbiter: reporting job %s as failed", job.id)
+            return
+        if job.settled:
+            return
+        job.settled = True
+        try:
+            if resp.decision == pb.DECISION_COMMIT:
+                await self._emit(Commit(job.id, resp.reason))
+            else:
+                await self._emit(Cancel(job.id, resp.reason) if job.prepared.is_set() else AbortPrepare(job.id, resp.reason))
+                await self._complete(job.id, pb.OUTCOME_CANCELLED)
+        except Exception:  # noqa: BLE001
+            log.exception("arbiter: handing out the decision for job %s", job.id)
+
+    async def _decide(self, job: _Job) -> pb.DecideResponse:
+        """Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the
+        prepare runs it asks with prepared=false, and re-asks with prepared=true the
+        moment the app reports it. A COMMIT is acted on only if every event observed
+        before it arrived had been delivered before this Decide was sent; otherwise it
+        waits for them and asks again (the commit rule, see the module doc)."""
+        await self._configure()
+        while True:
+            prepared = job.prepared.is_set()
+            asked = self._outbox.settled  # every event up to here was delivered before this Decide
+            decide = asyncio.ensure_future(
+                self._client.decide(
+                    pb.DecideRequest(session_id=self.session_id, job_id=job.id, prepared=prepared, wait=self._wait)
+                )
+            )
+            try:
+                if not prepared:
+                    ready = asyncio.ensure_future(job.prepared.wait())
+                    try:
+                        await asyncio.wait({decide, ready}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        ready.cancel()
+                    if not decide.done():
+                        continue  # prepared meanwhile: ask again with prepared=true
+                resp = await decide
+            finally:
+                decide.cancel()  # a no-op once it is done
+            if resp.decision == pb.DECISION_COMMIT:
+                observed = self._outbox.observed  # every event observed before the COMMIT arrived
+                if asked < observed:
+                    log.warning("arbiter: job %s: not acting on COMMIT: %d event(s) observed before it were not "
+                             "delivered when Decide was asked; delivering them, then asking again",
+                             job.id, observed - asked)
+                    if not await self._outbox.wait_settled(observed):
+                        raise UndeliveredEventsError(
+                            "the session closed before the events observed before the commit were delivered")
+                    continue
+                return resp
+            if resp.decision == pb.DECISION_CANCEL:
+                return resp
+
+    async def _complete(self, job_id: str, outcome: "pb.Outcome", *, result: Optional[Mapping[str, Any]] = None,
+                        error: str = "") -> None:
+        req = pb.CompleteRequest(session_id=self.session_id, job_id=job_id, outcome=outcome, error=error)
+        if result:
+            req.result.update(dict(result))
+        await self._configure()
+        await self._unary(self._client.complete, req)
+
+    # --- effects -> actions ------------------------------------------------------------
+
+    async def _effects(self, effects: pb.Effects) -> None:
+        # Each effect is acted on once per seq, wherever it came from (a unary reply, a
+        # retried one, the Watch, a Poll): claim the new ones before acting on any, so
+        # that a concurrent path skips them. Effects without a seq (older servers) pass.
+        fresh = pb.Effects()
+        for kind in ("responses", "skips", "notes", "runs"):
+            for m in getattr(effects, kind):
+                if m.seq:
+                    if m.seq in self._seqs:
+                        continue
+                    self._seqs.add(m.seq)
+                getattr(fresh, kind).add().CopyFrom(m)
+        effects = fresh
+        # A note via FUNCTION_RESPONSE is already in the payload ("status_note") of its
+        # call's response in these same effects: that response carries its scheduling,
+        # and the note is not sent again as a user turn.
+        riders: Dict[str, pb.Note] = {}
+        for n in effects.notes:
+            if n.via == pb.NOTE_VIA_FUNCTION_RESPONSE and n.call_id:
+                riders.setdefault(n.call_id, n)
+        carried: Set[str] = set()  # call ids whose response went out carrying a note
+        for r in effects.responses:
+            if r.interim:
+                await self._interim(r)
+                continue
+            if r.call_id in self._dead:
+                log.warning("arbiter: dropping a response for dead call %s", r.call_id)
+                continue
+            if r.call_id in self._answered:
+                continue  # a retried RPC returns the same answer: send it once
+            self._answered.add(r.call_id)
+            payload = json_format.MessageToDict(r.payload)
+            rider = riders.get(r.call_id)
+            scheduling = _SCHEDULING.get(rider.scheduling) if rider is not None else None
+            if rider is not None:
+                carried.add(r.call_id)
+            await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, scheduling, seq=r.seq))
+        for s in effects.skips:
+            if s.call_id in self._dead or s.call_id in self._answered:
+                continue
+            self._dead.add(s.call_id)
+            await self._emit(Skip(s.call_id, s.name, s.reason, s.job_id, seq=s.seq))
+        for n in effects.notes:
+            if (n.job_id, n.run_id, n.text) in self._notes:
+                continue
+            self._notes.add((n.job_id, n.run_id, n.text))
+            if n.via == pb.NOTE_VIA_FUNCTION_RESPONSE:
+                if n.call_id in carried:
+                    continue  # it rode on that function response
+                # Its response was not handed out here (dead, or answered before): the
+                # model would never see it, so it goes as a user turn, as `deliver` says.
+                log.warning("arbiter: the note for job %s rides on call %s, whose response was not handed out: "
+                            "sending it as a user turn", n.job_id, n.call_id)
+            when: Literal["now", "when_idle"] = "when_idle" if n.deliver == pb.DELIVERY_WHEN_IDLE else "now"
+            await self._emit(SendNote(n.text, when, n.job_id, n.why, seq=n.seq))
+        for u in effects.runs:
+            key = u.seq or (u.run_id, u.state, u.call_id)
+            if key in self._runs:
+                continue  # a retried RPC returns the same update
+            self._runs.add(key)
+            await self._emit(RunUpdate(u.run_id, u.tool, _RUN_STATE.get(u.state, ""), u.call_id, u.job_id, u.reason,
+                                     seq=u.seq))
+
+    async def _interim(self, r: pb.FunctionResponse) -> None:
+        """A non-final response (ReportProgress): handed out with ``will_continue`` while
+        its call is live and unanswered; never marks the call answered."""
+        if r.call_id in self._dead or r.call_id in self._answered:
+            return
+        payload = json_format.MessageToDict(r.payload)
+        key = r.seq or (r.call_id, r.payload.SerializeToString(deterministic=True))
+        if key in self._interims:
+            return  # a retried RPC returns the same interim response
+        self._interims.add(key)
+        await self._emit(SendFunctionResponse(r.call_id, r.name, payload, r.job_id, None, True, seq=r.seq))
+
+    async def _emit(self, action: Action) -> None:
+        out = self._on_action(action)
+        if inspect.isawaitable(out):
+            await out
