@@ -1,7 +1,9 @@
 package arbiter
 
 import (
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter/speech"
@@ -34,6 +36,10 @@ type RegisterCall struct {
 	// ObservedAt is when the agent received the call from the model server; zero: when
 	// it reaches the engine (see Engine.Step).
 	ObservedAt time.Time
+	// RawArgs, when not empty, is the argument text the agent received and could not
+	// parse (at most MaxArgsBytes): the call is rejected with an error response saying
+	// its arguments could not be read; Args is ignored.
+	RawArgs string
 	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
@@ -51,8 +57,11 @@ func (ev RegisterCall) validate() error {
 	if err := CheckName("tool", ev.Tool); err != nil {
 		return err
 	}
-	if err := checkSize("args", ev.Args, MaxArgsBytes); err != nil {
+	if err := checkSize("args", jsonSafe(ev.Args), MaxArgsBytes); err != nil {
 		return err
+	}
+	if len(ev.RawArgs) > MaxArgsBytes {
+		return Errorf(Invalid, "raw_args: %d bytes, at most %d", len(ev.RawArgs), MaxArgsBytes)
 	}
 	if len(ev.BusinessKey) > MaxKeyBytes {
 		return Errorf(Invalid, "business_key: %d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
@@ -95,6 +104,7 @@ func (ev RegisterCall) apply(st *step) error {
 		return nil
 	}
 	tp := st.e.Policy.lookup(ev.Tool)
+	ev.Args = jsonSafe(ev.Args)
 	c := st.newCall(ev, tp)
 	if why := st.rejectReason(ev, tp); why != "" {
 		st.reject(c, why)
@@ -161,8 +171,99 @@ func (st *step) rejectReason(ev RegisterCall, tp toolPolicy) string {
 		return rejectDisallowed(ev.Tool)
 	case !tp.known && st.e.Policy.RejectUnknown && !st.e.Policy.IsConfirmTool(ev.Tool):
 		return rejectUnknownTool(ev.Tool)
+	case ev.RawArgs != "":
+		return rejectUnreadableArgs(ev.Tool)
+	}
+	if missing := missingKeyArgs(tp.tool, ev.Args); tp.tool.SideEffect && len(missing) > 0 {
+		return rejectMissingArgs(ev.Tool, missing)
 	}
 	return ""
+}
+
+// missingKeyArgs returns the required key arguments of tool t that args lacks (absent,
+// null, blank, NaN, or a placeholder word), in key order. Arguments a confirm-then-act
+// run asks for as steps are not missing: the run fills them before anything executes.
+func missingKeyArgs(t *Tool, args map[string]any) []string {
+	var missing []string
+	for _, k := range t.Key {
+		if k.Optional || t.asksFor(k.Arg) {
+			continue
+		}
+		if absentValue(args[k.Arg]) {
+			missing = append(missing, k.Arg)
+		}
+	}
+	return missing
+}
+
+// absentValue reports whether an argument value carries nothing: nil, a string that is
+// blank or only a placeholder ("null", "undefined", "nan", "none"), or a NaN (a
+// provider's unparsed number).
+func absentValue(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "", "null", "undefined", "nan", "none":
+			return true
+		}
+	case float64:
+		return math.IsNaN(v)
+	}
+	return false
+}
+
+// jsonSafe returns v with every NaN or infinite number replaced by nil (JSON null):
+// JSON cannot encode them, and a stored session must encode; a NaN key argument is then
+// missing. v itself is returned when it holds none (the usual case: no copy).
+func jsonSafe[T any](v T) T {
+	if !hasNonFinite(v) {
+		return v
+	}
+	return replaceNonFinite(any(v)).(T)
+}
+
+func hasNonFinite(v any) bool {
+	switch v := v.(type) {
+	case float64:
+		return math.IsNaN(v) || math.IsInf(v, 0)
+	case map[string]any:
+		for _, x := range v {
+			if hasNonFinite(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNonFinite(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func replaceNonFinite(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = replaceNonFinite(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = replaceNonFinite(x)
+		}
+		return out
+	}
+	return v
 }
 
 // reject answers call c at once with an error response: it is not executed.

@@ -126,6 +126,19 @@ func rejectUnknownTool(tool string) string {
 	return fmt.Sprintf("%s was not executed: unknown function", tool)
 }
 
+func rejectUnreadableArgs(tool string) string {
+	return fmt.Sprintf("%s was not executed: its arguments could not be read. Ask the user again for the details and call %s again with them.", tool, tool)
+}
+
+func rejectMissingArgs(tool string, missing []string) string {
+	what := strings.Join(missing, " and ")
+	verb := "is"
+	if len(missing) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("%s was not executed: %s %s missing. Ask the user for it and call %s again with it.", tool, what, verb, tool)
+}
+
 // deadlinePayload answers a call whose max_pending ran out: nothing was executed; or,
 // for a read-only call the agent was told to run, no result came; or, once its job's
 // commit had started, the outcome is not known yet.

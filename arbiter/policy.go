@@ -55,6 +55,12 @@ type KeyArg struct {
 	Arg string
 	// As is its normalisation; zero means KeyText.
 	As KeyAs
+	// Optional lets a call of a side-effecting tool leave the argument out. By default
+	// a key argument is required: a call missing it (absent, null, empty, NaN, or a
+	// placeholder such as "undefined") is rejected with an error response naming it,
+	// never a job and never a dedupe entry (issue 13: a provider's malformed arguments
+	// turned into {} by the agent made every such call one key and booked it).
+	Optional bool
 }
 
 // Tool is one tool's policy.
@@ -129,6 +135,16 @@ const (
 
 // runs reports whether calls of this tool open a run.
 func (t *Tool) runs() bool { return t.Confirm || len(t.Steps) > 0 }
+
+// asksFor reports whether the tool's run asks for arg as one of its steps.
+func (t *Tool) asksFor(arg string) bool {
+	for _, s := range t.Steps {
+		if s.Arg == arg {
+			return true
+		}
+	}
+	return false
+}
 
 // confirmTool returns the tool's confirmation tool name.
 func (t *Tool) confirmTool() string {

@@ -3,6 +3,7 @@ package arbiter
 import (
 	"flag"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -244,6 +245,14 @@ func (m *sim) checkLoopGuard(out Output) {
 	c := out.Call
 	if c == nil || c.Disposition != Execute || !c.SideEffect || c.Repeat {
 		return
+	}
+	// And no side-effecting job is made from a call missing a required key argument.
+	if j := m.s.Job(c.JobID); j != nil {
+		for _, k := range m.e.Policy.lookup(j.Tool).tool.Key {
+			if !k.Optional && absentValue(j.Args[k.Arg]) {
+				m.fatalf("job %s executes with its key argument %s missing (%v)", j.ID, k.Arg, j.Args[k.Arg])
+			}
+		}
 	}
 	for _, j := range m.s.Jobs {
 		if j.ID == c.JobID || j.Key != c.BusinessKey || (j.Outcome != Committed && j.Outcome != Cancelled) {
@@ -716,16 +725,35 @@ func (m *sim) randomEvent() {
 	case 0, 1, 2:
 		tool := rapid.SampledFrom(propTools).Draw(m.t, "tool")
 		args := map[string]any{"slot": rapid.SampledFrom(propSlots).Draw(m.t, "slot")}
+		raw := ""
+		// Now and then the arguments are malformed (issue 13): the key argument
+		// missing, blank, NaN or a placeholder, or text the agent could not parse.
+		switch rapid.IntRange(0, 11).Draw(m.t, "malformed") {
+		case 0:
+			delete(args, "slot")
+		case 1:
+			args["slot"] = " "
+		case 2:
+			args["slot"] = math.NaN()
+		case 3:
+			args["slot"] = "undefined"
+		case 4:
+			raw = `{"slot": "tomorrow`
+		}
 		if tool != "book_slot" {
 			args = map[string]any{"city": "Paris"}
 		}
-		m.must(RegisterCall{
+		out := m.must(RegisterCall{
 			CallID:         rapid.SampledFrom(propCallIDs).Draw(m.t, "callID"),
 			Tool:           tool,
 			Args:           args,
+			RawArgs:        raw,
 			Behavior:       rapid.SampledFrom(propBehav).Draw(m.t, "behavior"),
 			ToolChoiceNone: rapid.IntRange(0, 7).Draw(m.t, "none") == 0,
 		})
+		if raw != "" && out.Call != nil && !out.Call.Repeat && out.Call.Disposition != Reject {
+			m.fatalf("a call whose arguments could not be read was %s, want reject", out.Call.Disposition)
+		}
 	case 3, 4:
 		m.must(Speech{Kind: UserActivityStart})
 	case 5, 6:

@@ -63,8 +63,9 @@ type tool struct {
 }
 
 type keyArg struct {
-	Arg text `yaml:"arg"`
-	As  text `yaml:"as"`
+	Arg      text    `yaml:"arg"`
+	As       text    `yaml:"as"`
+	Optional boolean `yaml:"optional"` // left out: false (the argument is required)
 }
 
 type step struct {
@@ -303,7 +304,7 @@ func (ft *tool) tool(i int) (*arbiter.Tool, error) {
 		if k == nil {
 			return nil, &arbiter.FieldError{Path: []any{"tools", i, "key", j}, Problem: "must be a mapping with an arg, not null"}
 		}
-		t.Key = append(t.Key, arbiter.KeyArg{Arg: k.Arg.s, As: arbiter.KeyAs(k.As.s)})
+		t.Key = append(t.Key, arbiter.KeyArg{Arg: k.Arg.s, As: arbiter.KeyAs(k.As.s), Optional: k.Optional.b})
 	}
 	for j, st := range ft.Steps {
 		if st == nil {

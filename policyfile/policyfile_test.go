@@ -31,6 +31,7 @@ func TestLoadBooking(t *testing.T) {
 		OnAbandon:           arbiter.Cancel,
 		MaxPending:          time.Minute, // not in the file: the built-in default
 		RunTimeout:          time.Minute, // not in the file: the built-in default
+		MaxHold:             5 * time.Second, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -137,6 +138,7 @@ tools:
 		OnAbandon:           arbiter.Commit,
 		MaxPending:          time.Minute,
 		RunTimeout:          time.Minute,
+		MaxHold:             5 * time.Second,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -666,5 +668,38 @@ languages:
 		if err == nil || !strings.HasPrefix(arbiter.MessageOf(err), tc.want) {
 			t.Errorf("Parse(%q): %v, want %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestParseIssue13Fields: max_hold (defaults and per tool), a key argument marked
+// optional, and dedupe_until_user_speaks: false.
+func TestParseIssue13Fields(t *testing.T) {
+	p, err := Parse([]byte(`
+defaults:
+  max_hold: 4s
+tools:
+  - name: send_sms
+    side_effect: true
+    key:
+      - {arg: to}
+      - {arg: note, optional: true}
+    dedupe_until_user_speaks: false
+    max_hold: 2s
+`), "issue13.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := p.Tools["send_sms"]
+	if p.Defaults.MaxHold != 4*time.Second || tool.Timings.MaxHold != 2*time.Second {
+		t.Errorf("max_hold: defaults %v, tool %v, want 4s and 2s", p.Defaults.MaxHold, tool.Timings.MaxHold)
+	}
+	if len(tool.Key) != 2 || tool.Key[0].Optional || !tool.Key[1].Optional {
+		t.Errorf("key: %+v, want to required and note optional", tool.Key)
+	}
+	if !tool.DedupeWindowOnly {
+		t.Errorf("dedupe_until_user_speaks: false did not set DedupeWindowOnly")
+	}
+	if _, err := Parse([]byte("defaults:\n  max_hold: 0s\n"), "zero.yaml"); err == nil {
+		t.Errorf("max_hold: 0s accepted; a zero duration is refused (leave it out for the default)")
 	}
 }

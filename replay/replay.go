@@ -485,7 +485,7 @@ func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error
 	if err != nil {
 		return nil, fmt.Errorf("args: %v", err)
 	}
-	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args}
+	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args, RawArgs: ev.RawArgs}
 	switch ev.Behavior {
 	case "BLOCKING":
 		req.Behavior = arbiterv1.Behavior_BEHAVIOR_BLOCKING

@@ -41,6 +41,9 @@ type TraceEvent struct {
 	Args       map[string]any `json:"args,omitempty"`
 	Behavior   string         `json:"behavior,omitempty"`
 	ToolChoice string         `json:"tool_choice,omitempty"`
+	// RawArgs is the argument text of a tool_call the agent could not parse (the
+	// call is rejected: RegisterCallRequest.raw_args); args is then ignored.
+	RawArgs string `json:"raw_args,omitempty"`
 	// tool_call_cancellation
 	CallIDs []string `json:"call_ids,omitempty"`
 	// ref_decision (another implementation's output)

@@ -251,7 +251,7 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 	ev := arbiter.RegisterCall{
 		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
-		BusinessKey:    req.GetBusinessKey(), ObservedAt: at, Epoch: req.GetEpoch(),
+		BusinessKey:    req.GetBusinessKey(), ObservedAt: at, Epoch: req.GetEpoch(), RawArgs: req.GetRawArgs(),
 	}
 	switch req.GetBehavior() {
 	case arbiterv1.Behavior_BEHAVIOR_BLOCKING:

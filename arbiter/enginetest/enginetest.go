@@ -17,8 +17,9 @@
 //
 //	policy path=FILE                      the tool policy (policyfile), FILE relative to the script;
 //	policy                                or the policy YAML as the body
-//	call t=MS tool=NAME [id=ID] [behavior=blocking|non_blocking] [tool_choice=none] [business_key=KEY]
-//	                                      RegisterCall; body: the args (JSON, default {})
+//	call t=MS tool=NAME [id=ID] [behavior=blocking|non_blocking] [tool_choice=none] [business_key=KEY] [raw]
+//	                                      RegisterCall; body: the args (JSON, default {}), or
+//	                                      with raw the argument text the agent could not parse
 //	speech t=MS KIND                      Speech; KIND is user-start, user-end, model-start,
 //	                                      generation-complete, turn-complete or interrupted
 //	transcript t=MS [model] [interim]     Transcript; body: the text

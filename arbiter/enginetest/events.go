@@ -40,8 +40,13 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	var ev arbiter.Event
 	switch td.Cmd {
 	case "call":
-		checkArgs(t, td, "t", "observed", "epoch", "id", "tool", "behavior", "tool_choice", "business_key")
-		rc := arbiter.RegisterCall{Args: jsonBody(t, td), ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
+		checkArgs(t, td, "t", "observed", "epoch", "id", "tool", "behavior", "tool_choice", "business_key", "raw")
+		rc := arbiter.RegisterCall{ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
+		if td.HasArg("raw") {
+			rc.RawArgs = textBody(t, td) // what the agent could not parse
+		} else {
+			rc.Args = jsonBody(t, td)
+		}
 		if rc.Args == nil {
 			rc.Args = map[string]any{} // what the gRPC edge makes of absent args
 		}

@@ -859,7 +859,11 @@ type RegisterCallRequest struct {
 	// Required. The function name: 1 to 128 characters from [A-Za-z0-9_.:-].
 	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
 	// The function call's arguments as the model sent them. At most 64 KiB when
-	// serialised; INVALID_ARGUMENT names `args` above that.
+	// serialised; INVALID_ARGUMENT names `args` above that. For a side-effecting tool
+	// every key argument of the tool policy is required unless the policy marks it
+	// `optional`: a call without one (absent, null, empty, NaN, or "undefined") is
+	// rejected (DISPOSITION_REJECT, an error response naming the argument) and never
+	// executed or deduplicated. NaN and infinite numbers are taken as null.
 	Args *structpb.Struct `protobuf:"bytes,4,opt,name=args,proto3" json:"args,omitempty"`
 	// The call's scheduling mode; unspecified means the tool policy's.
 	Behavior Behavior `protobuf:"varint,5,opt,name=behavior,proto3,enum=arbiter.v1.Behavior" json:"behavior,omitempty"`
@@ -878,6 +882,12 @@ type RegisterCallRequest struct {
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
 	Age *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
+	// The argument text the model sent when the agent could not parse it into `args`
+	// (a provider's malformed JSON), at most 64 KiB: the call is rejected
+	// (DISPOSITION_REJECT, an error response saying its arguments could not be read), so
+	// the id is answered and nothing runs; `args` is ignored. Do not turn unparseable
+	// arguments into {}: an empty object makes every such call one business key.
+	RawArgs string `protobuf:"bytes,10,opt,name=raw_args,json=rawArgs,proto3" json:"raw_args,omitempty"`
 	// The session's epoch as Connect returned it (optional, 6 characters): when set and
 	// the session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
@@ -972,6 +982,13 @@ func (x *RegisterCallRequest) GetAge() *durationpb.Duration {
 		return x.Age
 	}
 	return nil
+}
+
+func (x *RegisterCallRequest) GetRawArgs() string {
+	if x != nil {
+		return x.RawArgs
+	}
+	return ""
 }
 
 func (x *RegisterCallRequest) GetEpoch() string {
@@ -3643,7 +3660,7 @@ var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
 const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\n" +
 	"\x18arbiter/v1/arbiter.proto\x12\n" +
-	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdf\x02\n" +
+	"arbiter.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x02\n" +
 	"\x13RegisterCallRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -3654,7 +3671,9 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\vtool_choice\x18\x06 \x01(\x0e2\x16.arbiter.v1.ToolChoiceR\n" +
 	"toolChoice\x12!\n" +
 	"\fbusiness_key\x18\a \x01(\tR\vbusinessKey\x12+\n" +
-	"\x03age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x14\n" +
+	"\x03age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x19\n" +
+	"\braw_args\x18\n" +
+	" \x01(\tR\arawArgs\x12\x14\n" +
 	"\x05epoch\x18\t \x01(\tR\x05epoch\"\xfd\x02\n" +
 	"\x14RegisterCallResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x129\n" +

@@ -309,13 +309,14 @@ class PollResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RegisterCallRequest(_message.Message):
-    __slots__ = ["age", "args", "behavior", "business_key", "call_id", "epoch", "session_id", "tool", "tool_choice"]
+    __slots__ = ["age", "args", "behavior", "business_key", "call_id", "epoch", "raw_args", "session_id", "tool", "tool_choice"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     ARGS_FIELD_NUMBER: _ClassVar[int]
     BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
     BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RAW_ARGS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -325,10 +326,11 @@ class RegisterCallRequest(_message.Message):
     business_key: str
     call_id: str
     epoch: str
+    raw_args: str
     session_id: str
     tool: str
     tool_choice: ToolChoice
-    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., epoch: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., raw_args: _Optional[str] = ..., epoch: _Optional[str] = ...) -> None: ...
 
 class RegisterCallResponse(_message.Message):
     __slots__ = ["business_key", "call_id", "disposition", "duplicate_of", "effects", "job_args", "job_id", "job_tool", "run_id", "side_effect"]

@@ -293,7 +293,11 @@ export interface RegisterCallRequest {
     tool: string;
     /**
      * The function call's arguments as the model sent them. At most 64 KiB when
-     * serialised; INVALID_ARGUMENT names `args` above that.
+     * serialised; INVALID_ARGUMENT names `args` above that. For a side-effecting tool
+     * every key argument of the tool policy is required unless the policy marks it
+     * `optional`: a call without one (absent, null, empty, NaN, or "undefined") is
+     * rejected (DISPOSITION_REJECT, an error response naming the argument) and never
+     * executed or deduplicated. NaN and infinite numbers are taken as null.
      */
     args: {
         [key: string]: any;
@@ -319,6 +323,14 @@ export interface RegisterCallRequest {
      * Negative or malformed: INVALID_ARGUMENT naming `age`.
      */
     age: Duration | undefined;
+    /**
+     * The argument text the model sent when the agent could not parse it into `args`
+     * (a provider's malformed JSON), at most 64 KiB: the call is rejected
+     * (DISPOSITION_REJECT, an error response saying its arguments could not be read), so
+     * the id is answered and nothing runs; `args` is ignored. Do not turn unparseable
+     * arguments into {}: an empty object makes every such call one business key.
+     */
+    rawArgs: string;
     /**
      * The session's epoch as Connect returned it (optional, 6 characters): when set and
      * the session no longer has it (its store lost the session: a Redis restart without

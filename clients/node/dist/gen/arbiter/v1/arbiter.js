@@ -760,6 +760,7 @@ function createBaseRegisterCallRequest() {
         toolChoice: 0,
         businessKey: "",
         age: undefined,
+        rawArgs: "",
         epoch: "",
     };
 }
@@ -788,6 +789,9 @@ export const RegisterCallRequest = {
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(66).fork()).join();
+        }
+        if (message.rawArgs !== "") {
+            writer.uint32(82).string(message.rawArgs);
         }
         if (message.epoch !== "") {
             writer.uint32(74).string(message.epoch);
@@ -863,6 +867,13 @@ export const RegisterCallRequest = {
                         message.age = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.rawArgs = reader.string();
+                        continue;
+                    }
                     case 9: {
                         if (tag !== 74) {
                             break;
@@ -908,6 +919,11 @@ export const RegisterCallRequest = {
                     ? globalThis.String(object.business_key)
                     : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+            rawArgs: isSet(object.rawArgs)
+                ? globalThis.String(object.rawArgs)
+                : isSet(object.raw_args)
+                    ? globalThis.String(object.raw_args)
+                    : "",
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
         };
     },
@@ -937,6 +953,9 @@ export const RegisterCallRequest = {
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
+        if (message.rawArgs !== "") {
+            obj.rawArgs = message.rawArgs;
+        }
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
@@ -955,6 +974,7 @@ export const RegisterCallRequest = {
         message.toolChoice = object.toolChoice ?? 0;
         message.businessKey = object.businessKey ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+        message.rawArgs = object.rawArgs ?? "";
         message.epoch = object.epoch ?? "";
         return message;
     },

@@ -811,7 +811,11 @@ export interface RegisterCallRequest {
   tool: string;
   /**
    * The function call's arguments as the model sent them. At most 64 KiB when
-   * serialised; INVALID_ARGUMENT names `args` above that.
+   * serialised; INVALID_ARGUMENT names `args` above that. For a side-effecting tool
+   * every key argument of the tool policy is required unless the policy marks it
+   * `optional`: a call without one (absent, null, empty, NaN, or "undefined") is
+   * rejected (DISPOSITION_REJECT, an error response naming the argument) and never
+   * executed or deduplicated. NaN and infinite numbers are taken as null.
    */
   args:
     | { [key: string]: any }
@@ -839,6 +843,14 @@ export interface RegisterCallRequest {
   age:
     | Duration
     | undefined;
+  /**
+   * The argument text the model sent when the agent could not parse it into `args`
+   * (a provider's malformed JSON), at most 64 KiB: the call is rejected
+   * (DISPOSITION_REJECT, an error response saying its arguments could not be read), so
+   * the id is answered and nothing runs; `args` is ignored. Do not turn unparseable
+   * arguments into {}: an empty object makes every such call one business key.
+   */
+  rawArgs: string;
   /**
    * The session's epoch as Connect returned it (optional, 6 characters): when set and
    * the session no longer has it (its store lost the session: a Redis restart without
@@ -1511,6 +1523,7 @@ function createBaseRegisterCallRequest(): RegisterCallRequest {
     toolChoice: 0,
     businessKey: "",
     age: undefined,
+    rawArgs: "",
     epoch: "",
   };
 }
@@ -1540,6 +1553,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(66).fork()).join();
+    }
+    if (message.rawArgs !== "") {
+      writer.uint32(82).string(message.rawArgs);
     }
     if (message.epoch !== "") {
       writer.uint32(74).string(message.epoch);
@@ -1624,6 +1640,14 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
             message.age = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.rawArgs = reader.string();
+            continue;
+          }
           case 9: {
             if (tag !== 74) {
               break;
@@ -1670,6 +1694,11 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
         ? globalThis.String(object.business_key)
         : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+      rawArgs: isSet(object.rawArgs)
+        ? globalThis.String(object.rawArgs)
+        : isSet(object.raw_args)
+        ? globalThis.String(object.raw_args)
+        : "",
       epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
     };
   },
@@ -1700,6 +1729,9 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
+    if (message.rawArgs !== "") {
+      obj.rawArgs = message.rawArgs;
+    }
     if (message.epoch !== "") {
       obj.epoch = message.epoch;
     }
@@ -1719,6 +1751,7 @@ export const RegisterCallRequest: MessageFns<RegisterCallRequest> = {
     message.toolChoice = object.toolChoice ?? 0;
     message.businessKey = object.businessKey ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+    message.rawArgs = object.rawArgs ?? "";
     message.epoch = object.epoch ?? "";
     return message;
   },
