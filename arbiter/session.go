@@ -128,8 +128,11 @@ func (s *Session) LogAfter(after uint64) ([]LogEntry, error) {
 
 // Utterance is one span of user voice activity and its transcript.
 type Utterance struct {
-	ID    int       `json:"id"`
-	Start time.Time `json:"start"`
+	ID int `json:"id"`
+	// ProviderID is the model server's id for it, when the agent reported one (OpenAI
+	// Realtime's item_id): a transcript naming it belongs to it.
+	ProviderID string    `json:"provider_id,omitempty"`
+	Start      time.Time `json:"start"`
 	// End is when voice activity ended; zero while it goes on.
 	End time.Time `json:"end,omitzero"`
 	// Text is the transcript so far (final pieces joined, then the latest interim).

@@ -35,6 +35,10 @@ const (
 // Speech reports one speech event.
 type Speech struct {
 	Kind SpeechKind
+	// UtteranceID is the model server's id for the user utterance a voice-activity
+	// start or end belongs to (OpenAI Realtime's item_id), when it gives one; at most
+	// 128 characters from [A-Za-z0-9_.:-]. Transcripts naming it are attributed to it.
+	UtteranceID string
 	// ObservedAt is when the agent observed it (voice activity, `interrupted`, model
 	// output); zero: when it reaches the engine (see Engine.Step).
 	ObservedAt time.Time
@@ -47,6 +51,11 @@ type Speech struct {
 func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Speech) validate() error {
+	if ev.UtteranceID != "" {
+		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
+			return err
+		}
+	}
 	switch ev.Kind {
 	case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
 		return nil
@@ -68,11 +77,16 @@ func (ev Speech) apply(st *step) error {
 	switch ev.Kind {
 	case UserActivityStart:
 		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+			if s.Utterances[n-1].ProviderID == "" {
+				s.Utterances[n-1].ProviderID = ev.UtteranceID
+			}
 			return nil // already open
 		}
-		st.openUtterance(now, time.Time{})
+		st.openUtterance(now, time.Time{}).ProviderID = ev.UtteranceID
 	case UserActivityEnd:
-		if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
+		if u := st.utteranceNamed(ev.UtteranceID); u != nil && u.End.IsZero() {
+			u.End = now
+		} else if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
 			s.Utterances[n-1].End = now
 		}
 	case ModelOutputStart:
@@ -136,6 +150,11 @@ type Transcript struct {
 	Text string
 	// Interim marks a partial piece; only final user text decides.
 	Interim bool
+	// UtteranceID names the user utterance the piece transcribes, when the model
+	// server says (OpenAI Realtime's item_id, as reported on its voice-activity start);
+	// at most 128 characters from [A-Za-z0-9_.:-]. Empty: the oldest utterance whose
+	// voice activity ended and that waits for its transcript, else the open one.
+	UtteranceID string
 	// ObservedAt is when the agent received the piece; zero: when it reaches the
 	// engine (see Engine.Step).
 	ObservedAt time.Time
@@ -148,6 +167,11 @@ type Transcript struct {
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Transcript) validate() error {
+	if ev.UtteranceID != "" {
+		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
+			return err
+		}
+	}
 	if len(ev.Text) > MaxTextBytes {
 		return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
 	}
@@ -177,9 +201,13 @@ func (ev Transcript) apply(st *step) error {
 		}
 		return nil
 	}
-	u := st.currentUtterance()
+	u := st.utteranceNamed(ev.UtteranceID)
+	if u == nil {
+		u = st.awaitingTranscript()
+	}
 	if u == nil {
 		u = st.openUtterance(now, now)
+		u.ProviderID = ev.UtteranceID
 	}
 	if ev.Interim {
 		u.Interim = ev.Text
@@ -204,16 +232,33 @@ func (ev Transcript) apply(st *step) error {
 	return nil
 }
 
-// currentUtterance is the utterance a user transcript belongs to: the open one, or the
-// latest ended one still waiting for its final transcript.
-func (st *step) currentUtterance() *Utterance {
-	n := len(st.s.Utterances)
-	if n == 0 {
+// awaitingTranscript is the utterance a user transcript that names none belongs to:
+// the oldest one whose voice activity ended and that has no final transcript yet
+// (Gemini delivers input transcription late, often after the next voice activity
+// began: the piece is the older utterance's), else the open one; nil when there is
+// neither (the piece is an utterance of its own).
+func (st *step) awaitingTranscript() *Utterance {
+	for _, u := range st.s.Utterances {
+		if !u.End.IsZero() && !u.Final {
+			return u
+		}
+	}
+	if n := len(st.s.Utterances); n > 0 && st.s.Utterances[n-1].End.IsZero() {
+		return st.s.Utterances[n-1]
+	}
+	return nil
+}
+
+// utteranceNamed is the latest utterance with the model server's id id, or nil (for
+// "" too).
+func (st *step) utteranceNamed(id string) *Utterance {
+	if id == "" {
 		return nil
 	}
-	u := st.s.Utterances[n-1]
-	if u.End.IsZero() || !u.Final {
-		return u
+	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+		if u := st.s.Utterances[i]; u.ProviderID == id {
+			return u
+		}
 	}
 	return nil
 }

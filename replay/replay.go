@@ -332,17 +332,17 @@ func (r *runner) apply(ev TraceEvent) error {
 		}
 		return r.effects(resp.GetEffects())
 	case "speech_start":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, ev.Utterance)
 	case "speech_end":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_END)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_END, ev.Utterance)
 	case "interrupted":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_INTERRUPTED)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_INTERRUPTED, "")
 	case "model_audio_start":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START, "")
 	case "generation_complete":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_GENERATION_COMPLETE)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_GENERATION_COMPLETE, "")
 	case "turn_complete":
-		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_TURN_COMPLETE)
+		return r.speech(arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_TURN_COMPLETE, "")
 	case "transcript", "model_transcript":
 		role := arbiterv1.Role_ROLE_USER
 		if ev.Event == "model_transcript" {
@@ -353,6 +353,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		}
 		resp, err := r.c.ReportTranscript(r.ctx, &arbiterv1.ReportTranscriptRequest{
 			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
+			UtteranceId: ev.Utterance,
 		})
 		if err != nil {
 			return fmt.Errorf("ReportTranscript: %w", err)
@@ -437,8 +438,8 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	return nil
 }
 
-func (r *runner) speech(e arbiterv1.SpeechEvent) error {
-	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e})
+func (r *runner) speech(e arbiterv1.SpeechEvent, utterance string) error {
+	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e, UtteranceId: utterance})
 	if err != nil {
 		return fmt.Errorf("ReportSpeech: %w", err)
 	}

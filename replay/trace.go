@@ -35,6 +35,9 @@ type TraceEvent struct {
 	// transcript, model_transcript
 	Text  string `json:"text,omitempty"`
 	Final *bool  `json:"final,omitempty"`
+	// Utterance is the model server's id of the user utterance a speech_start,
+	// speech_end or transcript belongs to, when it gives one (OpenAI Realtime item_id).
+	Utterance string `json:"utterance,omitempty"`
 	// tool_call
 	CallID     string         `json:"call_id,omitempty"`
 	Tool       string         `json:"tool,omitempty"`

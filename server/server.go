@@ -303,7 +303,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if err != nil {
 		return nil, err
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch()}, true)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
 	if err != nil {
 		return nil, err
 	}

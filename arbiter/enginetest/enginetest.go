@@ -11,7 +11,8 @@
 // milliseconds after Epoch. The events the agent observes (call, speech, transcript,
 // withdraw) may say observed=MS: when the agent saw it, earlier than t when its
 // delivery was delayed (a store outage, a retry). Those that may start a session
-// (call, speech, transcript, configure, connect) may name epoch=EPOCH. A JSON body is an object; a text body is taken as written
+// (call, speech, transcript, configure, connect) may name epoch=EPOCH; speech and
+// transcript may name the model server's utterance=ID. A JSON body is an object; a text body is taken as written
 // (trimmed), or, when it starts with a double quote, as one JSON string (for text whose
 // leading or trailing spaces matter, such as a model transcript piece).
 //

@@ -70,7 +70,7 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	case "speech":
 		var kinds []string
 		for _, a := range td.CmdArgs {
-			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" {
+			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" {
 				kinds = append(kinds, a.Key)
 			}
 		}
@@ -78,10 +78,11 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		if !ok || len(kinds) != 1 {
 			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
 		}
-		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
+		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
 	case "transcript":
-		checkArgs(t, td, "t", "observed", "epoch", "model", "interim")
-		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
+		checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim")
+		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
+			Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
 	case "withdraw":
 		checkArgs(t, td, "t", "observed", "ids")
 		a, ok := td.Arg("ids")

@@ -1145,6 +1145,12 @@ type ReportSpeechRequest struct {
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
 	Epoch string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The model server's id for the user utterance this voice-activity event belongs to,
+	// when it gives one (OpenAI Realtime: the item_id of input_audio_buffer.speech_started
+	// and speech_stopped); 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT
+	// naming `utterance_id`. A transcript naming it (ReportTranscriptRequest.utterance_id)
+	// is attributed to that utterance.
+	UtteranceId string `protobuf:"bytes,5,opt,name=utterance_id,json=utteranceId,proto3" json:"utterance_id,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
 	// own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -1210,6 +1216,13 @@ func (x *ReportSpeechRequest) GetEpoch() string {
 	return ""
 }
 
+func (x *ReportSpeechRequest) GetUtteranceId() string {
+	if x != nil {
+		return x.UtteranceId
+	}
+	return ""
+}
+
 func (x *ReportSpeechRequest) GetAge() *durationpb.Duration {
 	if x != nil {
 		return x.Age
@@ -1271,8 +1284,8 @@ type ReportTranscriptRequest struct {
 	// Whose words these are.
 	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=arbiter.v1.Role" json:"role,omitempty"`
 	// Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-	// A user transcript belongs to the open utterance, or to the last ended utterance
-	// still waiting for its transcript; with neither it is an utterance of its own.
+	// Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
+	// 8 KiB of its text.
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	// True for a partial transcript that will be replaced or continued. Only a final
 	// (interim=false, the default) user transcript is checked for stop intent and can
@@ -1284,6 +1297,14 @@ type ReportTranscriptRequest struct {
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
 	Epoch string `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The utterance this user transcript belongs to, when the model server says (OpenAI
+	// Realtime: conversation.item.input_audio_transcription.completed's item_id, as sent
+	// on the voice-activity start). Unset: the oldest utterance whose voice activity
+	// ended and that waits for its transcript (Gemini delivers input transcription late,
+	// often after the next voice activity began), else the open one, else an utterance
+	// of its own. 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+	// `utterance_id`.
+	UtteranceId string `protobuf:"bytes,7,opt,name=utterance_id,json=utteranceId,proto3" json:"utterance_id,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
 	// own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -1359,6 +1380,13 @@ func (x *ReportTranscriptRequest) GetInterim() bool {
 func (x *ReportTranscriptRequest) GetEpoch() string {
 	if x != nil {
 		return x.Epoch
+	}
+	return ""
+}
+
+func (x *ReportTranscriptRequest) GetUtteranceId() string {
+	if x != nil {
+		return x.UtteranceId
 	}
 	return ""
 }
@@ -3687,22 +3715,24 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x19\n" +
 	"\bjob_tool\x18\t \x01(\tR\ajobTool\x122\n" +
 	"\bjob_args\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\xa6\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\xc9\x01\n" +
 	"\x13ReportSpeechRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
 	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12\x14\n" +
-	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12+\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12!\n" +
+	"\futterance_id\x18\x05 \x01(\tR\vutteranceId\x12+\n" +
 	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"E\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xcf\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xf2\x01\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x04 \x01(\bR\ainterim\x12\x14\n" +
-	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12+\n" +
+	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12!\n" +
+	"\futterance_id\x18\a \x01(\tR\vutteranceId\x12+\n" +
 	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x8d\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +

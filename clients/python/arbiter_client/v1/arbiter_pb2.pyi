@@ -373,16 +373,18 @@ class ReportProgressResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechRequest(_message.Message):
-    __slots__ = ["age", "epoch", "event", "session_id"]
+    __slots__ = ["age", "epoch", "event", "session_id", "utterance_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     epoch: str
     event: SpeechEvent
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., epoch: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    utterance_id: str
+    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportSpeechResponse(_message.Message):
     __slots__ = ["effects"]
@@ -409,20 +411,22 @@ class ReportToolCallCancellationResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ["age", "epoch", "interim", "role", "session_id", "text"]
+    __slots__ = ["age", "epoch", "interim", "role", "session_id", "text", "utterance_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     epoch: str
     interim: bool
     role: Role
     session_id: str
     text: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    utterance_id: str
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects", "intent"]

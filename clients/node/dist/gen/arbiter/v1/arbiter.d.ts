@@ -399,6 +399,14 @@ export interface ReportSpeechRequest {
      */
     epoch: string;
     /**
+     * The model server's id for the user utterance this voice-activity event belongs to,
+     * when it gives one (OpenAI Realtime: the item_id of input_audio_buffer.speech_started
+     * and speech_stopped); 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT
+     * naming `utterance_id`. A transcript naming it (ReportTranscriptRequest.utterance_id)
+     * is attributed to that utterance.
+     */
+    utteranceId: string;
+    /**
      * How long ago the agent observed this event (received it from the model server),
      * measured on the agent's own clock when it sends this request: a retry sends its
      * own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -424,8 +432,8 @@ export interface ReportTranscriptRequest {
     role: Role;
     /**
      * Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-     * A user transcript belongs to the open utterance, or to the last ended utterance
-     * still waiting for its transcript; with neither it is an utterance of its own.
+     * Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
+     * 8 KiB of its text.
      */
     text: string;
     /**
@@ -442,6 +450,16 @@ export interface ReportTranscriptRequest {
      * every call made in the lost epoch is unknown.
      */
     epoch: string;
+    /**
+     * The utterance this user transcript belongs to, when the model server says (OpenAI
+     * Realtime: conversation.item.input_audio_transcription.completed's item_id, as sent
+     * on the voice-activity start). Unset: the oldest utterance whose voice activity
+     * ended and that waits for its transcript (Gemini delivers input transcription late,
+     * often after the next voice activity began), else the open one, else an utterance
+     * of its own. 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+     * `utterance_id`.
+     */
+    utteranceId: string;
     /**
      * How long ago the agent observed this event (received it from the model server),
      * measured on the agent's own clock when it sends this request: a retry sends its

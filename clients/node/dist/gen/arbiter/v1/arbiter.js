@@ -1219,7 +1219,7 @@ export const RegisterCallResponse = {
     },
 };
 function createBaseReportSpeechRequest() {
-    return { sessionId: "", event: 0, epoch: "", age: undefined };
+    return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined };
 }
 export const ReportSpeechRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1231,6 +1231,9 @@ export const ReportSpeechRequest = {
         }
         if (message.epoch !== "") {
             writer.uint32(34).string(message.epoch);
+        }
+        if (message.utteranceId !== "") {
+            writer.uint32(42).string(message.utteranceId);
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(26).fork()).join();
@@ -1271,6 +1274,13 @@ export const ReportSpeechRequest = {
                         message.epoch = reader.string();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.utteranceId = reader.string();
+                        continue;
+                    }
                     case 3: {
                         if (tag !== 26) {
                             break;
@@ -1299,6 +1309,11 @@ export const ReportSpeechRequest = {
                     : "",
             event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            utteranceId: isSet(object.utteranceId)
+                ? globalThis.String(object.utteranceId)
+                : isSet(object.utterance_id)
+                    ? globalThis.String(object.utterance_id)
+                    : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
@@ -1313,6 +1328,9 @@ export const ReportSpeechRequest = {
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
+        if (message.utteranceId !== "") {
+            obj.utteranceId = message.utteranceId;
+        }
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
@@ -1326,6 +1344,7 @@ export const ReportSpeechRequest = {
         message.sessionId = object.sessionId ?? "";
         message.event = object.event ?? 0;
         message.epoch = object.epoch ?? "";
+        message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },
@@ -1394,7 +1413,7 @@ export const ReportSpeechResponse = {
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", age: undefined };
+    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1412,6 +1431,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.epoch !== "") {
             writer.uint32(50).string(message.epoch);
+        }
+        if (message.utteranceId !== "") {
+            writer.uint32(58).string(message.utteranceId);
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(42).fork()).join();
@@ -1466,6 +1488,13 @@ export const ReportTranscriptRequest = {
                         message.epoch = reader.string();
                         continue;
                     }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.utteranceId = reader.string();
+                        continue;
+                    }
                     case 5: {
                         if (tag !== 42) {
                             break;
@@ -1496,6 +1525,11 @@ export const ReportTranscriptRequest = {
             text: isSet(object.text) ? globalThis.String(object.text) : "",
             interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            utteranceId: isSet(object.utteranceId)
+                ? globalThis.String(object.utteranceId)
+                : isSet(object.utterance_id)
+                    ? globalThis.String(object.utterance_id)
+                    : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
         };
     },
@@ -1516,6 +1550,9 @@ export const ReportTranscriptRequest = {
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
+        if (message.utteranceId !== "") {
+            obj.utteranceId = message.utteranceId;
+        }
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
@@ -1531,6 +1568,7 @@ export const ReportTranscriptRequest = {
         message.text = object.text ?? "";
         message.interim = object.interim ?? false;
         message.epoch = object.epoch ?? "";
+        message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         return message;
     },

@@ -921,6 +921,14 @@ export interface ReportSpeechRequest {
    */
   epoch: string;
   /**
+   * The model server's id for the user utterance this voice-activity event belongs to,
+   * when it gives one (OpenAI Realtime: the item_id of input_audio_buffer.speech_started
+   * and speech_stopped); 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT
+   * naming `utterance_id`. A transcript naming it (ReportTranscriptRequest.utterance_id)
+   * is attributed to that utterance.
+   */
+  utteranceId: string;
+  /**
    * How long ago the agent observed this event (received it from the model server),
    * measured on the agent's own clock when it sends this request: a retry sends its
    * own, larger age. The arbiter places the event at its arrival minus age (at most
@@ -948,8 +956,8 @@ export interface ReportTranscriptRequest {
   role: Role;
   /**
    * Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-   * A user transcript belongs to the open utterance, or to the last ended utterance
-   * still waiting for its transcript; with neither it is an utterance of its own.
+   * Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
+   * 8 KiB of its text.
    */
   text: string;
   /**
@@ -966,6 +974,16 @@ export interface ReportTranscriptRequest {
    * every call made in the lost epoch is unknown.
    */
   epoch: string;
+  /**
+   * The utterance this user transcript belongs to, when the model server says (OpenAI
+   * Realtime: conversation.item.input_audio_transcription.completed's item_id, as sent
+   * on the voice-activity start). Unset: the oldest utterance whose voice activity
+   * ended and that waits for its transcript (Gemini delivers input transcription late,
+   * often after the next voice activity began), else the open one, else an utterance
+   * of its own. 1 to 128 characters from [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming
+   * `utterance_id`.
+   */
+  utteranceId: string;
   /**
    * How long ago the agent observed this event (received it from the model server),
    * measured on the agent's own clock when it sends this request: a retry sends its
@@ -2012,7 +2030,7 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
 };
 
 function createBaseReportSpeechRequest(): ReportSpeechRequest {
-  return { sessionId: "", event: 0, epoch: "", age: undefined };
+  return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined };
 }
 
 export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
@@ -2025,6 +2043,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     }
     if (message.epoch !== "") {
       writer.uint32(34).string(message.epoch);
+    }
+    if (message.utteranceId !== "") {
+      writer.uint32(42).string(message.utteranceId);
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(26).fork()).join();
@@ -2069,6 +2090,14 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
             message.epoch = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.utteranceId = reader.string();
+            continue;
+          }
           case 3: {
             if (tag !== 26) {
               break;
@@ -2098,6 +2127,11 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
         : "",
       event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
       epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+      utteranceId: isSet(object.utteranceId)
+        ? globalThis.String(object.utteranceId)
+        : isSet(object.utterance_id)
+        ? globalThis.String(object.utterance_id)
+        : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
@@ -2113,6 +2147,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     if (message.epoch !== "") {
       obj.epoch = message.epoch;
     }
+    if (message.utteranceId !== "") {
+      obj.utteranceId = message.utteranceId;
+    }
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
@@ -2127,6 +2164,7 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.event = object.event ?? 0;
     message.epoch = object.epoch ?? "";
+    message.utteranceId = object.utteranceId ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
@@ -2202,7 +2240,7 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
 };
 
 function createBaseReportTranscriptRequest(): ReportTranscriptRequest {
-  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", age: undefined };
+  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined };
 }
 
 export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
@@ -2221,6 +2259,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     }
     if (message.epoch !== "") {
       writer.uint32(50).string(message.epoch);
+    }
+    if (message.utteranceId !== "") {
+      writer.uint32(58).string(message.utteranceId);
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(42).fork()).join();
@@ -2281,6 +2322,14 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
             message.epoch = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.utteranceId = reader.string();
+            continue;
+          }
           case 5: {
             if (tag !== 42) {
               break;
@@ -2312,6 +2361,11 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
       epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+      utteranceId: isSet(object.utteranceId)
+        ? globalThis.String(object.utteranceId)
+        : isSet(object.utterance_id)
+        ? globalThis.String(object.utterance_id)
+        : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
     };
   },
@@ -2333,6 +2387,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     if (message.epoch !== "") {
       obj.epoch = message.epoch;
     }
+    if (message.utteranceId !== "") {
+      obj.utteranceId = message.utteranceId;
+    }
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
@@ -2349,6 +2406,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     message.text = object.text ?? "";
     message.interim = object.interim ?? false;
     message.epoch = object.epoch ?? "";
+    message.utteranceId = object.utteranceId ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     return message;
   },
