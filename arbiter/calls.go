@@ -443,11 +443,17 @@ func (st *step) hasLiveCall(j *Job) bool {
 	return false
 }
 
-// ToolCallCancellation reports ids the server withdrew (`toolCallCancellation`). They
-// are dead: never answered. A withdrawn job is cancelled if not yet decided; if it
-// committed, its note says so. Unknown or already answered ids are ignored.
+// ToolCallCancellation reports ids the server withdrew (`toolCallCancellation`), or
+// dropped after its own timeout. They are dead: never answered. A withdrawn job is
+// cancelled if not yet decided; if it committed, its note says so. A job whose ids
+// the provider timed out is abandoned instead (held; a re-issue is deduplicated
+// against it and answered live; with none within abandon_wait it ends as on_abandon
+// says), as a BLOCKING call dropped by `interrupted` is. Unknown or already answered
+// ids are ignored.
 type ToolCallCancellation struct {
 	CallIDs []string
+	// Reason says why the ids died; zero means CancelWithdrawn.
+	Reason CancelReason
 	// ObservedAt is when the agent received the cancellation; zero: when it reaches
 	// the engine (see Engine.Step).
 	ObservedAt time.Time
@@ -455,7 +461,24 @@ type ToolCallCancellation struct {
 
 func (ev ToolCallCancellation) observedAt() time.Time { return ev.ObservedAt }
 
+// CancelReason says why the provider cancelled call ids.
+type CancelReason string
+
+// The reasons of a tool-call cancellation.
+const (
+	// CancelWithdrawn: the server withdrew the calls (Gemini toolCallCancellation).
+	CancelWithdrawn CancelReason = "withdrawn"
+	// CancelProviderTimeout: the provider gave up waiting for the function response
+	// after its own timeout (Ultravox: 2.5 s by default) and will never read one.
+	CancelProviderTimeout CancelReason = "provider_timeout"
+)
+
 func (ev ToolCallCancellation) validate() error {
+	switch ev.Reason {
+	case "", CancelWithdrawn, CancelProviderTimeout:
+	default:
+		return Errorf(Invalid, "reason: %q is not withdrawn or provider_timeout", ev.Reason)
+	}
 	if len(ev.CallIDs) == 0 {
 		return Errorf(Invalid, "call_ids: at least one call id is required")
 	}
@@ -475,6 +498,13 @@ func (ev ToolCallCancellation) apply(st *step) error {
 		c := s.call(id)
 		if c == nil || c.Outcome != nil {
 			continue // unknown or already answered: nothing to withdraw
+		}
+		if ev.Reason == CancelProviderTimeout {
+			st.kill(c, SkipProviderTimeout)
+			if j := s.job(c.JobID); j != nil {
+				st.abandon(j)
+			}
+			continue
 		}
 		st.kill(c, SkipWithdrawn)
 		j := s.job(c.JobID)

@@ -61,6 +61,9 @@ const (
 	SkipConnectionClosed SkipReason = "connection_closed"
 	// SkipSessionClosed: the session closed before it was answered.
 	SkipSessionClosed SkipReason = "session_closed"
+	// SkipProviderTimeout: the provider gave up waiting for its response (its own
+	// timeout) and will never read one.
+	SkipProviderTimeout SkipReason = "provider_timeout"
 )
 
 // Scheduling is a function response's scheduling when a note rides on it (Gemini

@@ -104,7 +104,7 @@ func (ev Speech) apply(st *step) error {
 		if !s.LastNowNoteAt.IsZero() && now.Sub(s.LastNowNoteAt) < InterruptAfterNote {
 			return nil // our own note interrupted the model: not barge-in
 		}
-		st.abandonBlocking(now)
+		st.abandonBlocking()
 	}
 	return nil
 }
@@ -127,19 +127,27 @@ func (st *step) openUtterance(start, end time.Time) *Utterance {
 // abandonBlocking marks every unanswered BLOCKING call dead (the server dropped it on
 // barge-in: never answer it) and holds the side-effecting jobs left without a live id
 // until a re-issue revives them or the abandon wait runs out (timers.go).
-func (st *step) abandonBlocking(now time.Time) {
+func (st *step) abandonBlocking() {
 	s := st.s
 	for _, c := range s.Calls {
 		if c.Outcome != nil || c.Behavior != Blocking {
 			continue
 		}
 		st.kill(c, SkipAbandoned)
-		j := s.job(c.JobID)
-		if j == nil || !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.AbandonLifted || st.hasLiveCall(j) {
-			continue
+		if j := s.job(c.JobID); j != nil {
+			st.abandon(j)
 		}
-		j.Abandoned, j.AbandonedAt = true, now
 	}
+}
+
+// abandon holds an undecided side-effecting job left without a live call id (the
+// provider dropped them: `interrupted`, its own timeout) until a re-issue revives it
+// or the abandon wait runs out (timers.go).
+func (st *step) abandon(j *Job) {
+	if !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.AbandonLifted || st.hasLiveCall(j) {
+		return
+	}
+	j.Abandoned, j.AbandonedAt = true, st.s.Now
 }
 
 // Transcript reports a piece of transcription.

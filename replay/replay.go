@@ -363,7 +363,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		return r.toolCall(ev)
 	case "tool_call_cancellation":
 		resp, err := r.c.ReportToolCallCancellation(r.ctx, &arbiterv1.ReportToolCallCancellationRequest{
-			SessionId: r.opt.SessionID, CallIds: ev.CallIDs,
+			SessionId: r.opt.SessionID, CallIds: ev.CallIDs, Reason: cancellationReasons[ev.Reason],
 		})
 		if err != nil {
 			return fmt.Errorf("ReportToolCallCancellation: %w", err)
@@ -810,6 +810,13 @@ func (r *runner) summarize() {
 		b, _ := json.Marshal(s)
 		fmt.Fprintf(r.out, "%s\n", b)
 	}
+}
+
+// cancellationReasons are a tool_call_cancellation's reasons (absent: withdrawn).
+var cancellationReasons = map[string]arbiterv1.CancellationReason{
+	"":                 arbiterv1.CancellationReason_CANCELLATION_REASON_UNSPECIFIED,
+	"withdrawn":        arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN,
+	"provider_timeout": arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT,
 }
 
 // runState is a run state's name in output lines ("opened", "confirmed", ...).

@@ -51,7 +51,9 @@ type TraceEvent struct {
 	CallIDs []string `json:"call_ids,omitempty"`
 	// ref_decision (another implementation's output)
 	Decision string `json:"decision,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	// Reason is a ref_decision's reason, or why a tool_call_cancellation's ids died:
+	// withdrawn (the default) or provider_timeout.
+	Reason string `json:"reason,omitempty"`
 	// connection
 	ID string `json:"id,omitempty"`
 }
@@ -124,6 +126,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:
 			return nil, fmt.Errorf("%s:%d: call_ids: required for tool_call_cancellation", name, n)
+		case ev.Event == "tool_call_cancellation" && ev.Reason != "" && ev.Reason != "withdrawn" && ev.Reason != "provider_timeout":
+			return nil, fmt.Errorf("%s:%d: reason: %q is not withdrawn or provider_timeout", name, n, ev.Reason)
 		}
 		out = append(out, ev)
 	}

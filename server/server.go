@@ -354,7 +354,15 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at}, false)
+	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at}
+	switch req.GetReason() {
+	case arbiterv1.CancellationReason_CANCELLATION_REASON_UNSPECIFIED, arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN:
+	case arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT:
+		ev.Reason = arbiter.CancelProviderTimeout
+	default:
+		return nil, arbiter.Errorf(arbiter.Invalid, "reason: unknown value %d", req.GetReason())
+	}
+	out, eff, _, err := s.apply(ctx, key, ev, false)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,8 @@
 //	speech t=MS KIND                      Speech; KIND is user-start, user-end, model-start,
 //	                                      generation-complete, turn-complete or interrupted
 //	transcript t=MS [model] [interim]     Transcript; body: the text
-//	withdraw t=MS ids=(ID, ...)           ToolCallCancellation
+//	withdraw t=MS ids=(ID, ...) [reason=provider_timeout]
+//	                                      ToolCallCancellation
 //	decide t=MS job=JOB [prepared]        Decide
 //	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text)

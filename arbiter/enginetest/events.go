@@ -84,12 +84,12 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
 			Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
 	case "withdraw":
-		checkArgs(t, td, "t", "observed", "ids")
+		checkArgs(t, td, "t", "observed", "ids", "reason")
 		a, ok := td.Arg("ids")
 		if !ok {
 			td.Fatalf(t, "withdraw: ids=(...) required")
 		}
-		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td)}
+		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason"))}
 	case "decide":
 		checkArgs(t, td, "t", "job", "prepared")
 		d := arbiter.Decide{Prepared: td.HasArg("prepared")}

@@ -79,7 +79,11 @@ func (r *recorder) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTr
 }
 
 func (r *recorder) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.ReportToolCallCancellationRequest, o ...grpc.CallOption) (*arbiterv1.ReportToolCallCancellationResponse, error) {
-	r.add(arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()})
+	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds()}
+	if req.GetReason() == arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT {
+		ev.Reason = arbiter.CancelProviderTimeout
+	}
+	r.add(ev)
 	return r.ArbiterServiceClient.ReportToolCallCancellation(ctx, req, o...)
 }
 
@@ -244,6 +248,9 @@ func command(at time.Time, ev arbiter.Event) string {
 			ids = append(ids, arg(id))
 		}
 		head = []string{"withdraw", t, "ids=(" + strings.Join(ids, ", ") + ")"}
+		if ev.Reason != "" {
+			head = append(head, "reason="+string(ev.Reason))
+		}
 	case arbiter.Decide:
 		head = []string{"decide", t, "job=" + arg(jobNumber(ev.JobID))}
 		if ev.Prepared {

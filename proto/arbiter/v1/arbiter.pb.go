@@ -354,6 +354,64 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{4}
 }
 
+// CancellationReason says why the provider cancelled function calls.
+type CancellationReason int32
+
+const (
+	// Same as WITHDRAWN.
+	CancellationReason_CANCELLATION_REASON_UNSPECIFIED CancellationReason = 0
+	// The server withdrew the calls (Gemini toolCallCancellation): an undecided job of
+	// theirs is cancelled; a committed one's note says it was done.
+	CancellationReason_CANCELLATION_REASON_WITHDRAWN CancellationReason = 1
+	// The provider gave up waiting for the function response after its own timeout
+	// (Ultravox: 2.5 s by default) and will never read one. The ids are dead (skips with
+	// reason "provider_timeout"); their job is not cancelled but abandoned, as a BLOCKING
+	// call dropped by `interrupted` is: a re-issue within abandon_wait is deduplicated
+	// against it and answered live; with none, the job ends as on_abandon says.
+	CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT CancellationReason = 2
+)
+
+// Enum value maps for CancellationReason.
+var (
+	CancellationReason_name = map[int32]string{
+		0: "CANCELLATION_REASON_UNSPECIFIED",
+		1: "CANCELLATION_REASON_WITHDRAWN",
+		2: "CANCELLATION_REASON_PROVIDER_TIMEOUT",
+	}
+	CancellationReason_value = map[string]int32{
+		"CANCELLATION_REASON_UNSPECIFIED":      0,
+		"CANCELLATION_REASON_WITHDRAWN":        1,
+		"CANCELLATION_REASON_PROVIDER_TIMEOUT": 2,
+	}
+)
+
+func (x CancellationReason) Enum() *CancellationReason {
+	p := new(CancellationReason)
+	*p = x
+	return p
+}
+
+func (x CancellationReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CancellationReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_arbiter_v1_arbiter_proto_enumTypes[5].Descriptor()
+}
+
+func (CancellationReason) Type() protoreflect.EnumType {
+	return &file_arbiter_v1_arbiter_proto_enumTypes[5]
+}
+
+func (x CancellationReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CancellationReason.Descriptor instead.
+func (CancellationReason) EnumDescriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+}
+
 // Decision is the arbiter's authoritative answer for a side-effecting job.
 type Decision int32
 
@@ -396,11 +454,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[5].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[6].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[5]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[6]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -409,7 +467,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
 }
 
 // Outcome is what happened to a job.
@@ -468,11 +526,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[6].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[7].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[6]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[7]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -481,7 +539,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
 }
 
 // RunState is where a confirm-then-act run stands.
@@ -535,11 +593,11 @@ func (x RunState) String() string {
 }
 
 func (RunState) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[7].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
 }
 
 func (RunState) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[7]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
 }
 
 func (x RunState) Number() protoreflect.EnumNumber {
@@ -548,7 +606,7 @@ func (x RunState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunState.Descriptor instead.
 func (RunState) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
 // SessionState says what Connect found.
@@ -594,11 +652,11 @@ func (x SessionState) String() string {
 }
 
 func (SessionState) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[8].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
 }
 
 func (SessionState) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[8]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
 }
 
 func (x SessionState) Number() protoreflect.EnumNumber {
@@ -607,7 +665,7 @@ func (x SessionState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SessionState.Descriptor instead.
 func (SessionState) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 // JobState is where a job is in its life.
@@ -659,11 +717,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[9].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[9]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -672,7 +730,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 // Delivery says when to send a note.
@@ -714,11 +772,11 @@ func (x Delivery) String() string {
 }
 
 func (Delivery) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[10].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[11].Descriptor()
 }
 
 func (Delivery) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[10]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[11]
 }
 
 func (x Delivery) Number() protoreflect.EnumNumber {
@@ -727,7 +785,7 @@ func (x Delivery) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Delivery.Descriptor instead.
 func (Delivery) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 // NoteVia is how a note reaches the model.
@@ -770,11 +828,11 @@ func (x NoteVia) String() string {
 }
 
 func (NoteVia) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[11].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[12].Descriptor()
 }
 
 func (NoteVia) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[11]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[12]
 }
 
 func (x NoteVia) Number() protoreflect.EnumNumber {
@@ -783,7 +841,7 @@ func (x NoteVia) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NoteVia.Descriptor instead.
 func (NoteVia) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
 }
 
 // Scheduling is a function response's scheduling (Gemini Live `FunctionResponse
@@ -829,11 +887,11 @@ func (x Scheduling) String() string {
 }
 
 func (Scheduling) Descriptor() protoreflect.EnumDescriptor {
-	return file_arbiter_v1_arbiter_proto_enumTypes[12].Descriptor()
+	return file_arbiter_v1_arbiter_proto_enumTypes[13].Descriptor()
 }
 
 func (Scheduling) Type() protoreflect.EnumType {
-	return &file_arbiter_v1_arbiter_proto_enumTypes[12]
+	return &file_arbiter_v1_arbiter_proto_enumTypes[13]
 }
 
 func (x Scheduling) Number() protoreflect.EnumNumber {
@@ -842,7 +900,7 @@ func (x Scheduling) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Scheduling.Descriptor instead.
 func (Scheduling) EnumDescriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
 }
 
 // RegisterCallRequest records one function call from the model.
@@ -1482,7 +1540,9 @@ type ReportToolCallCancellationRequest struct {
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
-	Age           *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
+	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
+	// Why the ids died; unspecified means WITHDRAWN.
+	Reason        CancellationReason `protobuf:"varint,4,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1536,6 +1596,13 @@ func (x *ReportToolCallCancellationRequest) GetAge() *durationpb.Duration {
 		return x.Age
 	}
 	return nil
+}
+
+func (x *ReportToolCallCancellationRequest) GetReason() CancellationReason {
+	if x != nil {
+		return x.Reason
+	}
+	return CancellationReason_CANCELLATION_REASON_UNSPECIFIED
 }
 
 // ReportToolCallCancellationResponse carries what the withdrawal made due.
@@ -3737,12 +3804,13 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
-	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"\x8a\x01\n" +
+	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"\xc2\x01\n" +
 	"!ReportToolCallCancellationRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bcall_ids\x18\x02 \x03(\tR\acallIds\x12+\n" +
-	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x7f\n" +
+	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\x126\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"\x7f\n" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
 	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\x90\x01\n" +
@@ -3934,7 +4002,11 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x0e\n" +
 	"\n" +
-	"ROLE_MODEL\x10\x02*d\n" +
+	"ROLE_MODEL\x10\x02*\x86\x01\n" +
+	"\x12CancellationReason\x12#\n" +
+	"\x1fCANCELLATION_REASON_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dCANCELLATION_REASON_WITHDRAWN\x10\x01\x12(\n" +
+	"$CANCELLATION_REASON_PROVIDER_TIMEOUT\x10\x02*d\n" +
 	"\bDecision\x12\x18\n" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DECISION_PENDING\x10\x01\x12\x13\n" +
@@ -4008,7 +4080,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 	return file_arbiter_v1_arbiter_proto_rawDescData
 }
 
-var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
+var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
 var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
@@ -4016,137 +4088,139 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Disposition)(0),                           // 2: arbiter.v1.Disposition
 	(SpeechEvent)(0),                           // 3: arbiter.v1.SpeechEvent
 	(Role)(0),                                  // 4: arbiter.v1.Role
-	(Decision)(0),                              // 5: arbiter.v1.Decision
-	(Outcome)(0),                               // 6: arbiter.v1.Outcome
-	(RunState)(0),                              // 7: arbiter.v1.RunState
-	(SessionState)(0),                          // 8: arbiter.v1.SessionState
-	(JobState)(0),                              // 9: arbiter.v1.JobState
-	(Delivery)(0),                              // 10: arbiter.v1.Delivery
-	(NoteVia)(0),                               // 11: arbiter.v1.NoteVia
-	(Scheduling)(0),                            // 12: arbiter.v1.Scheduling
-	(*RegisterCallRequest)(nil),                // 13: arbiter.v1.RegisterCallRequest
-	(*RegisterCallResponse)(nil),               // 14: arbiter.v1.RegisterCallResponse
-	(*ReportSpeechRequest)(nil),                // 15: arbiter.v1.ReportSpeechRequest
-	(*ReportSpeechResponse)(nil),               // 16: arbiter.v1.ReportSpeechResponse
-	(*ReportTranscriptRequest)(nil),            // 17: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 18: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 19: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 20: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 21: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 22: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 23: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 24: arbiter.v1.CompleteResponse
-	(*ConfigureSessionRequest)(nil),            // 25: arbiter.v1.ConfigureSessionRequest
-	(*ConfigureSessionResponse)(nil),           // 26: arbiter.v1.ConfigureSessionResponse
-	(*PollRequest)(nil),                        // 27: arbiter.v1.PollRequest
-	(*PollResponse)(nil),                       // 28: arbiter.v1.PollResponse
-	(*GetSessionRequest)(nil),                  // 29: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 30: arbiter.v1.GetSessionResponse
-	(*Run)(nil),                                // 31: arbiter.v1.Run
-	(*RunUpdate)(nil),                          // 32: arbiter.v1.RunUpdate
-	(*ConnectRequest)(nil),                     // 33: arbiter.v1.ConnectRequest
-	(*ConnectResponse)(nil),                    // 34: arbiter.v1.ConnectResponse
-	(*ReportProgressRequest)(nil),              // 35: arbiter.v1.ReportProgressRequest
-	(*ReportProgressResponse)(nil),             // 36: arbiter.v1.ReportProgressResponse
-	(*WatchRequest)(nil),                       // 37: arbiter.v1.WatchRequest
-	(*WatchResponse)(nil),                      // 38: arbiter.v1.WatchResponse
-	(*PendingCall)(nil),                        // 39: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 40: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 41: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 42: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 43: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 44: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 45: arbiter.v1.Skip
-	(*Note)(nil),                               // 46: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 47: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 48: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 49: google.protobuf.Timestamp
+	(CancellationReason)(0),                    // 5: arbiter.v1.CancellationReason
+	(Decision)(0),                              // 6: arbiter.v1.Decision
+	(Outcome)(0),                               // 7: arbiter.v1.Outcome
+	(RunState)(0),                              // 8: arbiter.v1.RunState
+	(SessionState)(0),                          // 9: arbiter.v1.SessionState
+	(JobState)(0),                              // 10: arbiter.v1.JobState
+	(Delivery)(0),                              // 11: arbiter.v1.Delivery
+	(NoteVia)(0),                               // 12: arbiter.v1.NoteVia
+	(Scheduling)(0),                            // 13: arbiter.v1.Scheduling
+	(*RegisterCallRequest)(nil),                // 14: arbiter.v1.RegisterCallRequest
+	(*RegisterCallResponse)(nil),               // 15: arbiter.v1.RegisterCallResponse
+	(*ReportSpeechRequest)(nil),                // 16: arbiter.v1.ReportSpeechRequest
+	(*ReportSpeechResponse)(nil),               // 17: arbiter.v1.ReportSpeechResponse
+	(*ReportTranscriptRequest)(nil),            // 18: arbiter.v1.ReportTranscriptRequest
+	(*ReportTranscriptResponse)(nil),           // 19: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 20: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 21: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 22: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 23: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 24: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 25: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 26: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 27: arbiter.v1.ConfigureSessionResponse
+	(*PollRequest)(nil),                        // 28: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 29: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 30: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 31: arbiter.v1.GetSessionResponse
+	(*Run)(nil),                                // 32: arbiter.v1.Run
+	(*RunUpdate)(nil),                          // 33: arbiter.v1.RunUpdate
+	(*ConnectRequest)(nil),                     // 34: arbiter.v1.ConnectRequest
+	(*ConnectResponse)(nil),                    // 35: arbiter.v1.ConnectResponse
+	(*ReportProgressRequest)(nil),              // 36: arbiter.v1.ReportProgressRequest
+	(*ReportProgressResponse)(nil),             // 37: arbiter.v1.ReportProgressResponse
+	(*WatchRequest)(nil),                       // 38: arbiter.v1.WatchRequest
+	(*WatchResponse)(nil),                      // 39: arbiter.v1.WatchResponse
+	(*PendingCall)(nil),                        // 40: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 41: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 42: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 43: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 44: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 45: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 46: arbiter.v1.Skip
+	(*Note)(nil),                               // 47: arbiter.v1.Note
+	(*structpb.Struct)(nil),                    // 48: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 49: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 50: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	47, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	48, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	48, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	49, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
 	2,  // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	43, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	47, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	44, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	48, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
 	3,  // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	48, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
-	43, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	49, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	44, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,  // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	48, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
-	43, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	48, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
-	43, // 14: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	48, // 15: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	5,  // 16: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	49, // 17: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	6,  // 18: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	47, // 19: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	43, // 20: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	43, // 21: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	49, // 22: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	39, // 23: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	40, // 24: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	49, // 25: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	31, // 26: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
-	7,  // 27: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	49, // 28: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
-	7,  // 29: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	43, // 30: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	8,  // 31: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
-	47, // 32: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	43, // 33: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	44, // 34: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	45, // 35: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	46, // 36: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	32, // 37: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	48, // 38: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 39: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	9,  // 40: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	5,  // 41: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	6,  // 42: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	49, // 43: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	43, // 44: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	44, // 45: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	45, // 46: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	46, // 47: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	32, // 48: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	47, // 49: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	10, // 50: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	11, // 51: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	12, // 52: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	13, // 53: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	15, // 54: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	17, // 55: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	19, // 56: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	21, // 57: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	23, // 58: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	25, // 59: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	27, // 60: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	29, // 61: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	41, // 62: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	33, // 63: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	35, // 64: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	37, // 65: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	14, // 66: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	16, // 67: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	18, // 68: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	20, // 69: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	22, // 70: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	24, // 71: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	26, // 72: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	28, // 73: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	30, // 74: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	42, // 75: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	34, // 76: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	36, // 77: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	38, // 78: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	66, // [66:79] is the sub-list for method output_type
-	53, // [53:66] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	49, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	44, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	49, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	5,  // 14: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
+	44, // 15: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	49, // 16: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	6,  // 17: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	50, // 18: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	7,  // 19: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	48, // 20: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	44, // 21: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	44, // 22: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	50, // 23: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	40, // 24: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	41, // 25: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	50, // 26: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	32, // 27: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	8,  // 28: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	50, // 29: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	8,  // 30: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	44, // 31: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	9,  // 32: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
+	48, // 33: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	44, // 34: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	45, // 35: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	46, // 36: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	47, // 37: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	33, // 38: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	49, // 39: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,  // 40: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	10, // 41: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	6,  // 42: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	7,  // 43: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	50, // 44: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	44, // 45: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	45, // 46: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	46, // 47: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	47, // 48: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	33, // 49: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	48, // 50: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	11, // 51: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	12, // 52: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	13, // 53: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	14, // 54: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16, // 55: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18, // 56: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	20, // 57: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	22, // 58: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	24, // 59: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	26, // 60: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	28, // 61: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	30, // 62: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	42, // 63: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	34, // 64: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	36, // 65: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	38, // 66: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	15, // 67: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17, // 68: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	19, // 69: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	21, // 70: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	23, // 71: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	25, // 72: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	27, // 73: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	29, // 74: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	31, // 75: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	43, // 76: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	35, // 77: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	37, // 78: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	39, // 79: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	67, // [67:80] is the sub-list for method output_type
+	54, // [54:67] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -4166,7 +4240,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
-			NumEnums:      13,
+			NumEnums:      14,
 			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,

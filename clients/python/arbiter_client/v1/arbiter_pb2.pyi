@@ -10,6 +10,9 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 BEHAVIOR_BLOCKING: Behavior
 BEHAVIOR_NON_BLOCKING: Behavior
 BEHAVIOR_UNSPECIFIED: Behavior
+CANCELLATION_REASON_PROVIDER_TIMEOUT: CancellationReason
+CANCELLATION_REASON_UNSPECIFIED: CancellationReason
+CANCELLATION_REASON_WITHDRAWN: CancellationReason
 DECISION_CANCEL: Decision
 DECISION_COMMIT: Decision
 DECISION_PENDING: Decision
@@ -393,14 +396,16 @@ class ReportSpeechResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ReportToolCallCancellationRequest(_message.Message):
-    __slots__ = ["age", "call_ids", "session_id"]
+    __slots__ = ["age", "call_ids", "reason", "session_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     call_ids: _containers.RepeatedScalarFieldContainer[str]
+    reason: CancellationReason
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reason: _Optional[_Union[CancellationReason, str]] = ...) -> None: ...
 
 class ReportToolCallCancellationResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects"]
@@ -523,6 +528,9 @@ class SpeechEvent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class CancellationReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

@@ -112,6 +112,27 @@ export declare enum Role {
 }
 export declare function roleFromJSON(object: any): Role;
 export declare function roleToJSON(object: Role): string;
+/** CancellationReason says why the provider cancelled function calls. */
+export declare enum CancellationReason {
+    /** CANCELLATION_REASON_UNSPECIFIED - Same as WITHDRAWN. */
+    CANCELLATION_REASON_UNSPECIFIED = 0,
+    /**
+     * CANCELLATION_REASON_WITHDRAWN - The server withdrew the calls (Gemini toolCallCancellation): an undecided job of
+     * theirs is cancelled; a committed one's note says it was done.
+     */
+    CANCELLATION_REASON_WITHDRAWN = 1,
+    /**
+     * CANCELLATION_REASON_PROVIDER_TIMEOUT - The provider gave up waiting for the function response after its own timeout
+     * (Ultravox: 2.5 s by default) and will never read one. The ids are dead (skips with
+     * reason "provider_timeout"); their job is not cancelled but abandoned, as a BLOCKING
+     * call dropped by `interrupted` is: a re-issue within abandon_wait is deduplicated
+     * against it and answered live; with none, the job ends as on_abandon says.
+     */
+    CANCELLATION_REASON_PROVIDER_TIMEOUT = 2,
+    UNRECOGNIZED = -1
+}
+export declare function cancellationReasonFromJSON(object: any): CancellationReason;
+export declare function cancellationReasonToJSON(object: CancellationReason): string;
 /** Decision is the arbiter's authoritative answer for a side-effecting job. */
 export declare enum Decision {
     /** DECISION_UNSPECIFIED - Never returned. */
@@ -508,6 +529,8 @@ export interface ReportToolCallCancellationRequest {
      * Negative or malformed: INVALID_ARGUMENT naming `age`.
      */
     age: Duration | undefined;
+    /** Why the ids died; unspecified means WITHDRAWN. */
+    reason: CancellationReason;
 }
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
 export interface ReportToolCallCancellationResponse {

@@ -295,6 +295,56 @@ export function roleToJSON(object) {
             return "UNRECOGNIZED";
     }
 }
+/** CancellationReason says why the provider cancelled function calls. */
+export var CancellationReason;
+(function (CancellationReason) {
+    /** CANCELLATION_REASON_UNSPECIFIED - Same as WITHDRAWN. */
+    CancellationReason[CancellationReason["CANCELLATION_REASON_UNSPECIFIED"] = 0] = "CANCELLATION_REASON_UNSPECIFIED";
+    /**
+     * CANCELLATION_REASON_WITHDRAWN - The server withdrew the calls (Gemini toolCallCancellation): an undecided job of
+     * theirs is cancelled; a committed one's note says it was done.
+     */
+    CancellationReason[CancellationReason["CANCELLATION_REASON_WITHDRAWN"] = 1] = "CANCELLATION_REASON_WITHDRAWN";
+    /**
+     * CANCELLATION_REASON_PROVIDER_TIMEOUT - The provider gave up waiting for the function response after its own timeout
+     * (Ultravox: 2.5 s by default) and will never read one. The ids are dead (skips with
+     * reason "provider_timeout"); their job is not cancelled but abandoned, as a BLOCKING
+     * call dropped by `interrupted` is: a re-issue within abandon_wait is deduplicated
+     * against it and answered live; with none, the job ends as on_abandon says.
+     */
+    CancellationReason[CancellationReason["CANCELLATION_REASON_PROVIDER_TIMEOUT"] = 2] = "CANCELLATION_REASON_PROVIDER_TIMEOUT";
+    CancellationReason[CancellationReason["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(CancellationReason || (CancellationReason = {}));
+export function cancellationReasonFromJSON(object) {
+    switch (object) {
+        case 0:
+        case "CANCELLATION_REASON_UNSPECIFIED":
+            return CancellationReason.CANCELLATION_REASON_UNSPECIFIED;
+        case 1:
+        case "CANCELLATION_REASON_WITHDRAWN":
+            return CancellationReason.CANCELLATION_REASON_WITHDRAWN;
+        case 2:
+        case "CANCELLATION_REASON_PROVIDER_TIMEOUT":
+            return CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT;
+        case -1:
+        case "UNRECOGNIZED":
+        default:
+            return CancellationReason.UNRECOGNIZED;
+    }
+}
+export function cancellationReasonToJSON(object) {
+    switch (object) {
+        case CancellationReason.CANCELLATION_REASON_UNSPECIFIED:
+            return "CANCELLATION_REASON_UNSPECIFIED";
+        case CancellationReason.CANCELLATION_REASON_WITHDRAWN:
+            return "CANCELLATION_REASON_WITHDRAWN";
+        case CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT:
+            return "CANCELLATION_REASON_PROVIDER_TIMEOUT";
+        case CancellationReason.UNRECOGNIZED:
+        default:
+            return "UNRECOGNIZED";
+    }
+}
 /** Decision is the arbiter's authoritative answer for a side-effecting job. */
 export var Decision;
 (function (Decision) {
@@ -1673,7 +1723,7 @@ export const ReportTranscriptResponse = {
     },
 };
 function createBaseReportToolCallCancellationRequest() {
-    return { sessionId: "", callIds: [], age: undefined };
+    return { sessionId: "", callIds: [], age: undefined, reason: 0 };
 }
 export const ReportToolCallCancellationRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1685,6 +1735,9 @@ export const ReportToolCallCancellationRequest = {
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(26).fork()).join();
+        }
+        if (message.reason !== 0) {
+            writer.uint32(32).int32(message.reason);
         }
         return writer;
     },
@@ -1722,6 +1775,13 @@ export const ReportToolCallCancellationRequest = {
                         message.age = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.reason = reader.int32();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1747,6 +1807,7 @@ export const ReportToolCallCancellationRequest = {
                     ? object.call_ids.map((e) => globalThis.String(e))
                     : [],
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+            reason: isSet(object.reason) ? cancellationReasonFromJSON(object.reason) : 0,
         };
     },
     toJSON(message) {
@@ -1760,6 +1821,9 @@ export const ReportToolCallCancellationRequest = {
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
+        if (message.reason !== 0) {
+            obj.reason = cancellationReasonToJSON(message.reason);
+        }
         return obj;
     },
     create(base) {
@@ -1770,6 +1834,7 @@ export const ReportToolCallCancellationRequest = {
         message.sessionId = object.sessionId ?? "";
         message.callIds = object.callIds?.map((e) => e) || [];
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+        message.reason = object.reason ?? 0;
         return message;
     },
 };

@@ -322,6 +322,58 @@ export function roleToJSON(object: Role): string {
   }
 }
 
+/** CancellationReason says why the provider cancelled function calls. */
+export enum CancellationReason {
+  /** CANCELLATION_REASON_UNSPECIFIED - Same as WITHDRAWN. */
+  CANCELLATION_REASON_UNSPECIFIED = 0,
+  /**
+   * CANCELLATION_REASON_WITHDRAWN - The server withdrew the calls (Gemini toolCallCancellation): an undecided job of
+   * theirs is cancelled; a committed one's note says it was done.
+   */
+  CANCELLATION_REASON_WITHDRAWN = 1,
+  /**
+   * CANCELLATION_REASON_PROVIDER_TIMEOUT - The provider gave up waiting for the function response after its own timeout
+   * (Ultravox: 2.5 s by default) and will never read one. The ids are dead (skips with
+   * reason "provider_timeout"); their job is not cancelled but abandoned, as a BLOCKING
+   * call dropped by `interrupted` is: a re-issue within abandon_wait is deduplicated
+   * against it and answered live; with none, the job ends as on_abandon says.
+   */
+  CANCELLATION_REASON_PROVIDER_TIMEOUT = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function cancellationReasonFromJSON(object: any): CancellationReason {
+  switch (object) {
+    case 0:
+    case "CANCELLATION_REASON_UNSPECIFIED":
+      return CancellationReason.CANCELLATION_REASON_UNSPECIFIED;
+    case 1:
+    case "CANCELLATION_REASON_WITHDRAWN":
+      return CancellationReason.CANCELLATION_REASON_WITHDRAWN;
+    case 2:
+    case "CANCELLATION_REASON_PROVIDER_TIMEOUT":
+      return CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return CancellationReason.UNRECOGNIZED;
+  }
+}
+
+export function cancellationReasonToJSON(object: CancellationReason): string {
+  switch (object) {
+    case CancellationReason.CANCELLATION_REASON_UNSPECIFIED:
+      return "CANCELLATION_REASON_UNSPECIFIED";
+    case CancellationReason.CANCELLATION_REASON_WITHDRAWN:
+      return "CANCELLATION_REASON_WITHDRAWN";
+    case CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT:
+      return "CANCELLATION_REASON_PROVIDER_TIMEOUT";
+    case CancellationReason.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Decision is the arbiter's authoritative answer for a side-effecting job. */
 export enum Decision {
   /** DECISION_UNSPECIFIED - Never returned. */
@@ -1035,7 +1087,11 @@ export interface ReportToolCallCancellationRequest {
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
    * Negative or malformed: INVALID_ARGUMENT naming `age`.
    */
-  age: Duration | undefined;
+  age:
+    | Duration
+    | undefined;
+  /** Why the ids died; unspecified means WITHDRAWN. */
+  reason: CancellationReason;
 }
 
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
@@ -2520,7 +2576,7 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
 };
 
 function createBaseReportToolCallCancellationRequest(): ReportToolCallCancellationRequest {
-  return { sessionId: "", callIds: [], age: undefined };
+  return { sessionId: "", callIds: [], age: undefined, reason: 0 };
 }
 
 export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancellationRequest> = {
@@ -2533,6 +2589,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(26).fork()).join();
+    }
+    if (message.reason !== 0) {
+      writer.uint32(32).int32(message.reason);
     }
     return writer;
   },
@@ -2574,6 +2633,14 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
             message.age = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2599,6 +2666,7 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
         ? object.call_ids.map((e: any) => globalThis.String(e))
         : [],
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+      reason: isSet(object.reason) ? cancellationReasonFromJSON(object.reason) : 0,
     };
   },
 
@@ -2612,6 +2680,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     }
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
+    }
+    if (message.reason !== 0) {
+      obj.reason = cancellationReasonToJSON(message.reason);
     }
     return obj;
   },
@@ -2628,6 +2699,7 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     message.sessionId = object.sessionId ?? "";
     message.callIds = object.callIds?.map((e) => e) || [];
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+    message.reason = object.reason ?? 0;
     return message;
   },
 };
