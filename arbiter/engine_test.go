@@ -139,7 +139,7 @@ func TestEngineScenarios(t *testing.T) {
 			}),
 			want: want{
 				decisions: []wantDecision{{"c1", 9664, DecisionCommit, "grace"}},
-				responses: []wantResponse{{"c2", 10000, map[string]any{"status": "committed", "reference": "R-1", "duplicate_of": "c1"}}},
+				responses: []wantResponse{{"c2", 10000, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}, "duplicate_of": "c1"}}},
 				skips:     []wantSkip{{"c1", 5322, "abandoned"}},
 			},
 			extra: func(t *testing.T, h *harness) {
@@ -252,7 +252,7 @@ func TestEngineScenarios(t *testing.T) {
 			}),
 			want: want{
 				decisions: []wantDecision{{"c1", 10800, DecisionCommit, ""}},
-				responses: []wantResponse{{"c1", 12000, map[string]any{"status": "committed", "reference": "R-1"}}},
+				responses: []wantResponse{{"c1", 12000, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}}}},
 			},
 		},
 		{
@@ -272,7 +272,7 @@ func TestEngineScenarios(t *testing.T) {
 			want: want{
 				decisions: []wantDecision{{"c1", 9664, DecisionCommit, ""}},
 				responses: []wantResponse{
-					{"w1", 6700, map[string]any{"forecast": "sun"}},
+					{"w1", 6700, map[string]any{"status": "ok", "result": map[string]any{"forecast": "sun"}}},
 					{"c1", 12000, map[string]any{"status": "committed"}},
 				},
 			},
@@ -348,7 +348,7 @@ func TestEngineScenarios(t *testing.T) {
 				decisions: []wantDecision{{"c1", 7500, DecisionCancel, stopText}, {"c2", 17100, DecisionCommit, ""}},
 				responses: []wantResponse{
 					{"c1", 8164, map[string]any{"status": "cancelled"}},
-					{"c2", 17100, map[string]any{"status": "committed", "reference": "R-1"}},
+					{"c2", 17100, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}}},
 				},
 				notes: []wantNote{{"c1", 8164, DeliverNow, []string{"cancelled"}}},
 			},
@@ -427,7 +427,7 @@ func TestEngineScenarios(t *testing.T) {
 				at(1200, complete("c1", Result, map[string]any{"sent": true})),
 			},
 			want: want{
-				responses: []wantResponse{{"c1", 1200, map[string]any{"sent": true}}},
+				responses: []wantResponse{{"c1", 1200, map[string]any{"status": "ok", "result": map[string]any{"sent": true}}}},
 			},
 			extra: func(t *testing.T, h *harness) {
 				if r := h.callResult("c1"); r.Disposition != Execute || r.SideEffect || r.JobID == "" {
@@ -479,8 +479,8 @@ func TestEngineScenarios(t *testing.T) {
 			want: want{
 				decisions: []wantDecision{{"c1", 9664, DecisionCommit, ""}},
 				responses: []wantResponse{
-					{"c1", 10000, map[string]any{"status": "committed", "reference": "R-1"}},
-					{"c1", 10500, map[string]any{"status": "committed", "reference": "R-1"}},
+					{"c1", 10000, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}}},
+					{"c1", 10500, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}}},
 				},
 			},
 			extra: func(t *testing.T, h *harness) {
@@ -582,7 +582,7 @@ func TestEngineScenarios(t *testing.T) {
 			}),
 			want: want{
 				decisions: []wantDecision{{"c1", 9664, DecisionCommit, ""}},
-				responses: []wantResponse{{"c1", 11200, map[string]any{"status": "committed", "reference": "R-1"}}},
+				responses: []wantResponse{{"c1", 11200, map[string]any{"status": "committed", "result": map[string]any{"reference": "R-1"}}}},
 				notes:     []wantNote{{"c1", 11200, DeliverNow, []string{"confirmed", "R-1", "offer to cancel"}}},
 			},
 		},
@@ -859,7 +859,7 @@ func TestEngineDedupe(t *testing.T) {
 			}
 			switch tc.disp {
 			case Duplicate:
-				if len(out.Effects.Responses) != 1 || out.Effects.Responses[0].Payload["reference"] != "R-1" {
+				if len(out.Effects.Responses) != 1 || resultOf(out.Effects.Responses[0].Payload)["reference"] != "R-1" {
 					t.Errorf("duplicate answered %+v, want c1's committed result", out.Effects)
 				}
 			case Execute:

@@ -352,3 +352,10 @@ func jsonOf(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// resultOf is the backend's result a function response carries (under "result"), or
+// nil.
+func resultOf(payload map[string]any) map[string]any {
+	r, _ := payload["result"].(map[string]any)
+	return r
+}

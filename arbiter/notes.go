@@ -21,7 +21,7 @@ const (
 	StatusCommitted         Status = "committed"          // the side effect happened
 	StatusCancelled         Status = "cancelled"          // released before its commit; not executed
 	StatusFailed            Status = "failed"             // the backend failed; not executed
-	StatusOK                Status = "ok"                 // a read-only call whose result had no fields
+	StatusOK                Status = "ok"                 // a read-only call's result came
 	StatusUnknown           Status = "unknown"            // committing, outcome not known yet
 	StatusTimeout           Status = "timeout"            // max_pending passed with no outcome
 	StatusRejected          Status = "rejected"           // refused before anything ran
@@ -46,6 +46,9 @@ const (
 	keyAsk         = "ask"
 	keyNext        = "next"
 	keyAlreadyOpen = "already_open"
+	// keyResult holds the backend's result (a commit's, a read-only call's, a progress
+	// report's) whole: it never overwrites the arbiter's own fields.
+	keyResult = "result"
 )
 
 // SkipReason says why a call id is dead: it must never be answered.
@@ -85,20 +88,18 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 	p := map[string]any{}
 	switch j.Outcome {
 	case Committed:
-		for k, v := range j.Result {
-			p[k] = v
-		}
 		p[keyStatus] = string(StatusCommitted)
+		if len(j.Result) > 0 {
+			p[keyResult] = j.Result
+		}
 	case Cancelled:
 		p[keyStatus], p[keyExecuted], p[keyReason] = string(StatusCancelled), false, j.Reason
 	case Failed:
 		p[keyStatus], p[keyExecuted], p[keyError] = string(StatusFailed), false, j.Error
 	case Result:
-		for k, v := range j.Result {
-			p[k] = v
-		}
-		if len(p) == 0 {
-			p[keyStatus] = string(StatusOK)
+		p[keyStatus] = string(StatusOK)
+		if len(j.Result) > 0 {
+			p[keyResult] = j.Result
 		}
 	case Unknown:
 		desc := st.describe(j.Tool, j.Args)
@@ -160,11 +161,10 @@ func deadlinePayload(tool string, wait time.Duration, j *Job) map[string]any {
 
 // progressPayload is an interim response carrying a progress result.
 func progressPayload(result map[string]any) map[string]any {
-	p := make(map[string]any, len(result)+1)
-	for k, v := range result {
-		p[k] = v
+	p := map[string]any{keyStatus: string(StatusInProgress)}
+	if len(result) > 0 {
+		p[keyResult] = result
 	}
-	p[keyStatus] = string(StatusInProgress)
 	return p
 }
 

@@ -173,7 +173,7 @@ func TestRunPhotoConfirmedWithYes(t *testing.T) {
 	done := rs.do(7600, Complete{JobID: c.JobID, Outcome: Committed, Result: map[string]any{"reference": "P-1"}})
 	resp := onlyResponse(t, done)
 	wantStatus(t, resp, "committed")
-	if resp.CallID != "k1" || resp.Name != "confirm_action" || resp.Payload["reference"] != "P-1" {
+	if resp.CallID != "k1" || resp.Name != "confirm_action" || resultOf(resp.Payload)["reference"] != "P-1" {
 		t.Errorf("the job is answered on the confirmation call: %+v", resp)
 	}
 	if len(done.Effects.Notes) != 0 {

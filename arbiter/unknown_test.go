@@ -274,7 +274,7 @@ func TestProgress(t *testing.T) {
 		seq := sp.s.LogSeq
 		out := sp.do(2000, Progress{JobID: j, Result: map[string]any{"percent": 40.0}})
 		r := onlyResponse(t, out)
-		if !r.Interim || r.CallID != "w1" || r.Payload["status"] != "in_progress" || r.Payload["percent"] != 40.0 || r.Seq != seq+1 {
+		if !r.Interim || r.CallID != "w1" || r.Payload["status"] != "in_progress" || resultOf(r.Payload)["percent"] != 40.0 || r.Seq != seq+1 {
 			t.Fatalf("%+v", r)
 		}
 		if sp.s.Call("w1").Outcome != nil {
@@ -288,7 +288,7 @@ func TestProgress(t *testing.T) {
 		}
 		// The final response still comes, once.
 		done := sp.do(3000, Complete{JobID: j, Outcome: Result, Result: map[string]any{"temp_c": 20.0}})
-		if r := onlyResponse(t, done); r.Interim || r.CallID != "w1" || r.Payload["temp_c"] != 20.0 {
+		if r := onlyResponse(t, done); r.Interim || r.CallID != "w1" || resultOf(r.Payload)["temp_c"] != 20.0 {
 			t.Fatalf("%+v", r)
 		}
 		if _, err := sp.e.Step(sp.s, ms(3100), Progress{JobID: j}); KindOf(err) != FailedPrecondition {

@@ -695,7 +695,7 @@ func (r *runner) committed(j *job) map[string]any {
 	if r.commitsByKey[j.key] > 1 {
 		r.res.Summary.DoubleCommits++
 	}
-	result := map[string]any{"status": "committed", "reference": "R-" + strconv.Itoa(r.commitN)}
+	result := map[string]any{"reference": "R-" + strconv.Itoa(r.commitN)}
 	if r.commitResult != nil {
 		result = map[string]any{}
 		for k, v := range r.commitResult {

@@ -815,7 +815,7 @@ func TestConnectAndProgress(t *testing.T) {
 		t.Fatalf("progress: %v %v", p, err)
 	}
 	r := p.Effects.Responses[0]
-	if !r.Interim || r.CallId != "c1" || r.Seq == 0 || r.Payload.AsMap()["percent"] != 50.0 || r.Payload.AsMap()["status"] != "in_progress" {
+	if !r.Interim || r.CallId != "c1" || r.Seq == 0 || r.Payload.AsMap()["result"].(map[string]any)["percent"] != 50.0 || r.Payload.AsMap()["status"] != "in_progress" {
 		t.Fatalf("interim response: %v", r)
 	}
 	before, _ := n.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "k"})

@@ -108,7 +108,7 @@ class BookingAgent {
     const key = this.keys.get(jobId) ?? jobId;
     this.commits.set(key, (this.commits.get(key) ?? 0) + 1);
     const n = [...this.commits.values()].reduce((a, b) => a + b, 0);
-    await this.adapter.committed(jobId, this.commitResult ?? { status: "committed", reference: `R-${n}` });
+    await this.adapter.committed(jobId, this.commitResult ?? { reference: `R-${n}` });
   }
 
   /** What the agent does with each action: quick, long work goes to promises. */

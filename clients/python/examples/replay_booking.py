@@ -116,7 +116,7 @@ class BookingAgent:
     async def commit(self, job_id: str) -> None:
         self.commits[self.keys[job_id]] += 1
         n = sum(self.commits.values())
-        result = self.commit_result or {"status": "committed", "reference": f"R-{n}"}
+        result = self.commit_result or {"reference": f"R-{n}"}
         await self.adapter.committed(job_id, result)
 
     def on_action(self, a) -> None:

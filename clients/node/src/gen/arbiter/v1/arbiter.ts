@@ -1148,8 +1148,9 @@ export interface CompleteRequest {
   /** Required. What happened. */
   outcome: Outcome;
   /**
-   * The backend's result (a booking reference, a read-only tool's output): merged into
-   * the function response payload. At most 64 KiB serialised.
+   * The backend's result (a booking reference, a read-only tool's output): the function
+   * responses carry it whole under `result` (FunctionResponse.payload), so none of its
+   * fields can overwrite the arbiter's. At most 64 KiB serialised.
    */
   result:
     | { [key: string]: any }
@@ -1509,13 +1510,18 @@ export interface FunctionResponse {
   /** The function name it answers (Gemini requires it). */
   name: string;
   /**
-   * The response body: `status` ("committed", "cancelled", "failed", "rejected"; "ok"
-   * for a read-only result with no fields of its own;
-   * "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
-   * known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
-   * and `next` for a confirm-then-act run; "error" for a confirmation that answers no
-   * open run; "in_progress" for an interim response), the backend's result fields,
-   * `error` when not executed, and `duplicate_of` when the call repeated an earlier one.
+   * The response body, written by the arbiter:
+   *   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
+   *     false); "ok" for a read-only call's result; "timeout" at a max_pending
+   *     deadline; "unknown" for a commit whose outcome is not known yet (with
+   *     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
+   *     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
+   *     answers no open run; "in_progress" for an interim response.
+   *   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
+   *     under this one key: it never overwrites the arbiter's fields, whatever names
+   *     it uses ("status", "executed", ...). Absent when the result was empty.
+   *   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
+   *     call this one repeated), `status_note` (a note riding on this response).
    */
   payload:
     | { [key: string]: any }
