@@ -1818,8 +1818,9 @@ type CompleteRequest struct {
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// Required. What happened.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
-	// The backend's result (a booking reference, a read-only tool's output): merged into
-	// the function response payload. At most 64 KiB serialised.
+	// The backend's result (a booking reference, a read-only tool's output): the function
+	// responses carry it whole under `result` (FunctionResponse.payload), so none of its
+	// fields can overwrite the arbiter's. At most 64 KiB serialised.
 	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
 	// For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model.
 	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
@@ -3451,13 +3452,18 @@ type FunctionResponse struct {
 	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// The function name it answers (Gemini requires it).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The response body: `status` ("committed", "cancelled", "failed", "rejected"; "ok"
-	// for a read-only result with no fields of its own;
-	// "timeout" at a max_pending deadline; "unknown" for a commit whose outcome is not
-	// known yet; "needs_input", "needs_confirmation" or "unclear" with `run_id`, `ask`
-	// and `next` for a confirm-then-act run; "error" for a confirmation that answers no
-	// open run; "in_progress" for an interim response), the backend's result fields,
-	// `error` when not executed, and `duplicate_of` when the call repeated an earlier one.
+	// The response body, written by the arbiter:
+	//   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
+	//     false); "ok" for a read-only call's result; "timeout" at a max_pending
+	//     deadline; "unknown" for a commit whose outcome is not known yet (with
+	//     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
+	//     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
+	//     answers no open run; "in_progress" for an interim response.
+	//   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
+	//     under this one key: it never overwrites the arbiter's fields, whatever names
+	//     it uses ("status", "executed", ...). Absent when the result was empty.
+	//   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
+	//     call this one repeated), `status_note` (a note riding on this response).
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// The job it reports on; empty for a rejected call.
 	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
