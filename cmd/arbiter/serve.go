@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,7 @@ type serveCmd struct {
 	MaxWait      time.Duration `default:"30s" env:"ARBITER_MAX_WAIT" help:"Cap on a Decide long-poll."`
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
+	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis without AOF (appendonly no: a restart loses every session, or with RDB snapshots rolls them back to the last one). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
 	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this file across restarts: read at start (a missing file is an empty store), written every --state-interval and after the drain on SIGTERM. Not with --redis-url. Empty: sessions live only in memory."`
 	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
@@ -71,7 +73,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.openStore(log)
+	st, err := c.openStore(env.ctx, log)
 	if err != nil {
 		return err
 	}
@@ -102,6 +104,14 @@ func (c *serveCmd) Run(env *runEnv) error {
 		stopHealth()
 		stopMetrics()
 		stopState()
+		return st.close("stop", err)
+	case err := <-st.refused():
+		// Redis came up volatile after a start without it: nothing was served on it
+		// (the gate answered every RPC UNAVAILABLE), so stop at once.
+		log.Error("refusing the redis store", "err", err)
+		stopHealth()
+		gs.Stop()
+		stopMetrics()
 		return st.close("stop", err)
 	case <-env.ctx.Done():
 	}
@@ -179,18 +189,47 @@ type openedStore struct {
 	store arbiter.Store
 	name  string            // "memory" or "redis", for the log
 	state *memory.StateFile // nil without --state-file
+	gate  *durableGate      // Redis without --allow-volatile-store
 }
 
+// refused receives the gate's refusal of a volatile Redis; nil (never) without a gate.
+func (st *openedStore) refused() <-chan error {
+	if st.gate == nil {
+		return nil
+	}
+	return st.gate.refused
+}
+
+// persistenceCheckTimeout bounds the persistence check at start (a Redis that does
+// not answer within it is checked again by the health loop).
+const persistenceCheckTimeout = 3 * time.Second
+
 // openStore opens Redis (--redis-url) or the embedded store, restoring its sessions
-// from --state-file.
-func (c *serveCmd) openStore(log *slog.Logger) (*openedStore, error) {
+// from --state-file. Redis is checked for persistence (durableGate): a volatile one
+// is refused unless --allow-volatile-store, one that does not answer is checked again
+// when it does.
+func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
 		}
 		useRedisLogger(log)
-		return &openedStore{store: rs, name: "redis"}, nil
+		ctx, cancel := context.WithTimeout(ctx, persistenceCheckTimeout)
+		defer cancel()
+		if c.Volatile {
+			logVolatile(ctx, rs, log)
+			return &openedStore{store: rs, name: "redis"}, nil
+		}
+		gate := newDurableGate(rs, log)
+		switch err := gate.verify(ctx); arbiter.KindOf(err) {
+		case arbiter.FailedPrecondition:
+			_ = rs.Close()
+			return nil, fmt.Errorf("%s", arbiter.MessageOf(err))
+		case arbiter.Unavailable:
+			log.Warn("redis persistence not checked: redis does not answer; not serving until it does and is durable", "err", err)
+		}
+		return &openedStore{store: gate, name: "redis", gate: gate}, nil
 	}
 	ms := memory.New(nil)
 	ms.MaxSessions = c.MaxSessions
