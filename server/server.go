@@ -80,7 +80,8 @@ type Options struct {
 	// tenant.
 	Tokens *Tokens
 	// Limiter, when set, rate-limits every RPC but health checks and reflection
-	// (RESOURCE_EXHAUSTED when over), per tenant with a TenantLimiter.
+	// (RESOURCE_EXHAUSTED when over), per tenant: a TenantLimiter counts in this
+	// process, a SharedLimiter across every replica sharing its budget.
 	Limiter ratelimit.Limiter
 	// RPCTimeout bounds each unary RPC (Decide gets its long-poll cap on top). Zero
 	// means 10 s.

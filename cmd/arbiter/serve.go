@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
@@ -39,7 +40,7 @@ type serveCmd struct {
 	TLSCert        string        `name:"tls-cert" env:"ARBITER_TLS_CERT" type:"existingfile" help:"Serve TLS with this PEM certificate (needs --tls-key)."`
 	TLSKey         string        `name:"tls-key" env:"ARBITER_TLS_KEY" type:"existingfile" help:"PEM private key for --tls-cert."`
 	TLSClientCA    string        `name:"tls-client-ca" env:"ARBITER_TLS_CLIENT_CA" type:"existingfile" help:"Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert)."`
-	RateLimit      float64       `name:"rate-limit" env:"ARBITER_RATE_LIMIT" help:"Requests per second each tenant may make (token bucket); 0: unlimited."`
+	RateLimit      float64       `name:"rate-limit" env:"ARBITER_RATE_LIMIT" help:"Requests per second each tenant may make (token bucket); with --redis-url counted in Redis across every replica (GCRA; each replica on its own while Redis does not answer); 0: unlimited."`
 	RateBurst      int           `name:"rate-burst" default:"100" env:"ARBITER_RATE_BURST" help:"Burst size of the per-tenant rate limit."`
 	RPCTimeout     time.Duration `name:"rpc-timeout" default:"10s" env:"ARBITER_RPC_TIMEOUT" help:"Deadline of each RPC (Decide: its wait cap on top)."`
 	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
@@ -77,6 +78,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	opts.Limiter = c.limiter(st, log)
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: st.store, Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
@@ -154,8 +156,8 @@ func (c *serveCmd) validate() error {
 	return nil
 }
 
-// serverOptions builds the gRPC server's options: limits, tokens, rate limit, TLS and
-// metrics.
+// serverOptions builds the gRPC server's options: limits, tokens, TLS and metrics (the
+// rate limit depends on the store: limiter).
 func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	opts := server.Options{Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout}
 	var err error
@@ -163,9 +165,6 @@ func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 		if opts.Tokens, err = server.LoadTokens(c.AuthTokensFile); err != nil {
 			return opts, err
 		}
-	}
-	if c.RateLimit > 0 {
-		opts.Limiter = &server.TenantLimiter{RPS: c.RateLimit, Burst: c.RateBurst}
 	}
 	switch {
 	case c.TLSCert != "" || c.TLSKey != "":
@@ -184,12 +183,28 @@ func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	return opts, nil
 }
 
+// limiter returns the per-tenant rate limit (--rate-limit, --rate-burst): counted in
+// Redis when the store is Redis, so several replicas share each tenant's budget, with
+// an in-process one for when Redis does not answer; in process for the embedded store;
+// nil when off.
+func (c *serveCmd) limiter(st *openedStore, log *slog.Logger) ratelimit.Limiter {
+	if c.RateLimit <= 0 {
+		return nil
+	}
+	local := &server.TenantLimiter{RPS: c.RateLimit, Burst: c.RateBurst}
+	if st.redis == nil {
+		return local
+	}
+	return server.NewSharedLimiter(redisstore.NewLimiter(st.redis.Client(), c.RateLimit, c.RateBurst), local, log)
+}
+
 // openedStore is the store serve runs on.
 type openedStore struct {
 	store arbiter.Store
 	name  string            // "memory" or "redis", for the log
 	state *memory.StateFile // nil without --state-file
 	gate  *durableGate      // Redis without --allow-volatile-store
+	redis *redisstore.Store // nil for the embedded store
 }
 
 // refused receives the gate's refusal of a volatile Redis; nil (never) without a gate.
@@ -219,7 +234,7 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		defer cancel()
 		if c.Volatile {
 			logVolatile(ctx, rs, log)
-			return &openedStore{store: rs, name: "redis"}, nil
+			return &openedStore{store: rs, name: "redis", redis: rs}, nil
 		}
 		gate := newDurableGate(rs, log)
 		switch err := gate.verify(ctx); arbiter.KindOf(err) {
@@ -229,7 +244,7 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		case arbiter.Unavailable:
 			log.Warn("redis persistence not checked: redis does not answer; not serving until it does and is durable", "err", err)
 		}
-		return &openedStore{store: gate, name: "redis", gate: gate}, nil
+		return &openedStore{store: gate, name: "redis", gate: gate, redis: rs}, nil
 	}
 	ms := memory.New(nil)
 	ms.MaxSessions = c.MaxSessions

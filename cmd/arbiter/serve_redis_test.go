@@ -181,3 +181,25 @@ func servesRedis(t *testing.T, p *inProcess) {
 		t.Fatalf("ReportSpeech: %v\n%s", err, p.stderr.String())
 	}
 }
+
+// TestServeRateLimitSharedAcrossReplicas: two `serve --redis-url --rate-limit` on one
+// Redis let one burst through in all (the rate, one per 1000 s, refills nothing while
+// the test runs).
+func TestServeRateLimitSharedAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, "--appendonly", "yes")
+	var cs []arbiterv1.ArbiterServiceClient
+	for i := 0; i < 2; i++ {
+		p := startServe(t, "--redis-url", srv.URL(), "--rate-limit", "0.001", "--rate-burst", "3")
+		cs = append(cs, arbiterv1.NewArbiterServiceClient(p.conn))
+	}
+	got := map[codes.Code]int{}
+	for i := 0; i < 5; i++ {
+		for _, c := range cs {
+			_, err := c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START})
+			got[status.Code(err)]++
+		}
+	}
+	if got[codes.OK] != 3 || got[codes.ResourceExhausted] != 7 {
+		t.Fatalf("got %v, want 3 OK across both replicas and 7 RESOURCE_EXHAUSTED", got)
+	}
+}
