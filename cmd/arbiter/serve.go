@@ -37,6 +37,9 @@ type serveCmd struct {
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
+	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
+	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
+	UnauthLogEvery time.Duration `name:"unauth-log-interval" default:"1m" env:"ARBITER_UNAUTH_LOG_INTERVAL" help:"Failed authentications are summed up in one warn line per interval (counts by reason and address), not logged one by one."`
 	TLSCert        string        `name:"tls-cert" env:"ARBITER_TLS_CERT" type:"existingfile" help:"Serve TLS with this PEM certificate (needs --tls-key)."`
 	TLSKey         string        `name:"tls-key" env:"ARBITER_TLS_KEY" type:"existingfile" help:"PEM private key for --tls-cert."`
 	TLSClientCA    string        `name:"tls-client-ca" env:"ARBITER_TLS_CLIENT_CA" type:"existingfile" help:"Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert)."`
@@ -153,13 +156,19 @@ func (c *serveCmd) validate() error {
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
+	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
+		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
+	}
 	return nil
 }
 
 // serverOptions builds the gRPC server's options: limits, tokens, TLS and metrics (the
 // rate limit depends on the store: limiter).
 func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
-	opts := server.Options{Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout}
+	opts := server.Options{
+		Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout,
+		UnauthRPS: c.UnauthRate, UnauthBurst: c.UnauthBurst, UnauthLogInterval: c.UnauthLogEvery,
+	}
 	var err error
 	if c.AuthTokensFile != "" {
 		if opts.Tokens, err = server.LoadTokens(c.AuthTokensFile); err != nil {
