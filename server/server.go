@@ -97,6 +97,8 @@ type Options struct {
 	// RPCTimeout bounds each unary RPC (Decide gets its long-poll cap on top). Zero
 	// means 10 s.
 	RPCTimeout time.Duration
+	// Conn limits each connection; zero fields take DefaultConnLimits.
+	Conn ConnLimits
 	// TLS, when set, serves TLS (mutual TLS if it requires client certificates).
 	TLS *tls.Config
 	// ServerOptions are appended.
@@ -166,14 +168,14 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
 	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
 	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
-	opts := []grpc.ServerOption{
+	opts := append(o.Conn.serverOptions(timeout+s.svc.MaxDecideWait()),
 		grpc.MaxRecvMsgSize(maxRecv),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
 		// growth) per RPC.
 		grpc.NumStreamWorkers(uint32(runtime.NumCPU())),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-	}
+	)
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}

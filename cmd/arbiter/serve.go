@@ -47,6 +47,13 @@ type serveCmd struct {
 	RateBurst      int           `name:"rate-burst" default:"100" env:"ARBITER_RATE_BURST" help:"Burst size of the per-tenant rate limit."`
 	RPCTimeout     time.Duration `name:"rpc-timeout" default:"10s" env:"ARBITER_RPC_TIMEOUT" help:"Deadline of each RPC (Decide: its wait cap on top)."`
 	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
+	Handshake      time.Duration `name:"handshake-timeout" default:"5s" env:"ARBITER_HANDSHAKE_TIMEOUT" help:"A new connection that has not finished its TLS and HTTP/2 handshake this long after it was accepted is closed."`
+	MaxStreams     uint32        `name:"max-concurrent-streams" default:"1024" env:"ARBITER_MAX_CONCURRENT_STREAMS" help:"RPCs in flight on one connection (about 8 per live conversation: a Watch, a Decide per job, a few unary calls); clients queue past it."`
+	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes."`
+	KeepaliveMin   time.Duration `name:"keepalive-min-time" default:"10s" env:"ARBITER_KEEPALIVE_MIN_TIME" help:"Shortest interval between a client's keepalive pings (allowed with no RPC in flight); a client pinging more often gets GOAWAY too_many_pings."`
+	KeepaliveTime  time.Duration `name:"keepalive-time" default:"1m" env:"ARBITER_KEEPALIVE_TIME" help:"How long a connection may stay silent before the server pings it (to find clients that vanished)."`
+	KeepaliveWait  time.Duration `name:"keepalive-timeout" default:"20s" env:"ARBITER_KEEPALIVE_TIMEOUT" help:"How long the server waits for the answer to its keepalive ping before it closes the connection."`
+	MaxConnAge     time.Duration `name:"max-connection-age" env:"ARBITER_MAX_CONNECTION_AGE" help:"Connections go away (GOAWAY) this long after they opened, so clients spread over replicas added since (in-flight RPCs get --rpc-timeout plus --max-wait to finish; Watch streams resume elsewhere); 0: never."`
 	MaxSessions    int           `name:"max-sessions" env:"ARBITER_MAX_SESSIONS" help:"Most live sessions the embedded store holds (RESOURCE_EXHAUSTED past it); 0: unlimited. Not enforced on Redis, whose memory limit applies."`
 	MaxCalls       int           `name:"max-calls-per-session" default:"1024" env:"ARBITER_MAX_CALLS_PER_SESSION" help:"Most function calls one session may register (RESOURCE_EXHAUSTED past it)."`
 }
@@ -156,6 +163,12 @@ func (c *serveCmd) validate() error {
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
+	if c.Handshake <= 0 || c.KeepaliveMin <= 0 || c.KeepaliveTime < time.Second || c.KeepaliveWait <= 0 || c.MaxConnAge < 0 {
+		return fmt.Errorf("--handshake-timeout, --keepalive-min-time and --keepalive-timeout must be positive, --keepalive-time at least 1s, --max-connection-age not negative")
+	}
+	if c.MaxStreams < 1 || c.MaxHeaderSize < 1024 {
+		return fmt.Errorf("--max-concurrent-streams must be at least 1, --max-header-size at least 1024")
+	}
 	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
 		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
 	}
@@ -168,6 +181,11 @@ func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	opts := server.Options{
 		Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout,
 		UnauthRPS: c.UnauthRate, UnauthBurst: c.UnauthBurst, UnauthLogInterval: c.UnauthLogEvery,
+		Conn: server.ConnLimits{
+			Handshake: c.Handshake, MaxStreams: c.MaxStreams, MaxHeaderSize: c.MaxHeaderSize,
+			KeepaliveMinTime: c.KeepaliveMin, KeepaliveTime: c.KeepaliveTime, KeepaliveTimeout: c.KeepaliveWait,
+			MaxConnectionAge: c.MaxConnAge,
+		},
 	}
 	var err error
 	if c.AuthTokensFile != "" {
