@@ -46,10 +46,10 @@ const (
 // it RESOURCE_EXHAUSTED ("too many unauthenticated requests"). A request with a known
 // token is never limited here (only by the tenant's rate limit): one misconfigured
 // client behind a shared address (a NAT, a load balancer, a mesh sidecar) must not
-// lock out the others, so the bucket slows down and signals, it does not guard
-// against guessing (long random tokens do). Failures are not logged one by one at
-// info: they are counted, and one warn line per interval sums them up, by reason and
-// by address. Safe for concurrent use.
+// lock out the others, so past the bucket a failure only gets the answer that tells
+// a retry loop to back off; that does not guard against guessing (long random tokens
+// do). Failures are not logged one by one at info: they are counted, and one warn
+// line per interval sums them up, by reason and by address. Safe for concurrent use.
 type authGuard struct {
 	tokens *Tokens
 	log    *slog.Logger
