@@ -221,6 +221,9 @@ else
   done
   REDIS_VERSION="$(redis-server --version | cut -d' ' -f1-3), its own instance on 127.0.0.1 (no persistence)"
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+  # A throwaway Redis without persistence, on purpose: serve refuses a volatile
+  # Redis unless told (an older arbiter ignores the variable).
+  export ARBITER_ALLOW_VOLATILE_STORE=true
   arbiter_scenarios redis --redis-url "$REDIS_URL"
   # Two replicas on the one Redis: a Decide parked on B, the deciding transcript on A;
   # at full concurrency, then with few sessions (the hand-off itself, CPU to spare).

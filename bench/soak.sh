@@ -162,6 +162,9 @@ else
   [ "$up" = 1 ] || { echo "redis-server did not answer on 127.0.0.1:$REDIS_PORT" >&2; cat "$RAW/redis.log" >&2; exit 1; }
   is_exe "$REDIS_PID" "$REDIS_BIN"
   REDIS_VERSION="$(redis-server --version | cut -d' ' -f1-3)"
+  # A throwaway Redis without persistence, on purpose: serve refuses a volatile
+  # Redis unless told (an older arbiter ignores the variable).
+  export ARBITER_ALLOW_VOLATILE_STORE=true
   start_arbiter redis --redis-url "redis://127.0.0.1:$REDIS_PORT/0"
   soak redis -redis "127.0.0.1:$REDIS_PORT"
   stop "$ARB_PID"

@@ -79,12 +79,26 @@ type Options struct {
 	// reflection (UNAUTHENTICATED without a known one) and scopes sessions by its
 	// tenant.
 	Tokens *Tokens
+	// UnauthRPS and UnauthBurst bound, per peer address (its IP; IPv6 by /64), the
+	// requests that fail authentication (with Tokens only): within them such a
+	// request is UNAUTHENTICATED, past them RESOURCE_EXHAUSTED. A request with a known
+	// token is never limited by them. Zero means DefaultUnauthRPS (1/s) and
+	// DefaultUnauthBurst (20).
+	UnauthRPS   float64
+	UnauthBurst int
+	// UnauthLogInterval is how often the failed authentications are summed up in one
+	// warn line (counts by reason and by address) instead of one access-log line each
+	// (those are at debug). Zero means DefaultUnauthLogInterval (1 min).
+	UnauthLogInterval time.Duration
 	// Limiter, when set, rate-limits every RPC but health checks and reflection
-	// (RESOURCE_EXHAUSTED when over), per tenant with a TenantLimiter.
+	// (RESOURCE_EXHAUSTED when over), per tenant: a TenantLimiter counts in this
+	// process, a SharedLimiter across every replica sharing its budget.
 	Limiter ratelimit.Limiter
 	// RPCTimeout bounds each unary RPC (Decide gets its long-poll cap on top). Zero
 	// means 10 s.
 	RPCTimeout time.Duration
+	// Conn limits each connection; zero fields take DefaultConnLimits.
+	Conn ConnLimits
 	// TLS, when set, serves TLS (mutual TLS if it requires client certificates).
 	TLS *tls.Config
 	// ServerOptions are appended.
@@ -94,8 +108,9 @@ type Options struct {
 // NewGRPCServer returns a grpc.Server serving s, grpc.health.v1 (the returned
 // health server; the overall status and the arbiter service start SERVING) and
 // reflection, behind one interceptor chain: request ids into the log fields, logging
-// (slog), metrics, bearer-token auth and per-tenant rate limits (both skipping health
-// and reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL). The
+// (slog), metrics, bearer-token auth (failures limited per peer address and summed up
+// in one warn line per interval) and per-tenant rate limits (both skipping health and
+// reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL). The
 // streaming RPC (Watch) goes through the same chain except the deadline: it is
 // authenticated, scoped by tenant and rate-limited once, when it opens. To stop, call
 // s.Shutdown (ends open Watch streams with UNAVAILABLE), then GracefulStop.
@@ -109,6 +124,9 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		maxRecv = 1 << 20
 	}
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		if lvl > logging.LevelDebug && isSummarized(fields) {
+			lvl = logging.LevelDebug // the guard's summary counts it
+		}
 		log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
 	s.metrics = o.Metrics
@@ -126,7 +144,8 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// One line per finished RPC: at debug for OK (an access log costs ~15% of a
 	// RegisterCall's CPU; --log-level debug turns it on), at info for the caller's
 	// errors, at warn for the arbiter's own (UNAVAILABLE, INTERNAL, ...).
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel)}
+	// Failed authentications are summed up by the auth guard instead (at debug here).
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel), logging.WithErrorFields(summarizedFields)}
 	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
 	// rate limit, deadline, error kinds to status codes, and panic recovery innermost.
 	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
@@ -136,8 +155,9 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		stream = append(stream, o.Metrics.grpc.StreamServerInterceptor())
 	}
 	if o.Tokens != nil {
-		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(o.Tokens.authenticate), selector.MatchFunc(protected)))
-		stream = append(stream, selector.StreamServerInterceptor(auth.StreamServerInterceptor(o.Tokens.authenticate), selector.MatchFunc(protected)))
+		g := newAuthGuard(o.Tokens, log, o.UnauthRPS, o.UnauthBurst, o.UnauthLogInterval)
+		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(g.authenticate), selector.MatchFunc(protected)))
+		stream = append(stream, selector.StreamServerInterceptor(auth.StreamServerInterceptor(g.authenticate), selector.MatchFunc(protected)))
 	}
 	if o.Limiter != nil {
 		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
@@ -148,14 +168,14 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
 	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
 	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
-	opts := []grpc.ServerOption{
+	opts := append(o.Conn.serverOptions(timeout+s.svc.MaxDecideWait()),
 		grpc.MaxRecvMsgSize(maxRecv),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
 		// growth) per RPC.
 		grpc.NumStreamWorkers(uint32(runtime.NumCPU())),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-	}
+	)
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}

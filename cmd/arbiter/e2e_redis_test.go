@@ -256,7 +256,7 @@ func TestReplicasGiveTheSameDecisions(t *testing.T) {
 	for _, g := range groups {
 		var targets []string
 		for i := 0; i < 3; i++ {
-			targets = append(targets, startReplica(t, bin, "--redis-url", g.redisURL, "--tools", g.policy).addr)
+			targets = append(targets, startReplica(t, bin, "--redis-url", g.redisURL, "--tools", g.policy, "--allow-volatile-store").addr)
 		}
 		wg.Add(1)
 		go func() {
@@ -551,7 +551,7 @@ func TestReplicaKilledMidDecide(t *testing.T) {
 	bin := buildArbiter(t, true)
 	var rs []*replica
 	for i := 0; i < 3; i++ {
-		rs = append(rs, startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy))
+		rs = append(rs, startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy, "--allow-volatile-store"))
 	}
 	a, b, c := rs[0], rs[1], rs[2]
 	ag := &agent{t: t, sid: "chaos-kill"}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
@@ -28,19 +30,30 @@ type serveCmd struct {
 	MaxWait      time.Duration `default:"30s" env:"ARBITER_MAX_WAIT" help:"Cap on a Decide long-poll."`
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
+	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis without AOF (appendonly no: a restart loses every session, or with RDB snapshots rolls them back to the last one). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
 	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this file across restarts: read at start (a missing file is an empty store), written every --state-interval and after the drain on SIGTERM. Not with --redis-url. Empty: sessions live only in memory."`
 	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
+	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
+	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
+	UnauthLogEvery time.Duration `name:"unauth-log-interval" default:"1m" env:"ARBITER_UNAUTH_LOG_INTERVAL" help:"Failed authentications are summed up in one warn line per interval (counts by reason and address), not logged one by one."`
 	TLSCert        string        `name:"tls-cert" env:"ARBITER_TLS_CERT" type:"existingfile" help:"Serve TLS with this PEM certificate (needs --tls-key)."`
 	TLSKey         string        `name:"tls-key" env:"ARBITER_TLS_KEY" type:"existingfile" help:"PEM private key for --tls-cert."`
 	TLSClientCA    string        `name:"tls-client-ca" env:"ARBITER_TLS_CLIENT_CA" type:"existingfile" help:"Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert)."`
-	RateLimit      float64       `name:"rate-limit" env:"ARBITER_RATE_LIMIT" help:"Requests per second each tenant may make (token bucket); 0: unlimited."`
+	RateLimit      float64       `name:"rate-limit" env:"ARBITER_RATE_LIMIT" help:"Requests per second each tenant may make (token bucket); with --redis-url counted in Redis across every replica (GCRA; each replica on its own while Redis does not answer); 0: unlimited."`
 	RateBurst      int           `name:"rate-burst" default:"100" env:"ARBITER_RATE_BURST" help:"Burst size of the per-tenant rate limit."`
 	RPCTimeout     time.Duration `name:"rpc-timeout" default:"10s" env:"ARBITER_RPC_TIMEOUT" help:"Deadline of each RPC (Decide: its wait cap on top)."`
 	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
+	Handshake      time.Duration `name:"handshake-timeout" default:"5s" env:"ARBITER_HANDSHAKE_TIMEOUT" help:"A new connection that has not finished its TLS and HTTP/2 handshake this long after it was accepted is closed."`
+	MaxStreams     uint32        `name:"max-concurrent-streams" default:"1024" env:"ARBITER_MAX_CONCURRENT_STREAMS" help:"RPCs in flight on one connection (about 8 per live conversation: a Watch, a Decide per job, a few unary calls); clients queue past it."`
+	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes."`
+	KeepaliveMin   time.Duration `name:"keepalive-min-time" default:"10s" env:"ARBITER_KEEPALIVE_MIN_TIME" help:"Shortest interval between a client's keepalive pings (allowed with no RPC in flight); a client pinging more often gets GOAWAY too_many_pings."`
+	KeepaliveTime  time.Duration `name:"keepalive-time" default:"1m" env:"ARBITER_KEEPALIVE_TIME" help:"How long a connection may stay silent before the server pings it (to find clients that vanished)."`
+	KeepaliveWait  time.Duration `name:"keepalive-timeout" default:"20s" env:"ARBITER_KEEPALIVE_TIMEOUT" help:"How long the server waits for the answer to its keepalive ping before it closes the connection."`
+	MaxConnAge     time.Duration `name:"max-connection-age" env:"ARBITER_MAX_CONNECTION_AGE" help:"Connections go away (GOAWAY) this long after they opened, so clients spread over replicas added since (in-flight RPCs get --rpc-timeout plus --max-wait to finish; Watch streams resume elsewhere); 0: never."`
 	MaxSessions    int           `name:"max-sessions" env:"ARBITER_MAX_SESSIONS" help:"Most live sessions the embedded store holds (RESOURCE_EXHAUSTED past it); 0: unlimited. Not enforced on Redis, whose memory limit applies."`
 	MaxCalls       int           `name:"max-calls-per-session" default:"1024" env:"ARBITER_MAX_CALLS_PER_SESSION" help:"Most function calls one session may register (RESOURCE_EXHAUSTED past it)."`
 }
@@ -71,10 +84,11 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.openStore(log)
+	st, err := c.openStore(env.ctx, log)
 	if err != nil {
 		return err
 	}
+	opts.Limiter = c.limiter(st, log)
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: st.store, Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
@@ -102,6 +116,14 @@ func (c *serveCmd) Run(env *runEnv) error {
 		stopHealth()
 		stopMetrics()
 		stopState()
+		return st.close("stop", err)
+	case err := <-st.refused():
+		// Redis came up volatile after a start without it: nothing was served on it
+		// (the gate answered every RPC UNAVAILABLE), so stop at once.
+		log.Error("refusing the redis store", "err", err)
+		stopHealth()
+		gs.Stop()
+		stopMetrics()
 		return st.close("stop", err)
 	case <-env.ctx.Done():
 	}
@@ -141,21 +163,35 @@ func (c *serveCmd) validate() error {
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
+	if c.Handshake <= 0 || c.KeepaliveMin <= 0 || c.KeepaliveTime < time.Second || c.KeepaliveWait <= 0 || c.MaxConnAge < 0 {
+		return fmt.Errorf("--handshake-timeout, --keepalive-min-time and --keepalive-timeout must be positive, --keepalive-time at least 1s, --max-connection-age not negative")
+	}
+	if c.MaxStreams < 1 || c.MaxHeaderSize < 1024 {
+		return fmt.Errorf("--max-concurrent-streams must be at least 1, --max-header-size at least 1024")
+	}
+	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
+		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
+	}
 	return nil
 }
 
-// serverOptions builds the gRPC server's options: limits, tokens, rate limit, TLS and
-// metrics.
+// serverOptions builds the gRPC server's options: limits, tokens, TLS and metrics (the
+// rate limit depends on the store: limiter).
 func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
-	opts := server.Options{Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout}
+	opts := server.Options{
+		Logger: log, MaxRecvMsgSize: c.MaxMsgSize, RPCTimeout: c.RPCTimeout,
+		UnauthRPS: c.UnauthRate, UnauthBurst: c.UnauthBurst, UnauthLogInterval: c.UnauthLogEvery,
+		Conn: server.ConnLimits{
+			Handshake: c.Handshake, MaxStreams: c.MaxStreams, MaxHeaderSize: c.MaxHeaderSize,
+			KeepaliveMinTime: c.KeepaliveMin, KeepaliveTime: c.KeepaliveTime, KeepaliveTimeout: c.KeepaliveWait,
+			MaxConnectionAge: c.MaxConnAge,
+		},
+	}
 	var err error
 	if c.AuthTokensFile != "" {
 		if opts.Tokens, err = server.LoadTokens(c.AuthTokensFile); err != nil {
 			return opts, err
 		}
-	}
-	if c.RateLimit > 0 {
-		opts.Limiter = &server.TenantLimiter{RPS: c.RateLimit, Burst: c.RateBurst}
 	}
 	switch {
 	case c.TLSCert != "" || c.TLSKey != "":
@@ -174,23 +210,68 @@ func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	return opts, nil
 }
 
+// limiter returns the per-tenant rate limit (--rate-limit, --rate-burst): counted in
+// Redis when the store is Redis, so several replicas share each tenant's budget, with
+// an in-process one for when Redis does not answer; in process for the embedded store;
+// nil when off.
+func (c *serveCmd) limiter(st *openedStore, log *slog.Logger) ratelimit.Limiter {
+	if c.RateLimit <= 0 {
+		return nil
+	}
+	local := &server.TenantLimiter{RPS: c.RateLimit, Burst: c.RateBurst}
+	if st.redis == nil {
+		return local
+	}
+	return server.NewSharedLimiter(redisstore.NewLimiter(st.redis.Client(), c.RateLimit, c.RateBurst), local, log)
+}
+
 // openedStore is the store serve runs on.
 type openedStore struct {
 	store arbiter.Store
 	name  string            // "memory" or "redis", for the log
 	state *memory.StateFile // nil without --state-file
+	gate  *durableGate      // Redis without --allow-volatile-store
+	redis *redisstore.Store // nil for the embedded store
 }
 
+// refused receives the gate's refusal of a volatile Redis; nil (never) without a gate.
+func (st *openedStore) refused() <-chan error {
+	if st.gate == nil {
+		return nil
+	}
+	return st.gate.refused
+}
+
+// persistenceCheckTimeout bounds the persistence check at start (a Redis that does
+// not answer within it is checked again by the health loop).
+const persistenceCheckTimeout = 3 * time.Second
+
 // openStore opens Redis (--redis-url) or the embedded store, restoring its sessions
-// from --state-file.
-func (c *serveCmd) openStore(log *slog.Logger) (*openedStore, error) {
+// from --state-file. Redis is checked for persistence (durableGate): a volatile one
+// is refused unless --allow-volatile-store, one that does not answer is checked again
+// when it does.
+func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
 		}
 		useRedisLogger(log)
-		return &openedStore{store: rs, name: "redis"}, nil
+		ctx, cancel := context.WithTimeout(ctx, persistenceCheckTimeout)
+		defer cancel()
+		if c.Volatile {
+			logVolatile(ctx, rs, log)
+			return &openedStore{store: rs, name: "redis", redis: rs}, nil
+		}
+		gate := newDurableGate(rs, log)
+		switch err := gate.verify(ctx); arbiter.KindOf(err) {
+		case arbiter.FailedPrecondition:
+			_ = rs.Close()
+			return nil, fmt.Errorf("%s", arbiter.MessageOf(err))
+		case arbiter.Unavailable:
+			log.Warn("redis persistence not checked: redis does not answer; not serving until it does and is durable", "err", err)
+		}
+		return &openedStore{store: gate, name: "redis", gate: gate, redis: rs}, nil
 	}
 	ms := memory.New(nil)
 	ms.MaxSessions = c.MaxSessions

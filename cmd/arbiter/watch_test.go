@@ -202,8 +202,8 @@ func (w *e2eWatch) end(t *testing.T) error {
 func TestWatchResumesAfterSIGKILL(t *testing.T) {
 	srv := redistest.Start(t)
 	bin := buildArbiter(t, true)
-	a := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy)
-	b := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy)
+	a := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy, "--allow-volatile-store")
+	b := startReplica(t, bin, "--redis-url", srv.URL(), "--tools", bookingPolicy, "--allow-volatile-store")
 	const sid = "watch-kill"
 	unary := effectLedger{}
 	add := func(e *arbiterv1.Effects) { t.Helper(); unary.add(t, e) }

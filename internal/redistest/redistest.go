@@ -54,8 +54,10 @@ func RequireBinaries(t testing.TB) {
 }
 
 // Start starts a redis-server on a free 127.0.0.1 port, with no persistence
-// (--save "" --appendonly no) unless args override it, in a temp dir, and waits until
-// it answers PING. extra are more redis-server arguments ("--appendonly", "yes", ...).
+// (--save "" --appendonly no) unless extra overrides it, in a temp dir, and waits until
+// it answers PING. extra are more redis-server arguments, applied after those, so a
+// later value wins: "--appendonly", "yes" turns AOF on, "--save", "60 1" sets an RDB
+// save point, "--rename-command", "CONFIG", "" disables CONFIG as managed Redis does.
 // The server is killed when the test ends.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
@@ -205,8 +207,10 @@ type Cluster struct {
 
 // StartCluster starts n (at least 3) cluster-enabled redis-servers, joins them with
 // `redis-cli --cluster create --cluster-replicas 0`, and waits until every node says
-// cluster_state:ok. The nodes are killed when the test ends.
-func StartCluster(t testing.TB, n int) *Cluster {
+// cluster_state:ok. Like Start's, the nodes have no persistence unless extra (more
+// redis-server arguments for every node, applied last) overrides it. The nodes are
+// killed when the test ends.
+func StartCluster(t testing.TB, n int, extra ...string) *Cluster {
 	t.Helper()
 	RequireBinaries(t)
 	if n < 3 {
@@ -230,6 +234,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 				"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 				"--cluster-node-timeout", "2000",
 			}
+			s.args = append(s.args, extra...)
 			if err = s.start(); err == nil {
 				break
 			}
