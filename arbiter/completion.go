@@ -119,6 +119,7 @@ func (ev Complete) apply(st *step) error {
 	}
 	j.Outcome, j.CompletedAt, j.Result, j.Error = ev.Outcome, s.Now, ev.Result, ev.Error
 	st.out.Changed = true
+	st.out.Outcomes = append(st.out.Outcomes, JobOutcome{j.ID, j.Tool, j.Outcome})
 	st.answerJob(j, st.completionNote)
 	return nil
 }
@@ -213,6 +214,7 @@ func (st *step) resolveUnknown(j *Job, ev Complete) error {
 	}
 	j.Outcome, j.CompletedAt, j.Result, j.Error, j.WasUnknown = ev.Outcome, st.s.Now, ev.Result, ev.Error, true
 	st.out.Changed = true
+	st.out.Outcomes = append(st.out.Outcomes, JobOutcome{j.ID, j.Tool, j.Outcome})
 	st.answerJob(j, st.resolvedNote)
 	return nil
 }

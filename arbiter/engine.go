@@ -136,6 +136,10 @@ type Output struct {
 	Decisions []DecisionResult
 	// Cancelled lists jobs cancelled during this step.
 	Cancelled []string
+	// Outcomes lists the outcomes recorded during this step (Complete; a later
+	// Complete that resolves an unknown one), for metrics: a commit the backend refused
+	// is Failed, never Committed.
+	Outcomes []JobOutcome
 	// Revoked lists jobs whose commit decision this step withdrew: an event the agent
 	// had observed before the commit came due arrived after it (see Step). Each is
 	// undecided again, or decided anew in Decisions.
@@ -145,6 +149,12 @@ type Output struct {
 	Intent speech.Intent
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
+}
+
+// JobOutcome is one job's outcome as recorded.
+type JobOutcome struct {
+	JobID, Tool string
+	Outcome     Outcome
 }
 
 // step carries one Step's output while it runs.

@@ -67,8 +67,9 @@ type Line struct {
 	Deliver     string         `json:"deliver,omitempty"`
 	// Final is false on an interim (non-final) `response` line; omitted otherwise.
 	Final *bool `json:"final,omitempty"`
-	// Outcome is set on a `commit` line whose outcome the backend did not learn
-	// ("unknown"), and on the `resolved` line that reports it later.
+	// Outcome is set on a `commit` line that did not commit: the backend refused it
+	// ("failed") or did not learn its outcome ("unknown"); and on the `resolved` line
+	// that reports an unknown one later.
 	Outcome string `json:"outcome,omitempty"`
 }
 
@@ -662,7 +663,8 @@ func (r *runner) decide(j *job) error {
 		b := r.backends[j.tool]
 		switch b.Commit {
 		case "fail":
-			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
+			// The commit was attempted and the backend refused it: not a commit anywhere.
+			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "failed"})
 			req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend refused the commit"
 		case "unknown":
 			// The commit timed out: whether it happened is not known (yet).

@@ -24,6 +24,7 @@ type Metrics struct {
 	grpc     *grpcprom.ServerMetrics
 
 	decisions  *prometheus.CounterVec
+	outcomes   *prometheus.CounterVec
 	calls      *prometheus.CounterVec
 	skips      *prometheus.CounterVec
 	notes      *prometheus.CounterVec
@@ -43,6 +44,9 @@ func NewMetrics() *Metrics {
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "arbiter_decisions_total", Help: "Decisions made, by decision (commit, cancel) and cause (stop, transcript_timeout, abandoned, withdrawn, session_closed, failed; empty for a commit).",
 		}, []string{"decision", "cause"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_outcomes_total", Help: "Job outcomes reported with Complete, by outcome: committed, cancelled, failed (a commit the backend refused counts here, never as committed), result (read-only), unknown (later resolved to committed or failed, counted again then).",
+		}, []string{"outcome"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "arbiter_calls_total", Help: "Function calls registered, by disposition: execute, duplicate (suppressed by business-key dedupe), reject (tool choice none, disallowed or unknown tool).",
 		}, []string{"disposition"}),
@@ -67,7 +71,7 @@ func NewMetrics() *Metrics {
 			Name: "arbiter_panics_total", Help: "Handler panics recovered into INTERNAL.",
 		}),
 	}
-	reg.MustRegister(m.grpc, m.decisions, m.calls, m.skips, m.notes, m.answerAge, m.decideWait, m.storeErrs, m.panics,
+	reg.MustRegister(m.grpc, m.decisions, m.outcomes, m.calls, m.skips, m.notes, m.answerAge, m.decideWait, m.storeErrs, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -84,6 +88,9 @@ func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id strin
 	}
 	for _, d := range out.Decisions {
 		m.decisions.WithLabelValues(string(d.Decision), string(d.Cause)).Inc()
+	}
+	for _, o := range out.Outcomes {
+		m.outcomes.WithLabelValues(string(o.Outcome)).Inc()
 	}
 	if out.Call != nil && !out.Call.Repeat {
 		m.calls.WithLabelValues(string(out.Call.Disposition)).Inc()

@@ -204,6 +204,14 @@ func TestMetrics(t *testing.T) {
 	c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "m", Text: "stop"})
 	c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "m", JobId: reg.JobId, Wait: durationpb.New(0)})
 	c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "m", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_CANCELLED})
+	// A job the backend failed counts as failed, never as committed (issue 13).
+	f, err := c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "m2", CallId: "c4", Tool: "book_slot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "m2", JobId: f.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Error: "refused"}); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
@@ -213,14 +221,17 @@ func TestMetrics(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`arbiter_calls_total{disposition="execute"} 1`,
+		`arbiter_calls_total{disposition="execute"} 2`,
+		`arbiter_outcomes_total{outcome="cancelled"} 1`,
+		`arbiter_outcomes_total{outcome="failed"} 1`,
 		`arbiter_calls_total{disposition="duplicate"} 1`,
 		`arbiter_calls_total{disposition="reject"} 1`,
 		`arbiter_decisions_total{cause="stop",decision="cancel"} 1`,
+		`arbiter_decisions_total{cause="failed",decision="cancel"} 1`,
 		`arbiter_notes_total{deliver="now"} 1`,
 		`arbiter_decide_wait_seconds_count 1`,
-		`arbiter_call_pending_seconds_count 3`,
-		`grpc_server_handled_total{grpc_code="OK",grpc_method="RegisterCall",grpc_service="arbiter.v1.ArbiterService",grpc_type="unary"} 3`,
+		`arbiter_call_pending_seconds_count 4`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="RegisterCall",grpc_service="arbiter.v1.ArbiterService",grpc_type="unary"} 4`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
