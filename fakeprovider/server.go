@@ -49,9 +49,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	byName   map[string]int
-	queue    []int      // indexes of traces not played yet, in order
-	pending  []*session // sessions waiting for their next connection, oldest first
-	active   int
+	queue    []int             // indexes of traces not played yet, in order
+	pending  []*session        // sessions waiting for their next connection, oldest first
+	open     map[*session]bool // sessions playing on a connection
+	changed  chan struct{}     // closed (and replaced) when a session is released
 	sessions int
 	conns    int
 	done     chan struct{}
@@ -71,7 +72,7 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, rec: newRecorder(opts.Record, opts.KeepAudio), log: opts.Log, ctx: ctx, cancel: cancel,
-		byName: map[string]int{}, done: make(chan struct{})}
+		byName: map[string]int{}, open: map[*session]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
 	for i, t := range opts.Traces {
 		s.byName[t.Name] = i
 		s.queue = append(s.queue, i)
@@ -79,8 +80,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Done is closed once every trace of Options.Traces has been played to its end (or
-// until its client left for good) and no session is open or waiting for a reconnect.
+// Done is closed once every trace of Options.Traces has been played and no session is
+// open or waiting for a reconnect (a session whose client left before its end waits
+// for the next connection, so Done waits too).
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Close ends every open session (close code 1001, going away) and waits for their
@@ -187,30 +189,74 @@ func isBeta(r *http.Request) bool {
 // errNoTrace: every trace has been played.
 var errNoTrace = errors.New("no trace left to play")
 
+// settle is how long a new connection that names nothing waits, while another
+// session's connection is open, for that session to come back (its client may have
+// just closed it to reconnect: LiveKit restarts its session when its tools change).
+// A resumption handle whose session is still closing is waited for up to
+// resumeWait.
+const (
+	settle     = 100 * time.Millisecond
+	resumeWait = 2 * time.Second
+)
+
 // assign gives a new connection its session: the pending session its Gemini
 // resumption handle names; else the trace it names (a pending session of it first);
-// else the oldest pending session; else the next trace not played yet.
+// else the oldest pending session; else the next trace not played yet. When the
+// session it would take may still be closing, it waits (settle, resumeWait).
 func (s *Server) assign(name, handle string) (*session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	wait := settle
+	if handle != "" {
+		wait = resumeWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		st, retry, err := s.tryAssign(name, handle, time.Now().After(deadline))
+		changed := s.changed
+		s.mu.Unlock()
+		if !retry {
+			return st, err
+		}
+		select {
+		case <-changed:
+		case <-time.After(time.Until(deadline)):
+		case <-s.ctx.Done():
+			return nil, errors.New("server shutting down")
+		}
+	}
+}
+
+// tryAssign is one attempt of assign; s.mu is held. retry asks to wait for a release
+// (never when late).
+func (s *Server) tryAssign(name, handle string, late bool) (st *session, retry bool, err error) {
 	take := func(i int) *session {
 		st := s.pending[i]
 		s.pending = append(s.pending[:i], s.pending[i+1:]...)
-		s.active++
+		s.open[st] = true
 		return st
 	}
 	if handle != "" {
 		for i, st := range s.pending {
 			if st.handle() == handle {
-				return take(i), nil
+				return take(i), false, nil
 			}
 		}
-		return nil, fmt.Errorf("session resumption handle %q names no session waiting for a reconnect", handle)
+		for st := range s.open {
+			if st.handle() == handle && !late {
+				return nil, true, nil
+			}
+		}
+		return nil, false, fmt.Errorf("session resumption handle %q names no session waiting for a reconnect", handle)
 	}
 	if name != "" {
 		for i, st := range s.pending {
 			if st.trace.Name == name {
-				return take(i), nil
+				return take(i), false, nil
+			}
+		}
+		for st := range s.open {
+			if st.trace.Name == name && !late {
+				return nil, true, nil
 			}
 		}
 		idx := s.byName[name]
@@ -220,24 +266,28 @@ func (s *Server) assign(name, handle string) (*session, error) {
 				break
 			}
 		}
-		return s.start(idx), nil
+		return s.start(idx), false, nil
 	}
 	if len(s.pending) > 0 {
-		return take(0), nil
+		return take(0), false, nil
+	}
+	if len(s.open) > 0 && !late {
+		return nil, true, nil
 	}
 	if len(s.queue) == 0 {
-		return nil, fmt.Errorf("%w (%d played)", errNoTrace, len(s.opts.Traces))
+		return nil, false, fmt.Errorf("%w (%d played)", errNoTrace, len(s.opts.Traces))
 	}
 	idx := s.queue[0]
 	s.queue = s.queue[1:]
-	return s.start(idx), nil
+	return s.start(idx), false, nil
 }
 
 // start opens a new session of trace idx; s.mu is held.
 func (s *Server) start(idx int) *session {
 	s.sessions++
-	s.active++
-	return &session{num: s.sessions, trace: &s.opts.Traces[idx], ids: &ids{session: s.sessions}}
+	st := &session{num: s.sessions, trace: &s.opts.Traces[idx], ids: &ids{session: s.sessions}}
+	s.open[st] = true
+	return st
 }
 
 // release returns a session whose connection closed: it waits for its next
@@ -245,11 +295,13 @@ func (s *Server) start(idx int) *session {
 func (s *Server) release(st *session, resume bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.active--
+	delete(s.open, st)
 	if resume {
 		s.pending = append(s.pending, st)
 	}
-	if !s.isDone && s.active == 0 && len(s.pending) == 0 && len(s.queue) == 0 {
+	close(s.changed)
+	s.changed = make(chan struct{})
+	if !s.isDone && len(s.open) == 0 && len(s.pending) == 0 && len(s.queue) == 0 {
 		s.isDone = true
 		close(s.done)
 	}

@@ -356,3 +356,136 @@ func TestOpenAISynthetic(t *testing.T) {
 		})
 	}
 }
+
+// reconnect is a session on two connections: the trace's second connection line
+// closes the first after a goAway.
+const reconnect = `{"t_ms": 0, "event": "session_start"}
+{"t_ms": 0, "event": "connection", "id": "conn-1"}
+{"t_ms": 300, "event": "tool_call", "call_id": "fc_a", "tool": "book_slot", "args": {}}
+{"t_ms": 400, "event": "connection", "id": "conn-2"}
+{"t_ms": 600, "event": "tool_call", "call_id": "fc_b", "tool": "book_slot", "args": {}}
+{"t_ms": 700, "event": "end"}
+`
+
+// geminiSetup is a setup message resuming handle ("": none).
+func geminiSetupMsg(handle string) string {
+	h := ""
+	if handle != "" {
+		h = `"handle": "` + handle + `"`
+	}
+	return `{"setup": {"model": "models/m", "sessionResumption": {` + h + `}, "tools": [{"functionDeclarations": [{"name": "book_slot"}]}]}}`
+}
+
+// TestGeminiReconnect: at the trace's second connection line the server sends a
+// resumption update and goAway and closes; a connection resuming the handle plays the
+// rest at the session's times; the record has one session over two connections.
+func TestGeminiReconnect(t *testing.T) {
+	t.Parallel()
+	f := startFake(t, parseTrace(t, "reconnect", reconnect))
+	url := f.ws + "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+	c := dial(t, url, nil)
+	send(t, c, websocket.MessageText, geminiSetupMsg(""))
+	msgs, ce := readAll(t, c, nil)
+	c.CloseNow()
+	if ce.Code != websocket.StatusNormalClosure || !strings.Contains(ce.Reason, "conn-2") {
+		t.Fatalf("first connection closed with %v, want 1000 naming conn-2", ce)
+	}
+	if got := msgs[len(msgs)-1]["goAway"]; got == nil {
+		t.Fatalf("last message %v, want goAway", msgs[len(msgs)-1])
+	}
+	handle := msgs[1]["sessionResumptionUpdate"].(map[string]any)["newHandle"].(string)
+
+	c = dial(t, url, nil)
+	defer c.CloseNow()
+	send(t, c, websocket.MessageText, geminiSetupMsg(handle))
+	msgs, ce = readAll(t, c, nil)
+	if ce.Code != websocket.StatusNormalClosure || ce.Reason != "end of trace" || len(msgs) != 3 || msgs[2]["toolCall"] == nil {
+		t.Fatalf("second connection: %v then %v; want setupComplete, a resumption update, fc_b, end of trace", msgs, ce)
+	}
+	f.waitDone(t)
+	got := transcript(f.record(t))
+	for _, want := range []string{
+		`close: code 1000 by server end=false "reconnect: trace connection conn-2"`,
+		`L4 connection: {"goAway":{"timeLeft":"0s"}}`,
+		`L5 tool_call: {"toolCall":{"functionCalls":[{"args":{},"id":"fc_b","name":"book_slot"}]}}`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("record lacks %q:\n%s", want, got)
+		}
+	}
+	for _, l := range f.record(t) {
+		if l.Session != 1 || l.Kind == fakeprovider.KindServer && l.Line == 5 && (l.TMs != 600 || l.Conn != 2) {
+			t.Errorf("record line %+v: want session 1, fc_b at t_ms 600 on conn 2", l)
+		}
+	}
+}
+
+// TestAssignment: connections take the traces in order, /trace/NAME/ picks one (and
+// takes it out of the queue), a client that leaves before the end is followed by the
+// next connection from where it left, and once every trace is taken a connection is
+// refused with 1008.
+func TestAssignment(t *testing.T) {
+	t.Parallel()
+	short := func(call string) string {
+		return `{"t_ms": 0, "event": "session_start"}
+{"t_ms": 200, "event": "tool_call", "call_id": "` + call + `", "tool": "book_slot", "args": {}}
+{"t_ms": 300, "event": "end"}
+`
+	}
+	f := startFake(t, parseTrace(t, "one", short("fc_one")), parseTrace(t, "two", short("fc_two")), parseTrace(t, "three", short("fc_three")))
+	oai := f.ws + "/v1/realtime?model=m"
+	callOf := func(msgs []map[string]any) string {
+		for _, m := range msgs {
+			if m["type"] == "response.function_call_arguments.done" {
+				return m["call_id"].(string)
+			}
+		}
+		return ""
+	}
+
+	// /trace/three/ takes "three" out of the queue.
+	c := dial(t, f.ws+"/trace/three/v1/realtime?model=m", nil)
+	if msgs, _ := readAll(t, c, nil); callOf(msgs) != "fc_three" {
+		t.Errorf("/trace/three/ played %q", callOf(msgs))
+	}
+	c.CloseNow()
+
+	// "one" next; its client leaves at once, so the next connection plays "one".
+	c = dial(t, oai, nil)
+	if _, _, err := c.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(websocket.StatusNormalClosure, "bye")
+	for i, want := range []string{"fc_one", "fc_two"} {
+		c = dial(t, oai, nil)
+		if msgs, _ := readAll(t, c, nil); callOf(msgs) != want {
+			t.Errorf("connection %d played %q, want %q", i+3, callOf(msgs), want)
+		}
+		c.CloseNow()
+	}
+	f.waitDone(t)
+
+	c = dial(t, oai, nil)
+	defer c.CloseNow()
+	_, ce := readAll(t, c, nil)
+	if ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "no trace left to play (3 played)") {
+		t.Errorf("a connection after every trace: %v, want 1008 no trace left", ce)
+	}
+	resp, err := http.Get(f.base + "/trace/nine/v1/realtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown trace name: %d, want 404", resp.StatusCode)
+	}
+	sessions := map[string][]int{}
+	for _, l := range f.record(t) {
+		if l.Kind == fakeprovider.KindOpen {
+			sessions[l.Trace] = append(sessions[l.Trace], l.Session)
+		}
+	}
+	if fmt.Sprint(sessions) != "map[one:[2 2] three:[1] two:[3]]" {
+		t.Errorf("sessions by trace (open lines): %v, want three first, one on two connections, then two", sessions)
+	}
+}

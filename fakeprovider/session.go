@@ -255,11 +255,15 @@ func (cs *connState) play(tr translator) {
 					continue // the connection this one already is
 				}
 				st.at = ev.TMs
-				if err := cs.send(ev.TMs, tr.goAway(), &ev); err == nil {
-					cs.finish(ev.TMs, websocket.StatusNormalClosure, "reconnect: trace connection "+ev.ID, "server", false, true)
-				} else {
-					cs.finish(ev.TMs, websocket.StatusNormalClosure, "", "client", false, true)
+				err := cs.send(ev.TMs, tr.goAway(), &ev)
+				// Released before the close: the client may reconnect the moment it
+				// sees goAway.
+				cs.srv.release(st, true)
+				by, reason := "server", "reconnect: trace connection "+ev.ID
+				if err != nil {
+					by, reason = "client", err.Error()
 				}
+				cs.close(ev.TMs, websocket.StatusNormalClosure, reason, by, false, true)
 				return
 			}
 			played = true
@@ -302,16 +306,21 @@ func (cs *connState) play(tr translator) {
 // playable: the events the loop acts on (wire events, connection, end).
 func playable(ev string) bool { return wireEvent(ev) || ev == "connection" || ev == "end" }
 
-// finish closes the connection (by the server unless by is "client"), records the
-// close and releases the session.
+// finish closes the connection and releases the session (see close).
 func (cs *connState) finish(tMs int64, code websocket.StatusCode, reason, by string, end, resume bool) {
+	cs.close(tMs, code, reason, by, end, resume)
+	cs.srv.release(cs.st, resume)
+}
+
+// close closes the connection (by the server unless by is "client") and records the
+// close.
+func (cs *connState) close(tMs int64, code websocket.StatusCode, reason, by string, end, resume bool) {
 	if by == "server" {
 		cs.c.Close(code, truncate(reason, 123))
 	} else {
 		cs.c.CloseNow()
 	}
 	cs.recordClose(tMs, int(code), reason, by, end, resume)
-	cs.srv.release(cs.st, resume)
 }
 
 func (cs *connState) recordClose(tMs int64, code int, reason, by string, end, resume bool) {
