@@ -3,6 +3,8 @@ package fakeprovider_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -487,5 +489,38 @@ func TestAssignment(t *testing.T) {
 	}
 	if fmt.Sprint(sessions) != "map[one:[2 2] three:[1] two:[3]]" {
 		t.Errorf("sessions by trace (open lines): %v, want three first, one on two connections, then two", sessions)
+	}
+}
+
+// TestSelfSignedTLS: the certificate SelfSignedTLS writes lets a client connect to
+// the fake provider over wss:// (the openai SDK's OpenAIRealtimeWS never uses ws://).
+func TestSelfSignedTLS(t *testing.T) {
+	t.Parallel()
+	certPath := filepath.Join(t.TempDir(), "cert.pem")
+	conf, err := fakeprovider.SelfSignedTLS(certPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakeprovider.New(fakeprovider.Options{Traces: []fakeprovider.Trace{parseTrace(t, "s", `{"t_ms": 10, "event": "end"}`)},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.TLS = conf
+	hs.StartTLS()
+	defer hs.Close()
+	defer srv.Close()
+	pem, _ := os.ReadFile(certPath)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("the written certificate is not PEM")
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := dial(t, "wss"+strings.TrimPrefix(hs.URL, "https")+"/v1/realtime?model=m", &websocket.DialOptions{HTTPClient: client})
+	defer c.CloseNow()
+	msgs, ce := readAll(t, c, nil)
+	if len(msgs) != 1 || msgs[0]["type"] != "session.created" || ce.Code != websocket.StatusNormalClosure {
+		t.Fatalf("over TLS: %v, %v", msgs, ce)
 	}
 }

@@ -27,6 +27,8 @@ func main() {
 type cli struct {
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
 	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
+
+	FakeProvider fakeProviderCmd `cmd:"" name:"fake-provider" help:"A fake Gemini Live / OpenAI Realtime server that plays recorded sessions on the real wire protocols, records what the agent sends, and checks the record (docs/fake-provider.md)."`
 }
 
 // run parses args and runs the command; it returns the process exit code: 0 success,
