@@ -129,7 +129,8 @@ Prefix either with /trace/NAME to play that trace.
 `
 
 // ServeHTTP upgrades a request on one of the provider paths to a WebSocket and plays
-// a session on it; anything else is 404 (an unknown trace name too).
+// a session on it; anything else is 404 (an unknown trace name too). Once every
+// trace has been played, a connection gets an idle session (see connState.idle).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proto, name := route(r)
 	if proto == "" {

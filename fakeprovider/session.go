@@ -77,7 +77,10 @@ func (cs *connState) serveGemini(name string) {
 	}
 	cancel()
 	st, err := cs.srv.assign(name, setup.Handle)
-	if err != nil {
+	if errors.Is(err, errNoTrace) {
+		cs.idle(newGemini(setup, ""))
+		return
+	} else if err != nil {
 		cs.refuse(err.Error())
 		return
 	}
@@ -92,13 +95,42 @@ func (cs *connState) serveGemini(name string) {
 // serveOpenAI gives the connection its session, sends session.created and plays.
 func (cs *connState) serveOpenAI(name string) {
 	st, err := cs.srv.assign(name, "")
-	if err != nil {
+	if errors.Is(err, errNoTrace) {
+		cs.idle(newOpenAI(cs.beta, cs.model, &ids{}))
+		return
+	} else if err != nil {
 		cs.refuse(err.Error())
 		return
 	}
 	cs.st = st
 	cs.recordOpen(cs.model)
 	cs.play(newOpenAI(cs.beta, cs.model, st.ids))
+}
+
+// idle serves a connection that comes after every trace was played: the greeting,
+// then nothing (client messages are read and dropped, not recorded) until the client
+// closes or the server stops. SDKs reconnect when the server closes the socket at a
+// trace's end (LiveKit's OpenAI plugin 2.0.0 at once, in a loop without backoff, and a
+// refused reconnect is an unhandled error there that ends the process); an idle
+// session lets them sit until the agent shuts down.
+func (cs *connState) idle(tr translator) {
+	cs.srv.log.Warn("fake provider: no trace left to play; the connection gets an idle session", "conn", cs.conn, "proto", cs.proto)
+	for _, m := range tr.greet().msgs {
+		b, _ := marshal(m)
+		if cs.c.Write(cs.srv.ctx, cs.frame, b) != nil {
+			cs.c.CloseNow()
+			return
+		}
+	}
+	for {
+		if _, _, err := cs.c.Read(cs.srv.ctx); err != nil {
+			if cs.srv.ctx.Err() != nil {
+				cs.c.Close(websocket.StatusGoingAway, "server shutting down")
+			}
+			cs.c.CloseNow()
+			return
+		}
+	}
 }
 
 // refuse closes a connection that gets no session (policy violation, with why).
