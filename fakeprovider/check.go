@@ -126,8 +126,8 @@ type CheckInput struct {
 type Report struct {
 	Stack string
 	// Sessions checked; final function responses sent on the wire; responses sent for
-	// dead ids; notes sent (user turns and status_note riders matching a reference
-	// note); commits in the backend log.
+	// dead ids; reference notes delivered (as user turns or status_note riders); commits
+	// in the backend log.
 	Sessions, Responses, DeadAnswered, Notes, Commits int
 	// MaxOffsetMS is the largest |agent time - reference time| over the responses and
 	// notes matched to the reference (and the backend's decisions that carry t_ms).
@@ -176,6 +176,7 @@ type wireText struct {
 	text string
 	via  string
 	tMs  int64
+	conn int
 }
 
 // sessionRecord is one session's lines.
@@ -406,8 +407,11 @@ func times(rs []wireResponse) string {
 }
 
 // checkNotes matches each reference note with the user turns (and status_note riders)
-// that contain its text: each must be sent as often as the reference hands it out,
-// and a "System note" the reference does not have is a mismatch.
+// that contain its text. On each connection a note goes out at most as often as the
+// reference hands it out, and on some connection that often: a later connection of
+// the session is a new model context, and agents replay their history there (LiveKit
+// sends its chat context, notes included, when it reconnects). A "System note" the
+// reference does not have is a mismatch.
 func checkNotes(rep *Report, name string, notes []replay.Line, texts []wireText, detail *[]string) {
 	used := make([]bool, len(texts))
 	want := map[string][]replay.Line{}
@@ -420,25 +424,44 @@ func checkNotes(rep *Report, name string, notes []replay.Line, texts []wireText,
 		want[k] = append(want[k], n)
 	}
 	for _, k := range order {
-		var got []wireText
+		refs := want[k]
+		byConn := map[int][]wireText{}
+		var conns []int
 		for i, t := range texts {
 			if !used[i] && strings.Contains(norm(t.text), k) {
 				used[i] = true
-				got = append(got, t)
+				if _, ok := byConn[t.conn]; !ok {
+					conns = append(conns, t.conn)
+				}
+				byConn[t.conn] = append(byConn[t.conn], t)
 			}
 		}
-		refs := want[k]
-		rep.Notes += len(got)
-		switch {
-		case len(got) == 0:
-			rep.fail("%s: note never sent: %q", name, refs[0].Text)
-		case len(got) != len(refs):
-			rep.fail("%s: note sent %d times, the reference hands it out %d: %q", name, len(got), len(refs), refs[0].Text)
+		var first []wireText // the connection that delivered it in full, first
+		for _, c := range conns {
+			got := byConn[c]
+			if len(got) > len(refs) {
+				rep.fail("%s: note sent %d times on connection %d, the reference hands it out %d: %q", name, len(got), c, len(refs), refs[0].Text)
+			}
+			if first == nil && len(got) >= len(refs) {
+				first = got
+			}
 		}
-		for i := 0; i < len(got) && i < len(refs); i++ {
-			d := got[i].tMs - tms(refs[i])
+		switch {
+		case len(conns) == 0:
+			rep.fail("%s: note never sent: %q", name, refs[0].Text)
+			continue
+		case first == nil:
+			rep.fail("%s: note sent %d times, the reference hands it out %d: %q", name, len(byConn[conns[0]]), len(refs), refs[0].Text)
+			first = byConn[conns[0]]
+		}
+		rep.Notes += len(refs)
+		for i := 0; i < len(first) && i < len(refs); i++ {
+			d := first[i].tMs - tms(refs[i])
 			rep.offset(d)
-			*detail = append(*detail, fmt.Sprintf("note via %s at %d ms (reference %d, %+d ms)", got[i].via, got[i].tMs, tms(refs[i]), d))
+			*detail = append(*detail, fmt.Sprintf("note via %s at %d ms (reference %d, %+d ms)", first[i].via, first[i].tMs, tms(refs[i]), d))
+		}
+		if len(conns) > 1 {
+			*detail = append(*detail, fmt.Sprintf("the note again on %d later connections (history)", len(conns)-1))
 		}
 	}
 	for i, t := range texts {
@@ -546,12 +569,15 @@ func readWire(s *sessionRecord) ([]wireResponse, []wireText) {
 			r, t = geminiWire(m, l.TMs)
 		}
 		rs = append(rs, r...)
-		ts = append(ts, t...)
 		for _, x := range r {
 			if n, ok := x.payload["status_note"].(string); ok && n != "" {
-				ts = append(ts, wireText{text: n, via: "status_note", tMs: x.tMs})
+				t = append(t, wireText{text: n, via: "status_note", tMs: x.tMs})
 			}
 		}
+		for i := range t {
+			t[i].conn = l.Conn
+		}
+		ts = append(ts, t...)
 	}
 	return rs, ts
 }

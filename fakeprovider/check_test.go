@@ -85,6 +85,11 @@ func TestCheckPasses(t *testing.T) {
 			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 0, max decision offset 4ms"},
 		{"openai", "openai", []string{recOpen, oaiAnswer2, oaiNote, recClose}, []string{commit1},
 			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 1, max decision offset 8ms"},
+		// A reconnect: the agent replays its history, the note in it, on connection 2.
+		{"note again as history on a later connection", "gemini", []string{recOpen, gemAnswer2, gemNote,
+			`{"t_ms":900,"session":1,"conn":2,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Book me 3pm tomorrow."}]},{"role":"user","parts":[{"text":"System note: the booking for tomorrow at 3pm is confirmed."}]}],"turnComplete":false}}}`,
+			recClose}, nil,
+			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 0, max decision offset 6ms"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +119,7 @@ func TestCheckFails(t *testing.T) {
 		{"live id never answered", []string{recOpen, gemNote, recClose}, nil,
 			"fc_2 is live and was never answered (the reference answers it at 700 ms)"},
 		{"note sent twice", []string{recOpen, gemAnswer2, gemNote, gemNote, recClose}, nil,
-			`note sent 2 times, the reference hands it out 1: "System note: the booking for tomorrow at 3pm is confirmed."`},
+			`note sent 2 times on connection 1, the reference hands it out 1: "System note: the booking for tomorrow at 3pm is confirmed."`},
 		{"note sent twice, once riding", []string{recOpen, gemRider, gemNote, recClose}, nil, "note sent 2 times"},
 		{"note never sent", []string{recOpen, gemAnswer2, recClose}, nil, "note never sent"},
 		{"a note of its own", []string{recOpen, gemAnswer2, gemNote, gemOther, recClose}, nil,
