@@ -1,5 +1,7 @@
-// Command arbiter runs the Arbiter gRPC service (`arbiter serve`) and replays recorded
-// voice sessions through the decision engine (`arbiter replay`).
+// Command arbiter runs the Arbiter gRPC service (`arbiter serve`), replays recorded
+// voice sessions through the decision engine (`arbiter replay`), and plays them to an
+// agent as a fake Gemini Live / OpenAI Realtime server (`arbiter fake-provider`,
+// `arbiter fake-provider check`).
 //
 // Every serve flag can also be set with an ARBITER_* environment variable; flags win.
 package main
