@@ -311,15 +311,6 @@ func readReference(lines []replay.Line) refFacts {
 func checkSession(rep *Report, s *sessionRecord, tr Trace, lines []replay.Line, backend []BackendLine, haveBackend bool) {
 	name := fmt.Sprintf("session %d (%s, %s)", s.num, s.trace, s.proto)
 	ref := readReference(lines)
-	calls := map[string]bool{}
-	for _, ev := range tr.Events {
-		if ev.Event == "tool_call" {
-			calls[ev.CallID] = true
-		}
-	}
-	responses, texts := readWire(s)
-	var detail []string
-
 	ended := false
 	for _, l := range s.lines {
 		switch l.Kind {
@@ -332,8 +323,26 @@ func checkSession(rep *Report, s *sessionRecord, tr Trace, lines []replay.Line, 
 	if !ended {
 		rep.fail("%s: the trace's end was never played (the client left before it)", name)
 	}
+	responses, texts := readWire(s)
+	var detail []string
+	checkResponses(rep, name, tr, ref, responses, &detail)
+	checkNotes(rep, name, ref.notes, texts, &detail)
+	if haveBackend {
+		checkBackend(rep, name, ref, backend, &detail)
+	}
+	rep.Details = append(rep.Details, fmt.Sprintf("%s: %s", name, strings.Join(detail, "; ")))
+}
 
-	// Function responses, per call id.
+// checkResponses: a live id answered exactly once (with the reference's status when
+// both say one), a dead id never (interim responses included), an id the trace never
+// called never.
+func checkResponses(rep *Report, name string, tr Trace, ref refFacts, responses []wireResponse, detail *[]string) {
+	calls := map[string]bool{}
+	for _, ev := range tr.Events {
+		if ev.Event == "tool_call" {
+			calls[ev.CallID] = true
+		}
+	}
 	finals := map[string][]wireResponse{}
 	var ids []string
 	seen := map[string]bool{}
@@ -366,28 +375,31 @@ func checkSession(rep *Report, s *sessionRecord, tr Trace, lines []replay.Line, 
 		case len(got) == 1:
 			d := got[0].tMs - tms(want)
 			rep.offset(d)
-			detail = append(detail, fmt.Sprintf("%s answered at %d ms (reference %d, %+d ms)", id, got[0].tMs, tms(want), d))
+			*detail = append(*detail, fmt.Sprintf("%s answered at %d ms (reference %d, %+d ms)", id, got[0].tMs, tms(want), d))
 			if g, w := payloadStatus(got[0].payload), payloadStatus(want.Payload); g != "" && w != "" && g != w {
 				rep.fail("%s: %s answered with status %q; the reference's status is %q", name, id, g, w)
 			}
 		}
 	}
-	for id, want := range ref.live {
+	for _, id := range sortedKeys(ref.live) {
 		if len(finals[id]) == 0 {
-			rep.fail("%s: %s is live and was never answered (the reference answers it at %d ms)", name, id, tms(want))
+			rep.fail("%s: %s is live and was never answered (the reference answers it at %d ms)", name, id, tms(ref.live[id]))
 		}
 	}
-	for id := range ref.dead {
+	for _, id := range sortedKeys(ref.dead) {
 		if len(finals[id]) == 0 {
-			detail = append(detail, fmt.Sprintf("%s dead, not answered", id))
+			*detail = append(*detail, fmt.Sprintf("%s dead, not answered", id))
 		}
 	}
+}
 
-	checkNotes(rep, name, ref.notes, texts, &detail)
-	if haveBackend {
-		checkBackend(rep, name, ref, backend, &detail)
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	rep.Details = append(rep.Details, fmt.Sprintf("%s: %s", name, strings.Join(detail, "; ")))
+	sort.Strings(keys)
+	return keys
 }
 
 // tms is a reference line's time (0 when it has none).
@@ -511,7 +523,8 @@ func checkBackend(rep *Report, name string, ref refFacts, lines []BackendLine, d
 			rep.fail("%s: backend committed %s; the reference cancelled it (%s)", name, j, d.Reason)
 		}
 	}
-	for j, d := range ref.decisions {
+	for _, j := range sortedKeys(ref.decisions) {
+		d := ref.decisions[j]
 		switch {
 		case d.Decision == "commit" && commits[j] == 0:
 			rep.fail("%s: the reference commits %s; the backend log has no commit for it", name, j)

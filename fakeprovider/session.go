@@ -233,33 +233,12 @@ func (cs *connState) play(tr translator) {
 	st := cs.st
 	cs.start = time.Now()
 	if err := cs.send(st.at, tr.greet(), nil); err != nil {
-		cs.finish(st.at, websocket.StatusInternalError, "", "server", false, true)
+		cs.finish(st.at, 0, err.Error(), "client", false, true)
 		return
 	}
 	cs.start = time.Now() // t_ms counts from the greeting
-
-	msgs := make(chan clientMsg, 1024)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		for {
-			_, b, err := cs.c.Read(cs.srv.ctx)
-			if err != nil {
-				readErr <- err
-				return
-			}
-			t := cs.now()
-			cs.record(KindClient, t, b, nil)
-			select {
-			case msgs <- clientMsg{b: b, tMs: t}:
-			case <-stop:
-				return
-			}
-		}
-	}()
-	defer func() { close(stop); <-readerDone }()
+	r := cs.startReader()
+	defer r.stop()
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -278,61 +257,110 @@ func (cs *connState) play(tr translator) {
 		select {
 		case <-timer.C:
 			st.next++
-			switch ev.Event {
-			case "end":
-				cs.finish(ev.TMs, websocket.StatusNormalClosure, "end of trace", "server", true, false)
-				return
-			case "connection":
-				if !played {
-					continue // the connection this one already is
-				}
-				st.at = ev.TMs
-				err := cs.send(ev.TMs, tr.goAway(), &ev)
-				// Released before the close: the client may reconnect the moment it
-				// sees goAway.
-				cs.srv.release(st, true)
-				by, reason := "server", "reconnect: trace connection "+ev.ID
-				if err != nil {
-					by, reason = "client", err.Error()
-				}
-				cs.close(ev.TMs, websocket.StatusNormalClosure, reason, by, false, true)
+			if cs.playEvent(tr, ev, &played) {
 				return
 			}
-			played = true
-			if err := cs.send(ev.TMs, tr.event(ev), &ev); err != nil {
-				st.at = ev.TMs
-				cs.finish(ev.TMs, 0, err.Error(), "client", false, true)
-				return
-			}
-		case m := <-msgs:
+		case m := <-r.msgs:
 			if err := cs.send(m.tMs, tr.client(m.b), nil); err != nil {
 				st.at = cs.now()
 				cs.finish(st.at, 0, err.Error(), "client", false, true)
 				return
 			}
-		case err := <-readErr:
-			st.at = cs.now()
-			code := int(websocket.CloseStatus(err))
-			reason := ""
-			var ce websocket.CloseError
-			if errors.As(err, &ce) {
-				reason = ce.Reason
-			} else {
-				reason = err.Error()
-			}
-			if cs.srv.ctx.Err() != nil {
-				cs.finish(st.at, websocket.StatusGoingAway, "server shutting down", "server", false, false)
-				return
-			}
-			cs.recordClose(st.at, code, reason, "client", false, true)
-			cs.c.CloseNow()
-			cs.srv.release(st, true)
+		case err := <-r.err:
+			cs.readFailed(err)
 			return
 		case <-cs.srv.ctx.Done():
 			cs.finish(cs.now(), websocket.StatusGoingAway, "server shutting down", "server", false, false)
 			return
 		}
 	}
+}
+
+// playEvent plays one due event; it reports whether the connection is over.
+func (cs *connState) playEvent(tr translator, ev replay.TraceEvent, played *bool) bool {
+	st := cs.st
+	switch ev.Event {
+	case "end":
+		cs.finish(ev.TMs, websocket.StatusNormalClosure, "end of trace", "server", true, false)
+		return true
+	case "connection":
+		if !*played {
+			return false // the connection this one already is
+		}
+		st.at = ev.TMs
+		err := cs.send(ev.TMs, tr.goAway(), &ev)
+		// Released before the close: the client may reconnect the moment it sees goAway.
+		cs.srv.release(st, true)
+		by, reason := "server", "reconnect: trace connection "+ev.ID
+		if err != nil {
+			by, reason = "client", err.Error()
+		}
+		cs.close(ev.TMs, websocket.StatusNormalClosure, reason, by, false, true)
+		return true
+	}
+	*played = true
+	if err := cs.send(ev.TMs, tr.event(ev), &ev); err != nil {
+		st.at = ev.TMs
+		cs.finish(ev.TMs, 0, err.Error(), "client", false, true)
+		return true
+	}
+	return false
+}
+
+// readFailed ends the connection after the reader's error: the client closed or went
+// away (the session waits for its next connection), or the server is shutting down.
+func (cs *connState) readFailed(err error) {
+	st := cs.st
+	st.at = cs.now()
+	if cs.srv.ctx.Err() != nil {
+		cs.finish(st.at, websocket.StatusGoingAway, "server shutting down", "server", false, false)
+		return
+	}
+	reason := err.Error()
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		reason = ce.Reason
+	}
+	cs.recordClose(st.at, int(websocket.CloseStatus(err)), reason, "client", false, true)
+	cs.c.CloseNow()
+	cs.srv.release(st, true)
+}
+
+// reader reads the client's messages, recording each with its arrival time.
+type reader struct {
+	msgs chan clientMsg
+	err  chan error
+	quit chan struct{}
+	done chan struct{}
+}
+
+// startReader starts the connection's reader goroutine.
+func (cs *connState) startReader() *reader {
+	r := &reader{msgs: make(chan clientMsg, 1024), err: make(chan error, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			_, b, err := cs.c.Read(cs.srv.ctx)
+			if err != nil {
+				r.err <- err
+				return
+			}
+			t := cs.now()
+			cs.record(KindClient, t, b, nil)
+			select {
+			case r.msgs <- clientMsg{b: b, tMs: t}:
+			case <-r.quit:
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// stop waits for the reader to end (the connection is closed by then).
+func (r *reader) stop() {
+	close(r.quit)
+	<-r.done
 }
 
 // playable: the events the loop acts on (wire events, connection, end).
