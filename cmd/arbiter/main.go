@@ -1,5 +1,7 @@
-// Command arbiter runs the Arbiter gRPC service (`arbiter serve`) and replays recorded
-// voice sessions through the decision engine (`arbiter replay`).
+// Command arbiter runs the Arbiter gRPC service (`arbiter serve`), replays recorded
+// voice sessions through the decision engine (`arbiter replay`), and plays them to an
+// agent as a fake Gemini Live / OpenAI Realtime server (`arbiter fake-provider`,
+// `arbiter fake-provider check`).
 //
 // Every serve flag can also be set with an ARBITER_* environment variable; flags win.
 package main
@@ -27,6 +29,8 @@ func main() {
 type cli struct {
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
 	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
+
+	FakeProvider fakeProviderCmd `cmd:"" name:"fake-provider" help:"A fake Gemini Live / OpenAI Realtime server that plays recorded sessions on the real wire protocols, records what the agent sends, and checks the record (docs/fake-provider.md)."`
 }
 
 // run parses args and runs the command; it returns the process exit code: 0 success,

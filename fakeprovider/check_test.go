@@ -1,0 +1,173 @@
+package fakeprovider_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/voicearbiter/arbiter/fakeprovider"
+)
+
+// syntheticRef is a reference for the synthetic trace, as a replay would print it:
+// fc_1 dead (abandoned by the barge-in), its re-issue fc_2 a duplicate answered with
+// the job's commit, and one note.
+const syntheticRef = `{"out":"call","t_ms":450,"call_id":"fc_1","disposition":"execute","job_id":"job-1"}
+{"out":"skip","t_ms":500,"call_id":"fc_1","reason":"abandoned"}
+{"out":"call","t_ms":600,"call_id":"fc_2","disposition":"duplicate","job_id":"job-1"}
+{"out":"decision","t_ms":700,"call_id":"fc_1","job_id":"job-1","decision":"commit","reason":"no user speech in the grace window"}
+{"out":"commit","t_ms":700,"job_id":"job-1"}
+{"out":"response","t_ms":700,"call_id":"fc_2","payload":{"duplicate_of":"fc_1","status":"committed"}}
+{"out":"note","t_ms":700,"job_id":"job-1","text":"System note: the booking for tomorrow at 3pm is confirmed.","deliver":"now"}
+{"out":"summary","commits":1,"cancels":0,"double_commits":0,"calls":2,"answered":1,"skipped":1,"unanswered":[]}
+`
+
+const (
+	recOpen  = `{"t_ms":0,"session":1,"conn":1,"trace":"synthetic","proto":"PROTO","kind":"open"}`
+	recClose = `{"t_ms":1500,"session":1,"conn":1,"trace":"synthetic","proto":"PROTO","kind":"close","code":1000,"by":"server","end":true}`
+	// Gemini client messages.
+	gemAnswer2 = `{"t_ms":704,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_2","name":"book_slot","response":{"status":"committed","duplicate_of":"fc_1"}}]}}}`
+	gemAnswer1 = `{"t_ms":705,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_1","name":"book_slot","response":{"status":"committed"}}]}}}`
+	gemNote    = `{"t_ms":706,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"clientContent":{"turns":[{"role":"user","parts":[{"text":"System note: the booking for tomorrow at 3pm is confirmed."}]}],"turnComplete":true}}}`
+	gemRider   = `{"t_ms":704,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_2","name":"book_slot","scheduling":"INTERRUPT","response":{"status":"committed","status_note":"System note: the booking for tomorrow at 3pm is confirmed."}}]}}}`
+	gemOther   = `{"t_ms":900,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"clientContent":{"turns":[{"role":"user","parts":[{"text":"System note: the user's name is Dana."}]}],"turnComplete":true}}}`
+	gemWrong   = `{"t_ms":704,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_2","name":"book_slot","response":{"output":{"status":"cancelled"}}}]}}}`
+	gemStray   = `{"t_ms":800,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_9","name":"book_slot","response":{}}]}}}`
+	// OpenAI client messages.
+	oaiAnswer2 = `{"t_ms":703,"session":1,"conn":1,"trace":"synthetic","proto":"openai","kind":"client","msg":{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"fc_2","output":"{\"status\":\"committed\"}"}}}`
+	oaiNote    = `{"t_ms":708,"session":1,"conn":1,"trace":"synthetic","proto":"openai","kind":"client","msg":{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"System note: the booking for tomorrow at 3pm is confirmed."}]}}}`
+	// Backend log lines.
+	commit1 = `{"out":"commit","t_ms":702,"job_id":"job-1"}`
+	cancel1 = `{"out":"cancel","t_ms":702,"job_id":"job-1"}`
+)
+
+// checkRecord runs Check on the synthetic trace with record lines (PROTO stands for
+// the protocol) and a backend log (nil: none).
+func checkRecord(t *testing.T, proto string, record []string, backend []string) *fakeprovider.Report {
+	t.Helper()
+	tr := parseTrace(t, "synthetic", synthetic)
+	ref, err := fakeprovider.ReadReference(strings.NewReader(syntheticRef), "ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, l := range record {
+		text.WriteString(strings.ReplaceAll(l, "PROTO", proto) + "\n")
+	}
+	lines, err := fakeprovider.ReadRecord(strings.NewReader(text.String()), "record")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fakeprovider.CheckInput{Stack: "test", References: []fakeprovider.Reference{{Trace: tr, Lines: ref}}, Record: lines}
+	if backend != nil {
+		in.Backend, err = fakeprovider.ReadBackendLog(strings.NewReader(strings.Join(backend, "\n")), "backend")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Backend == nil {
+			in.Backend = []fakeprovider.BackendLine{}
+		}
+	}
+	return fakeprovider.Check(in)
+}
+
+// TestCheckPasses: records that do what the reference does pass, whichever way the
+// note goes out.
+func TestCheckPasses(t *testing.T) {
+	cases := []struct {
+		name    string
+		proto   string
+		record  []string
+		backend []string
+		summary string
+	}{
+		{"gemini note as user turn", "gemini", []string{recOpen, gemAnswer2, gemNote, recClose}, []string{`not json`, commit1, `{"out":"summary"}`},
+			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 1, max decision offset 6ms"},
+		{"gemini note riding on the response", "gemini", []string{recOpen, gemRider, recClose}, nil,
+			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 0, max decision offset 4ms"},
+		{"openai", "openai", []string{recOpen, oaiAnswer2, oaiNote, recClose}, []string{commit1},
+			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 1, max decision offset 8ms"},
+		// A reconnect: the agent replays its history, the note in it, on connection 2.
+		{"note again as history on a later connection", "gemini", []string{recOpen, gemAnswer2, gemNote,
+			`{"t_ms":900,"session":1,"conn":2,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Book me 3pm tomorrow."}]},{"role":"user","parts":[{"text":"System note: the booking for tomorrow at 3pm is confirmed."}]}],"turnComplete":false}}}`,
+			recClose}, nil,
+			"test: sessions 1, responses 1, dead ids answered 0, notes 1, commits 0, max decision offset 6ms"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := checkRecord(t, tc.proto, tc.record, tc.backend)
+			if !rep.OK() {
+				t.Fatalf("mismatches: %q", rep.Mismatches)
+			}
+			if got := rep.Summary(); got != tc.summary {
+				t.Errorf("summary %q, want %q", got, tc.summary)
+			}
+		})
+	}
+}
+
+// TestCheckFails: each wrong record fails with a message that says what is wrong.
+func TestCheckFails(t *testing.T) {
+	cases := []struct {
+		name    string
+		record  []string
+		backend []string
+		want    string
+	}{
+		{"dead id answered", []string{recOpen, gemAnswer2, gemAnswer1, gemNote, recClose}, nil,
+			"fc_1 answered at 705 ms, but it is dead (abandoned): it must never be answered"},
+		{"live id answered twice", []string{recOpen, gemAnswer2, gemAnswer2, gemNote, recClose}, nil,
+			"fc_2 answered 2 times (at 704, 704 ms); a call id gets exactly one response"},
+		{"live id never answered", []string{recOpen, gemNote, recClose}, nil,
+			"fc_2 is live and was never answered (the reference answers it at 700 ms)"},
+		{"note sent twice", []string{recOpen, gemAnswer2, gemNote, gemNote, recClose}, nil,
+			`note sent 2 times on connection 1, the reference hands it out 1: "System note: the booking for tomorrow at 3pm is confirmed."`},
+		{"note sent twice, once riding", []string{recOpen, gemRider, gemNote, recClose}, nil, "note sent 2 times"},
+		{"note never sent", []string{recOpen, gemAnswer2, recClose}, nil, "note never sent"},
+		{"a note of its own", []string{recOpen, gemAnswer2, gemNote, gemOther, recClose}, nil,
+			`a note the reference does not have, at 900 ms via clientContent: "System note: the user's name is Dana."`},
+		{"wrong status", []string{recOpen, gemWrong, gemNote, recClose}, nil, `fc_2 answered with status "cancelled"; the reference's status is "committed"`},
+		{"a call the trace never made", []string{recOpen, gemAnswer2, gemNote, gemStray, recClose}, nil, "a function response for fc_9, which the trace never called"},
+		{"end never played", []string{recOpen, gemAnswer2, gemNote}, nil, "the trace's end was never played"},
+		{"commit the reference does not make", []string{recOpen, gemAnswer2, gemNote, recClose}, []string{cancel1},
+			"the reference commits job-1; the backend log has no commit for it"},
+		{"double commit", []string{recOpen, gemAnswer2, gemNote, recClose}, []string{commit1, commit1}, "backend committed job-1 2 times"},
+		{"commit of an unknown job", []string{recOpen, gemAnswer2, gemNote, recClose}, []string{commit1, `{"out":"commit","job_id":"job-7"}`},
+			"backend committed job-7; the reference has no decision for it"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := checkRecord(t, "gemini", tc.record, tc.backend)
+			if rep.OK() {
+				t.Fatalf("passed; want a mismatch %q", tc.want)
+			}
+			all := strings.Join(rep.Mismatches, "\n")
+			if !strings.Contains(all, tc.want) {
+				t.Fatalf("mismatches:\n%s\nwant one containing %q", all, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckCancelledJob: the backend's cancel (or abort of the prepare) agrees with a
+// reference that cancels; a commit does not.
+func TestCheckCancelledJob(t *testing.T) {
+	ref := strings.NewReplacer(`"decision":"commit"`, `"decision":"cancel"`, `{"out":"commit","t_ms":700,"job_id":"job-1"}`, `{"out":"cancel","t_ms":700,"job_id":"job-1"}`).Replace(syntheticRef)
+	tr := parseTrace(t, "synthetic", synthetic)
+	lines, _ := fakeprovider.ReadReference(strings.NewReader(ref), "ref")
+	record, _ := fakeprovider.ReadRecord(strings.NewReader(strings.ReplaceAll(strings.Join([]string{
+		recOpen, gemAnswer2, gemNote, recClose}, "\n"), "PROTO", "gemini")), "record")
+	for _, tc := range []struct {
+		backend string
+		want    string
+	}{
+		{`{"out":"abort_prepare","job_id":"job-1"}`, ""},
+		{cancel1, ""},
+		{commit1, "backend committed job-1; the reference cancelled it (no user speech in the grace window)"},
+	} {
+		backend, _ := fakeprovider.ReadBackendLog(strings.NewReader(tc.backend), "backend")
+		rep := fakeprovider.Check(fakeprovider.CheckInput{Stack: "t", References: []fakeprovider.Reference{{Trace: tr, Lines: lines}}, Record: record, Backend: backend})
+		all := strings.Join(rep.Mismatches, "\n")
+		if tc.want == "" && !rep.OK() || tc.want != "" && !strings.Contains(all, tc.want) {
+			t.Errorf("backend %s: mismatches %q, want %q", tc.backend, all, tc.want)
+		}
+	}
+}
