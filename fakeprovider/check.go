@@ -70,7 +70,7 @@ func ReadBackendLog(r io.Reader, name string) ([]BackendLine, error) {
 		if json.Unmarshal(b, &l) != nil || l.Out == "" {
 			continue
 		}
-		l.Line = n
+		l.Line, l.JobID = n, jobKey(l.JobID)
 		if isDecisionOut(l.Out) && l.JobID == "" {
 			return nil, fmt.Errorf("%s:%d: %s without job_id", name, n, l.Out)
 		}
@@ -271,6 +271,15 @@ func splitBackend(rep *Report, lines []BackendLine, sessions []*sessionRecord) m
 	return out
 }
 
+// jobKey is a job id without its session's epoch ("job-1" for "job-1.xdts00"): the
+// reference (a replay on a virtual clock) and the agent's session (real time) were
+// created at different times, so their epochs differ; within one session the job
+// number names the job.
+func jobKey(id string) string {
+	n, _, _ := strings.Cut(id, ".")
+	return n
+}
+
 // refFacts is what a reference says about a session.
 type refFacts struct {
 	live      map[string]replay.Line // call id -> its final response
@@ -283,6 +292,7 @@ type refFacts struct {
 func readReference(lines []replay.Line) refFacts {
 	f := refFacts{live: map[string]replay.Line{}, dead: map[string]string{}, decisions: map[string]replay.Line{}}
 	for _, l := range lines {
+		l.JobID = jobKey(l.JobID)
 		switch l.Out {
 		case "response":
 			if l.Final == nil || *l.Final {
