@@ -223,24 +223,24 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
-// observedAt is when the agent observed an event that it reports age after: the
-// service clock's now less age; zero (the event happened as it arrives) when age is
-// unset or zero. Errors: Invalid naming age when it is malformed or negative.
+// observedAt is when the agent observed an event: the moment its request arrived, less
+// the age it reports (unset: 0). It is taken as the request arrives, before the store
+// is read, so an event whose step waits for a slow store (a frozen Redis) keeps its
+// place on the session's timeline instead of taking the session clock's later time.
+// Errors: Invalid naming age when it is malformed or negative.
 func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
+	arrived := s.svc.Clock.Now()
 	if age == nil {
-		return time.Time{}, nil
+		return arrived, nil
 	}
 	if err := age.CheckValid(); err != nil {
 		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v", err)
 	}
 	d := age.AsDuration()
-	switch {
-	case d < 0:
+	if d < 0 {
 		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v is negative", d)
-	case d == 0:
-		return time.Time{}, nil
 	}
-	return s.svc.Clock.Now().Add(-d), nil
+	return arrived.Add(-d), nil
 }
 
 // apply runs one event through the service and returns the engine's output with its
