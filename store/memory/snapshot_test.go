@@ -389,6 +389,18 @@ func TestSaveFileConcurrent(t *testing.T) {
 	}
 }
 
+// TestRestoreRefusedOnDisk: a store on a disk does not restore into memory what the
+// disk would not have.
+func TestRestoreRefusedOnDisk(t *testing.T) {
+	c := newClock()
+	src := newStore(t, c)
+	fill(t, src, c)
+	dst := openStore(t, newMapDisk(), c.now)
+	if n, err := dst.Restore(bytes.NewReader(snapshot(t, src))); err == nil || !strings.Contains(err.Error(), "disk") || n != 0 || dst.Len() != 0 {
+		t.Fatalf("Restore on a disk: %d, %v, %d sessions; want an error and nothing restored", n, err, dst.Len())
+	}
+}
+
 // benchStore returns a store of 1000 sessions, each with 20 calls' worth of state.
 func benchStore(b *testing.B) *memory.Store {
 	s := memory.New(nil)
