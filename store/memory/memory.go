@@ -38,12 +38,9 @@ type Store struct {
 	// (the janitor deletes them there).
 	gone        []arbiter.SessionKey
 	watchers    map[arbiter.SessionKey]map[chan struct{}]struct{}
-	changes     uint64 // successful Saves and Restores; see Changes
 	stop        chan struct{}
 	stopOnce    sync.Once
 	janitorDone chan struct{}
-
-	fileMu sync.Mutex // serializes SaveFile
 }
 
 // record is one stored session. A record is never changed once stored (a Save stores
@@ -264,7 +261,6 @@ func (m *Store) nextLocked(s *arbiter.Session, data []byte, ttl time.Duration) (
 // storeLocked stores r as key's record and wakes key's watchers.
 func (m *Store) storeLocked(key arbiter.SessionKey, r *record) {
 	m.sessions[key] = r
-	m.changes++
 	for ch := range m.watchers[key] {
 		select {
 		case ch <- struct{}{}:

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -175,79 +173,6 @@ func (m *Store) Restore(r io.Reader) (int, error) {
 		}
 		m.storeLocked(sr.Key, nr)
 		n++
-	}
-	m.changes++
-	return n, nil
-}
-
-// Changes returns a count that grows with every successful Save and Restore. A caller
-// that read c before writing a snapshot has nothing new to write while Changes still
-// returns c (sessions that expire meanwhile only make the snapshot hold sessions that
-// Restore skips). Safe for concurrent use.
-func (m *Store) Changes() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.changes
-}
-
-// SaveFile writes a Snapshot to path atomically: to a temporary file in the same
-// directory (mode 0600), synced to disk, then renamed over path, and the directory
-// synced; a crash at any point leaves either the previous file or the new one, never
-// a mix. It returns how many sessions it wrote. Calls are serialized, so with
-// concurrent callers the file ends with the latest snapshot. Errors name the file.
-func (m *Store) SaveFile(path string) (int, error) {
-	m.fileMu.Lock()
-	defer m.fileMu.Unlock()
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	fail := func(err error) (int, error) {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	n, err := m.Snapshot(tmp)
-	if err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil { // make the rename itself durable
-		err = d.Sync()
-		_ = d.Close()
-		if err != nil {
-			return 0, fmt.Errorf("write session state %s: sync directory: %w", path, err)
-		}
-	}
-	return n, nil
-}
-
-// LoadFile restores the sessions in a file that SaveFile wrote (see Restore) and
-// returns how many it restored. A missing file is an error for which
-// errors.Is(err, fs.ErrNotExist) holds; a corrupt one is an error that names the file
-// and says what is wrong, and restores nothing.
-func (m *Store) LoadFile(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("read session state: %w", err) // *PathError names the file
-	}
-	defer f.Close()
-	n, err := m.Restore(bufio.NewReaderSize(f, 64<<10))
-	if err != nil {
-		return 0, fmt.Errorf("read session state %s: %w", path, err)
 	}
 	return n, nil
 }
