@@ -10,10 +10,10 @@ import (
 	"github.com/voicearbiter/arbiter/store/memory"
 )
 
-// TestGroupCommit: writes queued while no commit runs go into as few commits as
-// MaxBatch allows, and each writer hears only once its write is committed. The
-// committer is started only once every write is queued, so the counts do not depend
-// on timing.
+// TestGroupCommit: writes queued while a commit is under way go into as few commits
+// as MaxBatch allows once it is done, and each writer hears only once its write is
+// committed. The commit under way is the test's: it ends only once every write is
+// queued, so the counts do not depend on timing.
 func TestGroupCommit(t *testing.T) {
 	for _, tc := range []struct{ writers, maxBatch, commits int }{
 		{50, 1024, 1},
@@ -26,7 +26,10 @@ func TestGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &Disk{db: db, maxBatch: tc.maxBatch, wake: make(chan struct{}, 1), done: make(chan struct{})}
+			d := newDisk(db, "state.db", tc.maxBatch)
+			d.mu.Lock()
+			d.leader = true // a commit is under way
+			d.mu.Unlock()
 			errs := make(chan error, tc.writers)
 			for i := range tc.writers {
 				go func() {
@@ -44,7 +47,9 @@ func TestGroupCommit(t *testing.T) {
 				t.Fatalf("a Put returned before any commit: %v", err)
 			default:
 			}
-			go d.commitLoop()
+			d.mu.Lock()
+			d.handOffLocked() // the commit under way is done
+			d.mu.Unlock()
 			for range tc.writers {
 				if err := <-errs; err != nil {
 					t.Fatal(err)

@@ -1,9 +1,11 @@
 // Package boltdisk keeps the embedded store's sessions in one bbolt database file
 // (go.etcd.io/bbolt): the memory.Disk under `arbiter serve --state-file`. Every
-// write is committed and synced (fdatasync) before it returns; concurrent writes are
-// group-committed, one transaction and one sync for all the writes that arrived while
-// the previous commit was syncing, so throughput grows with the writers while a lone
-// writer waits for one sync and no timer.
+// write is committed and synced (fdatasync) before it returns. Concurrent writes are
+// group-committed: the writes that arrive while a commit is syncing queue up, and the
+// first of them, once that commit is done, commits them all in one transaction (as
+// LevelDB's writers do). A lone writer commits in its own goroutine at once: one
+// transaction, no hand-off to another goroutine and no timer (bbolt's DB.Batch waits
+// up to 10 ms for company).
 //
 // The file holds two buckets: "meta", whose key "format" names the layout
 // ("arbiter-memory-store/bolt-v1"; Open refuses any other), and "sessions", one key
@@ -68,10 +70,10 @@ type Disk struct {
 	maxBatch int
 
 	mu     sync.Mutex
-	queue  []*op
+	queue  []*op      // waiting for the commit under way to finish
+	leader bool       // a writer is committing; a non-empty queue always has one
+	idle   *sync.Cond // signalled when leader turns false
 	closed bool
-	wake   chan struct{} // buffered 1: the committer has work
-	done   chan struct{} // closed when the committer has returned
 
 	failed  atomic.Bool // the last commit failed
 	commits atomic.Uint64
@@ -79,14 +81,21 @@ type Disk struct {
 	deletes atomic.Uint64
 }
 
-// op is one write handed to the committer: a Put (rec set) or a DeleteExpired (keys),
-// or neither (a probe: an empty commit).
+// op is one write: a Put (val set) or a DeleteExpired (keys), or neither (a probe:
+// an empty commit).
 type op struct {
 	key  []byte
 	val  []byte
 	keys []arbiter.SessionKey
 	now  time.Time
-	err  chan error // buffered 1
+	res  chan result // buffered 1
+}
+
+// result is what a queued writer hears: its write's outcome, or that it is to
+// commit the queue.
+type result struct {
+	err  error
+	lead bool
 }
 
 // ErrClosed is the error of a write to a closed Disk.
@@ -120,9 +129,7 @@ func Open(path string, opts Options) (*Disk, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Disk{db: db, path: path, maxBatch: opts.MaxBatch, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go d.commitLoop()
-	return d, nil
+	return newDisk(db, path, opts.MaxBatch), nil
 }
 
 // openDB opens the bbolt file at path and checks (or, in a new file, writes) its
@@ -168,6 +175,12 @@ func openDB(path string, opts Options) (*bolt.DB, error) {
 	return db, nil
 }
 
+func newDisk(db *bolt.DB, path string, maxBatch int) *Disk {
+	d := &Disk{db: db, path: path, maxBatch: maxBatch}
+	d.idle = sync.NewCond(&d.mu)
+	return d
+}
+
 // initDB writes the buckets and format of a new file.
 func initDB(tx *bolt.Tx) error {
 	meta, err := tx.CreateBucket(metaBucket)
@@ -204,63 +217,62 @@ func (d *Disk) Ping(ctx context.Context) error {
 	if !d.failed.Load() {
 		return nil
 	}
-	o := &op{err: make(chan error, 1)}
-	if err := d.enqueue(o); err != nil {
-		return err
-	}
+	res := make(chan error, 1)
+	go func() { res <- d.submit(&op{}) }()
 	select {
-	case err := <-o.err:
+	case err := <-res:
 		return err
 	case <-ctx.Done():
 		return fmt.Errorf("%s: a test write did not finish: %w", d.path, ctx.Err())
 	}
 }
 
-// submit hands o to the committer and waits for its commit.
+// submit writes o and returns once it is committed. With no commit under way the
+// caller commits at once; otherwise it queues and waits to hear either its outcome
+// or that it leads the next commit (of everything queued by then).
 func (d *Disk) submit(o *op) error {
-	o.err = make(chan error, 1)
-	if err := d.enqueue(o); err != nil {
-		return err
-	}
-	return <-o.err
-}
-
-func (d *Disk) enqueue(o *op) error {
+	o.res = make(chan result, 1)
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return ErrClosed
 	}
 	d.queue = append(d.queue, o)
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
+	if d.leader {
+		d.mu.Unlock()
+		if r := <-o.res; !r.lead {
+			return r.err
+		}
+		d.mu.Lock()
 	}
-	return nil
+	d.leader = true
+	d.commitQueueLocked()
+	return (<-o.res).err
 }
 
-// commitLoop commits what is queued, one transaction at a time: the writes that
-// arrive during a commit go together into the next. It returns once Close was called
-// and the queue is empty.
-func (d *Disk) commitLoop() {
-	defer close(d.done)
-	for {
-		d.mu.Lock()
-		n := min(len(d.queue), d.maxBatch)
-		batch := d.queue[:n:n]
-		d.queue = d.queue[n:]
-		closed := d.closed
-		d.mu.Unlock()
-		if n == 0 {
-			if closed {
-				return
-			}
-			<-d.wake
-			continue
-		}
-		d.commit(batch)
+// commitQueueLocked commits the front of the queue (o's own op first among them), at
+// most maxBatch ops, then hands the lead to the first op still queued, or lets it go.
+// Called with d.mu held, by the leader; returns with it released.
+func (d *Disk) commitQueueLocked() {
+	n := min(len(d.queue), d.maxBatch)
+	batch := d.queue[:n:n]
+	d.queue = d.queue[n:]
+	d.mu.Unlock()
+	d.commit(batch)
+	d.mu.Lock()
+	d.handOffLocked()
+	d.mu.Unlock()
+}
+
+// handOffLocked makes the first queued op's writer the leader, or, with none queued,
+// ends the lead.
+func (d *Disk) handOffLocked() {
+	if len(d.queue) > 0 {
+		d.queue[0].res <- result{lead: true}
+		return
 	}
+	d.leader = false
+	d.idle.Broadcast()
 }
 
 // commit writes batch in one transaction and answers each op: the commit's error,
@@ -287,7 +299,7 @@ func (d *Disk) commit(batch []*op) {
 		case len(o.keys) > 0:
 			d.deletes.Add(1)
 		}
-		o.err <- errs[i]
+		o.res <- result{err: errs[i]}
 	}
 }
 
@@ -347,22 +359,19 @@ func (d *Disk) Stats() Stats {
 // Path returns the file's path.
 func (d *Disk) Path() string { return d.path }
 
-// Close implements memory.Disk: it commits what is queued, then closes the file.
-// Later writes fail with ErrClosed. Idempotent.
+// Close implements memory.Disk: it waits for the writes under way and queued, then
+// closes the file. Later writes fail with ErrClosed. Idempotent.
 func (d *Disk) Close() error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		<-d.done
 		return nil
 	}
 	d.closed = true
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
+	for d.leader {
+		d.idle.Wait()
 	}
-	<-d.done
+	d.mu.Unlock()
 	return d.db.Close()
 }
 
