@@ -262,35 +262,35 @@ func TestDiskSaveInFlight(t *testing.T) {
 	}
 }
 
-// TestDiskSaveContextEnds: a Save whose context ends during the write is Unavailable
-// at once; memory then follows the disk, so the write, once on disk, is what Load
-// returns (and the watcher is woken).
-func TestDiskSaveContextEnds(t *testing.T) {
+// TestDiskSaveWaitEnds: a Save waiting for another write of its session gives up
+// with Unavailable when its context ends, having written nothing; the write it
+// waited for is stored.
+func TestDiskSaveWaitEnds(t *testing.T) {
 	c := newClock()
 	disk := newMapDisk()
 	s := openStore(t, disk, c.now)
 	save(t, s, c, keyA, time.Hour, 0)
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
 	disk.set(func(d *mapDisk) { d.gate, d.entered = gate, entered })
-	ch, stop, _ := s.Watch(context.Background(), keyA)
-	defer stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	sess := load(t, s, keyA)
-	sess.Language = "fr"
+	first, second := load(t, s, keyA), load(t, s, keyA)
+	first.Language, second.Language = "fr", "it"
 	res := make(chan error, 1)
-	go func() { res <- s.Save(ctx, sess, time.Hour) }()
+	go func() { res <- s.Save(context.Background(), first, time.Hour) }()
 	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := <-res; arbiter.KindOf(err) != arbiter.Unavailable {
-		t.Fatalf("Save whose context ended: %v, want Unavailable", err)
-	}
-	if got := load(t, s, keyA); got.Version != 1 {
-		t.Fatalf("version %d before the disk answered, want 1", got.Version)
+	if err := s.Save(ctx, second, time.Hour); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Save waiting behind a write, its context ended: %v, want Unavailable", err)
 	}
 	close(gate)
-	<-ch
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
 	if got := load(t, s, keyA); got.Version != 2 || got.Language != "fr" {
-		t.Fatalf("after the disk took the write: version %d language %q, want 2 fr", got.Version, got.Language)
+		t.Fatalf("version %d language %q, want the first writer's 2 fr", got.Version, got.Language)
+	}
+	if r, _ := disk.get(keyA); r.Version != 2 {
+		t.Fatalf("disk version %d, want 2", r.Version)
 	}
 }
 

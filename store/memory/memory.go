@@ -150,11 +150,11 @@ func (m *Store) dropLocked(key arbiter.SessionKey) {
 // Save implements arbiter.Store. On a Disk the new record is written to disk before
 // Save returns, and only then stored in memory: until then Load returns the previous
 // version, and another Save of the same session waits for this one (then usually
-// fails with Conflict). Concurrent Saves of different sessions share the disk's
-// syncs. When the disk write fails, Save fails with Unavailable and memory keeps the
-// previous version (whether the disk kept the new one is unknown until a later Save
-// overwrites it). When ctx ends first, Save returns Unavailable at once; memory then
-// follows the disk's answer when it comes, so a reload tells whether it was stored.
+// fails with Conflict); ctx bounds that wait (Unavailable when it ends), not the
+// write itself, which a Save always waits for. Concurrent Saves of different
+// sessions share the disk's syncs. When the disk write fails, Save fails with
+// Unavailable and memory keeps the previous version (whether the disk kept the new
+// one is unknown until a later Save overwrites it).
 func (m *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
 	data, err := arbiter.EncodeSession(s)
 	if err != nil {
@@ -183,31 +183,22 @@ func (m *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration)
 	}
 	m.mu.Unlock()
 
-	res := make(chan error, 1)
-	go func() {
-		err := m.disk.Put(Record{Key: s.Key, Version: nr.version, Expires: nr.expires, Session: nr.data})
-		m.mu.Lock()
-		delete(m.writing, s.Key)
-		if create {
-			m.creating--
-		}
-		if err == nil {
-			m.storeLocked(s.Key, nr)
-		}
-		close(done)
-		m.mu.Unlock()
-		res <- err
-	}()
-	select {
-	case err := <-res:
-		if err != nil {
-			return arbiter.Wrap(arbiter.Unavailable, err, "session %q not stored: the write to disk failed; retry", s.Key.ID)
-		}
-		s.Version = nr.version
-		return nil
-	case <-ctx.Done():
-		return arbiter.Wrap(arbiter.Unavailable, ctx.Err(), "session %q: the write to disk did not finish in time; whether it was stored is not known: reload", s.Key.ID)
+	err = m.disk.Put(Record{Key: s.Key, Version: nr.version, Expires: nr.expires, Session: nr.data})
+	m.mu.Lock()
+	delete(m.writing, s.Key)
+	if create {
+		m.creating--
 	}
+	if err == nil {
+		m.storeLocked(s.Key, nr)
+	}
+	close(done)
+	m.mu.Unlock()
+	if err != nil {
+		return arbiter.Wrap(arbiter.Unavailable, err, "session %q not stored: the write to disk failed; retry", s.Key.ID)
+	}
+	s.Version = nr.version
+	return nil
 }
 
 // awaitWriteLocked waits, with the lock held on entry and on return, until no write
