@@ -37,9 +37,9 @@ tools:
 `
 
 const (
-	chaosWorkers        = 16
-	chaosKills          = 5
-	chaosCallsPerSesion = 8 // then the worker goes on in a new session: sessions stay small
+	chaosWorkers         = 16
+	chaosKills           = 5
+	chaosCallsPerSession = 8 // then the worker goes on in a new session: sessions stay small
 )
 
 // chaosAgent is one worker: a voice agent booking in one session after another,
@@ -145,7 +145,7 @@ func (a *chaosAgent) once(ctx context.Context, c arbiterv1.ArbiterServiceClient)
 		a.completes[sid][a.job] = r
 		a.n++
 		a.step = 0
-		if a.n == chaosCallsPerSesion {
+		if a.n == chaosCallsPerSession {
 			a.nextSession()
 		}
 	}
