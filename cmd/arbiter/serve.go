@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
@@ -17,6 +20,7 @@ import (
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/memory/boltdisk"
 	"github.com/voicearbiter/arbiter/store/redisstore"
 )
 
@@ -32,8 +36,8 @@ type serveCmd struct {
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
 	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis that can lose what it acknowledged: no AOF (a restart loses every session, or with RDB snapshots rolls them back to the last one), or AOF without appendfsync always (a crash loses up to a second). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
-	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this file across restarts: read at start (a missing file is an empty store), written every --state-interval and after the drain on SIGTERM. Not with --redis-url. Empty: sessions live only in memory."`
-	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
+	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this database file (bbolt): every change is on disk before its RPC answers, so a crash loses nothing that was answered; read at start (a missing file is an empty store; a JSON state file of earlier versions is converted once and kept as FILE.bak). Not with --redis-url. Empty: sessions live only in memory."`
+	StateEvery   time.Duration `name:"state-interval" env:"ARBITER_STATE_INTERVAL" hidden:"" help:"Deprecated and ignored: --state-file is written at every change. Accepted so that old configurations still start; a warning is logged when it is set."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
@@ -64,10 +68,9 @@ type serveCmd struct {
 // store (and its Redis client) closes. The store is pinged every --health-interval
 // (server.HealthWatcher): health is SERVING only while Redis answers; the server
 // starts even when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers
-// without a restart when it comes back. With --state-file (memory.StateFile) the
-// embedded store's sessions are restored from the file at start (a corrupt file fails
-// the start), written to it every --state-interval while they change, and once more
-// after the drain, when no RPC can change them any more.
+// without a restart when it comes back. With --state-file the embedded store runs on
+// a bbolt database (boltdisk): its sessions are loaded at start (a corrupt file fails
+// the start), and every change is on disk before the RPC that made it answers.
 func (c *serveCmd) Run(env *runEnv) error {
 	log, err := c.logger(env.stderr)
 	if err != nil {
@@ -108,15 +111,16 @@ func (c *serveCmd) Run(env *runEnv) error {
 		env.ready <- lis.Addr().String()
 	}
 	stopHealth := hw.Start(env.ctx)
-	stopState := st.state.Start()
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	select {
 	case err := <-errc:
 		stopHealth()
 		stopMetrics()
-		stopState()
-		return st.close("stop", err)
+		if cerr := st.store.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	case err := <-st.refused():
 		// Redis came up volatile after a start without it: nothing was served on it
 		// (the gate answered every RPC UNAVAILABLE), so stop at once.
@@ -124,16 +128,15 @@ func (c *serveCmd) Run(env *runEnv) error {
 		stopHealth()
 		gs.Stop()
 		stopMetrics()
-		return st.close("stop", err)
+		_ = st.store.Close()
+		return err
 	case <-env.ctx.Done():
 	}
 	log.Info("draining", "timeout", c.DrainTimeout)
 	stopHealth()
 	c.drain(log, hs, srv, gs)
 	stopMetrics()
-	// Every RPC has finished (or was cut by the hard stop): the last state is final.
-	stopState()
-	return st.close("shutdown", nil)
+	return st.store.Close()
 }
 
 // logger returns the logger --log-level and --log-format ask for, writing to w.
@@ -156,9 +159,6 @@ func (c *serveCmd) validate() error {
 	}
 	if c.StateFile != "" && c.RedisURL != "" {
 		return fmt.Errorf("--state-file is for the embedded store; Redis keeps its own state: drop one of --state-file and --redis-url")
-	}
-	if c.StateEvery < 0 {
-		return fmt.Errorf("--state-interval must not be negative")
 	}
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
@@ -229,7 +229,6 @@ func (c *serveCmd) limiter(st *openedStore, log *slog.Logger) ratelimit.Limiter 
 type openedStore struct {
 	store arbiter.Store
 	name  string            // "memory" or "redis", for the log
-	state *memory.StateFile // nil without --state-file
 	gate  *durableGate      // Redis without --allow-volatile-store
 	redis *redisstore.Store // nil for the embedded store
 }
@@ -246,11 +245,14 @@ func (st *openedStore) refused() <-chan error {
 // not answer within it is checked again by the health loop).
 const persistenceCheckTimeout = 3 * time.Second
 
-// openStore opens Redis (--redis-url) or the embedded store, restoring its sessions
-// from --state-file. Redis is checked for persistence (durableGate): a volatile one
-// is refused unless --allow-volatile-store, one that does not answer is checked again
-// when it does.
+// openStore opens Redis (--redis-url) or the embedded store, on the database
+// --state-file names if set. Redis is checked for persistence (durableGate): a
+// volatile one is refused unless --allow-volatile-store, one that does not answer is
+// checked again when it does.
 func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStore, error) {
+	if c.StateEvery != 0 {
+		log.Warn("--state-interval is deprecated and ignored: --state-file is written at every change", "state_interval", c.StateEvery)
+	}
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
 		if err != nil {
@@ -273,30 +275,40 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		}
 		return &openedStore{store: gate, name: "redis", gate: gate, redis: rs}, nil
 	}
-	ms := memory.New(nil)
-	ms.MaxSessions = c.MaxSessions
-	st := &openedStore{store: ms, name: "memory"}
-	if c.StateFile != "" {
-		st.state = memory.NewStateFile(ms, c.StateFile, c.StateEvery, log)
-		if err := st.state.Load(); err != nil {
-			_ = ms.Close()
-			return nil, fmt.Errorf("--state-file: %w", err)
-		}
+	if c.StateFile == "" {
+		ms := memory.New(nil)
+		ms.MaxSessions = c.MaxSessions
+		return &openedStore{store: ms, name: "memory"}, nil
 	}
-	return st, nil
+	ms, err := openStateFile(c.StateFile, log)
+	if err != nil {
+		return nil, fmt.Errorf("--state-file: %w", err)
+	}
+	ms.MaxSessions = c.MaxSessions
+	return &openedStore{store: ms, name: "memory"}, nil
 }
 
-// close writes the state file a last time (why: "shutdown", "stop") and closes the
-// store. It returns err, else the write's error, else the store's.
-func (st *openedStore) close(why string, err error) error {
-	if serr := st.state.Save(why); serr != nil && err == nil {
-		err = serr
-	}
-	cerr := st.store.Close()
+// openStateFile opens the embedded store on the database at path (converting a JSON
+// state file of earlier versions), logging how many sessions it holds. Errors name
+// the file.
+func openStateFile(path string, log *slog.Logger) (*memory.Store, error) {
+	start := time.Now()
+	_, statErr := os.Stat(path)
+	disk, err := boltdisk.Open(path, boltdisk.Options{Log: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return cerr
+	ms, err := memory.Open(disk, nil)
+	if err != nil {
+		_ = disk.Close()
+		return nil, fmt.Errorf("read session state %s: %w", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		log.Info("no state file yet: starting with no sessions", "state_file", path)
+	} else {
+		log.Info("sessions restored", "state_file", path, "sessions", ms.Len(), "took", time.Since(start).Round(time.Microsecond))
+	}
+	return ms, nil
 }
 
 // servingAttrs are the "arbiter serving" line's attributes.
