@@ -113,7 +113,7 @@ type result struct {
 	mu                                                    sync.Mutex
 	sessions, calls, doubleCommits, commitsAfterStop      int
 	neverAnswered, answeredTwice, lostSessions, notCalled int
-	commits, cancels, stops                               int
+	commits, cancels, stops, unfinished                   int
 	faults                                                map[string]int
 	rpcErrors                                             map[string]int
 	examples                                              []string
@@ -126,12 +126,12 @@ func (r *result) add(f func(r *result)) {
 }
 
 func (r *result) judged() int {
-	return r.doubleCommits + r.commitsAfterStop + r.neverAnswered + r.answeredTwice
+	return r.doubleCommits + r.commitsAfterStop + r.neverAnswered + r.answeredTwice + r.unfinished
 }
 
 func (r *result) line(cfg config) string {
-	return fmt.Sprintf("chaos %s: sessions %d, call ids %d, double commits %d, commits after a stop %d, ids never answered %d, ids answered twice %d, lost sessions %d (commits %d, cancels %d, stops said %d, calls never registered %d; faults %s; rpc errors %s; seed %d)%s",
-		cfg.mode, r.sessions, r.calls, r.doubleCommits, r.commitsAfterStop, r.neverAnswered, r.answeredTwice, r.lostSessions,
+	return fmt.Sprintf("chaos %s: sessions %d, call ids %d, double commits %d, commits after a stop %d, ids never answered %d, ids answered twice %d, lost sessions %d, unfinished sessions %d (commits %d, cancels %d, stops said %d, calls never registered %d; faults %s; rpc errors %s; seed %d)%s",
+		cfg.mode, r.sessions, r.calls, r.doubleCommits, r.commitsAfterStop, r.neverAnswered, r.answeredTwice, r.lostSessions, r.unfinished,
 		r.commits, r.cancels, r.stops, r.notCalled, counts(r.faults), counts(r.rpcErrors), cfg.seed, examples(r.examples))
 }
 
@@ -493,6 +493,7 @@ type session struct {
 
 	trail []string // what happened, for a failure's example
 
+	closed   bool      // CloseSession and the final Poll answered
 	prepared time.Time // when prepare finished (agent clock)
 	stopAt   time.Time // when the user's stop began; zero: no stop
 	decided  bool
@@ -561,7 +562,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 func (s *session) run(ctx context.Context) {
 	s.t0 = time.Now()
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 150*time.Second)
 	defer cancel()
 	if err := s.connect(sctx, ""); err != nil {
 		s.res.add(func(r *result) { r.examples = append(r.examples, s.id+": connect: "+err.Error()) })
@@ -608,8 +609,8 @@ func (s *session) run(ctx context.Context) {
 	}
 	wg.Wait()
 	sleepUntil(sctx, s.after(15*time.Second))
-	s.drain(sctx, 20*time.Second)
-	s.closeSession(sctx)
+	s.drain(sctx, 60*time.Second)
+	s.closed = s.closeSession(sctx)
 	cancel()
 	<-senderDone
 	s.tally()
@@ -887,7 +888,7 @@ func (s *session) drain(ctx context.Context, d time.Duration) {
 // closeSession closes the session and reads its whole effect log, so every outcome
 // handed out (by any RPC, a timer or the close) is seen. A session the store no longer
 // has (NOT_FOUND) was lost: its calls in flight are answered "unknown" by the agent.
-func (s *session) closeSession(ctx context.Context) {
+func (s *session) closeSession(ctx context.Context) bool {
 	err := s.retry(ctx, func(ctx context.Context) error {
 		resp, err := s.c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: s.id})
 		if err == nil {
@@ -899,16 +900,19 @@ func (s *session) closeSession(ctx context.Context) {
 		s.mu.Lock()
 		s.markLost()
 		s.mu.Unlock()
-		return
+		return true
+	}
+	if err != nil {
+		return false
 	}
 	zero := uint64(0)
-	_ = s.retry(ctx, func(ctx context.Context) error {
+	return s.retry(ctx, func(ctx context.Context) error {
 		resp, err := s.c.Poll(ctx, &arbiterv1.PollRequest{SessionId: s.id, AfterSeq: &zero})
 		if err == nil {
 			s.effects(resp.GetEffects())
 		}
 		return err
-	})
+	}) == nil
 }
 
 // effects records what the arbiter handed out: final responses by seq, skips.
@@ -939,6 +943,13 @@ func (s *session) tally() {
 	afterStop := !s.stopAt.IsZero() && !s.prepared.IsZero() && s.stopAt.Before(s.prepared.Add(grace)) && s.commits > 0
 	s.res.add(func(r *result) {
 		r.sessions++
+		if !s.closed {
+			// The arbiter could not be reached to close the session within its time
+			// budget: its ids are judged by nothing the agent could see.
+			r.unfinished++
+			r.examples = append(r.examples, s.id+": could not be closed within its time budget")
+			return
+		}
 		if s.commits > 1 {
 			r.doubleCommits++
 			r.examples = append(r.examples, fmt.Sprintf("%s: committed %d times", s.id, s.commits))
