@@ -29,8 +29,9 @@ func TestLoadBooking(t *testing.T) {
 		TriggerLookback:     2 * time.Second,
 		AbandonWait:         10 * time.Second, // not in the file: the built-in default
 		OnAbandon:           arbiter.Cancel,
-		MaxPending:          time.Minute, // not in the file: the built-in default
-		RunTimeout:          time.Minute, // not in the file: the built-in default
+		MaxPending:          time.Minute,     // not in the file: the built-in default
+		RunTimeout:          time.Minute,     // not in the file: the built-in default
+		MaxHold:             5 * time.Second, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -137,6 +138,7 @@ tools:
 		OnAbandon:           arbiter.Commit,
 		MaxPending:          time.Minute,
 		RunTimeout:          time.Minute,
+		MaxHold:             5 * time.Second,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
