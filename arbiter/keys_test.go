@@ -88,3 +88,32 @@ func TestBusinessKeyOtherNormalisations(t *testing.T) {
 		t.Errorf("tools a and b share key %q", a)
 	}
 }
+
+// dateBenchCases are the wordings BenchmarkBusinessKeyDatetime keys, one per language.
+var dateBenchCases = []struct{ lang, slot string }{
+	{"en", "tomorrow at 3pm"}, {"es", "mañana a las 3pm"}, {"fr", "demain à 15h"}, {"de", "morgen um 15 Uhr"},
+}
+
+// BenchmarkBusinessKeyDatetime keys an `as: datetime` argument: hit, the same wording
+// at the same minute again (the memo answers); miss, a new minute every time (a parse).
+func BenchmarkBusinessKeyDatetime(b *testing.B) {
+	tool := bookSlotTool()
+	for _, c := range dateBenchCases {
+		args := map[string]any{"slot": c.slot}
+		b.Run("hit/"+c.lang, func(b *testing.B) {
+			BusinessKey(tool, args, "", t0)
+			b.ReportAllocs()
+			for b.Loop() {
+				BusinessKey(tool, args, "", t0)
+			}
+		})
+		b.Run("miss/"+c.lang, func(b *testing.B) {
+			at := t0
+			b.ReportAllocs()
+			for b.Loop() {
+				at = at.Add(time.Minute)
+				BusinessKey(tool, args, "", at)
+			}
+		})
+	}
+}
