@@ -461,10 +461,10 @@ func TestClaimCheck(t *testing.T) {
 func TestDateMemo(t *testing.T) {
 	tool := &Tool{Name: "book_slot", Key: []KeyArg{{Arg: "slot", As: KeyDatetime}}}
 	at := time.Date(2026, 10, 1, 23, 59, 30, 0, time.UTC)
-	first := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at)
+	first := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at)
 	done := make(chan string, 8)
 	for i := 0; i < 8; i++ {
-		go func() { done <- BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at) }()
+		go func() { done <- BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at) }()
 	}
 	for i := 0; i < 8; i++ {
 		if k := <-done; k != first {
@@ -472,7 +472,7 @@ func TestDateMemo(t *testing.T) {
 		}
 	}
 	// A minute later it is another day: "tomorrow" moves on.
-	if next := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at.Add(time.Minute)); next == first {
+	if next := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at.Add(time.Minute)); next == first {
 		t.Fatalf("the memo ignored the call's time: %q both days", next)
 	}
 }

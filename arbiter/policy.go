@@ -29,7 +29,8 @@ type KeyAs string
 const (
 	// KeyText trims, case-folds and collapses white space.
 	KeyText KeyAs = "text"
-	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm") against the
+	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm"; in a Spanish,
+	// French or German session its wordings too: "mañana a las 3pm") against the
 	// call's time to a minute ("2026-10-02T15:00"); unparseable text falls back to
 	// KeyText.
 	KeyDatetime KeyAs = "datetime"
