@@ -27,7 +27,8 @@ import (
 //	               status-note template, and how a note is delivered
 //	effects.go     the session's numbered effect log behind every response, skip,
 //	               note and run update
-//	keys.go        business keys;  policy.go  the tool policy;  session.go  the state
+//	keys.go        business keys;  dates.go  `as: datetime` wording in Spanish, French
+//	               and German;  policy.go  the tool policy;  session.go  the state
 
 // Limits on what one session may hold and what one request may carry. Exceeding them
 // is an Invalid (sizes) or ResourceExhausted (counts) error.

@@ -29,6 +29,10 @@ type TraceEvent struct {
 	// provider honours function-response scheduling, so interim responses and notes
 	// riding on function responses are used.
 	ResponseScheduling *bool `json:"response_scheduling,omitempty"`
+	// Language, when set, is the session's language (BCP 47: "es", "fr-CA"), which
+	// the replay gives the arbiter with ConfigureSession: intent phrases and `as:
+	// datetime` keys are read in it.
+	Language string `json:"language,omitempty"`
 	// Policy names the tool-policy file a scenario runs under, relative to the trace
 	// (a test extension: `arbiter replay` takes the policy from --tools).
 	Policy string `json:"policy,omitempty"`
