@@ -5,7 +5,8 @@
 # committed generated code matches proto/). Then every suite, each run even when an
 # earlier one failed: buf lint/breaking and the generated code, go vet, go test -race
 # ./..., clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs
-# npm ci), the Helm chart's tests (deploy/helm/test.sh) and the bench module's vet.
+# npm ci), the Helm chart's tests (deploy/helm/test.sh), the bench module's vet and
+# the chaos suite at a small size (bench/chaos.sh).
 # The last line says which suites failed; the exit code is 1 if any did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,7 @@ suite "go test -race ./..." go test -race -count=1 ./...
 suite "clients (Python, Node)" ./clients/test.sh
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
 suite "bench/ builds (nested Go module; the load test itself is bench/run.sh)" bash -c 'cd bench && go vet ./...'
+suite "chaos: replicas and Redis killed and frozen, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "scripts/test.sh: ${#failed[@]} suite(s) failed: ${failed[*]}"
