@@ -36,6 +36,7 @@ type serveCmd struct {
 	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
+	HealthListen   string        `name:"health-listen" env:"ARBITER_HEALTH_LISTEN" help:"Also serve grpc.health.v1, and nothing else, in plaintext on this address (e.g. :8086), with the statuses of --listen (readiness follows the store and the drain): for probes that cannot speak the TLS of --listen, like the kubelet's gRPC probe. Empty: off."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
 	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
 	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
@@ -67,7 +68,9 @@ type serveCmd struct {
 // without a restart when it comes back. With --state-file (memory.StateFile) the
 // embedded store's sessions are restored from the file at start (a corrupt file fails
 // the start), written to it every --state-interval while they change, and once more
-// after the drain, when no RPC can change them any more.
+// after the drain, when no RPC can change them any more. With --health-listen the same
+// health statuses are served alone, in plaintext, on a second port
+// (server.ServeHealth), from the first store check until Run returns.
 func (c *serveCmd) Run(env *runEnv) error {
 	log, err := c.logger(env.stderr)
 	if err != nil {
@@ -95,7 +98,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
-	lis, stopMetrics, err := c.listen(opts.Metrics, log)
+	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, log)
 	if err != nil {
 		_ = st.store.Close()
 		return err
@@ -103,6 +106,9 @@ func (c *serveCmd) Run(env *runEnv) error {
 	// A store down at start is not fatal: the first check sets NOT_SERVING.
 	hw := server.NewHealthWatcher(st.store, hs, log, c.HealthEvery)
 	hw.Check(env.ctx)
+	// The health port answers from the first check on, and until Run returns: through
+	// the drain (NOT_SERVING) and the last state write.
+	defer serveHealthPort(healthLis, hs, log)()
 	log.Info("arbiter serving", c.servingAttrs(lis.Addr().String(), st.name, policy, opts)...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
@@ -312,19 +318,37 @@ func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, 
 	return attrs
 }
 
-// listen opens the gRPC listener (--listen) and, with m, serves metrics
-// (--metrics-listen) until the returned function is called.
-func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (net.Listener, func(), error) {
-	lis, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return nil, nil, err
+// listen opens the gRPC listener (--listen) and the health listener (--health-listen;
+// nil without it), and with m serves metrics (--metrics-listen) until the returned
+// function is called.
+func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
+	if lis, err = net.Listen("tcp", c.Listen); err != nil {
+		return nil, nil, nil, err
 	}
-	stopMetrics, err := serveMetrics(m, c.MetricsListen, log)
-	if err != nil {
+	if c.HealthListen != "" {
+		if healthLis, err = net.Listen("tcp", c.HealthListen); err != nil {
+			_ = lis.Close()
+			return nil, nil, nil, fmt.Errorf("--health-listen: %w", err)
+		}
+	}
+	if stopMetrics, err = serveMetrics(m, c.MetricsListen, log); err != nil {
 		_ = lis.Close()
-		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
+		if healthLis != nil {
+			_ = healthLis.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("--metrics-listen: %w", err)
 	}
-	return lis, stopMetrics, nil
+	return lis, healthLis, stopMetrics, nil
+}
+
+// serveHealthPort serves hs alone on lis (server.ServeHealth) until the returned
+// function is called; with a nil lis it serves nothing.
+func serveHealthPort(lis net.Listener, hs *health.Server, log *slog.Logger) (stop func()) {
+	if lis == nil {
+		return func() {}
+	}
+	log.Info("health serving", "addr", lis.Addr().String())
+	return server.ServeHealth(lis, hs)
 }
 
 // serveMetrics serves m at http://addr/metrics until the returned function is called;
