@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/health"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
@@ -307,8 +308,9 @@ func (st *openedStore) close(why string, err error) error {
 
 // servingAttrs are the "arbiter serving" line's attributes.
 func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, opts server.Options) []any {
+	bi := buildinfo.Get()
 	attrs := []any{"addr", addr, "store", storeName, "tools", len(policy.Tools),
-		"tls", opts.TLS != nil, "auth", opts.Tokens != nil}
+		"tls", opts.TLS != nil, "auth", opts.Tokens != nil, "version", bi.Version, "commit", bi.Commit}
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
