@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,6 +24,7 @@ import (
 const (
 	grpcPort    = 50051
 	metricsPort = 9090
+	healthPort  = 8081
 	arbiterSvc  = "arbiter.v1.ArbiterService"
 )
 
@@ -144,12 +146,8 @@ func TestProductionValues(t *testing.T) {
 	checkSecretVolume(t, d, "/etc/arbiter/tls/tls.key", "arbiter-tls", "tls.key")
 	checkSecretVolume(t, d, "/etc/arbiter/tls-client-ca/ca.crt", "arbiter-tls", "ca.crt")
 
-	// The kubelet's native gRPC probe cannot do TLS: TCP on the gRPC port instead.
-	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if p == nil || p.TCPSocket == nil || p.GRPC != nil || p.TCPSocket.Port != intstr.FromString("grpc") {
-			t.Errorf("%s probe under TLS = %s, want tcpSocket on port grpc", name, toYAML(p))
-		}
-	}
+	// The kubelet's native gRPC probe cannot do TLS: it asks the plaintext health port.
+	checkGRPCProbes(t, c)
 	checkPodSecurity(t, d)
 	checkResources(t, c)
 	checkTermination(t, d, 15)
@@ -403,14 +401,83 @@ func TestTerminationGrace(t *testing.T) {
 	}
 }
 
-// TestProbeTypes: probes.type overrides the automatic choice.
+// TestProbesUnderTLS: with TLS on the gRPC port (and mutual TLS), the probes are still
+// the kubelet's gRPC probes, on the plaintext health port, so readiness sees a store
+// outage and the drain; the health port is not in the Service.
+func TestProbesUnderTLS(t *testing.T) {
+	for _, sets := range []string{
+		"tls.enabled=true,tls.existingSecret=t",
+		"tls.enabled=true,tls.existingSecret=t,tls.clientCA.enabled=true",
+		"tls.enabled=true,tls.existingSecret=t,probes.type=grpc",
+	} {
+		m := mustRender(t, values(t, nil, sets))
+		d := only[*appsv1.Deployment](t, m)
+		c := container(t, d)
+		if !slices.Contains(c.Args, "--tls-cert=/etc/arbiter/tls/tls.crt") {
+			t.Fatalf("%s: no TLS in args %q", sets, c.Args)
+		}
+		checkGRPCProbes(t, c)
+		for _, s := range all[*corev1.Service](m) {
+			for _, p := range s.Spec.Ports {
+				if p.TargetPort.String() == "health" || p.Port == healthPort {
+					t.Errorf("%s: Service %s exposes the health port: %s", sets, s.Name, toYAML(p))
+				}
+			}
+		}
+	}
+}
+
+// TestProbeTypes: probes.type=tcp connects to the gRPC port and runs no health
+// listener; probes.port moves the health port (flag, container port and probes).
 func TestProbeTypes(t *testing.T) {
 	c := container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, nil, "probes.type=tcp"))))
-	if c.ReadinessProbe.TCPSocket == nil || c.ReadinessProbe.GRPC != nil {
-		t.Errorf("probes.type=tcp: %s", toYAML(c.ReadinessProbe))
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.TCPSocket == nil || p.GRPC != nil || p.TCPSocket.Port != intstr.FromString("grpc") {
+			t.Errorf("probes.type=tcp: %s probe = %s, want tcpSocket on port grpc", name, toYAML(p))
+		}
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--health-listen") {
+			t.Errorf("probes.type=tcp: arg %q", a)
+		}
+	}
+	if containerPort(c, "health") != nil {
+		t.Errorf("probes.type=tcp: a health container port")
 	}
 	c = container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, []string{productionFile}, "probes.type=grpc"))))
 	checkGRPCProbes(t, c)
+
+	c = container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, nil, "probes.port=9999"))))
+	if !slices.Contains(c.Args, "--health-listen=:9999") || c.ReadinessProbe.GRPC == nil || c.ReadinessProbe.GRPC.Port != 9999 ||
+		c.StartupProbe.GRPC == nil || c.StartupProbe.GRPC.Port != 9999 {
+		t.Errorf("probes.port=9999: args %q, probes %s", c.Args, toYAML([]*corev1.Probe{c.StartupProbe, c.ReadinessProbe}))
+	}
+	if p := containerPort(c, "health"); p == nil || p.ContainerPort != 9999 {
+		t.Errorf("probes.port=9999: health container port %s", toYAML(p))
+	}
+	for _, set := range []string{"probes.port=50051", "probes.port=9090"} {
+		if _, err := renderChart(t, values(t, nil, set), renderOpts{}); err == nil || !strings.Contains(err.Error(), "probes.port") {
+			t.Errorf("%s: err = %v, want the port clash refused", set, err)
+		}
+	}
+}
+
+// TestKubeVersion: Chart.yaml requires Kubernetes 1.30 (the native sleep preStop
+// hook), provider builds (1.30.4-gke.1) included, and the chart renders on 1.30.
+func TestKubeVersion(t *testing.T) {
+	c := loadChart(t)
+	for v, want := range map[string]bool{
+		"v1.29.9": false, "v1.30.0": true, "v1.30.4-gke.1200": true, "v1.31.2+k3s1": true, "v1.33.0": true,
+	} {
+		if got := chartutil.IsCompatibleRange(c.Metadata.KubeVersion, v); got != want {
+			t.Errorf("kubeVersion %q accepts %s: %v, want %v", c.Metadata.KubeVersion, v, got, want)
+		}
+	}
+	for _, vals := range []map[string]any{nil, values(t, []string{productionFile})} {
+		if _, err := renderChart(t, vals, renderOpts{kubeVersion: "v1.30.0"}); err != nil {
+			t.Errorf("render on 1.30: %v", err)
+		}
+	}
 }
 
 // TestStrictDecoding proves the decoder used above rejects what the API server's
@@ -484,34 +551,47 @@ func servicePort(s *corev1.Service, name string) *corev1.ServicePort {
 	return nil
 }
 
-// checkGRPCProbes: native gRPC probes on the gRPC port; readiness asks for the arbiter
-// service (NOT_SERVING while the store is down or draining), liveness for "liveness"
-// (SERVING while the process serves, so a Redis outage restarts nothing).
+// checkGRPCProbes: native gRPC probes on the plaintext health port (--health-listen);
+// readiness asks for the arbiter service (NOT_SERVING while the store is down or
+// draining), liveness and startup for "liveness" (SERVING while the process serves, so
+// a Redis outage restarts nothing); the startup probe gives the start 60 s.
 func checkGRPCProbes(t testing.TB, c *corev1.Container) {
 	t.Helper()
 	for _, p := range []struct {
 		name    string
 		probe   *corev1.Probe
 		service string
-	}{{"readiness", c.ReadinessProbe, arbiterSvc}, {"liveness", c.LivenessProbe, "liveness"}} {
+	}{{"startup", c.StartupProbe, "liveness"}, {"readiness", c.ReadinessProbe, arbiterSvc}, {"liveness", c.LivenessProbe, "liveness"}} {
 		g := p.probe
 		if g == nil || g.GRPC == nil || g.TCPSocket != nil || g.HTTPGet != nil || g.Exec != nil {
 			t.Errorf("%s probe = %s, want gRPC only", p.name, toYAML(g))
 			continue
 		}
-		if g.GRPC.Port != grpcPort || g.GRPC.Service == nil || *g.GRPC.Service != p.service {
-			t.Errorf("%s probe = %s, want port %d service %q", p.name, toYAML(g.GRPC), grpcPort, p.service)
+		if g.GRPC.Port != healthPort || g.GRPC.Service == nil || *g.GRPC.Service != p.service {
+			t.Errorf("%s probe = %s, want port %d service %q", p.name, toYAML(g.GRPC), healthPort, p.service)
 		}
 	}
-	var cp *corev1.ContainerPort
-	for i := range c.Ports {
-		if c.Ports[i].Name == "grpc" {
-			cp = &c.Ports[i]
-		}
+	if sp := c.StartupProbe; sp != nil && sp.PeriodSeconds*sp.FailureThreshold < 60 {
+		t.Errorf("startup probe allows %ds, want at least 60", sp.PeriodSeconds*sp.FailureThreshold)
 	}
-	if cp == nil || cp.ContainerPort != grpcPort {
+	if !slices.Contains(c.Args, fmt.Sprintf("--health-listen=:%d", healthPort)) {
+		t.Errorf("args %q lack --health-listen=:%d", c.Args, healthPort)
+	}
+	if cp := containerPort(c, "grpc"); cp == nil || cp.ContainerPort != grpcPort {
 		t.Errorf("container port grpc = %s", toYAML(cp))
 	}
+	if cp := containerPort(c, "health"); cp == nil || cp.ContainerPort != healthPort {
+		t.Errorf("container port health = %s", toYAML(cp))
+	}
+}
+
+func containerPort(c *corev1.Container, name string) *corev1.ContainerPort {
+	for i := range c.Ports {
+		if c.Ports[i].Name == name {
+			return &c.Ports[i]
+		}
+	}
+	return nil
 }
 
 // checkPodSecurity: non-root (65532, the image's USER), read-only root fs, no

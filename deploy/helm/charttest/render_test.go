@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"errors"
 	"fmt"
@@ -123,6 +124,8 @@ func mergeMaps(a, b map[string]any) map[string]any {
 
 type renderOpts struct {
 	skipSchema bool
+	// kubeVersion is the cluster's version (--kube-version); empty: kubeVersionTest.
+	kubeVersion string
 }
 
 // renderChart renders the chart like `helm template arbiter deploy/helm/arbiter -n
@@ -136,7 +139,7 @@ func renderChart(t testing.TB, vals map[string]any, o renderOpts) (map[string]st
 		return nil, err
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
-	kv, err := chartutil.ParseKubeVersion(kubeVersionTest)
+	kv, err := chartutil.ParseKubeVersion(cmp.Or(o.kubeVersion, kubeVersionTest))
 	if err != nil {
 		t.Fatal(err)
 	}

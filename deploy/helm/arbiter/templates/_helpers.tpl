@@ -73,12 +73,27 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if or .Values.autoscaling.enabled (gt (int (include "arbiter.replicas" .)) 1) }}true{{ end }}
 {{- end }}
 
-{{/* Probe kind: grpc or tcp (auto: tcp under TLS, the kubelet's gRPC probe is plaintext). */}}
+{{/* Probe kind: grpc (on the plaintext health port, TLS or not) or tcp (auto: grpc). */}}
 {{- define "arbiter.probeType" -}}
 {{- if eq .Values.probes.type "auto" }}
-{{- ternary "tcp" "grpc" .Values.tls.enabled }}
+{{- "grpc" }}
 {{- else }}
 {{- .Values.probes.type }}
+{{- end }}
+{{- end }}
+
+{{/*
+One probe's action: the kubelet's gRPC probe on the health port asking for service, or
+a TCP connect to the gRPC port. Takes (dict "root" $ "service" NAME).
+*/}}
+{{- define "arbiter.probeAction" -}}
+{{- if eq (include "arbiter.probeType" .root) "grpc" }}
+grpc:
+  port: {{ .root.Values.probes.port }}
+  service: {{ .service | quote }}
+{{- else }}
+tcpSocket:
+  port: grpc
 {{- end }}
 {{- end }}
 
@@ -126,5 +141,8 @@ the render with a message that says what to change.
 {{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.server.port) }}
 {{- fail "metrics.port must differ from server.port." }}
+{{- end }}
+{{- if and (eq (include "arbiter.probeType" .) "grpc") (or (eq (int .Values.probes.port) (int .Values.server.port)) (and .Values.metrics.enabled (eq (int .Values.probes.port) (int .Values.metrics.port)))) }}
+{{- fail "probes.port (the plaintext health port) must differ from server.port and metrics.port." }}
 {{- end }}
 {{- end }}
