@@ -16,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -376,7 +378,7 @@ func TestToolsChecksum(t *testing.T) {
 	if _, ok := d.Spec.Template.Annotations["checksum/tools"]; ok {
 		t.Errorf("checksum/tools set for an external ConfigMap")
 	}
-	if v := volumeNamed(d, "tools"); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != "my-tools" {
+	if v := volumeNamed(t, d, "tools"); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != "my-tools" {
 		t.Errorf("tools volume = %s", toYAML(v))
 	}
 }
@@ -473,7 +475,7 @@ func TestKubeVersion(t *testing.T) {
 			t.Errorf("kubeVersion %q accepts %s: %v, want %v", c.Metadata.KubeVersion, v, got, want)
 		}
 	}
-	for _, vals := range []map[string]any{nil, values(t, []string{productionFile})} {
+	for _, vals := range []map[string]any{nil, values(t, []string{productionFile}), values(t, nil, "persistence.enabled=true")} {
 		if _, err := renderChart(t, vals, renderOpts{kubeVersion: "v1.30.0"}); err != nil {
 			t.Errorf("render on 1.30: %v", err)
 		}
@@ -515,11 +517,40 @@ func TestStrictDecoding(t *testing.T) {
 
 // --- checks shared by the tests above ---
 
-func container(t testing.TB, d *appsv1.Deployment) *corev1.Container {
+// podTemplate is the pod template of a workload: a Deployment or a StatefulSet.
+func podTemplate(t testing.TB, w runtime.Object) *corev1.PodTemplateSpec {
 	t.Helper()
-	cs := d.Spec.Template.Spec.Containers
-	if len(cs) != 1 || cs[0].Name != "arbiter" {
-		t.Fatalf("containers = %s", toYAML(cs))
+	switch w := w.(type) {
+	case *appsv1.Deployment:
+		return &w.Spec.Template
+	case *appsv1.StatefulSet:
+		return &w.Spec.Template
+	}
+	t.Fatalf("%T is not a workload", w)
+	return nil
+}
+
+// workload is the render's one workload (the Deployment, or the StatefulSet with
+// persistence), failing unless there is exactly one.
+func workload(t testing.TB, m *manifests) runtime.Object {
+	t.Helper()
+	ds, ss := all[*appsv1.Deployment](m), all[*appsv1.StatefulSet](m)
+	switch {
+	case len(ds) == 1 && len(ss) == 0:
+		return ds[0]
+	case len(ds) == 0 && len(ss) == 1:
+		return ss[0]
+	}
+	t.Fatalf("want one Deployment or one StatefulSet, got %v", m.kinds())
+	return nil
+}
+
+// container is the arbiter container of a workload (the first; sidecars follow it).
+func container(t testing.TB, w runtime.Object) *corev1.Container {
+	t.Helper()
+	cs := podTemplate(t, w).Spec.Containers
+	if len(cs) == 0 || cs[0].Name != "arbiter" {
+		t.Fatalf("containers = %s, want arbiter first", toYAML(cs))
 	}
 	return &cs[0]
 }
@@ -533,10 +564,12 @@ func envNamed(c *corev1.Container, name string) *corev1.EnvVar {
 	return nil
 }
 
-func volumeNamed(d *appsv1.Deployment, name string) *corev1.Volume {
-	for i, v := range d.Spec.Template.Spec.Volumes {
-		if v.Name == name {
-			return &d.Spec.Template.Spec.Volumes[i]
+func volumeNamed(t testing.TB, w runtime.Object, name string) *corev1.Volume {
+	t.Helper()
+	vs := podTemplate(t, w).Spec.Volumes
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
 		}
 	}
 	return nil
@@ -596,9 +629,9 @@ func containerPort(c *corev1.Container, name string) *corev1.ContainerPort {
 
 // checkPodSecurity: non-root (65532, the image's USER), read-only root fs, no
 // privilege escalation, every capability dropped, RuntimeDefault seccomp, no API token.
-func checkPodSecurity(t testing.TB, d *appsv1.Deployment) {
+func checkPodSecurity(t testing.TB, d runtime.Object) {
 	t.Helper()
-	ps := d.Spec.Template.Spec.SecurityContext
+	ps := podTemplate(t, d).Spec.SecurityContext
 	if ps == nil || ps.RunAsNonRoot == nil || !*ps.RunAsNonRoot || ps.RunAsUser == nil || *ps.RunAsUser != 65532 ||
 		ps.SeccompProfile == nil || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("pod securityContext = %s", toYAML(ps))
@@ -609,7 +642,7 @@ func checkPodSecurity(t testing.TB, d *appsv1.Deployment) {
 		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
 		t.Errorf("container securityContext = %s", toYAML(sc))
 	}
-	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+	if a := podTemplate(t, d).Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Errorf("automountServiceAccountToken = %v, want false", a)
 	}
 }
@@ -630,21 +663,21 @@ func checkResources(t testing.TB, c *corev1.Container) {
 }
 
 // checkTermination: the kubelet waits longer than preStop + drain before SIGKILL.
-func checkTermination(t testing.TB, d *appsv1.Deployment, drain int) {
+func checkTermination(t testing.TB, d runtime.Object, drain int) {
 	t.Helper()
 	c := container(t, d)
 	sleep := int64(0)
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		sleep = c.Lifecycle.PreStop.Sleep.Seconds
 	}
-	g := d.Spec.Template.Spec.TerminationGracePeriodSeconds
+	g := podTemplate(t, d).Spec.TerminationGracePeriodSeconds
 	if g == nil || *g <= sleep+int64(drain) {
 		t.Errorf("terminationGracePeriodSeconds = %v, want > preStop %d + drain %d", g, sleep, drain)
 	}
 }
 
 // checkSecretVolume: the file a flag names is mounted from the given Secret key.
-func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key string) {
+func checkSecretVolume(t testing.TB, d runtime.Object, file, secret, key string) {
 	t.Helper()
 	c := container(t, d)
 	for _, vm := range c.VolumeMounts {
@@ -655,7 +688,7 @@ func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key str
 		if !vm.ReadOnly {
 			t.Errorf("%s: mount %s is writable", file, vm.MountPath)
 		}
-		v := volumeNamed(d, vm.Name)
+		v := volumeNamed(t, d, vm.Name)
 		if v == nil || v.Secret == nil || v.Secret.SecretName != secret {
 			t.Errorf("%s: volume %s = %s, want Secret %s", file, vm.Name, toYAML(v), secret)
 			return
@@ -677,9 +710,17 @@ func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key str
 // names the mounted ConfigMap key.
 func checkWiring(t testing.TB, m *manifests) {
 	t.Helper()
-	d := only[*appsv1.Deployment](t, m)
-	podLabels := d.Spec.Template.Labels
-	mustSelect(t, "Deployment selector", d.Spec.Selector.MatchLabels, podLabels)
+	d := workload(t, m)
+	pod := podTemplate(t, d)
+	podLabels := pod.Labels
+	var selector *metav1.LabelSelector
+	switch d := d.(type) {
+	case *appsv1.Deployment:
+		selector = d.Spec.Selector
+	case *appsv1.StatefulSet:
+		selector = d.Spec.Selector
+	}
+	mustSelect(t, "workload selector", selector.MatchLabels, podLabels)
 	c := container(t, d)
 	ports := map[string]int32{}
 	for _, p := range c.Ports {
@@ -699,7 +740,7 @@ func checkWiring(t testing.TB, m *manifests) {
 	}
 	main := all[*corev1.Service](m)[0]
 	for _, s := range all[*corev1.Service](m) {
-		if s.Name == d.Name {
+		if s.Name == name(d) {
 			main = s
 		}
 	}
@@ -713,14 +754,14 @@ func checkWiring(t testing.TB, m *manifests) {
 		mustSelect(t, "PDB", pdb.Spec.Selector.MatchLabels, podLabels)
 	}
 	sas := all[*corev1.ServiceAccount](m)
-	if len(sas) != 1 || sas[0].Name != d.Spec.Template.Spec.ServiceAccountName {
-		t.Errorf("serviceAccountName %q, ServiceAccounts %v", d.Spec.Template.Spec.ServiceAccountName, m.kinds())
+	if len(sas) != 1 || sas[0].Name != pod.Spec.ServiceAccountName {
+		t.Errorf("serviceAccountName %q, ServiceAccounts %v", pod.Spec.ServiceAccountName, m.kinds())
 	}
 	cms := map[string]*corev1.ConfigMap{}
 	for _, cm := range all[*corev1.ConfigMap](m) {
 		cms[cm.Name] = cm
 	}
-	tools := volumeNamed(d, "tools")
+	tools := volumeNamed(t, d, "tools")
 	if tools == nil || tools.ConfigMap == nil {
 		t.Fatalf("tools volume = %s", toYAML(tools))
 	}
@@ -741,8 +782,18 @@ func checkWiring(t testing.TB, m *manifests) {
 	if !slices.Contains(c.Args, "--tools="+mount+"/tools.yaml") || len(tools.ConfigMap.Items) != 1 || tools.ConfigMap.Items[0].Path != "tools.yaml" {
 		t.Errorf("--tools does not name the mounted policy: args %q, mount %q, items %s", c.Args, mount, toYAML(tools.ConfigMap.Items))
 	}
+	// Every claim a volume names is rendered, or is persistence.existingClaim.
+	claims := map[string]bool{}
+	for _, pvc := range all[*corev1.PersistentVolumeClaim](m) {
+		claims[pvc.Name] = true
+	}
+	for _, v := range pod.Spec.Volumes {
+		if pvc := v.PersistentVolumeClaim; pvc != nil && !claims[pvc.ClaimName] && pvc.ClaimName != "my-claim" {
+			t.Errorf("volume %s names claim %q, not rendered", v.Name, pvc.ClaimName)
+		}
+	}
 	// The read-only root filesystem leaves /tmp writable through an emptyDir.
-	if v := volumeNamed(d, "tmp"); v == nil || v.EmptyDir == nil {
+	if v := volumeNamed(t, d, "tmp"); v == nil || v.EmptyDir == nil {
 		t.Errorf("no emptyDir /tmp: %s", toYAML(v))
 	}
 }

@@ -2,8 +2,8 @@ package charttest
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"

@@ -102,6 +102,16 @@ tcpSocket:
 {{- add .Values.server.preStopSleepSeconds .Values.server.drainTimeoutSeconds .Values.server.terminationGraceMarginSeconds }}
 {{- end }}
 
+{{/* The claim the state file lives on (persistence.enabled). */}}
+{{- define "arbiter.claimName" -}}
+{{- default (printf "%s-data" (include "arbiter.fullname" .)) .Values.persistence.existingClaim }}
+{{- end }}
+
+{{/* The state file's path in the container (--state-file). */}}
+{{- define "arbiter.stateFile" -}}
+{{- printf "%s/state.db" (trimSuffix "/" .Values.persistence.mountPath) }}
+{{- end }}
+
 {{- define "arbiter.toolsConfigMapName" -}}
 {{- default (printf "%s-tools" (include "arbiter.fullname" .)) .Values.tools.existingConfigMap }}
 {{- end }}
@@ -112,6 +122,9 @@ the render with a message that says what to change.
 */}}
 {{- define "arbiter.validate" -}}
 {{- if not .Values.redis.enabled }}
+{{- if and .Values.persistence.enabled (gt (int (include "arbiter.replicas" .)) 1) }}
+{{- fail (printf "replicaCount=%v with persistence.enabled: the embedded store's state file belongs to one pod, and two pods must never open it. Use 1 replica, or Redis (redis.enabled=true, persistence.enabled=false) for several." .Values.replicaCount) }}
+{{- end }}
 {{- if gt (int (include "arbiter.replicas" .)) 1 }}
 {{- fail (printf "replicaCount=%v needs redis.enabled=true: the embedded store lives in one pod's memory and is not shared, so other replicas would not see its sessions. Use 1 replica or enable Redis." .Values.replicaCount) }}
 {{- end }}
@@ -120,6 +133,9 @@ the render with a message that says what to change.
 {{- end }}
 {{- else if not .Values.redis.existingSecret }}
 {{- fail "redis.enabled needs redis.existingSecret: the name of a Secret holding the Redis URL." }}
+{{- end }}
+{{- if and .Values.persistence.enabled .Values.redis.enabled }}
+{{- fail "persistence.enabled is for the embedded store (its state file); Redis keeps its own state: drop one of persistence.enabled and redis.enabled." }}
 {{- end }}
 {{- if and .Values.auth.enabled (not .Values.auth.existingSecret) }}
 {{- fail "auth.enabled needs auth.existingSecret: the name of a Secret holding the token -> tenant YAML." }}

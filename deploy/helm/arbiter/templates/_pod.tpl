@@ -59,6 +59,9 @@ spec:
         {{- if eq $probeType "grpc" }}
         - --health-listen=:{{ .Values.probes.port }}
         {{- end }}
+        {{- if .Values.persistence.enabled }}
+        - --state-file={{ include "arbiter.stateFile" . }}
+        {{- end }}
         {{- if .Values.auth.enabled }}
         - --auth-tokens-file=/etc/arbiter/auth/{{ .Values.auth.existingSecretKey }}
         {{- end }}
@@ -158,6 +161,11 @@ spec:
         # writable /tmp.
         - name: tmp
           mountPath: /tmp
+        {{- if .Values.persistence.enabled }}
+        # The state file (--state-file), where the sessions outlive the pod.
+        - name: data
+          mountPath: {{ .Values.persistence.mountPath }}
+        {{- end }}
   volumes:
     - name: tools
       configMap:
@@ -197,6 +205,11 @@ spec:
     - name: tmp
       emptyDir:
         sizeLimit: 16Mi
+    {{- if .Values.persistence.enabled }}
+    - name: data
+      persistentVolumeClaim:
+        claimName: {{ include "arbiter.claimName" . }}
+    {{- end }}
   {{- $antiAffinity := .Values.podAntiAffinity }}
   {{- if or (ne $antiAffinity "none") .Values.affinity }}
   affinity:
