@@ -126,6 +126,8 @@ type renderOpts struct {
 	skipSchema bool
 	// kubeVersion is the cluster's version (--kube-version); empty: kubeVersionTest.
 	kubeVersion string
+	// appVersion, when set, replaces Chart.yaml's appVersion.
+	appVersion string
 }
 
 // renderChart renders the chart like `helm template arbiter deploy/helm/arbiter -n
@@ -135,6 +137,9 @@ type renderOpts struct {
 func renderChart(t testing.TB, vals map[string]any, o renderOpts) (map[string]string, error) {
 	t.Helper()
 	c := loadChart(t)
+	if o.appVersion != "" {
+		c.Metadata.AppVersion = o.appVersion
+	}
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return nil, err
 	}

@@ -25,13 +25,37 @@ characters), so this stops at 54.
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Labels on every object. */}}
-{{- define "arbiter.labels" -}}
+{{/* The labels the chart sets on every object (commonLabels may not set these keys). */}}
+{{- define "arbiter.chartLabels" -}}
 helm.sh/chart: {{ include "arbiter.chart" . }}
 {{ include "arbiter.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: server
+{{- end }}
+
+{{/*
+Labels of an object: the chart's, then extra (a map), then commonLabels; the first to
+set a key wins. Takes (dict "root" $ "extra" MAP).
+*/}}
+{{- define "arbiter.labelsWith" -}}
+{{- toYaml (merge (dict) (include "arbiter.chartLabels" .root | fromYaml) (default (dict) .extra) .root.Values.commonLabels) }}
+{{- end }}
+
+{{/* Labels on every object: the chart's and commonLabels. */}}
+{{- define "arbiter.labels" -}}
+{{- include "arbiter.labelsWith" (dict "root" . "extra" (dict)) }}
+{{- end }}
+
+{{/*
+Annotations of an object: extra (a map: the object's own annotations value), then
+commonAnnotations; empty when both are. Takes (dict "root" $ "extra" MAP).
+*/}}
+{{- define "arbiter.annotations" -}}
+{{- $a := merge (dict) (default (dict) .extra) .root.Values.commonAnnotations }}
+{{- if $a }}
+{{- toYaml $a }}
+{{- end }}
 {{- end }}
 
 {{/* Labels that select the pods (immutable on a Deployment: keep them small). */}}
@@ -145,6 +169,28 @@ the render with a message that says what to change.
 {{- end }}
 {{- if and .Values.tls.clientCA.enabled (not .Values.tls.enabled) }}
 {{- fail "tls.clientCA.enabled (mutual TLS) needs tls.enabled." }}
+{{- end }}
+{{- $own := include "arbiter.chartLabels" . | fromYaml }}
+{{- $_ := set $own "arbiter.voicearbiter.io/headless" "" }}
+{{- range $what, $labels := dict "commonLabels" .Values.commonLabels "podLabels" .Values.podLabels }}
+{{- range $k, $v := $labels }}
+{{- if hasKey $own $k }}
+{{- fail (printf "%s sets %s, a label the chart sets itself (selectors and Helm rely on it): drop it." $what $k) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $volumes := list "tools" "auth-tokens" "tls" "tls-client-ca" "tmp" "data" }}
+{{- range .Values.extraVolumes }}
+{{- if has .name $volumes }}
+{{- fail (printf "extraVolumes: the name %s is the chart's own volume: pick another." .name) }}
+{{- end }}
+{{- end }}
+{{- $containers := list "arbiter" }}
+{{- range concat .Values.initContainers .Values.sidecars }}
+{{- if has .name $containers }}
+{{- fail (printf "initContainers and sidecars: the name %s is taken (arbiter is the server's container; names are unique in a pod)." .name) }}
+{{- end }}
+{{- $containers = append $containers .name }}
 {{- end }}
 {{- if and (not .Values.tools.existingConfigMap) (not .Values.tools.policy) }}
 {{- fail "set tools.policy (the tool-policy YAML) or tools.existingConfigMap." }}

@@ -5,19 +5,18 @@ persistence.enabled).
 {{- define "arbiter.podTemplate" -}}
 {{- $probeType := include "arbiter.probeType" . -}}
 metadata:
+  {{- $annotations := dict }}
+  {{- if not .Values.tools.existingConfigMap }}
+  {{- /* A change of the tool policy changes this hash and so rolls the pods. */}}
+  {{- $_ := set $annotations "checksum/tools" (include (print $.Template.BasePath "/configmap.yaml") . | sha256sum) }}
+  {{- end }}
+  {{- $annotations = merge $annotations .Values.podAnnotations }}
+  {{- with $annotations }}
   annotations:
-    {{- if not .Values.tools.existingConfigMap }}
-    # A change of the tool policy changes this hash and so rolls the pods.
-    checksum/tools: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
-    {{- end }}
-    {{- with .Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
-    {{- end }}
+  {{- end }}
   labels:
-    {{- include "arbiter.labels" . | nindent 4 }}
-    {{- with .Values.podLabels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- include "arbiter.labelsWith" (dict "root" . "extra" .Values.podLabels) | nindent 4 }}
 spec:
   serviceAccountName: {{ include "arbiter.serviceAccountName" . }}
   # The server never talks to the Kubernetes API.
@@ -34,6 +33,10 @@ spec:
   # preStop sleep + drain (--drain-timeout) + margin: the server always gets to
   # finish its drain before SIGKILL.
   terminationGracePeriodSeconds: {{ include "arbiter.terminationGracePeriodSeconds" . }}
+  {{- with .Values.initContainers }}
+  initContainers:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   containers:
     - name: arbiter
       image: {{ include "arbiter.image" . | quote }}
@@ -93,6 +96,10 @@ spec:
         {{- with .Values.server.extraEnv }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+      {{- with .Values.server.extraEnvFrom }}
+      envFrom:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       ports:
         - name: grpc
           containerPort: {{ .Values.server.port }}
@@ -166,6 +173,12 @@ spec:
         - name: data
           mountPath: {{ .Values.persistence.mountPath }}
         {{- end }}
+        {{- with .Values.extraVolumeMounts }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    {{- with .Values.sidecars }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   volumes:
     - name: tools
       configMap:
@@ -209,6 +222,9 @@ spec:
     - name: data
       persistentVolumeClaim:
         claimName: {{ include "arbiter.claimName" . }}
+    {{- end }}
+    {{- with .Values.extraVolumes }}
+    {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- $antiAffinity := .Values.podAntiAffinity }}
   {{- if or (ne $antiAffinity "none") .Values.affinity }}
