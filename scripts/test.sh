@@ -3,7 +3,8 @@
 # when it is missing: redis-server (Debian's package; the tests start their own on
 # free ports) and the pinned buf toolchain (checks the API lints and that the
 # committed generated code matches proto/). Then every suite, each run even when an
-# earlier one failed: buf lint/breaking and the generated code, go vet, go test -race
+# earlier one failed: buf lint, buf breaking (against the merge base with main; see
+# breaking_base) and the generated code, go vet, go test -race
 # ./..., clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs
 # npm ci), the Helm chart's tests (deploy/helm/test.sh) and the bench module's vet.
 # The last line says which suites failed; the exit code is 1 if any did.
