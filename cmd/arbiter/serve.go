@@ -69,9 +69,7 @@ type serveCmd struct {
 // without a restart when it comes back. With --state-file (memory.StateFile) the
 // embedded store's sessions are restored from the file at start (a corrupt file fails
 // the start), written to it every --state-interval while they change, and once more
-// after the drain, when no RPC can change them any more. With --health-listen the same
-// health statuses are served alone, in plaintext, on a second port
-// (server.ServeHealth), from the first store check until Run returns.
+// after the drain, when no RPC can change them any more.
 func (c *serveCmd) Run(env *runEnv) error {
 	log, err := c.logger(env.stderr)
 	if err != nil {
@@ -343,8 +341,10 @@ func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis n
 	return lis, healthLis, stopMetrics, nil
 }
 
-// serveHealthPort serves hs alone on lis (server.ServeHealth) until the returned
-// function is called; with a nil lis it serves nothing.
+// serveHealthPort serves hs alone on lis (server.ServeHealth: --health-listen, the same
+// health statuses in plaintext on a second port) until the returned function is
+// called; with a nil lis it serves nothing. Run serves it from the first store check
+// until it returns, through the drain.
 func serveHealthPort(lis net.Listener, hs *health.Server, log *slog.Logger) (stop func()) {
 	if lis == nil {
 		return func() {}
