@@ -111,11 +111,11 @@ One probe's action: the kubelet's gRPC probe on the health port asking for servi
 a TCP connect to the gRPC port. Takes (dict "root" $ "service" NAME).
 */}}
 {{- define "arbiter.probeAction" -}}
-{{- if eq (include "arbiter.probeType" .root) "grpc" }}
+{{- if eq (include "arbiter.probeType" .root) "grpc" -}}
 grpc:
   port: {{ .root.Values.probes.port }}
   service: {{ .service | quote }}
-{{- else }}
+{{- else -}}
 tcpSocket:
   port: grpc
 {{- end }}
