@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 )
 
 func main() {
@@ -27,6 +29,8 @@ func main() {
 
 // cli is the command line.
 type cli struct {
+	Version kong.VersionFlag `help:"Print the version, the commit and the Go version it was built with, and exit."`
+
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
 	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
 
@@ -50,6 +54,7 @@ func (env *runEnv) run(args []string) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
+		kong.Vars{"version": buildinfo.Get().String()},
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -57,7 +62,7 @@ func (env *runEnv) run(args []string) int {
 	}
 	kctx, err := parser.Parse(args)
 	if exit >= 0 {
-		return exit // --help
+		return exit // --help, --version
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "arbiter: %v\n", err)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/health"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
@@ -40,6 +41,7 @@ type serveCmd struct {
 	StateEvery   time.Duration `name:"state-interval" env:"ARBITER_STATE_INTERVAL" hidden:"" help:"Deprecated and ignored: --state-file is written at every change. Accepted so that old configurations still start; a warning is logged when it is set."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
+	HealthListen   string        `name:"health-listen" env:"ARBITER_HEALTH_LISTEN" help:"Also serve grpc.health.v1, and nothing else, in plaintext on this address (e.g. :8081), with the statuses of --listen (readiness follows the store and the drain): for probes that cannot speak the TLS of --listen, like the kubelet's gRPC probe. Empty: off."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
 	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
 	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
@@ -98,7 +100,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
-	lis, stopMetrics, err := c.listen(opts.Metrics, log)
+	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, log)
 	if err != nil {
 		_ = st.store.Close()
 		return err
@@ -106,6 +108,9 @@ func (c *serveCmd) Run(env *runEnv) error {
 	// A store down at start is not fatal: the first check sets NOT_SERVING.
 	hw := server.NewHealthWatcher(st.store, hs, log, c.HealthEvery)
 	hw.Check(env.ctx)
+	// The health port answers from the first check on, and until Run returns: through
+	// the drain (NOT_SERVING) and the last state write.
+	defer serveHealthPort(healthLis, hs, log)()
 	log.Info("arbiter serving", c.servingAttrs(lis.Addr().String(), st.name, policy, opts)...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
@@ -313,8 +318,9 @@ func openStateFile(path string, log *slog.Logger) (*memory.Store, error) {
 
 // servingAttrs are the "arbiter serving" line's attributes.
 func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, opts server.Options) []any {
+	bi := buildinfo.Get()
 	attrs := []any{"addr", addr, "store", storeName, "tools", len(policy.Tools),
-		"tls", opts.TLS != nil, "auth", opts.Tokens != nil}
+		"tls", opts.TLS != nil, "auth", opts.Tokens != nil, "version", bi.Version, "commit", bi.Commit}
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
@@ -324,19 +330,39 @@ func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, 
 	return attrs
 }
 
-// listen opens the gRPC listener (--listen) and, with m, serves metrics
-// (--metrics-listen) until the returned function is called.
-func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (net.Listener, func(), error) {
-	lis, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return nil, nil, err
+// listen opens the gRPC listener (--listen) and the health listener (--health-listen;
+// nil without it), and with m serves metrics (--metrics-listen) until the returned
+// function is called.
+func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
+	if lis, err = net.Listen("tcp", c.Listen); err != nil {
+		return nil, nil, nil, err
 	}
-	stopMetrics, err := serveMetrics(m, c.MetricsListen, log)
-	if err != nil {
+	if c.HealthListen != "" {
+		if healthLis, err = net.Listen("tcp", c.HealthListen); err != nil {
+			_ = lis.Close()
+			return nil, nil, nil, fmt.Errorf("--health-listen: %w", err)
+		}
+	}
+	if stopMetrics, err = serveMetrics(m, c.MetricsListen, log); err != nil {
 		_ = lis.Close()
-		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
+		if healthLis != nil {
+			_ = healthLis.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("--metrics-listen: %w", err)
 	}
-	return lis, stopMetrics, nil
+	return lis, healthLis, stopMetrics, nil
+}
+
+// serveHealthPort serves hs alone on lis (server.ServeHealth: --health-listen, the same
+// health statuses in plaintext on a second port) until the returned function is
+// called; with a nil lis it serves nothing. Run serves it from the first store check
+// until it returns, through the drain.
+func serveHealthPort(lis net.Listener, hs *health.Server, log *slog.Logger) (stop func()) {
+	if lis == nil {
+		return func() {}
+	}
+	log.Info("health serving", "addr", lis.Addr().String())
+	return server.ServeHealth(lis, hs)
 }
 
 // serveMetrics serves m at http://addr/metrics until the returned function is called;
