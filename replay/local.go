@@ -82,8 +82,8 @@ type Local struct {
 	// engine's history bounds) may be changed before the first RPC.
 	Service *arbiter.Service
 	conn    *grpc.ClientConn
-	gs     *grpc.Server
-	owned  arbiter.Store // closed by Close: the store NewLocal made
+	gs      *grpc.Server
+	owned   arbiter.Store // closed by Close: the store NewLocal made
 }
 
 // NewLocal starts an in-process arbiter under policy on a memory store, its clock at
