@@ -1,5 +1,6 @@
-// Command arbiter runs the Arbiter gRPC service (`arbiter serve`) and replays recorded
-// voice sessions through the decision engine (`arbiter replay`).
+// Command arbiter runs the Arbiter gRPC service (`arbiter serve`), replays recorded
+// voice sessions through the decision engine (`arbiter replay`) and exports a live
+// session as a trace (`arbiter export`).
 //
 // Every serve flag can also be set with an ARBITER_* environment variable; flags win.
 package main
@@ -26,7 +27,8 @@ func main() {
 // cli is the command line.
 type cli struct {
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
-	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
+	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target); --diff compares two policies on them."`
+	Export exportCmd `cmd:"" help:"Export a session of a running server (GetHistory) as a trace, to replay it locally."`
 }
 
 // run parses args and runs the command; it returns the process exit code: 0 success,
