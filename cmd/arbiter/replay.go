@@ -21,7 +21,7 @@ type replayCmd struct {
 	PrepareMS *int64   `name:"prepare-ms" help:"Fake backend prepare time in ms for every side-effecting call (overrides the trace)."`
 	Target    []string `sep:"," placeholder:"HOST:PORT" help:"Replay against running servers (host:port, comma-separated) in real time, each RPC to the next target in turn, all traces at once. The servers' tool policy must match --tools. Default: an in-process arbiter on a virtual clock per trace."`
 	Diff      bool     `help:"Replay each trace under --tools and under the policy it was recorded with (its session_start tools, as arbiter export writes it; else compare with its recorded outcomes, the ref_ lines), and print which dispositions, decisions, responses, skips and notes differ (JSON lines); exit 1 when any do. In process only."`
-	Session   string   `help:"Session id to replay under (one trace only; default replay-NAME, with --target plus a per-run suffix): to find the session afterwards, e.g. with arbiter export."`
+	Session   string   `help:"Session id to replay under (one trace only; default replay-NAME, with --target plus a per-run suffix): to find the session afterwards, e.g. with arbiter export. Give a new id each run: one in use continues that session."`
 	Traces    []string `arg:"" type:"existingfile" help:"Trace files (JSON lines)."`
 }
 
