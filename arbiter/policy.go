@@ -266,6 +266,9 @@ type Policy struct {
 	// Languages replace the phrase sets of those languages (keys: BCP 47 primary
 	// subtags such as "es"); languages not listed keep speech.DefaultPhrases.
 	Languages map[string]speech.Phrases
+
+	// digest is Digest's value, set by Validate.
+	digest string
 }
 
 // Phrases returns the intent phrases for a session language: the policy's set for it,
@@ -337,6 +340,7 @@ func (p *Policy) Validate() error {
 			return err
 		}
 	}
+	p.digest = p.computeDigest()
 	return nil
 }
 

@@ -465,7 +465,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +473,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if lang == "" {
 		lang = speech.DefaultLanguage
 	}
-	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling}, nil
+	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record}, nil
 }
 
 // Poll implements arbiterv1.ArbiterServiceServer.
@@ -665,7 +665,7 @@ func effectsPB(e arbiter.Effects) (*arbiterv1.Effects, error) {
 // watchPB converts one log entry into a Watch message. Errors: Internal for a
 // payload that does not encode or an entry with no effect.
 func watchPB(e arbiter.LogEntry) (*arbiterv1.WatchResponse, error) {
-	m := &arbiterv1.WatchResponse{Seq: e.Seq}
+	m := &arbiterv1.WatchResponse{Seq: e.Seq, At: timestamppb.New(e.At)}
 	switch {
 	case e.Response != nil:
 		r, err := responsePB(*e.Response)

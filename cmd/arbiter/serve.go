@@ -62,6 +62,9 @@ type serveCmd struct {
 	MaxConnAge     time.Duration `name:"max-connection-age" env:"ARBITER_MAX_CONNECTION_AGE" help:"Connections go away (GOAWAY) this long after they opened, so clients spread over replicas added since (in-flight RPCs get --rpc-timeout plus --max-wait to finish; Watch streams resume elsewhere); 0: never."`
 	MaxSessions    int           `name:"max-sessions" env:"ARBITER_MAX_SESSIONS" help:"Most live sessions the embedded store holds (RESOURCE_EXHAUSTED past it); 0: unlimited. Not enforced on Redis, whose memory limit applies."`
 	MaxCalls       int           `name:"max-calls-per-session" default:"1024" env:"ARBITER_MAX_CALLS_PER_SESSION" help:"Most function calls one session may register (RESOURCE_EXHAUSTED past it)."`
+	HistoryBytes   int           `name:"history-bytes" default:"1024" env:"ARBITER_HISTORY_BYTES" help:"Bound of the history (GetHistory) each session keeps, in bytes of its entries JSON-encoded: the latest inputs, decisions and holds; 0: none for sessions that do not record."`
+	RecordBytes    int           `name:"record-bytes" default:"65536" env:"ARBITER_RECORD_BYTES" help:"Bound of the history of a session that records (ConfigureSession record, or --history-sample), enough to export it whole (arbiter export). Every RPC of such a session reads and writes it."`
+	HistorySample  float64       `name:"history-sample" env:"ARBITER_HISTORY_SAMPLE" help:"Fraction (0 to 1) of new sessions that record from their first event, picked by a hash of the session id (every replica picks the same); 0: only those that ask (ConfigureSession record)."`
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
@@ -94,9 +97,14 @@ func (c *serveCmd) Run(env *runEnv) error {
 		return err
 	}
 	opts.Limiter = c.limiter(st, log)
+	historyBytes := c.HistoryBytes
+	if historyBytes == 0 {
+		historyBytes = -1 // the engine's "none"
+	}
 	svc := &arbiter.Service{
-		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: st.store, Clock: arbiter.SystemClock{},
-		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
+		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls, HistoryBytes: historyBytes, RecordBytes: c.RecordBytes},
+		Store:  st.store, Clock: arbiter.SystemClock{},
+		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait, HistorySample: c.HistorySample,
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
@@ -176,6 +184,9 @@ func (c *serveCmd) validate() error {
 	}
 	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
 		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
+	}
+	if c.HistoryBytes < 0 || c.RecordBytes < 1024 || c.HistorySample < 0 || c.HistorySample > 1 {
+		return fmt.Errorf("--history-bytes must not be negative, --record-bytes must be at least 1024, --history-sample within 0..1")
 	}
 	return nil
 }
