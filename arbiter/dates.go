@@ -102,15 +102,28 @@ type dateTable struct {
 }
 
 // translateDate rewrites text, in the language of table, into the English that
-// olebedev/when reads (see the top of this file). Pure.
+// olebedev/when reads (see the top of this file): it reads the words into lexemes
+// (lexDate), then resolves them in order (dateTranslator), then writes the days, the
+// time and the words it did not know. Pure.
 func translateDate(table *dateTable, text string) string {
-	toks := dateTokens(text)
-	// Pass 1: each word or phrase becomes a lexeme, longest phrase first.
-	type lexeme struct {
-		w   dateWord
-		raw string // the word as written (lower case), for a word the table does not know
-		num dateNum
+	t := &dateTranslator{lx: lexDate(table, text)}
+	for k := 0; k < len(t.lx); k++ {
+		k = t.take(k)
 	}
+	return t.english()
+}
+
+// lexeme is one word or phrase of a date text, as its table reads it.
+type lexeme struct {
+	w   dateWord
+	raw string // the word as written (lower case), for a word the table does not know
+	num dateNum
+}
+
+// lexDate reads text's words into lexemes, the longest phrase of the table first; a
+// word the table does not know keeps its text and, when it is one, its number.
+func lexDate(table *dateTable, text string) []lexeme {
+	toks := dateTokens(text)
 	var lx []lexeme
 	for i := 0; i < len(toks); {
 		n, w := 0, dateWord{}
@@ -134,121 +147,157 @@ func translateDate(table *dateTable, text string) string {
 		lx = append(lx, l)
 		i++
 	}
+	return lx
+}
 
-	// Pass 2: resolve numbers to hours and days, and gather the output.
-	var days, rest []string
-	hour, minute, haveHour := 0, 0, false
-	part, ampm := partNone, partNone
-	at, before := false, 0 // the last lexeme was an at-word; minutes of a pending "halb"
-	beforeSet := false
-	next := func(k int) (lexeme, int) { // the next lexeme after k that is not dropped
-		for j := k + 1; j < len(lx); j++ {
-			if lx[j].w.kind != dateDrop {
-				return lx[j], j
-			}
-		}
-		return lexeme{}, -1
-	}
-	for k := 0; k < len(lx); k++ {
-		l := lx[k]
-		wasAt := at
-		at = false
-		switch l.w.kind {
-		case dateDay:
-			days = append(days, l.w.en)
-			if l.w.part != partNone {
-				part = l.w.part
-			}
-		case datePart:
-			part = l.w.part
-		case dateMonth:
-			days = append(days, l.w.en)
-			if y, j := next(k); j >= 0 && y.num.year {
-				days[len(days)-1] += " " + y.raw
-				k = j
-			}
-		case dateNext:
-			if n := len(days); n > 0 && enWeekdays[days[n-1]] {
-				days = append(days[:n-1], "next", days[n-1])
-			} else {
-				days = append(days, "next")
-			}
-		case dateAt:
-			at = true
-		case dateBefore:
-			before, beforeSet = l.w.n, true
-			at = wasAt
-		case dateAMPM:
-			ampm = l.w.part
-		case dateClock:
-			if !haveHour {
-				hour, minute, haveHour = l.w.n/60, l.w.n%60, true
-				if m, j := next(k); j >= 0 && m.w.kind == dateMinutes {
-					minute += m.w.n
-					k = j
-				}
-			}
-		case dateNumber, 0:
-			num := l.num
-			if l.w.kind == dateNumber {
-				num = dateNum{ok: true, h: l.w.n}
-			}
-			if !num.ok {
-				rest = append(rest, l.raw)
-				continue
-			}
-			after, j := next(k)
-			if num.day && after.w.kind == dateMonth {
-				days = append(days, fmt.Sprintf("%d", num.h))
-				continue // the month follows
-			}
-			isHour := num.clock || wasAt || beforeSet ||
-				after.w.kind == dateUnit || after.w.kind == dateAMPM || after.w.kind == datePart || after.w.kind == dateMinutes
-			if !isHour || haveHour || num.h > 24 {
-				if l.raw != "" {
-					rest = append(rest, l.raw)
-				}
-				continue
-			}
-			hour, minute, haveHour = num.h, num.m, true
-			if num.ampm != partNone {
-				ampm = num.ampm
-			}
-			if after.w.kind == dateUnit {
-				k = j
-				if m, j2 := next(k); j2 >= 0 && m.num.ok && m.num.bare && m.num.h < 60 {
-					minute, k = m.num.h, j2
-				}
-				after, j = next(k)
-			}
-			if after.w.kind == dateMinutes {
-				minute += after.w.n
-				k = j
-			}
-			if beforeSet {
-				minute += before
-				beforeSet = false
-			}
-			for minute < 0 {
-				minute += 60
-				hour = (hour + 23) % 24
-			}
-			for minute >= 60 {
-				minute -= 60
-				hour = (hour + 1) % 24
-			}
-		case dateDrop, dateUnit, dateMinutes:
+// dateTranslator resolves lexemes, in order, to days, one time of day and the words
+// left over.
+type dateTranslator struct {
+	lx           []lexeme
+	days, rest   []string
+	hour, minute int
+	haveHour     bool
+	part, ampm   dayPart
+	at           bool // the lexeme before was an at-word ("a las", "um")
+	before       int  // minutes of a pending "halb" / "viertel vor"
+	beforeSet    bool
+}
+
+// next is the next lexeme after k that is not dropped, and its index (-1: none).
+func (t *dateTranslator) next(k int) (lexeme, int) {
+	for j := k + 1; j < len(t.lx); j++ {
+		if t.lx[j].w.kind != dateDrop {
+			return t.lx[j], j
 		}
 	}
+	return lexeme{}, -1
+}
 
-	out := days
+// take resolves lexeme k and returns the index of the last lexeme it used.
+func (t *dateTranslator) take(k int) int {
+	l := t.lx[k]
+	wasAt := t.at
+	t.at = false
+	switch l.w.kind {
+	case dateDay:
+		t.days = append(t.days, l.w.en)
+		if l.w.part != partNone {
+			t.part = l.w.part
+		}
+	case datePart:
+		t.part = l.w.part
+	case dateMonth:
+		t.days = append(t.days, l.w.en)
+		if y, j := t.next(k); j >= 0 && y.num.year {
+			t.days[len(t.days)-1] += " " + y.raw
+			return j
+		}
+	case dateNext:
+		if n := len(t.days); n > 0 && enWeekdays[t.days[n-1]] {
+			t.days = append(t.days[:n-1], "next", t.days[n-1])
+		} else {
+			t.days = append(t.days, "next")
+		}
+	case dateAt:
+		t.at = true
+	case dateBefore:
+		t.before, t.beforeSet = l.w.n, true
+		t.at = wasAt
+	case dateAMPM:
+		t.ampm = l.w.part
+	case dateClock:
+		return t.clock(k, l)
+	case dateNumber, 0:
+		return t.number(k, l, wasAt)
+	case dateDrop, dateUnit, dateMinutes:
+	}
+	return k
+}
+
+// clock takes a time-of-day word ("mediodía"), and minutes after it ("y media").
+func (t *dateTranslator) clock(k int, l lexeme) int {
+	if t.haveHour {
+		return k
+	}
+	t.hour, t.minute, t.haveHour = l.w.n/60, l.w.n%60, true
+	if m, j := t.next(k); j >= 0 && m.w.kind == dateMinutes {
+		t.minute += m.w.n
+		return j
+	}
+	return k
+}
+
+// number takes a number: a day of the month before a month, an hour (after an
+// at-word or a "halb", before an hour unit, a.m./p.m., a part of the day or minutes,
+// or written as a clock time), or a word left over.
+func (t *dateTranslator) number(k int, l lexeme, wasAt bool) int {
+	num := l.num
+	if l.w.kind == dateNumber {
+		num = dateNum{ok: true, h: l.w.n}
+	}
+	if !num.ok {
+		t.rest = append(t.rest, l.raw)
+		return k
+	}
+	after, j := t.next(k)
+	if num.day && after.w.kind == dateMonth {
+		t.days = append(t.days, fmt.Sprintf("%d", num.h))
+		return k // the month follows
+	}
+	isHour := num.clock || wasAt || t.beforeSet ||
+		after.w.kind == dateUnit || after.w.kind == dateAMPM || after.w.kind == datePart || after.w.kind == dateMinutes
+	if !isHour || t.haveHour || num.h > 24 {
+		if l.raw != "" {
+			t.rest = append(t.rest, l.raw)
+		}
+		return k
+	}
+	t.hour, t.minute, t.haveHour = num.h, num.m, true
+	if num.ampm != partNone {
+		t.ampm = num.ampm
+	}
+	if after.w.kind == dateUnit {
+		k = j
+		if m, j2 := t.next(k); j2 >= 0 && m.num.ok && m.num.bare && m.num.h < 60 {
+			t.minute, k = m.num.h, j2
+		}
+		after, j = t.next(k)
+	}
+	if after.w.kind == dateMinutes {
+		t.minute += after.w.n
+		k = j
+	}
+	if t.beforeSet {
+		t.minute += t.before
+		t.beforeSet = false
+	}
+	t.normalise()
+	return k
+}
+
+// normalise carries minutes out of [0, 60) into the hour, on a 24-hour clock.
+func (t *dateTranslator) normalise() {
+	for t.minute < 0 {
+		t.minute += 60
+		t.hour = (t.hour + 23) % 24
+	}
+	for t.minute >= 60 {
+		t.minute -= 60
+		t.hour = (t.hour + 1) % 24
+	}
+}
+
+// english writes the result: the days, then the time ("at 15:00") or the part of the
+// day, then the words it did not know.
+func (t *dateTranslator) english() string {
+	out := t.days
 	switch {
-	case haveHour:
-		out = append(out, fmt.Sprintf("at %d:%02d", halfOfDay(hour, ampm, part), minute))
-	case part != partNone:
-		out = append(out, partWords[part])
+	case t.haveHour:
+		out = append(out, fmt.Sprintf("at %d:%02d", halfOfDay(t.hour, t.ampm, t.part), t.minute))
+	case t.part != partNone:
+		out = append(out, partWords[t.part])
 	}
-	return strings.Join(append(out, rest...), " ")
+	return strings.Join(append(out, t.rest...), " ")
 }
 
 // halfOfDay returns the 24-hour clock hour of h said with ampm ("3pm") or in a part of
