@@ -48,7 +48,8 @@ type Server struct {
 }
 
 // New returns a Server on svc, logging to log (nil: slog.Default()). Every line it
-// logs carries the request's tenant, session, call and job ids.
+// logs carries the request's tenant, session, call and job ids, but where the line
+// names the call or job it is about (the effect log, effectlog.go).
 func New(svc *arbiter.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
