@@ -25,6 +25,7 @@ func (st *step) checkClaims(turns []speech.ModelTurn) {
 		if j == nil {
 			if text := st.noJobCorrection(t.Text, said); text != "" {
 				st.issueNote(nil, text, "")
+				st.out.Corrections = append(st.out.Corrections, Correction{})
 			}
 			continue
 		}
@@ -35,6 +36,7 @@ func (st *step) checkClaims(turns []speech.ModelTurn) {
 		}
 		if text := st.correction(j, claim, firstVerb(v), said); text != "" {
 			st.issueNote(j, text, "")
+			st.out.Corrections = append(st.out.Corrections, Correction{JobID: j.ID, Tool: j.Tool})
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (ev Decide) apply(st *step) error {
 		st.prepared = true
 		st.advance(st.s.Now) // a zero-length wait may be due at once
 	}
-	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause}
+	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause, Tool: j.Tool}
 	if j.Decision == Undecided {
 		st.out.Decision.Reason = st.pendingReason(j)
 	}
@@ -137,7 +137,7 @@ func (st *step) committedAfterRevoke(j *Job) {
 		j.AmendAfterCommit = true
 	}
 	if j.Decision == Undecided {
-		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now})
+		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now, Tool: j.Tool})
 		st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = DecisionCommit, "", reasonCommittedAfterRevoke, st.s.Now

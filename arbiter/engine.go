@@ -126,6 +126,8 @@ type DecisionResult struct {
 	DecidedAt time.Time
 	// Cause says why a cancel was decided (empty for a commit and while pending).
 	Cause Cause
+	// Tool is the job's tool, in Output.Decisions (for logs and metrics).
+	Tool string
 }
 
 // Output is what one Step produced. Only the fields of the event's kind are set,
@@ -152,11 +154,43 @@ type Output struct {
 	// had observed before the commit came due arrived after it (see Step). Each is
 	// undecided again, or decided anew in Decisions.
 	Revoked []string
+	// Holds lists the holds on jobs' commits that began or ended during this step, in
+	// the order they did (for traces and metrics; the history keeps them too). Only a
+	// session that keeps a history tracks holds (every one unless Engine.HistoryBytes
+	// is negative and it does not record).
+	Holds []HoldChange
+	// Corrections lists the corrective notes the claim check handed out during this
+	// step: what the model said about a job contradicted its state (claimcheck.go).
+	Corrections []Correction
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
 	// other or unknown.
 	Intent speech.Intent
+	// LogStart is the session's LogSeq when the step began: the effects numbered
+	// above it were handed out by this step; those at or below it are repeats (a
+	// retried RegisterCall or Complete answered again), already handed out before.
+	LogStart uint64
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
+}
+
+// HoldChange is a hold on a job's commit beginning or ending (see HoldEntry): by an
+// utterance (Utterance, its Utterance.ID), or by abandonment (Utterance 0).
+type HoldChange struct {
+	JobID, Tool string
+	Utterance   int
+	// End is set when the hold ended (its job decided, the utterance settled, the
+	// abandonment revived or run out).
+	End bool
+	// At is when, on the session's clock; Held, for an end, is how long the hold
+	// lasted (zero when its start is not known: it began before holds had times).
+	At   time.Time
+	Held time.Duration
+}
+
+// Correction is one corrective note of the claim check: about job JobID (of Tool), or,
+// with both empty, about a side effect claimed when the session had no job.
+type Correction struct {
+	JobID, Tool string
 }
 
 // JobOutcome is one job's outcome as recorded.
@@ -237,7 +271,7 @@ func checkEpoch(s *Session, epoch string) error {
 // that a timer of this very step made out of order) may leave s with its timers
 // advanced, and a caller that must not persist partial work discards s.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
-	var out Output
+	out := Output{LogStart: s.LogSeq}
 	if err := Validate(ev); err != nil {
 		return out, err
 	}

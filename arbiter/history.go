@@ -79,7 +79,16 @@ type History struct {
 type Hold struct {
 	Job       string `json:"job"`
 	Utterance int    `json:"utt,omitempty"`
+	// Since is when the hold began, on the session's clock (zero for a hold recorded
+	// before holds had times).
+	Since time.Time `json:"since,omitzero"`
 }
+
+// same reports whether h and o are the same hold (the same job, the same cause).
+func (h Hold) same(o Hold) bool { return h.Job == o.Job && h.Utterance == o.Utterance }
+
+// holdIn reports whether hs holds h (same).
+func holdIn(hs []Hold, h Hold) bool { return slices.ContainsFunc(hs, h.same) }
 
 // HistoryEntry is one entry of a session's history: exactly one of its kind fields
 // (Call ... Hold) is set.
@@ -315,27 +324,52 @@ func (st *step) noteHolds() {
 			continue
 		}
 		if j.Abandoned {
-			now = append(now, Hold{Job: j.ID})
+			now = append(now, st.hold(Hold{Job: j.ID}))
 			continue
 		}
 		if j.PreparedAt.IsZero() {
 			continue
 		}
 		for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
-			now = append(now, Hold{Job: j.ID, Utterance: u.ID})
+			now = append(now, st.hold(Hold{Job: j.ID, Utterance: u.ID}))
 		}
 	}
 	for _, h := range st.holds {
-		if !slices.Contains(now, h) {
+		if !holdIn(now, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance, End: true}})
+			c := HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, End: true, At: st.s.Now}
+			if !h.Since.IsZero() {
+				c.Held = st.s.Now.Sub(h.Since)
+			}
+			st.out.Holds = append(st.out.Holds, c)
 		}
 	}
 	for _, h := range now {
-		if !slices.Contains(st.holds, h) {
+		if !holdIn(st.holds, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance}})
+			st.out.Holds = append(st.out.Holds, HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, At: st.s.Now})
 		}
 	}
 	st.holds = now
+}
+
+// hold is h as open now: with the start it had at the last look, or beginning now.
+func (st *step) hold(h Hold) Hold {
+	for _, o := range st.holds {
+		if o.same(h) {
+			return o
+		}
+	}
+	h.Since = st.s.Now
+	return h
+}
+
+// jobTool is the tool of the job named id ("" for none).
+func (st *step) jobTool(id string) string {
+	if j := st.s.job(id); j != nil {
+		return j.Tool
+	}
+	return ""
 }
 
 // beginHistory readies the step's history: whether the session keeps one, and the

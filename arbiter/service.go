@@ -124,9 +124,11 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // CANCEL (a commit cannot be decided before prepare finishes). It wakes when any writer
 // saves the session (Store.Watch) and when the session's next timer is due, so the
 // decision arrives within a store round trip of the event that makes it. When the wait
-// runs out the result is Undecided with what the job waits for. Errors: NotFound,
+// runs out the result is Undecided with what the job waits for. observe, when not
+// nil, sees the output of every step Decide stores (the prepare it recorded, the
+// decisions its timers made, for logs and metrics), each once. Errors: NotFound,
 // FailedPrecondition (read-only job), Unavailable, and ctx's error.
-func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration) (DecisionResult, error) {
+func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
@@ -148,6 +150,9 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		out, s, err := sv.Apply(ctx, key, ev, false)
 		if err != nil {
 			return DecisionResult{}, err
+		}
+		if observe != nil && out.Changed {
+			observe(out, s)
 		}
 		d := *out.Decision
 		if d.Decision == DecisionCancel || (prepared && d.Decision == DecisionCommit) {

@@ -260,7 +260,7 @@ func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 		return
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
-	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause})
+	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause, Tool: j.Tool})
 	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: d, Cause: cause, Reason: reason}})
 	if d == DecisionCancel {
 		st.out.Cancelled = append(st.out.Cancelled, j.ID)

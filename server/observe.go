@@ -24,15 +24,24 @@ type Metrics struct {
 	Registry *prometheus.Registry
 	grpc     *grpcprom.ServerMetrics
 
-	decisions  *prometheus.CounterVec
-	outcomes   *prometheus.CounterVec
-	calls      *prometheus.CounterVec
-	skips      *prometheus.CounterVec
-	notes      *prometheus.CounterVec
-	answerAge  prometheus.Histogram
-	decideWait prometheus.Histogram
-	storeErrs  *prometheus.CounterVec
-	panics     prometheus.Counter
+	decisions   *prometheus.CounterVec
+	outcomes    *prometheus.CounterVec
+	calls       *prometheus.CounterVec
+	skips       *prometheus.CounterVec
+	notes       *prometheus.CounterVec
+	answerAge   prometheus.Histogram
+	decideWait  prometheus.Histogram
+	storeErrs   *prometheus.CounterVec
+	panics      prometheus.Counter
+	holds       *prometheus.CounterVec
+	holdTime    *prometheus.HistogramVec
+	toDecision  *prometheus.HistogramVec
+	corrections *prometheus.CounterVec
+	runs        *prometheus.CounterVec
+	revoked     prometheus.Counter
+	storeOps    *prometheus.CounterVec
+	storeTime   *prometheus.HistogramVec
+	sessions    prometheus.Gauge
 }
 
 // NewMetrics registers every metric on a new registry (plus Go and process metrics).
@@ -43,8 +52,8 @@ func NewMetrics() *Metrics {
 		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
 			grpcprom.WithHistogramBuckets([]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30}))),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "arbiter_decisions_total", Help: "Decisions made, by decision (commit, cancel) and cause (stop, transcript_timeout, abandoned, withdrawn, session_closed, failed; empty for a commit).",
-		}, []string{"decision", "cause"}),
+			Name: "arbiter_decisions_total", Help: "Decisions made, by decision (commit, cancel), cause (stop, amend, transcript_timeout, abandoned, withdrawn, session_closed, failed, deadline; empty for a commit) and tool (a tool of the policy; other for any other name).",
+		}, []string{"decision", "cause", "tool"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "arbiter_outcomes_total", Help: "Job outcomes reported with Complete, by outcome: committed, cancelled, failed (a commit the backend refused counts here, never as committed), result (read-only), unknown (later resolved to committed or failed, counted again then).",
 		}, []string{"outcome"}),
@@ -71,8 +80,40 @@ func NewMetrics() *Metrics {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "arbiter_panics_total", Help: "Handler panics recovered into INTERNAL.",
 		}),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_holds_total", Help: "Holds begun on a job's commit, by kind: utterance (a relevant user utterance open while the job was prepared), abandoned (every call id of the job dead after interrupted). Only sessions that keep a history track holds.",
+		}, []string{"kind"}),
+		holdTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "arbiter_hold_seconds", Help: "How long holds on a job's commit lasted, by kind (utterance, abandoned), observed when they end.",
+			Buckets: []float64{.1, .25, .5, 1, 2, 3, 4, 6, 8, 10, 15, 30, 60},
+		}, []string{"kind"}),
+		toDecision: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "arbiter_prepared_to_decision_seconds", Help: "Time from a job's prepare finishing (Decide prepared) to its decision, by decision (commit, cancel); jobs decided before they were prepared are not observed.",
+			Buckets: []float64{.1, .25, .5, 1, 1.5, 2, 3, 4, 6, 8, 10, 15, 30, 60},
+		}, []string{"decision"}),
+		corrections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_claim_corrections_total", Help: "Corrective notes handed out because what the model said about a job contradicted its state, by the job's tool (other for a name outside the policy; none when the session had no job).",
+		}, []string{"tool"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_runs_total", Help: "Confirm-then-act runs by state reached: opened, then one outcome each: confirmed, refused, expired, cancelled.",
+		}, []string{"state"}),
+		revoked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "arbiter_commits_revoked_total", Help: "Commit decisions withdrawn because an event the agent had observed before the commit came due arrived after it.",
+		}),
+		storeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_store_requests_total", Help: "Store round trips, by op (load, save, watch) and result (ok, not_found, conflict: a compare-and-set lost to another writer, unavailable, error).",
+		}, []string{"op", "result"}),
+		storeTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "arbiter_store_request_seconds", Help: "Store round-trip latency, by op (load, save, watch).",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}, []string{"op"}),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "arbiter_sessions", Help: "Sessions in the store (closed ones too, until their idle TTL runs out), sampled every 15 s: exact for the embedded store; for Redis the keys of the arbiter's database (INFO keyspace, summed over a Cluster's primaries), i.e. sessions plus one rate-limit key per active tenant, the same on every replica. -1 until the first sample.",
+		}),
 	}
+	m.sessions.Set(-1)
 	reg.MustRegister(m.grpc, m.decisions, m.outcomes, m.calls, m.skips, m.notes, m.answerAge, m.decideWait, m.storeErrs, m.panics,
+		m.holds, m.holdTime, m.toDecision, m.corrections, m.runs, m.revoked, m.storeOps, m.storeTime, m.sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
 	return m
 }
@@ -95,13 +136,18 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// observe records what one RPC's engine output says. Nil-safe.
-func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id string) time.Time) {
+// observe records what one step's engine output says: only what the step did for the
+// first time (a repeat's effects were counted when they were handed out). sess is the
+// session after the step; tool bounds a tool name for the tool label. Nil-safe.
+func (m *Metrics) observe(out arbiter.Output, sess *arbiter.Session, tool func(string) string) {
 	if m == nil {
 		return
 	}
 	for _, d := range out.Decisions {
-		m.decisions.WithLabelValues(string(d.Decision), string(d.Cause)).Inc()
+		m.decisions.WithLabelValues(string(d.Decision), string(d.Cause), tool(d.Tool)).Inc()
+		if j := sess.Job(d.JobID); j != nil && !j.PreparedAt.IsZero() && !d.DecidedAt.Before(j.PreparedAt) {
+			m.toDecision.WithLabelValues(string(d.Decision)).Observe(d.DecidedAt.Sub(j.PreparedAt).Seconds())
+		}
 	}
 	for _, o := range out.Outcomes {
 		m.outcomes.WithLabelValues(string(o.Outcome)).Inc()
@@ -110,16 +156,78 @@ func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id strin
 		m.calls.WithLabelValues(string(out.Call.Disposition)).Inc()
 	}
 	for _, s := range out.Effects.Skips {
-		m.skips.WithLabelValues(string(s.Reason)).Inc()
+		if s.Seq > out.LogStart {
+			m.skips.WithLabelValues(string(s.Reason)).Inc()
+		}
 	}
 	for _, n := range out.Effects.Notes {
-		m.notes.WithLabelValues(string(n.Deliver)).Inc()
+		if n.Seq > out.LogStart {
+			m.notes.WithLabelValues(string(n.Deliver)).Inc()
+		}
 	}
-	if calls != nil {
-		for _, r := range out.Effects.Responses {
-			if at := calls(r.CallID); !at.IsZero() {
-				m.answerAge.Observe(now.Sub(at).Seconds())
-			}
+	for _, r := range out.Effects.Responses {
+		if r.Seq <= out.LogStart || r.Interim {
+			continue
+		}
+		if c := sess.Call(r.CallID); c != nil && c.Outcome != nil {
+			m.answerAge.Observe(c.Outcome.At.Sub(c.RegisteredAt).Seconds())
+		}
+	}
+	for _, u := range out.Effects.Runs {
+		if u.Seq > out.LogStart {
+			m.runs.WithLabelValues(string(u.State)).Inc()
+		}
+	}
+	for _, h := range out.Holds {
+		kind := holdKind(h)
+		if !h.End {
+			m.holds.WithLabelValues(kind).Inc()
+		} else if h.Held > 0 {
+			m.holdTime.WithLabelValues(kind).Observe(h.Held.Seconds())
+		}
+	}
+	for _, c := range out.Corrections {
+		name := "none"
+		if c.JobID != "" {
+			name = tool(c.Tool)
+		}
+		m.corrections.WithLabelValues(name).Inc()
+	}
+	if len(out.Revoked) > 0 {
+		m.revoked.Add(float64(len(out.Revoked)))
+	}
+}
+
+// holdKind names what holds a commit: an utterance, or abandonment.
+func holdKind(h arbiter.HoldChange) string {
+	if h.Utterance == 0 {
+		return "abandoned"
+	}
+	return "utterance"
+}
+
+// CountSessions sets arbiter_sessions from count every interval (zero: 15 s) until
+// ctx ends; a count that fails leaves the last value. Run it in a goroutine; nil-safe.
+func (m *Metrics) CountSessions(ctx context.Context, count func(context.Context) (int64, error), every time.Duration) {
+	if m == nil || count == nil {
+		return
+	}
+	if every <= 0 {
+		every = 15 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, every)
+		n, err := count(cctx)
+		cancel()
+		if err == nil {
+			m.sessions.Set(float64(n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
@@ -128,6 +236,7 @@ func (m *Metrics) observe(out arbiter.Output, now time.Time, calls func(id strin
 // ids into the context's logging fields, so the logging interceptor's line and every
 // line the handler logs carry them (the auth interceptor adds the tenant).
 func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	traceRequest(ctx, req)
 	var f logging.Fields
 	if r, ok := req.(interface{ GetSessionId() string }); ok && r.GetSessionId() != "" {
 		f = append(f, "session_id", arbiter.Clip(r.GetSessionId()))
@@ -148,14 +257,26 @@ func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 // every record.
 type ctxHandler struct{ slog.Handler }
 
+// Handle adds the context's fields to r but those r already has: a line about
+// another call or job than the request's names its own, once.
 func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
 	f := logging.ExtractFields(ctx)
 	for i := 0; i+1 < len(f); i += 2 {
-		if k, ok := f[i].(string); ok {
+		if k, ok := f[i].(string); ok && !hasAttr(r, k) {
 			r.AddAttrs(slog.Any(k, f[i+1]))
 		}
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// hasAttr reports whether r has an attribute named key.
+func hasAttr(r slog.Record, key string) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == key
+		return !found
+	})
+	return found
 }
 
 func (h ctxHandler) WithAttrs(as []slog.Attr) slog.Handler {

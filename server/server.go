@@ -17,6 +17,7 @@ import (
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -47,7 +48,8 @@ type Server struct {
 }
 
 // New returns a Server on svc, logging to log (nil: slog.Default()). Every line it
-// logs carries the request's tenant, session, call and job ids.
+// logs carries the request's tenant, session, call and job ids, but where the line
+// names the call or job it is about (the effect log, effectlog.go).
 func New(svc *arbiter.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
@@ -75,6 +77,11 @@ type Options struct {
 	MaxRecvMsgSize int
 	// Metrics, when set, records gRPC and arbiter metrics.
 	Metrics *Metrics
+	// TracerProvider, when set, traces every RPC but health checks and reflection:
+	// one span each (the otelgrpc stats handler), the child of the caller's span when
+	// the request carries W3C trace context (Propagator), with the arbiter's ids,
+	// decisions, holds and effects on it (tracing.go). Nil: no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 	// Tokens, when set, requires a bearer token on every RPC but health checks and
 	// reflection (UNAUTHENTICATED without a known one) and scopes sessions by its
 	// tenant.
@@ -168,7 +175,11 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
 	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
 	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
-	opts := append(o.Conn.serverOptions(timeout+s.svc.MaxDecideWait()),
+	opts := o.Conn.serverOptions(timeout + s.svc.MaxDecideWait())
+	if o.TracerProvider != nil {
+		opts = append(opts, tracingOption(o.TracerProvider))
+	}
+	opts = append(opts,
 		grpc.MaxRecvMsgSize(maxRecv),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
 		// growth) per RPC.
@@ -405,13 +416,16 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		}
 	}
 	began := time.Now()
-	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait)
+	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait, func(out arbiter.Output, sess *arbiter.Session) {
+		s.record(ctx, out, sess) // the prepare it recorded, the decisions its steps made
+	})
 	if s.metrics != nil {
 		s.metrics.decideWait.Observe(time.Since(began).Seconds())
 	}
 	if err != nil {
 		return nil, err
 	}
+	traceDecision(ctx, d)
 	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
 	switch d.Decision {
 	case arbiter.DecisionCommit:
@@ -554,21 +568,22 @@ func (s *Server) CloseSession(ctx context.Context, req *arbiterv1.CloseSessionRe
 	return &arbiterv1.CloseSessionResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
 }
 
-// record logs the decisions an RPC made and counts them in the metrics.
+// record logs (effectlog.go), traces (tracing.go) and counts (observe.go) what one
+// stored step did; sess is the session after it.
 func (s *Server) record(ctx context.Context, out arbiter.Output, sess *arbiter.Session) {
-	for _, d := range out.Decisions {
-		s.log.InfoContext(ctx, "decision", "decided_job", d.JobID, "decision", string(d.Decision), "reason", d.Reason)
+	s.logStep(ctx, out, sess)
+	traceStep(ctx, out, sess)
+	s.metrics.observe(out, sess, s.toolLabel)
+}
+
+// toolLabel bounds a tool name for a metric label: the tools of the policy (and their
+// confirmation tools) by name, any other name as "other".
+func (s *Server) toolLabel(name string) string {
+	p := s.svc.Engine.Policy
+	if _, ok := p.Tools[name]; ok || p.IsConfirmTool(name) {
+		return name
 	}
-	var registered func(string) time.Time
-	if sess != nil {
-		registered = func(id string) time.Time {
-			if c := sess.Call(id); c != nil {
-				return c.RegisteredAt
-			}
-			return time.Time{}
-		}
-	}
-	s.metrics.observe(out, s.svc.Clock.Now(), registered)
+	return "other"
 }
 
 func dispositionPB(d arbiter.Disposition) arbiterv1.Disposition {

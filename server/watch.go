@@ -125,6 +125,7 @@ func streamRequestFields(srv any, ss grpc.ServerStream, info *grpc.StreamServerI
 		return err
 	}
 	ctx := ss.Context()
+	traceRequest(ctx, req)
 	if id := req.GetSessionId(); id != "" {
 		ctx = logging.InjectFields(ctx, logging.Fields{"session_id", arbiter.Clip(id)})
 	}

@@ -87,6 +87,17 @@ type runEnv struct {
 	stderr io.Writer
 	// ready, when set, receives serve's listening address.
 	ready chan<- string
+	// getenv, when set, replaces os.Getenv for the OTEL_* variables serve reads itself
+	// (the exporters read theirs from the process environment).
+	getenv func(string) string
+}
+
+// lookupEnv is env's getenv, or os.Getenv.
+func (env *runEnv) lookupEnv() func(string) string {
+	if env.getenv != nil {
+		return env.getenv
+	}
+	return os.Getenv
 }
 
 // exitError ends the process with that code without printing anything more.

@@ -92,6 +92,20 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	tr, err := newTracing(env.ctx, env.lookupEnv(), env.stdout, log)
+	if err != nil {
+		return err
+	}
+	if tr.tp != nil {
+		opts.TracerProvider = tr.tp
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tr.shutdown(ctx); err != nil {
+			log.Warn("tracing: spans not exported at shutdown", "err", err)
+		}
+	}()
 	st, err := c.openStore(env.ctx, log)
 	if err != nil {
 		return err
@@ -103,7 +117,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls, HistoryBytes: historyBytes, RecordBytes: c.RecordBytes},
-		Store:  st.store, Clock: arbiter.SystemClock{},
+		Store:  server.InstrumentStore(st.store, opts.Metrics), Clock: arbiter.SystemClock{},
 		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait, HistorySample: c.HistorySample,
 	}
 	srv := server.New(svc, log)
@@ -119,7 +133,12 @@ func (c *serveCmd) Run(env *runEnv) error {
 	// The health port answers from the first check on, and until Run returns: through
 	// the drain (NOT_SERVING) and the last state write.
 	defer serveHealthPort(healthLis, hs, log)()
-	log.Info("arbiter serving", c.servingAttrs(lis.Addr().String(), st.name, policy, opts)...)
+	if opts.Metrics != nil {
+		counting, stopCounting := context.WithCancel(env.ctx)
+		defer stopCounting()
+		go opts.Metrics.CountSessions(counting, st.count, sessionCountEvery)
+	}
+	log.Info("arbiter serving", append(c.servingAttrs(lis.Addr().String(), st.name, policy, opts), "tracing", tr.name())...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
 	}
@@ -160,6 +179,7 @@ func (c *serveCmd) logger(w io.Writer) (*slog.Logger, error) {
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	if c.LogFormat == "json" {
+		hopts.ReplaceAttr = server.LogDurations // "1.5s", not nanoseconds
 		return slog.New(slog.NewJSONHandler(w, hopts)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, hopts)), nil
@@ -247,6 +267,20 @@ type openedStore struct {
 	name  string            // "memory" or "redis", for the log
 	gate  *durableGate      // Redis without --allow-volatile-store
 	redis *redisstore.Store // nil for the embedded store
+	mem   *memory.Store     // nil for Redis
+}
+
+// sessionCountEvery is how often arbiter_sessions is sampled.
+const sessionCountEvery = 15 * time.Second
+
+// count is how many sessions the store holds, for arbiter_sessions: the embedded
+// store's count (expired ones go within a second), or Redis's key count (INFO
+// keyspace: the sessions plus the rate limiter's few keys).
+func (st *openedStore) count(ctx context.Context) (int64, error) {
+	if st.redis != nil {
+		return st.redis.Keys(ctx)
+	}
+	return int64(st.mem.Len()), nil
 }
 
 // refused receives the gate's refusal of a volatile Redis; nil (never) without a gate.
@@ -294,14 +328,14 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 	if c.StateFile == "" {
 		ms := memory.New(nil)
 		ms.MaxSessions = c.MaxSessions
-		return &openedStore{store: ms, name: "memory"}, nil
+		return &openedStore{store: ms, name: "memory", mem: ms}, nil
 	}
 	ms, err := openStateFile(c.StateFile, log)
 	if err != nil {
 		return nil, fmt.Errorf("--state-file: %w", err)
 	}
 	ms.MaxSessions = c.MaxSessions
-	return &openedStore{store: ms, name: "memory"}, nil
+	return &openedStore{store: ms, name: "memory", mem: ms}, nil
 }
 
 // openStateFile opens the embedded store on the database at path (converting a JSON

@@ -129,7 +129,7 @@ func BenchmarkHotPath(b *testing.B) {
 		job := out.Call.JobID
 		be.apply(b, key, arbiter.Decide{JobID: job, Prepared: true}, false)
 		be.run(b, nil, func(i int) {
-			d, err := be.svc.Decide(be.ctx, key, job, true, 0)
+			d, err := be.svc.Decide(be.ctx, key, job, true, 0, nil)
 			if err != nil || d.Decision != arbiter.Undecided {
 				b.Fatalf("decide: %+v %v", d, err)
 			}
@@ -148,7 +148,7 @@ func BenchmarkHotPath(b *testing.B) {
 			be.apply(b, key, arbiter.Decide{JobID: job, Prepared: true}, false)
 			clock.AdvanceTo(clock.Now().Add(2 * time.Second))
 		}, func(i int) {
-			d, err := be.svc.Decide(be.ctx, key, job, true, 0)
+			d, err := be.svc.Decide(be.ctx, key, job, true, 0, nil)
 			if err != nil || d.Decision != arbiter.DecisionCommit {
 				b.Fatalf("decide: %+v %v", d, err)
 			}

@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -260,4 +261,60 @@ func transient(msg string) bool {
 		}
 	}
 	return false
+}
+
+// Keys returns how many keys the store's database holds, from INFO keyspace (no scan:
+// one command per primary): on a Cluster the sum over its primaries (database 0),
+// otherwise the client's database. That is one key per session, closed ones too
+// until their idle TTL runs out, plus whatever else lives in that database (the rate
+// limiter keeps one key per tenant that made a request within its burst's
+// refill time). Errors: Unavailable.
+func (st *Store) Keys(ctx context.Context) (int64, error) {
+	var total int64
+	count := func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "keyspace").Result()
+		if err != nil {
+			return err
+		}
+		n, err := keyspaceKeys(info, c.Options().DB)
+		total += n
+		return err
+	}
+	var err error
+	switch c := st.client.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		err = c.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return count(ctx, c)
+		})
+	case *redis.Client:
+		err = count(ctx, c)
+	default:
+		return 0, arbiter.Errorf(arbiter.Internal, "count keys: unsupported client %T", st.client)
+	}
+	if err != nil {
+		return 0, arbiter.Wrap(arbiter.Unavailable, err, "count keys: redis unavailable")
+	}
+	return total, nil
+}
+
+// keyspaceKeys reads database db's key count from an INFO keyspace reply
+// ("db0:keys=12,expires=12,avg_ttl=3599000"); a database with no keys has no line.
+func keyspaceKeys(info string, db int) (int64, error) {
+	prefix := "db" + strconv.Itoa(db) + ":"
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix)
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "keys="); ok {
+				return strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return 0, fmt.Errorf("INFO keyspace: no key count in %q", line)
+	}
+	return 0, nil
 }

@@ -108,13 +108,13 @@ func TestDefaultValues(t *testing.T) {
 }
 
 // TestProductionValues renders deploy/helm/values-production.yaml: Redis from a
-// Secret, auth, mutual TLS, HPA, PDB, ServiceMonitor, NetworkPolicy.
+// Secret, auth, mutual TLS, HPA, PDB, ServiceMonitor, alerts, dashboard, NetworkPolicy.
 func TestProductionValues(t *testing.T) {
 	m := mustRender(t, values(t, []string{productionFile}))
 	t.Logf("objects: %v", m.kinds())
 	want := []string{
-		"ConfigMap/arbiter-tools", "Deployment/arbiter", "HorizontalPodAutoscaler/arbiter",
-		"NetworkPolicy/arbiter", "PodDisruptionBudget/arbiter", "Service/arbiter",
+		"ConfigMap/arbiter-dashboard", "ConfigMap/arbiter-tools", "Deployment/arbiter", "HorizontalPodAutoscaler/arbiter",
+		"NetworkPolicy/arbiter", "PodDisruptionBudget/arbiter", "PrometheusRule/arbiter", "Service/arbiter",
 		"Service/arbiter-headless", "ServiceAccount/arbiter", "ServiceMonitor/arbiter",
 	}
 	if got := m.kinds(); !slices.Equal(got, want) {
