@@ -212,7 +212,7 @@ func checkEpoch(s *Session, epoch string) error {
 	if s.Version != 0 {
 		now = fmt.Sprintf("epoch %q", s.Epoch)
 	}
-	return Errorf(DataLoss, "session_id: session %q of epoch %q was lost (its store no longer has it; the id now names %s): the outcome of every call made in epoch %q is unknown. Connect to go on in a new epoch", s.Key.ID, Clip(epoch), now, Clip(epoch))
+	return Fieldf(DataLoss, "session_id", "session %q of epoch %q was lost (its store no longer has it; the id now names %s): the outcome of every call made in epoch %q is unknown. Connect to go on in a new epoch", s.Key.ID, Clip(epoch), now, Clip(epoch))
 }
 
 // Step applies ev to s at time now and returns the output. Timers due at or before
@@ -308,7 +308,7 @@ func eventTime(ev Event, now time.Time) time.Time {
 // ev: "event").
 func Validate(ev Event) error {
 	if ev == nil {
-		return Errorf(Invalid, "event: required")
+		return Fieldf(Invalid, "event", "required")
 	}
 	return ev.validate()
 }
@@ -318,7 +318,7 @@ func Validate(ev Event) error {
 // read-only ones.
 func notClosed(s *Session) error {
 	if s.Closed {
-		return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		return Fieldf(FailedPrecondition, "session_id", "session %q is closed", s.Key.ID)
 	}
 	return nil
 }

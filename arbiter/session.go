@@ -118,13 +118,13 @@ type LogEntry struct {
 // beyond the last effect handed out.
 func (s *Session) LogAfter(after uint64) ([]LogEntry, error) {
 	if after > s.LogSeq {
-		return nil, Errorf(FailedPrecondition, "after_seq: %d is beyond the last effect of session %q (%d)", after, s.Key.ID, s.LogSeq)
+		return nil, Fieldf(FailedPrecondition, "after_seq", "%d is beyond the last effect of session %q (%d)", after, s.Key.ID, s.LogSeq)
 	}
 	if after == s.LogSeq {
 		return nil, nil
 	}
 	if len(s.Log) == 0 || s.Log[0].Seq > after+1 {
-		return nil, Errorf(FailedPrecondition, "after_seq: effects after %d of session %q are no longer kept (the log keeps the last %d); resynchronise with GetSession", after, s.Key.ID, LogKeep)
+		return nil, Fieldf(FailedPrecondition, "after_seq", "effects after %d of session %q are no longer kept (the log keeps the last %d); resynchronise with GetSession", after, s.Key.ID, LogKeep)
 	}
 	i := int(after + 1 - s.Log[0].Seq)
 	return s.Log[i:], nil

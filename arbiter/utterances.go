@@ -60,7 +60,7 @@ func (ev Speech) validate() error {
 	case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
 		return nil
 	}
-	return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
+	return Fieldf(Invalid, "event", "%q is not a speech event", ev.Kind)
 }
 
 func (ev Speech) check(st *step) error {
@@ -183,10 +183,10 @@ func (ev Transcript) validate() error {
 		}
 	}
 	if len(ev.Text) > MaxTextBytes {
-		return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
+		return Fieldf(Invalid, "text", "%d bytes, at most %d", len(ev.Text), MaxTextBytes)
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
-		return Errorf(Invalid, "text: required for a user transcript")
+		return Fieldf(Invalid, "text", "required for a user transcript")
 	}
 	return nil
 }

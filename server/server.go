@@ -234,11 +234,11 @@ func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 		return arrived, nil
 	}
 	if err := age.CheckValid(); err != nil {
-		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v", err)
+		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v", err)
 	}
 	d := age.AsDuration()
 	if d < 0 {
-		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v is negative", d)
+		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
 	}
 	return arrived.Add(-d), nil
 }
@@ -280,12 +280,12 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		ev.Behavior = arbiter.NonBlocking
 	case arbiterv1.Behavior_BEHAVIOR_UNSPECIFIED:
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "behavior: unknown value %d", req.GetBehavior())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "behavior", "unknown value %d", req.GetBehavior())
 	}
 	switch req.GetToolChoice() {
 	case arbiterv1.ToolChoice_TOOL_CHOICE_UNSPECIFIED, arbiterv1.ToolChoice_TOOL_CHOICE_AUTO, arbiterv1.ToolChoice_TOOL_CHOICE_NONE:
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "tool_choice: unknown value %d", req.GetToolChoice())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "tool_choice", "unknown value %d", req.GetToolChoice())
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {
@@ -317,7 +317,7 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	}
 	kind, ok := speechKinds[req.GetEvent()]
 	if !ok {
-		return nil, arbiter.Errorf(arbiter.Invalid, "event: %v is not a speech event", req.GetEvent())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "event", "%v is not a speech event", req.GetEvent())
 	}
 	at, err := s.observedAt(req.GetAge())
 	if err != nil {
@@ -351,7 +351,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	case arbiterv1.Role_ROLE_MODEL:
 		model = true
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "role: unknown value %d", req.GetRole())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "role", "unknown value %d", req.GetRole())
 	}
 	at, err := s.observedAt(req.GetAge())
 	if err != nil {
@@ -380,7 +380,7 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT:
 		ev.Reason = arbiter.CancelProviderTimeout
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "reason: unknown value %d", req.GetReason())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "reason", "unknown value %d", req.GetReason())
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, false)
 	if err != nil {
@@ -398,10 +398,10 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 	var wait time.Duration
 	if w := req.GetWait(); w != nil {
 		if err := w.CheckValid(); err != nil {
-			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v", err)
+			return nil, arbiter.Fieldf(arbiter.Invalid, "wait", "%v", err)
 		}
 		if wait = w.AsDuration(); wait < 0 {
-			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v is negative", wait)
+			return nil, arbiter.Fieldf(arbiter.Invalid, "wait", "%v is negative", wait)
 		}
 	}
 	began := time.Now()
@@ -446,7 +446,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	case arbiterv1.Outcome_OUTCOME_UNKNOWN:
 		oc = arbiter.Unknown
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "outcome: %v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "outcome", "%v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
 	}
 	var result map[string]any
 	if req.GetResult() != nil {

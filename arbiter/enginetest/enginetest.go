@@ -144,7 +144,7 @@ func (d *direct) Step(now time.Time, ev arbiter.Event, create bool) (arbiter.Out
 	if d.record == nil {
 		if !create {
 			// The stores' NotFound, word for word.
-			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", d.key.ID)
+			return arbiter.Output{}, nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", d.key.ID)
 		}
 		s = arbiter.NewSession(d.key, now)
 	} else {
