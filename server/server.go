@@ -108,9 +108,11 @@ type Options struct {
 // NewGRPCServer returns a grpc.Server serving s, grpc.health.v1 (the returned
 // health server; the overall status and the arbiter service start SERVING) and
 // reflection, behind one interceptor chain: request ids into the log fields, logging
-// (slog), metrics, bearer-token auth (failures limited per peer address and summed up
-// in one warn line per interval) and per-tenant rate limits (both skipping health and
-// reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL). The
+// (slog), metrics, errors to status codes with their google.rpc details (errors.go),
+// bearer-token auth (failures limited per peer address and summed up in one warn line
+// per interval) and per-tenant rate limits (both skipping health and reflection),
+// undecodable requests refused as INVALID_ARGUMENT (codec.go), a per-RPC deadline,
+// and panic recovery innermost (INTERNAL). The
 // streaming RPC (Watch) goes through the same chain except the deadline: it is
 // authenticated, scoped by tenant and rate-limited once, when it opens. To stop, call
 // s.Shutdown (ends open Watch streams with UNAVAILABLE), then GracefulStop.
@@ -146,14 +148,19 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// errors, at warn for the arbiter's own (UNAVAILABLE, INTERNAL, ...).
 	// Failed authentications are summed up by the auth guard instead (at debug here).
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel), logging.WithErrorFields(summarizedFields)}
-	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
-	// rate limit, deadline, error kinds to status codes, and panic recovery innermost.
+	// One chain, outermost first: ids into the log fields, logging, metrics, errors
+	// to status codes with details, auth, rate limit, undecodable requests refused,
+	// deadline, and panic recovery innermost.
 	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
 		stream = append(stream, o.Metrics.grpc.StreamServerInterceptor())
 	}
+	// Every error from here down becomes its status code and details once
+	// (errors.go): authentication's and the rate limit's too.
+	unary = append(unary, s.unaryErrorCodes)
+	stream = append(stream, s.streamErrorCodes)
 	if o.Tokens != nil {
 		g := newAuthGuard(o.Tokens, log, o.UnauthRPS, o.UnauthBurst, o.UnauthLogInterval)
 		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(g.authenticate), selector.MatchFunc(protected)))
@@ -163,13 +170,15 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 	}
-	// The deadline is unary only: a Watch stream lives as long as its session (the
-	// client's own deadline, if any, still applies) and ends on Server.Shutdown.
-	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
-	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
-	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
+	// A request the codec could not decode is refused once its caller is known to be
+	// allowed (codec.go). The deadline is unary only: a Watch stream lives as long as
+	// its session (the client's own deadline, if any, still applies) and ends on
+	// Server.Shutdown. Handlers return arbiter errors; s.unaryErrorCodes maps them.
+	unary = append(unary, refuseUndecodedUnary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
+	stream = append(stream, refuseUndecodedStream, recovery.StreamServerInterceptor(onPanic))
 	opts := append(o.Conn.serverOptions(timeout+s.svc.MaxDecideWait()),
 		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.ForceServerCodecV2(newCodec()),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
 		// growth) per RPC.
 		grpc.NumStreamWorkers(uint32(runtime.NumCPU())),

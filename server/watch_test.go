@@ -936,6 +936,11 @@ func TestWatchThroughTheChain(t *testing.T) {
 		if status.Code(err) != want {
 			t.Fatalf("Watch with %s: %v, want %v", name, err, want)
 		}
+		reason := server.ReasonSessionNotFound
+		if want == codes.Unauthenticated {
+			reason = "UNAUTHENTICATED"
+		}
+		wantDetails(t, err, reason, "", -1)
 	}
 	wctx, cancel := context.WithCancel(a)
 	defer cancel()
