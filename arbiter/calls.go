@@ -457,6 +457,9 @@ type ToolCallCancellation struct {
 	// ObservedAt is when the agent received the cancellation; zero: when it reaches
 	// the engine (see Engine.Step).
 	ObservedAt time.Time
+	// EventID, when not empty, is the agent's id for this cancellation (eventids.go):
+	// a repeat of one whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev ToolCallCancellation) observedAt() time.Time { return ev.ObservedAt }
@@ -474,6 +477,9 @@ const (
 )
 
 func (ev ToolCallCancellation) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	switch ev.Reason {
 	case "", CancelWithdrawn, CancelProviderTimeout:
 	default:

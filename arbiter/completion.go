@@ -230,9 +230,15 @@ type Progress struct {
 	JobID string
 	// Result is the interim result (at most MaxArgsBytes JSON-encoded).
 	Result map[string]any
+	// EventID, when not empty, is the agent's id for this update (eventids.go): a
+	// repeat of an update whose id the session keeps hands out nothing again.
+	EventID string
 }
 
 func (ev Progress) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if err := CheckName("job_id", ev.JobID); err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ import (
 //	               status-note template, and how a note is delivered
 //	effects.go     the session's numbered effect log behind every response, skip,
 //	               note and run update
+//	eventids.go    event ids: a retried Speech, Transcript, ToolCallCancellation or
+//	               Progress is recognised and changes nothing
 //	keys.go        business keys;  dates.go  `as: datetime` wording in Spanish, French
 //	               and German;  policy.go  the tool policy;  session.go  the state
 
@@ -155,6 +157,10 @@ type Output struct {
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
 	// other or unknown.
 	Intent speech.Intent
+	// Repeat is set when the event carried an event id the session keeps
+	// (eventids.go): it was applied before, and this step changed nothing and
+	// returned no effects (the first application's are in the session's log).
+	Repeat bool
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
 }
@@ -236,6 +242,9 @@ func checkEpoch(s *Session, epoch string) error {
 // fires, so an Invalid event leaves s as it was; an error found later (a Complete
 // that a timer of this very step made out of order) may leave s with its timers
 // advanced, and a caller that must not persist partial work discards s.
+//
+// An event carrying an event id the session keeps (eventids.go) is a repeat: Step
+// returns at once with Output.Repeat set, changing nothing, not even by timers.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	var out Output
 	if err := Validate(ev); err != nil {
@@ -244,6 +253,13 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	st := &step{e: e, s: s, out: &out, logStart: s.LogSeq}
 	if now.Before(s.Now) {
 		now = s.Now
+	}
+	key := keyOf(ev)
+	if key != "" && s.seenEvent(key) {
+		// Before check: a repeat of an event that was applied is answered as one even
+		// if the session has closed since.
+		out.Repeat = true
+		return out, nil
 	}
 	if err := ev.check(st); err != nil {
 		return out, err
@@ -267,6 +283,9 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	}
 	changed := out.Changed || len(out.Revoked) > 0
 	out.Changed = out.Changed || before
+	if key != "" {
+		st.rememberEvent(key)
+	}
 	st.noteHolds()
 	st.advance(now)
 	var input *HistoryEntry

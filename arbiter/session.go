@@ -81,6 +81,10 @@ type Session struct {
 	// PastConnections are the ids of ended connections (the latest 64), which a
 	// Connect may not reuse.
 	PastConnections []string `json:"past_connections,omitempty"`
+	// EventIDs are the latest KeepEventIDs event ids the agent gave (eventids.go),
+	// oldest first, each scoped by its event's kind ("transcript:e-17"): an event
+	// carrying one of them is a repeat.
+	EventIDs []string `json:"event_ids,omitempty"`
 	// LogSeq is the sequence number of the last effect handed out (0: none yet).
 	// Every effect gets the next one, so Watch can resume after any of them.
 	LogSeq uint64 `json:"log_seq,omitempty"`

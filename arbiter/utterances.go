@@ -46,11 +46,17 @@ type Speech struct {
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
 	Epoch string
+	// EventID, when not empty, is the agent's id for this event (eventids.go): a
+	// repeat of a speech event whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Speech) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err
@@ -172,11 +178,17 @@ type Transcript struct {
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
 	Epoch string
+	// EventID, when not empty, is the agent's id for this piece (eventids.go): a
+	// repeat of a piece whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Transcript) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err

@@ -70,7 +70,7 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 	case "speech":
 		var kinds []string
 		for _, a := range td.CmdArgs {
-			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" {
+			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" && a.Key != "event" {
 				kinds = append(kinds, a.Key)
 			}
 		}
@@ -78,18 +78,18 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		if !ok || len(kinds) != 1 {
 			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
 		}
-		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
 	case "transcript":
-		checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim")
+		checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event")
 		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
-			Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+			Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
 	case "withdraw":
-		checkArgs(t, td, "t", "observed", "ids", "reason")
+		checkArgs(t, td, "t", "observed", "ids", "reason", "event")
 		a, ok := td.Arg("ids")
 		if !ok {
 			td.Fatalf(t, "withdraw: ids=(...) required")
 		}
-		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason"))}
+		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason")), EventID: strArg(t, td, "event")}
 	case "decide":
 		checkArgs(t, td, "t", "job", "prepared")
 		d := arbiter.Decide{Prepared: td.HasArg("prepared")}
@@ -121,8 +121,8 @@ func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event
 		td.ScanArgs(t, "id", &c.ConnectionID)
 		ev = c
 	case "progress":
-		checkArgs(t, td, "t", "job")
-		p := arbiter.Progress{Result: jsonBody(t, td)}
+		checkArgs(t, td, "t", "job", "event")
+		p := arbiter.Progress{Result: jsonBody(t, td), EventID: strArg(t, td, "event")}
 		td.ScanArgs(t, "job", &p.JobID)
 		ev = p
 	case "close":
