@@ -332,11 +332,11 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if err != nil {
 		return nil, err
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportSpeechResponse{Effects: eff}, nil
+	return &arbiterv1.ReportSpeechResponse{Effects: eff, Repeat: out.Repeat}, nil
 }
 
 var speechKinds = map[arbiterv1.SpeechEvent]arbiter.SpeechKind{
@@ -366,11 +366,11 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled}, nil
+	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
 // ReportToolCallCancellation implements arbiterv1.ArbiterServiceServer.
@@ -383,7 +383,7 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at}
+	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at, EventID: req.GetEventId()}
 	switch req.GetReason() {
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_UNSPECIFIED, arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN:
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT:
@@ -395,7 +395,7 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
+	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
 // Decide implements arbiterv1.ArbiterServiceServer.

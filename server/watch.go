@@ -50,11 +50,11 @@ func (s *Server) ReportProgress(ctx context.Context, req *arbiterv1.ReportProgre
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Progress{JobID: req.GetJobId(), Result: result}, false)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Progress{JobID: req.GetJobId(), Result: result, EventID: req.GetEventId()}, false)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportProgressResponse{Effects: eff}, nil
+	return &arbiterv1.ReportProgressResponse{Effects: eff, Repeat: out.Repeat}, nil
 }
 
 // shuttingDown is the message of the UNAVAILABLE that ends Watch streams on Shutdown.
