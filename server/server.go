@@ -40,8 +40,9 @@ type Server struct {
 	svc     *arbiter.Service
 	log     *slog.Logger
 	metrics *Metrics
-	// closing ends when Shutdown is called: open Watch streams end with UNAVAILABLE
-	// and new ones are refused.
+	// closing ends when Shutdown is called: open Watch streams and waiting Decides
+	// end with UNAVAILABLE (SERVER_DRAINING), new Watches are refused and new Decides
+	// do not wait.
 	closing  context.Context
 	shutdown context.CancelFunc
 }
@@ -58,10 +59,13 @@ func New(svc *arbiter.Service, log *slog.Logger) *Server {
 
 // Shutdown ends every open Watch stream at once with UNAVAILABLE (the client resumes
 // on another replica with after_seq set to the last seq it acted on, losing nothing)
-// and refuses new ones the same way. Unary RPCs are not affected. Call it before
-// grpc.Server.GracefulStop: a Watch stream lives as long as its session, so without it
-// a graceful stop would wait for the drain timeout. Idempotent; safe for concurrent
-// use.
+// and refuses new ones the same way; it ends every Decide waiting for a decision
+// likewise (the client asks again on another replica: a decision made is in the
+// store), and a Decide that arrives later answers at once, without waiting (PENDING
+// if undecided). Both carry reason SERVER_DRAINING and RetryInfo 0. Other unary RPCs
+// are not affected. Call it along with grpc.Server.GracefulStop: a Watch stream lives
+// as long as its session and a Decide waits up to its wait (30 s), so without it a
+// graceful stop would wait for the drain timeout. Idempotent; safe for concurrent use.
 func (s *Server) Shutdown() { s.shutdown() }
 
 // Options configure NewGRPCServer. The zero value is a plaintext, unauthenticated,
@@ -114,8 +118,9 @@ type Options struct {
 // undecodable requests refused as INVALID_ARGUMENT (codec.go), a per-RPC deadline,
 // and panic recovery innermost (INTERNAL). The
 // streaming RPC (Watch) goes through the same chain except the deadline: it is
-// authenticated, scoped by tenant and rate-limited once, when it opens. To stop, call
-// s.Shutdown (ends open Watch streams with UNAVAILABLE), then GracefulStop.
+// authenticated, scoped by tenant and rate-limited once, when it opens. To stop, start
+// GracefulStop and call s.Shutdown (ends open Watch streams and waiting Decides with
+// UNAVAILABLE, so that neither holds the graceful stop open).
 func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	log := o.Logger
 	if log == nil {
@@ -413,12 +418,26 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 			return nil, arbiter.Fieldf(arbiter.Invalid, "wait", "%v is negative", wait)
 		}
 	}
+	// Draining: a waiting Decide ends when Shutdown is called, and a new one does not
+	// wait, so neither holds the drain open.
+	dctx := ctx
+	if s.closing.Err() != nil {
+		wait = 0
+	} else if wait > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.closing, cancel)()
+	}
 	began := time.Now()
-	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait)
+	d, err := s.svc.Decide(dctx, key, req.GetJobId(), req.GetPrepared(), wait)
 	if s.metrics != nil {
 		s.metrics.decideWait.Observe(time.Since(began).Seconds())
 	}
 	if err != nil {
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, draining(decideDraining)
+		}
 		return nil, err
 	}
 	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
