@@ -61,15 +61,15 @@ func (ev RegisterCall) validate() error {
 		return err
 	}
 	if len(ev.RawArgs) > MaxArgsBytes {
-		return Errorf(Invalid, "raw_args: %d bytes, at most %d", len(ev.RawArgs), MaxArgsBytes)
+		return Fieldf(Invalid, "raw_args", "%d bytes, at most %d", len(ev.RawArgs), MaxArgsBytes)
 	}
 	if len(ev.BusinessKey) > MaxKeyBytes {
-		return Errorf(Invalid, "business_key: %d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
+		return Fieldf(Invalid, "business_key", "%d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
 	}
 	switch ev.Behavior {
 	case BehaviorUnspecified, Blocking, NonBlocking:
 	default:
-		return Errorf(Invalid, "behavior: %q is not BLOCKING or NON_BLOCKING", ev.Behavior)
+		return Fieldf(Invalid, "behavior", "%q is not BLOCKING or NON_BLOCKING", ev.Behavior)
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (ev RegisterCall) check(st *step) error {
 	}
 	if c := s.call(ev.CallID); ev.CallID != "" && c != nil {
 		if c.Tool != ev.Tool {
-			return Errorf(FailedPrecondition, "call_id: %q was registered for %s, not %s: a call id names one function call", Clip(ev.CallID), c.Tool, Clip(ev.Tool))
+			return Fieldf(FailedPrecondition, "call_id", "%q was registered for %s, not %s: a call id names one function call", Clip(ev.CallID), c.Tool, Clip(ev.Tool))
 		}
 		return nil // idempotent repeat: answered from the record
 	}
@@ -93,7 +93,7 @@ func (ev RegisterCall) check(st *step) error {
 		max = MaxCallsPerSession
 	}
 	if len(s.Calls) >= max {
-		return Errorf(ResourceExhausted, "call_id: session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
+		return Fieldf(ResourceExhausted, "call_id", "session %q has %d calls, the most one session may hold", s.Key.ID, len(s.Calls))
 	}
 	return nil
 }
@@ -457,6 +457,9 @@ type ToolCallCancellation struct {
 	// ObservedAt is when the agent received the cancellation; zero: when it reaches
 	// the engine (see Engine.Step).
 	ObservedAt time.Time
+	// EventID, when not empty, is the agent's id for this cancellation (eventids.go):
+	// a repeat of one whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev ToolCallCancellation) observedAt() time.Time { return ev.ObservedAt }
@@ -474,13 +477,16 @@ const (
 )
 
 func (ev ToolCallCancellation) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	switch ev.Reason {
 	case "", CancelWithdrawn, CancelProviderTimeout:
 	default:
-		return Errorf(Invalid, "reason: %q is not withdrawn or provider_timeout", ev.Reason)
+		return Fieldf(Invalid, "reason", "%q is not withdrawn or provider_timeout", ev.Reason)
 	}
 	if len(ev.CallIDs) == 0 {
-		return Errorf(Invalid, "call_ids: at least one call id is required")
+		return Fieldf(Invalid, "call_ids", "at least one call id is required")
 	}
 	for i, id := range ev.CallIDs {
 		if err := CheckName("call_ids["+strconv.Itoa(i)+"]", id); err != nil {

@@ -20,7 +20,7 @@ func (ev Decide) check(st *step) error {
 		return err
 	}
 	if !j.SideEffect {
-		return Errorf(FailedPrecondition, "job_id: job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
+		return Fieldf(FailedPrecondition, "job_id", "job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
 	}
 	return nil
 }
@@ -74,13 +74,13 @@ func (ev Complete) validate() error {
 		return err
 	}
 	if len(ev.Error) > MaxErrorBytes {
-		return Errorf(Invalid, "error: %d bytes, at most %d", len(ev.Error), MaxErrorBytes)
+		return Fieldf(Invalid, "error", "%d bytes, at most %d", len(ev.Error), MaxErrorBytes)
 	}
 	switch ev.Outcome {
 	case Committed, Cancelled, Failed, Result, Unknown:
 		return nil
 	}
-	return Errorf(Invalid, "outcome: %q is not committed, cancelled, failed, result or unknown", ev.Outcome)
+	return Fieldf(Invalid, "outcome", "%q is not committed, cancelled, failed, result or unknown", ev.Outcome)
 }
 
 func (ev Complete) check(st *step) error {
@@ -92,7 +92,7 @@ func (ev Complete) check(st *step) error {
 		return nil // the real outcome of an unknown commit
 	}
 	if j.Outcome != NotCompleted && j.Outcome != ev.Outcome {
-		return Errorf(FailedPrecondition, "outcome: job %q already completed as %s", j.ID, j.Outcome)
+		return Fieldf(FailedPrecondition, "outcome", "job %q already completed as %s", j.ID, j.Outcome)
 	}
 	// The decision may still be made by a timer inside this step: apply checks the
 	// outcome against it after advancing.
@@ -152,15 +152,15 @@ func outcomeFits(j *Job, o Outcome) error {
 	committable := j.Decision == DecisionCommit || j.CommitsRevoked > 0
 	switch {
 	case !j.SideEffect && o != Result && o != Failed:
-		return Errorf(FailedPrecondition, "outcome: job %q is a read-only call: complete it with result or failed", j.ID)
+		return Fieldf(FailedPrecondition, "outcome", "job %q is a read-only call: complete it with result or failed", j.ID)
 	case j.SideEffect && o == Result:
-		return Errorf(FailedPrecondition, "outcome: job %q is two-phase: complete it with committed, cancelled, failed or unknown", j.ID)
+		return Fieldf(FailedPrecondition, "outcome", "job %q is two-phase: complete it with committed, cancelled, failed or unknown", j.ID)
 	case o == Committed && !committable:
-		return Errorf(FailedPrecondition, "outcome: job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
+		return Fieldf(FailedPrecondition, "outcome", "job %q was not decided commit (decision: %s)", j.ID, orPending(j.Decision))
 	case o == Cancelled && j.Decision != DecisionCancel:
-		return Errorf(FailedPrecondition, "outcome: job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
+		return Fieldf(FailedPrecondition, "outcome", "job %q was not decided cancel (decision: %s)", j.ID, orPending(j.Decision))
 	case o == Unknown && !committable:
-		return Errorf(FailedPrecondition, "outcome: job %q: only a commit can have an unknown outcome (decision: %s)", j.ID, orPending(j.Decision))
+		return Fieldf(FailedPrecondition, "outcome", "job %q: only a commit can have an unknown outcome (decision: %s)", j.ID, orPending(j.Decision))
 	}
 	return nil
 }
@@ -212,7 +212,7 @@ func (st *step) answerJob(j *Job, note func(j *Job, live int) string) {
 // happened (the calls answered "unknown" are never answered again).
 func (st *step) resolveUnknown(j *Job, ev Complete) error {
 	if ev.Outcome != Committed && ev.Outcome != Failed {
-		return Errorf(FailedPrecondition, "outcome: job %q has an unknown outcome: complete it with committed or failed once it is known", j.ID)
+		return Fieldf(FailedPrecondition, "outcome", "job %q has an unknown outcome: complete it with committed or failed once it is known", j.ID)
 	}
 	j.Outcome, j.CompletedAt, j.Result, j.Error, j.WasUnknown = ev.Outcome, st.s.Now, ev.Result, ev.Error, true
 	st.out.Changed = true
@@ -230,9 +230,15 @@ type Progress struct {
 	JobID string
 	// Result is the interim result (at most MaxArgsBytes JSON-encoded).
 	Result map[string]any
+	// EventID, when not empty, is the agent's id for this update (eventids.go): a
+	// repeat of an update whose id the session keeps hands out nothing again.
+	EventID string
 }
 
 func (ev Progress) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if err := CheckName("job_id", ev.JobID); err != nil {
 		return err
 	}
@@ -245,7 +251,7 @@ func (ev Progress) check(st *step) error {
 		return err
 	}
 	if j.Outcome != NotCompleted {
-		return Errorf(FailedPrecondition, "job_id: job %q is already completed (%s): no more progress", j.ID, j.Outcome)
+		return Fieldf(FailedPrecondition, "job_id", "job %q is already completed (%s): no more progress", j.ID, j.Outcome)
 	}
 	return notClosed(st.s)
 }

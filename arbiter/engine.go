@@ -27,6 +27,8 @@ import (
 //	               status-note template, and how a note is delivered
 //	effects.go     the session's numbered effect log behind every response, skip,
 //	               note and run update
+//	eventids.go    event ids: a retried Speech, Transcript, ToolCallCancellation or
+//	               Progress is recognised and changes nothing
 //	keys.go        business keys;  dates.go  `as: datetime` wording in Spanish, French
 //	               and German;  policy.go  the tool policy;  session.go  the state
 
@@ -169,6 +171,10 @@ type Output struct {
 	// above it were handed out by this step; those at or below it are repeats (a
 	// retried RegisterCall or Complete answered again), already handed out before.
 	LogStart uint64
+	// Repeat is set when the event carried an event id the session keeps
+	// (eventids.go): it was applied before, and this step changed nothing and
+	// returned no effects (the first application's are in the session's log).
+	Repeat bool
 	// Changed reports whether the session changed (and must be stored).
 	Changed bool
 }
@@ -246,7 +252,7 @@ func checkEpoch(s *Session, epoch string) error {
 	if s.Version != 0 {
 		now = fmt.Sprintf("epoch %q", s.Epoch)
 	}
-	return Errorf(DataLoss, "session_id: session %q of epoch %q was lost (its store no longer has it; the id now names %s): the outcome of every call made in epoch %q is unknown. Connect to go on in a new epoch", s.Key.ID, Clip(epoch), now, Clip(epoch))
+	return Fieldf(DataLoss, "session_id", "session %q of epoch %q was lost (its store no longer has it; the id now names %s): the outcome of every call made in epoch %q is unknown. Connect to go on in a new epoch", s.Key.ID, Clip(epoch), now, Clip(epoch))
 }
 
 // Step applies ev to s at time now and returns the output. Timers due at or before
@@ -270,6 +276,9 @@ func checkEpoch(s *Session, epoch string) error {
 // fires, so an Invalid event leaves s as it was; an error found later (a Complete
 // that a timer of this very step made out of order) may leave s with its timers
 // advanced, and a caller that must not persist partial work discards s.
+//
+// An event carrying an event id the session keeps (eventids.go) is a repeat: Step
+// returns at once with Output.Repeat set, changing nothing, not even by timers.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	out := Output{LogStart: s.LogSeq}
 	if err := Validate(ev); err != nil {
@@ -278,6 +287,13 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	st := &step{e: e, s: s, out: &out, logStart: s.LogSeq}
 	if now.Before(s.Now) {
 		now = s.Now
+	}
+	key := keyOf(ev)
+	if key != "" && s.seenEvent(key) {
+		// Before check: a repeat of an event that was applied is answered as one even
+		// if the session has closed since.
+		out.Repeat = true
+		return out, nil
 	}
 	if err := ev.check(st); err != nil {
 		return out, err
@@ -301,6 +317,9 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	}
 	changed := out.Changed || len(out.Revoked) > 0
 	out.Changed = out.Changed || before
+	if key != "" {
+		st.rememberEvent(key)
+	}
 	st.noteHolds()
 	st.advance(now)
 	var input *HistoryEntry
@@ -342,7 +361,7 @@ func eventTime(ev Event, now time.Time) time.Time {
 // ev: "event").
 func Validate(ev Event) error {
 	if ev == nil {
-		return Errorf(Invalid, "event: required")
+		return Fieldf(Invalid, "event", "required")
 	}
 	return ev.validate()
 }
@@ -352,7 +371,7 @@ func Validate(ev Event) error {
 // read-only ones.
 func notClosed(s *Session) error {
 	if s.Closed {
-		return Errorf(FailedPrecondition, "session_id: session %q is closed", s.Key.ID)
+		return Fieldf(FailedPrecondition, "session_id", "session %q is closed", s.Key.ID)
 	}
 	return nil
 }

@@ -680,7 +680,7 @@ func TestEngineErrors(t *testing.T) {
 		name  string
 		ev    Event
 		kind  Kind
-		field string // in the message
+		field string // FieldOf, and the start of the message
 	}{
 		{"Complete(Committed) before a commit decision", Complete{JobID: job, Outcome: Committed}, FailedPrecondition, "outcome"},
 		{"Complete(Cancelled) before a cancel decision", Complete{JobID: job, Outcome: Cancelled}, FailedPrecondition, "outcome"},
@@ -733,8 +733,11 @@ func TestEngineErrors(t *testing.T) {
 			if k := KindOf(stepErr); k != tc.kind {
 				t.Errorf("kind %v, want %v (%v)", k, tc.kind, stepErr)
 			}
-			if msg := MessageOf(stepErr); !strings.Contains(msg, tc.field) {
-				t.Errorf("message %q does not name %q", msg, tc.field)
+			if f := FieldOf(stepErr); f != tc.field {
+				t.Errorf("field %q, want %q (%v)", f, tc.field, stepErr)
+			}
+			if msg := MessageOf(stepErr); !strings.HasPrefix(msg, tc.field+": ") {
+				t.Errorf("message %q does not start with %q", msg, tc.field+": ")
 			}
 			after, _ := EncodeSession(clone)
 			if !bytes.Equal(reenc, after) {

@@ -16,7 +16,8 @@ type Kind int
 const (
 	// Internal: a bug or an unexpected failure (gRPC INTERNAL).
 	Internal Kind = iota
-	// Invalid: bad input; the message names the field (INVALID_ARGUMENT).
+	// Invalid: bad input; the message names the field, and so does Error.Field
+	// (INVALID_ARGUMENT).
 	Invalid
 	// NotFound: the session or job does not exist (NOT_FOUND).
 	NotFound
@@ -59,8 +60,14 @@ func (k Kind) String() string {
 
 // Error is an error with a Kind. Message is safe to show to the caller.
 type Error struct {
-	Kind    Kind
+	Kind Kind
+	// Message says what is wrong. When Field is set it starts with the field and a
+	// colon ("text: 17000 bytes, at most 16384").
 	Message string
+	// Field is the request field at fault as the API names it ("session_id",
+	// "call_ids[2]", "args"), or "" when the error is about no one field. The gRPC edge
+	// reports it as a field violation (INVALID_ARGUMENT) and in the error's metadata.
+	Field string
 	// Err is the underlying cause, if any (not shown to callers).
 	Err error
 }
@@ -79,6 +86,12 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Fieldf returns an *Error of kind k about one field: its Field is field and its
+// Message is "field: " and the formatted text.
+func Fieldf(k Kind, field, format string, args ...any) error {
+	return &Error{Kind: k, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
 }
 
 // Wrap returns an *Error of kind k whose cause is err.
@@ -106,6 +119,16 @@ func MessageOf(err error) string {
 	return "internal error"
 }
 
+// FieldOf returns the field err is about: the Field of the first *Error in its chain
+// (a *FieldError's path), or "".
+func FieldOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
+}
+
 // CheckName returns nil when v has the shape of a session id, call id, job id,
 // connection id or tool name (ValidName: 1-128 characters from [A-Za-z0-9_.:-]), and
 // otherwise an Invalid error naming field, with v clipped to 40 bytes. It is the one
@@ -114,7 +137,7 @@ func CheckName(field, v string) error {
 	if validName(v) {
 		return nil
 	}
-	return Errorf(Invalid, "%s: %q must be 1-128 characters from [A-Za-z0-9_.:-]", field, Clip(v))
+	return Fieldf(Invalid, field, "%q must be 1-128 characters from [A-Za-z0-9_.:-]", Clip(v))
 }
 
 // Clip shortens s to at most 40 bytes (and "...") for quoting caller input in an
@@ -131,10 +154,10 @@ func Clip(s string) string {
 func checkSize(field string, v any, max int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Errorf(Invalid, "%s: not JSON-encodable: %v", field, err)
+		return Fieldf(Invalid, field, "not JSON-encodable: %v", err)
 	}
 	if len(b) > max {
-		return Errorf(Invalid, "%s: %d bytes, at most %d", field, len(b), max)
+		return Fieldf(Invalid, field, "%d bytes, at most %d", len(b), max)
 	}
 	return nil
 }
@@ -144,16 +167,17 @@ func checkSize(field string, v any, max int) error {
 func findJob(s *Session, id string) (*Job, error) {
 	j := s.job(id)
 	if j == nil {
-		return nil, Errorf(NotFound, "job_id: job %q not found in session %q", Clip(id), s.Key.ID)
+		return nil, Fieldf(NotFound, "job_id", "job %q not found in session %q", Clip(id), s.Key.ID)
 	}
 	return j, nil
 }
 
 // FieldError is an Invalid error about one field of an input value (Policy.Validate
 // returns it): where the field is, the value at fault and what is wrong with it. It
-// unwraps to an *Error of kind Invalid whose Message is Error(), so KindOf and
-// MessageOf treat it as any Invalid error; a reader of a file (package policyfile)
-// takes it apart to name the field as the file spells it, and its line.
+// unwraps to an *Error of kind Invalid whose Message is Error() and whose Field is the
+// path, so KindOf, MessageOf and FieldOf treat it as any Invalid error; a reader of a
+// file (package policyfile) takes it apart to name the field as the file spells it,
+// and its line.
 type FieldError struct {
 	// Path locates the field from the top of the value down. Each element is a string
 	// (a field, named as the tool-policy file names it: "defaults", "key", "as"), an int
@@ -190,8 +214,10 @@ func (e *FieldError) Format(path, value, other string) string {
 	return path + ": " + value + " " + problem
 }
 
-// Unwrap returns the error as an *Error of kind Invalid.
-func (e *FieldError) Unwrap() error { return &Error{Kind: Invalid, Message: e.Error()} }
+// Unwrap returns the error as an *Error of kind Invalid whose Field is the path.
+func (e *FieldError) Unwrap() error {
+	return &Error{Kind: Invalid, Message: e.Error(), Field: FieldPath(e.Path)}
+}
 
 // FieldPath renders a FieldError path: fields joined by dots, indexes and entries in
 // brackets ("tools[book_slot].key[0].as").

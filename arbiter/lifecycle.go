@@ -22,7 +22,7 @@ type Configure struct {
 
 func (ev Configure) validate() error {
 	if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
-		return Errorf(Invalid, "language: %q is not a BCP 47 language tag", Clip(ev.Language))
+		return Fieldf(Invalid, "language", "%q is not a BCP 47 language tag", Clip(ev.Language))
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func (ev Connect) check(st *step) error {
 		if id == ev.ConnectionID {
 			// A delayed retry of an old Connect must not cut off the live
 			// connection's calls.
-			return Errorf(FailedPrecondition, "connection_id: connection %q of session %q has already ended; each new connection needs a new id", Clip(id), s.Key.ID)
+			return Fieldf(FailedPrecondition, "connection_id", "connection %q of session %q has already ended; each new connection needs a new id", Clip(id), s.Key.ID)
 		}
 	}
 	return nil

@@ -118,6 +118,9 @@ func TestValidateErrors(t *testing.T) {
 			if k := KindOf(err); k != Invalid {
 				t.Errorf("KindOf = %v, want invalid", k)
 			}
+			if f := FieldOf(err); f != FieldPath(tc.path) {
+				t.Errorf("FieldOf = %q, want %q", f, FieldPath(tc.path))
+			}
 		})
 	}
 }

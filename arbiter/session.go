@@ -81,6 +81,10 @@ type Session struct {
 	// PastConnections are the ids of ended connections (the latest 64), which a
 	// Connect may not reuse.
 	PastConnections []string `json:"past_connections,omitempty"`
+	// EventIDs are the latest KeepEventIDs event ids the agent gave (eventids.go),
+	// oldest first, each scoped by its event's kind ("transcript:e-17"): an event
+	// carrying one of them is a repeat.
+	EventIDs []string `json:"event_ids,omitempty"`
 	// LogSeq is the sequence number of the last effect handed out (0: none yet).
 	// Every effect gets the next one, so Watch can resume after any of them.
 	LogSeq uint64 `json:"log_seq,omitempty"`
@@ -118,13 +122,13 @@ type LogEntry struct {
 // beyond the last effect handed out.
 func (s *Session) LogAfter(after uint64) ([]LogEntry, error) {
 	if after > s.LogSeq {
-		return nil, Errorf(FailedPrecondition, "after_seq: %d is beyond the last effect of session %q (%d)", after, s.Key.ID, s.LogSeq)
+		return nil, Fieldf(FailedPrecondition, "after_seq", "%d is beyond the last effect of session %q (%d)", after, s.Key.ID, s.LogSeq)
 	}
 	if after == s.LogSeq {
 		return nil, nil
 	}
 	if len(s.Log) == 0 || s.Log[0].Seq > after+1 {
-		return nil, Errorf(FailedPrecondition, "after_seq: effects after %d of session %q are no longer kept (the log keeps the last %d); resynchronise with GetSession", after, s.Key.ID, LogKeep)
+		return nil, Fieldf(FailedPrecondition, "after_seq", "effects after %d of session %q are no longer kept (the log keeps the last %d); resynchronise with GetSession", after, s.Key.ID, LogKeep)
 	}
 	i := int(after + 1 - s.Log[0].Seq)
 	return s.Log[i:], nil

@@ -46,11 +46,17 @@ type Speech struct {
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
 	Epoch string
+	// EventID, when not empty, is the agent's id for this event (eventids.go): a
+	// repeat of a speech event whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Speech) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err
@@ -60,7 +66,7 @@ func (ev Speech) validate() error {
 	case UserActivityStart, UserActivityEnd, ModelOutputStart, ModelGenerationComplete, ModelTurnComplete, Interrupted:
 		return nil
 	}
-	return Errorf(Invalid, "event: %q is not a speech event", ev.Kind)
+	return Fieldf(Invalid, "event", "%q is not a speech event", ev.Kind)
 }
 
 func (ev Speech) check(st *step) error {
@@ -172,21 +178,27 @@ type Transcript struct {
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
 	Epoch string
+	// EventID, when not empty, is the agent's id for this piece (eventids.go): a
+	// repeat of a piece whose id the session keeps changes nothing.
+	EventID string
 }
 
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Transcript) validate() error {
+	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err
 		}
 	}
 	if len(ev.Text) > MaxTextBytes {
-		return Errorf(Invalid, "text: %d bytes, at most %d", len(ev.Text), MaxTextBytes)
+		return Fieldf(Invalid, "text", "%d bytes, at most %d", len(ev.Text), MaxTextBytes)
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
-		return Errorf(Invalid, "text: required for a user transcript")
+		return Fieldf(Invalid, "text", "required for a user transcript")
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func fuzzRPC[Req proto.Message](f *testing.F, newReq func() Req, seeds func(job 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		req := newReq()
 		if proto.Unmarshal(data, req) != nil {
-			return // grpc-go refuses what does not decode before any handler runs
+			return // the codec refuses what does not decode before any handler runs (codec.go)
 		}
 		srv, svc, _ := fuzzServer(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

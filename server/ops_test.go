@@ -184,6 +184,7 @@ func TestRateLimitPerTenant(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("over the limit: %v, want ResourceExhausted", err)
 	}
+	wantDetails(t, err, server.ReasonRateLimited, "", time.Second)
 	// Another tenant has its own bucket.
 	if _, err := c.ReportSpeech(bearer("token-for-globex"), &arbiterv1.ReportSpeechRequest{SessionId: "s", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START}); err != nil {
 		t.Fatalf("other tenant limited too: %v", err)

@@ -41,8 +41,9 @@ type Server struct {
 	svc     *arbiter.Service
 	log     *slog.Logger
 	metrics *Metrics
-	// closing ends when Shutdown is called: open Watch streams end with UNAVAILABLE
-	// and new ones are refused.
+	// closing ends when Shutdown is called: open Watch streams and waiting Decides
+	// end with UNAVAILABLE (SERVER_DRAINING), new Watches are refused and new Decides
+	// do not wait.
 	closing  context.Context
 	shutdown context.CancelFunc
 }
@@ -60,10 +61,13 @@ func New(svc *arbiter.Service, log *slog.Logger) *Server {
 
 // Shutdown ends every open Watch stream at once with UNAVAILABLE (the client resumes
 // on another replica with after_seq set to the last seq it acted on, losing nothing)
-// and refuses new ones the same way. Unary RPCs are not affected. Call it before
-// grpc.Server.GracefulStop: a Watch stream lives as long as its session, so without it
-// a graceful stop would wait for the drain timeout. Idempotent; safe for concurrent
-// use.
+// and refuses new ones the same way; it ends every Decide waiting for a decision
+// likewise (the client asks again on another replica: a decision made is in the
+// store), and a Decide that arrives later answers at once, without waiting (PENDING
+// if undecided). Both carry reason SERVER_DRAINING and RetryInfo 0. Other unary RPCs
+// are not affected. Call it along with grpc.Server.GracefulStop: a Watch stream lives
+// as long as its session and a Decide waits up to its wait (30 s), so without it a
+// graceful stop would wait for the drain timeout. Idempotent; safe for concurrent use.
 func (s *Server) Shutdown() { s.shutdown() }
 
 // Options configure NewGRPCServer. The zero value is a plaintext, unauthenticated,
@@ -115,12 +119,15 @@ type Options struct {
 // NewGRPCServer returns a grpc.Server serving s, grpc.health.v1 (the returned
 // health server; the overall status and the arbiter service start SERVING) and
 // reflection, behind one interceptor chain: request ids into the log fields, logging
-// (slog), metrics, bearer-token auth (failures limited per peer address and summed up
-// in one warn line per interval) and per-tenant rate limits (both skipping health and
-// reflection), a per-RPC deadline, and panic recovery innermost (INTERNAL). The
+// (slog), metrics, errors to status codes with their google.rpc details (errors.go),
+// bearer-token auth (failures limited per peer address and summed up in one warn line
+// per interval) and per-tenant rate limits (both skipping health and reflection),
+// undecodable requests refused as INVALID_ARGUMENT (codec.go), a per-RPC deadline,
+// and panic recovery innermost (INTERNAL). The
 // streaming RPC (Watch) goes through the same chain except the deadline: it is
-// authenticated, scoped by tenant and rate-limited once, when it opens. To stop, call
-// s.Shutdown (ends open Watch streams with UNAVAILABLE), then GracefulStop.
+// authenticated, scoped by tenant and rate-limited once, when it opens. To stop, start
+// GracefulStop and call s.Shutdown (ends open Watch streams and waiting Decides with
+// UNAVAILABLE, so that neither holds the graceful stop open).
 func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	log := o.Logger
 	if log == nil {
@@ -153,14 +160,19 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// errors, at warn for the arbiter's own (UNAVAILABLE, INTERNAL, ...).
 	// Failed authentications are summed up by the auth guard instead (at debug here).
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel), logging.WithErrorFields(summarizedFields)}
-	// One chain, outermost first: ids into the log fields, logging, metrics, auth,
-	// rate limit, deadline, error kinds to status codes, and panic recovery innermost.
+	// One chain, outermost first: ids into the log fields, logging, metrics, errors
+	// to status codes with details, auth, rate limit, undecodable requests refused,
+	// deadline, and panic recovery innermost.
 	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
 		stream = append(stream, o.Metrics.grpc.StreamServerInterceptor())
 	}
+	// Every error from here down becomes its status code and details once
+	// (errors.go): authentication's and the rate limit's too.
+	unary = append(unary, s.unaryErrorCodes)
+	stream = append(stream, s.streamErrorCodes)
 	if o.Tokens != nil {
 		g := newAuthGuard(o.Tokens, log, o.UnauthRPS, o.UnauthBurst, o.UnauthLogInterval)
 		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(g.authenticate), selector.MatchFunc(protected)))
@@ -170,17 +182,19 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(o.Limiter), selector.MatchFunc(protected)))
 	}
-	// The deadline is unary only: a Watch stream lives as long as its session (the
-	// client's own deadline, if any, still applies) and ends on Server.Shutdown.
-	// Handlers return arbiter errors; s.unaryErrorCodes maps them to status codes once.
-	unary = append(unary, deadlines(timeout, s.svc.MaxDecideWait()), s.unaryErrorCodes, recovery.UnaryServerInterceptor(onPanic))
-	stream = append(stream, s.streamErrorCodes, recovery.StreamServerInterceptor(onPanic))
+	// A request the codec could not decode is refused once its caller is known to be
+	// allowed (codec.go). The deadline is unary only: a Watch stream lives as long as
+	// its session (the client's own deadline, if any, still applies) and ends on
+	// Server.Shutdown. Handlers return arbiter errors; s.unaryErrorCodes maps them.
+	unary = append(unary, refuseUndecodedUnary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
+	stream = append(stream, refuseUndecodedStream, recovery.StreamServerInterceptor(onPanic))
 	opts := o.Conn.serverOptions(timeout + s.svc.MaxDecideWait())
 	if o.TracerProvider != nil {
 		opts = append(opts, tracingOption(o.TracerProvider))
 	}
 	opts = append(opts,
 		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.ForceServerCodecV2(newCodec()),
 		// Reuse a pool of goroutines for streams instead of a new one (and its stack
 		// growth) per RPC.
 		grpc.NumStreamWorkers(uint32(runtime.NumCPU())),
@@ -245,11 +259,11 @@ func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 		return arrived, nil
 	}
 	if err := age.CheckValid(); err != nil {
-		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v", err)
+		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v", err)
 	}
 	d := age.AsDuration()
 	if d < 0 {
-		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v is negative", d)
+		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
 	}
 	return arrived.Add(-d), nil
 }
@@ -291,12 +305,12 @@ func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRe
 		ev.Behavior = arbiter.NonBlocking
 	case arbiterv1.Behavior_BEHAVIOR_UNSPECIFIED:
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "behavior: unknown value %d", req.GetBehavior())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "behavior", "unknown value %d", req.GetBehavior())
 	}
 	switch req.GetToolChoice() {
 	case arbiterv1.ToolChoice_TOOL_CHOICE_UNSPECIFIED, arbiterv1.ToolChoice_TOOL_CHOICE_AUTO, arbiterv1.ToolChoice_TOOL_CHOICE_NONE:
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "tool_choice: unknown value %d", req.GetToolChoice())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "tool_choice", "unknown value %d", req.GetToolChoice())
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {
@@ -328,17 +342,17 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	}
 	kind, ok := speechKinds[req.GetEvent()]
 	if !ok {
-		return nil, arbiter.Errorf(arbiter.Invalid, "event: %v is not a speech event", req.GetEvent())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "event", "%v is not a speech event", req.GetEvent())
 	}
 	at, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportSpeechResponse{Effects: eff}, nil
+	return &arbiterv1.ReportSpeechResponse{Effects: eff, Repeat: out.Repeat}, nil
 }
 
 var speechKinds = map[arbiterv1.SpeechEvent]arbiter.SpeechKind{
@@ -362,17 +376,17 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	case arbiterv1.Role_ROLE_MODEL:
 		model = true
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "role: unknown value %d", req.GetRole())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "role", "unknown value %d", req.GetRole())
 	}
 	at, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled}, nil
+	return &arbiterv1.ReportTranscriptResponse{Effects: eff, Intent: string(out.Intent), CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
 // ReportToolCallCancellation implements arbiterv1.ArbiterServiceServer.
@@ -385,19 +399,19 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at}
+	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at, EventID: req.GetEventId()}
 	switch req.GetReason() {
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_UNSPECIFIED, arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN:
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT:
 		ev.Reason = arbiter.CancelProviderTimeout
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "reason: unknown value %d", req.GetReason())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "reason", "unknown value %d", req.GetReason())
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, false)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled}, nil
+	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
 // Decide implements arbiterv1.ArbiterServiceServer.
@@ -409,20 +423,34 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 	var wait time.Duration
 	if w := req.GetWait(); w != nil {
 		if err := w.CheckValid(); err != nil {
-			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v", err)
+			return nil, arbiter.Fieldf(arbiter.Invalid, "wait", "%v", err)
 		}
 		if wait = w.AsDuration(); wait < 0 {
-			return nil, arbiter.Errorf(arbiter.Invalid, "wait: %v is negative", wait)
+			return nil, arbiter.Fieldf(arbiter.Invalid, "wait", "%v is negative", wait)
 		}
 	}
+	// Draining: a waiting Decide ends when Shutdown is called, and a new one does not
+	// wait, so neither holds the drain open.
+	dctx := ctx
+	if s.closing.Err() != nil {
+		wait = 0
+	} else if wait > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.closing, cancel)()
+	}
 	began := time.Now()
-	d, err := s.svc.Decide(ctx, key, req.GetJobId(), req.GetPrepared(), wait, func(out arbiter.Output, sess *arbiter.Session) {
+	d, err := s.svc.Decide(dctx, key, req.GetJobId(), req.GetPrepared(), wait, func(out arbiter.Output, sess *arbiter.Session) {
 		s.record(ctx, out, sess) // the prepare it recorded, the decisions its steps made
 	})
 	if s.metrics != nil {
 		s.metrics.decideWait.Observe(time.Since(began).Seconds())
 	}
 	if err != nil {
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, draining(decideDraining)
+		}
 		return nil, err
 	}
 	traceDecision(ctx, d)
@@ -460,7 +488,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	case arbiterv1.Outcome_OUTCOME_UNKNOWN:
 		oc = arbiter.Unknown
 	default:
-		return nil, arbiter.Errorf(arbiter.Invalid, "outcome: %v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
+		return nil, arbiter.Fieldf(arbiter.Invalid, "outcome", "%v is not COMMITTED, CANCELLED, FAILED, RESULT or UNKNOWN", req.GetOutcome())
 	}
 	var result map[string]any
 	if req.GetResult() != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -25,6 +26,7 @@ import (
 )
 
 type fixture struct {
+	conn  *grpc.ClientConn
 	c     arbiterv1.ArbiterServiceClient
 	h     healthpb.HealthClient
 	store *memory.Store
@@ -51,7 +53,7 @@ func start(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(); gs.Stop() })
-	return &fixture{c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
+	return &fixture{conn: conn, c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
 }
 
 func args(t testing.TB, m map[string]any) *structpb.Struct {
@@ -70,6 +72,47 @@ func wantCode(t *testing.T, err error, code codes.Code, field string) {
 	}
 	if field != "" && !strings.Contains(st.Message(), field) {
 		t.Fatalf("message %q does not name %q", st.Message(), field)
+	}
+}
+
+// wantDetails fails t unless err carries the arbiter's ErrorInfo with reason, a
+// BadRequest whose one violation names field (none when field is ""), and a
+// RetryInfo of retry (none when retry is negative).
+func wantDetails(t *testing.T, err error, reason, field string, retry time.Duration) {
+	t.Helper()
+	var (
+		info *errdetails.ErrorInfo
+		bad  *errdetails.BadRequest
+		ri   *errdetails.RetryInfo
+	)
+	for _, d := range status.Convert(err).Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			info = d
+		case *errdetails.BadRequest:
+			bad = d
+		case *errdetails.RetryInfo:
+			ri = d
+		default:
+			t.Errorf("unexpected detail %T %v", d, d)
+		}
+	}
+	if info == nil || info.Domain != server.ErrorDomain || info.Reason != reason {
+		t.Errorf("ErrorInfo %v, want reason %s in %s (%v)", info, reason, server.ErrorDomain, err)
+	}
+	switch {
+	case field == "" && bad != nil:
+		t.Errorf("BadRequest %v, want none", bad)
+	case field != "" && (bad == nil || len(bad.FieldViolations) != 1 || bad.FieldViolations[0].Field != field || bad.FieldViolations[0].Description == ""):
+		t.Errorf("BadRequest %v, want one violation of %q", bad, field)
+	case field != "" && info.GetMetadata()["field"] != field:
+		t.Errorf("ErrorInfo metadata %v, want field %q", info.GetMetadata(), field)
+	}
+	switch {
+	case retry < 0 && ri != nil:
+		t.Errorf("RetryInfo %v, want none", ri)
+	case retry >= 0 && (ri == nil || ri.RetryDelay.AsDuration() != retry):
+		t.Errorf("RetryInfo %v, want a delay of %v", ri, retry)
 	}
 }
 
@@ -171,107 +214,117 @@ func TestBadInput(t *testing.T) {
 		name  string
 		call  func() error
 		code  codes.Code
-		field string
+		field string // named by the message; for INVALID_ARGUMENT, the violation's field
+		// reason is the ErrorInfo reason.
+		reason string
 	}{
 		{"empty session id", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{Tool: "book_slot"})
 			return err
-		}, codes.InvalidArgument, "session_id"},
+		}, codes.InvalidArgument, "session_id", server.ReasonInvalidField},
 		{"over-long session id", func() error {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: long, Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START})
 			return err
-		}, codes.InvalidArgument, "session_id"},
+		}, codes.InvalidArgument, "session_id", server.ReasonInvalidField},
 		{"over-long call id", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: long, Tool: "book_slot"})
 			return err
-		}, codes.InvalidArgument, "call_id"},
+		}, codes.InvalidArgument, "call_id", server.ReasonInvalidField},
 		{"call id with spaces", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "a b", Tool: "book_slot"})
 			return err
-		}, codes.InvalidArgument, "call_id"},
+		}, codes.InvalidArgument, "call_id", server.ReasonInvalidField},
 		{"empty tool", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c2"})
 			return err
-		}, codes.InvalidArgument, "tool"},
+		}, codes.InvalidArgument, "tool", server.ReasonInvalidField},
 		{"args over 64 KiB", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c3", Tool: "book_slot", Args: args(t, big)})
 			return err
-		}, codes.InvalidArgument, "args"},
+		}, codes.InvalidArgument, "args", server.ReasonInvalidField},
 		{"unknown behavior", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c4", Tool: "book_slot", Behavior: 9})
 			return err
-		}, codes.InvalidArgument, "behavior"},
+		}, codes.InvalidArgument, "behavior", server.ReasonInvalidField},
 		{"negative age", func() error {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Age: durationpb.New(-time.Second)})
 			return err
-		}, codes.InvalidArgument, "age"},
+		}, codes.InvalidArgument, "age", server.ReasonInvalidField},
 		{"unspecified speech event", func() error {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1"})
 			return err
-		}, codes.InvalidArgument, "event"},
+		}, codes.InvalidArgument, "event", server.ReasonInvalidField},
 		{"empty user transcript", func() error {
 			_, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "  "})
 			return err
-		}, codes.InvalidArgument, "text"},
+		}, codes.InvalidArgument, "text", server.ReasonInvalidField},
 		{"transcript over 16 KiB", func() error {
 			_, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: strings.Repeat("stop ", 4000)})
 			return err
-		}, codes.InvalidArgument, "text"},
+		}, codes.InvalidArgument, "text", server.ReasonInvalidField},
 		{"decide unknown session", func() error {
 			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "nope", JobId: reg.JobId})
 			return err
-		}, codes.NotFound, "nope"},
+		}, codes.NotFound, "nope", server.ReasonSessionNotFound},
 		{"decide unknown job", func() error {
 			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: "job-99"})
 			return err
-		}, codes.NotFound, "job_id"},
+		}, codes.NotFound, "job_id", server.ReasonJobNotFound},
 		{"decide empty job", func() error {
 			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1"})
 			return err
-		}, codes.InvalidArgument, "job_id"},
+		}, codes.InvalidArgument, "job_id", server.ReasonInvalidField},
 		{"decide negative wait", func() error {
 			_, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s1", JobId: reg.JobId, Wait: durationpb.New(-time.Second)})
 			return err
-		}, codes.InvalidArgument, "wait"},
+		}, codes.InvalidArgument, "wait", server.ReasonInvalidField},
 		{"complete unspecified outcome", func() error {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId})
 			return err
-		}, codes.InvalidArgument, "outcome"},
+		}, codes.InvalidArgument, "outcome", server.ReasonInvalidField},
 		{"complete out of order", func() error {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED})
 			return err
-		}, codes.FailedPrecondition, "outcome"},
+		}, codes.FailedPrecondition, "outcome", server.ReasonJobState},
 		{"complete result on a two-phase job", func() error {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_RESULT})
 			return err
-		}, codes.FailedPrecondition, "outcome"},
+		}, codes.FailedPrecondition, "outcome", server.ReasonJobState},
 		{"complete unknown job", func() error {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: "job-99", Outcome: arbiterv1.Outcome_OUTCOME_FAILED})
 			return err
-		}, codes.NotFound, "job_id"},
+		}, codes.NotFound, "job_id", server.ReasonJobNotFound},
 		{"complete error over 4 KiB", func() error {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Error: strings.Repeat("e", 5000)})
 			return err
-		}, codes.InvalidArgument, "error"},
+		}, codes.InvalidArgument, "error", server.ReasonInvalidField},
 		{"cancellation without ids", func() error {
 			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "s1"})
 			return err
-		}, codes.InvalidArgument, "call_ids"},
+		}, codes.InvalidArgument, "call_ids", server.ReasonInvalidField},
 		{"cancellation with a bad id on an unknown session", func() error {
 			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "nope", CallIds: []string{"bad id"}})
 			return err
-		}, codes.InvalidArgument, "call_ids[0]"},
+		}, codes.InvalidArgument, "call_ids[0]", server.ReasonInvalidField},
 		{"get unknown session", func() error {
 			_, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "nope"})
 			return err
-		}, codes.NotFound, "nope"},
+		}, codes.NotFound, "nope", server.ReasonSessionNotFound},
 		{"close unknown session", func() error {
 			_, err := f.c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: "nope"})
 			return err
-		}, codes.NotFound, "nope"},
+		}, codes.NotFound, "nope", server.ReasonSessionNotFound},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { wantCode(t, tc.call(), tc.code, tc.field) })
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			wantCode(t, err, tc.code, tc.field)
+			violation := ""
+			if tc.code == codes.InvalidArgument {
+				violation = tc.field
+			}
+			wantDetails(t, err, tc.reason, violation, -1)
+		})
 	}
 	after, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "s1"})
 	if err != nil {

@@ -112,6 +112,7 @@ func TestUnauthenticatedLimitedAndSummarized(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("Watch without a token from a spent address: %v, want RESOURCE_EXHAUSTED", err)
 	}
+	wantDetails(t, err, server.ReasonRateLimited, "", time.Second)
 
 	deadline := time.Now().Add(10 * time.Second)
 	var s summary

@@ -50,20 +50,24 @@ func (s *Server) ReportProgress(ctx context.Context, req *arbiterv1.ReportProgre
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Progress{JobID: req.GetJobId(), Result: result}, false)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Progress{JobID: req.GetJobId(), Result: result, EventID: req.GetEventId()}, false)
 	if err != nil {
 		return nil, err
 	}
-	return &arbiterv1.ReportProgressResponse{Effects: eff}, nil
+	return &arbiterv1.ReportProgressResponse{Effects: eff, Repeat: out.Repeat}, nil
 }
 
-// shuttingDown is the message of the UNAVAILABLE that ends Watch streams on Shutdown.
-const shuttingDown = "server shutting down: resume Watch on another replica with after_seq set to the last seq received"
+// The messages of the UNAVAILABLE (SERVER_DRAINING) that ends Watch streams and
+// waiting Decides on Shutdown.
+const (
+	shuttingDown   = "server shutting down: resume Watch on another replica with after_seq set to the last seq received"
+	decideDraining = "server shutting down: ask Decide again on another replica (a decision made is in the store)"
+)
 
 // Watch implements arbiterv1.ArbiterServiceServer: it streams the session's effect log
 // after after_seq, one WatchResponse per effect in seq order, until the session
 // closes or expires (the stream then ends OK), the client goes away, or the server
-// shuts down (UNAVAILABLE: resume elsewhere with after_seq). Errors before the first
+// shuts down (UNAVAILABLE, reason SERVER_DRAINING: resume elsewhere with after_seq). Errors before the first
 // message: INVALID_ARGUMENT naming `session_id`, NOT_FOUND naming the session,
 // FAILED_PRECONDITION naming `after_seq` (beyond the last effect, or older than the
 // log keeps), UNAVAILABLE (store down, or shutting down). The stream has no deadline
@@ -76,7 +80,7 @@ func (s *Server) Watch(req *arbiterv1.WatchRequest, stream grpc.ServerStreamingS
 		return err
 	}
 	if s.closing.Err() != nil {
-		return arbiter.Errorf(arbiter.Unavailable, shuttingDown)
+		return draining(shuttingDown)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -102,7 +106,7 @@ func (s *Server) Watch(req *arbiterv1.WatchRequest, stream grpc.ServerStreamingS
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && s.closing.Err() != nil:
-		return arbiter.Errorf(arbiter.Unavailable, shuttingDown)
+		return draining(shuttingDown)
 	case sendErr != nil && errors.Is(err, sendErr):
 		return sendErr // the client went away; its status is already set
 	}

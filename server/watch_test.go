@@ -874,9 +874,10 @@ func TestUnknownOutcome(t *testing.T) {
 	}
 }
 
-// TestWatchShutdown: Server.Shutdown ends an open Watch at once with UNAVAILABLE and
-// refuses new ones, unary RPCs still work, and GracefulStop is not held up by the
-// stream.
+// TestWatchShutdown: Server.Shutdown ends an open Watch and a waiting Decide at once
+// with UNAVAILABLE (SERVER_DRAINING, RetryInfo 0) and refuses new Watches; a new
+// Decide answers without waiting, other unary RPCs still work, and GracefulStop is
+// held up by neither.
 func TestWatchShutdown(t *testing.T) {
 	n := newNode(t, memory.New(nil), newFakeClock(), server.Options{})
 	ctx := context.Background()
@@ -889,14 +890,43 @@ func TestWatchShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitFor(t, r.Effects.Responses[0].Seq) // the stream is open and serving
+	book, err := n.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "sd", CallId: "b", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := make(chan error, 1)
+	go func() {
+		// Preparing: it waits (the fake clock never runs its 30 s out) until Shutdown.
+		_, err := n.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "sd", JobId: book.JobId, Wait: durationpb.New(30 * time.Second)})
+		decided <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the Decide is waiting
+	select {
+	case err := <-decided:
+		t.Fatalf("the Decide ended before Shutdown: %v", err)
+	default:
+	}
 	n.srv.Shutdown()
 	err = w.end(t)
 	wantCode(t, err, codes.Unavailable, "after_seq")
+	wantDetails(t, err, server.ReasonServerDraining, "", 0)
+	select {
+	case err := <-decided:
+		wantCode(t, err, codes.Unavailable, "another replica")
+		wantDetails(t, err, server.ReasonServerDraining, "", 0)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not end the waiting Decide")
+	}
 	st, err := n.c.Watch(ctx, &arbiterv1.WatchRequest{SessionId: "sd", AfterSeq: 1})
 	if err == nil {
 		_, err = st.Recv()
 	}
 	wantCode(t, err, codes.Unavailable, "shutting down")
+	wantDetails(t, err, server.ReasonServerDraining, "", 0)
+	d, err := n.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "sd", JobId: book.JobId, Prepared: true, Wait: durationpb.New(30 * time.Second)})
+	if err != nil || d.Decision != arbiterv1.Decision_DECISION_PENDING {
+		t.Fatalf("Decide after Shutdown: %v %v, want PENDING at once", d, err)
+	}
 	if _, err := n.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "sd"}); err != nil {
 		t.Fatalf("unary RPC after Shutdown: %v", err)
 	}
@@ -936,6 +966,11 @@ func TestWatchThroughTheChain(t *testing.T) {
 		if status.Code(err) != want {
 			t.Fatalf("Watch with %s: %v, want %v", name, err, want)
 		}
+		reason := server.ReasonSessionNotFound
+		if want == codes.Unauthenticated {
+			reason = "UNAUTHENTICATED"
+		}
+		wantDetails(t, err, reason, "", -1)
 	}
 	wctx, cancel := context.WithCancel(a)
 	defer cancel()

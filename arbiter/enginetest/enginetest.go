@@ -12,7 +12,8 @@
 // withdraw) may say observed=MS: when the agent saw it, earlier than t when its
 // delivery was delayed (a store outage, a retry). Those that may start a session
 // (call, speech, transcript, configure, connect) may name epoch=EPOCH; speech and
-// transcript may name the model server's utterance=ID. A JSON body is an object; a text body is taken as written
+// transcript may name the model server's utterance=ID; speech, transcript, withdraw
+// and progress may carry the agent's event id, event=ID. A JSON body is an object; a text body is taken as written
 // (trimmed), or, when it starts with a double quote, as one JSON string (for text whose
 // leading or trailing spaces matter, such as a model transcript piece).
 //
@@ -21,10 +22,11 @@
 //	call t=MS tool=NAME [id=ID] [behavior=blocking|non_blocking] [tool_choice=none] [business_key=KEY] [raw]
 //	                                      RegisterCall; body: the args (JSON, default {}), or
 //	                                      with raw the argument text the agent could not parse
-//	speech t=MS KIND                      Speech; KIND is user-start, user-end, model-start,
+//	speech t=MS KIND [event=ID]           Speech; KIND is user-start, user-end, model-start,
 //	                                      generation-complete, turn-complete or interrupted
-//	transcript t=MS [model] [interim]     Transcript; body: the text
-//	withdraw t=MS ids=(ID, ...) [reason=provider_timeout]
+//	transcript t=MS [model] [interim] [event=ID]
+//	                                      Transcript; body: the text
+//	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
 //	decide t=MS job=JOB [prepared]        Decide
 //	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
@@ -32,7 +34,7 @@
 //	configure t=MS [language=TAG] [response_scheduling]
 //	                                      Configure
 //	connect t=MS id=CONNECTION            Connect
-//	progress t=MS job=JOB                 Progress; body: the interim result (JSON)
+//	progress t=MS job=JOB [event=ID]      Progress; body: the interim result (JSON)
 //	close t=MS                            Close
 //	tick t=MS                             Tick
 //
@@ -40,13 +42,15 @@
 //
 // The first step that finds the session prints its epoch ("session: epoch k3f9a2");
 // job ids are printed without it ("job-1" for "job-1.k3f9a2"), and a command's job id
-// without one gets it. One line per item, in this order: what RegisterCall said, the decisions made during
-// the step, Decide's answer, the effects in log order (by seq), the intent of a final
-// user transcript, the session's next timer, and "unchanged" when the step changed
-// nothing (the Service then stores nothing). A step with none of these prints "ok". A
+// without one gets it. One line per item, in this order: "repeat" for an event whose
+// id was seen, what RegisterCall said, the decisions made during the step, Decide's
+// answer, the effects in log order (by seq), the intent of a final user transcript,
+// the session's next timer, and "unchanged" when the step changed nothing (the
+// Service then stores nothing). A step with none of these prints "ok". A
 // time is printed (t=MS) only where it differs from the command's; an effect handed
 // out by an earlier step and returned again (an idempotent repeat) says "again".
 //
+//	repeat                                the event's id was seen: nothing else happened
 //	call: ID DISPOSITION [job=JOB] [of=ID] [run=RUN] [key=KEY] [exec=TOOL ARGS] [repeat]
 //	connect: new|resumed|lost epoch=EPOCH
 //	revoked: JOB: ...                     a commit withdrawn by a late event (Output.Revoked)
@@ -144,7 +148,7 @@ func (d *direct) Step(now time.Time, ev arbiter.Event, create bool) (arbiter.Out
 	if d.record == nil {
 		if !create {
 			// The stores' NotFound, word for word.
-			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", d.key.ID)
+			return arbiter.Output{}, nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", d.key.ID)
 		}
 		s = arbiter.NewSession(d.key, now)
 	} else {
@@ -279,6 +283,9 @@ func (s *script) render(now time.Time, ev arbiter.Event, out arbiter.Output, ses
 		}
 		line("error: %s: %s", arbiter.KindOf(err), msg)
 		return b.String()
+	}
+	if out.Repeat {
+		line("repeat")
 	}
 	if c := out.Call; c != nil {
 		line("call: %s", callLine(c, ev))

@@ -95,7 +95,7 @@ func parseCall(t *testing.T, td *datadriven.TestData) arbiter.Event {
 func parseSpeech(t *testing.T, td *datadriven.TestData) arbiter.Event {
 	var kinds []string
 	for _, a := range td.CmdArgs {
-		if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" {
+		if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" && a.Key != "event" {
 			kinds = append(kinds, a.Key)
 		}
 	}
@@ -103,22 +103,22 @@ func parseSpeech(t *testing.T, td *datadriven.TestData) arbiter.Event {
 	if !ok || len(kinds) != 1 {
 		td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
 	}
-	return arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+	return arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
 }
 
 func parseTranscript(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim")
+	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event")
 	return arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
-		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
 }
 
 func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "observed", "ids", "reason")
+	checkArgs(t, td, "t", "observed", "ids", "reason", "event")
 	a, ok := td.Arg("ids")
 	if !ok {
 		td.Fatalf(t, "withdraw: ids=(...) required")
 	}
-	return arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason"))}
+	return arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason")), EventID: strArg(t, td, "event")}
 }
 
 func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
@@ -160,8 +160,8 @@ func parseConnect(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseProgress(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job")
-	p := arbiter.Progress{Result: jsonBody(t, td)}
+	checkArgs(t, td, "t", "job", "event")
+	p := arbiter.Progress{Result: jsonBody(t, td), EventID: strArg(t, td, "event")}
 	td.ScanArgs(t, "job", &p.JobID)
 	return p
 }

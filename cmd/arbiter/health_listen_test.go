@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -18,8 +20,9 @@ import (
 
 // TestCLIServeHealthListen: with --health-listen, serve answers grpc.health.v1 on a
 // second plaintext port with the statuses of the main one, turns NOT_SERVING there as
-// soon as the drain starts (an in-flight Decide holds the drain open), and closes the
-// port when it exits.
+// soon as the drain starts (a health Watch on the main port holds the drain open: a
+// stream GracefulStop waits for), and closes the port when it exits. A Decide waiting
+// when the drain starts does not hold it: it ends at once with UNAVAILABLE.
 func TestCLIServeHealthListen(t *testing.T) {
 	p := startServe(t, "--tools", "../../testdata/tools/booking.yaml", "--health-listen", "127.0.0.1:0", "--drain-timeout", "10s")
 	m := regexp.MustCompile(`msg="health serving" addr=(\S+)`).FindStringSubmatch(p.stderr.String())
@@ -49,8 +52,17 @@ func TestCLIServeHealthListen(t *testing.T) {
 		}
 	}
 
-	// A Decide long-poll keeps the drain open for 4 s.
+	// A health Watch on the main port keeps the drain open until it is cancelled.
 	ctx := context.Background()
+	hold, release := context.WithCancel(ctx)
+	defer release()
+	hw, err := healthpb.NewHealthClient(p.conn).Watch(hold, &healthpb.HealthCheckRequest{Service: "arbiter.v1.ArbiterService"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := hw.Recv(); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("main port health Watch: %v %v", r, err)
+	}
 	c := arbiterv1.NewArbiterServiceClient(p.conn)
 	args, _ := structpb.NewStruct(map[string]any{"slot": "tomorrow 3pm"})
 	reg, err := c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s", CallId: "fc_1", Tool: "book_slot", Args: args})
@@ -59,7 +71,7 @@ func TestCLIServeHealthListen(t *testing.T) {
 	}
 	decided := make(chan error, 1)
 	go func() {
-		_, err := c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s", JobId: reg.JobId, Wait: durationpb.New(4 * time.Second)})
+		_, err := c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "s", JobId: reg.JobId, Wait: durationpb.New(30 * time.Second)})
 		decided <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // the Decide is in flight
@@ -73,12 +85,18 @@ func TestCLIServeHealthListen(t *testing.T) {
 	}
 	select {
 	case err := <-decided:
-		t.Fatalf("the Decide ended (%v) before the health port was seen NOT_SERVING: the drain did not hold", err)
+		if status.Code(err) != codes.Unavailable {
+			t.Errorf("the waiting Decide ended with %v, want UNAVAILABLE (server draining)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting Decide was not answered within 5 s of the drain's start")
+	}
+	select {
+	case code := <-p.done:
+		t.Fatalf("serve exited (%d) while a health Watch held the drain", code)
 	default:
 	}
-	if err := <-decided; err != nil {
-		t.Errorf("the in-flight Decide failed during the drain: %v", err)
-	}
+	release()
 	select {
 	case code := <-p.done:
 		if code != 0 {

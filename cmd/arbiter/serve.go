@@ -33,7 +33,7 @@ type serveCmd struct {
 	LogFormat    string        `default:"text" enum:"text,json" env:"ARBITER_LOG_FORMAT" help:"Log format: text or json."`
 	IdleTTL      time.Duration `default:"1h" env:"ARBITER_IDLE_TTL" help:"A session expires this long after its last change."`
 	MaxWait      time.Duration `default:"30s" env:"ARBITER_MAX_WAIT" help:"Cap on a Decide long-poll."`
-	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
+	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight unary RPCs may finish before the server stops hard (waiting Decides and Watch streams end at once, UNAVAILABLE: clients go on elsewhere)."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
 	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis that can lose what it acknowledged: no AOF (a restart loses every session, or with RDB snapshots rolls them back to the last one), or AOF without appendfsync always (a crash loses up to a second). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
@@ -68,9 +68,10 @@ type serveCmd struct {
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
-// drains: health turns NOT_SERVING, open Watch streams end with UNAVAILABLE (clients
-// resume elsewhere), GracefulStop lets unary RPCs finish racing DrainTimeout, then the
-// store (and its Redis client) closes. The store is pinged every --health-interval
+// drains: health turns NOT_SERVING, GracefulStop closes the listener and sends every
+// connection GOAWAY, open Watch streams and waiting Decides end with UNAVAILABLE
+// (SERVER_DRAINING: clients resume or ask again elsewhere), the other unary RPCs
+// finish racing DrainTimeout, then the store (and its Redis client) closes. The store is pinged every --health-interval
 // (server.HealthWatcher): health is SERVING only while Redis answers; the server
 // starts even when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers
 // without a restart when it comes back. With --state-file the embedded store runs on
@@ -428,21 +429,28 @@ func serveMetrics(m *server.Metrics, addr string, log *slog.Logger) (stop func()
 	return func() { _ = hs.Close() }, nil
 }
 
-// drain stops serving within --drain-timeout: health turns NOT_SERVING, open Watch
-// streams end, and GracefulStop lets unary RPCs finish until the timeout, when the
-// server stops hard.
+// drain stops serving within --drain-timeout: health turns NOT_SERVING,
+// GracefulStop closes the listener and sends each connection GOAWAY (clients open new
+// RPCs elsewhere), open Watch streams and waiting Decides end (they would hold the
+// graceful stop for as long as a session lives, or a Decide's wait: up to 30 s), and
+// the other unary RPCs finish until the timeout, when the server stops hard. It logs
+// how long it took.
 func (c *serveCmd) drain(log *slog.Logger, hs *health.Server, srv *server.Server, gs *grpc.Server) {
+	start := time.Now()
 	hs.Shutdown() // every service NOT_SERVING: load balancers stop sending
-	// Watch streams last as long as their sessions: end them now (UNAVAILABLE, the
-	// client resumes on another replica with after_seq) so they do not hold the drain
-	// until its timeout.
-	srv.Shutdown()
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
+	// UNAVAILABLE, reason SERVER_DRAINING, RetryInfo 0: a Watch resumes on another
+	// replica with after_seq, a Decide asks again there (a decision made is in the
+	// store). Started after GracefulStop, so that the GOAWAY usually reaches a client
+	// before the UNAVAILABLE that makes it retry; a Decide retried here anyway answers
+	// without waiting.
+	srv.Shutdown()
 	select {
 	case <-done:
+		log.Info("drained", "took", time.Since(start).Round(time.Millisecond))
 	case <-time.After(c.DrainTimeout):
-		log.Warn("drain timeout: stopping hard")
+		log.Warn("drain timeout: stopping hard", "took", time.Since(start).Round(time.Millisecond))
 		gs.Stop()
 	}
 }

@@ -125,7 +125,7 @@ func (m *Store) Load(_ context.Context, key arbiter.SessionKey) (*arbiter.Sessio
 	}
 	m.mu.Unlock()
 	if !ok {
-		return nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
 	s, err := arbiter.DecodeSession(r.data)
 	if err != nil {
@@ -239,7 +239,7 @@ func (m *Store) nextLocked(s *arbiter.Session, data []byte, ttl time.Duration) (
 	if !ok && m.MaxSessions > 0 && len(m.sessions)+m.creating >= m.MaxSessions {
 		m.sweepLocked()
 		if n := len(m.sessions) + m.creating; n >= m.MaxSessions {
-			return nil, false, arbiter.Errorf(arbiter.ResourceExhausted, "session_id: the server holds %d sessions, its limit; close sessions or retry later", n)
+			return nil, false, arbiter.Fieldf(arbiter.ResourceExhausted, "session_id", "the server holds %d sessions, its limit; close sessions or retry later", n)
 		}
 	}
 	nr := &record{data: data, version: cur + 1}

@@ -139,7 +139,7 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
 	}
 	if vals[0] == nil && vals[1] == nil {
-		return nil, arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
 	vs, ok1 := vals[0].(string)
 	data, ok2 := vals[1].(string)
@@ -242,7 +242,7 @@ func (st *Store) Close() error {
 // classify turns a go-redis error into an arbiter error of the right kind.
 func classify(err error, key arbiter.SessionKey, what string) error {
 	if errors.Is(err, redis.Nil) {
-		return arbiter.Errorf(arbiter.NotFound, "session_id: session %q not found", key.ID)
+		return arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) && !transient(rerr.Error()) {

@@ -22,11 +22,42 @@
 //   - NOT_FOUND: the session (or job) does not exist; the message names it.
 //   - FAILED_PRECONDITION: the request does not fit the job's state (for example a
 //     Complete that reports a commit the arbiter decided to cancel). Nothing changes.
-//   - UNAVAILABLE: the store could not be read or written. Fail closed: nothing was
-//     decided, retry the same request.
+//   - UNAVAILABLE: the store could not be read or written, or the replica is shutting
+//     down. Fail closed: nothing was decided, retry the same request (on another
+//     replica when it is shutting down).
 //   - ABORTED: too many concurrent writers on one session; retry the same request.
 //   - DATA_LOSS: the request named a session epoch its store lost (see
 //     ConnectResponse.epoch). Nothing changes; Connect to go on in a new epoch.
+//   - RESOURCE_EXHAUSTED: a limit was reached (a session's calls, the server's
+//     sessions, the tenant's rate).
+//
+// Error details (google.rpc, in the status's details):
+//   - ErrorInfo on every error the arbiter answers, domain "arbiter.voicearbiter.dev",
+//     metadata "field" when one request field is at fault, and a reason from a fixed
+//     vocabulary: INVALID_FIELD, MALFORMED_REQUEST (the request did not decode: a
+//     string that is not UTF-8, nesting past protobuf's limit) for INVALID_ARGUMENT;
+//     SESSION_NOT_FOUND, JOB_NOT_FOUND for NOT_FOUND; SESSION_CLOSED,
+//     JOB_STATE_CONFLICT, CALL_ID_REUSED, CONNECTION_ENDED, SEQ_OUT_OF_RANGE for
+//     FAILED_PRECONDITION; SESSION_LOST for DATA_LOSS; STORE_UNAVAILABLE and
+//     SERVER_DRAINING (the replica is shutting down: ask another one now; a Decide's
+//     decision is in the store, a Watch resumes with after_seq) for UNAVAILABLE;
+//     WRITE_CONFLICT for ABORTED; CALL_LIMIT, SESSION_LIMIT, RATE_LIMITED for
+//     RESOURCE_EXHAUSTED. Where none of these applies the reason is the code's name
+//     (UNAUTHENTICATED, DEADLINE_EXCEEDED, INTERNAL, ...). Errors grpc-go answers
+//     before the arbiter sees the request (a message over the size limit, an unknown
+//     method) carry no details.
+//   - BadRequest on INVALID_ARGUMENT: one field violation, the field as this file
+//     names it (`call_ids[1]`, `args`) and what is wrong with it.
+//   - RetryInfo where retrying the same request is worth it, with the least delay:
+//     0 for SERVER_DRAINING, 100 ms for STORE_UNAVAILABLE, 50 ms for WRITE_CONFLICT,
+//     1 s for RATE_LIMITED and SESSION_LIMIT. None for CALL_LIMIT: a retry cannot
+//     succeed.
+//
+// Retries: RegisterCall is idempotent by call id; ReportSpeech, ReportTranscript,
+// ReportToolCallCancellation and ReportProgress by `event_id`; Complete,
+// ConfigureSession, Connect and CloseSession by their nature; Poll (with after_seq),
+// GetSession, GetHistory and Watch (with after_seq) read. clients/service-config.json
+// is the gRPC service config that retries each method on the codes safe for it.
 
 package arbiterv1
 
@@ -1218,7 +1249,16 @@ type ReportSpeechRequest struct {
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
-	Age           *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
+	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
+	// The agent's id for this event (optional): 1 to 128 characters from
+	// [A-Za-z0-9_.:-], unique among the session's ReportSpeech requests, else
+	// INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+	// (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+	// changes, `repeat` is set and effects are empty (the first application's are in the
+	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
+	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
+	// send the same id on every retry: without one a retry is applied again.
+	EventId       string `protobuf:"bytes,6,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1288,11 +1328,21 @@ func (x *ReportSpeechRequest) GetAge() *durationpb.Duration {
 	return nil
 }
 
+func (x *ReportSpeechRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
 // ReportSpeechResponse carries what the event made due.
 type ReportSpeechResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Skips for abandoned call ids (INTERRUPTED); otherwise empty.
-	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	// True when `event_id` names a request already applied: this one changed nothing
+	// and its effects are empty.
+	Repeat        bool `protobuf:"varint,2,opt,name=repeat,proto3" json:"repeat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1334,6 +1384,13 @@ func (x *ReportSpeechResponse) GetEffects() *Effects {
 	return nil
 }
 
+func (x *ReportSpeechResponse) GetRepeat() bool {
+	if x != nil {
+		return x.Repeat
+	}
+	return false
+}
+
 // ReportTranscriptRequest reports a piece of transcription.
 type ReportTranscriptRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1372,7 +1429,16 @@ type ReportTranscriptRequest struct {
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
-	Age           *durationpb.Duration `protobuf:"bytes,5,opt,name=age,proto3" json:"age,omitempty"`
+	Age *durationpb.Duration `protobuf:"bytes,5,opt,name=age,proto3" json:"age,omitempty"`
+	// The agent's id for this event (optional): 1 to 128 characters from
+	// [A-Za-z0-9_.:-], unique among the session's ReportTranscript requests, else
+	// INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+	// (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+	// changes, `repeat` is set and effects are empty (the first application's are in the
+	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
+	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
+	// send the same id on every retry: without one a retry is applied again.
+	EventId       string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1456,6 +1522,13 @@ func (x *ReportTranscriptRequest) GetAge() *durationpb.Duration {
 	return nil
 }
 
+func (x *ReportTranscriptRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
 // ReportTranscriptResponse carries what the transcript made due.
 type ReportTranscriptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1468,8 +1541,11 @@ type ReportTranscriptResponse struct {
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// True when `event_id` names a request already applied: this one changed nothing
+	// and its effects, intent and cancelled_job_ids are empty.
+	Repeat        bool `protobuf:"varint,4,opt,name=repeat,proto3" json:"repeat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReportTranscriptResponse) Reset() {
@@ -1523,6 +1599,13 @@ func (x *ReportTranscriptResponse) GetCancelledJobIds() []string {
 	return nil
 }
 
+func (x *ReportTranscriptResponse) GetRepeat() bool {
+	if x != nil {
+		return x.Repeat
+	}
+	return false
+}
+
 // ReportToolCallCancellationRequest reports withdrawn call ids.
 type ReportToolCallCancellationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1542,7 +1625,16 @@ type ReportToolCallCancellationRequest struct {
 	// Negative or malformed: INVALID_ARGUMENT naming `age`.
 	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	// Why the ids died; unspecified means WITHDRAWN.
-	Reason        CancellationReason `protobuf:"varint,4,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
+	Reason CancellationReason `protobuf:"varint,4,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
+	// The agent's id for this event (optional): 1 to 128 characters from
+	// [A-Za-z0-9_.:-], unique among the session's ReportToolCallCancellation requests, else
+	// INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+	// (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+	// changes, `repeat` is set and effects are empty (the first application's are in the
+	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
+	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
+	// send the same id on every retry: without one a retry is applied again.
+	EventId       string `protobuf:"bytes,5,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1605,6 +1697,13 @@ func (x *ReportToolCallCancellationRequest) GetReason() CancellationReason {
 	return CancellationReason_CANCELLATION_REASON_UNSPECIFIED
 }
 
+func (x *ReportToolCallCancellationRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
 // ReportToolCallCancellationResponse carries what the withdrawal made due.
 type ReportToolCallCancellationResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1612,8 +1711,11 @@ type ReportToolCallCancellationResponse struct {
 	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
 	// Jobs cancelled because an id of theirs was withdrawn before a decision.
 	CancelledJobIds []string `protobuf:"bytes,2,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// True when `event_id` names a request already applied: this one changed nothing
+	// and its effects and cancelled_job_ids are empty.
+	Repeat        bool `protobuf:"varint,3,opt,name=repeat,proto3" json:"repeat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReportToolCallCancellationResponse) Reset() {
@@ -1658,6 +1760,13 @@ func (x *ReportToolCallCancellationResponse) GetCancelledJobIds() []string {
 		return x.CancelledJobIds
 	}
 	return nil
+}
+
+func (x *ReportToolCallCancellationResponse) GetRepeat() bool {
+	if x != nil {
+		return x.Repeat
+	}
+	return false
 }
 
 // DecideRequest asks for a job's decision.
@@ -2781,7 +2890,16 @@ type ReportProgressRequest struct {
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The progress to show the model (e.g. {"percent": 40}): merged into the interim
 	// payload with `status` "in_progress". At most 64 KiB serialised.
-	Result        *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	Result *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// The agent's id for this event (optional): 1 to 128 characters from
+	// [A-Za-z0-9_.:-], unique among the session's ReportProgress requests, else
+	// INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+	// (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+	// changes, `repeat` is set and effects are empty (the first application's are in the
+	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
+	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
+	// send the same id on every retry: without one a retry is applied again.
+	EventId       string `protobuf:"bytes,4,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2837,12 +2955,22 @@ func (x *ReportProgressRequest) GetResult() *structpb.Struct {
 	return nil
 }
 
+func (x *ReportProgressRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
 // ReportProgressResponse carries the interim responses.
 type ReportProgressResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Interim function responses (`interim` set) for the job's live NON_BLOCKING call
 	// ids; empty when the provider does not take them.
-	Effects       *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	Effects *Effects `protobuf:"bytes,1,opt,name=effects,proto3" json:"effects,omitempty"`
+	// True when `event_id` names a request already applied: this one changed nothing
+	// and its effects are empty.
+	Repeat        bool `protobuf:"varint,2,opt,name=repeat,proto3" json:"repeat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2882,6 +3010,13 @@ func (x *ReportProgressResponse) GetEffects() *Effects {
 		return x.Effects
 	}
 	return nil
+}
+
+func (x *ReportProgressResponse) GetRepeat() bool {
+	if x != nil {
+		return x.Repeat
+	}
+	return false
 }
 
 // WatchRequest opens or resumes a session's effect stream.
@@ -5292,16 +5427,18 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x19\n" +
 	"\bjob_tool\x18\t \x01(\tR\ajobTool\x122\n" +
 	"\bjob_args\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\xc9\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\ajobArgs\"\xe4\x01\n" +
 	"\x13ReportSpeechRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
 	"\x05event\x18\x02 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12\x14\n" +
 	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12!\n" +
 	"\futterance_id\x18\x05 \x01(\tR\vutteranceId\x12+\n" +
-	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\"E\n" +
+	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x19\n" +
+	"\bevent_id\x18\x06 \x01(\tR\aeventId\"]\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xf2\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
+	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"\x8d\x02\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
@@ -5310,20 +5447,24 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\ainterim\x18\x04 \x01(\bR\ainterim\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12!\n" +
 	"\futterance_id\x18\a \x01(\tR\vutteranceId\x12+\n" +
-	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\"\x8d\x01\n" +
+	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x19\n" +
+	"\bevent_id\x18\b \x01(\tR\aeventId\"\xa5\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
-	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\"\xc2\x01\n" +
+	"\x11cancelled_job_ids\x18\x03 \x03(\tR\x0fcancelledJobIds\x12\x16\n" +
+	"\x06repeat\x18\x04 \x01(\bR\x06repeat\"\xdd\x01\n" +
 	"!ReportToolCallCancellationRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bcall_ids\x18\x02 \x03(\tR\acallIds\x12+\n" +
 	"\x03age\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03age\x126\n" +
-	"\x06reason\x18\x04 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"\x7f\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\x12\x19\n" +
+	"\bevent_id\x18\x05 \x01(\tR\aeventId\"\x97\x01\n" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
-	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\"\x90\x01\n" +
+	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\x12\x16\n" +
+	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\x90\x01\n" +
 	"\rDecideRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -5411,14 +5552,16 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x0fConnectResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12.\n" +
-	"\x05state\x18\x03 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"~\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"\x99\x01\n" +
 	"\x15ReportProgressRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12/\n" +
-	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\"G\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x19\n" +
+	"\bevent_id\x18\x04 \x01(\tR\aeventId\"_\n" +
 	"\x16ReportProgressResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"J\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
+	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"J\n" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +

@@ -22,11 +22,42 @@
 //   - NOT_FOUND: the session (or job) does not exist; the message names it.
 //   - FAILED_PRECONDITION: the request does not fit the job's state (for example a
 //     Complete that reports a commit the arbiter decided to cancel). Nothing changes.
-//   - UNAVAILABLE: the store could not be read or written. Fail closed: nothing was
-//     decided, retry the same request.
+//   - UNAVAILABLE: the store could not be read or written, or the replica is shutting
+//     down. Fail closed: nothing was decided, retry the same request (on another
+//     replica when it is shutting down).
 //   - ABORTED: too many concurrent writers on one session; retry the same request.
 //   - DATA_LOSS: the request named a session epoch its store lost (see
 //     ConnectResponse.epoch). Nothing changes; Connect to go on in a new epoch.
+//   - RESOURCE_EXHAUSTED: a limit was reached (a session's calls, the server's
+//     sessions, the tenant's rate).
+//
+// Error details (google.rpc, in the status's details):
+//   - ErrorInfo on every error the arbiter answers, domain "arbiter.voicearbiter.dev",
+//     metadata "field" when one request field is at fault, and a reason from a fixed
+//     vocabulary: INVALID_FIELD, MALFORMED_REQUEST (the request did not decode: a
+//     string that is not UTF-8, nesting past protobuf's limit) for INVALID_ARGUMENT;
+//     SESSION_NOT_FOUND, JOB_NOT_FOUND for NOT_FOUND; SESSION_CLOSED,
+//     JOB_STATE_CONFLICT, CALL_ID_REUSED, CONNECTION_ENDED, SEQ_OUT_OF_RANGE for
+//     FAILED_PRECONDITION; SESSION_LOST for DATA_LOSS; STORE_UNAVAILABLE and
+//     SERVER_DRAINING (the replica is shutting down: ask another one now; a Decide's
+//     decision is in the store, a Watch resumes with after_seq) for UNAVAILABLE;
+//     WRITE_CONFLICT for ABORTED; CALL_LIMIT, SESSION_LIMIT, RATE_LIMITED for
+//     RESOURCE_EXHAUSTED. Where none of these applies the reason is the code's name
+//     (UNAUTHENTICATED, DEADLINE_EXCEEDED, INTERNAL, ...). Errors grpc-go answers
+//     before the arbiter sees the request (a message over the size limit, an unknown
+//     method) carry no details.
+//   - BadRequest on INVALID_ARGUMENT: one field violation, the field as this file
+//     names it (`call_ids[1]`, `args`) and what is wrong with it.
+//   - RetryInfo where retrying the same request is worth it, with the least delay:
+//     0 for SERVER_DRAINING, 100 ms for STORE_UNAVAILABLE, 50 ms for WRITE_CONFLICT,
+//     1 s for RATE_LIMITED and SESSION_LIMIT. None for CALL_LIMIT: a retry cannot
+//     succeed.
+//
+// Retries: RegisterCall is idempotent by call id; ReportSpeech, ReportTranscript,
+// ReportToolCallCancellation and ReportProgress by `event_id`; Complete,
+// ConfigureSession, Connect and CloseSession by their nature; Poll (with after_seq),
+// GetSession, GetHistory and Watch (with after_seq) read. clients/service-config.json
+// is the gRPC service config that retries each method on the codes safe for it.
 
 package arbiterv1
 
@@ -76,12 +107,14 @@ type ArbiterServiceClient interface {
 	// its response again if it has one, or a skip if the id has since died.
 	RegisterCall(ctx context.Context, in *RegisterCallRequest, opts ...grpc.CallOption) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-	// return skips (abandoned BLOCKING call ids that must never be answered).
+	// return skips (abandoned BLOCKING call ids that must never be answered). Give it
+	// an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
 	ReportSpeech(ctx context.Context, in *ReportSpeechRequest, opts ...grpc.CallOption) (*ReportSpeechResponse, error)
 	// ReportTranscript reports a piece of the user's input transcription (or the model's
 	// output transcription). A final user transcript is checked for stop intent: it can
 	// cancel pending jobs, or release commits it was holding. May return a status note
-	// (a stop heard after a commit).
+	// (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+	// is joined to its utterance twice.
 	ReportTranscript(ctx context.Context, in *ReportTranscriptRequest, opts ...grpc.CallOption) (*ReportTranscriptResponse, error)
 	// ReportToolCallCancellation reports call ids the server withdrew
 	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
@@ -99,7 +132,9 @@ type ArbiterServiceClient interface {
 	// undelivered, after a store outage for instance: deliver the event (with its
 	// `age`) and call Decide again. An event observed before the commit came due
 	// withdraws it, and the job follows its hold rules again (a stop then cancels it).
-	// CANCEL is final.
+	// CANCEL is final. A replica that shuts down while a Decide waits answers it at
+	// once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+	// another replica; the decision, if one was made, is in the store.
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
@@ -155,7 +190,8 @@ type ArbiterServiceClient interface {
 	// those made due by timers, so an agent needs no polling. Resume after a reconnect
 	// (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
 	// delivered twice and nothing is skipped. The stream ends when the session closes
-	// (after its last effects) or expires. NOT_FOUND for an unknown session;
+	// (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+	// when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
 	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
 	// log keeps (the last 256 effects): resynchronise with GetSession.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
@@ -350,12 +386,14 @@ type ArbiterServiceServer interface {
 	// its response again if it has one, or a skip if the id has since died.
 	RegisterCall(context.Context, *RegisterCallRequest) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-	// return skips (abandoned BLOCKING call ids that must never be answered).
+	// return skips (abandoned BLOCKING call ids that must never be answered). Give it
+	// an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
 	ReportSpeech(context.Context, *ReportSpeechRequest) (*ReportSpeechResponse, error)
 	// ReportTranscript reports a piece of the user's input transcription (or the model's
 	// output transcription). A final user transcript is checked for stop intent: it can
 	// cancel pending jobs, or release commits it was holding. May return a status note
-	// (a stop heard after a commit).
+	// (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+	// is joined to its utterance twice.
 	ReportTranscript(context.Context, *ReportTranscriptRequest) (*ReportTranscriptResponse, error)
 	// ReportToolCallCancellation reports call ids the server withdrew
 	// (`toolCallCancellation`). Those ids are dead: never answered (returned as skips).
@@ -373,7 +411,9 @@ type ArbiterServiceServer interface {
 	// undelivered, after a store outage for instance: deliver the event (with its
 	// `age`) and call Decide again. An event observed before the commit came due
 	// withdraws it, and the job follows its hold rules again (a stop then cancels it).
-	// CANCEL is final.
+	// CANCEL is final. A replica that shuts down while a Decide waits answers it at
+	// once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+	// another replica; the decision, if one was made, is in the store.
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
@@ -429,7 +469,8 @@ type ArbiterServiceServer interface {
 	// those made due by timers, so an agent needs no polling. Resume after a reconnect
 	// (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
 	// delivered twice and nothing is skipped. The stream ends when the session closes
-	// (after its last effects) or expires. NOT_FOUND for an unknown session;
+	// (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+	// when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
 	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
 	// log keeps (the last 256 effects): resynchronise with GetSession.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error

@@ -586,65 +586,78 @@ class RegisterCallResponse(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., disposition: _Optional[_Union[Disposition, str]] = ..., job_id: _Optional[str] = ..., duplicate_of: _Optional[str] = ..., business_key: _Optional[str] = ..., side_effect: bool = ..., effects: _Optional[_Union[Effects, _Mapping]] = ..., run_id: _Optional[str] = ..., job_tool: _Optional[str] = ..., job_args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ReportProgressRequest(_message.Message):
-    __slots__ = ["job_id", "result", "session_id"]
+    __slots__ = ["event_id", "job_id", "result", "session_id"]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
     job_id: str
     result: _struct_pb2.Struct
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class ReportProgressResponse(_message.Message):
-    __slots__ = ["effects"]
+    __slots__ = ["effects", "repeat"]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
     effects: Effects
-    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+    repeat: bool
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., repeat: bool = ...) -> None: ...
 
 class ReportSpeechRequest(_message.Message):
-    __slots__ = ["age", "epoch", "event", "session_id", "utterance_id"]
+    __slots__ = ["age", "epoch", "event", "event_id", "session_id", "utterance_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     epoch: str
     event: SpeechEvent
+    event_id: str
     session_id: str
     utterance_id: str
-    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., event: _Optional[_Union[SpeechEvent, str]] = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class ReportSpeechResponse(_message.Message):
-    __slots__ = ["effects"]
+    __slots__ = ["effects", "repeat"]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
     effects: Effects
-    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
+    repeat: bool
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., repeat: bool = ...) -> None: ...
 
 class ReportToolCallCancellationRequest(_message.Message):
-    __slots__ = ["age", "call_ids", "reason", "session_id"]
+    __slots__ = ["age", "call_ids", "event_id", "reason", "session_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     call_ids: _containers.RepeatedScalarFieldContainer[str]
+    event_id: str
     reason: CancellationReason
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reason: _Optional[_Union[CancellationReason, str]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., call_ids: _Optional[_Iterable[str]] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reason: _Optional[_Union[CancellationReason, str]] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class ReportToolCallCancellationResponse(_message.Message):
-    __slots__ = ["cancelled_job_ids", "effects"]
+    __slots__ = ["cancelled_job_ids", "effects", "repeat"]
     CANCELLED_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
     cancelled_job_ids: _containers.RepeatedScalarFieldContainer[str]
     effects: Effects
-    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    repeat: bool
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ..., repeat: bool = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ["age", "epoch", "interim", "role", "session_id", "text", "utterance_id"]
+    __slots__ = ["age", "epoch", "event_id", "interim", "role", "session_id", "text", "utterance_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -652,22 +665,25 @@ class ReportTranscriptRequest(_message.Message):
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     age: _duration_pb2.Duration
     epoch: str
+    event_id: str
     interim: bool
     role: Role
     session_id: str
     text: str
     utterance_id: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
-    __slots__ = ["cancelled_job_ids", "effects", "intent"]
+    __slots__ = ["cancelled_job_ids", "effects", "intent", "repeat"]
     CANCELLED_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     EFFECTS_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
     cancelled_job_ids: _containers.RepeatedScalarFieldContainer[str]
     effects: Effects
     intent: str
-    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., intent: _Optional[str] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    repeat: bool
+    def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., intent: _Optional[str] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ..., repeat: bool = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ["call_ids", "job_id", "opened_at", "reason", "run_id", "state", "tool"]

@@ -111,7 +111,8 @@ class ArbiterServiceServicer(object):
 
     def ReportSpeech(self, request, context):
         """ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-        return skips (abandoned BLOCKING call ids that must never be answered).
+        return skips (abandoned BLOCKING call ids that must never be answered). Give it
+        an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -121,7 +122,8 @@ class ArbiterServiceServicer(object):
         """ReportTranscript reports a piece of the user's input transcription (or the model's
         output transcription). A final user transcript is checked for stop intent: it can
         cancel pending jobs, or release commits it was holding. May return a status note
-        (a stop heard after a commit).
+        (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+        is joined to its utterance twice.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -149,7 +151,9 @@ class ArbiterServiceServicer(object):
         undelivered, after a store outage for instance: deliver the event (with its
         `age`) and call Decide again. An event observed before the commit came due
         withdraws it, and the job follows its hold rules again (a stop then cancels it).
-        CANCEL is final.
+        CANCEL is final. A replica that shuts down while a Decide waits answers it at
+        once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+        another replica; the decision, if one was made, is in the store.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -245,7 +249,8 @@ class ArbiterServiceServicer(object):
         those made due by timers, so an agent needs no polling. Resume after a reconnect
         (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
         delivered twice and nothing is skipped. The stream ends when the session closes
-        (after its last effects) or expires. NOT_FOUND for an unknown session;
+        (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+        when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
         FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
         log keeps (the last 256 effects): resynchronise with GetSession.
         """

@@ -439,11 +439,27 @@ export interface ReportSpeechRequest {
      * Negative or malformed: INVALID_ARGUMENT naming `age`.
      */
     age: Duration | undefined;
+    /**
+     * The agent's id for this event (optional): 1 to 128 characters from
+     * [A-Za-z0-9_.:-], unique among the session's ReportSpeech requests, else
+     * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+     * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+     * changes, `repeat` is set and effects are empty (the first application's are in the
+     * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+     * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+     * send the same id on every retry: without one a retry is applied again.
+     */
+    eventId: string;
 }
 /** ReportSpeechResponse carries what the event made due. */
 export interface ReportSpeechResponse {
     /** Skips for abandoned call ids (INTERRUPTED); otherwise empty. */
     effects: Effects | undefined;
+    /**
+     * True when `event_id` names a request already applied: this one changed nothing
+     * and its effects are empty.
+     */
+    repeat: boolean;
 }
 /** ReportTranscriptRequest reports a piece of transcription. */
 export interface ReportTranscriptRequest {
@@ -493,6 +509,17 @@ export interface ReportTranscriptRequest {
      * Negative or malformed: INVALID_ARGUMENT naming `age`.
      */
     age: Duration | undefined;
+    /**
+     * The agent's id for this event (optional): 1 to 128 characters from
+     * [A-Za-z0-9_.:-], unique among the session's ReportTranscript requests, else
+     * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+     * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+     * changes, `repeat` is set and effects are empty (the first application's are in the
+     * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+     * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+     * send the same id on every retry: without one a retry is applied again.
+     */
+    eventId: string;
 }
 /** ReportTranscriptResponse carries what the transcript made due. */
 export interface ReportTranscriptResponse {
@@ -507,6 +534,11 @@ export interface ReportTranscriptResponse {
     intent: string;
     /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
     cancelledJobIds: string[];
+    /**
+     * True when `event_id` names a request already applied: this one changed nothing
+     * and its effects, intent and cancelled_job_ids are empty.
+     */
+    repeat: boolean;
 }
 /** ReportToolCallCancellationRequest reports withdrawn call ids. */
 export interface ReportToolCallCancellationRequest {
@@ -531,6 +563,17 @@ export interface ReportToolCallCancellationRequest {
     age: Duration | undefined;
     /** Why the ids died; unspecified means WITHDRAWN. */
     reason: CancellationReason;
+    /**
+     * The agent's id for this event (optional): 1 to 128 characters from
+     * [A-Za-z0-9_.:-], unique among the session's ReportToolCallCancellation requests, else
+     * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+     * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+     * changes, `repeat` is set and effects are empty (the first application's are in the
+     * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+     * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+     * send the same id on every retry: without one a retry is applied again.
+     */
+    eventId: string;
 }
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
 export interface ReportToolCallCancellationResponse {
@@ -538,6 +581,11 @@ export interface ReportToolCallCancellationResponse {
     effects: Effects | undefined;
     /** Jobs cancelled because an id of theirs was withdrawn before a decision. */
     cancelledJobIds: string[];
+    /**
+     * True when `event_id` names a request already applied: this one changed nothing
+     * and its effects and cancelled_job_ids are empty.
+     */
+    repeat: boolean;
 }
 /** DecideRequest asks for a job's decision. */
 export interface DecideRequest {
@@ -803,6 +851,17 @@ export interface ReportProgressRequest {
     result: {
         [key: string]: any;
     } | undefined;
+    /**
+     * The agent's id for this event (optional): 1 to 128 characters from
+     * [A-Za-z0-9_.:-], unique among the session's ReportProgress requests, else
+     * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+     * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+     * changes, `repeat` is set and effects are empty (the first application's are in the
+     * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+     * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+     * send the same id on every retry: without one a retry is applied again.
+     */
+    eventId: string;
 }
 /** ReportProgressResponse carries the interim responses. */
 export interface ReportProgressResponse {
@@ -811,6 +870,11 @@ export interface ReportProgressResponse {
      * ids; empty when the provider does not take them.
      */
     effects: Effects | undefined;
+    /**
+     * True when `event_id` names a request already applied: this one changed nothing
+     * and its effects are empty.
+     */
+    repeat: boolean;
 }
 /** WatchRequest opens or resumes a session's effect stream. */
 export interface WatchRequest {
@@ -1370,7 +1434,8 @@ export declare const ArbiterServiceService: {
     };
     /**
      * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-     * return skips (abandoned BLOCKING call ids that must never be answered).
+     * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+     * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
      */
     readonly reportSpeech: {
         readonly path: "/arbiter.v1.ArbiterService/ReportSpeech";
@@ -1385,7 +1450,8 @@ export declare const ArbiterServiceService: {
      * ReportTranscript reports a piece of the user's input transcription (or the model's
      * output transcription). A final user transcript is checked for stop intent: it can
      * cancel pending jobs, or release commits it was holding. May return a status note
-     * (a stop heard after a commit).
+     * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+     * is joined to its utterance twice.
      */
     readonly reportTranscript: {
         readonly path: "/arbiter.v1.ArbiterService/ReportTranscript";
@@ -1423,7 +1489,9 @@ export declare const ArbiterServiceService: {
      * undelivered, after a store outage for instance: deliver the event (with its
      * `age`) and call Decide again. An event observed before the commit came due
      * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-     * CANCEL is final.
+     * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+     * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+     * another replica; the decision, if one was made, is in the store.
      */
     readonly decide: {
         readonly path: "/arbiter.v1.ArbiterService/Decide";
@@ -1559,7 +1627,8 @@ export declare const ArbiterServiceService: {
      * those made due by timers, so an agent needs no polling. Resume after a reconnect
      * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
      * delivered twice and nothing is skipped. The stream ends when the session closes
-     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+     * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
      * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
      * log keeps (the last 256 effects): resynchronise with GetSession.
      */
@@ -1610,14 +1679,16 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
     registerCall: handleUnaryCall<RegisterCallRequest, RegisterCallResponse>;
     /**
      * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-     * return skips (abandoned BLOCKING call ids that must never be answered).
+     * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+     * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
      */
     reportSpeech: handleUnaryCall<ReportSpeechRequest, ReportSpeechResponse>;
     /**
      * ReportTranscript reports a piece of the user's input transcription (or the model's
      * output transcription). A final user transcript is checked for stop intent: it can
      * cancel pending jobs, or release commits it was holding. May return a status note
-     * (a stop heard after a commit).
+     * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+     * is joined to its utterance twice.
      */
     reportTranscript: handleUnaryCall<ReportTranscriptRequest, ReportTranscriptResponse>;
     /**
@@ -1639,7 +1710,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * undelivered, after a store outage for instance: deliver the event (with its
      * `age`) and call Decide again. An event observed before the commit came due
      * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-     * CANCEL is final.
+     * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+     * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+     * another replica; the decision, if one was made, is in the store.
      */
     decide: handleUnaryCall<DecideRequest, DecideResponse>;
     /**
@@ -1711,7 +1784,8 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * those made due by timers, so an agent needs no polling. Resume after a reconnect
      * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
      * delivered twice and nothing is skipped. The stream ends when the session closes
-     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+     * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
      * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
      * log keeps (the last 256 effects): resynchronise with GetSession.
      */
@@ -1748,7 +1822,8 @@ export interface ArbiterServiceClient extends Client {
     registerCall(request: RegisterCallRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
     /**
      * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-     * return skips (abandoned BLOCKING call ids that must never be answered).
+     * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+     * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
      */
     reportSpeech(request: ReportSpeechRequest, callback: (error: ServiceError | null, response: ReportSpeechResponse) => void): ClientUnaryCall;
     reportSpeech(request: ReportSpeechRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportSpeechResponse) => void): ClientUnaryCall;
@@ -1757,7 +1832,8 @@ export interface ArbiterServiceClient extends Client {
      * ReportTranscript reports a piece of the user's input transcription (or the model's
      * output transcription). A final user transcript is checked for stop intent: it can
      * cancel pending jobs, or release commits it was holding. May return a status note
-     * (a stop heard after a commit).
+     * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+     * is joined to its utterance twice.
      */
     reportTranscript(request: ReportTranscriptRequest, callback: (error: ServiceError | null, response: ReportTranscriptResponse) => void): ClientUnaryCall;
     reportTranscript(request: ReportTranscriptRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReportTranscriptResponse) => void): ClientUnaryCall;
@@ -1783,7 +1859,9 @@ export interface ArbiterServiceClient extends Client {
      * undelivered, after a store outage for instance: deliver the event (with its
      * `age`) and call Decide again. An event observed before the commit came due
      * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-     * CANCEL is final.
+     * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+     * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+     * another replica; the decision, if one was made, is in the store.
      */
     decide(request: DecideRequest, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
     decide(request: DecideRequest, metadata: Metadata, callback: (error: ServiceError | null, response: DecideResponse) => void): ClientUnaryCall;
@@ -1871,7 +1949,8 @@ export interface ArbiterServiceClient extends Client {
      * those made due by timers, so an agent needs no polling. Resume after a reconnect
      * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
      * delivered twice and nothing is skipped. The stream ends when the session closes
-     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+     * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
      * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
      * log keeps (the last 256 effects): resynchronise with GetSession.
      */

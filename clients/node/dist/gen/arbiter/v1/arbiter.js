@@ -1269,7 +1269,7 @@ export const RegisterCallResponse = {
     },
 };
 function createBaseReportSpeechRequest() {
-    return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined };
+    return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined, eventId: "" };
 }
 export const ReportSpeechRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1287,6 +1287,9 @@ export const ReportSpeechRequest = {
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(26).fork()).join();
+        }
+        if (message.eventId !== "") {
+            writer.uint32(50).string(message.eventId);
         }
         return writer;
     },
@@ -1338,6 +1341,13 @@ export const ReportSpeechRequest = {
                         message.age = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.eventId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1365,6 +1375,11 @@ export const ReportSpeechRequest = {
                     ? globalThis.String(object.utterance_id)
                     : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+            eventId: isSet(object.eventId)
+                ? globalThis.String(object.eventId)
+                : isSet(object.event_id)
+                    ? globalThis.String(object.event_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -1384,6 +1399,9 @@ export const ReportSpeechRequest = {
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
+        if (message.eventId !== "") {
+            obj.eventId = message.eventId;
+        }
         return obj;
     },
     create(base) {
@@ -1396,16 +1414,20 @@ export const ReportSpeechRequest = {
         message.epoch = object.epoch ?? "";
         message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+        message.eventId = object.eventId ?? "";
         return message;
     },
 };
 function createBaseReportSpeechResponse() {
-    return { effects: undefined };
+    return { effects: undefined, repeat: false };
 }
 export const ReportSpeechResponse = {
     encode(message, writer = new BinaryWriter()) {
         if (message.effects !== undefined) {
             Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        if (message.repeat !== false) {
+            writer.uint32(16).bool(message.repeat);
         }
         return writer;
     },
@@ -1429,6 +1451,13 @@ export const ReportSpeechResponse = {
                         message.effects = Effects.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.repeat = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1442,12 +1471,18 @@ export const ReportSpeechResponse = {
         }
     },
     fromJSON(object) {
-        return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+        return {
+            effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+            repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
+        };
     },
     toJSON(message) {
         const obj = {};
         if (message.effects !== undefined) {
             obj.effects = Effects.toJSON(message.effects);
+        }
+        if (message.repeat !== false) {
+            obj.repeat = message.repeat;
         }
         return obj;
     },
@@ -1459,11 +1494,12 @@ export const ReportSpeechResponse = {
         message.effects = (object.effects !== undefined && object.effects !== null)
             ? Effects.fromPartial(object.effects)
             : undefined;
+        message.repeat = object.repeat ?? false;
         return message;
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined };
+    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined, eventId: "" };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1487,6 +1523,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.age !== undefined) {
             Duration.encode(message.age, writer.uint32(42).fork()).join();
+        }
+        if (message.eventId !== "") {
+            writer.uint32(66).string(message.eventId);
         }
         return writer;
     },
@@ -1552,6 +1591,13 @@ export const ReportTranscriptRequest = {
                         message.age = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.eventId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1581,6 +1627,11 @@ export const ReportTranscriptRequest = {
                     ? globalThis.String(object.utterance_id)
                     : "",
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+            eventId: isSet(object.eventId)
+                ? globalThis.String(object.eventId)
+                : isSet(object.event_id)
+                    ? globalThis.String(object.event_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -1606,6 +1657,9 @@ export const ReportTranscriptRequest = {
         if (message.age !== undefined) {
             obj.age = Duration.toJSON(message.age);
         }
+        if (message.eventId !== "") {
+            obj.eventId = message.eventId;
+        }
         return obj;
     },
     create(base) {
@@ -1620,11 +1674,12 @@ export const ReportTranscriptRequest = {
         message.epoch = object.epoch ?? "";
         message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+        message.eventId = object.eventId ?? "";
         return message;
     },
 };
 function createBaseReportTranscriptResponse() {
-    return { effects: undefined, intent: "", cancelledJobIds: [] };
+    return { effects: undefined, intent: "", cancelledJobIds: [], repeat: false };
 }
 export const ReportTranscriptResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -1636,6 +1691,9 @@ export const ReportTranscriptResponse = {
         }
         for (const v of message.cancelledJobIds) {
             writer.uint32(26).string(v);
+        }
+        if (message.repeat !== false) {
+            writer.uint32(32).bool(message.repeat);
         }
         return writer;
     },
@@ -1673,6 +1731,13 @@ export const ReportTranscriptResponse = {
                         message.cancelledJobIds.push(reader.string());
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.repeat = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1694,6 +1759,7 @@ export const ReportTranscriptResponse = {
                 : globalThis.Array.isArray(object?.cancelled_job_ids)
                     ? object.cancelled_job_ids.map((e) => globalThis.String(e))
                     : [],
+            repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
         };
     },
     toJSON(message) {
@@ -1707,6 +1773,9 @@ export const ReportTranscriptResponse = {
         if (message.cancelledJobIds?.length) {
             obj.cancelledJobIds = message.cancelledJobIds;
         }
+        if (message.repeat !== false) {
+            obj.repeat = message.repeat;
+        }
         return obj;
     },
     create(base) {
@@ -1719,11 +1788,12 @@ export const ReportTranscriptResponse = {
             : undefined;
         message.intent = object.intent ?? "";
         message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
+        message.repeat = object.repeat ?? false;
         return message;
     },
 };
 function createBaseReportToolCallCancellationRequest() {
-    return { sessionId: "", callIds: [], age: undefined, reason: 0 };
+    return { sessionId: "", callIds: [], age: undefined, reason: 0, eventId: "" };
 }
 export const ReportToolCallCancellationRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1738,6 +1808,9 @@ export const ReportToolCallCancellationRequest = {
         }
         if (message.reason !== 0) {
             writer.uint32(32).int32(message.reason);
+        }
+        if (message.eventId !== "") {
+            writer.uint32(42).string(message.eventId);
         }
         return writer;
     },
@@ -1782,6 +1855,13 @@ export const ReportToolCallCancellationRequest = {
                         message.reason = reader.int32();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.eventId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1808,6 +1888,11 @@ export const ReportToolCallCancellationRequest = {
                     : [],
             age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
             reason: isSet(object.reason) ? cancellationReasonFromJSON(object.reason) : 0,
+            eventId: isSet(object.eventId)
+                ? globalThis.String(object.eventId)
+                : isSet(object.event_id)
+                    ? globalThis.String(object.event_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -1824,6 +1909,9 @@ export const ReportToolCallCancellationRequest = {
         if (message.reason !== 0) {
             obj.reason = cancellationReasonToJSON(message.reason);
         }
+        if (message.eventId !== "") {
+            obj.eventId = message.eventId;
+        }
         return obj;
     },
     create(base) {
@@ -1835,11 +1923,12 @@ export const ReportToolCallCancellationRequest = {
         message.callIds = object.callIds?.map((e) => e) || [];
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         message.reason = object.reason ?? 0;
+        message.eventId = object.eventId ?? "";
         return message;
     },
 };
 function createBaseReportToolCallCancellationResponse() {
-    return { effects: undefined, cancelledJobIds: [] };
+    return { effects: undefined, cancelledJobIds: [], repeat: false };
 }
 export const ReportToolCallCancellationResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -1848,6 +1937,9 @@ export const ReportToolCallCancellationResponse = {
         }
         for (const v of message.cancelledJobIds) {
             writer.uint32(18).string(v);
+        }
+        if (message.repeat !== false) {
+            writer.uint32(24).bool(message.repeat);
         }
         return writer;
     },
@@ -1878,6 +1970,13 @@ export const ReportToolCallCancellationResponse = {
                         message.cancelledJobIds.push(reader.string());
                         continue;
                     }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.repeat = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1898,6 +1997,7 @@ export const ReportToolCallCancellationResponse = {
                 : globalThis.Array.isArray(object?.cancelled_job_ids)
                     ? object.cancelled_job_ids.map((e) => globalThis.String(e))
                     : [],
+            repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
         };
     },
     toJSON(message) {
@@ -1907,6 +2007,9 @@ export const ReportToolCallCancellationResponse = {
         }
         if (message.cancelledJobIds?.length) {
             obj.cancelledJobIds = message.cancelledJobIds;
+        }
+        if (message.repeat !== false) {
+            obj.repeat = message.repeat;
         }
         return obj;
     },
@@ -1919,6 +2022,7 @@ export const ReportToolCallCancellationResponse = {
             ? Effects.fromPartial(object.effects)
             : undefined;
         message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
+        message.repeat = object.repeat ?? false;
         return message;
     },
 };
@@ -3651,7 +3755,7 @@ export const ConnectResponse = {
     },
 };
 function createBaseReportProgressRequest() {
-    return { sessionId: "", jobId: "", result: undefined };
+    return { sessionId: "", jobId: "", result: undefined, eventId: "" };
 }
 export const ReportProgressRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -3663,6 +3767,9 @@ export const ReportProgressRequest = {
         }
         if (message.result !== undefined) {
             Struct.encode(Struct.wrap(message.result), writer.uint32(26).fork()).join();
+        }
+        if (message.eventId !== "") {
+            writer.uint32(34).string(message.eventId);
         }
         return writer;
     },
@@ -3700,6 +3807,13 @@ export const ReportProgressRequest = {
                         message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
                         continue;
                     }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.eventId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3725,6 +3839,11 @@ export const ReportProgressRequest = {
                     ? globalThis.String(object.job_id)
                     : "",
             result: isObject(object.result) ? object.result : undefined,
+            eventId: isSet(object.eventId)
+                ? globalThis.String(object.eventId)
+                : isSet(object.event_id)
+                    ? globalThis.String(object.event_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -3738,6 +3857,9 @@ export const ReportProgressRequest = {
         if (message.result !== undefined) {
             obj.result = message.result;
         }
+        if (message.eventId !== "") {
+            obj.eventId = message.eventId;
+        }
         return obj;
     },
     create(base) {
@@ -3748,16 +3870,20 @@ export const ReportProgressRequest = {
         message.sessionId = object.sessionId ?? "";
         message.jobId = object.jobId ?? "";
         message.result = object.result ?? undefined;
+        message.eventId = object.eventId ?? "";
         return message;
     },
 };
 function createBaseReportProgressResponse() {
-    return { effects: undefined };
+    return { effects: undefined, repeat: false };
 }
 export const ReportProgressResponse = {
     encode(message, writer = new BinaryWriter()) {
         if (message.effects !== undefined) {
             Effects.encode(message.effects, writer.uint32(10).fork()).join();
+        }
+        if (message.repeat !== false) {
+            writer.uint32(16).bool(message.repeat);
         }
         return writer;
     },
@@ -3781,6 +3907,13 @@ export const ReportProgressResponse = {
                         message.effects = Effects.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.repeat = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3794,12 +3927,18 @@ export const ReportProgressResponse = {
         }
     },
     fromJSON(object) {
-        return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+        return {
+            effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+            repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
+        };
     },
     toJSON(message) {
         const obj = {};
         if (message.effects !== undefined) {
             obj.effects = Effects.toJSON(message.effects);
+        }
+        if (message.repeat !== false) {
+            obj.repeat = message.repeat;
         }
         return obj;
     },
@@ -3811,6 +3950,7 @@ export const ReportProgressResponse = {
         message.effects = (object.effects !== undefined && object.effects !== null)
             ? Effects.fromPartial(object.effects)
             : undefined;
+        message.repeat = object.repeat ?? false;
         return message;
     },
 };
@@ -7293,7 +7433,8 @@ export const ArbiterServiceService = {
     },
     /**
      * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-     * return skips (abandoned BLOCKING call ids that must never be answered).
+     * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+     * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
      */
     reportSpeech: {
         path: "/arbiter.v1.ArbiterService/ReportSpeech",
@@ -7308,7 +7449,8 @@ export const ArbiterServiceService = {
      * ReportTranscript reports a piece of the user's input transcription (or the model's
      * output transcription). A final user transcript is checked for stop intent: it can
      * cancel pending jobs, or release commits it was holding. May return a status note
-     * (a stop heard after a commit).
+     * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+     * is joined to its utterance twice.
      */
     reportTranscript: {
         path: "/arbiter.v1.ArbiterService/ReportTranscript",
@@ -7346,7 +7488,9 @@ export const ArbiterServiceService = {
      * undelivered, after a store outage for instance: deliver the event (with its
      * `age`) and call Decide again. An event observed before the commit came due
      * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-     * CANCEL is final.
+     * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+     * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+     * another replica; the decision, if one was made, is in the store.
      */
     decide: {
         path: "/arbiter.v1.ArbiterService/Decide",
@@ -7482,7 +7626,8 @@ export const ArbiterServiceService = {
      * those made due by timers, so an agent needs no polling. Resume after a reconnect
      * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
      * delivered twice and nothing is skipped. The stream ends when the session closes
-     * (after its last effects) or expires. NOT_FOUND for an unknown session;
+     * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+     * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
      * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
      * log keeps (the last 256 effects): resynchronise with GetSession.
      */

@@ -991,13 +991,33 @@ export interface ReportSpeechRequest {
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
    * Negative or malformed: INVALID_ARGUMENT naming `age`.
    */
-  age: Duration | undefined;
+  age:
+    | Duration
+    | undefined;
+  /**
+   * The agent's id for this event (optional): 1 to 128 characters from
+   * [A-Za-z0-9_.:-], unique among the session's ReportSpeech requests, else
+   * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+   * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+   * changes, `repeat` is set and effects are empty (the first application's are in the
+   * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+   * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+   * send the same id on every retry: without one a retry is applied again.
+   */
+  eventId: string;
 }
 
 /** ReportSpeechResponse carries what the event made due. */
 export interface ReportSpeechResponse {
   /** Skips for abandoned call ids (INTERRUPTED); otherwise empty. */
-  effects: Effects | undefined;
+  effects:
+    | Effects
+    | undefined;
+  /**
+   * True when `event_id` names a request already applied: this one changed nothing
+   * and its effects are empty.
+   */
+  repeat: boolean;
 }
 
 /** ReportTranscriptRequest reports a piece of transcription. */
@@ -1047,7 +1067,20 @@ export interface ReportTranscriptRequest {
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
    * Negative or malformed: INVALID_ARGUMENT naming `age`.
    */
-  age: Duration | undefined;
+  age:
+    | Duration
+    | undefined;
+  /**
+   * The agent's id for this event (optional): 1 to 128 characters from
+   * [A-Za-z0-9_.:-], unique among the session's ReportTranscript requests, else
+   * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+   * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+   * changes, `repeat` is set and effects are empty (the first application's are in the
+   * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+   * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+   * send the same id on every retry: without one a retry is applied again.
+   */
+  eventId: string;
 }
 
 /** ReportTranscriptResponse carries what the transcript made due. */
@@ -1065,6 +1098,11 @@ export interface ReportTranscriptResponse {
   intent: string;
   /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
   cancelledJobIds: string[];
+  /**
+   * True when `event_id` names a request already applied: this one changed nothing
+   * and its effects, intent and cancelled_job_ids are empty.
+   */
+  repeat: boolean;
 }
 
 /** ReportToolCallCancellationRequest reports withdrawn call ids. */
@@ -1092,6 +1130,17 @@ export interface ReportToolCallCancellationRequest {
     | undefined;
   /** Why the ids died; unspecified means WITHDRAWN. */
   reason: CancellationReason;
+  /**
+   * The agent's id for this event (optional): 1 to 128 characters from
+   * [A-Za-z0-9_.:-], unique among the session's ReportToolCallCancellation requests, else
+   * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+   * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+   * changes, `repeat` is set and effects are empty (the first application's are in the
+   * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+   * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+   * send the same id on every retry: without one a retry is applied again.
+   */
+  eventId: string;
 }
 
 /** ReportToolCallCancellationResponse carries what the withdrawal made due. */
@@ -1102,6 +1151,11 @@ export interface ReportToolCallCancellationResponse {
     | undefined;
   /** Jobs cancelled because an id of theirs was withdrawn before a decision. */
   cancelledJobIds: string[];
+  /**
+   * True when `event_id` names a request already applied: this one changed nothing
+   * and its effects and cancelled_job_ids are empty.
+   */
+  repeat: boolean;
 }
 
 /** DecideRequest asks for a job's decision. */
@@ -1387,7 +1441,20 @@ export interface ReportProgressRequest {
    * The progress to show the model (e.g. {"percent": 40}): merged into the interim
    * payload with `status` "in_progress". At most 64 KiB serialised.
    */
-  result: { [key: string]: any } | undefined;
+  result:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * The agent's id for this event (optional): 1 to 128 characters from
+   * [A-Za-z0-9_.:-], unique among the session's ReportProgress requests, else
+   * INVALID_ARGUMENT naming `event_id`. A request carrying an id the session has seen
+   * (it keeps the latest 32 event ids) is a retry of one already applied: nothing
+   * changes, `repeat` is set and effects are empty (the first application's are in the
+   * session's effect log: Poll or Watch with `after_seq`). Set it on every request
+   * that may be retried after an ambiguous failure (an answer lost, a deadline), and
+   * send the same id on every retry: without one a retry is applied again.
+   */
+  eventId: string;
 }
 
 /** ReportProgressResponse carries the interim responses. */
@@ -1396,7 +1463,14 @@ export interface ReportProgressResponse {
    * Interim function responses (`interim` set) for the job's live NON_BLOCKING call
    * ids; empty when the provider does not take them.
    */
-  effects: Effects | undefined;
+  effects:
+    | Effects
+    | undefined;
+  /**
+   * True when `event_id` names a request already applied: this one changed nothing
+   * and its effects are empty.
+   */
+  repeat: boolean;
 }
 
 /** WatchRequest opens or resumes a session's effect stream. */
@@ -2451,7 +2525,7 @@ export const RegisterCallResponse: MessageFns<RegisterCallResponse> = {
 };
 
 function createBaseReportSpeechRequest(): ReportSpeechRequest {
-  return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined };
+  return { sessionId: "", event: 0, epoch: "", utteranceId: "", age: undefined, eventId: "" };
 }
 
 export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
@@ -2470,6 +2544,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(26).fork()).join();
+    }
+    if (message.eventId !== "") {
+      writer.uint32(50).string(message.eventId);
     }
     return writer;
   },
@@ -2527,6 +2604,14 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
             message.age = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2554,6 +2639,11 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
         ? globalThis.String(object.utterance_id)
         : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -2574,6 +2664,9 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -2587,18 +2680,22 @@ export const ReportSpeechRequest: MessageFns<ReportSpeechRequest> = {
     message.epoch = object.epoch ?? "";
     message.utteranceId = object.utteranceId ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
 
 function createBaseReportSpeechResponse(): ReportSpeechResponse {
-  return { effects: undefined };
+  return { effects: undefined, repeat: false };
 }
 
 export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
   encode(message: ReportSpeechResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.effects !== undefined) {
       Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    if (message.repeat !== false) {
+      writer.uint32(16).bool(message.repeat);
     }
     return writer;
   },
@@ -2624,6 +2721,14 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
             message.effects = Effects.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.repeat = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2637,13 +2742,19 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
   },
 
   fromJSON(object: any): ReportSpeechResponse {
-    return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+    return {
+      effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+      repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
+    };
   },
 
   toJSON(message: ReportSpeechResponse): unknown {
     const obj: any = {};
     if (message.effects !== undefined) {
       obj.effects = Effects.toJSON(message.effects);
+    }
+    if (message.repeat !== false) {
+      obj.repeat = message.repeat;
     }
     return obj;
   },
@@ -2656,12 +2767,13 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
     message.effects = (object.effects !== undefined && object.effects !== null)
       ? Effects.fromPartial(object.effects)
       : undefined;
+    message.repeat = object.repeat ?? false;
     return message;
   },
 };
 
 function createBaseReportTranscriptRequest(): ReportTranscriptRequest {
-  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined };
+  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined, eventId: "" };
 }
 
 export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
@@ -2686,6 +2798,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     }
     if (message.age !== undefined) {
       Duration.encode(message.age, writer.uint32(42).fork()).join();
+    }
+    if (message.eventId !== "") {
+      writer.uint32(66).string(message.eventId);
     }
     return writer;
   },
@@ -2759,6 +2874,14 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
             message.age = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2788,6 +2911,11 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
         ? globalThis.String(object.utterance_id)
         : "",
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -2814,6 +2942,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     if (message.age !== undefined) {
       obj.age = Duration.toJSON(message.age);
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -2829,12 +2960,13 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     message.epoch = object.epoch ?? "";
     message.utteranceId = object.utteranceId ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
 
 function createBaseReportTranscriptResponse(): ReportTranscriptResponse {
-  return { effects: undefined, intent: "", cancelledJobIds: [] };
+  return { effects: undefined, intent: "", cancelledJobIds: [], repeat: false };
 }
 
 export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
@@ -2847,6 +2979,9 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
     }
     for (const v of message.cancelledJobIds) {
       writer.uint32(26).string(v!);
+    }
+    if (message.repeat !== false) {
+      writer.uint32(32).bool(message.repeat);
     }
     return writer;
   },
@@ -2888,6 +3023,14 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
             message.cancelledJobIds.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.repeat = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2909,6 +3052,7 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
         : globalThis.Array.isArray(object?.cancelled_job_ids)
         ? object.cancelled_job_ids.map((e: any) => globalThis.String(e))
         : [],
+      repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
     };
   },
 
@@ -2923,6 +3067,9 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
     if (message.cancelledJobIds?.length) {
       obj.cancelledJobIds = message.cancelledJobIds;
     }
+    if (message.repeat !== false) {
+      obj.repeat = message.repeat;
+    }
     return obj;
   },
 
@@ -2936,12 +3083,13 @@ export const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse> = {
       : undefined;
     message.intent = object.intent ?? "";
     message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
+    message.repeat = object.repeat ?? false;
     return message;
   },
 };
 
 function createBaseReportToolCallCancellationRequest(): ReportToolCallCancellationRequest {
-  return { sessionId: "", callIds: [], age: undefined, reason: 0 };
+  return { sessionId: "", callIds: [], age: undefined, reason: 0, eventId: "" };
 }
 
 export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancellationRequest> = {
@@ -2957,6 +3105,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     }
     if (message.reason !== 0) {
       writer.uint32(32).int32(message.reason);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(42).string(message.eventId);
     }
     return writer;
   },
@@ -3006,6 +3157,14 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
             message.reason = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3032,6 +3191,11 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
         : [],
       age: isSet(object.age) ? Duration.fromJSON(object.age) : undefined,
       reason: isSet(object.reason) ? cancellationReasonFromJSON(object.reason) : 0,
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -3049,6 +3213,9 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     if (message.reason !== 0) {
       obj.reason = cancellationReasonToJSON(message.reason);
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -3065,12 +3232,13 @@ export const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancell
     message.callIds = object.callIds?.map((e) => e) || [];
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     message.reason = object.reason ?? 0;
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
 
 function createBaseReportToolCallCancellationResponse(): ReportToolCallCancellationResponse {
-  return { effects: undefined, cancelledJobIds: [] };
+  return { effects: undefined, cancelledJobIds: [], repeat: false };
 }
 
 export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancellationResponse> = {
@@ -3080,6 +3248,9 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
     }
     for (const v of message.cancelledJobIds) {
       writer.uint32(18).string(v!);
+    }
+    if (message.repeat !== false) {
+      writer.uint32(24).bool(message.repeat);
     }
     return writer;
   },
@@ -3113,6 +3284,14 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
             message.cancelledJobIds.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.repeat = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3133,6 +3312,7 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
         : globalThis.Array.isArray(object?.cancelled_job_ids)
         ? object.cancelled_job_ids.map((e: any) => globalThis.String(e))
         : [],
+      repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
     };
   },
 
@@ -3143,6 +3323,9 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
     }
     if (message.cancelledJobIds?.length) {
       obj.cancelledJobIds = message.cancelledJobIds;
+    }
+    if (message.repeat !== false) {
+      obj.repeat = message.repeat;
     }
     return obj;
   },
@@ -3160,6 +3343,7 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
       ? Effects.fromPartial(object.effects)
       : undefined;
     message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
+    message.repeat = object.repeat ?? false;
     return message;
   },
 };
@@ -5024,7 +5208,7 @@ export const ConnectResponse: MessageFns<ConnectResponse> = {
 };
 
 function createBaseReportProgressRequest(): ReportProgressRequest {
-  return { sessionId: "", jobId: "", result: undefined };
+  return { sessionId: "", jobId: "", result: undefined, eventId: "" };
 }
 
 export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
@@ -5037,6 +5221,9 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
     }
     if (message.result !== undefined) {
       Struct.encode(Struct.wrap(message.result), writer.uint32(26).fork()).join();
+    }
+    if (message.eventId !== "") {
+      writer.uint32(34).string(message.eventId);
     }
     return writer;
   },
@@ -5078,6 +5265,14 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
             message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5103,6 +5298,11 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
         ? globalThis.String(object.job_id)
         : "",
       result: isObject(object.result) ? object.result : undefined,
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -5117,6 +5317,9 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
     if (message.result !== undefined) {
       obj.result = message.result;
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -5128,18 +5331,22 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.jobId = object.jobId ?? "";
     message.result = object.result ?? undefined;
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
 
 function createBaseReportProgressResponse(): ReportProgressResponse {
-  return { effects: undefined };
+  return { effects: undefined, repeat: false };
 }
 
 export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
   encode(message: ReportProgressResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.effects !== undefined) {
       Effects.encode(message.effects, writer.uint32(10).fork()).join();
+    }
+    if (message.repeat !== false) {
+      writer.uint32(16).bool(message.repeat);
     }
     return writer;
   },
@@ -5165,6 +5372,14 @@ export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
             message.effects = Effects.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.repeat = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5178,13 +5393,19 @@ export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
   },
 
   fromJSON(object: any): ReportProgressResponse {
-    return { effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined };
+    return {
+      effects: isSet(object.effects) ? Effects.fromJSON(object.effects) : undefined,
+      repeat: isSet(object.repeat) ? globalThis.Boolean(object.repeat) : false,
+    };
   },
 
   toJSON(message: ReportProgressResponse): unknown {
     const obj: any = {};
     if (message.effects !== undefined) {
       obj.effects = Effects.toJSON(message.effects);
+    }
+    if (message.repeat !== false) {
+      obj.repeat = message.repeat;
     }
     return obj;
   },
@@ -5197,6 +5418,7 @@ export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
     message.effects = (object.effects !== undefined && object.effects !== null)
       ? Effects.fromPartial(object.effects)
       : undefined;
+    message.repeat = object.repeat ?? false;
     return message;
   },
 };
@@ -8945,7 +9167,8 @@ export const ArbiterServiceService = {
   },
   /**
    * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-   * return skips (abandoned BLOCKING call ids that must never be answered).
+   * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+   * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
    */
   reportSpeech: {
     path: "/arbiter.v1.ArbiterService/ReportSpeech" as const,
@@ -8961,7 +9184,8 @@ export const ArbiterServiceService = {
    * ReportTranscript reports a piece of the user's input transcription (or the model's
    * output transcription). A final user transcript is checked for stop intent: it can
    * cancel pending jobs, or release commits it was holding. May return a status note
-   * (a stop heard after a commit).
+   * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+   * is joined to its utterance twice.
    */
   reportTranscript: {
     path: "/arbiter.v1.ArbiterService/ReportTranscript" as const,
@@ -9005,7 +9229,9 @@ export const ArbiterServiceService = {
    * undelivered, after a store outage for instance: deliver the event (with its
    * `age`) and call Decide again. An event observed before the commit came due
    * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final.
+   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+   * another replica; the decision, if one was made, is in the store.
    */
   decide: {
     path: "/arbiter.v1.ArbiterService/Decide" as const,
@@ -9146,7 +9372,8 @@ export const ArbiterServiceService = {
    * those made due by timers, so an agent needs no polling. Resume after a reconnect
    * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
    * delivered twice and nothing is skipped. The stream ends when the session closes
-   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+   * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
    * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
    * log keeps (the last 256 effects): resynchronise with GetSession.
    */
@@ -9198,14 +9425,16 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
   registerCall: handleUnaryCall<RegisterCallRequest, RegisterCallResponse>;
   /**
    * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-   * return skips (abandoned BLOCKING call ids that must never be answered).
+   * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+   * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
    */
   reportSpeech: handleUnaryCall<ReportSpeechRequest, ReportSpeechResponse>;
   /**
    * ReportTranscript reports a piece of the user's input transcription (or the model's
    * output transcription). A final user transcript is checked for stop intent: it can
    * cancel pending jobs, or release commits it was holding. May return a status note
-   * (a stop heard after a commit).
+   * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+   * is joined to its utterance twice.
    */
   reportTranscript: handleUnaryCall<ReportTranscriptRequest, ReportTranscriptResponse>;
   /**
@@ -9227,7 +9456,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * undelivered, after a store outage for instance: deliver the event (with its
    * `age`) and call Decide again. An event observed before the commit came due
    * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final.
+   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+   * another replica; the decision, if one was made, is in the store.
    */
   decide: handleUnaryCall<DecideRequest, DecideResponse>;
   /**
@@ -9299,7 +9530,8 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * those made due by timers, so an agent needs no polling. Resume after a reconnect
    * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
    * delivered twice and nothing is skipped. The stream ends when the session closes
-   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+   * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
    * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
    * log keeps (the last 256 effects): resynchronise with GetSession.
    */
@@ -9349,7 +9581,8 @@ export interface ArbiterServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
-   * return skips (abandoned BLOCKING call ids that must never be answered).
+   * return skips (abandoned BLOCKING call ids that must never be answered). Give it
+   * an `event_id` so that a retry is recognised (`repeat`) instead of applied again.
    */
   reportSpeech(
     request: ReportSpeechRequest,
@@ -9370,7 +9603,8 @@ export interface ArbiterServiceClient extends Client {
    * ReportTranscript reports a piece of the user's input transcription (or the model's
    * output transcription). A final user transcript is checked for stop intent: it can
    * cancel pending jobs, or release commits it was holding. May return a status note
-   * (a stop heard after a commit).
+   * (a stop heard after a commit). Give it an `event_id`: a final piece applied twice
+   * is joined to its utterance twice.
    */
   reportTranscript(
     request: ReportTranscriptRequest,
@@ -9420,7 +9654,9 @@ export interface ArbiterServiceClient extends Client {
    * undelivered, after a store outage for instance: deliver the event (with its
    * `age`) and call Decide again. An event observed before the commit came due
    * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final.
+   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
+   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
+   * another replica; the decision, if one was made, is in the store.
    */
   decide(
     request: DecideRequest,
@@ -9601,7 +9837,8 @@ export interface ArbiterServiceClient extends Client {
    * those made due by timers, so an agent needs no polling. Resume after a reconnect
    * (to any replica) with `after_seq` set to the last `seq` it acted on: nothing is
    * delivered twice and nothing is skipped. The stream ends when the session closes
-   * (after its last effects) or expires. NOT_FOUND for an unknown session;
+   * (after its last effects) or expires, and with UNAVAILABLE (reason SERVER_DRAINING)
+   * when the replica shuts down: resume on another. NOT_FOUND for an unknown session;
    * FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
    * log keeps (the last 256 effects): resynchronise with GetSession.
    */
