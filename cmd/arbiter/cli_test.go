@@ -236,3 +236,33 @@ func TestCLIServeOps(t *testing.T) {
 	}
 	p.drain(t, 15*time.Second)
 }
+
+// TestCLIReplayHTML: replay --html draws the replayed session into one file with its
+// call ids, its decision and the decision's reason; --html takes one trace, in
+// process.
+func TestCLIReplayHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "C_on_run2.html")
+	code, stdout, errOut := runCLI(t, "replay", "--tools", "../../testdata/tools/booking.yaml", "--html", out, "../../testdata/traces/C_on_run2.jsonl")
+	if code != 0 || !strings.Contains(stdout, `"out":"decision"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Replay of C_on_run2", `data-call="fc_1792165045038015411"`, `data-call="fc_7334104368860656461"`,
+		`data-decision="cancel"`, "stop intent in user speech: &#34;Actually, stop. Don&#39;t book it.&#34;", "skip"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, args := range [][]string{
+		{"replay", "--html", out, "../../testdata/traces/C_on_run1.jsonl", "../../testdata/traces/C_on_run2.jsonl"},
+		{"replay", "--html", out, "--target", "127.0.0.1:1", "../../testdata/traces/C_on_run2.jsonl"},
+		{"replay", "--html", out, "--diff", "--tools", "../../testdata/tools/booking.yaml", "../../testdata/traces/C_on_run2.jsonl"},
+	} {
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "--html") {
+			t.Errorf("%v: exit %d, want 2 saying --html\n%s", args[1:], code, errOut)
+		}
+	}
+}
