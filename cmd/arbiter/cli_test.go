@@ -200,7 +200,8 @@ func TestCLIErrors(t *testing.T) {
 
 // TestCLIServeOps: serve with a tokens file, a metrics port and a session limit: an
 // RPC without a token is UNAUTHENTICATED, health stays open, a token's tenant gets
-// through until the session limit, and /metrics answers.
+// through until the session limit, /metrics answers, and so does the session's
+// timeline page beside it, with the token only.
 func TestCLIServeOps(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")
@@ -233,6 +234,43 @@ func TestCLIServeOps(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(body), `grpc_server_handled_total{grpc_code="Unauthenticated",grpc_method="GetSession"`) {
 		t.Fatalf("metrics lack the unauthenticated GetSession:\n%.2000s", body)
+	}
+	page := "http://" + m[1] + "/debug/sessions/s1"
+	if resp, err := http.Get(page); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the timeline page without a token: %v %v, want 401", resp, err)
+	}
+	req, _ := http.NewRequest("GET", page, nil)
+	req.SetBasicAuth("me", "token-for-acme-0001")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Session s1") || !strings.Contains(string(body), `data-utt="1"`) {
+		t.Fatalf("the timeline page with the token: %s\n%.1000s", resp.Status, body)
+	}
+	p.drain(t, 15*time.Second)
+}
+
+// TestCLIServeNoDebugPages: --no-debug-pages serves metrics only.
+func TestCLIServeNoDebugPages(t *testing.T) {
+	p := startServe(t, "--metrics-listen", "127.0.0.1:0", "--no-debug-pages")
+	m := regexp.MustCompile(`msg="metrics serving" addr=(\S+)`).FindStringSubmatch(p.stderr.String())
+	if m == nil || strings.Contains(p.stderr.String(), "debug_pages") {
+		t.Fatalf("metrics serving line:\n%s", p.stderr.String())
+	}
+	c := arbiterv1.NewArbiterServiceClient(p.conn)
+	if _, err := c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + m[1] + "/debug/sessions/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the timeline page with --no-debug-pages: %s, want 404", resp.Status)
 	}
 	p.drain(t, 15*time.Second)
 }
