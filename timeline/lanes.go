@@ -82,7 +82,7 @@ func modelRow(t *Timeline, g geometry) *row {
 		tt := []string{fmt.Sprintf("model output %d: %s → %s", i+1, at(m.StartMS), endAt(m.EndMS))}
 		if m.GenerationMS >= 0 {
 			gx := g.x(m.GenerationMS)
-			it.Lines = append(it.Lines, segment{X1: gx, Y1: bandTop - 2, X2: gx, Y2: bandTop + bandH + 2, Class: "gen"})
+			it.Lines = append(it.Lines, segment{X1: gx, Y1: bandTop, X2: gx, Y2: bandTop + bandH, Class: "gen"})
 			tt = append(tt, "generation complete at "+at(m.GenerationMS))
 		}
 		if m.Interrupted {
