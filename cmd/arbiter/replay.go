@@ -136,9 +136,9 @@ func (c *replayCmd) writeHTML(name string, events []replay.TraceEvent, h *arbite
 	if h == nil {
 		return fmt.Errorf("--html: the trace starts no session: nothing to draw")
 	}
-	source := "arbiter replay of " + c.Traces[0]
+	source := "arbiter replay of " + shown(c.Traces[0])
 	if c.Tools != "" {
-		source += " under " + c.Tools
+		source += " under " + shown(c.Tools)
 	}
 	tl := timeline.FromHistory(h, timeline.Options{
 		Title: "Replay of " + name, Source: source + "; times are the trace's t_ms", Origin: replay.StartOf(events),
@@ -151,6 +151,20 @@ func (c *replayCmd) writeHTML(name string, events []replay.TraceEvent, h *arbite
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
+}
+
+// shown is path as the page names it: relative to the working directory when it
+// lies under it (the flags' paths arrive absolute), else as it is.
+func shown(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }
 
 // runRemote replays every trace concurrently against the --target servers in real
