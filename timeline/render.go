@@ -75,7 +75,7 @@ type decisionRow struct {
 	At, Job, Call, Decision, Cause, Reason, Holds, Outcome string
 }
 
-type noteLine struct{ At, About, Deliver, Text, Why string }
+type noteLine struct{ At, About, Job, Deliver, Text, Why string }
 
 func makeTables(t *Timeline) tables {
 	var tb tables
@@ -126,7 +126,7 @@ func makeTables(t *Timeline) tables {
 		}
 	}
 	for _, n := range t.Notes {
-		tb.Notes = append(tb.Notes, noteLine{At: at(n.MS), About: strings.TrimSpace(n.JobID + " " + n.RunID),
+		tb.Notes = append(tb.Notes, noteLine{At: at(n.MS), About: strings.TrimSpace(n.JobID + " " + n.RunID), Job: n.JobID,
 			Deliver: strings.ReplaceAll(n.Deliver, "_", " "), Text: n.Text, Why: n.Why})
 	}
 	return tb
