@@ -110,7 +110,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
 	var debug http.Handler
-	if c.DebugPages {
+	if c.DebugPages && c.MetricsListen != "" {
 		debug = srv.DebugHandler(opts)
 	}
 	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, debug, log)
