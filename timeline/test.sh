@@ -47,7 +47,12 @@ TRACE=testdata/traces/C_on_run2.jsonl
 TOOLS=testdata/tools/booking.yaml
 failed=0
 serve_pid=""
-cleanup() { if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi; }
+# On exit: stop the server this script started, drop the binary and Chromium's
+# profile; the pages, DOMs, logs and screenshots stay for a reviewer.
+cleanup() {
+  if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi
+  rm -rf "$OUT/profile" "$OUT/arbiter"
+}
 trap cleanup EXIT
 
 # chrome ARGS...: headless Chromium with a profile of its own (no sandbox: the pages
