@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -153,4 +156,37 @@ func StartOf(events []TraceEvent) time.Time {
 		}
 	}
 	return Epoch
+}
+
+// RecordBytes bounds the history of a session RunLocalRecorded replays: far more than
+// a server's default (64 KiB), so a long trace is drawn whole.
+const RecordBytes = 4 << 20
+
+// RunLocalRecorded is RunLocal on an arbiter that records the session (its history
+// holds every input, decision and hold, up to RecordBytes), and also returns that
+// history, read after the replay closed the session: what `arbiter replay --html`
+// draws. The history is nil when no event of the trace reached the arbiter (there is
+// no session).
+func RunLocalRecorded(ctx context.Context, policy *arbiter.Policy, events []TraceEvent, opt Options, out io.Writer) (*Result, *arbiterv1.GetHistoryResponse, error) {
+	start := StartOf(events)
+	l, err := NewLocal(policy, start)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.Close()
+	l.Service.HistorySample = 1
+	l.Service.Engine.RecordBytes = RecordBytes
+	opt.Start = start
+	res, err := Run(ctx, l.Client, l.Clock, events, opt, out)
+	if err != nil {
+		return res, nil, err
+	}
+	h, err := l.Client.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: opt.SessionID})
+	if status.Code(err) == codes.NotFound {
+		return res, nil, nil
+	}
+	if err != nil {
+		return res, nil, fmt.Errorf("GetHistory: %w", err)
+	}
+	return res, h, nil
 }

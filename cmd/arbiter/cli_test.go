@@ -200,7 +200,8 @@ func TestCLIErrors(t *testing.T) {
 
 // TestCLIServeOps: serve with a tokens file, a metrics port and a session limit: an
 // RPC without a token is UNAUTHENTICATED, health stays open, a token's tenant gets
-// through until the session limit, and /metrics answers.
+// through until the session limit, /metrics answers, and so does the session's
+// timeline page beside it, with the token only.
 func TestCLIServeOps(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")
@@ -234,5 +235,72 @@ func TestCLIServeOps(t *testing.T) {
 	if !strings.Contains(string(body), `grpc_server_handled_total{grpc_code="Unauthenticated",grpc_method="GetSession"`) {
 		t.Fatalf("metrics lack the unauthenticated GetSession:\n%.2000s", body)
 	}
+	page := "http://" + m[1] + "/debug/sessions/s1"
+	if resp, err := http.Get(page); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the timeline page without a token: %v %v, want 401", resp, err)
+	}
+	req, _ := http.NewRequest("GET", page, nil)
+	req.SetBasicAuth("me", "token-for-acme-0001")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Session s1") || !strings.Contains(string(body), `data-utt="1"`) {
+		t.Fatalf("the timeline page with the token: %s\n%.1000s", resp.Status, body)
+	}
 	p.drain(t, 15*time.Second)
+}
+
+// TestCLIServeNoDebugPages: --no-debug-pages serves metrics only.
+func TestCLIServeNoDebugPages(t *testing.T) {
+	p := startServe(t, "--metrics-listen", "127.0.0.1:0", "--no-debug-pages")
+	m := regexp.MustCompile(`msg="metrics serving" addr=(\S+)`).FindStringSubmatch(p.stderr.String())
+	if m == nil || strings.Contains(p.stderr.String(), "debug_pages") {
+		t.Fatalf("metrics serving line:\n%s", p.stderr.String())
+	}
+	c := arbiterv1.NewArbiterServiceClient(p.conn)
+	if _, err := c.ReportSpeech(context.Background(), &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + m[1] + "/debug/sessions/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the timeline page with --no-debug-pages: %s, want 404", resp.Status)
+	}
+	p.drain(t, 15*time.Second)
+}
+
+// TestCLIReplayHTML: replay --html draws the replayed session into one file with its
+// call ids, its decision and the decision's reason; --html takes one trace, in
+// process.
+func TestCLIReplayHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "C_on_run2.html")
+	code, stdout, errOut := runCLI(t, "replay", "--tools", "../../testdata/tools/booking.yaml", "--html", out, "../../testdata/traces/C_on_run2.jsonl")
+	if code != 0 || !strings.Contains(stdout, `"out":"decision"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Replay of C_on_run2", `data-call="fc_1792165045038015411"`, `data-call="fc_7334104368860656461"`,
+		`data-decision="cancel"`, "stop intent in user speech: &#34;Actually, stop. Don&#39;t book it.&#34;", "skip"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, args := range [][]string{
+		{"replay", "--html", out, "../../testdata/traces/C_on_run1.jsonl", "../../testdata/traces/C_on_run2.jsonl"},
+		{"replay", "--html", out, "--target", "127.0.0.1:1", "../../testdata/traces/C_on_run2.jsonl"},
+		{"replay", "--html", out, "--diff", "--tools", "../../testdata/tools/booking.yaml", "../../testdata/traces/C_on_run2.jsonl"},
+	} {
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "--html") {
+			t.Errorf("%v: exit %d, want 2 saying --html\n%s", args[1:], code, errOut)
+		}
+	}
 }

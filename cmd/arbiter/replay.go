@@ -6,13 +6,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 	"github.com/voicearbiter/arbiter/replay"
+	"github.com/voicearbiter/arbiter/timeline"
 )
 
 // replayCmd is `arbiter replay`.
@@ -21,6 +24,7 @@ type replayCmd struct {
 	PrepareMS *int64   `name:"prepare-ms" help:"Fake backend prepare time in ms for every side-effecting call (overrides the trace)."`
 	Target    []string `sep:"," placeholder:"HOST:PORT" help:"Replay against running servers (host:port, comma-separated) in real time, each RPC to the next target in turn, all traces at once. The servers' tool policy must match --tools. Default: an in-process arbiter on a virtual clock per trace."`
 	Diff      bool     `help:"Replay each trace under --tools and under the policy it was recorded with (its session_start tools, as arbiter export writes it; else compare with its recorded outcomes, the ref_ lines), and print which dispositions, decisions, responses, skips and notes differ (JSON lines); exit 1 when any do. In process only."`
+	HTML      string   `name:"html" type:"path" placeholder:"FILE" help:"Also draw the session as a timeline (one self-contained HTML file: user and model speech, calls with their answers, jobs with their prepare, holds, decision and outcome, notes, runs; the same picture as serve's /debug/sessions/{id} page). One trace, in process."`
 	Session   string   `help:"Session id to replay under (one trace only; default replay-NAME, with --target plus a per-run suffix): to find the session afterwards, e.g. with arbiter export. Give a new id each run: one in use continues that session."`
 	Traces    []string `arg:"" type:"existingfile" help:"Trace files (JSON lines)."`
 }
@@ -56,6 +60,10 @@ func (c *replayCmd) Run(env *runEnv) error {
 		fmt.Fprintln(env.stderr, "arbiter: --diff replays in process: drop --target")
 		return exitError(2)
 	}
+	if c.HTML != "" && (len(c.Traces) != 1 || len(c.Target) > 0 || c.Diff) {
+		fmt.Fprintln(env.stderr, "arbiter: --html draws one trace replayed in process: give one trace, without --target or --diff")
+		return exitError(2)
+	}
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {
 		return err
@@ -67,15 +75,27 @@ func (c *replayCmd) Run(env *runEnv) error {
 	for i, path := range c.Traces {
 		runs[i] = &traceRun{name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
 	}
-	if len(c.Target) == 0 {
+	switch {
+	case c.HTML != "":
+		r := runs[0]
+		r.res, r.err = replayFile(env, c.Traces[0], r.name, env.stdout, func(events []replay.TraceEvent, out io.Writer) (*replay.Result, error) {
+			res, h, err := replay.RunLocalRecorded(env.ctx, policy, events, replay.Options{SessionID: c.sessionID("replay-" + sanitize(r.name)), PrepareMS: c.PrepareMS}, out)
+			if err != nil {
+				return res, err
+			}
+			return res, c.writeHTML(r.name, events, h)
+		})
+	case len(c.Target) == 0:
 		for i, path := range c.Traces {
 			r := runs[i]
 			r.res, r.err = replayFile(env, path, r.name, env.stdout, func(events []replay.TraceEvent, out io.Writer) (*replay.Result, error) {
 				return replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: c.sessionID("replay-" + sanitize(r.name)), PrepareMS: c.PrepareMS}, out)
 			})
 		}
-	} else if err := c.runRemote(env, runs); err != nil {
-		return err
+	default:
+		if err := c.runRemote(env, runs); err != nil {
+			return err
+		}
 	}
 	tw := tabwriter.NewWriter(env.stderr, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "trace\tcalls\tcommits\tcancels\tdouble\tanswered\tskipped\tnotes\tunanswered\tdecisions (t_ms, Δref)\tresult")
@@ -108,6 +128,43 @@ func (c *replayCmd) Run(env *runEnv) error {
 		return exitError(1)
 	}
 	return nil
+}
+
+// writeHTML draws the replayed session's history as a timeline into --html, its axis
+// in the trace's t_ms.
+func (c *replayCmd) writeHTML(name string, events []replay.TraceEvent, h *arbiterv1.GetHistoryResponse) error {
+	if h == nil {
+		return fmt.Errorf("--html: the trace starts no session: nothing to draw")
+	}
+	source := "arbiter replay of " + shown(c.Traces[0])
+	if c.Tools != "" {
+		source += " under " + shown(c.Tools)
+	}
+	tl := timeline.FromHistory(h, timeline.Options{
+		Title: "Replay of " + name, Source: source + "; times are the trace's t_ms", Origin: replay.StartOf(events),
+	})
+	b, err := tl.HTML()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.HTML, b, 0o644); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
+}
+
+// shown is path as the page names it: relative to the working directory when it
+// lies under it (the flags' paths arrive absolute), else as it is.
+func shown(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }
 
 // runRemote replays every trace concurrently against the --target servers in real

@@ -40,7 +40,8 @@ type serveCmd struct {
 	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this database file (bbolt): every change is on disk before its RPC answers, so a crash loses nothing that was answered; read at start (a missing file is an empty store; a JSON state file of earlier versions is converted once and kept as FILE.bak). Not with --redis-url. Empty: sessions live only in memory."`
 	StateEvery   time.Duration `name:"state-interval" env:"ARBITER_STATE_INTERVAL" hidden:"" help:"Deprecated and ignored: --state-file is written at every change. Accepted so that old configurations still start; a warning is logged when it is set."`
 
-	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
+	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090), and each session's timeline at http://ADDR/debug/sessions/ID (see --debug-pages). Empty: no metrics endpoint."`
+	DebugPages     bool          `name:"debug-pages" default:"true" negatable:"" env:"ARBITER_DEBUG_PAGES" help:"With --metrics-listen, serve /debug/sessions/ID: the session's timeline from its history, behind the RPCs' tokens when --auth-tokens-file is set (Basic authentication with the token as the password, or a Bearer header) and scoped by tenant. --no-debug-pages: metrics only."`
 	HealthListen   string        `name:"health-listen" env:"ARBITER_HEALTH_LISTEN" help:"Also serve grpc.health.v1, and nothing else, in plaintext on this address (e.g. :8081), with the statuses of --listen (readiness follows the store and the drain): for probes that cannot speak the TLS of --listen, like the kubelet's gRPC probe. Empty: off."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
 	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
@@ -123,7 +124,11 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
-	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, log)
+	var debug http.Handler
+	if c.DebugPages && c.MetricsListen != "" {
+		debug = srv.DebugHandler(opts)
+	}
+	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, debug, log)
 	if err != nil {
 		_ = st.store.Close()
 		return err
@@ -377,9 +382,9 @@ func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, 
 }
 
 // listen opens the gRPC listener (--listen) and the health listener (--health-listen;
-// nil without it), and with m serves metrics (--metrics-listen) until the returned
-// function is called.
-func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
+// nil without it), and with m serves metrics (--metrics-listen), and debug's pages
+// beside them when debug is not nil, until the returned function is called.
+func (c *serveCmd) listen(m *server.Metrics, debug http.Handler, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
 	if lis, err = net.Listen("tcp", c.Listen); err != nil {
 		return nil, nil, nil, err
 	}
@@ -389,7 +394,7 @@ func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis n
 			return nil, nil, nil, fmt.Errorf("--health-listen: %w", err)
 		}
 	}
-	if stopMetrics, err = serveMetrics(m, c.MetricsListen, log); err != nil {
+	if stopMetrics, err = serveMetrics(m, debug, c.MetricsListen, log); err != nil {
 		_ = lis.Close()
 		if healthLis != nil {
 			_ = healthLis.Close()
@@ -411,9 +416,10 @@ func serveHealthPort(lis net.Listener, hs *health.Server, log *slog.Logger) (sto
 	return server.ServeHealth(lis, hs)
 }
 
-// serveMetrics serves m at http://addr/metrics until the returned function is called;
-// without m it serves nothing.
-func serveMetrics(m *server.Metrics, addr string, log *slog.Logger) (stop func(), err error) {
+// serveMetrics serves m at http://addr/metrics, and debug (when not nil) at
+// http://addr/debug/sessions/ (server.DebugPath), until the returned function is
+// called; without m it serves nothing.
+func serveMetrics(m *server.Metrics, debug http.Handler, addr string, log *slog.Logger) (stop func(), err error) {
 	if m == nil {
 		return func() {}, nil
 	}
@@ -423,9 +429,14 @@ func serveMetrics(m *server.Metrics, addr string, log *slog.Logger) (stop func()
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	attrs := []any{"addr", lis.Addr().String(), "path", "/metrics"}
+	if debug != nil {
+		mux.Handle(server.DebugPath, debug)
+		attrs = append(attrs, "debug_pages", server.DebugPath+"{id}")
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(lis) }()
-	log.Info("metrics serving", "addr", lis.Addr().String(), "path", "/metrics")
+	log.Info("metrics serving", attrs...)
 	return func() { _ = hs.Close() }, nil
 }
 
