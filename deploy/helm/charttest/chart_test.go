@@ -87,7 +87,7 @@ func TestDefaultValues(t *testing.T) {
 	if env := envNamed(c, "ARBITER_REDIS_URL"); env != nil {
 		t.Errorf("ARBITER_REDIS_URL set without Redis: %v", env)
 	}
-	for _, a := range []string{"--listen=:50051", "--tools=/etc/arbiter/tools/tools.yaml", "--log-format=json", "--drain-timeout=10s", "--metrics-listen=:9090"} {
+	for _, a := range []string{"--listen=:50051", "--tools=/etc/arbiter/tools/tools.yaml", "--log-format=json", "--drain-timeout=10s", "--metrics-listen=:9090", "--debug-pages=false"} {
 		if !slices.Contains(c.Args, a) {
 			t.Errorf("args %q lack %q", c.Args, a)
 		}

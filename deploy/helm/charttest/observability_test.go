@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -162,5 +163,34 @@ func TestObservabilitySchema(t *testing.T) {
 				t.Fatalf("values %q: err = %v, want a schema error naming %q", tc.doc, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDebugPages: the session pages are off by default (the metrics port is open to
+// every scraper and the page shows transcripts), on with metrics.debugPages, and not
+// passed at all without the metrics listener they live on.
+func TestDebugPages(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want string // the --debug-pages argument, "" for none
+	}{
+		{"", "--debug-pages=false"},
+		{"metrics.debugPages=true", "--debug-pages=true"},
+		{"metrics.enabled=false,metrics.debugPages=true", ""},
+	} {
+		var sets []string
+		if tc.set != "" {
+			sets = append(sets, tc.set)
+		}
+		c := container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, nil, sets...))))
+		var got string
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "--debug-pages") {
+				got = a
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%q: --debug-pages argument = %q, want %q", tc.set, got, tc.want)
+		}
 	}
 }

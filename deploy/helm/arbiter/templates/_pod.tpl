@@ -58,6 +58,7 @@ spec:
         - --max-calls-per-session={{ int64 .Values.server.maxCallsPerSession }}
         {{- if .Values.metrics.enabled }}
         - --metrics-listen=:{{ .Values.metrics.port }}
+        - --debug-pages={{ .Values.metrics.debugPages }}
         {{- end }}
         {{- if eq $probeType "grpc" }}
         - --health-listen=:{{ .Values.probes.port }}
