@@ -6,6 +6,7 @@
 import { createWriteStream, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ArbiterClient, type Action, type SessionCore } from "../src/index.js";
 
 /** One recorded session of testdata/traces/, as much of it as an agent may know up front. */
@@ -64,14 +65,14 @@ export class BackendLog {
 }
 
 /**
- * A fake two-phase booking backend for one session: `execute` starts a prepare of
- * `prepareMs` (then `prepared`), `abortPrepare` stops it, `commit` books (then
- * `committed` with a reference), `cancel` releases. Each step is a backend log line with
- * the session's trace and `t_ms` since the model session started (`start()`).
+ * A fake two-phase booking backend for one session: `prepare` takes `prepareMs`, `commit`
+ * books (a reference), `release` lets go. Each step is a backend log line (`execute`,
+ * `commit`, `cancel` / `abort_prepare`) with the session's trace and `t_ms` since the
+ * model session started (`start()`). `handle` drives it from a core's actions.
  */
 export class Backend {
   private t0 = performance.now();
-  private readonly prepares = new Map<string, NodeJS.Timeout>();
+  private readonly prepares = new Map<string, AbortController>();
   private refs = 0;
   core!: SessionCore;
 
@@ -93,41 +94,57 @@ export class Backend {
     this.log.write({ out, t_ms: this.tMs(), trace: this.trace.name, ...fields });
   }
 
-  /** Handles the backend's actions (true), or says it is not one (false). */
+  /** Phase one: holds the slot (`prepareMs`); rejects if `signal` aborts first. */
+  async prepare(jobId: string, callId: string, signal?: AbortSignal): Promise<void> {
+    this.line("execute", { job_id: jobId, call_id: callId });
+    await sleep(this.trace.prepareMs, undefined, { signal });
+  }
+
+  /** Phase two: books it. */
+  async commit(jobId: string): Promise<Record<string, unknown>> {
+    this.line("commit", { job_id: jobId });
+    return { reference: `R-${++this.refs}` };
+  }
+
+  /** Lets go of a prepare that will not be committed. */
+  release(jobId: string, how: "cancel" | "abortPrepare"): void {
+    this.prepares.get(jobId)?.abort();
+    this.prepares.delete(jobId);
+    this.line(how === "cancel" ? "cancel" : "abort_prepare", { job_id: jobId });
+  }
+
+  /** Handles the backend's actions of `core` (true), or says it is not one (false). */
   handle(a: Action): boolean {
+    const report = (p: Promise<unknown>) => void p.catch((err) => console.error(`${this.trace.name} ${a.type}: ${err}`));
     switch (a.type) {
-      case "execute":
-        this.line("execute", { job_id: a.jobId, call_id: a.call.id });
-        if (a.sideEffect) {
-          this.prepares.set(
-            a.jobId,
-            setTimeout(() => {
-              this.prepares.delete(a.jobId);
-              void this.core.prepared(a.jobId);
-            }, this.trace.prepareMs),
-          );
-        } else {
-          void this.core.result(a.jobId, { ok: true }).catch((err) => console.error(`result ${a.jobId}: ${err}`));
+      case "execute": {
+        if (!a.sideEffect) {
+          report(this.core.result(a.jobId, { ok: true }));
+          return true;
         }
+        const abort = new AbortController();
+        this.prepares.set(a.jobId, abort);
+        report(
+          this.prepare(a.jobId, a.call.id, abort.signal).then(
+            () => this.core.prepared(a.jobId),
+            () => undefined, // aborted: the core already handed out abortPrepare
+          ),
+        );
         return true;
+      }
       case "abortPrepare":
-        clearTimeout(this.prepares.get(a.jobId));
-        this.prepares.delete(a.jobId);
-        this.line("abort_prepare", { job_id: a.jobId });
+      case "cancel":
+        this.release(a.jobId, a.type);
         return true;
       case "commit":
-        this.line("commit", { job_id: a.jobId });
-        void this.core.committed(a.jobId, { reference: `R-${++this.refs}` }).catch((err) => console.error(`committed ${a.jobId}: ${err}`));
-        return true;
-      case "cancel":
-        this.line("cancel", { job_id: a.jobId });
+        report(this.commit(a.jobId).then((r) => this.core.committed(a.jobId, r)));
         return true;
     }
     return false;
   }
 
   close(): void {
-    for (const t of this.prepares.values()) clearTimeout(t);
+    for (const c of this.prepares.values()) c.abort();
     this.prepares.clear();
   }
 }
