@@ -37,6 +37,13 @@
 #     book it." and the end of activity: the adapter must cancel (cancel action, the
 #     cancel note), never commit, whichever of the parked Decide and the retried START
 #     reaches the arbiter first.
+#   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
+#     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
+#     Python stacks) play the 12 recorded sessions through `arbiter fake-provider`,
+#     against one `arbiter serve` and against three replicas on one redis-server; for each
+#     stack and configuration `arbiter fake-provider check` must pass (one answer per live
+#     id, none for a dead one, each note once, the reference's cancels), and its summary
+#     line is printed.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -54,6 +61,7 @@ server_pid=""
 workflow_pid=""
 cleanup() {
   for p in $server_pid $workflow_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  declare -F wire_stop >/dev/null && wire_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -202,6 +210,12 @@ for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^conf
     cd '$node' && ARBITER_WORKFLOW_TARGET='$addr' node --test --test-name-pattern='$nodetest' build/test/workflow.test.js 2>&1 |
       tee '$tmp/wf-node-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/wf-node-$name.log'"
 done
+
+echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, one and three arbiter replicas (clients/e2e/wire.sh)"
+# Each stack plays the 12 recorded sessions through its real SDK; the checker's verdict is
+# the check. A Python stack not on this branch yet is reported "not present" (no check).
+source "$root/clients/e2e/wire.sh"
+wire_checks
 
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
