@@ -85,8 +85,8 @@ export declare class LiveKitArbiter {
      * Then close the AgentSession.
      */
     endRealtime(): void;
-    /** Closes the arbiter session (delivers what is queued, then CloseSession). */
-    close(): Promise<void>;
+    /** Closes the arbiter session (delivers what is queued, then CloseSession; see `SessionCore.close`). */
+    close(timeoutMs?: number): Promise<void>;
     /** @internal A Gemini connection of one of this integration's sessions opened. */
     _geminiOpened(): void;
     /** @internal A Gemini server message, as it arrives. */

@@ -151,9 +151,9 @@ export class LiveKitArbiter {
         this.ended = true;
         void this.realtime?.close();
     }
-    /** Closes the arbiter session (delivers what is queued, then CloseSession). */
-    async close() {
-        await this.core.close();
+    /** Closes the arbiter session (delivers what is queued, then CloseSession; see `SessionCore.close`). */
+    async close(timeoutMs) {
+        await this.core.close(timeoutMs);
         for (const st of this.calls.values())
             this.settle(st);
     }

@@ -207,9 +207,9 @@ export class LiveKitArbiter {
     void this.realtime?.close();
   }
 
-  /** Closes the arbiter session (delivers what is queued, then CloseSession). */
-  async close(): Promise<void> {
-    await this.core.close();
+  /** Closes the arbiter session (delivers what is queued, then CloseSession; see `SessionCore.close`). */
+  async close(timeoutMs?: number): Promise<void> {
+    await this.core.close(timeoutMs);
     for (const st of this.calls.values()) this.settle(st);
   }
 
