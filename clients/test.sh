@@ -92,7 +92,7 @@ die() {
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 echo "== installing what the clients need"
-debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev)
+debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev redis-server redis-tools)
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 missing=()
 for d in "${debs[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done

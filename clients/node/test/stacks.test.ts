@@ -99,7 +99,7 @@ describe("RealtimeAdapter (OpenAI Realtime)", () => {
     assert.deepEqual([calls[0].callId, calls[0].args, calls[0].behavior, calls[0].rawArgs], ["call_1", { slot: "tomorrow 3pm" }, pb.Behavior.BEHAVIOR_NON_BLOCKING, ""]);
     assert.deepEqual([calls[1].callId, calls[1].args, calls[1].rawArgs], ["call_2", {}, '{"slot": tomorrow'], "unreadable arguments go as raw_args, never as {}");
     assert.deepEqual(script.sent("ReportToolCallCancellation").map((r) => [r.callIds, r.reason]), [[["call_1"], pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN]]);
-    await rt.close();
+    await rt.close(300); // the scripted Decide never decides
   });
 
   it("delivers a response as a function_call_output and asks for a response once the open one is done", async () => {
