@@ -30,8 +30,7 @@ export async function run(trace: TraceInfo, o: StackOptions, provider: "google" 
     behaviors: provider === "google" ? { book_slot: trace.behavior } : {}, // OpenAI: NON_BLOCKING
     // The recorded conversation is over when the provider closes: end the realtime
     // session before the plugin reconnects (it would replay the trace on a new session).
-    onProviderClose: (ev) => {
-      if (process.env.WIRE_DEBUG) console.error(`${trace.name}: provider closed ${ev.code} ${ev.reason}`);
+    onProviderClose: () => {
       arbiter.endRealtime();
       void session.close().finally(ended);
     },
@@ -56,7 +55,7 @@ export async function run(trace: TraceInfo, o: StackOptions, provider: "google" 
       : new openai.realtime.RealtimeModel({ apiKey: "fake-key", model: "gpt-realtime", baseURL: `${base}/v1` }),
   );
   session = new voice.AgentSession({ llm: model });
-  arbiter.attach(session); // notes via session.generateReply; the session's close closes the arbiter session
+  arbiter.attach(session); // answers and notes go through its agent's chat context; its close closes the arbiter session
   backend.start();
   await session.start({ agent: new voice.Agent({ instructions: "You book appointment slots.", tools: { book_slot: bookSlot } }) });
   // --- end of snippet ---
