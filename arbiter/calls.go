@@ -277,7 +277,7 @@ func (st *step) reject(c *Call, why string) {
 // runningRepeat reports whether a call of a tool that confirms first repeats a
 // request its confirmed run is already running (the job's key absorbs it).
 func (st *step) runningRepeat(ev RegisterCall, tp toolPolicy) bool {
-	return tp.tool.SideEffect && st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, st.s.Now), tp) != nil
+	return tp.tool.SideEffect && st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, st.s.Language, st.s.Now), tp) != nil
 }
 
 // startJob gives call c a job for tool tp with args: the job its business key repeats
@@ -288,7 +288,7 @@ func (st *step) runningRepeat(ev RegisterCall, tp toolPolicy) bool {
 func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKey string) *Job {
 	s := st.s
 	now := s.Now
-	key := BusinessKey(tp.tool, args, explicitKey, now)
+	key := BusinessKey(tp.tool, args, explicitKey, s.Language, now)
 	if tp.tool.SideEffect {
 		if j := st.dedupeMatch(key, tp); j != nil {
 			st.duplicate(c, j)

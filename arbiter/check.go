@@ -82,7 +82,31 @@ func (s *Session) Check() error {
 		// (0: stored before jobs had their own counter)
 		return fault("job counter %d is behind its %d jobs", s.JobSeq, len(s.Jobs))
 	}
+	if err := s.checkHistory(fault); err != nil {
+		return err
+	}
 	return s.checkLog(fault)
+}
+
+// checkHistory verifies the history: one kind per entry, no entry numbered past
+// LogSeq, counts not negative.
+func (s *Session) checkHistory(fault func(string, ...any) error) error {
+	h := s.History
+	if h == nil {
+		return nil
+	}
+	if h.Bytes < 0 || h.Dropped < 0 {
+		return fault("the history counts %d bytes and %d dropped entries", h.Bytes, h.Dropped)
+	}
+	for i, e := range h.Entries {
+		switch {
+		case e.kinds() != 1:
+			return fault("history entry %d holds %d kinds, want one", i, e.kinds())
+		case e.Seq > s.LogSeq:
+			return fault("history entry %d follows effect %d, past the last effect %d", i, e.Seq, s.LogSeq)
+		}
+	}
+	return nil
 }
 
 // checkLog verifies the effect log: consecutive seqs ending at LogSeq, one effect per

@@ -30,6 +30,7 @@ func (ev Decide) apply(st *step) error {
 	if ev.Prepared && j.PreparedAt.IsZero() && j.Decision == Undecided {
 		j.PreparedAt = st.s.Now
 		st.out.Changed = true
+		st.prepared = true
 		st.advance(st.s.Now) // a zero-length wait may be due at once
 	}
 	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause}
@@ -137,6 +138,7 @@ func (st *step) committedAfterRevoke(j *Job) {
 	}
 	if j.Decision == Undecided {
 		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now})
+		st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = DecisionCommit, "", reasonCommittedAfterRevoke, st.s.Now
 }

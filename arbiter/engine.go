@@ -27,7 +27,8 @@ import (
 //	               status-note template, and how a note is delivered
 //	effects.go     the session's numbered effect log behind every response, skip,
 //	               note and run update
-//	keys.go        business keys;  policy.go  the tool policy;  session.go  the state
+//	keys.go        business keys;  dates.go  `as: datetime` wording in Spanish, French
+//	               and German;  policy.go  the tool policy;  session.go  the state
 
 // Limits on what one session may hold and what one request may carry. Exceeding them
 // is an Invalid (sizes) or ResourceExhausted (counts) error.
@@ -66,6 +67,13 @@ type Engine struct {
 	// MaxCalls bounds the calls one session may register (ResourceExhausted past it).
 	// Zero means MaxCallsPerSession.
 	MaxCalls int
+	// HistoryBytes bounds the history (Session.History) of a session that does not
+	// record, JSON-encoded, in bytes: past it the oldest entries are dropped. Zero
+	// means DefaultHistoryBytes (1 KiB); negative keeps no history for such sessions.
+	HistoryBytes int
+	// RecordBytes bounds the history of a session that records (Configure.Record, or
+	// sampled by Service.HistorySample) likewise. Zero means DefaultRecordBytes (64 KiB).
+	RecordBytes int
 }
 
 // Event is one input to the engine: RegisterCall, Speech, Transcript,
@@ -165,6 +173,17 @@ type step struct {
 	// logStart is the session's LogSeq when the step began: effects numbered above it
 	// were handed out by this step.
 	logStart uint64
+
+	// The step's history (history.go). hist: the session keeps one; pending: the
+	// entries made so far; inputAt: where in pending the event's own entry goes;
+	// holds: the holds open at the last look; utt: the utterance the event opened,
+	// ended or transcribed; prepared: a Decide recorded its job's prepare.
+	hist     bool
+	pending  []HistoryEntry
+	inputAt  int
+	holds    []Hold
+	utt      int
+	prepared bool
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).
@@ -229,15 +248,32 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 	if err := ev.check(st); err != nil {
 		return out, err
 	}
+	st.beginHistory()
 	at := eventTime(ev, now)
 	if at.Before(s.Now) {
 		st.revokeCommitsAfter(at)
 	}
 	st.advance(at)
+	// Whether the event itself changed the session (timers that fired before it do
+	// not count): only then is it an input of the history.
+	before := out.Changed
+	out.Changed = false
+	st.inputAt, st.utt = len(st.pending), 0
+	seq := s.LogSeq
 	if err := ev.apply(st); err != nil {
+		st.pending = st.pending[:st.inputAt]
+		st.finishHistory(nil) // the timers that fired are part of the session
 		return out, err
 	}
+	changed := out.Changed || len(out.Revoked) > 0
+	out.Changed = out.Changed || before
+	st.noteHolds()
 	st.advance(now)
+	var input *HistoryEntry
+	if e, ok := st.inputEntry(ev, now, at, seq); ok && changed {
+		input = &e
+	}
+	st.finishHistory(input)
 	return out, nil
 }
 

@@ -381,10 +381,79 @@ func TestClaimCheck(t *testing.T) {
 		sp := newStepper(t, bookingPolicy())
 		modelSays(sp, 1000, "I've booked that slot for you.")
 		c := corrections(sp)
-		if len(c) != 1 || !strings.Contains(c[0], "No request for it was made") {
+		if len(c) != 1 || !strings.Contains(c[0], "nothing has been booked. No book_slot request was made") {
 			t.Fatalf("corrections %q", c)
 		}
 	})
+
+	// Rule 7: each tool's own verbs (issue 13).
+	tools := func(p *Policy) {
+		p.Tools["send_sms"] = &Tool{Name: "send_sms", SideEffect: true, Claims: []string{"sent", "delivered"}, Describe: "the SMS to {to}"}
+		p.Tools["cancel_order"] = &Tool{Name: "cancel_order", SideEffect: true, Describe: "the cancellation of order {order}"}
+	}
+	for _, c := range []struct {
+		name, said string
+		want       string // a part of the one correction; "" for none
+	}{
+		{"sent claimed with no call at all", "Okay, I've sent it.", "nothing has been sent. No send_sms request was made."},
+		{"done and sent claimed with no call at all", "Done, I've sent it.", "nothing has been sent. No send_sms request was made."},
+		{"a cancellation claimed with no call at all", "Your order has been cancelled.", "nothing has been cancelled. No cancel_order request was made."},
+		{"generic done with no call at all", "Done.", "nothing has been done. No request for it was made."},
+		{"an offer with no call at all", "Shall I send it?", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := newStepper(t, bookingPolicy(tools))
+			modelSays(sp, 1000, c.said)
+			got := corrections(sp)
+			if c.want == "" && len(got) == 0 {
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], c.want) {
+				t.Fatalf("corrections %q, want one with %q", got, c.want)
+			}
+		})
+	}
+	job := func(t *testing.T, tool string, args map[string]any, stop bool) *stepper {
+		sp := newStepper(t, bookingPolicy(tools))
+		j := sp.do(1000, RegisterCall{CallID: "c1", Tool: tool, Args: args}).Call.JobID
+		if stop {
+			sp.say(2000, 3000, "Stop, don't do it.")
+			sp.agent(j, 3000, 3000)
+		} else if d, _ := sp.agent(j, 2000, 5000); d != DecisionCommit {
+			t.Fatalf("decision %s", d)
+		}
+		return sp
+	}
+	for _, c := range []struct {
+		name, tool string
+		stop       bool
+		said, want string
+	}{
+		{"sent claimed after a cancel", "send_sms", true, "Done, I've sent it.",
+			`the SMS to Ana was NOT carried out: nothing has been sent. You said: "Done, I've sent it.". Tell the user it has not been sent.`},
+		{"not sent claimed after a commit", "send_sms", false, "I couldn't send the message.",
+			`the SMS to Ana IS confirmed (reference R-1). You said: "I couldn't send the message.". Tell the user it has been sent.`},
+		{"booking words about an SMS are not its claims", "send_sms", true, "It's booked.", ""},
+		{"cancelled is done for a cancellation that committed", "cancel_order", false, "Your order has been cancelled.", ""},
+		{"canceled (US) is done too", "cancel_order", false, "I've canceled your order.", ""},
+		{"not cancelled after a committed cancellation", "cancel_order", false, "I couldn't cancel your order.",
+			"the cancellation of order 42 IS confirmed (reference R-1). You said: \"I couldn't cancel your order.\". Tell the user it has been cancelled."},
+		{"cancelled claimed after the cancellation was stopped", "cancel_order", true, "Your order was cancelled.",
+			"the cancellation of order 42 was NOT carried out: nothing has been cancelled."},
+		{"withdrawing a request is not the cancellation", "cancel_order", true, "I have cancelled the request.", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := job(t, c.tool, map[string]any{"to": "Ana", "order": "42"}, c.stop)
+			modelSays(sp, 6000, c.said)
+			got := corrections(sp)
+			if c.want == "" && len(got) == 0 {
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], c.want) {
+				t.Fatalf("corrections %q, want one with %q", got, c.want)
+			}
+		})
+	}
 }
 
 // TestDateMemo: the memo gives exactly what a fresh parse gives, per minute, and is
@@ -392,10 +461,10 @@ func TestClaimCheck(t *testing.T) {
 func TestDateMemo(t *testing.T) {
 	tool := &Tool{Name: "book_slot", Key: []KeyArg{{Arg: "slot", As: KeyDatetime}}}
 	at := time.Date(2026, 10, 1, 23, 59, 30, 0, time.UTC)
-	first := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at)
+	first := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at)
 	done := make(chan string, 8)
 	for i := 0; i < 8; i++ {
-		go func() { done <- BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at) }()
+		go func() { done <- BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at) }()
 	}
 	for i := 0; i < 8; i++ {
 		if k := <-done; k != first {
@@ -403,7 +472,7 @@ func TestDateMemo(t *testing.T) {
 		}
 	}
 	// A minute later it is another day: "tomorrow" moves on.
-	if next := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", at.Add(time.Minute)); next == first {
+	if next := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", at.Add(time.Minute)); next == first {
 		t.Fatalf("the memo ignored the call's time: %q both days", next)
 	}
 }

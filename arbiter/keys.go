@@ -25,9 +25,11 @@ var dates = func() *when.Parser {
 
 // BusinessKey returns the deduplication key of a call: the tool name plus the
 // policy's canonical arguments, or, when explicit is not empty, the tool name plus
-// explicit. now is the call's time: relative dates ("tomorrow 3pm") resolve against it,
-// in UTC. The result is deterministic for the same inputs.
-func BusinessKey(t *Tool, args map[string]any, explicit string, now time.Time) string {
+// explicit. lang is the session's language (BCP 47; empty: English): `as: datetime`
+// arguments are read in it (Spanish, French and German through dates.go; any other
+// as English). now is the call's time: relative dates ("tomorrow 3pm", "mañana a las
+// 3pm") resolve against it, in UTC. The result is deterministic for the same inputs.
+func BusinessKey(t *Tool, args map[string]any, explicit, lang string, now time.Time) string {
 	if explicit != "" {
 		return t.Name + "#" + explicit
 	}
@@ -37,12 +39,12 @@ func BusinessKey(t *Tool, args map[string]any, explicit string, now time.Time) s
 	}
 	parts := make([]string, 0, len(t.Key))
 	for _, k := range t.Key {
-		parts = append(parts, k.Arg+"="+canonical(args[k.Arg], k.As, now))
+		parts = append(parts, k.Arg+"="+canonical(args[k.Arg], k.As, lang, now))
 	}
 	return t.Name + "(" + strings.Join(parts, ",") + ")"
 }
 
-func canonical(v any, as KeyAs, now time.Time) string {
+func canonical(v any, as KeyAs, lang string, now time.Time) string {
 	if v == nil {
 		return ""
 	}
@@ -61,7 +63,7 @@ func canonical(v any, as KeyAs, now time.Time) string {
 		}
 	case KeyDatetime:
 		if s, ok := v.(string); ok {
-			if t, ok := parseDate(s, now.UTC().Truncate(time.Minute)); ok {
+			if t, ok := parseDate(s, lang, now.UTC().Truncate(time.Minute)); ok {
 				return t
 			}
 		}
@@ -69,16 +71,18 @@ func canonical(v any, as KeyAs, now time.Time) string {
 	return normText(v)
 }
 
-// dateMemo remembers parsed dates: the same wording at the same minute always gives
-// the same key (the parse is a pure function of both), and agents repeat their
-// wordings ("tomorrow 3pm") call after call, while a parse costs tens of
-// microseconds. Bounded: cleared when full. Safe for concurrent use.
+// dateMemo remembers parsed dates: the same wording in the same language at the same
+// minute always gives the same key (the parse is a pure function of the three), and
+// agents repeat their wordings ("tomorrow 3pm") call after call, while a parse costs
+// tens of microseconds. Languages without a date table share the English entries.
+// Bounded: cleared when full. Safe for concurrent use.
 var dateMemo = struct {
 	sync.Mutex
 	m map[dateKey]dateVal
 }{m: map[dateKey]dateVal{}}
 
 type dateKey struct {
+	lang string // dateLanguage's: "en", "es", "fr", "de"
 	text string
 	at   time.Time
 }
@@ -90,16 +94,23 @@ type dateVal struct {
 
 const dateMemoSize = 4096
 
-// parseDate resolves text against at (a whole minute, UTC) to "2006-01-02T15:04".
-func parseDate(text string, at time.Time) (string, bool) {
-	k := dateKey{text, at}
+// parseDate resolves text, in the session language lang, against at (a whole minute,
+// UTC) to "2006-01-02T15:04". English is parsed as written; Spanish, French and German
+// are put into English first (translateDate).
+func parseDate(text, lang string, at time.Time) (string, bool) {
+	table, l := dateLanguage(lang)
+	k := dateKey{l, text, at}
 	dateMemo.Lock()
 	v, hit := dateMemo.m[k]
 	dateMemo.Unlock()
 	if hit {
 		return v.key, v.ok
 	}
-	if r, err := dates.Parse(text, at); err == nil && r != nil {
+	in := text
+	if table != nil {
+		in = translateDate(table, text)
+	}
+	if r, err := dates.Parse(in, at); err == nil && r != nil {
 		v = dateVal{r.Time.UTC().Format("2006-01-02T15:04"), true}
 	}
 	dateMemo.Lock()

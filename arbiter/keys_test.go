@@ -1,8 +1,11 @@
 package arbiter
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 func bookSlotTool() *Tool { return bookingPolicy().Tools["book_slot"] }
@@ -12,21 +15,21 @@ func TestBusinessKeyDatetime(t *testing.T) {
 	tool := bookSlotTool()
 	const want = "book_slot(slot=2026-10-02T15:00)" // tomorrow 15:00 from t0
 	for _, slot := range []string{"tomorrow 3pm", "tomorrow at 3pm", "Tomorrow at 3 P.M.", "3:00 p.m. tomorrow", "  tomorrow   3pm "} {
-		if got := BusinessKey(tool, map[string]any{"slot": slot}, "", t0); got != want {
+		if got := BusinessKey(tool, map[string]any{"slot": slot}, "", "", t0); got != want {
 			t.Errorf("BusinessKey(%q) = %q, want %q", slot, got, want)
 		}
 	}
-	if got := BusinessKey(tool, map[string]any{"slot": "tomorrow 4pm"}, "", t0); got != "book_slot(slot=2026-10-02T16:00)" {
+	if got := BusinessKey(tool, map[string]any{"slot": "tomorrow 4pm"}, "", "", t0); got != "book_slot(slot=2026-10-02T16:00)" {
 		t.Errorf("BusinessKey(tomorrow 4pm) = %q, want book_slot(slot=2026-10-02T16:00)", got)
 	}
 	// Relative dates resolve against the call's time.
 	later := t0.Add(24 * time.Hour)
-	if a, b := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", t0), BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", later); a == b {
+	if a, b := BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", t0), BusinessKey(tool, map[string]any{"slot": "tomorrow 3pm"}, "", "", later); a == b {
 		t.Errorf("tomorrow 3pm on two days gives one key %q", a)
 	}
 	// Deterministic.
 	for i := 0; i < 3; i++ {
-		if got := BusinessKey(tool, map[string]any{"slot": "3:00 p.m. tomorrow"}, "", t0); got != want {
+		if got := BusinessKey(tool, map[string]any{"slot": "3:00 p.m. tomorrow"}, "", "", t0); got != want {
 			t.Fatalf("run %d: %q", i, got)
 		}
 	}
@@ -76,15 +79,176 @@ func TestBusinessKeyOtherNormalisations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := BusinessKey(tc.tool, tc.a, tc.explicit[0], t0)
-			b := BusinessKey(tc.tool, tc.b, tc.explicit[1], t0)
+			a := BusinessKey(tc.tool, tc.a, tc.explicit[0], "", t0)
+			b := BusinessKey(tc.tool, tc.b, tc.explicit[1], "", t0)
 			if (a == b) != tc.same {
 				t.Errorf("keys %q and %q: same=%v, want %v", a, b, a == b, tc.same)
 			}
 		})
 	}
 	// Different tools never share a key.
-	if a, b := BusinessKey(&Tool{Name: "a"}, nil, "k", t0), BusinessKey(&Tool{Name: "b"}, nil, "k", t0); a == b {
+	if a, b := BusinessKey(&Tool{Name: "a"}, nil, "k", "", t0), BusinessKey(&Tool{Name: "b"}, nil, "k", "", t0); a == b {
 		t.Errorf("tools a and b share key %q", a)
 	}
+}
+
+// TestBusinessKeyLanguages (issue 13, rule 8): in a session of each language, its
+// wordings of one slot share one key, the minute English gives for the same slot;
+// another hour or another day is another key. English keys are today's.
+func TestBusinessKeyLanguages(t *testing.T) {
+	tool := bookSlotTool()
+	key := func(lang, slot string) string { return BusinessKey(tool, map[string]any{"slot": slot}, "", lang, t0) }
+	const tomorrow3pm = "book_slot(slot=2026-10-02T15:00)"
+	for _, c := range []struct {
+		lang  string
+		same  []string // one key: tomorrow 15:00
+		other []string // each another key
+	}{
+		{"en", []string{"tomorrow 3pm", "tomorrow at 3pm", "Tomorrow at 3 P.M.", "3:00 p.m. tomorrow"},
+			[]string{"tomorrow 4pm", "today at 3pm", "tomorrow 3am"}},
+		{"es", []string{"mañana a las 3pm", "mañana a las 15:00", "mañana 3 de la tarde", "Mañana a las 3 p. m.",
+			"mañana a las tres de la tarde", "mañana a las 15 horas", "manana a las 15:00",
+			"tomorrow at 3pm", "3:00 p.m. tomorrow"},
+			[]string{"mañana a las 4pm", "hoy a las 3pm", "mañana a las 3 de la mañana", "pasado mañana a las 3pm",
+				"mañana a las 3 y media de la tarde", "mañana a las 17:00"}},
+		{"fr", []string{"demain à 15h", "demain 15:00", "demain à 15 heures", "demain à 3h de l'après-midi",
+			"demain à trois heures de l'après-midi", "Demain a 15h00", "tomorrow at 3pm"},
+			[]string{"demain à 16h", "aujourd'hui à 15h", "après-demain à 15h", "demain à 15h30", "demain à 3h du matin"}},
+		{"de", []string{"morgen um 15 Uhr", "morgen 15:00", "morgen um 15:00 Uhr", "morgen um 3 Uhr nachmittags",
+			"Morgen um fünfzehn Uhr", "morgen um 15.00 Uhr", "tomorrow at 3pm"},
+			[]string{"morgen um 16 Uhr", "heute um 15 Uhr", "übermorgen um 15 Uhr", "morgen um halb drei nachmittags",
+				"morgen um 3 Uhr"}},
+	} {
+		for _, lang := range []string{c.lang, c.lang + "-" + map[string]string{"en": "GB", "es": "MX", "fr": "CA", "de": "AT"}[c.lang]} {
+			for _, slot := range c.same {
+				if got := key(lang, slot); got != tomorrow3pm {
+					t.Errorf("%s: BusinessKey(%q) = %q, want %q", lang, slot, got, tomorrow3pm)
+				}
+			}
+			seen := map[string]string{tomorrow3pm: c.same[0]}
+			for _, slot := range c.other {
+				got := key(lang, slot)
+				if first, dup := seen[got]; dup {
+					t.Errorf("%s: %q and %q share the key %q", lang, slot, first, got)
+				}
+				seen[got] = slot
+			}
+		}
+	}
+	// Other days and dates, one of each language.
+	for _, c := range []struct{ lang, slot, want string }{
+		{"es", "el próximo viernes a las 10 de la mañana", "2026-10-02T10:00"},
+		{"es", "el 5 de octubre a las 15:00", "2026-10-05T15:00"},
+		{"es", "a las 4 menos cuarto de la tarde", "2026-10-01T15:45"},
+		{"es", "mañana a la una del mediodía", "2026-10-02T13:00"},
+		{"es", "esta noche a las 9", "2026-10-01T21:00"},
+		{"fr", "le 5 octobre à 15h", "2026-10-05T15:00"},
+		{"fr", "demain à midi et demi", "2026-10-02T12:30"},
+		{"fr", "demain à 4 heures moins le quart de l'après-midi", "2026-10-02T15:45"},
+		{"fr", "vendredi prochain à 10h", "2026-10-02T10:00"},
+		{"de", "am 5. Oktober um 15 Uhr", "2026-10-05T15:00"},
+		{"de", "morgen um halb 4 nachmittags", "2026-10-02T15:30"},
+		{"de", "morgen um viertel nach drei nachmittags", "2026-10-02T15:15"},
+		{"de", "heute Abend um 8", "2026-10-01T20:00"},
+	} {
+		if got, want := key(c.lang, c.slot), "book_slot(slot="+c.want+")"; got != want {
+			t.Errorf("%s: BusinessKey(%q) = %q, want %q", c.lang, c.slot, got, want)
+		}
+	}
+	// The memo keys by language: the same wording, read first in Spanish, is still read
+	// in English as before (where "mañana" is no word and "3pm" is today's).
+	if es, en := key("es", "mañana a las 3pm"), key("en", "mañana a las 3pm"); es != tomorrow3pm || en != "book_slot(slot=2026-10-01T15:00)" {
+		t.Errorf("mañana a las 3pm: es %q, en %q", es, en)
+	}
+	// Text that is no date falls back to text, as in English.
+	if a, b := key("es", "  La  sala AZUL"), key("es", "la sala azul"); a != b || a != "book_slot(slot=la sala azul)" {
+		t.Errorf("es text keys %q and %q, want book_slot(slot=la sala azul)", a, b)
+	}
+}
+
+// TestBusinessKeyLanguagesProperty: any hour and minute, said each language's ways,
+// is the key English gives "tomorrow at H:MMpm"; another minute is another key. A
+// language without a date table keys as English, whatever the text.
+func TestBusinessKeyLanguagesProperty(t *testing.T) {
+	tool := bookSlotTool()
+	key := func(lang, slot string) string { return BusinessKey(tool, map[string]any{"slot": slot}, "", lang, t0) }
+	rapid.Check(t, func(t *rapid.T) {
+		h := rapid.IntRange(1, 11).Draw(t, "hour")
+		m := rapid.SampledFrom([]int{0, 5, 15, 30, 45, 59}).Draw(t, "minute")
+		want := key("en", fmt.Sprintf("tomorrow at %d:%02dpm", h, m))
+		if want != fmt.Sprintf("book_slot(slot=2026-10-02T%02d:%02d)", h+12, m) {
+			t.Fatalf("English key %q", want)
+		}
+		for lang, forms := range map[string][]string{
+			"es": {"mañana a las %d:%02dpm", "mañana a las %[3]d:%02[2]d", "mañana %d:%02d de la tarde", "mañana a las %d:%02d p. m."},
+			"fr": {"demain à %[3]dh%02[2]d", "demain %[3]d:%02[2]d", "demain à %dh%02d de l'après-midi", "demain à %[3]d heures %02[2]d"},
+			"de": {"morgen um %[3]d:%02[2]d Uhr", "morgen %[3]d:%02[2]d", "morgen um %d:%02d Uhr nachmittags", "morgen um %[3]d Uhr %02[2]d"},
+		} {
+			for _, f := range forms {
+				slot := fmt.Sprintf(f, h, m, h+12)
+				if got := key(lang, slot); got != want {
+					t.Fatalf("%s: BusinessKey(%q) = %q, want %q", lang, slot, got, want)
+				}
+				if other := key(lang, fmt.Sprintf(f, h, (m+1)%60, h+12)); other == want {
+					t.Fatalf("%s: another minute of %q has the same key %q", lang, slot, other)
+				}
+			}
+		}
+		s := rapid.OneOf(rapid.String(), rapid.SampledFrom([]string{"tomorrow 3pm", "mañana a las 3pm", "demain à 15h", "5/10 15:00", "friday"})).Draw(t, "text")
+		for _, lang := range []string{"es", "fr", "de"} {
+			if a, b := key(lang, s), key(lang, s); a != b {
+				t.Fatalf("%s: BusinessKey(%q) = %q, then %q", lang, s, a, b)
+			}
+		}
+		for _, lang := range []string{"", "it", "pt-BR", "EN-us", "x"} {
+			if got, want := key(lang, s), key("en", s); got != want {
+				t.Fatalf("%q: BusinessKey(%q) = %q, English %q", lang, s, got, want)
+			}
+		}
+	})
+}
+
+// dateBenchCases are the wordings BenchmarkBusinessKeyDatetime keys, one per language.
+var dateBenchCases = []struct{ lang, slot string }{
+	{"en", "tomorrow at 3pm"}, {"es", "mañana a las 3pm"}, {"fr", "demain à 15h"}, {"de", "morgen um 15 Uhr"},
+}
+
+// BenchmarkBusinessKeyDatetime keys an `as: datetime` argument: hit, the same wording
+// at the same minute again (the memo answers); miss, a new minute every time (a parse).
+func BenchmarkBusinessKeyDatetime(b *testing.B) {
+	tool := bookSlotTool()
+	for _, c := range dateBenchCases {
+		args := map[string]any{"slot": c.slot}
+		b.Run("hit/"+c.lang, func(b *testing.B) {
+			BusinessKey(tool, args, "", c.lang, t0)
+			b.ReportAllocs()
+			for b.Loop() {
+				BusinessKey(tool, args, "", c.lang, t0)
+			}
+		})
+		b.Run("miss/"+c.lang, func(b *testing.B) {
+			at := t0
+			b.ReportAllocs()
+			for b.Loop() {
+				at = at.Add(time.Minute)
+				BusinessKey(tool, args, "", c.lang, at)
+			}
+		})
+	}
+}
+
+// FuzzTranslateDate: any wording translates without panicking, the same way twice.
+func FuzzTranslateDate(f *testing.F) {
+	for _, s := range []string{"mañana a las 3pm", "demain à 15h30", "morgen um halb vier", "1er", "12:", "99:99",
+		"3:3", "5.", ":00", "halb", "viertel vor", "a las", "y media", "\xff", "2026-10-05", "5/10 15.30"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, l := range []string{"es", "fr", "de"} {
+			table, _ := dateLanguage(l)
+			if a, b := translateDate(table, s), translateDate(table, s); a != b {
+				t.Fatalf("%s: %q translates to %q, then %q", l, s, a, b)
+			}
+		}
+	})
 }

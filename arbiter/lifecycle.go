@@ -10,6 +10,10 @@ type Configure struct {
 	Language string
 	// ResponseScheduling says the provider honours function-response scheduling.
 	ResponseScheduling bool
+	// Record, when set, makes the session record from now on: its history keeps up
+	// to Engine.RecordBytes (enough to export it) instead of Engine.HistoryBytes.
+	// False leaves recording as it is: it is never turned off.
+	Record bool
 	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
@@ -35,6 +39,12 @@ func (ev Configure) apply(st *step) error {
 		st.s.Language = ev.Language
 	}
 	st.s.ResponseScheduling = ev.ResponseScheduling
+	if ev.Record {
+		if st.s.History == nil {
+			st.s.History = &History{Partial: st.s.Version != 0}
+		}
+		st.s.History.Record, st.hist = true, true
+	}
 	st.out.Changed = true
 	return nil
 }

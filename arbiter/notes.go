@@ -401,13 +401,33 @@ func (st *step) resolvedNote(j *Job, _ int) string {
 	return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). Nothing is scheduled. Tell the user it was not made and offer to try again.", desc, j.Error)
 }
 
-// Claim-check corrections (claimcheck.go): said is what the model said, trimmed.
+// Claim-check corrections (claimcheck.go): said is what the model said, trimmed;
+// past is the tool's claim verb ("sent", "cancelled"; speech.Vocabulary.Done[0], ""
+// for a tool with none: then "done"), which says what the tool does. A booking's verbs
+// keep the booking wording ("was NOT made. Nothing is scheduled.").
+var bookingVerbs = map[string]bool{"booked": true, "reserved": true, "scheduled": true, "rebooked": true}
+
+// correctNothingDone: a turn says something was done (with generic words only:
+// "Done.", "it went through") and the session has no side-effecting job.
 func correctNothingDone(said string) string {
-	return fmt.Sprintf("System note: correction: nothing has been done. No request for it was made, so nothing is booked or scheduled. You said: %q.", said)
+	return fmt.Sprintf("System note: correction: nothing has been done. No request for it was made. You said: %q. Tell the user it has not been done.", said)
 }
 
-func correctNotMade(desc, said string) string {
-	return fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
+// correctNothingDoneBy: a turn says tools' side effects happened ("I've sent it") and
+// the session has no side-effecting job; verbs are the tools' claim verbs.
+func correctNothingDoneBy(verbs, tools []string, said string) string {
+	past := joinOr(verbs)
+	return fmt.Sprintf("System note: correction: nothing has been %s. No %s request was made. You said: %q. Tell the user it has not been %s.", past, joinOr(tools), said, past)
+}
+
+func correctNotMade(desc, past, said string) string {
+	switch {
+	case bookingVerbs[past]:
+		return fmt.Sprintf("System note: correction: %s was NOT made. Nothing is scheduled. You said: %q. Tell the user it was not made.", desc, said)
+	case past == "":
+		past = "done"
+	}
+	return fmt.Sprintf("System note: correction: %s was NOT carried out: nothing has been %s. You said: %q. Tell the user it has not been %s.", desc, past, said, past)
 }
 
 func correctStillPending(desc, said string) string {
@@ -418,8 +438,22 @@ func correctUnknown(desc, said string) string {
 	return fmt.Sprintf("System note: correction: the outcome of %s is not known yet; it is still being confirmed. You said: %q. Do not say it is done or not done until a status note says so.", desc, said)
 }
 
-func correctConfirmed(desc, ref, said string) string {
-	return fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, ref, said)
+func correctConfirmed(desc, ref, past, said string) string {
+	switch {
+	case bookingVerbs[past]:
+		return fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it is booked, and offer to cancel it.", desc, ref, said)
+	case past == "":
+		past = "done"
+	}
+	return fmt.Sprintf("System note: correction: %s IS confirmed%s. You said: %q. Tell the user it has been %s.", desc, ref, said, past)
+}
+
+// joinOr joins words with commas and a last "or": "sent", "booked or sent", "a, b or c".
+func joinOr(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // describe renders a tool's Describe template with the call's own wording of each

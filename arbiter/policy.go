@@ -29,7 +29,8 @@ type KeyAs string
 const (
 	// KeyText trims, case-folds and collapses white space.
 	KeyText KeyAs = "text"
-	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm") against the
+	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm"; in a Spanish,
+	// French or German session its wordings too: "mañana a las 3pm") against the
 	// call's time to a minute ("2026-10-02T15:00"); unparseable text falls back to
 	// KeyText.
 	KeyDatetime KeyAs = "datetime"
@@ -78,6 +79,14 @@ type Tool struct {
 	// Describe is the words for status notes; "{arg}" is replaced with the call's own
 	// wording of that arg. Zero means "the <name> request".
 	Describe string
+	// Claims are the verbs, past tense, that claim the tool's side effect happened
+	// ("sent", "delivered" for send_sms): the claim check reads what the model says
+	// about the tool's jobs with them (Vocabulary). Nil means derived from the name and
+	// Describe where they name a built-in side effect (sent, paid, ordered, cancelled,
+	// booked, scheduled, added, submitted; speech.VocabularyFor); an empty list means
+	// none (only the generic verbs: "it's done", "it went through"). Side-effecting
+	// tools only.
+	Claims []string
 	// Disallowed rejects every call of this tool (answered at once, not executed).
 	Disallowed bool
 	// NoHold turns the hold on user speech off for this tool: a due commit is then
@@ -132,6 +141,13 @@ const (
 	// DefaultMaxAsks: a question is asked at most twice.
 	DefaultMaxAsks = 2
 )
+
+// Vocabulary returns the words the claim check reads a model turn about this tool's
+// side effect with: Claims, or, when nil, those speech.VocabularyFor derives from the
+// name and Describe. Pure; the caller owns the result.
+func (t *Tool) Vocabulary() speech.Vocabulary {
+	return speech.VocabularyFor(t.Claims, t.Name, t.Describe)
+}
 
 // runs reports whether calls of this tool open a run.
 func (t *Tool) runs() bool { return t.Confirm || len(t.Steps) > 0 }
@@ -250,6 +266,9 @@ type Policy struct {
 	// Languages replace the phrase sets of those languages (keys: BCP 47 primary
 	// subtags such as "es"); languages not listed keep speech.DefaultPhrases.
 	Languages map[string]speech.Phrases
+
+	// digest is Digest's value, set by Validate.
+	digest string
 }
 
 // Phrases returns the intent phrases for a session language: the policy's set for it,
@@ -292,7 +311,9 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 // tool (ConfirmTool, DefaultConfirmTool when zero) with such an invalid name, or that
 // is a tool of the policy itself; a step without an arg or an ask (blank), a step arg
 // asked twice or reserved by the confirmation tool (run_id, confirmed, answer),
-// WithPrevious on the first step; a stop or amend phrase without words
+// WithPrevious on the first step; Claims on a read-only tool, a claim verb listed
+// twice or that speech.CheckClaimVerb refuses (no words, a word such as "is" or
+// "not"); a stop or amend phrase without words
 // (speech.Words); a language that is not a primary subtag (2-8 characters, lower
 // case, no "-", "_" or space), or a phrase of it without words.
 func (p *Policy) Validate() error {
@@ -319,6 +340,7 @@ func (p *Policy) Validate() error {
 			return err
 		}
 	}
+	p.digest = p.computeDigest()
 	return nil
 }
 
@@ -410,6 +432,9 @@ func (t *Tool) validate(p *Policy, name string) error {
 	if err := t.validateKey(at); err != nil {
 		return err
 	}
+	if err := t.validateClaims(at); err != nil {
+		return err
+	}
 	if err := t.Timings.validate(at...); err != nil {
 		return err
 	}
@@ -434,6 +459,26 @@ func (t *Tool) validateKey(at []any) error {
 				Problem: "is listed twice, first {other}", Other: field(at, "key", j, "arg")}
 		}
 		first[k.Arg] = i
+	}
+	return nil
+}
+
+// validateClaims checks the tool's claim verbs; at is the tool's path.
+func (t *Tool) validateClaims(at []any) error {
+	if t.Claims != nil && !t.SideEffect {
+		return &FieldError{Path: field(at, "claims"), Problem: "set, but the tool is read-only (side_effect is false): nothing it does can be claimed"}
+	}
+	first := map[string]int{}
+	for i, c := range t.Claims {
+		if err := speech.CheckClaimVerb(c); err != nil {
+			return &FieldError{Path: field(at, "claims", i), Value: strconv.Quote(c), Problem: err.Error()}
+		}
+		norm := strings.Join(strings.Fields(strings.ToLower(c)), " ")
+		if j, dup := first[norm]; dup {
+			return &FieldError{Path: field(at, "claims", i), Value: strconv.Quote(c),
+				Problem: "is listed twice, first {other}", Other: field(at, "claims", j)}
+		}
+		first[norm] = i
 	}
 	return nil
 }

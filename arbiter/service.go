@@ -38,6 +38,11 @@ type Service struct {
 	// Retries bounds compare-and-set retries per request. Zero means 32; past it the
 	// request fails with Conflict (gRPC ABORTED).
 	Retries int
+	// HistorySample is the fraction (0 to 1) of new sessions that record from their
+	// first event (History.Record: the larger history bound, Engine.RecordBytes),
+	// picked by a hash of the session key (Sampled), so every replica picks the same
+	// ones. Zero means none: a session then records only once Configure asks.
+	HistorySample float64
 }
 
 func (sv *Service) idleTTL() time.Duration {
@@ -78,6 +83,9 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 				return Output{}, nil, err
 			}
 			s = NewSession(key, now)
+			if Sampled(key, sv.HistorySample) {
+				s.History = &History{Record: true}
+			}
 		}
 		out, err := sv.Engine.Step(s, now, ev)
 		if err != nil {

@@ -87,6 +87,10 @@ type Session struct {
 	// Log holds the latest effects handed out (at most LogKeep), oldest first, for
 	// Watch.
 	Log []LogEntry `json:"log,omitempty"`
+	// History is the session's timeline of inputs, decisions and holds (history.go),
+	// bounded by Engine.HistoryBytes or, for a session that records, RecordBytes; nil
+	// until the first step that keeps one.
+	History *History `json:"history,omitempty"`
 }
 
 // LogKeep is how many of its latest effects a session keeps for Watch to resume

@@ -43,6 +43,7 @@ func (st *step) advance(now time.Time) {
 		}
 		t.fire()
 		st.out.Changed = true
+		st.noteHolds()
 	}
 	if now.After(st.s.Now) {
 		st.s.Now = now
@@ -247,6 +248,7 @@ func (st *step) revokeCommitsAfter(at time.Time) {
 			j.Decision, j.Cause, j.Reason, j.DecidedAt = Undecided, "", "", time.Time{}
 			j.CommitsRevoked++
 			st.out.Revoked = append(st.out.Revoked, j.ID)
+			st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
 			st.out.Changed = true
 		}
 	}
@@ -259,6 +261,7 @@ func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
 	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause})
+	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: d, Cause: cause, Reason: reason}})
 	if d == DecisionCancel {
 		st.out.Cancelled = append(st.out.Cancelled, j.ID)
 	}

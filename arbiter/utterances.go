@@ -80,14 +80,16 @@ func (ev Speech) apply(st *step) error {
 			if s.Utterances[n-1].ProviderID == "" {
 				s.Utterances[n-1].ProviderID = ev.UtteranceID
 			}
+			st.utt = s.Utterances[n-1].ID
 			return nil // already open
 		}
-		st.openUtterance(now, time.Time{}).ProviderID = ev.UtteranceID
+		u := st.openUtterance(now, time.Time{})
+		u.ProviderID, st.utt = ev.UtteranceID, u.ID
 	case UserActivityEnd:
 		if u := st.utteranceNamed(ev.UtteranceID); u != nil && u.End.IsZero() {
-			u.End = now
+			u.End, st.utt = now, u.ID
 		} else if n := len(s.Utterances); n > 0 && s.Utterances[n-1].End.IsZero() {
-			s.Utterances[n-1].End = now
+			s.Utterances[n-1].End, st.utt = now, s.Utterances[n-1].ID
 		}
 	case ModelOutputStart:
 		s.ModelSpeaking = true
@@ -217,6 +219,7 @@ func (ev Transcript) apply(st *step) error {
 		u = st.openUtterance(now, now)
 		u.ProviderID = ev.UtteranceID
 	}
+	st.utt = u.ID
 	if ev.Interim {
 		u.Interim = ev.Text
 		return nil

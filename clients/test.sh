@@ -93,6 +93,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 echo "== installing what the clients need"
 debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev redis-server redis-tools)
+debs+=(python3-websockets python3-yaml) # clients/python/examples/wire_agent.py (the wire harness); yaml for its --tools
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 missing=()
 for d in "${debs[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done
@@ -213,7 +214,7 @@ done
 
 echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, one and three arbiter replicas (clients/e2e/wire.sh)"
 # Each stack plays the 12 recorded sessions through its real SDK; the checker's verdict is
-# the check. A Python stack not on this branch yet is reported "not present" (no check).
+# the check.
 source "$root/clients/e2e/wire.sh"
 wire_checks
 

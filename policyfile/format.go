@@ -51,6 +51,7 @@ type tool struct {
 	Behavior   text      `yaml:"behavior"`
 	Key        []*keyArg `yaml:"key"` // nil: a null item
 	Describe   text      `yaml:"describe"`
+	Claims     []text    `yaml:"claims"`  // left out: derived (nil); [] none
 	Allowed    boolean   `yaml:"allowed"` // left out: true
 	Hold       boolean   `yaml:"hold"`    // left out: true
 	// DedupeUntilUserSpeaks left out: true (arbiter.Tool.DedupeWindowOnly false).
@@ -299,6 +300,10 @@ func (ft *tool) tool(i int) (*arbiter.Tool, error) {
 		Confirm:          ft.Confirm.b,
 		ConfirmTool:      ft.ConfirmTool.s,
 		MaxAsks:          ft.MaxAsks.n,
+	}
+	var err error
+	if t.Claims, err = phrases(ft.Claims, "tools", i, "claims"); err != nil {
+		return nil, err
 	}
 	for j, k := range ft.Key {
 		if k == nil {

@@ -703,3 +703,66 @@ tools:
 		t.Errorf("max_hold: 0s accepted; a zero duration is refused (leave it out for the default)")
 	}
 }
+
+// TestParseClaims: a tool's claims list is its claim verbs; left out they are derived
+// (nil), an empty list is none; the rules of Validate apply, with the file's lines.
+func TestParseClaims(t *testing.T) {
+	const base = `tools:
+  - name: send_sms
+    side_effect: true
+    claims: [sent, delivered]
+  - name: cancel_order
+    side_effect: true
+  - name: end_call
+    side_effect: true
+    claims: []
+  - name: get_weather
+`
+	p, err := Parse([]byte(base), "claims.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := p.Tools["send_sms"].Claims; !reflect.DeepEqual(got, []string{"sent", "delivered"}) {
+		t.Errorf("send_sms claims %q", got)
+	}
+	if got := p.Tools["cancel_order"].Claims; got != nil {
+		t.Errorf("cancel_order claims %q, want nil (derived)", got)
+	}
+	if got := p.Tools["cancel_order"].Vocabulary().Done; !reflect.DeepEqual(got, []string{"cancelled", "canceled", "called off"}) {
+		t.Errorf("cancel_order's derived verbs %q", got)
+	}
+	if got := p.Tools["end_call"].Claims; got == nil || len(got) != 0 {
+		t.Errorf("end_call claims %#v, want an empty list", got)
+	}
+	for _, tc := range []struct {
+		name     string
+		line     int // the line of base that repl replaces
+		repl     string
+		wantLine int
+		want     string
+	}{
+		{"not a list", 4, "    claims: sent", 4, "tools[0].claims: must be a list, not a string"},
+		{"a number", 4, "    claims: [sent, 3]", 4, "tools[0].claims[1]: must be a string, not a number"},
+		{"null item", 4, "    claims: [sent, null]", 4, "tools[0].claims[1]: must be a string, not null"},
+		{"no words (from Validate)", 4, `    claims: [sent, " "]`, 4, `tools[0].claims[1]: " " has no words`},
+		{"a function word (from Validate)", 4, "    claims: [sent, is]", 4, `tools[0].claims[1]: "is" is a word the claim reader reads as something else`},
+		{"listed twice (from Validate)", 4, "    claims: [sent, Sent]", 4, `tools[0].claims[1]: "Sent" is listed twice, first on line 4`},
+		{"read-only tool (from Validate)", 10, "  - name: get_weather\n    claims: [fetched]", 11, "tools[3].claims: set, but the tool is read-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := strings.Split(base, "\n")
+			src := strings.Join(append(append(append([]string{}, lines[:tc.line-1]...), tc.repl), lines[tc.line:]...), "\n")
+			_, err := Parse([]byte(src), "claims.yaml")
+			if err == nil {
+				t.Fatalf("Parse succeeded, want an error; input:\n%s", src)
+			}
+			if k := arbiter.KindOf(err); k != arbiter.Invalid {
+				t.Errorf("kind = %v, want invalid (error %q)", k, err)
+			}
+			want := fmt.Sprintf("claims.yaml:%d: %s", tc.wantLine, tc.want)
+			if msg := arbiter.MessageOf(err); !strings.HasPrefix(msg, want) {
+				t.Errorf("message %q does not start with %q; input:\n%s", msg, want, src)
+			}
+		})
+	}
+}

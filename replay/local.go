@@ -78,9 +78,12 @@ func (c *VirtualClock) AdvanceTo(t time.Time) {
 type Local struct {
 	Client arbiterv1.ArbiterServiceClient
 	Clock  *VirtualClock
-	conn   *grpc.ClientConn
-	gs     *grpc.Server
-	owned  arbiter.Store // closed by Close: the store NewLocal made
+	// Service is the arbiter behind Client; its settings (HistorySample, the
+	// engine's history bounds) may be changed before the first RPC.
+	Service *arbiter.Service
+	conn    *grpc.ClientConn
+	gs      *grpc.Server
+	owned   arbiter.Store // closed by Close: the store NewLocal made
 }
 
 // NewLocal starts an in-process arbiter under policy on a memory store, its clock at
@@ -116,7 +119,7 @@ func NewLocalOn(policy *arbiter.Policy, clock *VirtualClock, store arbiter.Store
 		gs.Stop()
 		return nil, err
 	}
-	return &Local{Client: arbiterv1.NewArbiterServiceClient(conn), Clock: clock, conn: conn, gs: gs}, nil
+	return &Local{Client: arbiterv1.NewArbiterServiceClient(conn), Clock: clock, Service: svc, conn: conn, gs: gs}, nil
 }
 
 // Close stops the in-process arbiter.
@@ -129,13 +132,25 @@ func (l *Local) Close() {
 }
 
 // RunLocal replays events on a fresh in-process arbiter under policy, on a virtual
-// clock starting at Epoch (opt.Start is set to it).
+// clock starting at StartOf(events) (opt.Start is set to it).
 func RunLocal(ctx context.Context, policy *arbiter.Policy, events []TraceEvent, opt Options, out io.Writer) (*Result, error) {
-	l, err := NewLocal(policy, Epoch)
+	start := StartOf(events)
+	l, err := NewLocal(policy, start)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	opt.Start = Epoch
+	opt.Start = start
 	return Run(ctx, l.Client, l.Clock, events, opt, out)
+}
+
+// StartOf is the time of a trace's t_ms 0: its session_start's created_at when it has
+// a valid one (an exported session), else Epoch.
+func StartOf(events []TraceEvent) time.Time {
+	if len(events) > 0 && events[0].Event == "session_start" && events[0].CreatedAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, events[0].CreatedAt); err == nil {
+			return t.UTC()
+		}
+	}
+	return Epoch
 }

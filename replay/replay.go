@@ -126,6 +126,86 @@ type backend struct {
 	// ProgressMS are the times after the call (ms, increasing) at which a read-only
 	// tool still running reports progress (ReportProgress with {"progress": "i/n"}).
 	ProgressMS []int64 `json:"progress_ms"`
+	// CommitResult is what a commit of this job returns (over the trace's
+	// commit_result; {} is an empty result).
+	CommitResult map[string]any `json:"commit_result"`
+}
+
+// over returns b with every field o sets taken from o (a tool_call's backend over its
+// tool's).
+func (b backend) over(o backend) backend {
+	if o.PrepareMS != nil {
+		b.PrepareMS = o.PrepareMS
+	}
+	if o.Commit != "" {
+		b.Commit, b.ResolvesAfterMS, b.ResolvesTo = o.Commit, o.ResolvesAfterMS, o.ResolvesTo
+	}
+	if len(o.ResultMS) > 0 {
+		b.ResultMS = o.ResultMS
+	}
+	if o.Result != nil {
+		b.Result = o.Result
+	}
+	if o.ProgressMS != nil {
+		b.ProgressMS = o.ProgressMS
+	}
+	if o.CommitResult != nil {
+		b.CommitResult = o.CommitResult
+	}
+	return b
+}
+
+// check validates one backend entry, named for errors ("backend.TOOL").
+func (b backend) check(name string) error {
+	if b.PrepareMS != nil && (*b.PrepareMS < 0 || *b.PrepareMS > MaxPrepareMS) {
+		return fmt.Errorf("%s.prepare_ms: %d is outside 0..%d", name, *b.PrepareMS, MaxPrepareMS)
+	}
+	switch b.Commit {
+	case "", "ok", "fail":
+		if b.ResolvesAfterMS != nil || b.ResolvesTo != "" {
+			return fmt.Errorf("%s: resolves_after_ms and resolves_to apply only to commit: unknown", name)
+		}
+	case "unknown":
+		switch b.ResolvesTo {
+		case "", "committed", "failed":
+		default:
+			return fmt.Errorf("%s.resolves_to: %q is not committed or failed", name, b.ResolvesTo)
+		}
+		if (b.ResolvesAfterMS == nil) != (b.ResolvesTo == "") {
+			return fmt.Errorf("%s: resolves_after_ms and resolves_to go together (leave both out for an outcome that never becomes known)", name)
+		}
+		if b.ResolvesAfterMS != nil && (*b.ResolvesAfterMS < 0 || *b.ResolvesAfterMS > MaxPrepareMS) {
+			return fmt.Errorf("%s.resolves_after_ms: %d is outside 0..%d", name, *b.ResolvesAfterMS, MaxPrepareMS)
+		}
+	default:
+		return fmt.Errorf("%s.commit: %q is not ok, fail or unknown", name, b.Commit)
+	}
+	if _, err := structpb.NewStruct(b.Result); err != nil {
+		return fmt.Errorf("%s.result: %v", name, err)
+	}
+	if _, err := structpb.NewStruct(b.CommitResult); err != nil {
+		return fmt.Errorf("%s.commit_result: %v", name, err)
+	}
+	for i, ms := range b.ProgressMS {
+		if ms < 0 || ms > MaxPrepareMS || (i > 0 && ms <= b.ProgressMS[i-1]) {
+			return fmt.Errorf("%s.progress_ms[%d]: %d is not increasing within 0..%d", name, i, ms, MaxPrepareMS)
+		}
+	}
+	if len(b.ResultMS) > 0 && string(b.ResultMS) != "null" {
+		if v, err := strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil || v < 0 || v > MaxPrepareMS {
+			return fmt.Errorf("%s.result_ms: %s is not null or an integer in 0..%d", name, b.ResultMS, MaxPrepareMS)
+		}
+	}
+	return nil
+}
+
+// parseBackend reads one backend entry (a tool's, or a tool_call's) and checks it.
+func parseBackend(name string, raw []byte) (backend, error) {
+	var b backend
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return b, fmt.Errorf("%s: %v", name, err)
+	}
+	return b, b.check(name)
 }
 
 type job struct {
@@ -136,6 +216,9 @@ type job struct {
 	decided               bool
 	// done is set once a read-only job's result was reported.
 	done bool
+	// b is the fake backend's behaviour for this job: its tool's, with the opening
+	// tool_call's backend over it.
+	b backend
 }
 
 // step kinds of the fake backend.
@@ -386,53 +469,19 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	if ev.CommitResult != nil {
 		r.commitResult = ev.CommitResult
 	}
-	if ev.ResponseScheduling != nil {
+	if ev.ResponseScheduling != nil || ev.Language != "" {
+		// One call sets both (ConfigureSession): response_scheduling left out is false.
 		if _, err := r.c.ConfigureSession(r.ctx, &arbiterv1.ConfigureSessionRequest{
-			SessionId: r.opt.SessionID, ResponseScheduling: *ev.ResponseScheduling,
+			SessionId: r.opt.SessionID, ResponseScheduling: ev.ResponseScheduling != nil && *ev.ResponseScheduling,
+			Language: ev.Language,
 		}); err != nil {
 			return fmt.Errorf("ConfigureSession: %w", err)
 		}
 	}
 	for tool, raw := range ev.Backend {
-		var b backend
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return fmt.Errorf("backend.%s: %v", tool, err)
-		}
-		if b.PrepareMS != nil && (*b.PrepareMS < 0 || *b.PrepareMS > MaxPrepareMS) {
-			return fmt.Errorf("backend.%s.prepare_ms: %d is outside 0..%d", tool, *b.PrepareMS, MaxPrepareMS)
-		}
-		switch b.Commit {
-		case "", "ok", "fail":
-			if b.ResolvesAfterMS != nil || b.ResolvesTo != "" {
-				return fmt.Errorf("backend.%s: resolves_after_ms and resolves_to apply only to commit: unknown", tool)
-			}
-		case "unknown":
-			switch b.ResolvesTo {
-			case "", "committed", "failed":
-			default:
-				return fmt.Errorf("backend.%s.resolves_to: %q is not committed or failed", tool, b.ResolvesTo)
-			}
-			if (b.ResolvesAfterMS == nil) != (b.ResolvesTo == "") {
-				return fmt.Errorf("backend.%s: resolves_after_ms and resolves_to go together (leave both out for an outcome that never becomes known)", tool)
-			}
-			if b.ResolvesAfterMS != nil && (*b.ResolvesAfterMS < 0 || *b.ResolvesAfterMS > MaxPrepareMS) {
-				return fmt.Errorf("backend.%s.resolves_after_ms: %d is outside 0..%d", tool, *b.ResolvesAfterMS, MaxPrepareMS)
-			}
-		default:
-			return fmt.Errorf("backend.%s.commit: %q is not ok, fail or unknown", tool, b.Commit)
-		}
-		if _, err := structpb.NewStruct(b.Result); err != nil {
-			return fmt.Errorf("backend.%s.result: %v", tool, err)
-		}
-		for i, ms := range b.ProgressMS {
-			if ms < 0 || ms > MaxPrepareMS || (i > 0 && ms <= b.ProgressMS[i-1]) {
-				return fmt.Errorf("backend.%s.progress_ms[%d]: %d is not increasing within 0..%d", tool, i, ms, MaxPrepareMS)
-			}
-		}
-		if len(b.ResultMS) > 0 && string(b.ResultMS) != "null" {
-			if v, err := strconv.ParseInt(string(b.ResultMS), 10, 64); err != nil || v < 0 || v > MaxPrepareMS {
-				return fmt.Errorf("backend.%s.result_ms: %s is not null or an integer in 0..%d", tool, b.ResultMS, MaxPrepareMS)
-			}
+		b, err := parseBackend("backend."+tool, raw)
+		if err != nil {
+			return err
 		}
 		r.backends[tool] = b
 	}
@@ -461,7 +510,7 @@ func (r *runner) toolCall(ev TraceEvent) error {
 	}
 	r.emit(Line{Out: "call", TMs: r.nowMS(), CallID: resp.CallId, Disposition: disp, JobID: resp.JobId, RunID: resp.RunId})
 	if resp.Disposition == arbiterv1.Disposition_DISPOSITION_EXECUTE && r.jobs[resp.JobId] == nil {
-		if err := r.startJob(resp, ev.Tool); err != nil {
+		if err := r.startJob(resp, ev); err != nil {
 			return err
 		}
 	}
@@ -487,7 +536,8 @@ func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error
 	if err != nil {
 		return nil, fmt.Errorf("args: %v", err)
 	}
-	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args, RawArgs: ev.RawArgs}
+	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args, RawArgs: ev.RawArgs,
+		BusinessKey: ev.BusinessKey}
 	switch ev.Behavior {
 	case "BLOCKING":
 		req.Behavior = arbiterv1.Behavior_BEHAVIOR_BLOCKING
@@ -508,16 +558,24 @@ func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error
 	return resp, nil
 }
 
-// startJob starts the fake backend on the job a call opened: a side-effecting job's
-// prepare, or a read-only job's result and progress reports. The job runs job_tool:
-// the call's own tool (callTool), or the run's tool for a confirmation call that
-// confirmed its run.
-func (r *runner) startJob(resp *arbiterv1.RegisterCallResponse, callTool string) error {
+// startJob starts the fake backend on the job a call (ev) opened: a side-effecting
+// job's prepare, or a read-only job's result and progress reports. The job runs
+// job_tool: the call's own tool, or the run's tool for a confirmation call that
+// confirmed its run; its backend is that tool's with the call's backend over it.
+func (r *runner) startJob(resp *arbiterv1.RegisterCallResponse, ev TraceEvent) error {
 	tool := resp.JobTool
 	if tool == "" {
-		tool = callTool
+		tool = ev.Tool
 	}
-	j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: tool, sideEffect: resp.SideEffect}
+	j := &job{id: resp.JobId, callID: resp.CallId, key: resp.BusinessKey, tool: tool, sideEffect: resp.SideEffect, b: r.backends[tool]}
+	if ev.Backend != nil {
+		raw, _ := json.Marshal(ev.Backend)
+		over, err := parseBackend("backend", raw)
+		if err != nil {
+			return err
+		}
+		j.b = j.b.over(over)
+	}
 	r.jobs[j.id] = j
 	r.order = append(r.order, j)
 	if j.sideEffect {
@@ -531,7 +589,7 @@ func (r *runner) startJob(resp *arbiterv1.RegisterCallResponse, callTool string)
 // else the tool's backend prepare_ms, else the trace's.
 func (r *runner) schedulePrepare(j *job) {
 	p := r.prepareMS
-	if b := r.backends[j.tool]; b.PrepareMS != nil {
+	if b := j.b; b.PrepareMS != nil {
 		p = *b.PrepareMS
 	}
 	if r.opt.PrepareMS != nil {
@@ -544,7 +602,7 @@ func (r *runner) schedulePrepare(j *job) {
 // scheduleReadOnly schedules a read-only job's result (result_ms after now, never
 // when null) and its progress reports (progress_ms).
 func (r *runner) scheduleReadOnly(j *job) error {
-	b := r.backends[j.tool]
+	b := j.b
 	var resultMS int64
 	if len(b.ResultMS) > 0 {
 		if string(b.ResultMS) == "null" {
@@ -590,7 +648,7 @@ func (r *runner) backendStep(p pending) error {
 		if j.done {
 			return nil // the result came first: nothing is still running
 		}
-		n := len(r.backends[j.tool].ProgressMS)
+		n := len(j.b.ProgressMS)
 		resp, err := r.c.ReportProgress(r.ctx, &arbiterv1.ReportProgressRequest{
 			SessionId: r.opt.SessionID, JobId: j.id, Result: mustStruct(map[string]any{"progress": fmt.Sprintf("%d/%d", p.n, n)}),
 		})
@@ -601,7 +659,7 @@ func (r *runner) backendStep(p pending) error {
 	}
 	if p.kind == stepResult {
 		j.done = true
-		result := r.backends[j.tool].Result
+		result := j.b.Result
 		if result == nil {
 			result = map[string]any{"status": "ok"}
 		}
@@ -660,7 +718,7 @@ func (r *runner) decide(j *job) error {
 	r.res.Decisions = append(r.res.Decisions, dec)
 	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
 	if d == "commit" {
-		b := r.backends[j.tool]
+		b := j.b
 		switch b.Commit {
 		case "fail":
 			// The commit was attempted and the backend refused it: not a commit anywhere.
@@ -698,9 +756,13 @@ func (r *runner) committed(j *job) map[string]any {
 		r.res.Summary.DoubleCommits++
 	}
 	result := map[string]any{"reference": "R-" + strconv.Itoa(r.commitN)}
-	if r.commitResult != nil {
+	src := r.commitResult
+	if j.b.CommitResult != nil {
+		src = j.b.CommitResult
+	}
+	if src != nil {
 		result = map[string]any{}
-		for k, v := range r.commitResult {
+		for k, v := range src {
 			result[k] = v
 		}
 	}
@@ -711,7 +773,7 @@ func (r *runner) committed(j *job) map[string]any {
 // learned it (resolves_to).
 func (r *runner) resolve(j *job) error {
 	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
-	outcome := r.backends[j.tool].ResolvesTo
+	outcome := j.b.ResolvesTo
 	if outcome == "committed" {
 		req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(r.committed(j))
 	} else {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // TraceEvent is one line of a trace. Fields not used by an event are zero.
@@ -29,9 +30,23 @@ type TraceEvent struct {
 	// provider honours function-response scheduling, so interim responses and notes
 	// riding on function responses are used.
 	ResponseScheduling *bool `json:"response_scheduling,omitempty"`
+	// Language, when set, is the session's language (BCP 47: "es", "fr-CA"), which
+	// the replay gives the arbiter with ConfigureSession: intent phrases and `as:
+	// datetime` keys are read in it.
+	Language string `json:"language,omitempty"`
 	// Policy names the tool-policy file a scenario runs under, relative to the trace
 	// (a test extension: `arbiter replay` takes the policy from --tools).
 	Policy string `json:"policy,omitempty"`
+	// Tools is the tool policy the session was recorded under, in the tool-policy file
+	// format as a JSON object (an exported session's: the server's policy for the
+	// tools the session called); PolicyDigest is the digest (arbiter.Policy.Digest) of
+	// the server's whole policy then. `arbiter replay --diff` replays under Tools.
+	Tools        json.RawMessage `json:"tools,omitempty"`
+	PolicyDigest string          `json:"policy_digest,omitempty"`
+	// CreatedAt is when t_ms 0 was (RFC 3339): an exported session's start. A local
+	// replay's virtual clock starts there instead of Epoch, so dates resolve as they
+	// did ("tomorrow 3pm").
+	CreatedAt string `json:"created_at,omitempty"`
 	// transcript, model_transcript
 	Text  string `json:"text,omitempty"`
 	Final *bool  `json:"final,omitempty"`
@@ -47,6 +62,11 @@ type TraceEvent struct {
 	// RawArgs is the argument text of a tool_call the agent could not parse (the
 	// call is rejected: RegisterCallRequest.raw_args); args is then ignored.
 	RawArgs string `json:"raw_args,omitempty"`
+	// BusinessKey is a tool_call's explicit business key (RegisterCallRequest
+	// .business_key).
+	BusinessKey string `json:"business_key,omitempty"`
+	// A tool_call's Backend (the same key as session_start's, one tool's fields) is
+	// the fake backend's behaviour for the job the call opens, over its tool's.
 	// tool_call_cancellation
 	CallIDs []string `json:"call_ids,omitempty"`
 	// ref_decision (another implementation's output)
@@ -56,6 +76,15 @@ type TraceEvent struct {
 	Reason string `json:"reason,omitempty"`
 	// connection
 	ID string `json:"id,omitempty"`
+	// ref_call, ref_response, ref_skip, ref_note, ref_run (an exported session's own
+	// outcomes): the disposition, the job, the run and its state, the payload, the
+	// note's delivery.
+	Disposition string         `json:"disposition,omitempty"`
+	JobID       string         `json:"job_id,omitempty"`
+	RunID       string         `json:"run_id,omitempty"`
+	State       string         `json:"state,omitempty"`
+	Payload     map[string]any `json:"payload,omitempty"`
+	Deliver     string         `json:"deliver,omitempty"`
 }
 
 // known are the events the format names.
@@ -64,6 +93,11 @@ var known = map[string]bool{
 	"interrupted": true, "tool_call": true, "tool_call_cancellation": true,
 	"model_audio_start": true, "model_transcript": true, "generation_complete": true,
 	"turn_complete": true, "end": true, "connection": true,
+}
+
+func isTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }
 
 // ReadTraceFile opens the trace file at path and parses it with ParseTrace (named by
@@ -122,6 +156,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: behavior: %q is not BLOCKING or NON_BLOCKING", name, n, ev.Behavior)
 		case ev.Event == "tool_call" && ev.ToolChoice != "" && ev.ToolChoice != "auto" && ev.ToolChoice != "none":
 			return nil, fmt.Errorf("%s:%d: tool_choice: %q is not auto or none", name, n, ev.ToolChoice)
+		case ev.Event == "session_start" && ev.CreatedAt != "" && !isTime(ev.CreatedAt):
+			return nil, fmt.Errorf("%s:%d: created_at: %q is not an RFC 3339 time", name, n, ev.CreatedAt)
 		case ev.Event == "connection" && ev.ID == "":
 			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:

@@ -3,9 +3,11 @@
 # when it is missing: redis-server (Debian's package; the tests start their own on
 # free ports) and the pinned buf toolchain (checks the API lints and that the
 # committed generated code matches proto/). Then every suite, each run even when an
-# earlier one failed: buf lint/breaking and the generated code, go vet, go test -race
+# earlier one failed: buf lint, buf breaking (against the merge base with main; see
+# breaking_base) and the generated code, go vet, go test -race
 # ./..., clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs
-# npm ci), the Helm chart's tests (deploy/helm/test.sh) and the bench module's vet.
+# npm ci), the Helm chart's tests (deploy/helm/test.sh), the bench module's vet and
+# the chaos suite at a small size (bench/chaos.sh).
 # The last line says which suites failed; the exit code is 1 if any did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,15 +51,74 @@ suite() {
   fi
 }
 
+# breaking_base sets BASE to the commit whose proto/ `buf breaking` compares against:
+# the merge base of HEAD with main (origin/main, else the local main), so a branch is
+# checked against the API it will land on, however many commits it has; on main itself
+# (CI's clean clone of main), where the merge base is HEAD, the previous commit, the
+# last landed API. A shallow clone is unshallowed from its remote first (the merge base
+# may lie beyond its depth); without a remote, or without a main to compare with, it
+# fails and says why rather than skipping the check. BASE is empty only on a
+# repository's first commit (no earlier API).
+breaking_base() {
+  BASE=""
+  if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    echo "buf breaking: not a git checkout: there is no earlier API to compare proto/ with (run the tests in a clone)" >&2
+    return 1
+  fi
+  local remote=""
+  if git remote get-url origin >/dev/null 2>&1; then remote=origin; else remote="$(git remote | sed -n 1p)"; fi
+  if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    if [ -z "$remote" ]; then
+      echo "buf breaking: shallow clone without a remote: the merge base with main may be missing from it; clone with the full history (or add a remote)" >&2
+      return 1
+    fi
+    echo "buf breaking: shallow clone: fetching the full history from $remote"
+    if ! git fetch --quiet --unshallow "$remote"; then
+      echo "buf breaking: git fetch --unshallow $remote failed: cannot find the merge base with main" >&2
+      return 1
+    fi
+  fi
+  if [ -n "$remote" ] && ! git rev-parse -q --verify "refs/remotes/$remote/main^{commit}" >/dev/null; then
+    # A single-branch clone knows no main: fetch it.
+    git fetch --quiet "$remote" "+refs/heads/main:refs/remotes/$remote/main" || true
+  fi
+  local main=""
+  for ref in ${remote:+"refs/remotes/$remote/main"} refs/heads/main; do
+    if git rev-parse -q --verify "$ref^{commit}" >/dev/null; then
+      main="$ref"
+      break
+    fi
+  done
+  if [ -z "$main" ]; then
+    echo "buf breaking: neither ${remote:-origin}/main nor main exists: cannot find the merge base with main" >&2
+    return 1
+  fi
+  local base
+  if ! base="$(git merge-base HEAD "$main")"; then
+    echo "buf breaking: HEAD shares no history with $main" >&2
+    return 1
+  fi
+  if [ "$base" = "$(git rev-parse HEAD)" ]; then
+    # HEAD is main (or behind it): the last landed API is the previous commit.
+    if ! base="$(git rev-parse -q --verify 'HEAD~1^{commit}')"; then
+      echo "buf breaking: HEAD is the first commit: no earlier API to compare with"
+      return 0
+    fi
+  fi
+  BASE="$base"
+}
+
 api() {
   buf lint || return 1
-  # A change to proto/ that breaks wire or source compatibility with the previous
-  # commit fails (CI's clone is main, so the previous commit is the last landed API).
-  if [ -d .git ] && git rev-parse -q --verify HEAD~1 >/dev/null; then
-    buf breaking --against '.git#ref=HEAD~1' || return 1
+  # A change to proto/ that breaks wire or source compatibility with the API it lands
+  # on (breaking_base) fails.
+  breaking_base || return 1
+  if [ -n "$BASE" ]; then
+    echo "buf breaking against $(git log -1 --format='%h %s' "$BASE")"
+    buf breaking --against ".git#ref=$BASE" || return 1
   fi
   buf generate || return 1
-  if [ -d .git ] && ! git diff --exit-code --stat -- proto; then
+  if ! git diff --exit-code --stat -- proto; then
     echo "proto/: generated code differs from what is committed: run 'buf generate' and commit" >&2
     return 1
   fi
@@ -69,6 +130,7 @@ suite "go test -race ./..." go test -race -count=1 ./...
 suite "clients (Python, Node)" ./clients/test.sh
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
 suite "bench/ builds (nested Go module; the load test itself is bench/run.sh)" bash -c 'cd bench && go vet ./...'
+suite "chaos: replicas and Redis killed and frozen, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "scripts/test.sh: ${#failed[@]} suite(s) failed: ${failed[*]}"

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 )
 
 // Metrics are the arbiter's Prometheus metrics: the gRPC server metrics of
@@ -72,8 +73,21 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	reg.MustRegister(m.grpc, m.decisions, m.outcomes, m.calls, m.skips, m.notes, m.answerAge, m.decideWait, m.storeErrs, m.panics,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
 	return m
+}
+
+// buildInfoGauge is arbiter_build_info{version,commit,go_version} 1: which build runs
+// (join on it to break other metrics down by version).
+func buildInfoGauge() prometheus.Gauge {
+	bi := buildinfo.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "arbiter_build_info",
+		Help:        "Always 1; the labels say which build of arbiter runs: version, git commit and Go version.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "go_version": bi.GoVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // Handler serves the registry in the Prometheus text format.

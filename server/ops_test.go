@@ -110,9 +110,16 @@ func TestTenantIsolation(t *testing.T) {
 	if _, err := c.GetSession(a, &arbiterv1.GetSessionRequest{SessionId: "shared-id"}); err != nil {
 		t.Fatalf("owner cannot read its session: %v", err)
 	}
+	if h, err := c.GetHistory(a, &arbiterv1.GetHistoryRequest{SessionId: "shared-id"}); err != nil || len(h.Entries) == 0 {
+		t.Fatalf("owner cannot read its history: %v %v", h, err)
+	}
 	for name, call := range map[string]func() error{
 		"GetSession": func() error {
 			_, err := c.GetSession(b, &arbiterv1.GetSessionRequest{SessionId: "shared-id"})
+			return err
+		},
+		"GetHistory": func() error {
+			_, err := c.GetHistory(b, &arbiterv1.GetHistoryRequest{SessionId: "shared-id"})
 			return err
 		},
 		"Decide": func() error {

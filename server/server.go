@@ -223,24 +223,24 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
-// observedAt is when the agent observed an event that it reports age after: the
-// service clock's now less age; zero (the event happened as it arrives) when age is
-// unset or zero. Errors: Invalid naming age when it is malformed or negative.
+// observedAt is when the agent observed an event: the moment its request arrived, less
+// the age it reports (unset: 0). It is taken as the request arrives, before the store
+// is read, so an event whose step waits for a slow store (a frozen Redis) keeps its
+// place on the session's timeline instead of taking the session clock's later time.
+// Errors: Invalid naming age when it is malformed or negative.
 func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
+	arrived := s.svc.Clock.Now()
 	if age == nil {
-		return time.Time{}, nil
+		return arrived, nil
 	}
 	if err := age.CheckValid(); err != nil {
 		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v", err)
 	}
 	d := age.AsDuration()
-	switch {
-	case d < 0:
+	if d < 0 {
 		return time.Time{}, arbiter.Errorf(arbiter.Invalid, "age: %v is negative", d)
-	case d == 0:
-		return time.Time{}, nil
 	}
-	return s.svc.Clock.Now().Add(-d), nil
+	return arrived.Add(-d), nil
 }
 
 // apply runs one event through the service and returns the engine's output with its
@@ -465,7 +465,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +473,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if lang == "" {
 		lang = speech.DefaultLanguage
 	}
-	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling}, nil
+	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record}, nil
 }
 
 // Poll implements arbiterv1.ArbiterServiceServer.
@@ -665,7 +665,7 @@ func effectsPB(e arbiter.Effects) (*arbiterv1.Effects, error) {
 // watchPB converts one log entry into a Watch message. Errors: Internal for a
 // payload that does not encode or an entry with no effect.
 func watchPB(e arbiter.LogEntry) (*arbiterv1.WatchResponse, error) {
-	m := &arbiterv1.WatchResponse{Seq: e.Seq}
+	m := &arbiterv1.WatchResponse{Seq: e.Seq, At: timestamppb.New(e.At)}
 	switch {
 	case e.Response != nil:
 		r, err := responsePB(*e.Response)

@@ -37,106 +37,143 @@ var outcomes = map[string]arbiter.Outcome{
 // parseEvent reads an event command: its time and the engine event. A command or
 // argument it does not know fails the test.
 func parseEvent(t *testing.T, td *datadriven.TestData) (time.Time, arbiter.Event) {
-	var ev arbiter.Event
-	switch td.Cmd {
-	case "call":
-		checkArgs(t, td, "t", "observed", "epoch", "id", "tool", "behavior", "tool_choice", "business_key", "raw")
-		rc := arbiter.RegisterCall{ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
-		if td.HasArg("raw") {
-			rc.RawArgs = textBody(t, td) // what the agent could not parse
-		} else {
-			rc.Args = jsonBody(t, td)
-		}
-		if rc.Args == nil {
-			rc.Args = map[string]any{} // what the gRPC edge makes of absent args
-		}
-		td.ScanArgs(t, "tool", &rc.Tool)
-		td.MaybeScanArgs(t, "id", &rc.CallID)
-		td.MaybeScanArgs(t, "business_key", &rc.BusinessKey)
-		if b := strArg(t, td, "behavior"); b != "" {
-			var ok bool
-			if rc.Behavior, ok = behaviors[b]; !ok {
-				td.Fatalf(t, "behavior: %q is not blocking or non_blocking", b)
-			}
-		}
-		switch c := strArg(t, td, "tool_choice"); c {
-		case "", "auto":
-		case "none":
-			rc.ToolChoiceNone = true
-		default:
-			td.Fatalf(t, "tool_choice: %q is not auto or none", c)
-		}
-		ev = rc
-	case "speech":
-		var kinds []string
-		for _, a := range td.CmdArgs {
-			if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" {
-				kinds = append(kinds, a.Key)
-			}
-		}
-		k, ok := speechKinds[strings.Join(kinds, " ")]
-		if !ok || len(kinds) != 1 {
-			td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
-		}
-		ev = arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
-	case "transcript":
-		checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim")
-		ev = arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
-			Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
-	case "withdraw":
-		checkArgs(t, td, "t", "observed", "ids", "reason")
-		a, ok := td.Arg("ids")
-		if !ok {
-			td.Fatalf(t, "withdraw: ids=(...) required")
-		}
-		ev = arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason"))}
-	case "decide":
-		checkArgs(t, td, "t", "job", "prepared")
-		d := arbiter.Decide{Prepared: td.HasArg("prepared")}
-		td.ScanArgs(t, "job", &d.JobID)
-		ev = d
-	case "complete":
-		checkArgs(t, td, "t", "job", "outcome")
-		c := arbiter.Complete{}
-		td.ScanArgs(t, "job", &c.JobID)
-		o := strArg(t, td, "outcome")
-		var ok bool
-		if c.Outcome, ok = outcomes[o]; !ok {
-			td.Fatalf(t, "outcome: %q is not committed, cancelled, failed, result or unknown", o)
-		}
-		if c.Outcome == arbiter.Failed {
-			c.Error = textBody(t, td)
-		} else {
-			c.Result = jsonBody(t, td)
-		}
-		ev = c
-	case "configure":
-		checkArgs(t, td, "t", "epoch", "language", "response_scheduling")
-		c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling"), Epoch: strArg(t, td, "epoch")}
-		td.MaybeScanArgs(t, "language", &c.Language)
-		ev = c
-	case "connect":
-		checkArgs(t, td, "t", "id", "epoch")
-		c := arbiter.Connect{Epoch: strArg(t, td, "epoch")}
-		td.ScanArgs(t, "id", &c.ConnectionID)
-		ev = c
-	case "progress":
-		checkArgs(t, td, "t", "job")
-		p := arbiter.Progress{Result: jsonBody(t, td)}
-		td.ScanArgs(t, "job", &p.JobID)
-		ev = p
-	case "close":
-		checkArgs(t, td, "t")
-		ev = arbiter.Close{}
-	case "tick":
-		checkArgs(t, td, "t")
-		ev = arbiter.Tick{}
-	default:
+	parse, ok := eventParsers[td.Cmd]
+	if !ok {
 		td.Fatalf(t, "unknown command %q", td.Cmd)
 	}
+	ev := parse(t, td)
 	var n float64
 	td.ScanArgs(t, "t", &n)
 	return at(n), ev
+}
+
+// eventParsers read each event command's arguments and body into its engine event.
+var eventParsers = map[string]func(t *testing.T, td *datadriven.TestData) arbiter.Event{
+	"call":       parseCall,
+	"speech":     parseSpeech,
+	"transcript": parseTranscript,
+	"withdraw":   parseWithdraw,
+	"decide":     parseDecide,
+	"complete":   parseComplete,
+	"configure":  parseConfigure,
+	"connect":    parseConnect,
+	"progress":   parseProgress,
+	"close":      parseClose,
+	"tick":       parseTick,
+}
+
+func parseCall(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "observed", "epoch", "id", "tool", "behavior", "tool_choice", "business_key", "raw")
+	rc := arbiter.RegisterCall{ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch")}
+	if td.HasArg("raw") {
+		rc.RawArgs = textBody(t, td) // what the agent could not parse
+	} else {
+		rc.Args = jsonBody(t, td)
+	}
+	if rc.Args == nil {
+		rc.Args = map[string]any{} // what the gRPC edge makes of absent args
+	}
+	td.ScanArgs(t, "tool", &rc.Tool)
+	td.MaybeScanArgs(t, "id", &rc.CallID)
+	td.MaybeScanArgs(t, "business_key", &rc.BusinessKey)
+	if b := strArg(t, td, "behavior"); b != "" {
+		var ok bool
+		if rc.Behavior, ok = behaviors[b]; !ok {
+			td.Fatalf(t, "behavior: %q is not blocking or non_blocking", b)
+		}
+	}
+	switch c := strArg(t, td, "tool_choice"); c {
+	case "", "auto":
+	case "none":
+		rc.ToolChoiceNone = true
+	default:
+		td.Fatalf(t, "tool_choice: %q is not auto or none", c)
+	}
+	return rc
+}
+
+func parseSpeech(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	var kinds []string
+	for _, a := range td.CmdArgs {
+		if a.Key != "t" && a.Key != "observed" && a.Key != "epoch" && a.Key != "utterance" {
+			kinds = append(kinds, a.Key)
+		}
+	}
+	k, ok := speechKinds[strings.Join(kinds, " ")]
+	if !ok || len(kinds) != 1 {
+		td.Fatalf(t, "speech: want one of user-start, user-end, model-start, generation-complete, turn-complete, interrupted; got %v", kinds)
+	}
+	return arbiter.Speech{Kind: k, ObservedAt: observed(t, td), Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+}
+
+func parseTranscript(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim")
+	return arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
+		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance")}
+}
+
+func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "observed", "ids", "reason")
+	a, ok := td.Arg("ids")
+	if !ok {
+		td.Fatalf(t, "withdraw: ids=(...) required")
+	}
+	return arbiter.ToolCallCancellation{CallIDs: a.Vals, ObservedAt: observed(t, td), Reason: arbiter.CancelReason(strArg(t, td, "reason"))}
+}
+
+func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "job", "prepared")
+	d := arbiter.Decide{Prepared: td.HasArg("prepared")}
+	td.ScanArgs(t, "job", &d.JobID)
+	return d
+}
+
+func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "job", "outcome")
+	c := arbiter.Complete{}
+	td.ScanArgs(t, "job", &c.JobID)
+	o := strArg(t, td, "outcome")
+	var ok bool
+	if c.Outcome, ok = outcomes[o]; !ok {
+		td.Fatalf(t, "outcome: %q is not committed, cancelled, failed, result or unknown", o)
+	}
+	if c.Outcome == arbiter.Failed {
+		c.Error = textBody(t, td)
+	} else {
+		c.Result = jsonBody(t, td)
+	}
+	return c
+}
+
+func parseConfigure(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "epoch", "language", "response_scheduling")
+	c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling"), Epoch: strArg(t, td, "epoch")}
+	td.MaybeScanArgs(t, "language", &c.Language)
+	return c
+}
+
+func parseConnect(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "id", "epoch")
+	c := arbiter.Connect{Epoch: strArg(t, td, "epoch")}
+	td.ScanArgs(t, "id", &c.ConnectionID)
+	return c
+}
+
+func parseProgress(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t", "job")
+	p := arbiter.Progress{Result: jsonBody(t, td)}
+	td.ScanArgs(t, "job", &p.JobID)
+	return p
+}
+
+func parseClose(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t")
+	return arbiter.Close{}
+}
+
+func parseTick(t *testing.T, td *datadriven.TestData) arbiter.Event {
+	checkArgs(t, td, "t")
+	return arbiter.Tick{}
 }
 
 // at is the time n ms after Epoch.

@@ -69,6 +69,25 @@ func BenchmarkReadClaims(b *testing.B) {
 	}
 }
 
+// BenchmarkVocabularyReadClaims reads a short model turn with ReadClaims (Booking,
+// compiled at start) and with Vocabulary.ReadClaims (a tool's vocabulary, looked up by
+// content in the compiled cache on every call): the look-up's cost.
+func BenchmarkVocabularyReadClaims(b *testing.B) {
+	const turn = "I'm sorry, but the message has already been sent. Would you like me to send another one?"
+	b.Run("ReadClaims", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Verdict(ReadClaims(turn))
+		}
+	})
+	b.Run("Vocabulary", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Verdict(smsVocabulary.ReadClaims(turn))
+		}
+	})
+}
+
 func BenchmarkClassify(b *testing.B) {
 	en := DefaultPhrases["en"]
 	for _, u := range classifyBenchUnits {

@@ -9,6 +9,13 @@ package speech
 // no clock. The engine compares the verdict with the job's real state and, when they
 // disagree, sends a corrective note.
 //
+// A statement is read with one side effect's Vocabulary (vocabulary.go): its own verbs
+// and nouns. ReadClaims reads with Booking, whose words the rules below name as
+// examples ("booked", "booking"); Vocabulary.ReadClaims with any other, which
+// VocabularyFor gives a tool from its policy (send_sms: sent, delivered; cancel_order:
+// cancelled). Read with another vocabulary, "booking" below stands for its nouns and
+// the booking verbs for its own verbs.
+//
 // # How a statement is read
 //
 // Each step names the function that implements it: steps 1 and 2 are in tokens.go and
@@ -44,7 +51,11 @@ package speech
 //     (dropRelative): "the booking (that) you asked for was cancelled" -> "the booking
 //     was cancelled".
 //  7. Find the first licensed claim verb (firstClaim, claimAt):
-//     - booking verbs: booked, reserved, scheduled, "all set" (done);
+//     - own verbs, the vocabulary's Done (booked, reserved, scheduled, "all set" in
+//     Booking; sent, delivered for an SMS) and their base forms (done; Claim.Own). An
+//     own verb that is a cancellation verb too ("cancelled" for a tool that cancels
+//     an order) is an own verb, except of a request ("I cancelled the request": a
+//     cancellation; objectClass);
 //     - generic verbs: made, done, completed, complete, confirmed, committed,
 //     finalized, secured, placed, processed, exists, went/gone through, went ahead
 //     with, set up, locked in, taken care of (done) — only when the clause is about
@@ -57,10 +68,11 @@ package speech
 //     cancelsSomethingElse). With "you" as subject generic and cancellation verbs
 //     report the user's request, not a state: no claim (userRequest). A generic
 //     verb whose subject or object is "cancellation" is a cancellation ("your
-//     cancellation has been processed": not_done; cancellationNoun);
+//     cancellation has been processed": not_done; cancellationNoun), unless
+//     cancelling is the vocabulary's own side effect (then done);
 //     - "there is a booking" / "you have a booking" (done; "no booking": not_done;
 //     possessionAt).
-//     The verbs are looked up by verbAt. A past form counts after an auxiliary (is,
+//     The verbs are looked up by lexicon.verbAt. A past form counts after an auxiliary (is,
 //     was, has been, got ...), after a subject ("I booked", "the booking made"), or at
 //     the start of a fragment ("booked that slot for you."); not after "being" ("it is
 //     being booked": pending) and not as an adjective ("the booked slot")
@@ -91,10 +103,12 @@ package speech
 //
 // # What it does not do
 //
-// It reads one job's booking vocabulary: it does not tell two jobs apart ("I
-// cancelled the 3pm and booked the 4pm" is one verdict, done), does not resolve
-// elliptic answers ("Yes, it was."), treats future statements as no claim ("I won't
-// book it"), and has no vocabulary for other side effects (sent, paid, ordered).
+// It reads one side effect's vocabulary at a time: it does not tell two jobs apart
+// ("I cancelled the 3pm and booked the 4pm" is one verdict, done), does not resolve
+// elliptic answers ("Yes, it was."), and treats future statements as no claim ("I
+// won't book it"). The base forms of a vocabulary's verbs are guessed from their past
+// forms ("sent": send; "scheduled": schedul and schedule), so an irregular verb the
+// guess does not know ("flew") claims only in its past form.
 // Within a clause only the first licensed claim verb counts, so a transcript without
 // punctuation reads as one long clause and its first claim: "the booking was not made
 // it is booked now" is not_done, where the punctuated turn is done (Verdict's last
@@ -132,16 +146,45 @@ type Claim struct {
 	// the booking: done from "it cannot be cancelled", "it's too late (to cancel)",
 	// "I didn't cancel it". An explicit claim in the same turn overrides it (Verdict).
 	Implied bool
+	// Own is set when the claim's verb is one of the vocabulary's own (Vocabulary.Done
+	// or a base form of one: "booked", "I didn't send it") or a possession of one of
+	// its nouns ("there is a booking"); not for the generic verbs ("done", "it went
+	// through"), the cancellation verbs and "it's too late", which every vocabulary
+	// shares. A claim that is Own is about this vocabulary's side effect in
+	// particular.
+	Own bool
 }
 
 // ReadClaims reads a model statement (one turn's output transcription, possibly
-// several sentences) and returns the claims, one per clause that makes one, in order;
-// nil when there are none. The language is English; see ReadClaimsIn for others. The
-// rules are described at the top of claims.go. ReadClaims is pure, deterministic and
-// safe for concurrent use; it takes time and memory linear in len(text) (times a
-// constant for the vocabulary), whatever the text. The caller owns the returned slice.
+// several sentences) about a booking (the Booking vocabulary; Vocabulary.ReadClaims
+// reads with another) and returns the claims, one per clause that makes one, in
+// order; nil when there are none. The language is English; see ReadClaimsIn for
+// others. The rules are described at the top of claims.go. ReadClaims is pure,
+// deterministic and safe for concurrent use; it takes time and memory linear in
+// len(text) (times a constant for the vocabulary), whatever the text. The caller owns
+// the returned slice.
 func ReadClaims(text string) []Claim {
-	var r reader
+	return readClaims(bookingLexicon, text)
+}
+
+// ReadClaims is ReadClaims (the function) with v's verbs and nouns: what a statement
+// claims about the side effect v names. The first read of a vocabulary compiles it
+// (its words, the guessed base forms of its verbs), which later reads reuse; safe for
+// concurrent use.
+func (v Vocabulary) ReadClaims(text string) []Claim {
+	return readClaims(lexiconOf(v), text)
+}
+
+// ReadClaimsIn is ReadClaimsIn (the function) with v's verbs and nouns.
+func (v Vocabulary) ReadClaimsIn(lang, text string) []Claim {
+	if !english(lang) {
+		return nil
+	}
+	return v.ReadClaims(text)
+}
+
+func readClaims(lx *lexicon, text string) []Claim {
+	r := reader{x: index{lx: lx}}
 	var out []Claim
 	topic := false
 	for _, cl := range clauses(tokens(text)) {
@@ -160,14 +203,19 @@ func ReadClaims(text string) []Claim {
 // means English). Other languages have no rules yet and return nil: no claim, so the
 // engine corrects nothing rather than something it misread.
 func ReadClaimsIn(lang, text string) []Claim {
+	if !english(lang) {
+		return nil
+	}
+	return ReadClaims(text)
+}
+
+// english reports whether a session language (BCP 47; empty: English) is English.
+func english(lang string) bool {
 	l := strings.ToLower(strings.TrimSpace(lang))
 	if i := strings.IndexAny(l, "-_"); i >= 0 {
 		l = l[:i]
 	}
-	if l != "" && l != "en" {
-		return nil
-	}
-	return ReadClaims(text)
+	return l == "" || l == "en"
 }
 
 // Verdict joins the claims of one turn into what the turn tells the user: the last
@@ -177,17 +225,23 @@ func ReadClaimsIn(lang, text string) []Claim {
 // cancelled" or "it's too late") count only when the turn has no explicit claim, so
 // "It wasn't booked, so it can't be cancelled." is not_done. No claims: ClaimNone.
 func Verdict(claims []Claim) ClaimKind {
-	explicit, implied := ClaimNone, ClaimNone
+	return Deciding(claims).Kind
+}
+
+// Deciding returns the claim Verdict's answer comes from: the last explicit claim, or
+// with none the last implied one; a zero Claim (ClaimNone) when there are no claims.
+func Deciding(claims []Claim) Claim {
+	var explicit, implied Claim
 	for _, c := range claims {
 		switch {
 		case c.Kind == ClaimNone:
 		case c.Implied:
-			implied = c.Kind
+			implied = c
 		default:
-			explicit = c.Kind
+			explicit = c
 		}
 	}
-	if explicit != ClaimNone {
+	if explicit.Kind != ClaimNone {
 		return explicit
 	}
 	return implied

@@ -7,7 +7,9 @@
 //     amend, other or unknown (intent.go).
 //   - ReadClaims and Verdict read what a model turn tells the user about a side
 //     effect: done, not done, or no claim (claims.go states the rules; tokens.go,
-//     clauses.go, rules.go and index.go implement them over the words of vocab.go);
+//     clauses.go, rules.go and index.go implement them over the words of vocab.go),
+//     with the verbs and nouns of one side effect, a Vocabulary (vocabulary.go:
+//     Booking, or one VocabularyFor derives from a tool's policy);
 //     TurnJoiner groups the model's output transcription into the turns they read
 //     (turns.go).
 //

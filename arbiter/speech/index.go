@@ -14,6 +14,7 @@ type group struct {
 // through ...") quadratic. Each slice has one entry per position i in
 // [0, len(words)] and describes words[:i]; reset fills them in one pass.
 type index struct {
+	lx    *lexicon // the vocabulary the clause is read with
 	words []string
 
 	subjAt  []int // the last word before i that ends a verb group (kindEndsGroup), -1 for none
@@ -43,7 +44,7 @@ func (x *index) reset(words []string) {
 		if i == len(words) {
 			return
 		}
-		k := wordKinds[words[i]]
+		k := x.lx.kinds[words[i]]
 		if k&kindEndsGroup != 0 {
 			subj = i
 		}
@@ -71,7 +72,7 @@ type wordKind uint8
 
 const (
 	// kindEndsGroup: a verb's group reaches back no further than this word: a
-	// subject, an object pronoun, a noun of the booking vocabulary or a past form of a
+	// subject, an object pronoun, a noun of the vocabulary or a past form of a
 	// claim verb.
 	kindEndsGroup  wordKind = 1 << iota
 	kindSkipAdverb          // in skipAdverbs
@@ -81,29 +82,27 @@ const (
 	kindTo                  // "to"
 )
 
-// wordKinds are the kinds of every word that has one, built from the vocabulary.
-var wordKinds = func() map[string]wordKind {
-	m := map[string]wordKind{"to": kindTo}
-	for _, k := range []struct {
-		kind  wordKind
-		words wordSet
-	}{{kindSkipAdverb, skipAdverbs}, {kindNegator, negators}, {kindModal, modals}, {kindAbility, abilityWords}} {
-		for w := range k.words {
-			m[w] |= k.kind
+// baseKinds are the kinds of the words every vocabulary shares; a lexicon adds its
+// nouns and the past forms of its claim verbs (kindEndsGroup; lexicon.kinds).
+var (
+	baseKinds = func() map[string]wordKind {
+		m := map[string]wordKind{"to": kindTo}
+		for _, k := range []struct {
+			kind  wordKind
+			words wordSet
+		}{{kindSkipAdverb, skipAdverbs}, {kindNegator, negators}, {kindModal, modals}, {kindAbility, abilityWords}} {
+			for w := range k.words {
+				m[w] |= k.kind
+			}
 		}
-	}
-	for _, set := range []wordSet{subjects, objPronouns, bookNouns, otherNouns} {
-		for w := range set {
-			m[w] |= kindEndsGroup
+		for _, set := range []wordSet{subjects, objPronouns, otherNouns} {
+			for w := range set {
+				m[w] |= kindEndsGroup
+			}
 		}
-	}
-	for w, v := range verbs {
-		if v.form == formPast {
-			m[w] |= kindEndsGroup
-		}
-	}
-	return m
-}()
+		return m
+	}()
+)
 
 // canNotAt reports whether "can not" or "could not" starts at word i.
 func (x *index) canNotAt(i int) bool {

@@ -19,11 +19,11 @@ func (r *reader) readClause(words []string, question, prevTopic bool) (Claim, bo
 	if len(words) == 0 || startsSubordinate(words) {
 		return Claim{}, false, prevTopic
 	}
-	topic := clauseTopic(words, prevTopic)
+	topic := clauseTopic(r.x.lx, words, prevTopic)
 	if question || isQuestion(words) {
 		return Claim{}, false, topic
 	}
-	words = dropRelative(cutAtSubordinator(words))
+	words = dropRelative(r.x.lx, cutAtSubordinator(words))
 	r.x.reset(words)
 	c, ok := firstClaim(&r.x, neg, topic)
 	if !ok {
@@ -36,19 +36,19 @@ func (r *reader) readClause(words []string, question, prevTopic bool) (Claim, bo
 	return c, true, topic
 }
 
-// clauseTopic reports whether a clause is about the booking (step 2): it names it
-// (topicWords: "booking", "it", "that", "everything", ...), or it has no subject of its
-// own — it starts with an auxiliary, an adverb, a negation or a claim verb ("and was
-// never made") — and the previous clause was about it.
-func clauseTopic(words []string, prevTopic bool) bool {
-	if topicWords.hasAny(words) {
+// clauseTopic reports whether a clause is about the side effect (step 2): it names it
+// (the vocabulary's topic: its nouns, "it", "that", "everything", ...), or it has no
+// subject of its own — it starts with an auxiliary, an adverb, a negation or a claim
+// verb ("and was never made") — and the previous clause was about it.
+func clauseTopic(lx *lexicon, words []string, prevTopic bool) bool {
+	if lx.topic.hasAny(words) {
 		return true
 	}
 	w := words[0]
 	if auxiliaries[w] || skipAdverbs[w] || negators[w] {
 		return prevTopic
 	}
-	_, verb := verbAt(words, 0)
+	_, verb := lx.verbAt(words, 0)
 	return prevTopic && verb
 }
 
@@ -102,22 +102,22 @@ func cutAtSubordinator(words []string) []string {
 	return words
 }
 
-// dropRelative removes a relative clause after a booking noun when a main verb (a
-// claim verb or an auxiliary) follows it (step 6): "the booking (that) you asked for
-// was cancelled" reads as "the booking was cancelled". It returns words itself or a
-// new slice.
-func dropRelative(words []string) []string {
+// dropRelative removes a relative clause after a noun of the vocabulary when a main
+// verb (a claim verb or an auxiliary) follows it (step 6): "the booking (that) you
+// asked for was cancelled" reads as "the booking was cancelled". It returns words
+// itself or a new slice.
+func dropRelative(lx *lexicon, words []string) []string {
 	lastMain := -1 // the last claim verb or auxiliary
 	for k, w := range words {
-		if _, ok := verbs[w]; ok || auxiliaries[w] {
+		if _, ok := lx.verbs[w]; ok || auxiliaries[w] {
 			lastMain = k
 		}
 	}
 	for i, w := range words {
-		if !bookNouns[w] {
+		if !lx.nouns[w] {
 			continue
 		}
-		if k, ok := relativeClause(words, i+1); ok && lastMain >= k {
+		if k, ok := relativeClause(lx, words, i+1); ok && lastMain >= k {
 			return append(append([]string{}, words[:i+1]...), words[k:]...)
 		}
 	}
@@ -125,8 +125,9 @@ func dropRelative(words []string) []string {
 }
 
 // relativeClause reads "(that|which) (I|you|we) [had|have|has|just|already|originally]
-// <verb> [for|about|earlier]" at words[j:] and returns the index after it.
-func relativeClause(words []string, j int) (int, bool) {
+// <verb> [for|about|earlier]" at words[j:] and returns the index after it; <verb> is
+// one of relVerbs or a past form of the vocabulary's own verbs (lexicon.rel).
+func relativeClause(lx *lexicon, words []string, j int) (int, bool) {
 	if j < len(words) && relPronouns[words[j]] {
 		j++
 	}
@@ -137,7 +138,7 @@ func relativeClause(words []string, j int) (int, bool) {
 	for k < len(words) && relAdverbs[words[k]] {
 		k++
 	}
-	if k >= len(words) || !relVerbs[words[k]] {
+	if k >= len(words) || !lx.rel[words[k]] {
 		return 0, false
 	}
 	k++
@@ -185,7 +186,7 @@ func claimAt(x *index, i, neg int, topic bool) (Claim, bool) {
 		return Claim{}, false
 	}
 	kind, implied := polarity(class, neg+negations(s)+lic.neg)
-	return Claim{Kind: kind, Implied: implied || lic.implied}, true
+	return Claim{Kind: kind, Implied: implied || lic.implied, Own: class == classOwn}, true
 }
 
 // site is a claim verb in its clause.
@@ -199,15 +200,15 @@ type site struct {
 // verbSite returns the claim verb at word i: a verb of the vocabulary (verbAt) or a
 // possession ("there is a booking", possessionAt).
 func verbSite(x *index, i int) (site, bool) {
-	if v, ok := verbAt(x.words, i); ok {
+	if v, ok := x.lx.verbAt(x.words, i); ok {
 		return site{x: x, at: i, v: v, g: x.group(i)}, true
 	}
 	return possessionAt(x, i)
 }
 
 // possessionAt reads "there is (no) booking" or "(you) have (no) booking" at word i
-// (step 7): done, as a booking verb, when a booking noun comes at most five words
-// after "there" or "have" with only determiners, negators and "your", "one",
+// (step 7): done, as an own verb, when a noun of the vocabulary comes at most five
+// words after "there" or "have" with only determiners, negators and "your", "one",
 // "single", "current" or "active" between. "There" has no subject: its group is the
 // whole clause before it.
 func possessionAt(x *index, i int) (site, bool) {
@@ -223,10 +224,10 @@ func possessionAt(x *index, i int) (site, bool) {
 	for k < len(words) && k <= i+4 && possessionMod(words[k]) {
 		k++
 	}
-	if k >= len(words) || !bookNouns[words[k]] {
+	if k >= len(words) || !x.lx.nouns[words[k]] {
 		return site{}, false
 	}
-	s := site{x: x, at: i, v: verb{classBooking, formHave, 1}, g: x.group(i)}
+	s := site{x: x, at: i, v: verb{class: classOwn, form: formHave, width: 1}, g: x.group(i)}
 	if there {
 		s.g = group{from: 0, to: i}
 	}
@@ -326,18 +327,24 @@ func licensedBase(s site) bool {
 }
 
 // objectClass returns the verb's class as its subject and object make it (step 7), or
-// false when they make the clause no claim about the booking.
+// false when they make the clause no claim about the side effect. An own verb that is
+// a cancellation verb too (verb.undo) withdraws a request when its object is one ("I
+// cancelled the request": a cancellation).
 func objectClass(s site, topic bool) (verbClass, bool) {
 	obj := s.object()
 	class := s.v.class
+	lx := s.x.lx
+	if class == classOwn && s.v.undo && objectIsRequest(obj) {
+		class = classCancel
+	}
 	if class == classGeneric {
-		if cancellationNoun(s, obj) {
+		if cancellationNoun(s, obj) && !lx.undoes {
 			class = classCancel
 		} else if !genericAboutBooking(s, obj, topic) {
 			return 0, false
 		}
 	}
-	if class == classCancel && cancelsSomethingElse(obj) {
+	if class == classCancel && cancelsSomethingElse(lx, obj) {
 		return 0, false
 	}
 	if userRequest(s, class) {
@@ -354,32 +361,42 @@ func (s site) object() []string {
 
 // cancellationNoun reports whether a generic verb's subject or object is a
 // cancellation, which makes it a cancellation ("your cancellation has been
-// processed": not done).
+// processed": not done), unless cancelling is the side effect itself
+// (lexicon.undoes: then it is done).
 func cancellationNoun(s site, obj []string) bool {
 	return cancelNouns[s.g.subj] || cancelNouns.hasAny(obj)
 }
 
 // genericAboutBooking reports whether a generic verb (made, done, confirmed, ...)
-// claims something of the booking: its object, if it starts with a determiner, names
-// the booking ("I made a note" does not), and the clause is about the booking (topic)
-// or is a fragment of at most two words ("Done.", "Completed successfully.").
+// claims something of the side effect: its object, if it starts with a determiner,
+// names it ("I made a note" does not), and the clause is about it (topic) or is a
+// fragment of at most two words ("Done.", "Completed successfully.").
 func genericAboutBooking(s site, obj []string, topic bool) bool {
-	if len(obj) > 0 && determiners[obj[0]] && !topicWords.hasAny(obj[1:]) {
+	if len(obj) > 0 && determiners[obj[0]] && !s.x.lx.topic.hasAny(obj[1:]) {
 		return false
 	}
 	return topic || len(s.x.words) <= 2
 }
 
 // cancelsSomethingElse reports whether a cancellation verb's object is something other
-// than the booking or a request ("I stopped the music").
-func cancelsSomethingElse(obj []string) bool {
-	return len(obj) > 0 && determiners[obj[0]] && !cancelObjs.hasAny(obj[1:]) && !otherNouns.hasAny(obj[1:])
+// than the side effect or a request ("I stopped the music").
+func cancelsSomethingElse(lx *lexicon, obj []string) bool {
+	return len(obj) > 0 && determiners[obj[0]] && !lx.objs.hasAny(obj[1:]) && !otherNouns.hasAny(obj[1:])
+}
+
+// objectIsRequest reports whether a verb's object, after a determiner or "your", is a
+// request or a cancellation ("the request", "your cancellation").
+func objectIsRequest(obj []string) bool {
+	if len(obj) > 0 && (determiners[obj[0]] || obj[0] == "your" || obj[0] == "my") {
+		obj = obj[1:]
+	}
+	return len(obj) > 0 && requestNouns[obj[0]]
 }
 
 // userRequest reports whether a generic or cancellation verb has "you" as its subject:
 // "you cancelled it" reports the user's request, not a state.
 func userRequest(s site, class verbClass) bool {
-	return s.g.subj == "you" && class != classBooking
+	return s.g.subj == "you" && class != classOwn
 }
 
 // negations counts the negations that bear on the verb (step 9): in its group ("have
@@ -412,14 +429,14 @@ func subjectNegation(s site) int {
 	return n
 }
 
-// objectNegation counts the negators between a possession and its booking noun
-// ("there is no booking"), or is 1 for "nothing", "none" or "no <booking noun>" right
-// after a verb ("I've made no booking").
+// objectNegation counts the negators between a possession and its noun ("there is
+// no booking"), or is 1 for "nothing", "none" or "no <noun>" right after a verb ("I've
+// made no booking").
 func objectNegation(s site) int {
-	words := s.x.words
+	words, nouns := s.x.words, s.x.lx.nouns
 	if s.v.form == formHave {
 		n := 0
-		for k := s.at + 1; k < len(words) && !bookNouns[words[k]]; k++ {
+		for k := s.at + 1; k < len(words) && !nouns[words[k]]; k++ {
 			if negators[words[k]] {
 				n++
 			}
@@ -431,14 +448,14 @@ func objectNegation(s site) int {
 		return 0
 	}
 	w := words[after]
-	if w == "nothing" || w == "none" || (w == "no" && after+1 < len(words) && bookNouns[words[after+1]]) {
+	if w == "nothing" || w == "none" || (w == "no" && after+1 < len(words) && nouns[words[after+1]]) {
 		return 1
 	}
 	return 0
 }
 
-// polarity returns the claim a verb class makes under n negations (step 9): booking
-// and generic verbs say done, cancellation verbs not done, and each negation flips it.
+// polarity returns the claim a verb class makes under n negations (step 9): own and
+// generic verbs say done, cancellation verbs not done, and each negation flips it.
 // Done from a cancellation verb ("it was not cancelled", "it cannot be cancelled") is
 // only implied.
 func polarity(class verbClass, n int) (ClaimKind, bool) {

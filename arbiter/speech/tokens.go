@@ -219,7 +219,7 @@ var contractions = map[string][]string{
 }
 
 // participles are past participles that can follow "'d" ("I'd booked": had).
-var participles = set("made done been gone taken put set got sent")
+var participles = set("made done been gone taken put set got sent paid")
 
 // expand returns the expansion of a contraction ("wasn't" -> was not, "it's" -> it is,
 // "I'd booked" -> I had booked; next is the following word, which decides "'d"); ok is

@@ -101,14 +101,22 @@ var (
 	invertedSubj = set("i you we it that this there the your my he she they anything everything")
 	whWords      = set("what which who whom whose why how where")
 
-	auxiliaries  = set("am is are was were be been has have had got get gets")
-	skipAdverbs  = set("already just now longer also successfully actually still all really indeed definitely officially fully finally properly correctly yet both then originally even ever truly")
-	negators     = set("not never no nothing none neither nor nobody unable failed")
-	subjects     = set("i we you they he she it that this these those nothing everything something anything all one which who what")
-	objPronouns  = set("me him her us them")
-	bookNouns    = set("booking bookings reservation reservations appointment appointments slot slots spot table")
-	topicWords   = set("booking bookings reservation reservations appointment appointments slot slots spot table it that this everything all nothing cancellation cancelation")
-	cancelObjs   = set("booking bookings reservation reservations appointment appointments slot slots spot table request requests process job order operation call action it that this everything all")
+	auxiliaries = set("am is are was were be been has have had got get gets")
+	skipAdverbs = set("already just now longer also successfully actually still all really indeed definitely officially fully finally properly correctly yet both then originally even ever truly")
+	negators    = set("not never no nothing none neither nor nobody unable failed")
+	subjects    = set("i we you they he she it that this these those nothing everything something anything all one which who what")
+	objPronouns = set("me him her us them")
+	// bookNouns are the nouns of the Booking vocabulary; topicWords and cancelObjs are
+	// Booking's topic and cancellation objects (lexicon.topic, lexicon.objs): its nouns
+	// and topicPronouns, its nouns and cancelObjWords.
+	bookNouns      = set("booking bookings reservation reservations appointment appointments slot slots spot table")
+	topicWords     = set("booking bookings reservation reservations appointment appointments slot slots spot table it that this everything all nothing cancellation cancelation")
+	cancelObjs     = set("booking bookings reservation reservations appointment appointments slot slots spot table request requests process job order operation call action it that this everything all")
+	topicPronouns  = set("it that this everything all nothing cancellation cancelation")
+	cancelObjWords = set("request requests process job order operation call action it that this everything all")
+	// requestNouns are the objects of an own cancellation verb that make it withdraw a
+	// request rather than claim the side effect ("I cancelled the request").
+	requestNouns = set("request requests cancellation cancelation process operation action")
 	otherNouns   = set("request requests process job order operation action cancellation cancelation")
 	cancelNouns  = set("cancellation cancelation")
 	determiners  = set("a an the some another any")
@@ -136,12 +144,12 @@ var (
 	relTails    = set("for about earlier")
 )
 
-// verbClass is what a claim verb says about the booking.
+// verbClass is what a claim verb says about the side effect.
 type verbClass byte
 
 const (
-	classBooking verbClass = 'b' // booked, reserved, scheduled, all set: done
-	classGeneric verbClass = 'g' // made, done, confirmed, went through: done, about the booking only
+	classOwn     verbClass = 'o' // the vocabulary's own verbs (Vocabulary.Done: booked, reserved, all set; sent): done
+	classGeneric verbClass = 'g' // made, done, confirmed, went through: done, about the side effect only
 	classCancel  verbClass = 'c' // cancelled, stopped, called off: not done
 )
 
@@ -154,11 +162,15 @@ const (
 	formHave verbForm = 'x' // possession: "there is a booking", "you have a booking"
 )
 
-// verb is a claim verb: its class, form and width in words.
+// verb is a claim verb: its class, form and width in words. undo marks an own verb
+// that is also a cancellation verb ("cancelled" in the vocabulary of a tool that
+// cancels an order): it claims the tool's side effect, except of a request
+// ("I cancelled the request" withdraws it; objectClass).
 type verb struct {
 	class verbClass
 	form  verbForm
 	width int
+	undo  bool
 }
 
 // phraseVerb is a claim verb of more than one word.
@@ -167,52 +179,20 @@ type phraseVerb struct {
 	v     verb
 }
 
-// verbs are the claim verbs of one word; phraseVerbs those of more than one word, by
-// first word.
-var verbs, phraseVerbs = claimVerbs()
+// The claim verbs of every vocabulary, past forms and base forms, each of one or more
+// words. A vocabulary's own verbs (Vocabulary.Done) take precedence over them.
+var (
+	genericPast = []string{"made", "done", "completed", "complete", "confirmed", "finalized", "finalised",
+		"secured", "placed", "processed", "committed", "exists", "exist", "went through", "gone through",
+		"set up", "locked in", "put through", "taken care of", "went ahead with", "gone ahead with"}
+	genericBase = []string{"make", "do", "confirm", "finalize", "finalise", "secure", "place", "process",
+		"commit", "go through", "go ahead with"}
+	cancelPast = []string{"cancelled", "canceled", "stopped", "released", "withdrawn", "withdrew", "aborted",
+		"halted", "voided", "removed", "deleted", "undone", "undid", "reverted", "reversed", "called off"}
+	cancelBase = []string{"cancel", "stop", "release", "withdraw", "abort", "halt", "void", "remove",
+		"delete", "undo", "revert", "reverse", "call off"}
+)
 
-func claimVerbs() (map[string]verb, map[string][]phraseVerb) {
-	one, more := map[string]verb{}, map[string][]phraseVerb{}
-	add := func(words string, class verbClass, form verbForm) {
-		for _, w := range strings.Fields(words) {
-			one[w] = verb{class, form, 1}
-		}
-	}
-	add("booked reserved scheduled rebooked", classBooking, formPast)
-	add("book reserve schedule rebook", classBooking, formBase)
-	add("made done completed complete confirmed finalized finalised secured placed processed committed exists exist", classGeneric, formPast)
-	add("make do confirm finalize finalise secure place process commit", classGeneric, formBase)
-	add("cancelled canceled stopped released withdrawn withdrew aborted halted voided removed deleted undone undid reverted reversed", classCancel, formPast)
-	add("cancel stop release withdraw abort halt void remove delete undo revert reverse", classCancel, formBase)
-
-	addPhrase := func(phrase string, class verbClass, form verbForm) {
-		ws := strings.Fields(phrase)
-		more[ws[0]] = append(more[ws[0]], phraseVerb{ws, verb{class, form, len(ws)}})
-	}
-	addPhrase("went through", classGeneric, formPast)
-	addPhrase("gone through", classGeneric, formPast)
-	addPhrase("go through", classGeneric, formBase)
-	addPhrase("set up", classGeneric, formPast)
-	addPhrase("locked in", classGeneric, formPast)
-	addPhrase("put through", classGeneric, formPast)
-	addPhrase("taken care of", classGeneric, formPast)
-	addPhrase("went ahead with", classGeneric, formPast)
-	addPhrase("gone ahead with", classGeneric, formPast)
-	addPhrase("go ahead with", classGeneric, formBase)
-	addPhrase("all set", classBooking, formPast)
-	addPhrase("called off", classCancel, formPast)
-	addPhrase("call off", classCancel, formBase)
-	return one, more
-}
-
-// verbAt returns the claim verb that starts at words[i], if any; a verb of more than
-// one word wins over its first word ("go through" over "go").
-func verbAt(words []string, i int) (verb, bool) {
-	for _, p := range phraseVerbs[words[i]] {
-		if hasPrefix(words[i:], p.words) {
-			return p.v, true
-		}
-	}
-	v, ok := verbs[words[i]]
-	return v, ok
-}
+// verbs are the claim verbs of one word of the Booking vocabulary; phraseVerbs those of
+// more than one word, by first word.
+var verbs, phraseVerbs = bookingLexicon.verbs, bookingLexicon.phrases

@@ -24,9 +24,6 @@
 # Sourced by clients/test.sh (which defines check, die, $tmp, $root and builds the
 # arbiter at $tmp/arbiter); run alone it builds what it needs into a temporary folder:
 #     clients/e2e/wire.sh            # WIRE_STACKS="node-genai py-gemini" narrows the stacks
-#
-# A Python stack whose script is not there yet is reported "not present" and neither
-# passes nor fails (until the Python wire agent lands on main).
 
 wire_standalone=""
 if ! declare -F check >/dev/null; then
@@ -160,10 +157,6 @@ wire_checks() {
     echo "arbiter ($config): $wire_target"
     local run=() pids=()
     for stack in $wire_stacks; do
-      if [[ $stack == py-* ]] && [ ! -f "$wire_py_agent" ]; then
-        echo "skip $stack@$config: not present (clients/python/examples/wire_agent.py is not on this branch yet)"
-        continue
-      fi
       wire_run "$stack" "$base/$stack" "$wire_target" &
       pids+=($!)
       run+=("$stack")

@@ -48,7 +48,7 @@ type inProcess struct {
 // startServe runs `arbiter serve --listen 127.0.0.1:0 args...` in this process and
 // dials it; the test fails if it does not start within 10 s. The connection is closed
 // and the server cancelled when the test ends.
-func startServe(t *testing.T, args ...string) *inProcess {
+func startServe(t testing.TB, args ...string) *inProcess {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -74,7 +74,7 @@ func startServe(t *testing.T, args ...string) *inProcess {
 
 // drain cancels the server (SIGTERM's path) and fails the test unless it exits 0
 // within timeout.
-func (p *inProcess) drain(t *testing.T, timeout time.Duration) {
+func (p *inProcess) drain(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	p.cancel()
 	select {

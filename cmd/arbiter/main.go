@@ -1,7 +1,7 @@
 // Command arbiter runs the Arbiter gRPC service (`arbiter serve`), replays recorded
-// voice sessions through the decision engine (`arbiter replay`), and plays them to an
-// agent as a fake Gemini Live / OpenAI Realtime server (`arbiter fake-provider`,
-// `arbiter fake-provider check`).
+// voice sessions through the decision engine (`arbiter replay`), exports a live session
+// as a trace (`arbiter export`), and plays sessions to an agent as a fake Gemini Live /
+// OpenAI Realtime server (`arbiter fake-provider`, `arbiter fake-provider check`).
 //
 // Every serve flag can also be set with an ARBITER_* environment variable; flags win.
 package main
@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 )
 
 func main() {
@@ -27,8 +29,11 @@ func main() {
 
 // cli is the command line.
 type cli struct {
+	Version kong.VersionFlag `help:"Print the version, the commit and the Go version it was built with, and exit."`
+
 	Serve  serveCmd  `cmd:"" help:"Run the gRPC service (embedded in-memory store unless a Redis URL is given)."`
-	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target)."`
+	Replay replayCmd `cmd:"" help:"Replay session traces (docs/trace-format.md): in-process on a virtual clock, or against running servers in real time (--target); --diff compares two policies on them."`
+	Export exportCmd `cmd:"" help:"Export a session of a running server (GetHistory) as a trace, to replay it locally."`
 
 	FakeProvider fakeProviderCmd `cmd:"" name:"fake-provider" help:"A fake Gemini Live / OpenAI Realtime server that plays recorded sessions on the real wire protocols, records what the agent sends, and checks the record (docs/fake-provider.md)."`
 }
@@ -50,6 +55,7 @@ func (env *runEnv) run(args []string) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
+		kong.Vars{"version": buildinfo.Get().String()},
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -57,7 +63,7 @@ func (env *runEnv) run(args []string) int {
 	}
 	kctx, err := parser.Parse(args)
 	if exit >= 0 {
-		return exit // --help
+		return exit // --help, --version
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "arbiter: %v\n", err)

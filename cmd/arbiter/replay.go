@@ -20,6 +20,8 @@ type replayCmd struct {
 	Tools     string   `type:"existingfile" help:"Tool-policy YAML file the traces ran under."`
 	PrepareMS *int64   `name:"prepare-ms" help:"Fake backend prepare time in ms for every side-effecting call (overrides the trace)."`
 	Target    []string `sep:"," placeholder:"HOST:PORT" help:"Replay against running servers (host:port, comma-separated) in real time, each RPC to the next target in turn, all traces at once. The servers' tool policy must match --tools. Default: an in-process arbiter on a virtual clock per trace."`
+	Diff      bool     `help:"Replay each trace under --tools and under the policy it was recorded with (its session_start tools, as arbiter export writes it; else compare with its recorded outcomes, the ref_ lines), and print which dispositions, decisions, responses, skips and notes differ (JSON lines); exit 1 when any do. In process only."`
+	Session   string   `help:"Session id to replay under (one trace only; default replay-NAME, with --target plus a per-run suffix): to find the session afterwards, e.g. with arbiter export. Give a new id each run: one in use continues that session."`
 	Traces    []string `arg:"" type:"existingfile" help:"Trace files (JSON lines)."`
 }
 
@@ -46,9 +48,20 @@ func (c *replayCmd) Run(env *runEnv) error {
 	if c.Tools == "" {
 		fmt.Fprintln(env.stderr, "arbiter replay: no --tools: every tool is read-only pass-through, nothing is held or deduplicated")
 	}
+	if c.Session != "" && len(c.Traces) != 1 {
+		fmt.Fprintln(env.stderr, "arbiter: --session names the session of one trace: give one trace")
+		return exitError(2)
+	}
+	if c.Diff && len(c.Target) > 0 {
+		fmt.Fprintln(env.stderr, "arbiter: --diff replays in process: drop --target")
+		return exitError(2)
+	}
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {
 		return err
+	}
+	if c.Diff {
+		return c.runDiff(env, policy)
 	}
 	runs := make([]*traceRun, len(c.Traces))
 	for i, path := range c.Traces {
@@ -58,7 +71,7 @@ func (c *replayCmd) Run(env *runEnv) error {
 		for i, path := range c.Traces {
 			r := runs[i]
 			r.res, r.err = replayFile(env, path, r.name, env.stdout, func(events []replay.TraceEvent, out io.Writer) (*replay.Result, error) {
-				return replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: "replay-" + sanitize(r.name), PrepareMS: c.PrepareMS}, out)
+				return replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: c.sessionID("replay-" + sanitize(r.name)), PrepareMS: c.PrepareMS}, out)
 			})
 		}
 	} else if err := c.runRemote(env, runs); err != nil {
@@ -140,7 +153,7 @@ func (c *replayCmd) runRemote(env *runEnv, runs []*traceRun) error {
 				r.err = fmt.Errorf("--target: %v", err)
 				return
 			}
-			opt := replay.Options{SessionID: sanitize("replay-" + r.name + "-" + run), PrepareMS: c.PrepareMS, Start: time.Now()}
+			opt := replay.Options{SessionID: c.sessionID(sanitize("replay-" + r.name + "-" + run)), PrepareMS: c.PrepareMS, Start: time.Now()}
 			r.res, r.err = replay.Run(env.ctx, client, replay.NewRealClock(env.ctx), events[i], opt, &r.out)
 		}()
 	}
@@ -149,6 +162,14 @@ func (c *replayCmd) runRemote(env *runEnv, runs []*traceRun) error {
 		_, _ = env.stdout.Write(r.out.Bytes())
 	}
 	return nil
+}
+
+// sessionID is --session, or def.
+func (c *replayCmd) sessionID(def string) string {
+	if c.Session != "" {
+		return c.Session
+	}
+	return def
 }
 
 // replayFile parses the trace at path and replays it with play, writing output lines

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
@@ -14,9 +17,11 @@ import (
 	"google.golang.org/grpc/health"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/buildinfo"
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/memory/boltdisk"
 	"github.com/voicearbiter/arbiter/store/redisstore"
 )
 
@@ -30,12 +35,13 @@ type serveCmd struct {
 	MaxWait      time.Duration `default:"30s" env:"ARBITER_MAX_WAIT" help:"Cap on a Decide long-poll."`
 	DrainTimeout time.Duration `default:"10s" env:"ARBITER_DRAIN_TIMEOUT" help:"On SIGTERM, how long in-flight RPCs may finish before the server stops hard."`
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
-	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis without AOF (appendonly no: a restart loses every session, or with RDB snapshots rolls them back to the last one). Without it serve refuses such a Redis."`
+	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis that can lose what it acknowledged: no AOF (a restart loses every session, or with RDB snapshots rolls them back to the last one), or AOF without appendfsync always (a crash loses up to a second). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
-	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this file across restarts: read at start (a missing file is an empty store), written every --state-interval and after the drain on SIGTERM. Not with --redis-url. Empty: sessions live only in memory."`
-	StateEvery   time.Duration `name:"state-interval" default:"5s" env:"ARBITER_STATE_INTERVAL" help:"How often --state-file is rewritten when sessions changed (a crash loses at most this much); 0: only on shutdown."`
+	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this database file (bbolt): every change is on disk before its RPC answers, so a crash loses nothing that was answered; read at start (a missing file is an empty store; a JSON state file of earlier versions is converted once and kept as FILE.bak). Not with --redis-url. Empty: sessions live only in memory."`
+	StateEvery   time.Duration `name:"state-interval" env:"ARBITER_STATE_INTERVAL" hidden:"" help:"Deprecated and ignored: --state-file is written at every change. Accepted so that old configurations still start; a warning is logged when it is set."`
 
 	MetricsListen  string        `name:"metrics-listen" env:"ARBITER_METRICS_LISTEN" help:"Serve Prometheus metrics at http://ADDR/metrics (e.g. :9090). Empty: no metrics endpoint."`
+	HealthListen   string        `name:"health-listen" env:"ARBITER_HEALTH_LISTEN" help:"Also serve grpc.health.v1, and nothing else, in plaintext on this address (e.g. :8081), with the statuses of --listen (readiness follows the store and the drain): for probes that cannot speak the TLS of --listen, like the kubelet's gRPC probe. Empty: off."`
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
 	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
 	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
@@ -56,6 +62,9 @@ type serveCmd struct {
 	MaxConnAge     time.Duration `name:"max-connection-age" env:"ARBITER_MAX_CONNECTION_AGE" help:"Connections go away (GOAWAY) this long after they opened, so clients spread over replicas added since (in-flight RPCs get --rpc-timeout plus --max-wait to finish; Watch streams resume elsewhere); 0: never."`
 	MaxSessions    int           `name:"max-sessions" env:"ARBITER_MAX_SESSIONS" help:"Most live sessions the embedded store holds (RESOURCE_EXHAUSTED past it); 0: unlimited. Not enforced on Redis, whose memory limit applies."`
 	MaxCalls       int           `name:"max-calls-per-session" default:"1024" env:"ARBITER_MAX_CALLS_PER_SESSION" help:"Most function calls one session may register (RESOURCE_EXHAUSTED past it)."`
+	HistoryBytes   int           `name:"history-bytes" default:"1024" env:"ARBITER_HISTORY_BYTES" help:"Bound of the history (GetHistory) each session keeps, in bytes of its entries JSON-encoded: the latest inputs, decisions and holds; 0: none for sessions that do not record."`
+	RecordBytes    int           `name:"record-bytes" default:"65536" env:"ARBITER_RECORD_BYTES" help:"Bound of the history of a session that records (ConfigureSession record, or --history-sample), enough to export it whole (arbiter export). Every RPC of such a session reads and writes it."`
+	HistorySample  float64       `name:"history-sample" env:"ARBITER_HISTORY_SAMPLE" help:"Fraction (0 to 1) of new sessions that record from their first event, picked by a hash of the session id (every replica picks the same); 0: only those that ask (ConfigureSession record)."`
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
@@ -64,10 +73,9 @@ type serveCmd struct {
 // store (and its Redis client) closes. The store is pinged every --health-interval
 // (server.HealthWatcher): health is SERVING only while Redis answers; the server
 // starts even when Redis is down (NOT_SERVING, RPCs answer UNAVAILABLE) and recovers
-// without a restart when it comes back. With --state-file (memory.StateFile) the
-// embedded store's sessions are restored from the file at start (a corrupt file fails
-// the start), written to it every --state-interval while they change, and once more
-// after the drain, when no RPC can change them any more.
+// without a restart when it comes back. With --state-file the embedded store runs on
+// a bbolt database (boltdisk): its sessions are loaded at start (a corrupt file fails
+// the start), and every change is on disk before the RPC that made it answers.
 func (c *serveCmd) Run(env *runEnv) error {
 	log, err := c.logger(env.stderr)
 	if err != nil {
@@ -89,13 +97,18 @@ func (c *serveCmd) Run(env *runEnv) error {
 		return err
 	}
 	opts.Limiter = c.limiter(st, log)
+	historyBytes := c.HistoryBytes
+	if historyBytes == 0 {
+		historyBytes = -1 // the engine's "none"
+	}
 	svc := &arbiter.Service{
-		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls}, Store: st.store, Clock: arbiter.SystemClock{},
-		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait,
+		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls, HistoryBytes: historyBytes, RecordBytes: c.RecordBytes},
+		Store:  st.store, Clock: arbiter.SystemClock{},
+		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait, HistorySample: c.HistorySample,
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
-	lis, stopMetrics, err := c.listen(opts.Metrics, log)
+	lis, healthLis, stopMetrics, err := c.listen(opts.Metrics, log)
 	if err != nil {
 		_ = st.store.Close()
 		return err
@@ -103,20 +116,24 @@ func (c *serveCmd) Run(env *runEnv) error {
 	// A store down at start is not fatal: the first check sets NOT_SERVING.
 	hw := server.NewHealthWatcher(st.store, hs, log, c.HealthEvery)
 	hw.Check(env.ctx)
+	// The health port answers from the first check on, and until Run returns: through
+	// the drain (NOT_SERVING) and the last state write.
+	defer serveHealthPort(healthLis, hs, log)()
 	log.Info("arbiter serving", c.servingAttrs(lis.Addr().String(), st.name, policy, opts)...)
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
 	}
 	stopHealth := hw.Start(env.ctx)
-	stopState := st.state.Start()
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	select {
 	case err := <-errc:
 		stopHealth()
 		stopMetrics()
-		stopState()
-		return st.close("stop", err)
+		if cerr := st.store.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	case err := <-st.refused():
 		// Redis came up volatile after a start without it: nothing was served on it
 		// (the gate answered every RPC UNAVAILABLE), so stop at once.
@@ -124,16 +141,15 @@ func (c *serveCmd) Run(env *runEnv) error {
 		stopHealth()
 		gs.Stop()
 		stopMetrics()
-		return st.close("stop", err)
+		_ = st.store.Close()
+		return err
 	case <-env.ctx.Done():
 	}
 	log.Info("draining", "timeout", c.DrainTimeout)
 	stopHealth()
 	c.drain(log, hs, srv, gs)
 	stopMetrics()
-	// Every RPC has finished (or was cut by the hard stop): the last state is final.
-	stopState()
-	return st.close("shutdown", nil)
+	return st.store.Close()
 }
 
 // logger returns the logger --log-level and --log-format ask for, writing to w.
@@ -157,9 +173,6 @@ func (c *serveCmd) validate() error {
 	if c.StateFile != "" && c.RedisURL != "" {
 		return fmt.Errorf("--state-file is for the embedded store; Redis keeps its own state: drop one of --state-file and --redis-url")
 	}
-	if c.StateEvery < 0 {
-		return fmt.Errorf("--state-interval must not be negative")
-	}
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
@@ -171,6 +184,9 @@ func (c *serveCmd) validate() error {
 	}
 	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
 		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
+	}
+	if c.HistoryBytes < 0 || c.RecordBytes < 1024 || c.HistorySample < 0 || c.HistorySample > 1 {
+		return fmt.Errorf("--history-bytes must not be negative, --record-bytes must be at least 1024, --history-sample within 0..1")
 	}
 	return nil
 }
@@ -229,7 +245,6 @@ func (c *serveCmd) limiter(st *openedStore, log *slog.Logger) ratelimit.Limiter 
 type openedStore struct {
 	store arbiter.Store
 	name  string            // "memory" or "redis", for the log
-	state *memory.StateFile // nil without --state-file
 	gate  *durableGate      // Redis without --allow-volatile-store
 	redis *redisstore.Store // nil for the embedded store
 }
@@ -246,11 +261,14 @@ func (st *openedStore) refused() <-chan error {
 // not answer within it is checked again by the health loop).
 const persistenceCheckTimeout = 3 * time.Second
 
-// openStore opens Redis (--redis-url) or the embedded store, restoring its sessions
-// from --state-file. Redis is checked for persistence (durableGate): a volatile one
-// is refused unless --allow-volatile-store, one that does not answer is checked again
-// when it does.
+// openStore opens Redis (--redis-url) or the embedded store, on the database
+// --state-file names if set. Redis is checked for persistence (durableGate): a
+// volatile one is refused unless --allow-volatile-store, one that does not answer is
+// checked again when it does.
 func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStore, error) {
+	if c.StateEvery != 0 {
+		log.Warn("--state-interval is deprecated and ignored: --state-file is written at every change", "state_interval", c.StateEvery)
+	}
 	if c.RedisURL != "" {
 		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{})
 		if err != nil {
@@ -273,36 +291,47 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		}
 		return &openedStore{store: gate, name: "redis", gate: gate, redis: rs}, nil
 	}
-	ms := memory.New(nil)
-	ms.MaxSessions = c.MaxSessions
-	st := &openedStore{store: ms, name: "memory"}
-	if c.StateFile != "" {
-		st.state = memory.NewStateFile(ms, c.StateFile, c.StateEvery, log)
-		if err := st.state.Load(); err != nil {
-			_ = ms.Close()
-			return nil, fmt.Errorf("--state-file: %w", err)
-		}
+	if c.StateFile == "" {
+		ms := memory.New(nil)
+		ms.MaxSessions = c.MaxSessions
+		return &openedStore{store: ms, name: "memory"}, nil
 	}
-	return st, nil
+	ms, err := openStateFile(c.StateFile, log)
+	if err != nil {
+		return nil, fmt.Errorf("--state-file: %w", err)
+	}
+	ms.MaxSessions = c.MaxSessions
+	return &openedStore{store: ms, name: "memory"}, nil
 }
 
-// close writes the state file a last time (why: "shutdown", "stop") and closes the
-// store. It returns err, else the write's error, else the store's.
-func (st *openedStore) close(why string, err error) error {
-	if serr := st.state.Save(why); serr != nil && err == nil {
-		err = serr
-	}
-	cerr := st.store.Close()
+// openStateFile opens the embedded store on the database at path (converting a JSON
+// state file of earlier versions), logging how many sessions it holds. Errors name
+// the file.
+func openStateFile(path string, log *slog.Logger) (*memory.Store, error) {
+	start := time.Now()
+	_, statErr := os.Stat(path)
+	disk, err := boltdisk.Open(path, boltdisk.Options{Log: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return cerr
+	ms, err := memory.Open(disk, nil)
+	if err != nil {
+		_ = disk.Close()
+		return nil, fmt.Errorf("read session state %s: %w", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		log.Info("no state file yet: starting with no sessions", "state_file", path)
+	} else {
+		log.Info("sessions restored", "state_file", path, "sessions", ms.Len(), "took", time.Since(start).Round(time.Microsecond))
+	}
+	return ms, nil
 }
 
 // servingAttrs are the "arbiter serving" line's attributes.
 func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, opts server.Options) []any {
+	bi := buildinfo.Get()
 	attrs := []any{"addr", addr, "store", storeName, "tools", len(policy.Tools),
-		"tls", opts.TLS != nil, "auth", opts.Tokens != nil}
+		"tls", opts.TLS != nil, "auth", opts.Tokens != nil, "version", bi.Version, "commit", bi.Commit}
 	if c.RedisURL != "" {
 		attrs = append(attrs, "redis", redisstore.Redact(c.RedisURL))
 	}
@@ -312,19 +341,39 @@ func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, 
 	return attrs
 }
 
-// listen opens the gRPC listener (--listen) and, with m, serves metrics
-// (--metrics-listen) until the returned function is called.
-func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (net.Listener, func(), error) {
-	lis, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return nil, nil, err
+// listen opens the gRPC listener (--listen) and the health listener (--health-listen;
+// nil without it), and with m serves metrics (--metrics-listen) until the returned
+// function is called.
+func (c *serveCmd) listen(m *server.Metrics, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
+	if lis, err = net.Listen("tcp", c.Listen); err != nil {
+		return nil, nil, nil, err
 	}
-	stopMetrics, err := serveMetrics(m, c.MetricsListen, log)
-	if err != nil {
+	if c.HealthListen != "" {
+		if healthLis, err = net.Listen("tcp", c.HealthListen); err != nil {
+			_ = lis.Close()
+			return nil, nil, nil, fmt.Errorf("--health-listen: %w", err)
+		}
+	}
+	if stopMetrics, err = serveMetrics(m, c.MetricsListen, log); err != nil {
 		_ = lis.Close()
-		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
+		if healthLis != nil {
+			_ = healthLis.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("--metrics-listen: %w", err)
 	}
-	return lis, stopMetrics, nil
+	return lis, healthLis, stopMetrics, nil
+}
+
+// serveHealthPort serves hs alone on lis (server.ServeHealth: --health-listen, the same
+// health statuses in plaintext on a second port) until the returned function is
+// called; with a nil lis it serves nothing. Run serves it from the first store check
+// until it returns, through the drain.
+func serveHealthPort(lis net.Listener, hs *health.Server, log *slog.Logger) (stop func()) {
+	if lis == nil {
+		return func() {}
+	}
+	log.Info("health serving", "addr", lis.Addr().String())
+	return server.ServeHealth(lis, hs)
 }
 
 // serveMetrics serves m at http://addr/metrics until the returned function is called;

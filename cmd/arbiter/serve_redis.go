@@ -133,9 +133,9 @@ func refuseVolatile(ps []redisstore.Persistence) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	fix := "set appendonly yes on it (CONFIG SET appendonly yes, and in redis.conf so a restart keeps it)"
+	fix := "set appendonly yes and appendfsync always on it (CONFIG SET, and in redis.conf so a restart keeps them)"
 	if info {
-		fix = "turn on AOF persistence (appendonly yes; on managed Redis, in the provider's settings)"
+		fix = "turn on AOF persistence with an fsync on every write (appendonly yes, appendfsync always; on managed Redis, in the provider's settings, since CONFIG cannot be read to check it)"
 	}
 	return arbiter.Errorf(arbiter.FailedPrecondition,
 		"--redis-url: refusing a volatile Redis: %s; %s, or pass --allow-volatile-store (ARBITER_ALLOW_VOLATILE_STORE=true) to run on it anyway",

@@ -18,7 +18,7 @@ import (
 // it serves NOT_SERVING and answers UNAVAILABLE, turns SERVING by itself when Redis
 // comes up (durable: its persistence is checked then), and drains cleanly.
 func TestServeStartsBeforeRedis(t *testing.T) {
-	srv := redistest.Start(t, "--appendonly", "yes")
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	srv.Kill() // its port, with nothing listening
 	p := startServe(t, "--redis-url", "redis://:hunter2@"+srv.Addr, "--health-interval", "100ms")
 	conn, stderr := p.conn, p.stderr
@@ -82,21 +82,24 @@ func serveExit(t *testing.T, args ...string) (int, string) {
 	return code, stderr.String()
 }
 
-// TestServeRefusesVolatileRedis: a Redis that would lose or roll back sessions on a
-// restart (no AOF: nothing, or RDB snapshots only) is refused at start with an error
-// saying what to change, unless --allow-volatile-store; one with AOF is accepted, and
-// where CONFIG is refused (managed Redis) INFO persistence decides.
+// TestServeRefusesVolatileRedis: a Redis that could lose or roll back what it
+// acknowledged on a restart or a crash (no AOF: everything, RDB snapshots only, AOF with
+// appendfsync everysec: up to a second) is refused at start with an error saying what
+// to change, unless --allow-volatile-store; AOF with appendfsync always is accepted.
+// Where CONFIG is refused (managed Redis) the fsync policy cannot be read, so it is
+// refused too.
 func TestServeRefusesVolatileRedis(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		redis  []string
 		refuse []string // what the refusal says; nil: accepted
 	}{
-		{"no persistence", nil, []string{"would lose every session", "set appendonly yes", "--allow-volatile-store"}},
-		{"rdb only", []string{"--save", "60 1"}, []string{"since its last RDB snapshot", "set appendonly yes", "--allow-volatile-store"}},
+		{"no persistence", nil, []string{"would lose every session", "appendonly yes and appendfsync always", "--allow-volatile-store"}},
+		{"rdb only", []string{"--save", "60 1"}, []string{"since its last RDB snapshot", "appendonly yes and appendfsync always", "--allow-volatile-store"}},
 		{"no config, no aof", []string{"--rename-command", "CONFIG", ""}, []string{"not readable without CONFIG", "provider's settings", "--allow-volatile-store"}},
-		{"aof", []string{"--appendonly", "yes"}, nil},
-		{"no config, aof", []string{"--appendonly", "yes", "--rename-command", "CONFIG", ""}, nil},
+		{"aof everysec", []string{"--appendonly", "yes"}, []string{"up to 1 s of writes", "appendfsync always", "--allow-volatile-store"}},
+		{"no config, aof", []string{"--appendonly", "yes", "--rename-command", "CONFIG", ""}, []string{"appendfsync not readable", "provider's settings", "--allow-volatile-store"}},
+		{"aof always", []string{"--appendonly", "yes", "--appendfsync", "always"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t, tc.redis...)
@@ -126,7 +129,7 @@ func TestServeRefusesVolatileRedis(t *testing.T) {
 // TestServeRefusesVolatileCluster checks every master of a Cluster: all with AOF is
 // accepted; one without it is refused, named.
 func TestServeRefusesVolatileCluster(t *testing.T) {
-	cl := redistest.StartCluster(t, 3, "--appendonly", "yes")
+	cl := redistest.StartCluster(t, 3, "--appendonly", "yes", "--appendfsync", "always")
 	p := startServe(t, "--redis-url", cl.URL())
 	servesRedis(t, p)
 	if n := strings.Count(p.stderr.String(), "msg=\"redis persistence\""); n != 3 {
@@ -186,7 +189,7 @@ func servesRedis(t *testing.T, p *inProcess) {
 // Redis let one burst through in all (the rate, one per 1000 s, refills nothing while
 // the test runs).
 func TestServeRateLimitSharedAcrossReplicas(t *testing.T) {
-	srv := redistest.Start(t, "--appendonly", "yes")
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	var cs []arbiterv1.ArbiterServiceClient
 	for i := 0; i < 2; i++ {
 		p := startServe(t, "--redis-url", srv.URL(), "--rate-limit", "0.001", "--rate-burst", "3")

@@ -1,8 +1,10 @@
 // Package memory is the embedded, in-process arbiter.Store: the default when no Redis
 // is configured. It keeps each session as its encoded bytes (so callers always get
 // private copies, exactly as from a shared store) and drops sessions whose idle TTL
-// ran out. Snapshot and Restore (SaveFile and LoadFile for a file) carry the sessions
-// across a restart of the process.
+// ran out. On a Disk (Open; boltdisk is the one serve uses) every Save is on stable
+// storage before it returns, and the next process opens the same sessions; without
+// one (New) sessions live as long as the process. Snapshot and Restore carry sessions
+// as a JSON document, the format --state-file had before it became a database.
 package memory
 
 import (
@@ -13,24 +15,32 @@ import (
 	"github.com/voicearbiter/arbiter/arbiter"
 )
 
-// Store is an in-memory arbiter.Store. It is safe for concurrent use. Sessions live
-// only as long as the process, unless saved with SaveFile (or Snapshot) and restored
-// with LoadFile (or Restore) by the next one.
+// Store is an in-memory arbiter.Store, optionally durable on a Disk. It is safe for
+// concurrent use. Loads and Watch never touch the disk: the sessions are in memory,
+// and on a Disk memory holds only what the disk has.
 type Store struct {
 	// MaxSessions bounds how many sessions the store holds: creating one more is
 	// ResourceExhausted. Zero means unlimited. Set it before first use.
 	MaxSessions int
 
-	now func() time.Time
+	now  func() time.Time
+	disk Disk // nil: sessions live only in memory
 
 	mu       sync.Mutex
 	sessions map[arbiter.SessionKey]*record
-	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
-	changes  uint64 // successful Saves and Restores; see Changes
-	stop     chan struct{}
-	stopOnce sync.Once
-
-	fileMu sync.Mutex // serializes SaveFile
+	// writing holds, for each key whose Save is being written to disk, a channel
+	// closed when the write is over. The record becomes visible (to Load, Watch,
+	// other Saves) only once the disk has it; another Save of the key waits.
+	writing map[arbiter.SessionKey]chan struct{}
+	// creating counts the writes in writing that create a session (MaxSessions).
+	creating int
+	// gone lists the expired sessions dropped from memory but not yet from the disk
+	// (the janitor deletes them there).
+	gone        []arbiter.SessionKey
+	watchers    map[arbiter.SessionKey]map[chan struct{}]struct{}
+	stop        chan struct{}
+	stopOnce    sync.Once
+	janitorDone chan struct{}
 }
 
 // record is one stored session. A record is never changed once stored (a Save stores
@@ -45,24 +55,33 @@ type record struct {
 // all sessions; loads and saves drop the expired session they touch at once).
 const sweepEvery = time.Second
 
-// New returns an empty store. now is the clock used for idle TTLs (nil: time.Now).
-// A janitor goroutine drops expired sessions every second even when no request
-// comes, so memory falls back once sessions expire; Close stops it.
+// New returns an empty store that keeps sessions in memory only. now is the clock
+// used for idle TTLs (nil: time.Now). A janitor goroutine drops expired sessions
+// every second even when no request comes, so memory falls back once sessions
+// expire; Close stops it.
 func New(now func() time.Time) *Store {
-	if now == nil {
-		now = time.Now
-	}
-	m := &Store{
-		now:      now,
-		sessions: map[arbiter.SessionKey]*record{},
-		watchers: map[arbiter.SessionKey]map[chan struct{}]struct{}{},
-		stop:     make(chan struct{}),
-	}
+	m := newStore(now)
 	go m.janitor()
 	return m
 }
 
+// newStore returns an empty store without its janitor.
+func newStore(now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{
+		now:         now,
+		sessions:    map[arbiter.SessionKey]*record{},
+		writing:     map[arbiter.SessionKey]chan struct{}{},
+		watchers:    map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+		stop:        make(chan struct{}),
+		janitorDone: make(chan struct{}),
+	}
+}
+
 func (m *Store) janitor() {
+	defer close(m.janitorDone)
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
@@ -73,16 +92,35 @@ func (m *Store) janitor() {
 			m.mu.Lock()
 			m.sweepLocked()
 			m.mu.Unlock()
+			m.deleteGone()
 		}
 	}
 }
 
-// Load implements arbiter.Store.
+// deleteGone deletes the expired sessions dropped from memory from the disk too. A
+// failed deletion is tried again at the next sweep; an expired record left on disk
+// is only space (Open skips it).
+func (m *Store) deleteGone() {
+	m.mu.Lock()
+	keys := m.gone
+	m.gone = nil
+	m.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	if err := m.disk.DeleteExpired(keys, m.now()); err != nil {
+		m.mu.Lock()
+		m.gone = append(m.gone, keys...)
+		m.mu.Unlock()
+	}
+}
+
+// Load implements arbiter.Store. It reads memory only.
 func (m *Store) Load(_ context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
 	m.mu.Lock()
 	r, ok := m.sessions[key]
 	if ok && m.expired(r) {
-		delete(m.sessions, key)
+		m.dropLocked(key)
 		ok = false
 	}
 	m.mu.Unlock()
@@ -101,17 +139,94 @@ func (m *Store) expired(r *record) bool {
 	return !r.expires.IsZero() && !m.now().Before(r.expires)
 }
 
-// Save implements arbiter.Store.
-func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) error {
+// dropLocked forgets an expired session, and has the janitor delete it from disk.
+func (m *Store) dropLocked(key arbiter.SessionKey) {
+	delete(m.sessions, key)
+	if m.disk != nil {
+		m.gone = append(m.gone, key)
+	}
+}
+
+// Save implements arbiter.Store. On a Disk the new record is written to disk before
+// Save returns, and only then stored in memory: until then Load returns the previous
+// version, and another Save of the same session waits for this one (then usually
+// fails with Conflict); ctx bounds that wait (Unavailable when it ends), not the
+// write itself, which a Save always waits for. Concurrent Saves of different
+// sessions share the disk's syncs. When the disk write fails, Save fails with
+// Unavailable and memory keeps the previous version (whether the disk kept the new
+// one is unknown until a later Save overwrites it).
+func (m *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
 	data, err := arbiter.EncodeSession(s)
 	if err != nil {
 		return arbiter.Wrap(arbiter.Internal, err, "encode session")
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if err := m.awaitWriteLocked(ctx, s.Key); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	nr, create, err := m.nextLocked(s, data, ttl)
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	if m.disk == nil {
+		m.storeLocked(s.Key, nr)
+		m.mu.Unlock()
+		s.Version = nr.version
+		return nil
+	}
+	done := make(chan struct{})
+	m.writing[s.Key] = done
+	if create {
+		m.creating++
+	}
+	m.mu.Unlock()
+
+	err = m.disk.Put(Record{Key: s.Key, Version: nr.version, Expires: nr.expires, Session: nr.data})
+	m.mu.Lock()
+	delete(m.writing, s.Key)
+	if create {
+		m.creating--
+	}
+	if err == nil {
+		m.storeLocked(s.Key, nr)
+	}
+	close(done)
+	m.mu.Unlock()
+	if err != nil {
+		return arbiter.Wrap(arbiter.Unavailable, err, "session %q not stored: the write to disk failed; retry", s.Key.ID)
+	}
+	s.Version = nr.version
+	return nil
+}
+
+// awaitWriteLocked waits, with the lock held on entry and on return, until no write
+// of key is in progress. Errors: Unavailable when ctx ends first.
+func (m *Store) awaitWriteLocked(ctx context.Context, key arbiter.SessionKey) error {
+	for {
+		done, ok := m.writing[key]
+		if !ok {
+			return nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-done:
+			m.mu.Lock()
+		case <-ctx.Done():
+			m.mu.Lock()
+			return arbiter.Wrap(arbiter.Unavailable, ctx.Err(), "session %q: another write of it is still on its way to disk", key.ID)
+		}
+	}
+}
+
+// nextLocked returns the record that saving s as data stores, and whether it creates
+// the session. Errors: Conflict when s.Version is not the stored version;
+// ResourceExhausted when creating it would pass MaxSessions.
+func (m *Store) nextLocked(s *arbiter.Session, data []byte, ttl time.Duration) (*record, bool, error) {
 	r, ok := m.sessions[s.Key]
 	if ok && m.expired(r) {
-		delete(m.sessions, s.Key)
+		m.dropLocked(s.Key)
 		ok = false
 	}
 	var cur uint64
@@ -119,34 +234,36 @@ func (m *Store) Save(_ context.Context, s *arbiter.Session, ttl time.Duration) e
 		cur = r.version
 	}
 	if cur != s.Version {
-		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, cur, s.Version)
+		return nil, false, arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, cur, s.Version)
 	}
-	if !ok && m.MaxSessions > 0 && len(m.sessions) >= m.MaxSessions {
+	if !ok && m.MaxSessions > 0 && len(m.sessions)+m.creating >= m.MaxSessions {
 		m.sweepLocked()
-		if len(m.sessions) >= m.MaxSessions {
-			return arbiter.Errorf(arbiter.ResourceExhausted, "session_id: the server holds %d sessions, its limit; close sessions or retry later", len(m.sessions))
+		if n := len(m.sessions) + m.creating; n >= m.MaxSessions {
+			return nil, false, arbiter.Errorf(arbiter.ResourceExhausted, "session_id: the server holds %d sessions, its limit; close sessions or retry later", n)
 		}
 	}
 	nr := &record{data: data, version: cur + 1}
 	if ttl > 0 {
 		nr.expires = m.now().Add(ttl)
 	}
-	m.sessions[s.Key] = nr
-	m.changes++
-	s.Version = nr.version
-	for ch := range m.watchers[s.Key] {
+	return nr, !ok, nil
+}
+
+// storeLocked stores r as key's record and wakes key's watchers.
+func (m *Store) storeLocked(key arbiter.SessionKey, r *record) {
+	m.sessions[key] = r
+	for ch := range m.watchers[key] {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	return nil
 }
 
 func (m *Store) sweepLocked() {
 	for k, r := range m.sessions {
 		if m.expired(r) {
-			delete(m.sessions, k)
+			m.dropLocked(k)
 		}
 	}
 }
@@ -181,11 +298,29 @@ func (m *Store) Watch(_ context.Context, key arbiter.SessionKey) (<-chan struct{
 	}, nil
 }
 
-// Ping implements arbiter.Store; the memory store is always reachable.
-func (m *Store) Ping(context.Context) error { return nil }
-
-// Close implements arbiter.Store: it stops the janitor. The sessions stay readable.
-func (m *Store) Close() error {
-	m.stopOnce.Do(func() { close(m.stop) })
+// Ping implements arbiter.Store: memory is always reachable; on a Disk, Ping is the
+// disk's (Unavailable when it cannot be written).
+func (m *Store) Ping(ctx context.Context) error {
+	if m.disk == nil {
+		return nil
+	}
+	if err := m.disk.Ping(ctx); err != nil {
+		return arbiter.Wrap(arbiter.Unavailable, err, "the session disk cannot be written: %v", err)
+	}
 	return nil
+}
+
+// Close implements arbiter.Store: it stops the janitor and, on a Disk, closes it
+// once the writes under way are on it; later Saves fail with Unavailable. The
+// sessions stay readable.
+func (m *Store) Close() error {
+	var err error
+	m.stopOnce.Do(func() {
+		close(m.stop)
+		<-m.janitorDone
+		if m.disk != nil {
+			err = m.disk.Close()
+		}
+	})
+	return err
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -102,153 +100,79 @@ func (m *Store) Snapshot(w io.Writer) (int, error) {
 	return len(recs), nil
 }
 
-// Restore reads a document that Snapshot wrote and adds its sessions to the store,
-// each with its version (so compare-and-set goes on from where it was) and its
-// absolute expiry; a session already stored under the same key is replaced, others
-// stay. Sessions already expired by the store's clock are skipped. It returns how
-// many sessions it restored. MaxSessions is not applied: every live session in the
-// document is restored, and new sessions are refused until the count falls below the
-// limit. Restore is all or nothing: a document that is not valid JSON, has another
-// format, or holds a session that does not decode, whose key differs from its
-// record's, or that fails arbiter.Session.Check (a call naming a job that does not
-// exist, a gap in the effect log, ...) changes nothing and returns an error saying
-// what is wrong and in which session. Watchers of a
-// restored session are woken. Safe for concurrent use; meant for start-up, before
-// the store serves.
-func (m *Store) Restore(r io.Reader) (int, error) {
+// ReadSnapshot reads a document that Snapshot wrote and returns its sessions in the
+// order they were written, expired ones included (each has its absolute expiry). It
+// is all or nothing: a document that is not valid JSON, has another format, or holds
+// a session twice, one that does not decode, whose key differs from its record's, or
+// that fails arbiter.Session.Check (a call naming a job that does not exist, a gap in
+// the effect log, ...) returns no sessions and an error saying what is wrong and in
+// which session.
+func ReadSnapshot(r io.Reader) ([]Record, error) {
 	var f snapshotFile
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&f); err != nil {
-		return 0, fmt.Errorf("not a session snapshot: %w", err)
+		return nil, fmt.Errorf("not a session snapshot: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return 0, errors.New("not a session snapshot: data after the document")
+		return nil, errors.New("not a session snapshot: data after the document")
 	}
 	if f.Format != snapshotFormat {
-		return 0, fmt.Errorf("snapshot format %q, want %q", f.Format, snapshotFormat)
+		return nil, fmt.Errorf("snapshot format %q, want %q", f.Format, snapshotFormat)
 	}
 	if f.Sessions == nil {
-		return 0, errors.New("not a session snapshot: no sessions list")
+		return nil, errors.New("not a session snapshot: no sessions list")
 	}
-	recs := *f.Sessions
-	seen := make(map[arbiter.SessionKey]bool, len(recs))
-	for i, sr := range recs {
+	recs := make([]Record, 0, len(*f.Sessions))
+	seen := make(map[arbiter.SessionKey]bool, len(*f.Sessions))
+	for i, sr := range *f.Sessions {
 		if sr.Key.ID == "" {
-			return 0, fmt.Errorf("session %d: no key id", i+1)
+			return nil, fmt.Errorf("session %d: no key id", i+1)
 		}
 		if seen[sr.Key] {
-			return 0, fmt.Errorf("session %q: twice in the snapshot", sr.Key.String())
+			return nil, fmt.Errorf("session %q: twice in the snapshot", sr.Key.String())
 		}
 		seen[sr.Key] = true
-		if sr.Version == 0 {
-			return 0, fmt.Errorf("session %q: version 0 (a stored session has version 1 or more)", sr.Key.String())
+		r := Record{Key: sr.Key, Version: sr.Version, Session: bytes.Clone(sr.Session)}
+		if sr.Expires != nil {
+			r.Expires = *sr.Expires
 		}
-		s, err := arbiter.DecodeSession(sr.Session)
-		if err != nil {
-			return 0, fmt.Errorf("session %q: %v", sr.Key.String(), err)
+		if err := checkRecord(r); err != nil {
+			return nil, err
 		}
-		if s.Key != sr.Key {
-			return 0, fmt.Errorf("session %q: its state is of session %q", sr.Key.String(), s.Key.String())
-		}
-		if err := s.Check(); err != nil {
-			// It decodes but does not hold together (a call naming no job would make
-			// a later Complete panic): refuse the file, naming the fault.
-			return 0, errors.New(arbiter.MessageOf(err))
-		}
+		recs = append(recs, r)
 	}
+	return recs, nil
+}
 
+// Restore reads a document that Snapshot wrote (see ReadSnapshot, whose errors it
+// returns, restoring nothing) and adds its sessions to the store, each with its
+// version (so compare-and-set goes on from where it was) and its absolute expiry; a
+// session already stored under the same key is replaced, others stay. Sessions
+// already expired by the store's clock are skipped. It returns how many sessions it
+// restored. MaxSessions is not applied: every live session in the document is
+// restored, and new sessions are refused until the count falls below the limit.
+// Watchers of a restored session are woken. A store on a Disk refuses to restore
+// (memory would hold what the disk does not): import into the disk instead
+// (boltdisk.Open converts a snapshot file). Safe for concurrent use; meant for
+// start-up, before the store serves.
+func (m *Store) Restore(r io.Reader) (int, error) {
+	if m.disk != nil {
+		return 0, errors.New("restore: the store is on a disk; import the snapshot into the disk instead")
+	}
+	recs, err := ReadSnapshot(r)
+	if err != nil {
+		return 0, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	for _, sr := range recs {
-		nr := &record{data: bytes.Clone(sr.Session), version: sr.Version}
-		if sr.Expires != nil {
-			nr.expires = *sr.Expires
-			if m.expired(nr) {
-				continue
-			}
+		nr := &record{data: sr.Session, version: sr.Version, expires: sr.Expires}
+		if m.expired(nr) {
+			continue
 		}
-		m.sessions[sr.Key] = nr
+		m.storeLocked(sr.Key, nr)
 		n++
-		for ch := range m.watchers[sr.Key] {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-	m.changes++
-	return n, nil
-}
-
-// Changes returns a count that grows with every successful Save and Restore. A caller
-// that read c before writing a snapshot has nothing new to write while Changes still
-// returns c (sessions that expire meanwhile only make the snapshot hold sessions that
-// Restore skips). Safe for concurrent use.
-func (m *Store) Changes() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.changes
-}
-
-// SaveFile writes a Snapshot to path atomically: to a temporary file in the same
-// directory (mode 0600), synced to disk, then renamed over path, and the directory
-// synced; a crash at any point leaves either the previous file or the new one, never
-// a mix. It returns how many sessions it wrote. Calls are serialized, so with
-// concurrent callers the file ends with the latest snapshot. Errors name the file.
-func (m *Store) SaveFile(path string) (int, error) {
-	m.fileMu.Lock()
-	defer m.fileMu.Unlock()
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	fail := func(err error) (int, error) {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	n, err := m.Snapshot(tmp)
-	if err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return 0, fmt.Errorf("write session state %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil { // make the rename itself durable
-		err = d.Sync()
-		_ = d.Close()
-		if err != nil {
-			return 0, fmt.Errorf("write session state %s: sync directory: %w", path, err)
-		}
-	}
-	return n, nil
-}
-
-// LoadFile restores the sessions in a file that SaveFile wrote (see Restore) and
-// returns how many it restored. A missing file is an error for which
-// errors.Is(err, fs.ErrNotExist) holds; a corrupt one is an error that names the file
-// and says what is wrong, and restores nothing.
-func (m *Store) LoadFile(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("read session state: %w", err) // *PathError names the file
-	}
-	defer f.Close()
-	n, err := m.Restore(bufio.NewReaderSize(f, 64<<10))
-	if err != nil {
-		return 0, fmt.Errorf("read session state %s: %w", path, err)
 	}
 	return n, nil
 }

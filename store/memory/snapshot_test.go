@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +69,7 @@ func encoded(t *testing.T, s *arbiter.Session) string {
 	return string(b)
 }
 
-func snapshot(t *testing.T, s *memory.Store) []byte {
+func snapshot(t testing.TB, s *memory.Store) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := s.Snapshot(&buf); err != nil {
@@ -233,12 +229,8 @@ func TestRestoreReplacesAndWakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	changes := dst.Changes()
 	if _, err := dst.Restore(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
-	}
-	if dst.Changes() == changes {
-		t.Fatal("Changes did not move on Restore")
 	}
 	select {
 	case <-ch:
@@ -300,61 +292,11 @@ func TestRestoreRejectsCorrupt(t *testing.T) {
 	}
 }
 
-// TestSaveFileLoadFile: the file helpers round-trip, replace the file atomically
-// (mode 0600, no temporary file left), report a missing file as fs.ErrNotExist and a
-// corrupt one with its path.
-func TestSaveFileLoadFile(t *testing.T) {
-	c := newClock()
-	src := newStore(t, c)
-	fill(t, src, c)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state.json")
-
-	dst := newStore(t, c)
-	if _, err := dst.LoadFile(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("LoadFile of a missing file: %v, want fs.ErrNotExist", err)
-	}
-	if err := os.WriteFile(path, []byte("stale"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := src.SaveFile(path); err != nil || n != 3 {
-		t.Fatalf("SaveFile: %d, %v", n, err)
-	}
-	save(t, src, c, keyA, time.Hour, 3) // and again, over the first
-	if n, err := src.SaveFile(path); err != nil || n != 3 {
-		t.Fatalf("second SaveFile: %d, %v", n, err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("files in the directory after SaveFile: %v, want only state.json", entries)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("state file: %v %v, want mode 0600", fi, err)
-	}
-	if n, err := dst.LoadFile(path); err != nil || n != 3 {
-		t.Fatalf("LoadFile: %d, %v", n, err)
-	}
-	if v := load(t, dst, keyA).Version; v != 4 {
-		t.Fatalf("a: version %d, want 4", v)
-	}
-
-	if err := os.WriteFile(path, []byte(`{"format":"arbiter-memory-store/v1","sessions":[{"key":`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newStore(t, c).LoadFile(path); err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("LoadFile of a corrupt file: %v, want an error naming %s", err, path)
-	}
-	if _, err := src.SaveFile(filepath.Join(dir, "no-such-dir", "state.json")); err == nil || !strings.Contains(err.Error(), "no-such-dir") {
-		t.Fatalf("SaveFile into a missing directory: %v", err)
-	}
-}
-
-// TestSaveFileConcurrent: SaveFile runs alongside Saves and other SaveFiles (run with
-// -race); the file that is left is a whole snapshot holding every session.
-func TestSaveFileConcurrent(t *testing.T) {
+// TestSnapshotConcurrent: Snapshot runs alongside Saves and other Snapshots (run
+// with -race); each one is a whole document, and the last holds every session.
+func TestSnapshotConcurrent(t *testing.T) {
 	s := memory.New(nil)
 	defer s.Close()
-	path := filepath.Join(t.TempDir(), "state.json")
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
@@ -367,7 +309,12 @@ func TestSaveFileConcurrent(t *testing.T) {
 					return
 				}
 				if i%10 == 0 {
-					if _, err := s.SaveFile(path); err != nil {
+					var buf bytes.Buffer
+					if _, err := s.Snapshot(&buf); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := memory.ReadSnapshot(&buf); err != nil {
 						t.Error(err)
 						return
 					}
@@ -376,16 +323,22 @@ func TestSaveFileConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if s.Changes() != 200 {
-		t.Fatalf("Changes %d after 200 saves", s.Changes())
-	}
-	if _, err := s.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
 	dst := memory.New(nil)
 	defer dst.Close()
-	if n, err := dst.LoadFile(path); err != nil || n != 200 {
-		t.Fatalf("LoadFile: %d, %v; want 200", n, err)
+	if n, err := dst.Restore(bytes.NewReader(snapshot(t, s))); err != nil || n != 200 {
+		t.Fatalf("Restore: %d, %v; want 200", n, err)
+	}
+}
+
+// TestRestoreRefusedOnDisk: a store on a disk does not restore into memory what the
+// disk would not have.
+func TestRestoreRefusedOnDisk(t *testing.T) {
+	c := newClock()
+	src := newStore(t, c)
+	fill(t, src, c)
+	dst := openStore(t, newMapDisk(), c.now)
+	if n, err := dst.Restore(bytes.NewReader(snapshot(t, src))); err == nil || !strings.Contains(err.Error(), "disk") || n != 0 || dst.Len() != 0 {
+		t.Fatalf("Restore on a disk: %d, %v, %d sessions; want an error and nothing restored", n, err, dst.Len())
 	}
 }
 
@@ -405,34 +358,26 @@ func benchStore(b *testing.B) *memory.Store {
 	return s
 }
 
-// BenchmarkSaveFile measures writing the state file of benchStore (fsync included).
-func BenchmarkSaveFile(b *testing.B) {
+// BenchmarkSnapshot measures writing the snapshot of benchStore (what the import of
+// an old state file reads).
+func BenchmarkSnapshot(b *testing.B) {
 	s := benchStore(b)
-	path := filepath.Join(b.TempDir(), "state.json")
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := s.SaveFile(path); err != nil {
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if _, err := s.Snapshot(&buf); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	if fi, err := os.Stat(path); err == nil {
-		b.ReportMetric(float64(fi.Size()), "file-bytes")
-	}
+	b.ReportMetric(float64(buf.Len()), "snapshot-bytes")
 }
 
-// BenchmarkLoadFile measures restoring the state file of benchStore into a new store.
-func BenchmarkLoadFile(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "state.json")
-	if _, err := benchStore(b).SaveFile(path); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s := memory.New(nil)
-		if n, err := s.LoadFile(path); err != nil || n != 1000 {
-			b.Fatalf("LoadFile: %d, %v", n, err)
+// BenchmarkReadSnapshot measures reading and checking the snapshot of benchStore.
+func BenchmarkReadSnapshot(b *testing.B) {
+	snap := snapshot(b, benchStore(b))
+	for b.Loop() {
+		if recs, err := memory.ReadSnapshot(bytes.NewReader(snap)); err != nil || len(recs) != 1000 {
+			b.Fatalf("ReadSnapshot: %d, %v", len(recs), err)
 		}
-		_ = s.Close()
 	}
 }

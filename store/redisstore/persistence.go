@@ -38,12 +38,15 @@ type Persistence struct {
 	From string
 }
 
-// Durable reports whether the server keeps what it acknowledged across a restart,
-// give or take the AOF fsync window: AOF is on. RDB snapshots alone are not: a
-// restart rolls every session back to the last snapshot, minutes old, and a rolled
-// back session looks like a valid one (its epoch is unchanged), so decisions handed
-// out since are forgotten without anything reporting it.
-func (p Persistence) Durable() bool { return p.AOF }
+// Durable reports whether the server keeps everything it acknowledged across a
+// restart or a crash: AOF on with appendfsync always. Anything less can lose
+// acknowledged writes without a trace: RDB snapshots roll every session back to the
+// last snapshot (minutes old), AOF everysec loses up to a second, appendfsync no what
+// the kernel had not flushed; a rolled-back session looks valid (its epoch is
+// unchanged), so a decision the arbiter handed out is forgotten and a re-issued call
+// could execute again. An fsync policy that could not be read (CONFIG refused, as on
+// managed Redis) is not assumed to be always.
+func (p Persistence) Durable() bool { return p.AOF && p.Fsync == "always" }
 
 // Loses says what a restart of the server loses, for an operator.
 func (p Persistence) Loses() string {

@@ -3,7 +3,10 @@ function call a realtime voice agent's model issues.
 
 - :class:`LiveAdapter` sits in a Gemini Live (google-genai) receive loop: feed it every
   server message, handle the plain actions it hands back.
-- :class:`SessionCore` is the provider-neutral core under it (an outbox that delivers
+- :class:`RealtimeAdapter` does the same in an OpenAI Realtime receive loop (server
+  events in, the same actions out); :mod:`arbiter_client.realtime` builds the client
+  events, :mod:`arbiter_client.live_wire` the raw Gemini Live messages.
+- :class:`SessionCore` is the provider-neutral core under both (an outbox that delivers
   what the model session did, in order, with its age; the commit rule; Decide/Complete;
   the Watch): an adapter for another provider calls its methods.
 - :class:`ArbiterClient` is the API over grpc.aio, with typed errors and retries.
@@ -36,6 +39,7 @@ from .errors import (
 )
 from .core import SessionCore, UndeliveredEventsError
 from .live import LiveAdapter
+from .realtime import RealtimeAdapter
 from .v1 import API_VERSION
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "InvalidArgumentError",
     "LiveAdapter",
     "NotFoundError",
+    "RealtimeAdapter",
     "ResourceExhaustedError",
     "RetryPolicy",
     "RunUpdate",

@@ -91,6 +91,14 @@ ActionHandler = Callable[[Action], Union[None, Awaitable[None]]]
 #: A function's scheduling mode (Gemini ``FunctionDeclaration.behavior``).
 Behavior = Literal["BLOCKING", "NON_BLOCKING"]
 
+#: Why the provider cancelled function calls (:meth:`SessionCore.tool_call_cancellation`).
+CancellationReason = Literal["withdrawn", "provider_timeout"]
+
+_CANCELLATION_REASON: Dict[str, "pb.CancellationReason"] = {
+    "withdrawn": pb.CANCELLATION_REASON_WITHDRAWN,
+    "provider_timeout": pb.CANCELLATION_REASON_PROVIDER_TIMEOUT,
+}
+
 _BEHAVIOR: Dict[Optional[str], "pb.Behavior"] = {
     None: pb.BEHAVIOR_UNSPECIFIED,
     "BLOCKING": pb.BEHAVIOR_BLOCKING,
@@ -429,6 +437,8 @@ class SessionCore:
         self._interims: Set[Any] = set()  # seqs (or contents) of interim responses handed out
         self._runs: Set[Any] = set()  # seqs (or contents) of run updates handed out
         self.connection_id = ""
+        #: The session's epoch, from the last Connect ("" before one): named in events.
+        self.epoch = ""
         self._model_speaking = False
         self._closed = False
         self._seqs = _Seqs()  # the seqs acted on
@@ -450,12 +460,17 @@ class SessionCore:
         args: Optional[Mapping[str, Any]] = None,
         *,
         behavior: Optional[str] = None,
+        raw_args: Optional[str] = None,
     ) -> "asyncio.Future[None]":
         """The model issued a function call (Gemini ``FunctionCall``, OpenAI
         ``function_call`` item): RegisterCall. ``call_id`` may be empty (the arbiter
         mints one); ``behavior`` (``"BLOCKING"`` / ``"NON_BLOCKING"``) defaults to
-        :attr:`behaviors` for ``name``. What comes back: :class:`Execute`, function
-        responses, skips, notes."""
+        :attr:`behaviors` for ``name``. ``raw_args``: the argument text as the model
+        sent it, when it could not be parsed into ``args`` (OpenAI's arguments are JSON
+        text): the arbiter rejects the call (an error response saying its arguments
+        could not be read) and nothing runs; never pass ``{}`` for unreadable
+        arguments. What comes back: :class:`Execute`, function responses, skips,
+        notes."""
         call_args: Dict[str, Any] = dict(args or {})
         behavior = behavior or self.behaviors.get(name)
         tool_choice = pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO
@@ -464,8 +479,12 @@ class SessionCore:
             req = pb.RegisterCallRequest(
                 session_id=self.session_id, call_id=call_id, tool=name,
                 behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice, age=age,
+                epoch=self.epoch,
             )
-            req.args.update(call_args)
+            if raw_args is not None:
+                req.raw_args = raw_args
+            else:
+                req.args.update(call_args)
             return await self._client.register_call(req, retry=False)
 
         async def handle(resp: pb.RegisterCallResponse) -> None:
@@ -474,15 +493,18 @@ class SessionCore:
         retried = RETRIED_CODES if call_id else _ABORTED_ONLY
         return self._outbox.put(f"RegisterCall({call_id or name})", send, handle, retried)
 
-    def voice_activity_start(self) -> "asyncio.Future[None]":
+    def voice_activity_start(self, *, utterance_id: str = "") -> "asyncio.Future[None]":
         """The user started speaking (Gemini ``ACTIVITY_START``, OpenAI
         ``input_audio_buffer.speech_started``): it holds due commits until the
-        utterance's transcript is in."""
-        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START)
+        utterance's transcript is in. ``utterance_id``: the provider's id for the
+        utterance when it gives one (OpenAI: the event's ``item_id``), so that its
+        transcript is attributed to it (:meth:`input_transcript`)."""
+        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START, utterance_id)
 
-    def voice_activity_end(self) -> "asyncio.Future[None]":
-        """The user stopped speaking (``ACTIVITY_END`` / ``speech_stopped``)."""
-        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_END)
+    def voice_activity_end(self, *, utterance_id: str = "") -> "asyncio.Future[None]":
+        """The user stopped speaking (``ACTIVITY_END`` / ``speech_stopped``);
+        ``utterance_id`` as for :meth:`voice_activity_start`."""
+        return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_END, utterance_id)
 
     def interrupted(self) -> "asyncio.Future[None]":
         """The server cut the model's output: barge-in (Gemini ``interrupted``). Every
@@ -508,13 +530,16 @@ class SessionCore:
         self._model_speaking = False
         return self._speech(pb.SPEECH_EVENT_MODEL_TURN_COMPLETE)
 
-    def input_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
+    def input_transcript(self, text: str, *, final: bool = True, utterance_id: str = "") -> "asyncio.Future[None]":
         """A piece of the user's input transcription. Final pieces are appended to the
         utterance and checked for stop intent; interim ones (``final=False``) are not.
-        Blank text is not reported."""
+        Blank text is not reported. ``utterance_id``: the utterance it transcribes, as
+        given on its voice activity (OpenAI: the transcription's ``item_id``); without
+        one the arbiter picks the oldest utterance that ended and waits for its
+        transcript, else the open one (Gemini's transcription comes late)."""
         if not text or not text.strip():
             return _done()
-        return self._transcript(pb.ROLE_USER, text, interim=not final)
+        return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id)
 
     def output_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
         """A piece of the model's output transcription (what it told the user)."""
@@ -522,15 +547,22 @@ class SessionCore:
             return _done()
         return self._transcript(pb.ROLE_MODEL, text, interim=not final)
 
-    def tool_call_cancellation(self, call_ids: Iterable[str]) -> "asyncio.Future[None]":
-        """The server withdrew these call ids (Gemini ``toolCallCancellation``): they
-        are dead, handed out as :class:`Skip`."""
+    def tool_call_cancellation(
+        self, call_ids: Iterable[str], *, reason: CancellationReason = "withdrawn"
+    ) -> "asyncio.Future[None]":
+        """The server withdrew these call ids (Gemini ``toolCallCancellation``, an
+        OpenAI ``function_call`` item deleted): they are dead, handed out as
+        :class:`Skip`, and an undecided job of theirs is cancelled. ``reason=
+        "provider_timeout"``: the provider gave up waiting for the response after its
+        own timeout (Ultravox); the ids are dead too, but their job is abandoned rather
+        than cancelled, so a re-issue is deduplicated and answered live."""
         ids = list(call_ids)
         if not ids:
             return _done()
+        why = _CANCELLATION_REASON[reason]
 
         async def send(age: duration_pb2.Duration) -> pb.ReportToolCallCancellationResponse:
-            req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age)
+            req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age, reason=why)
             return await self._client.report_tool_call_cancellation(req, retry=False)
 
         return self._outbox.put(f"ReportToolCallCancellation({','.join(ids)})", send, self._handed_out)
@@ -543,18 +575,39 @@ class SessionCore:
         :class:`Skip` (reason ``connection_closed``): never answer them on the new
         connection. Their jobs go on, and each outcome is handed out as a
         :class:`SendNote`. Call it for the first connection too, so that the calls made
-        on it are known to be its own. Waits until it was delivered."""
+        on it are known to be its own. Waits until it was delivered; a receive loop
+        that must not wait calls :meth:`connection_opened` instead."""
+        await self.connection_opened(connection_id)
+
+    def connection_opened(self, connection_id: str) -> "asyncio.Future[None]":
+        """:meth:`reconnect` as an event method: Connect is queued now, in order with
+        the events observed so far and before those observed after it, and the
+        returned future resolves once it was delivered. Call it as the new connection
+        opens, before reading its first message.
+
+        Connect returns the session's epoch; the core names it in every later event
+        (RegisterCall, ReportSpeech, ReportTranscript, ConfigureSession), so a session
+        its store lost answers DATA_LOSS (the event is dropped, logged) instead of
+        starting again silently. A Connect naming an epoch the store lost answers
+        SESSION_STATE_LOST: logged, and the core goes on in the new epoch (every call of
+        the lost one has an unknown outcome)."""
         self._model_speaking = False  # a new connection: nothing is playing
 
         async def send(_age: duration_pb2.Duration) -> pb.ConnectResponse:
             return await self._client.connect(pb.ConnectRequest(session_id=self.session_id,
-                                                                connection_id=connection_id), retry=False)
+                                                                connection_id=connection_id, epoch=self.epoch),
+                                              retry=False)
 
         async def handle(resp: pb.ConnectResponse) -> None:
             self.connection_id = connection_id
+            if resp.state == pb.SESSION_STATE_LOST:
+                log.error("arbiter: session %s: its store lost epoch %s; going on in epoch %s (the outcome of every "
+                          "call made in the lost epoch is unknown)", self.session_id, self.epoch, resp.epoch)
+            if resp.epoch:
+                self.epoch = resp.epoch
             await self._handed_out(resp)
 
-        await self._outbox.put(f"Connect({connection_id})", send, handle)
+        return self._outbox.put(f"Connect({connection_id})", send, handle)
 
     async def flush(self, timeout: Optional[float] = None) -> bool:
         """Waits until every event observed so far was delivered (or dropped), at most
@@ -657,16 +710,19 @@ class SessionCore:
     def _busy(self, n: int) -> None:
         self._inflight += n
 
-    def _speech(self, event: "pb.SpeechEvent") -> "asyncio.Future[None]":
+    def _speech(self, event: "pb.SpeechEvent", utterance_id: str = "") -> "asyncio.Future[None]":
         async def send(age: duration_pb2.Duration) -> pb.ReportSpeechResponse:
-            req = pb.ReportSpeechRequest(session_id=self.session_id, event=event, age=age)
+            req = pb.ReportSpeechRequest(session_id=self.session_id, event=event, age=age, epoch=self.epoch,
+                                         utterance_id=utterance_id)
             return await self._client.report_speech(req, retry=False)
 
-        return self._outbox.put(f"ReportSpeech({pb.SpeechEvent.Name(event)})", send, self._handed_out)
+        what = pb.SpeechEvent.Name(event) + (f", {utterance_id}" if utterance_id else "")
+        return self._outbox.put(f"ReportSpeech({what})", send, self._handed_out)
 
-    def _transcript(self, role: "pb.Role", text: str, *, interim: bool) -> "asyncio.Future[None]":
+    def _transcript(self, role: "pb.Role", text: str, *, interim: bool, utterance_id: str = "") -> "asyncio.Future[None]":
         async def send(age: duration_pb2.Duration) -> pb.ReportTranscriptResponse:
-            req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age)
+            req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age,
+                                             epoch=self.epoch, utterance_id=utterance_id)
             return await self._client.report_transcript(req, retry=False)
 
         who = "user" if role == pb.ROLE_USER else "model"
@@ -824,6 +880,7 @@ class SessionCore:
                     session_id=self.session_id,
                     language=self.language,
                     response_scheduling=self.response_scheduling,
+                    epoch=self.epoch,
                 )
             )
             self._configured = True

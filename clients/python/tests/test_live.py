@@ -573,9 +573,10 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual((cm.exception.field, cm.exception.code), ("call_id", grpc.StatusCode.INVALID_ARGUMENT))
         with self.assertRaises(NotFoundError) as cm:
             await self.client.get_session(pb.GetSessionRequest(session_id=f"{sid}-none"))
-        reg = await self.client.register_call(
-            pb.RegisterCallRequest(session_id=sid, call_id="fc_1", tool="book_slot", args=None)
-        )
+        req = pb.RegisterCallRequest(session_id=sid, call_id="fc_1", tool="book_slot")
+        req.args.update({"slot": "tomorrow 3pm"})  # its key argument: a call without one is rejected, no job
+        reg = await self.client.register_call(req)
+        self.assertEqual(reg.disposition, pb.DISPOSITION_EXECUTE)
         with self.assertRaises(NotFoundError) as cm:
             await self.client.decide(pb.DecideRequest(session_id=sid, job_id="job-404"))
         self.assertEqual(cm.exception.field, "job_id")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -23,6 +26,7 @@ import (
 const (
 	grpcPort    = 50051
 	metricsPort = 9090
+	healthPort  = 8081
 	arbiterSvc  = "arbiter.v1.ArbiterService"
 )
 
@@ -144,12 +148,8 @@ func TestProductionValues(t *testing.T) {
 	checkSecretVolume(t, d, "/etc/arbiter/tls/tls.key", "arbiter-tls", "tls.key")
 	checkSecretVolume(t, d, "/etc/arbiter/tls-client-ca/ca.crt", "arbiter-tls", "ca.crt")
 
-	// The kubelet's native gRPC probe cannot do TLS: TCP on the gRPC port instead.
-	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if p == nil || p.TCPSocket == nil || p.GRPC != nil || p.TCPSocket.Port != intstr.FromString("grpc") {
-			t.Errorf("%s probe under TLS = %s, want tcpSocket on port grpc", name, toYAML(p))
-		}
-	}
+	// The kubelet's native gRPC probe cannot do TLS: it asks the plaintext health port.
+	checkGRPCProbes(t, c)
 	checkPodSecurity(t, d)
 	checkResources(t, c)
 	checkTermination(t, d, 15)
@@ -378,7 +378,7 @@ func TestToolsChecksum(t *testing.T) {
 	if _, ok := d.Spec.Template.Annotations["checksum/tools"]; ok {
 		t.Errorf("checksum/tools set for an external ConfigMap")
 	}
-	if v := volumeNamed(d, "tools"); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != "my-tools" {
+	if v := volumeNamed(t, d, "tools"); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != "my-tools" {
 		t.Errorf("tools volume = %s", toYAML(v))
 	}
 }
@@ -403,14 +403,83 @@ func TestTerminationGrace(t *testing.T) {
 	}
 }
 
-// TestProbeTypes: probes.type overrides the automatic choice.
+// TestProbesUnderTLS: with TLS on the gRPC port (and mutual TLS), the probes are still
+// the kubelet's gRPC probes, on the plaintext health port, so readiness sees a store
+// outage and the drain; the health port is not in the Service.
+func TestProbesUnderTLS(t *testing.T) {
+	for _, sets := range []string{
+		"tls.enabled=true,tls.existingSecret=t",
+		"tls.enabled=true,tls.existingSecret=t,tls.clientCA.enabled=true",
+		"tls.enabled=true,tls.existingSecret=t,probes.type=grpc",
+	} {
+		m := mustRender(t, values(t, nil, sets))
+		d := only[*appsv1.Deployment](t, m)
+		c := container(t, d)
+		if !slices.Contains(c.Args, "--tls-cert=/etc/arbiter/tls/tls.crt") {
+			t.Fatalf("%s: no TLS in args %q", sets, c.Args)
+		}
+		checkGRPCProbes(t, c)
+		for _, s := range all[*corev1.Service](m) {
+			for _, p := range s.Spec.Ports {
+				if p.TargetPort.String() == "health" || p.Port == healthPort {
+					t.Errorf("%s: Service %s exposes the health port: %s", sets, s.Name, toYAML(p))
+				}
+			}
+		}
+	}
+}
+
+// TestProbeTypes: probes.type=tcp connects to the gRPC port and runs no health
+// listener; probes.port moves the health port (flag, container port and probes).
 func TestProbeTypes(t *testing.T) {
 	c := container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, nil, "probes.type=tcp"))))
-	if c.ReadinessProbe.TCPSocket == nil || c.ReadinessProbe.GRPC != nil {
-		t.Errorf("probes.type=tcp: %s", toYAML(c.ReadinessProbe))
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.TCPSocket == nil || p.GRPC != nil || p.TCPSocket.Port != intstr.FromString("grpc") {
+			t.Errorf("probes.type=tcp: %s probe = %s, want tcpSocket on port grpc", name, toYAML(p))
+		}
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--health-listen") {
+			t.Errorf("probes.type=tcp: arg %q", a)
+		}
+	}
+	if containerPort(c, "health") != nil {
+		t.Errorf("probes.type=tcp: a health container port")
 	}
 	c = container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, []string{productionFile}, "probes.type=grpc"))))
 	checkGRPCProbes(t, c)
+
+	c = container(t, only[*appsv1.Deployment](t, mustRender(t, values(t, nil, "probes.port=9999"))))
+	if !slices.Contains(c.Args, "--health-listen=:9999") || c.ReadinessProbe.GRPC == nil || c.ReadinessProbe.GRPC.Port != 9999 ||
+		c.StartupProbe.GRPC == nil || c.StartupProbe.GRPC.Port != 9999 {
+		t.Errorf("probes.port=9999: args %q, probes %s", c.Args, toYAML([]*corev1.Probe{c.StartupProbe, c.ReadinessProbe}))
+	}
+	if p := containerPort(c, "health"); p == nil || p.ContainerPort != 9999 {
+		t.Errorf("probes.port=9999: health container port %s", toYAML(p))
+	}
+	for _, set := range []string{"probes.port=50051", "probes.port=9090"} {
+		if _, err := renderChart(t, values(t, nil, set), renderOpts{}); err == nil || !strings.Contains(err.Error(), "probes.port") {
+			t.Errorf("%s: err = %v, want the port clash refused", set, err)
+		}
+	}
+}
+
+// TestKubeVersion: Chart.yaml requires Kubernetes 1.30 (the native sleep preStop
+// hook), provider builds (1.30.4-gke.1) included, and the chart renders on 1.30.
+func TestKubeVersion(t *testing.T) {
+	c := loadChart(t)
+	for v, want := range map[string]bool{
+		"v1.29.9": false, "v1.30.0": true, "v1.30.4-gke.1200": true, "v1.31.2+k3s1": true, "v1.33.0": true,
+	} {
+		if got := chartutil.IsCompatibleRange(c.Metadata.KubeVersion, v); got != want {
+			t.Errorf("kubeVersion %q accepts %s: %v, want %v", c.Metadata.KubeVersion, v, got, want)
+		}
+	}
+	for _, vals := range []map[string]any{nil, values(t, []string{productionFile}), values(t, nil, "persistence.enabled=true")} {
+		if _, err := renderChart(t, vals, renderOpts{kubeVersion: "v1.30.0"}); err != nil {
+			t.Errorf("render on 1.30: %v", err)
+		}
+	}
 }
 
 // TestStrictDecoding proves the decoder used above rejects what the API server's
@@ -448,11 +517,40 @@ func TestStrictDecoding(t *testing.T) {
 
 // --- checks shared by the tests above ---
 
-func container(t testing.TB, d *appsv1.Deployment) *corev1.Container {
+// podTemplate is the pod template of a workload: a Deployment or a StatefulSet.
+func podTemplate(t testing.TB, w runtime.Object) *corev1.PodTemplateSpec {
 	t.Helper()
-	cs := d.Spec.Template.Spec.Containers
-	if len(cs) != 1 || cs[0].Name != "arbiter" {
-		t.Fatalf("containers = %s", toYAML(cs))
+	switch w := w.(type) {
+	case *appsv1.Deployment:
+		return &w.Spec.Template
+	case *appsv1.StatefulSet:
+		return &w.Spec.Template
+	}
+	t.Fatalf("%T is not a workload", w)
+	return nil
+}
+
+// workload is the render's one workload (the Deployment, or the StatefulSet with
+// persistence), failing unless there is exactly one.
+func workload(t testing.TB, m *manifests) runtime.Object {
+	t.Helper()
+	ds, ss := all[*appsv1.Deployment](m), all[*appsv1.StatefulSet](m)
+	switch {
+	case len(ds) == 1 && len(ss) == 0:
+		return ds[0]
+	case len(ds) == 0 && len(ss) == 1:
+		return ss[0]
+	}
+	t.Fatalf("want one Deployment or one StatefulSet, got %v", m.kinds())
+	return nil
+}
+
+// container is the arbiter container of a workload (the first; sidecars follow it).
+func container(t testing.TB, w runtime.Object) *corev1.Container {
+	t.Helper()
+	cs := podTemplate(t, w).Spec.Containers
+	if len(cs) == 0 || cs[0].Name != "arbiter" {
+		t.Fatalf("containers = %s, want arbiter first", toYAML(cs))
 	}
 	return &cs[0]
 }
@@ -466,10 +564,12 @@ func envNamed(c *corev1.Container, name string) *corev1.EnvVar {
 	return nil
 }
 
-func volumeNamed(d *appsv1.Deployment, name string) *corev1.Volume {
-	for i, v := range d.Spec.Template.Spec.Volumes {
-		if v.Name == name {
-			return &d.Spec.Template.Spec.Volumes[i]
+func volumeNamed(t testing.TB, w runtime.Object, name string) *corev1.Volume {
+	t.Helper()
+	vs := podTemplate(t, w).Spec.Volumes
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
 		}
 	}
 	return nil
@@ -484,41 +584,54 @@ func servicePort(s *corev1.Service, name string) *corev1.ServicePort {
 	return nil
 }
 
-// checkGRPCProbes: native gRPC probes on the gRPC port; readiness asks for the arbiter
-// service (NOT_SERVING while the store is down or draining), liveness for "liveness"
-// (SERVING while the process serves, so a Redis outage restarts nothing).
+// checkGRPCProbes: native gRPC probes on the plaintext health port (--health-listen);
+// readiness asks for the arbiter service (NOT_SERVING while the store is down or
+// draining), liveness and startup for "liveness" (SERVING while the process serves, so
+// a Redis outage restarts nothing); the startup probe gives the start 60 s.
 func checkGRPCProbes(t testing.TB, c *corev1.Container) {
 	t.Helper()
 	for _, p := range []struct {
 		name    string
 		probe   *corev1.Probe
 		service string
-	}{{"readiness", c.ReadinessProbe, arbiterSvc}, {"liveness", c.LivenessProbe, "liveness"}} {
+	}{{"startup", c.StartupProbe, "liveness"}, {"readiness", c.ReadinessProbe, arbiterSvc}, {"liveness", c.LivenessProbe, "liveness"}} {
 		g := p.probe
 		if g == nil || g.GRPC == nil || g.TCPSocket != nil || g.HTTPGet != nil || g.Exec != nil {
 			t.Errorf("%s probe = %s, want gRPC only", p.name, toYAML(g))
 			continue
 		}
-		if g.GRPC.Port != grpcPort || g.GRPC.Service == nil || *g.GRPC.Service != p.service {
-			t.Errorf("%s probe = %s, want port %d service %q", p.name, toYAML(g.GRPC), grpcPort, p.service)
+		if g.GRPC.Port != healthPort || g.GRPC.Service == nil || *g.GRPC.Service != p.service {
+			t.Errorf("%s probe = %s, want port %d service %q", p.name, toYAML(g.GRPC), healthPort, p.service)
 		}
 	}
-	var cp *corev1.ContainerPort
-	for i := range c.Ports {
-		if c.Ports[i].Name == "grpc" {
-			cp = &c.Ports[i]
-		}
+	if sp := c.StartupProbe; sp != nil && sp.PeriodSeconds*sp.FailureThreshold < 60 {
+		t.Errorf("startup probe allows %ds, want at least 60", sp.PeriodSeconds*sp.FailureThreshold)
 	}
-	if cp == nil || cp.ContainerPort != grpcPort {
+	if !slices.Contains(c.Args, fmt.Sprintf("--health-listen=:%d", healthPort)) {
+		t.Errorf("args %q lack --health-listen=:%d", c.Args, healthPort)
+	}
+	if cp := containerPort(c, "grpc"); cp == nil || cp.ContainerPort != grpcPort {
 		t.Errorf("container port grpc = %s", toYAML(cp))
 	}
+	if cp := containerPort(c, "health"); cp == nil || cp.ContainerPort != healthPort {
+		t.Errorf("container port health = %s", toYAML(cp))
+	}
+}
+
+func containerPort(c *corev1.Container, name string) *corev1.ContainerPort {
+	for i := range c.Ports {
+		if c.Ports[i].Name == name {
+			return &c.Ports[i]
+		}
+	}
+	return nil
 }
 
 // checkPodSecurity: non-root (65532, the image's USER), read-only root fs, no
 // privilege escalation, every capability dropped, RuntimeDefault seccomp, no API token.
-func checkPodSecurity(t testing.TB, d *appsv1.Deployment) {
+func checkPodSecurity(t testing.TB, d runtime.Object) {
 	t.Helper()
-	ps := d.Spec.Template.Spec.SecurityContext
+	ps := podTemplate(t, d).Spec.SecurityContext
 	if ps == nil || ps.RunAsNonRoot == nil || !*ps.RunAsNonRoot || ps.RunAsUser == nil || *ps.RunAsUser != 65532 ||
 		ps.SeccompProfile == nil || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("pod securityContext = %s", toYAML(ps))
@@ -529,7 +642,7 @@ func checkPodSecurity(t testing.TB, d *appsv1.Deployment) {
 		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
 		t.Errorf("container securityContext = %s", toYAML(sc))
 	}
-	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+	if a := podTemplate(t, d).Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Errorf("automountServiceAccountToken = %v, want false", a)
 	}
 }
@@ -550,21 +663,21 @@ func checkResources(t testing.TB, c *corev1.Container) {
 }
 
 // checkTermination: the kubelet waits longer than preStop + drain before SIGKILL.
-func checkTermination(t testing.TB, d *appsv1.Deployment, drain int) {
+func checkTermination(t testing.TB, d runtime.Object, drain int) {
 	t.Helper()
 	c := container(t, d)
 	sleep := int64(0)
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		sleep = c.Lifecycle.PreStop.Sleep.Seconds
 	}
-	g := d.Spec.Template.Spec.TerminationGracePeriodSeconds
+	g := podTemplate(t, d).Spec.TerminationGracePeriodSeconds
 	if g == nil || *g <= sleep+int64(drain) {
 		t.Errorf("terminationGracePeriodSeconds = %v, want > preStop %d + drain %d", g, sleep, drain)
 	}
 }
 
 // checkSecretVolume: the file a flag names is mounted from the given Secret key.
-func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key string) {
+func checkSecretVolume(t testing.TB, d runtime.Object, file, secret, key string) {
 	t.Helper()
 	c := container(t, d)
 	for _, vm := range c.VolumeMounts {
@@ -575,7 +688,7 @@ func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key str
 		if !vm.ReadOnly {
 			t.Errorf("%s: mount %s is writable", file, vm.MountPath)
 		}
-		v := volumeNamed(d, vm.Name)
+		v := volumeNamed(t, d, vm.Name)
 		if v == nil || v.Secret == nil || v.Secret.SecretName != secret {
 			t.Errorf("%s: volume %s = %s, want Secret %s", file, vm.Name, toYAML(v), secret)
 			return
@@ -597,9 +710,17 @@ func checkSecretVolume(t testing.TB, d *appsv1.Deployment, file, secret, key str
 // names the mounted ConfigMap key.
 func checkWiring(t testing.TB, m *manifests) {
 	t.Helper()
-	d := only[*appsv1.Deployment](t, m)
-	podLabels := d.Spec.Template.Labels
-	mustSelect(t, "Deployment selector", d.Spec.Selector.MatchLabels, podLabels)
+	d := workload(t, m)
+	pod := podTemplate(t, d)
+	podLabels := pod.Labels
+	var selector *metav1.LabelSelector
+	switch d := d.(type) {
+	case *appsv1.Deployment:
+		selector = d.Spec.Selector
+	case *appsv1.StatefulSet:
+		selector = d.Spec.Selector
+	}
+	mustSelect(t, "workload selector", selector.MatchLabels, podLabels)
 	c := container(t, d)
 	ports := map[string]int32{}
 	for _, p := range c.Ports {
@@ -619,7 +740,7 @@ func checkWiring(t testing.TB, m *manifests) {
 	}
 	main := all[*corev1.Service](m)[0]
 	for _, s := range all[*corev1.Service](m) {
-		if s.Name == d.Name {
+		if s.Name == name(d) {
 			main = s
 		}
 	}
@@ -633,14 +754,14 @@ func checkWiring(t testing.TB, m *manifests) {
 		mustSelect(t, "PDB", pdb.Spec.Selector.MatchLabels, podLabels)
 	}
 	sas := all[*corev1.ServiceAccount](m)
-	if len(sas) != 1 || sas[0].Name != d.Spec.Template.Spec.ServiceAccountName {
-		t.Errorf("serviceAccountName %q, ServiceAccounts %v", d.Spec.Template.Spec.ServiceAccountName, m.kinds())
+	if len(sas) != 1 || sas[0].Name != pod.Spec.ServiceAccountName {
+		t.Errorf("serviceAccountName %q, ServiceAccounts %v", pod.Spec.ServiceAccountName, m.kinds())
 	}
 	cms := map[string]*corev1.ConfigMap{}
 	for _, cm := range all[*corev1.ConfigMap](m) {
 		cms[cm.Name] = cm
 	}
-	tools := volumeNamed(d, "tools")
+	tools := volumeNamed(t, d, "tools")
 	if tools == nil || tools.ConfigMap == nil {
 		t.Fatalf("tools volume = %s", toYAML(tools))
 	}
@@ -661,8 +782,18 @@ func checkWiring(t testing.TB, m *manifests) {
 	if !slices.Contains(c.Args, "--tools="+mount+"/tools.yaml") || len(tools.ConfigMap.Items) != 1 || tools.ConfigMap.Items[0].Path != "tools.yaml" {
 		t.Errorf("--tools does not name the mounted policy: args %q, mount %q, items %s", c.Args, mount, toYAML(tools.ConfigMap.Items))
 	}
+	// Every claim a volume names is rendered, or is persistence.existingClaim.
+	claims := map[string]bool{}
+	for _, pvc := range all[*corev1.PersistentVolumeClaim](m) {
+		claims[pvc.Name] = true
+	}
+	for _, v := range pod.Spec.Volumes {
+		if pvc := v.PersistentVolumeClaim; pvc != nil && !claims[pvc.ClaimName] && pvc.ClaimName != "my-claim" {
+			t.Errorf("volume %s names claim %q, not rendered", v.Name, pvc.ClaimName)
+		}
+	}
 	// The read-only root filesystem leaves /tmp writable through an emptyDir.
-	if v := volumeNamed(d, "tmp"); v == nil || v.EmptyDir == nil {
+	if v := volumeNamed(t, d, "tmp"); v == nil || v.EmptyDir == nil {
 		t.Errorf("no emptyDir /tmp: %s", toYAML(v))
 	}
 }

@@ -73,9 +73,14 @@ func commands[T instructions.Command](s instructions.Stage) []T {
 	return out
 }
 
+// digestRef is an image reference pinned by digest: name:tag@sha256:<64 hex>.
+var digestRef = regexp.MustCompile(`^([^@\s]+):([^@:/\s]+)@sha256:[a-f0-9]{64}$`)
+
 // TestDockerfile checks the Dockerfile (it cannot be built here: no Docker engine):
-// two stages, a static build in golang:1.26, a distroless/static nonroot final stage
-// running as 65532 with the exec-form ENTRYPOINT ["/arbiter","serve"].
+// two stages, a static build in golang at go.mod's Go version, a distroless/static
+// nonroot final stage running as 65532 with the exec-form ENTRYPOINT
+// ["/arbiter","serve"], both base images pinned by digest, the version and commit
+// stamped into the binary and the OCI labels set.
 func TestDockerfile(t *testing.T) {
 	p := parseDockerfile(t)
 	if len(p.warnings) > 0 {
@@ -86,14 +91,16 @@ func TestDockerfile(t *testing.T) {
 	}
 	build, final := p.stages[0], p.stages[1]
 
-	// Builder: golang at the main module's Go minor version.
-	goMinor := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(readFile(t, filepath.Join(repoRoot, "go.mod")))
-	if goMinor == nil {
+	// Builder: golang at the main module's Go version (go.mod's go line: the image's
+	// GOTOOLCHAIN=local refuses an older Go), pinned by digest.
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+(\.\d+)?)\s*$`).FindSubmatch(readFile(t, filepath.Join(repoRoot, "go.mod")))
+	if goVersion == nil {
 		t.Fatal("go.mod has no go directive")
 	}
-	base := strings.ReplaceAll(build.BaseName, "${GO_VERSION}", p.metaArgs["GO_VERSION"])
-	if want := "golang:" + string(goMinor[1]); base != want || build.Name != "build" {
-		t.Errorf("builder = %q AS %q, want %q AS build (go.mod says go %s)", base, build.Name, want, goMinor[1])
+	base := strings.NewReplacer("${GO_VERSION}", p.metaArgs["GO_VERSION"], "${GO_DIGEST}", p.metaArgs["GO_DIGEST"]).Replace(build.BaseName)
+	m := digestRef.FindStringSubmatch(base)
+	if m == nil || m[1] != "golang" || m[2] != string(goVersion[1]) || build.Name != "build" {
+		t.Errorf("builder = %q AS %q, want golang:%s@sha256:<digest> AS build (go.mod says go %s)", base, build.Name, goVersion[1], goVersion[1])
 	}
 	var buildCmd string
 	for _, r := range commands[*instructions.RunCommand](build) {
@@ -102,15 +109,46 @@ func TestDockerfile(t *testing.T) {
 			buildCmd = line
 		}
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "-o /out/arbiter", "./cmd/arbiter"} {
+	const pkg = "github.com/voicearbiter/arbiter/internal/buildinfo"
+	for _, want := range []string{
+		"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w `, "-X " + pkg + ".version=${VERSION}", "-X " + pkg + ".commit=${REVISION}",
+		"-o /out/arbiter", "./cmd/arbiter",
+	} {
 		if !strings.Contains(buildCmd, want) {
 			t.Errorf("go build command %q lacks %q", buildCmd, want)
 		}
 	}
+	// The variables the stamp reads are declared in the builder stage.
+	if args := stageArgs(build); !args["VERSION"] || !args["REVISION"] {
+		t.Errorf("builder ARGs %v lack VERSION or REVISION", args)
+	}
 
-	// Final stage: distroless static nonroot (or scratch), nothing run in it.
-	if !(strings.HasPrefix(final.BaseName, "gcr.io/distroless/static") && strings.HasSuffix(final.BaseName, ":nonroot")) && final.BaseName != "scratch" {
-		t.Errorf("final base = %q, want gcr.io/distroless/static*:nonroot or scratch", final.BaseName)
+	// Final stage: distroless static nonroot, pinned by digest, nothing run in it.
+	if m := digestRef.FindStringSubmatch(final.BaseName); m == nil || !strings.HasPrefix(m[1], "gcr.io/distroless/static") || m[2] != "nonroot" {
+		t.Errorf("final base = %q, want gcr.io/distroless/static*:nonroot@sha256:<digest>", final.BaseName)
+	}
+	labels := map[string]string{}
+	for _, l := range commands[*instructions.LabelCommand](final) {
+		for _, kv := range l.Labels {
+			labels[kv.Key] = strings.Trim(kv.Value, `"`)
+		}
+	}
+	for k, want := range map[string]string{
+		"org.opencontainers.image.title":    "arbiter",
+		"org.opencontainers.image.source":   "https://github.com/voicearbiter/arbiter",
+		"org.opencontainers.image.licenses": "Apache-2.0",
+		"org.opencontainers.image.version":  "${VERSION}",
+		"org.opencontainers.image.revision": "${REVISION}",
+	} {
+		if labels[k] != want {
+			t.Errorf("LABEL %s = %q, want %q", k, labels[k], want)
+		}
+	}
+	if labels["org.opencontainers.image.description"] == "" {
+		t.Errorf("no LABEL org.opencontainers.image.description")
+	}
+	if args := stageArgs(final); !args["VERSION"] || !args["REVISION"] {
+		t.Errorf("final stage ARGs %v lack VERSION or REVISION (the labels would be empty)", args)
 	}
 	if runs := commands[*instructions.RunCommand](final); len(runs) != 0 {
 		t.Errorf("final stage runs commands (no shell there): %v", runs)
@@ -131,8 +169,8 @@ func TestDockerfile(t *testing.T) {
 		ports = append(ports, e.Ports...)
 	}
 	slices.Sort(ports)
-	if !slices.Equal(ports, []string{"50051", "9090"}) {
-		t.Errorf("EXPOSE = %v, want 50051 9090", ports)
+	if !slices.Equal(ports, []string{"50051", "8081", "9090"}) {
+		t.Errorf("EXPOSE = %v, want 50051 8081 9090", ports)
 	}
 	eps := commands[*instructions.EntrypointCommand](final)
 	if len(eps) != 1 || eps[0].PrependShell || !slices.Equal(eps[0].CmdLine, []string{"/arbiter", "serve"}) {
@@ -147,6 +185,17 @@ func TestDockerfile(t *testing.T) {
 	if env["ARBITER_LISTEN"] != ":50051" {
 		t.Errorf("ENV ARBITER_LISTEN = %q, want :50051 (the binary defaults to 127.0.0.1)", env["ARBITER_LISTEN"])
 	}
+}
+
+// stageArgs lists the ARGs a stage declares.
+func stageArgs(s instructions.Stage) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range commands[*instructions.ArgCommand](s) {
+		for _, kv := range a.Args {
+			out[kv.Key] = true
+		}
+	}
+	return out
 }
 
 // TestDockerfileChecksCatchMistakes proves the checks above can fail: a shell-form
@@ -267,7 +316,8 @@ func TestDockerBuildStep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "arbiter")
 	cmd := exec.Command("sh", "-c", strings.ReplaceAll(buildCmd, "/out/arbiter", out))
 	cmd.Dir = ctxDir
-	cmd.Env = append(os.Environ(), "TARGETOS=linux", "TARGETARCH="+runtime.GOARCH, "GOFLAGS=-mod=readonly")
+	cmd.Env = append(os.Environ(), "TARGETOS=linux", "TARGETARCH="+runtime.GOARCH, "GOFLAGS=-mod=readonly", "GOWORK=off",
+		"VERSION=0.0.0-docker-step", "REVISION=0123456789abcdef0123456789abcdef01234567")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", buildCmd, err, b)
 	}
@@ -286,6 +336,10 @@ func TestDockerBuildStep(t *testing.T) {
 	}
 	if f.Section(".symtab") != nil {
 		t.Errorf("binary has a symbol table: -ldflags -s not applied")
+	}
+	version, err := exec.Command(out, "--version").Output()
+	if want := "arbiter 0.0.0-docker-step (commit 0123456789abcdef0123456789abcdef01234567, "; err != nil || !strings.HasPrefix(string(version), want) {
+		t.Errorf("--version = %q (%v), want it to start with %q: the -X stamp does not reach internal/buildinfo", version, err, want)
 	}
 	help, err := exec.Command(out, "serve", "--help").CombinedOutput()
 	if err != nil {

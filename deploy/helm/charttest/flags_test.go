@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-
-	appsv1 "k8s.io/api/apps/v1"
 )
 
 // serveFlags reads `arbiter serve`'s flags and environment variables from the
@@ -89,10 +87,11 @@ func TestKebab(t *testing.T) {
 func TestChartFlagsExist(t *testing.T) {
 	flags, envs := serveFlags(t)
 	for name, vals := range map[string]map[string]any{
-		"default":    nil,
-		"production": values(t, []string{productionFile}),
+		"default":     nil,
+		"production":  values(t, []string{productionFile}),
+		"persistence": values(t, nil, "persistence.enabled=true"),
 	} {
-		d := only[*appsv1.Deployment](t, mustRender(t, vals))
+		d := workload(t, mustRender(t, vals))
 		c := container(t, d)
 		for _, a := range c.Args {
 			flag, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")

@@ -3,6 +3,7 @@ package charttest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,10 @@ func mergeMaps(a, b map[string]any) map[string]any {
 
 type renderOpts struct {
 	skipSchema bool
+	// kubeVersion is the cluster's version (--kube-version); empty: kubeVersionTest.
+	kubeVersion string
+	// appVersion, when set, replaces Chart.yaml's appVersion.
+	appVersion string
 }
 
 // renderChart renders the chart like `helm template arbiter deploy/helm/arbiter -n
@@ -132,11 +137,14 @@ type renderOpts struct {
 func renderChart(t testing.TB, vals map[string]any, o renderOpts) (map[string]string, error) {
 	t.Helper()
 	c := loadChart(t)
+	if o.appVersion != "" {
+		c.Metadata.AppVersion = o.appVersion
+	}
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return nil, err
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
-	kv, err := chartutil.ParseKubeVersion(kubeVersionTest)
+	kv, err := chartutil.ParseKubeVersion(cmp.Or(o.kubeVersion, kubeVersionTest))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1965,7 +1965,14 @@ type ConfigureSessionRequest struct {
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
-	Epoch         string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Epoch string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// True makes the session record from now on: its history (GetHistory) keeps up to
+	// the server's larger bound (`--record-bytes`, 64 KiB by default) instead of the
+	// last 1 KiB, so the whole session can be exported and replayed (`arbiter export`).
+	// Send it in the session's first request to record it from its start. False leaves
+	// recording as it is: it is never turned off. Recording costs: every RPC of the
+	// session reads and writes its history with it.
+	Record        bool `protobuf:"varint,5,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2028,6 +2035,13 @@ func (x *ConfigureSessionRequest) GetEpoch() string {
 	return ""
 }
 
+func (x *ConfigureSessionRequest) GetRecord() bool {
+	if x != nil {
+		return x.Record
+	}
+	return false
+}
+
 // ConfigureSessionResponse confirms the options.
 type ConfigureSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2035,8 +2049,10 @@ type ConfigureSessionResponse struct {
 	Language string `protobuf:"bytes,1,opt,name=language,proto3" json:"language,omitempty"`
 	// Whether notes may ride on function responses.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Whether the session records (asked for, or sampled by `--history-sample`).
+	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureSessionResponse) Reset() {
@@ -2079,6 +2095,13 @@ func (x *ConfigureSessionResponse) GetLanguage() string {
 func (x *ConfigureSessionResponse) GetResponseScheduling() bool {
 	if x != nil {
 		return x.ResponseScheduling
+	}
+	return false
+}
+
+func (x *ConfigureSessionResponse) GetRecord() bool {
+	if x != nil {
+		return x.Record
 	}
 	return false
 }
@@ -2924,6 +2947,9 @@ type WatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The effect's place in the session's log: 1, 2, 3, ... without gaps.
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// When the effect was made due, on the arbiter's clock: when the RPC that made it
+	// arrived, or, for one a timer made due, the timer's due time.
+	At *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`
 	// The effect.
 	//
 	// Types that are valid to be assigned to Effect:
@@ -2972,6 +2998,13 @@ func (x *WatchResponse) GetSeq() uint64 {
 		return x.Seq
 	}
 	return 0
+}
+
+func (x *WatchResponse) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
 }
 
 func (x *WatchResponse) GetEffect() isWatchResponse_Effect {
@@ -3756,6 +3789,1477 @@ func (x *Note) GetSeq() uint64 {
 	return 0
 }
 
+// GetHistoryRequest names a session.
+type GetHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The session id. NOT_FOUND when unknown, expired, or another tenant's.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHistoryRequest) Reset() {
+	*x = GetHistoryRequest{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHistoryRequest) ProtoMessage() {}
+
+func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *GetHistoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// GetHistoryResponse is a session's timeline.
+type GetHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The session's epoch (see ConnectResponse.epoch).
+	Epoch string `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// When the session started (its first event, arbiter clock): t_ms 0 of every entry.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Whether the session records (ConfigureSession `record`, or sampled): its history
+	// has the larger bound.
+	Record bool `protobuf:"varint,4,opt,name=record,proto3" json:"record,omitempty"`
+	// The bound of the session's history, in bytes of its entries as the store keeps
+	// them (JSON-encoded): past it the oldest entries are dropped. 0 when the server
+	// keeps no history for the session.
+	MaxBytes uint64 `protobuf:"varint,5,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// What the history's entries take now, in the same measure.
+	Bytes uint64 `protobuf:"varint,6,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// How many history entries (inputs, decisions, holds) were dropped from its front
+	// to stay within max_bytes.
+	Dropped uint64 `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// The seq of the oldest effect the effect log still holds (it keeps the last 256):
+	// 1 when it holds them all, 0 when no effect was handed out yet. Effects before it
+	// are not in entries.
+	FirstSeq uint64 `protobuf:"varint,8,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
+	// True when entries hold every input since the session started: the history began
+	// with the session, nothing was dropped, nothing clipped. Only such a history
+	// exports to a trace that replays as the session ran.
+	Complete bool `protobuf:"varint,9,opt,name=complete,proto3" json:"complete,omitempty"`
+	// The timeline, oldest first, in the order the arbiter made the entries (see
+	// HistoryEntry.seq).
+	Entries []*HistoryEntry `protobuf:"bytes,10,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The digest of the tool policy in force when the session's history began: 16 hex
+	// digits, the first 64 bits of the SHA-256 of the policy as the arbiter holds it.
+	// Empty when the history does not say.
+	PolicyDigest string `protobuf:"bytes,11,opt,name=policy_digest,json=policyDigest,proto3" json:"policy_digest,omitempty"`
+	// The digest of the tool policy of the server answering now. When it differs from
+	// policy_digest the session began under another policy than `policy` is taken from.
+	ServerPolicyDigest string `protobuf:"bytes,12,opt,name=server_policy_digest,json=serverPolicyDigest,proto3" json:"server_policy_digest,omitempty"`
+	// The answering server's tool policy restricted to the tools the history's calls
+	// name (and the tools their confirmation calls confirm), in the tool-policy file
+	// format (docs/trace-format.md, "Tool policy file") as a JSON object, so a replay
+	// can run under it.
+	Policy        *structpb.Struct `protobuf:"bytes,13,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHistoryResponse) Reset() {
+	*x = GetHistoryResponse{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHistoryResponse) ProtoMessage() {}
+
+func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *GetHistoryResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *GetHistoryResponse) GetRecord() bool {
+	if x != nil {
+		return x.Record
+	}
+	return false
+}
+
+func (x *GetHistoryResponse) GetMaxBytes() uint64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetFirstSeq() uint64 {
+	if x != nil {
+		return x.FirstSeq
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+func (x *GetHistoryResponse) GetEntries() []*HistoryEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *GetHistoryResponse) GetPolicyDigest() string {
+	if x != nil {
+		return x.PolicyDigest
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetServerPolicyDigest() string {
+	if x != nil {
+		return x.ServerPolicyDigest
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetPolicy() *structpb.Struct {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// HistoryEntry is one entry of a session's timeline: exactly one of its kinds is set.
+// Inputs: call ... close. What the arbiter made of them: decision, revoked, hold.
+// Effects: response, skip, note, run (the effect log's, with their seq).
+type HistoryEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When, in milliseconds since the session started (created_at), on the arbiter's
+	// clock: when an input arrived, a decision was made or a hold began or ended (a
+	// timer's at its due time), an effect was made due.
+	TMs int64 `protobuf:"varint,1,opt,name=t_ms,json=tMs,proto3" json:"t_ms,omitempty"`
+	// The same time as a timestamp (created_at plus t_ms: millisecond precision).
+	At *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	// For an input reported with an `age`: when the agent observed it, in milliseconds
+	// since the session started. The arbiter applied it then, or at its own clock when
+	// that had gone past (withdrawing the commits decided since: `revoked` entries).
+	// Unset otherwise.
+	ObservedMs *int64 `protobuf:"varint,3,opt,name=observed_ms,json=observedMs,proto3,oneof" json:"observed_ms,omitempty"`
+	// For an effect, its seq. For any other entry, the seq of the last effect handed out
+	// before it (0: none yet): an entry with seq N comes after effect N and before
+	// effect N+1. Entries are in that order.
+	Seq uint64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	// True when the entry alone was larger than the history's bound: its args, raw args
+	// and results are left out, its text, reason or error cut to 128 bytes.
+	Clipped bool `protobuf:"varint,5,opt,name=clipped,proto3" json:"clipped,omitempty"`
+	// The entry.
+	//
+	// Types that are valid to be assigned to Entry:
+	//
+	//	*HistoryEntry_Call
+	//	*HistoryEntry_Speech
+	//	*HistoryEntry_Transcript
+	//	*HistoryEntry_Withdraw
+	//	*HistoryEntry_Prepared
+	//	*HistoryEntry_Complete
+	//	*HistoryEntry_Configure
+	//	*HistoryEntry_Connect
+	//	*HistoryEntry_Progress
+	//	*HistoryEntry_Close
+	//	*HistoryEntry_Decision
+	//	*HistoryEntry_Revoked
+	//	*HistoryEntry_Hold
+	//	*HistoryEntry_Response
+	//	*HistoryEntry_Skip
+	//	*HistoryEntry_Note
+	//	*HistoryEntry_Run
+	Entry         isHistoryEntry_Entry `protobuf_oneof:"entry"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryEntry) Reset() {
+	*x = HistoryEntry{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryEntry) ProtoMessage() {}
+
+func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
+func (*HistoryEntry) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *HistoryEntry) GetTMs() int64 {
+	if x != nil {
+		return x.TMs
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetObservedMs() int64 {
+	if x != nil && x.ObservedMs != nil {
+		return *x.ObservedMs
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetClipped() bool {
+	if x != nil {
+		return x.Clipped
+	}
+	return false
+}
+
+func (x *HistoryEntry) GetEntry() isHistoryEntry_Entry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetCall() *HistoryCall {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Call); ok {
+			return x.Call
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetSpeech() *HistorySpeech {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Speech); ok {
+			return x.Speech
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetTranscript() *HistoryTranscript {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Transcript); ok {
+			return x.Transcript
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetWithdraw() *HistoryWithdraw {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Withdraw); ok {
+			return x.Withdraw
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetPrepared() *HistoryJob {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Prepared); ok {
+			return x.Prepared
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetComplete() *HistoryComplete {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetConfigure() *HistoryConfigure {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Configure); ok {
+			return x.Configure
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetConnect() *HistoryConnect {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Connect); ok {
+			return x.Connect
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetProgress() *HistoryProgress {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetClose() *HistoryClose {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Close); ok {
+			return x.Close
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetDecision() *HistoryDecision {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Decision); ok {
+			return x.Decision
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetRevoked() *HistoryJob {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Revoked); ok {
+			return x.Revoked
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetHold() *HistoryHold {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Hold); ok {
+			return x.Hold
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetResponse() *FunctionResponse {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Response); ok {
+			return x.Response
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetSkip() *Skip {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Skip); ok {
+			return x.Skip
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetNote() *Note {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Note); ok {
+			return x.Note
+		}
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetRun() *RunUpdate {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Run); ok {
+			return x.Run
+		}
+	}
+	return nil
+}
+
+type isHistoryEntry_Entry interface {
+	isHistoryEntry_Entry()
+}
+
+type HistoryEntry_Call struct {
+	// A RegisterCall and what it said.
+	Call *HistoryCall `protobuf:"bytes,10,opt,name=call,proto3,oneof"`
+}
+
+type HistoryEntry_Speech struct {
+	// A ReportSpeech.
+	Speech *HistorySpeech `protobuf:"bytes,11,opt,name=speech,proto3,oneof"`
+}
+
+type HistoryEntry_Transcript struct {
+	// A ReportTranscript.
+	Transcript *HistoryTranscript `protobuf:"bytes,12,opt,name=transcript,proto3,oneof"`
+}
+
+type HistoryEntry_Withdraw struct {
+	// A ReportToolCallCancellation that killed an id.
+	Withdraw *HistoryWithdraw `protobuf:"bytes,13,opt,name=withdraw,proto3,oneof"`
+}
+
+type HistoryEntry_Prepared struct {
+	// The first Decide with prepared=true of a job still undecided: its prepare
+	// finished.
+	Prepared *HistoryJob `protobuf:"bytes,14,opt,name=prepared,proto3,oneof"`
+}
+
+type HistoryEntry_Complete struct {
+	// A Complete that recorded an outcome.
+	Complete *HistoryComplete `protobuf:"bytes,15,opt,name=complete,proto3,oneof"`
+}
+
+type HistoryEntry_Configure struct {
+	// A ConfigureSession.
+	Configure *HistoryConfigure `protobuf:"bytes,16,opt,name=configure,proto3,oneof"`
+}
+
+type HistoryEntry_Connect struct {
+	// A Connect that switched connections.
+	Connect *HistoryConnect `protobuf:"bytes,17,opt,name=connect,proto3,oneof"`
+}
+
+type HistoryEntry_Progress struct {
+	// A ReportProgress that handed out interim responses.
+	Progress *HistoryProgress `protobuf:"bytes,18,opt,name=progress,proto3,oneof"`
+}
+
+type HistoryEntry_Close struct {
+	// A CloseSession that closed the session.
+	Close *HistoryClose `protobuf:"bytes,19,opt,name=close,proto3,oneof"`
+}
+
+type HistoryEntry_Decision struct {
+	// A decision: which job, commit or cancel, why.
+	Decision *HistoryDecision `protobuf:"bytes,20,opt,name=decision,proto3,oneof"`
+}
+
+type HistoryEntry_Revoked struct {
+	// A commit decision withdrawn: an event the agent observed before it arrived
+	// after it (see DecideRequest).
+	Revoked *HistoryJob `protobuf:"bytes,21,opt,name=revoked,proto3,oneof"`
+}
+
+type HistoryEntry_Hold struct {
+	// A hold on a job's commit began or ended.
+	Hold *HistoryHold `protobuf:"bytes,22,opt,name=hold,proto3,oneof"`
+}
+
+type HistoryEntry_Response struct {
+	// A function response handed out.
+	Response *FunctionResponse `protobuf:"bytes,30,opt,name=response,proto3,oneof"`
+}
+
+type HistoryEntry_Skip struct {
+	// A call id marked dead.
+	Skip *Skip `protobuf:"bytes,31,opt,name=skip,proto3,oneof"`
+}
+
+type HistoryEntry_Note struct {
+	// A status note handed out.
+	Note *Note `protobuf:"bytes,32,opt,name=note,proto3,oneof"`
+}
+
+type HistoryEntry_Run struct {
+	// A run changed state.
+	Run *RunUpdate `protobuf:"bytes,33,opt,name=run,proto3,oneof"`
+}
+
+func (*HistoryEntry_Call) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Speech) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Transcript) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Withdraw) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Prepared) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Complete) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Configure) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Connect) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Progress) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Close) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Decision) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Revoked) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Hold) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Response) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Skip) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Note) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Run) isHistoryEntry_Entry() {}
+
+// HistoryCall is a RegisterCall as the agent sent it and what the arbiter answered.
+type HistoryCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call id: the agent's, or the one the arbiter minted (minted).
+	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// True when the agent gave no call id.
+	Minted bool `protobuf:"varint,2,opt,name=minted,proto3" json:"minted,omitempty"`
+	// The function name.
+	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The arguments (unset for a call sent with raw_args, or when clipped).
+	Args *structpb.Struct `protobuf:"bytes,4,opt,name=args,proto3" json:"args,omitempty"`
+	// The argument text the agent could not parse.
+	RawArgs string `protobuf:"bytes,5,opt,name=raw_args,json=rawArgs,proto3" json:"raw_args,omitempty"`
+	// The call's own scheduling mode (unspecified: the policy's applied).
+	Behavior Behavior `protobuf:"varint,6,opt,name=behavior,proto3,enum=arbiter.v1.Behavior" json:"behavior,omitempty"`
+	// The tool choice it was sent under.
+	ToolChoice ToolChoice `protobuf:"varint,7,opt,name=tool_choice,json=toolChoice,proto3,enum=arbiter.v1.ToolChoice" json:"tool_choice,omitempty"`
+	// The explicit business key it carried.
+	BusinessKey string `protobuf:"bytes,8,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
+	// What RegisterCall said.
+	Disposition Disposition `protobuf:"varint,9,opt,name=disposition,proto3,enum=arbiter.v1.Disposition" json:"disposition,omitempty"`
+	// The job it opened or duplicates.
+	JobId string `protobuf:"bytes,10,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The run it opened, joined or answered.
+	RunId string `protobuf:"bytes,11,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// For a duplicate: the call that opened the job.
+	DuplicateOf string `protobuf:"bytes,12,opt,name=duplicate_of,json=duplicateOf,proto3" json:"duplicate_of,omitempty"`
+	// For EXECUTE, when the job runs another tool than the call's (a confirmation
+	// that confirmed its run): that tool.
+	JobTool string `protobuf:"bytes,13,opt,name=job_tool,json=jobTool,proto3" json:"job_tool,omitempty"`
+	// For EXECUTE: the job is two-phase (prepare, Decide, commit or cancel).
+	SideEffect    bool `protobuf:"varint,14,opt,name=side_effect,json=sideEffect,proto3" json:"side_effect,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryCall) Reset() {
+	*x = HistoryCall{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryCall) ProtoMessage() {}
+
+func (x *HistoryCall) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryCall.ProtoReflect.Descriptor instead.
+func (*HistoryCall) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *HistoryCall) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetMinted() bool {
+	if x != nil {
+		return x.Minted
+	}
+	return false
+}
+
+func (x *HistoryCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetArgs() *structpb.Struct {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *HistoryCall) GetRawArgs() string {
+	if x != nil {
+		return x.RawArgs
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetBehavior() Behavior {
+	if x != nil {
+		return x.Behavior
+	}
+	return Behavior_BEHAVIOR_UNSPECIFIED
+}
+
+func (x *HistoryCall) GetToolChoice() ToolChoice {
+	if x != nil {
+		return x.ToolChoice
+	}
+	return ToolChoice_TOOL_CHOICE_UNSPECIFIED
+}
+
+func (x *HistoryCall) GetBusinessKey() string {
+	if x != nil {
+		return x.BusinessKey
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetDisposition() Disposition {
+	if x != nil {
+		return x.Disposition
+	}
+	return Disposition_DISPOSITION_UNSPECIFIED
+}
+
+func (x *HistoryCall) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetDuplicateOf() string {
+	if x != nil {
+		return x.DuplicateOf
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetJobTool() string {
+	if x != nil {
+		return x.JobTool
+	}
+	return ""
+}
+
+func (x *HistoryCall) GetSideEffect() bool {
+	if x != nil {
+		return x.SideEffect
+	}
+	return false
+}
+
+// HistorySpeech is a ReportSpeech.
+type HistorySpeech struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What happened.
+	Event SpeechEvent `protobuf:"varint,1,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
+	// The model server's utterance id, as reported.
+	UtteranceId string `protobuf:"bytes,2,opt,name=utterance_id,json=utteranceId,proto3" json:"utterance_id,omitempty"`
+	// The arbiter's number of the user utterance a voice-activity start opened or an
+	// end ended (1, 2, ...; the same numbers as holds); 0 when none.
+	Utterance     int32 `protobuf:"varint,3,opt,name=utterance,proto3" json:"utterance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistorySpeech) Reset() {
+	*x = HistorySpeech{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistorySpeech) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistorySpeech) ProtoMessage() {}
+
+func (x *HistorySpeech) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistorySpeech.ProtoReflect.Descriptor instead.
+func (*HistorySpeech) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *HistorySpeech) GetEvent() SpeechEvent {
+	if x != nil {
+		return x.Event
+	}
+	return SpeechEvent_SPEECH_EVENT_UNSPECIFIED
+}
+
+func (x *HistorySpeech) GetUtteranceId() string {
+	if x != nil {
+		return x.UtteranceId
+	}
+	return ""
+}
+
+func (x *HistorySpeech) GetUtterance() int32 {
+	if x != nil {
+		return x.Utterance
+	}
+	return 0
+}
+
+// HistoryTranscript is a ReportTranscript.
+type HistoryTranscript struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whose words.
+	Role Role `protobuf:"varint,1,opt,name=role,proto3,enum=arbiter.v1.Role" json:"role,omitempty"`
+	// The text (its last 128 bytes when clipped).
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// True for an interim piece.
+	Interim bool `protobuf:"varint,3,opt,name=interim,proto3" json:"interim,omitempty"`
+	// The model server's utterance id, as reported.
+	UtteranceId string `protobuf:"bytes,4,opt,name=utterance_id,json=utteranceId,proto3" json:"utterance_id,omitempty"`
+	// The arbiter's number of the user utterance the piece was attributed to; 0 for the
+	// model's.
+	Utterance int32 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
+	// The utterance's intent after a final user piece: stop, amend, other or unknown.
+	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryTranscript) Reset() {
+	*x = HistoryTranscript{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryTranscript) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryTranscript) ProtoMessage() {}
+
+func (x *HistoryTranscript) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryTranscript.ProtoReflect.Descriptor instead.
+func (*HistoryTranscript) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *HistoryTranscript) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *HistoryTranscript) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *HistoryTranscript) GetInterim() bool {
+	if x != nil {
+		return x.Interim
+	}
+	return false
+}
+
+func (x *HistoryTranscript) GetUtteranceId() string {
+	if x != nil {
+		return x.UtteranceId
+	}
+	return ""
+}
+
+func (x *HistoryTranscript) GetUtterance() int32 {
+	if x != nil {
+		return x.Utterance
+	}
+	return 0
+}
+
+func (x *HistoryTranscript) GetIntent() string {
+	if x != nil {
+		return x.Intent
+	}
+	return ""
+}
+
+// HistoryWithdraw is a ReportToolCallCancellation.
+type HistoryWithdraw struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ids withdrawn (the first 4 when clipped).
+	CallIds []string `protobuf:"bytes,1,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	// Why.
+	Reason        CancellationReason `protobuf:"varint,2,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryWithdraw) Reset() {
+	*x = HistoryWithdraw{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryWithdraw) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryWithdraw) ProtoMessage() {}
+
+func (x *HistoryWithdraw) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryWithdraw.ProtoReflect.Descriptor instead.
+func (*HistoryWithdraw) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *HistoryWithdraw) GetCallIds() []string {
+	if x != nil {
+		return x.CallIds
+	}
+	return nil
+}
+
+func (x *HistoryWithdraw) GetReason() CancellationReason {
+	if x != nil {
+		return x.Reason
+	}
+	return CancellationReason_CANCELLATION_REASON_UNSPECIFIED
+}
+
+// HistoryJob names a job.
+type HistoryJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job id.
+	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryJob) Reset() {
+	*x = HistoryJob{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryJob) ProtoMessage() {}
+
+func (x *HistoryJob) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryJob.ProtoReflect.Descriptor instead.
+func (*HistoryJob) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *HistoryJob) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// HistoryComplete is a Complete that recorded an outcome.
+type HistoryComplete struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The outcome reported.
+	Outcome Outcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
+	// The backend's result (unset when clipped).
+	Result *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// The error reported with OUTCOME_FAILED.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryComplete) Reset() {
+	*x = HistoryComplete{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryComplete) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryComplete) ProtoMessage() {}
+
+func (x *HistoryComplete) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryComplete.ProtoReflect.Descriptor instead.
+func (*HistoryComplete) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *HistoryComplete) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *HistoryComplete) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *HistoryComplete) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *HistoryComplete) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// HistoryConfigure is a ConfigureSession.
+type HistoryConfigure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The language asked for (empty: kept).
+	Language string `protobuf:"bytes,1,opt,name=language,proto3" json:"language,omitempty"`
+	// Whether the provider honours response scheduling.
+	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
+	// Whether it asked to record.
+	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryConfigure) Reset() {
+	*x = HistoryConfigure{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryConfigure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryConfigure) ProtoMessage() {}
+
+func (x *HistoryConfigure) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryConfigure.ProtoReflect.Descriptor instead.
+func (*HistoryConfigure) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *HistoryConfigure) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *HistoryConfigure) GetResponseScheduling() bool {
+	if x != nil {
+		return x.ResponseScheduling
+	}
+	return false
+}
+
+func (x *HistoryConfigure) GetRecord() bool {
+	if x != nil {
+		return x.Record
+	}
+	return false
+}
+
+// HistoryConnect is a Connect that switched connections.
+type HistoryConnect struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new connection's id.
+	ConnectionId string `protobuf:"bytes,1,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
+	// What Connect found.
+	State         SessionState `protobuf:"varint,2,opt,name=state,proto3,enum=arbiter.v1.SessionState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryConnect) Reset() {
+	*x = HistoryConnect{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryConnect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryConnect) ProtoMessage() {}
+
+func (x *HistoryConnect) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryConnect.ProtoReflect.Descriptor instead.
+func (*HistoryConnect) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *HistoryConnect) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *HistoryConnect) GetState() SessionState {
+	if x != nil {
+		return x.State
+	}
+	return SessionState_SESSION_STATE_UNSPECIFIED
+}
+
+// HistoryProgress is a ReportProgress that handed out interim responses.
+type HistoryProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The interim result (unset when clipped).
+	Result        *structpb.Struct `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryProgress) Reset() {
+	*x = HistoryProgress{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryProgress) ProtoMessage() {}
+
+func (x *HistoryProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryProgress.ProtoReflect.Descriptor instead.
+func (*HistoryProgress) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *HistoryProgress) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *HistoryProgress) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// HistoryClose is a CloseSession that closed the session.
+type HistoryClose struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryClose) Reset() {
+	*x = HistoryClose{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryClose) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryClose) ProtoMessage() {}
+
+func (x *HistoryClose) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryClose.ProtoReflect.Descriptor instead.
+func (*HistoryClose) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{46}
+}
+
+// HistoryDecision is one decision of the arbiter.
+type HistoryDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job decided.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// COMMIT or CANCEL.
+	Decision Decision `protobuf:"varint,2,opt,name=decision,proto3,enum=arbiter.v1.Decision" json:"decision,omitempty"`
+	// Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
+	// session_closed, failed or deadline; empty for a commit.
+	Cause string `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"`
+	// Why, in words (as DecideResponse.reason).
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryDecision) Reset() {
+	*x = HistoryDecision{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryDecision) ProtoMessage() {}
+
+func (x *HistoryDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryDecision.ProtoReflect.Descriptor instead.
+func (*HistoryDecision) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *HistoryDecision) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *HistoryDecision) GetDecision() Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return Decision_DECISION_UNSPECIFIED
+}
+
+func (x *HistoryDecision) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+func (x *HistoryDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// HistoryHold is a hold on a job's commit beginning or ending. A job is held while it
+// is undecided and either abandoned (every call id dead after `interrupted` or a
+// provider timeout, until a re-issue or the abandon wait), or prepared with a
+// relevant user utterance still open (until it settles: voice activity ended and its
+// final transcript came).
+type HistoryHold struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job held.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The utterance that holds it (HistorySpeech.utterance); 0 for abandonment.
+	Utterance int32 `protobuf:"varint,2,opt,name=utterance,proto3" json:"utterance,omitempty"`
+	// True for abandonment.
+	Abandoned bool `protobuf:"varint,3,opt,name=abandoned,proto3" json:"abandoned,omitempty"`
+	// False when the hold begins, true when it ends.
+	End           bool `protobuf:"varint,4,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryHold) Reset() {
+	*x = HistoryHold{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryHold) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryHold) ProtoMessage() {}
+
+func (x *HistoryHold) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryHold.ProtoReflect.Descriptor instead.
+func (*HistoryHold) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *HistoryHold) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *HistoryHold) GetUtterance() int32 {
+	if x != nil {
+		return x.Utterance
+	}
+	return 0
+}
+
+func (x *HistoryHold) GetAbandoned() bool {
+	if x != nil {
+		return x.Abandoned
+	}
+	return false
+}
+
+func (x *HistoryHold) GetEnd() bool {
+	if x != nil {
+		return x.End
+	}
+	return false
+}
+
 var File_arbiter_v1_arbiter_proto protoreflect.FileDescriptor
 
 const file_arbiter_v1_arbiter_proto_rawDesc = "" +
@@ -3840,16 +5344,18 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\x9b\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb3\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\blanguage\x18\x02 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\x12\x14\n" +
-	"\x05epoch\x18\x04 \x01(\tR\x05epoch\"g\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12\x16\n" +
+	"\x06record\x18\x05 \x01(\bR\x06record\"\x7f\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
-	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\"\\\n" +
+	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\"\\\n" +
 	"\vPollRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
@@ -3916,9 +5422,10 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\xe2\x01\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\x8e\x02\n" +
 	"\rWatchResponse\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12:\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12*\n" +
+	"\x02at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12:\n" +
 	"\bresponse\x18\x02 \x01(\v2\x1c.arbiter.v1.FunctionResponseH\x00R\bresponse\x12&\n" +
 	"\x04skip\x18\x03 \x01(\v2\x10.arbiter.v1.SkipH\x00R\x04skip\x12&\n" +
 	"\x04note\x18\x04 \x01(\v2\x10.arbiter.v1.NoteH\x00R\x04note\x12)\n" +
@@ -3980,7 +5487,117 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"scheduling\x12\x10\n" +
 	"\x03why\x18\a \x01(\tR\x03why\x12\x15\n" +
 	"\x06run_id\x18\b \x01(\tR\x05runId\x12\x10\n" +
-	"\x03seq\x18\t \x01(\x04R\x03seq*V\n" +
+	"\x03seq\x18\t \x01(\x04R\x03seq\"2\n" +
+	"\x11GetHistoryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xde\x03\n" +
+	"\x12GetHistoryResponse\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x129\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x16\n" +
+	"\x06record\x18\x04 \x01(\bR\x06record\x12\x1b\n" +
+	"\tmax_bytes\x18\x05 \x01(\x04R\bmaxBytes\x12\x14\n" +
+	"\x05bytes\x18\x06 \x01(\x04R\x05bytes\x12\x18\n" +
+	"\adropped\x18\a \x01(\x04R\adropped\x12\x1b\n" +
+	"\tfirst_seq\x18\b \x01(\x04R\bfirstSeq\x12\x1a\n" +
+	"\bcomplete\x18\t \x01(\bR\bcomplete\x122\n" +
+	"\aentries\x18\n" +
+	" \x03(\v2\x18.arbiter.v1.HistoryEntryR\aentries\x12#\n" +
+	"\rpolicy_digest\x18\v \x01(\tR\fpolicyDigest\x120\n" +
+	"\x14server_policy_digest\x18\f \x01(\tR\x12serverPolicyDigest\x12/\n" +
+	"\x06policy\x18\r \x01(\v2\x17.google.protobuf.StructR\x06policy\"\xc1\b\n" +
+	"\fHistoryEntry\x12\x11\n" +
+	"\x04t_ms\x18\x01 \x01(\x03R\x03tMs\x12*\n" +
+	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12$\n" +
+	"\vobserved_ms\x18\x03 \x01(\x03H\x01R\n" +
+	"observedMs\x88\x01\x01\x12\x10\n" +
+	"\x03seq\x18\x04 \x01(\x04R\x03seq\x12\x18\n" +
+	"\aclipped\x18\x05 \x01(\bR\aclipped\x12-\n" +
+	"\x04call\x18\n" +
+	" \x01(\v2\x17.arbiter.v1.HistoryCallH\x00R\x04call\x123\n" +
+	"\x06speech\x18\v \x01(\v2\x19.arbiter.v1.HistorySpeechH\x00R\x06speech\x12?\n" +
+	"\n" +
+	"transcript\x18\f \x01(\v2\x1d.arbiter.v1.HistoryTranscriptH\x00R\n" +
+	"transcript\x129\n" +
+	"\bwithdraw\x18\r \x01(\v2\x1b.arbiter.v1.HistoryWithdrawH\x00R\bwithdraw\x124\n" +
+	"\bprepared\x18\x0e \x01(\v2\x16.arbiter.v1.HistoryJobH\x00R\bprepared\x129\n" +
+	"\bcomplete\x18\x0f \x01(\v2\x1b.arbiter.v1.HistoryCompleteH\x00R\bcomplete\x12<\n" +
+	"\tconfigure\x18\x10 \x01(\v2\x1c.arbiter.v1.HistoryConfigureH\x00R\tconfigure\x126\n" +
+	"\aconnect\x18\x11 \x01(\v2\x1a.arbiter.v1.HistoryConnectH\x00R\aconnect\x129\n" +
+	"\bprogress\x18\x12 \x01(\v2\x1b.arbiter.v1.HistoryProgressH\x00R\bprogress\x120\n" +
+	"\x05close\x18\x13 \x01(\v2\x18.arbiter.v1.HistoryCloseH\x00R\x05close\x129\n" +
+	"\bdecision\x18\x14 \x01(\v2\x1b.arbiter.v1.HistoryDecisionH\x00R\bdecision\x122\n" +
+	"\arevoked\x18\x15 \x01(\v2\x16.arbiter.v1.HistoryJobH\x00R\arevoked\x12-\n" +
+	"\x04hold\x18\x16 \x01(\v2\x17.arbiter.v1.HistoryHoldH\x00R\x04hold\x12:\n" +
+	"\bresponse\x18\x1e \x01(\v2\x1c.arbiter.v1.FunctionResponseH\x00R\bresponse\x12&\n" +
+	"\x04skip\x18\x1f \x01(\v2\x10.arbiter.v1.SkipH\x00R\x04skip\x12&\n" +
+	"\x04note\x18  \x01(\v2\x10.arbiter.v1.NoteH\x00R\x04note\x12)\n" +
+	"\x03run\x18! \x01(\v2\x15.arbiter.v1.RunUpdateH\x00R\x03runB\a\n" +
+	"\x05entryB\x0e\n" +
+	"\f_observed_ms\"\xf0\x03\n" +
+	"\vHistoryCall\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06minted\x18\x02 \x01(\bR\x06minted\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12+\n" +
+	"\x04args\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x04args\x12\x19\n" +
+	"\braw_args\x18\x05 \x01(\tR\arawArgs\x120\n" +
+	"\bbehavior\x18\x06 \x01(\x0e2\x14.arbiter.v1.BehaviorR\bbehavior\x127\n" +
+	"\vtool_choice\x18\a \x01(\x0e2\x16.arbiter.v1.ToolChoiceR\n" +
+	"toolChoice\x12!\n" +
+	"\fbusiness_key\x18\b \x01(\tR\vbusinessKey\x129\n" +
+	"\vdisposition\x18\t \x01(\x0e2\x17.arbiter.v1.DispositionR\vdisposition\x12\x15\n" +
+	"\x06job_id\x18\n" +
+	" \x01(\tR\x05jobId\x12\x15\n" +
+	"\x06run_id\x18\v \x01(\tR\x05runId\x12!\n" +
+	"\fduplicate_of\x18\f \x01(\tR\vduplicateOf\x12\x19\n" +
+	"\bjob_tool\x18\r \x01(\tR\ajobTool\x12\x1f\n" +
+	"\vside_effect\x18\x0e \x01(\bR\n" +
+	"sideEffect\"\x7f\n" +
+	"\rHistorySpeech\x12-\n" +
+	"\x05event\x18\x01 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12!\n" +
+	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
+	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xc0\x01\n" +
+	"\x11HistoryTranscript\x12$\n" +
+	"\x04role\x18\x01 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
+	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
+	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
+	"\tutterance\x18\x05 \x01(\x05R\tutterance\x12\x16\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\"d\n" +
+	"\x0fHistoryWithdraw\x12\x19\n" +
+	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x126\n" +
+	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +
+	"\n" +
+	"HistoryJob\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x9e\x01\n" +
+	"\x0fHistoryComplete\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"w\n" +
+	"\x10HistoryConfigure\x12\x1a\n" +
+	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
+	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\"e\n" +
+	"\x0eHistoryConnect\x12#\n" +
+	"\rconnection_id\x18\x01 \x01(\tR\fconnectionId\x12.\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"Y\n" +
+	"\x0fHistoryProgress\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
+	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\"\x0e\n" +
+	"\fHistoryClose\"\x88\x01\n" +
+	"\x0fHistoryDecision\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x120\n" +
+	"\bdecision\x18\x02 \x01(\x0e2\x14.arbiter.v1.DecisionR\bdecision\x12\x14\n" +
+	"\x05cause\x18\x03 \x01(\tR\x05cause\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"r\n" +
+	"\vHistoryHold\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1c\n" +
+	"\tutterance\x18\x02 \x01(\x05R\tutterance\x12\x1c\n" +
+	"\tabandoned\x18\x03 \x01(\bR\tabandoned\x12\x10\n" +
+	"\x03end\x18\x04 \x01(\bR\x03end*V\n" +
 	"\bBehavior\x12\x18\n" +
 	"\x14BEHAVIOR_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BEHAVIOR_BLOCKING\x10\x01\x12\x19\n" +
@@ -4057,7 +5674,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x16SCHEDULING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SCHEDULING_WHEN_IDLE\x10\x01\x12\x18\n" +
 	"\x14SCHEDULING_INTERRUPT\x10\x02\x12\x15\n" +
-	"\x11SCHEDULING_SILENT\x10\x032\xb1\b\n" +
+	"\x11SCHEDULING_SILENT\x10\x032\xfe\b\n" +
 	"\x0eArbiterService\x12Q\n" +
 	"\fRegisterCall\x12\x1f.arbiter.v1.RegisterCallRequest\x1a .arbiter.v1.RegisterCallResponse\x12Q\n" +
 	"\fReportSpeech\x12\x1f.arbiter.v1.ReportSpeechRequest\x1a .arbiter.v1.ReportSpeechResponse\x12]\n" +
@@ -4072,7 +5689,9 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\fCloseSession\x12\x1f.arbiter.v1.CloseSessionRequest\x1a .arbiter.v1.CloseSessionResponse\x12B\n" +
 	"\aConnect\x12\x1a.arbiter.v1.ConnectRequest\x1a\x1b.arbiter.v1.ConnectResponse\x12W\n" +
 	"\x0eReportProgress\x12!.arbiter.v1.ReportProgressRequest\x1a\".arbiter.v1.ReportProgressResponse\x12>\n" +
-	"\x05Watch\x12\x18.arbiter.v1.WatchRequest\x1a\x19.arbiter.v1.WatchResponse0\x01B<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
+	"\x05Watch\x12\x18.arbiter.v1.WatchRequest\x1a\x19.arbiter.v1.WatchResponse0\x01\x12K\n" +
+	"\n" +
+	"GetHistory\x12\x1d.arbiter.v1.GetHistoryRequest\x1a\x1e.arbiter.v1.GetHistoryResponseB<Z:github.com/voicearbiter/arbiter/proto/arbiter/v1;arbiterv1b\x06proto3"
 
 var (
 	file_arbiter_v1_arbiter_proto_rawDescOnce sync.Once
@@ -4087,7 +5706,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -4137,96 +5756,147 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(*FunctionResponse)(nil),                   // 45: arbiter.v1.FunctionResponse
 	(*Skip)(nil),                               // 46: arbiter.v1.Skip
 	(*Note)(nil),                               // 47: arbiter.v1.Note
-	(*structpb.Struct)(nil),                    // 48: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 49: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 50: google.protobuf.Timestamp
+	(*GetHistoryRequest)(nil),                  // 48: arbiter.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),                 // 49: arbiter.v1.GetHistoryResponse
+	(*HistoryEntry)(nil),                       // 50: arbiter.v1.HistoryEntry
+	(*HistoryCall)(nil),                        // 51: arbiter.v1.HistoryCall
+	(*HistorySpeech)(nil),                      // 52: arbiter.v1.HistorySpeech
+	(*HistoryTranscript)(nil),                  // 53: arbiter.v1.HistoryTranscript
+	(*HistoryWithdraw)(nil),                    // 54: arbiter.v1.HistoryWithdraw
+	(*HistoryJob)(nil),                         // 55: arbiter.v1.HistoryJob
+	(*HistoryComplete)(nil),                    // 56: arbiter.v1.HistoryComplete
+	(*HistoryConfigure)(nil),                   // 57: arbiter.v1.HistoryConfigure
+	(*HistoryConnect)(nil),                     // 58: arbiter.v1.HistoryConnect
+	(*HistoryProgress)(nil),                    // 59: arbiter.v1.HistoryProgress
+	(*HistoryClose)(nil),                       // 60: arbiter.v1.HistoryClose
+	(*HistoryDecision)(nil),                    // 61: arbiter.v1.HistoryDecision
+	(*HistoryHold)(nil),                        // 62: arbiter.v1.HistoryHold
+	(*structpb.Struct)(nil),                    // 63: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 64: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 65: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	48, // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
-	0,  // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
-	1,  // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	49, // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
-	2,  // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	44, // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	48, // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
-	3,  // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	49, // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
-	44, // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
-	4,  // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	49, // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
-	44, // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	49, // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
-	5,  // 14: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
-	44, // 15: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	49, // 16: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	6,  // 17: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	50, // 18: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	7,  // 19: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	48, // 20: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	44, // 21: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	44, // 22: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	50, // 23: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	40, // 24: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	41, // 25: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	50, // 26: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	32, // 27: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
-	8,  // 28: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	50, // 29: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
-	8,  // 30: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	44, // 31: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	9,  // 32: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
-	48, // 33: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	44, // 34: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	45, // 35: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	46, // 36: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	47, // 37: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	33, // 38: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	49, // 39: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,  // 40: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	10, // 41: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	6,  // 42: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	7,  // 43: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	50, // 44: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	44, // 45: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	45, // 46: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	46, // 47: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	47, // 48: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	33, // 49: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	48, // 50: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	11, // 51: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	12, // 52: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	13, // 53: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	14, // 54: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	16, // 55: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	18, // 56: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	20, // 57: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	22, // 58: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	24, // 59: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	26, // 60: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	28, // 61: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	30, // 62: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	42, // 63: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	34, // 64: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	36, // 65: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	38, // 66: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	15, // 67: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	17, // 68: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	19, // 69: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	21, // 70: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	23, // 71: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	25, // 72: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	27, // 73: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	29, // 74: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	31, // 75: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	43, // 76: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	35, // 77: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	37, // 78: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	39, // 79: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	67, // [67:80] is the sub-list for method output_type
-	54, // [54:67] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	63,  // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	0,   // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
+	1,   // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
+	64,  // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	2,   // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
+	44,  // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	63,  // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	3,   // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
+	64,  // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	44,  // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	4,   // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
+	64,  // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	44,  // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	64,  // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	5,   // 14: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
+	44,  // 15: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	64,  // 16: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	6,   // 17: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	65,  // 18: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	7,   // 19: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	63,  // 20: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	44,  // 21: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	44,  // 22: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 23: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	40,  // 24: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	41,  // 25: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	65,  // 26: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	32,  // 27: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	8,   // 28: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	65,  // 29: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	8,   // 30: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	44,  // 31: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	9,   // 32: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
+	63,  // 33: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	44,  // 34: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 35: arbiter.v1.WatchResponse.at:type_name -> google.protobuf.Timestamp
+	45,  // 36: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	46,  // 37: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	47,  // 38: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	33,  // 39: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	64,  // 40: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,   // 41: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	10,  // 42: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	6,   // 43: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	7,   // 44: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	65,  // 45: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	44,  // 46: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	45,  // 47: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	46,  // 48: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	47,  // 49: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	33,  // 50: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	63,  // 51: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	11,  // 52: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	12,  // 53: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	13,  // 54: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	65,  // 55: arbiter.v1.GetHistoryResponse.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 56: arbiter.v1.GetHistoryResponse.entries:type_name -> arbiter.v1.HistoryEntry
+	63,  // 57: arbiter.v1.GetHistoryResponse.policy:type_name -> google.protobuf.Struct
+	65,  // 58: arbiter.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	51,  // 59: arbiter.v1.HistoryEntry.call:type_name -> arbiter.v1.HistoryCall
+	52,  // 60: arbiter.v1.HistoryEntry.speech:type_name -> arbiter.v1.HistorySpeech
+	53,  // 61: arbiter.v1.HistoryEntry.transcript:type_name -> arbiter.v1.HistoryTranscript
+	54,  // 62: arbiter.v1.HistoryEntry.withdraw:type_name -> arbiter.v1.HistoryWithdraw
+	55,  // 63: arbiter.v1.HistoryEntry.prepared:type_name -> arbiter.v1.HistoryJob
+	56,  // 64: arbiter.v1.HistoryEntry.complete:type_name -> arbiter.v1.HistoryComplete
+	57,  // 65: arbiter.v1.HistoryEntry.configure:type_name -> arbiter.v1.HistoryConfigure
+	58,  // 66: arbiter.v1.HistoryEntry.connect:type_name -> arbiter.v1.HistoryConnect
+	59,  // 67: arbiter.v1.HistoryEntry.progress:type_name -> arbiter.v1.HistoryProgress
+	60,  // 68: arbiter.v1.HistoryEntry.close:type_name -> arbiter.v1.HistoryClose
+	61,  // 69: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
+	55,  // 70: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
+	62,  // 71: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
+	45,  // 72: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
+	46,  // 73: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
+	47,  // 74: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
+	33,  // 75: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
+	63,  // 76: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
+	0,   // 77: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
+	1,   // 78: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
+	2,   // 79: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
+	3,   // 80: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
+	4,   // 81: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
+	5,   // 82: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
+	7,   // 83: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
+	63,  // 84: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
+	9,   // 85: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
+	63,  // 86: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
+	6,   // 87: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
+	14,  // 88: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16,  // 89: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18,  // 90: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	20,  // 91: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	22,  // 92: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	24,  // 93: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	26,  // 94: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	28,  // 95: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	30,  // 96: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	42,  // 97: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	34,  // 98: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	36,  // 99: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	38,  // 100: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	48,  // 101: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
+	15,  // 102: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17,  // 103: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	19,  // 104: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	21,  // 105: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	23,  // 106: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	25,  // 107: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	27,  // 108: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	29,  // 109: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	31,  // 110: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	43,  // 111: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	35,  // 112: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	37,  // 113: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	39,  // 114: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	49,  // 115: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
+	102, // [102:116] is the sub-list for method output_type
+	88,  // [88:102] is the sub-list for method input_type
+	88,  // [88:88] is the sub-list for extension type_name
+	88,  // [88:88] is the sub-list for extension extendee
+	0,   // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -4241,13 +5911,32 @@ func file_arbiter_v1_arbiter_proto_init() {
 		(*WatchResponse_Note)(nil),
 		(*WatchResponse_Run)(nil),
 	}
+	file_arbiter_v1_arbiter_proto_msgTypes[36].OneofWrappers = []any{
+		(*HistoryEntry_Call)(nil),
+		(*HistoryEntry_Speech)(nil),
+		(*HistoryEntry_Transcript)(nil),
+		(*HistoryEntry_Withdraw)(nil),
+		(*HistoryEntry_Prepared)(nil),
+		(*HistoryEntry_Complete)(nil),
+		(*HistoryEntry_Configure)(nil),
+		(*HistoryEntry_Connect)(nil),
+		(*HistoryEntry_Progress)(nil),
+		(*HistoryEntry_Close)(nil),
+		(*HistoryEntry_Decision)(nil),
+		(*HistoryEntry_Revoked)(nil),
+		(*HistoryEntry_Hold)(nil),
+		(*HistoryEntry_Response)(nil),
+		(*HistoryEntry_Skip)(nil),
+		(*HistoryEntry_Note)(nil),
+		(*HistoryEntry_Run)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   34,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

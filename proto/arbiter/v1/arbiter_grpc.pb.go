@@ -56,6 +56,7 @@ const (
 	ArbiterService_Connect_FullMethodName                    = "/arbiter.v1.ArbiterService/Connect"
 	ArbiterService_ReportProgress_FullMethodName             = "/arbiter.v1.ArbiterService/ReportProgress"
 	ArbiterService_Watch_FullMethodName                      = "/arbiter.v1.ArbiterService/Watch"
+	ArbiterService_GetHistory_FullMethodName                 = "/arbiter.v1.ArbiterService/GetHistory"
 )
 
 // ArbiterServiceClient is the client API for ArbiterService service.
@@ -158,6 +159,21 @@ type ArbiterServiceClient interface {
 	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
 	// log keeps (the last 256 effects): resynchronise with GetSession.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// GetHistory returns a session's timeline, oldest first: its inputs (every event the
+	// agent reported that changed the session, with its fields, when it arrived and,
+	// for an event reported with an `age`, when the agent observed it), what the
+	// arbiter made of them (decisions with their reasons, commits withdrawn by a late
+	// event, holds: when a job's commit became held, by which utterance or by
+	// abandonment, and when that ended), and the effects it handed out (from the
+	// effect log, which keeps the last 256), each entry with its time since the session
+	// started and its wall time. A session keeps the latest entries within a bound
+	// (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+	// (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+	// `--record-bytes` (64 KiB by default), enough to export the session as a trace
+	// (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+	// answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+	// another tenant's.
+	GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error)
 }
 
 type arbiterServiceClient struct {
@@ -307,6 +323,16 @@ func (c *arbiterServiceClient) Watch(ctx context.Context, in *WatchRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ArbiterService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *arbiterServiceClient) GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetHistoryResponse)
+	err := c.cc.Invoke(ctx, ArbiterService_GetHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ArbiterServiceServer is the server API for ArbiterService service.
 // All implementations must embed UnimplementedArbiterServiceServer
 // for forward compatibility.
@@ -407,6 +433,21 @@ type ArbiterServiceServer interface {
 	// FAILED_PRECONDITION when `after_seq` is beyond the last effect or older than the
 	// log keeps (the last 256 effects): resynchronise with GetSession.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// GetHistory returns a session's timeline, oldest first: its inputs (every event the
+	// agent reported that changed the session, with its fields, when it arrived and,
+	// for an event reported with an `age`, when the agent observed it), what the
+	// arbiter made of them (decisions with their reasons, commits withdrawn by a late
+	// event, holds: when a job's commit became held, by which utterance or by
+	// abandonment, and when that ended), and the effects it handed out (from the
+	// effect log, which keeps the last 256), each entry with its time since the session
+	// started and its wall time. A session keeps the latest entries within a bound
+	// (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+	// (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+	// `--record-bytes` (64 KiB by default), enough to export the session as a trace
+	// (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+	// answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+	// another tenant's.
+	GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error)
 	mustEmbedUnimplementedArbiterServiceServer()
 }
 
@@ -455,6 +496,9 @@ func (UnimplementedArbiterServiceServer) ReportProgress(context.Context, *Report
 }
 func (UnimplementedArbiterServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedArbiterServiceServer) GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetHistory not implemented")
 }
 func (UnimplementedArbiterServiceServer) mustEmbedUnimplementedArbiterServiceServer() {}
 func (UnimplementedArbiterServiceServer) testEmbeddedByValue()                        {}
@@ -704,6 +748,24 @@ func _ArbiterService_Watch_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ArbiterService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _ArbiterService_GetHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArbiterServiceServer).GetHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ArbiterService_GetHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArbiterServiceServer).GetHistory(ctx, req.(*GetHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ArbiterService_ServiceDesc is the grpc.ServiceDesc for ArbiterService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -758,6 +820,10 @@ var ArbiterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportProgress",
 			Handler:    _ArbiterService_ReportProgress_Handler,
+		},
+		{
+			MethodName: "GetHistory",
+			Handler:    _ArbiterService_GetHistory_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

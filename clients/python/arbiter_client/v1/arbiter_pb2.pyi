@@ -104,24 +104,28 @@ class CompleteResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ConfigureSessionRequest(_message.Message):
-    __slots__ = ["epoch", "language", "response_scheduling", "session_id"]
+    __slots__ = ["epoch", "language", "record", "response_scheduling", "session_id"]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     epoch: str
     language: str
+    record: bool
     response_scheduling: bool
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., record: bool = ...) -> None: ...
 
 class ConfigureSessionResponse(_message.Message):
-    __slots__ = ["language", "response_scheduling"]
+    __slots__ = ["language", "record", "response_scheduling"]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     language: str
+    record: bool
     response_scheduling: bool
-    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ...) -> None: ...
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
 
 class ConnectRequest(_message.Message):
     __slots__ = ["connection_id", "epoch", "session_id"]
@@ -195,6 +199,42 @@ class FunctionResponse(_message.Message):
     seq: int
     def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., job_id: _Optional[str] = ..., interim: bool = ..., seq: _Optional[int] = ...) -> None: ...
 
+class GetHistoryRequest(_message.Message):
+    __slots__ = ["session_id"]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class GetHistoryResponse(_message.Message):
+    __slots__ = ["bytes", "complete", "created_at", "dropped", "entries", "epoch", "first_seq", "max_bytes", "policy", "policy_digest", "record", "server_policy_digest", "session_id"]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    POLICY_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    SERVER_POLICY_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    complete: bool
+    created_at: _timestamp_pb2.Timestamp
+    dropped: int
+    entries: _containers.RepeatedCompositeFieldContainer[HistoryEntry]
+    epoch: str
+    first_seq: int
+    max_bytes: int
+    policy: _struct_pb2.Struct
+    policy_digest: str
+    record: bool
+    server_policy_digest: str
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., epoch: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., record: bool = ..., max_bytes: _Optional[int] = ..., bytes: _Optional[int] = ..., dropped: _Optional[int] = ..., first_seq: _Optional[int] = ..., complete: bool = ..., entries: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., policy_digest: _Optional[str] = ..., server_policy_digest: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
 class GetSessionRequest(_message.Message):
     __slots__ = ["session_id"]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -232,6 +272,192 @@ class GetSessionResponse(_message.Message):
     utterance_open: bool
     version: int
     def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
+
+class HistoryCall(_message.Message):
+    __slots__ = ["args", "behavior", "business_key", "call_id", "disposition", "duplicate_of", "job_id", "job_tool", "minted", "raw_args", "run_id", "side_effect", "tool", "tool_choice"]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPOSITION_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_TOOL_FIELD_NUMBER: _ClassVar[int]
+    MINTED_FIELD_NUMBER: _ClassVar[int]
+    RAW_ARGS_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SIDE_EFFECT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    args: _struct_pb2.Struct
+    behavior: Behavior
+    business_key: str
+    call_id: str
+    disposition: Disposition
+    duplicate_of: str
+    job_id: str
+    job_tool: str
+    minted: bool
+    raw_args: str
+    run_id: str
+    side_effect: bool
+    tool: str
+    tool_choice: ToolChoice
+    def __init__(self, call_id: _Optional[str] = ..., minted: bool = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., raw_args: _Optional[str] = ..., behavior: _Optional[_Union[Behavior, str]] = ..., tool_choice: _Optional[_Union[ToolChoice, str]] = ..., business_key: _Optional[str] = ..., disposition: _Optional[_Union[Disposition, str]] = ..., job_id: _Optional[str] = ..., run_id: _Optional[str] = ..., duplicate_of: _Optional[str] = ..., job_tool: _Optional[str] = ..., side_effect: bool = ...) -> None: ...
+
+class HistoryClose(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class HistoryComplete(_message.Message):
+    __slots__ = ["error", "job_id", "outcome", "result"]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    job_id: str
+    outcome: Outcome
+    result: _struct_pb2.Struct
+    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class HistoryConfigure(_message.Message):
+    __slots__ = ["language", "record", "response_scheduling"]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    language: str
+    record: bool
+    response_scheduling: bool
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
+
+class HistoryConnect(_message.Message):
+    __slots__ = ["connection_id", "state"]
+    CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    connection_id: str
+    state: SessionState
+    def __init__(self, connection_id: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ...) -> None: ...
+
+class HistoryDecision(_message.Message):
+    __slots__ = ["cause", "decision", "job_id", "reason"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    cause: str
+    decision: Decision
+    job_id: str
+    reason: str
+    def __init__(self, job_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., cause: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class HistoryEntry(_message.Message):
+    __slots__ = ["at", "call", "clipped", "close", "complete", "configure", "connect", "decision", "hold", "note", "observed_ms", "prepared", "progress", "response", "revoked", "run", "seq", "skip", "speech", "t_ms", "transcript", "withdraw"]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CLIPPED_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURE_FIELD_NUMBER: _ClassVar[int]
+    CONNECT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    HOLD_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_MS_FIELD_NUMBER: _ClassVar[int]
+    PREPARED_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    SKIP_FIELD_NUMBER: _ClassVar[int]
+    SPEECH_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_FIELD_NUMBER: _ClassVar[int]
+    T_MS_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAW_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    call: HistoryCall
+    clipped: bool
+    close: HistoryClose
+    complete: HistoryComplete
+    configure: HistoryConfigure
+    connect: HistoryConnect
+    decision: HistoryDecision
+    hold: HistoryHold
+    note: Note
+    observed_ms: int
+    prepared: HistoryJob
+    progress: HistoryProgress
+    response: FunctionResponse
+    revoked: HistoryJob
+    run: RunUpdate
+    seq: int
+    skip: Skip
+    speech: HistorySpeech
+    t_ms: int
+    transcript: HistoryTranscript
+    withdraw: HistoryWithdraw
+    def __init__(self, t_ms: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., observed_ms: _Optional[int] = ..., seq: _Optional[int] = ..., clipped: bool = ..., call: _Optional[_Union[HistoryCall, _Mapping]] = ..., speech: _Optional[_Union[HistorySpeech, _Mapping]] = ..., transcript: _Optional[_Union[HistoryTranscript, _Mapping]] = ..., withdraw: _Optional[_Union[HistoryWithdraw, _Mapping]] = ..., prepared: _Optional[_Union[HistoryJob, _Mapping]] = ..., complete: _Optional[_Union[HistoryComplete, _Mapping]] = ..., configure: _Optional[_Union[HistoryConfigure, _Mapping]] = ..., connect: _Optional[_Union[HistoryConnect, _Mapping]] = ..., progress: _Optional[_Union[HistoryProgress, _Mapping]] = ..., close: _Optional[_Union[HistoryClose, _Mapping]] = ..., decision: _Optional[_Union[HistoryDecision, _Mapping]] = ..., revoked: _Optional[_Union[HistoryJob, _Mapping]] = ..., hold: _Optional[_Union[HistoryHold, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
+
+class HistoryHold(_message.Message):
+    __slots__ = ["abandoned", "end", "job_id", "utterance"]
+    ABANDONED_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_FIELD_NUMBER: _ClassVar[int]
+    abandoned: bool
+    end: bool
+    job_id: str
+    utterance: int
+    def __init__(self, job_id: _Optional[str] = ..., utterance: _Optional[int] = ..., abandoned: bool = ..., end: bool = ...) -> None: ...
+
+class HistoryJob(_message.Message):
+    __slots__ = ["job_id"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class HistoryProgress(_message.Message):
+    __slots__ = ["job_id", "result"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    result: _struct_pb2.Struct
+    def __init__(self, job_id: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class HistorySpeech(_message.Message):
+    __slots__ = ["event", "utterance", "utterance_id"]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    event: SpeechEvent
+    utterance: int
+    utterance_id: str
+    def __init__(self, event: _Optional[_Union[SpeechEvent, str]] = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ...) -> None: ...
+
+class HistoryTranscript(_message.Message):
+    __slots__ = ["intent", "interim", "role", "text", "utterance", "utterance_id"]
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    INTERIM_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_FIELD_NUMBER: _ClassVar[int]
+    UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    intent: str
+    interim: bool
+    role: Role
+    text: str
+    utterance: int
+    utterance_id: str
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ...) -> None: ...
+
+class HistoryWithdraw(_message.Message):
+    __slots__ = ["call_ids", "reason"]
+    CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    call_ids: _containers.RepeatedScalarFieldContainer[str]
+    reason: CancellationReason
+    def __init__(self, call_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[_Union[CancellationReason, str]] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ["abandoned", "business_key", "call_ids", "created_at", "decision", "job_id", "outcome", "reason", "side_effect", "state", "tool"]
@@ -502,18 +728,20 @@ class WatchRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
-    __slots__ = ["note", "response", "run", "seq", "skip"]
+    __slots__ = ["at", "note", "response", "run", "seq", "skip"]
+    AT_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SKIP_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
     note: Note
     response: FunctionResponse
     run: RunUpdate
     seq: int
     skip: Skip
-    def __init__(self, seq: _Optional[int] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
 
 class Behavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -83,6 +83,11 @@ class ArbiterServiceStub(object):
                 request_serializer=arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.SerializeToString,
                 response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.FromString,
                 )
+        self.GetHistory = channel.unary_unary(
+                '/arbiter.v1.ArbiterService/GetHistory',
+                request_serializer=arbiter_dot_v1_dot_arbiter__pb2.GetHistoryRequest.SerializeToString,
+                response_deserializer=arbiter_dot_v1_dot_arbiter__pb2.GetHistoryResponse.FromString,
+                )
 
 
 class ArbiterServiceServicer(object):
@@ -248,6 +253,26 @@ class ArbiterServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetHistory(self, request, context):
+        """GetHistory returns a session's timeline, oldest first: its inputs (every event the
+        agent reported that changed the session, with its fields, when it arrived and,
+        for an event reported with an `age`, when the agent observed it), what the
+        arbiter made of them (decisions with their reasons, commits withdrawn by a late
+        event, holds: when a job's commit became held, by which utterance or by
+        abandonment, and when that ended), and the effects it handed out (from the
+        effect log, which keeps the last 256), each entry with its time since the session
+        started and its wall time. A session keeps the latest entries within a bound
+        (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+        (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+        `--record-bytes` (64 KiB by default), enough to export the session as a trace
+        (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+        answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+        another tenant's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArbiterServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -315,6 +340,11 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.FromString,
                     response_serializer=arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.SerializeToString,
+            ),
+            'GetHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHistory,
+                    request_deserializer=arbiter_dot_v1_dot_arbiter__pb2.GetHistoryRequest.FromString,
+                    response_serializer=arbiter_dot_v1_dot_arbiter__pb2.GetHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -548,5 +578,22 @@ class ArbiterService(object):
         return grpc.experimental.unary_stream(request, target, '/arbiter.v1.ArbiterService/Watch',
             arbiter_dot_v1_dot_arbiter__pb2.WatchRequest.SerializeToString,
             arbiter_dot_v1_dot_arbiter__pb2.WatchResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/arbiter.v1.ArbiterService/GetHistory',
+            arbiter_dot_v1_dot_arbiter__pb2.GetHistoryRequest.SerializeToString,
+            arbiter_dot_v1_dot_arbiter__pb2.GetHistoryResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -25,13 +25,37 @@ characters), so this stops at 54.
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Labels on every object. */}}
-{{- define "arbiter.labels" -}}
+{{/* The labels the chart sets on every object (commonLabels may not set these keys). */}}
+{{- define "arbiter.chartLabels" -}}
 helm.sh/chart: {{ include "arbiter.chart" . }}
 {{ include "arbiter.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: server
+{{- end }}
+
+{{/*
+Labels of an object: the chart's, then extra (a map), then commonLabels; the first to
+set a key wins. Takes (dict "root" $ "extra" MAP).
+*/}}
+{{- define "arbiter.labelsWith" -}}
+{{- toYaml (merge (dict) (include "arbiter.chartLabels" .root | fromYaml) (default (dict) .extra) .root.Values.commonLabels) }}
+{{- end }}
+
+{{/* Labels on every object: the chart's and commonLabels. */}}
+{{- define "arbiter.labels" -}}
+{{- include "arbiter.labelsWith" (dict "root" . "extra" (dict)) }}
+{{- end }}
+
+{{/*
+Annotations of an object: extra (a map: the object's own annotations value), then
+commonAnnotations; empty when both are. Takes (dict "root" $ "extra" MAP).
+*/}}
+{{- define "arbiter.annotations" -}}
+{{- $a := merge (dict) (default (dict) .extra) .root.Values.commonAnnotations }}
+{{- if $a }}
+{{- toYaml $a }}
+{{- end }}
 {{- end }}
 
 {{/* Labels that select the pods (immutable on a Deployment: keep them small). */}}
@@ -73,18 +97,43 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if or .Values.autoscaling.enabled (gt (int (include "arbiter.replicas" .)) 1) }}true{{ end }}
 {{- end }}
 
-{{/* Probe kind: grpc or tcp (auto: tcp under TLS, the kubelet's gRPC probe is plaintext). */}}
+{{/* Probe kind: grpc (on the plaintext health port, TLS or not) or tcp (auto: grpc). */}}
 {{- define "arbiter.probeType" -}}
 {{- if eq .Values.probes.type "auto" }}
-{{- ternary "tcp" "grpc" .Values.tls.enabled }}
+{{- "grpc" }}
 {{- else }}
 {{- .Values.probes.type }}
+{{- end }}
+{{- end }}
+
+{{/*
+One probe's action: the kubelet's gRPC probe on the health port asking for service, or
+a TCP connect to the gRPC port. Takes (dict "root" $ "service" NAME).
+*/}}
+{{- define "arbiter.probeAction" -}}
+{{- if eq (include "arbiter.probeType" .root) "grpc" -}}
+grpc:
+  port: {{ .root.Values.probes.port }}
+  service: {{ .service | quote }}
+{{- else -}}
+tcpSocket:
+  port: grpc
 {{- end }}
 {{- end }}
 
 {{/* Seconds the kubelet waits after the preStop hook starts before SIGKILL. */}}
 {{- define "arbiter.terminationGracePeriodSeconds" -}}
 {{- add .Values.server.preStopSleepSeconds .Values.server.drainTimeoutSeconds .Values.server.terminationGraceMarginSeconds }}
+{{- end }}
+
+{{/* The claim the state file lives on (persistence.enabled). */}}
+{{- define "arbiter.claimName" -}}
+{{- default (printf "%s-data" (include "arbiter.fullname" .)) .Values.persistence.existingClaim }}
+{{- end }}
+
+{{/* The state file's path in the container (--state-file). */}}
+{{- define "arbiter.stateFile" -}}
+{{- printf "%s/state.db" (trimSuffix "/" .Values.persistence.mountPath) }}
 {{- end }}
 
 {{- define "arbiter.toolsConfigMapName" -}}
@@ -97,6 +146,9 @@ the render with a message that says what to change.
 */}}
 {{- define "arbiter.validate" -}}
 {{- if not .Values.redis.enabled }}
+{{- if and .Values.persistence.enabled (gt (int (include "arbiter.replicas" .)) 1) }}
+{{- fail (printf "replicaCount=%v with persistence.enabled: the embedded store's state file belongs to one pod, and two pods must never open it. Use 1 replica, or Redis (redis.enabled=true, persistence.enabled=false) for several." .Values.replicaCount) }}
+{{- end }}
 {{- if gt (int (include "arbiter.replicas" .)) 1 }}
 {{- fail (printf "replicaCount=%v needs redis.enabled=true: the embedded store lives in one pod's memory and is not shared, so other replicas would not see its sessions. Use 1 replica or enable Redis." .Values.replicaCount) }}
 {{- end }}
@@ -106,6 +158,9 @@ the render with a message that says what to change.
 {{- else if not .Values.redis.existingSecret }}
 {{- fail "redis.enabled needs redis.existingSecret: the name of a Secret holding the Redis URL." }}
 {{- end }}
+{{- if and .Values.persistence.enabled .Values.redis.enabled }}
+{{- fail "persistence.enabled is for the embedded store (its state file); Redis keeps its own state: drop one of persistence.enabled and redis.enabled." }}
+{{- end }}
 {{- if and .Values.auth.enabled (not .Values.auth.existingSecret) }}
 {{- fail "auth.enabled needs auth.existingSecret: the name of a Secret holding the token -> tenant YAML." }}
 {{- end }}
@@ -114,6 +169,28 @@ the render with a message that says what to change.
 {{- end }}
 {{- if and .Values.tls.clientCA.enabled (not .Values.tls.enabled) }}
 {{- fail "tls.clientCA.enabled (mutual TLS) needs tls.enabled." }}
+{{- end }}
+{{- $own := include "arbiter.chartLabels" . | fromYaml }}
+{{- $_ := set $own "arbiter.voicearbiter.io/headless" "" }}
+{{- range $what, $labels := dict "commonLabels" .Values.commonLabels "podLabels" .Values.podLabels }}
+{{- range $k, $v := $labels }}
+{{- if hasKey $own $k }}
+{{- fail (printf "%s sets %s, a label the chart sets itself (selectors and Helm rely on it): drop it." $what $k) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $volumes := list "tools" "auth-tokens" "tls" "tls-client-ca" "tmp" "data" }}
+{{- range .Values.extraVolumes }}
+{{- if has .name $volumes }}
+{{- fail (printf "extraVolumes: the name %s is the chart's own volume: pick another." .name) }}
+{{- end }}
+{{- end }}
+{{- $containers := list "arbiter" }}
+{{- range concat .Values.initContainers .Values.sidecars }}
+{{- if has .name $containers }}
+{{- fail (printf "initContainers and sidecars: the name %s is taken (arbiter is the server's container; names are unique in a pod)." .name) }}
+{{- end }}
+{{- $containers = append $containers .name }}
 {{- end }}
 {{- if and (not .Values.tools.existingConfigMap) (not .Values.tools.policy) }}
 {{- fail "set tools.policy (the tool-policy YAML) or tools.existingConfigMap." }}
@@ -126,5 +203,8 @@ the render with a message that says what to change.
 {{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.server.port) }}
 {{- fail "metrics.port must differ from server.port." }}
+{{- end }}
+{{- if and (eq (include "arbiter.probeType" .) "grpc") (or (eq (int .Values.probes.port) (int .Values.server.port)) (and .Values.metrics.enabled (eq (int .Values.probes.port) (int .Values.metrics.port)))) }}
+{{- fail "probes.port (the plaintext health port) must differ from server.port and metrics.port." }}
 {{- end }}
 {{- end }}

@@ -628,6 +628,15 @@ export interface ConfigureSessionRequest {
      * every call made in the lost epoch is unknown.
      */
     epoch: string;
+    /**
+     * True makes the session record from now on: its history (GetHistory) keeps up to
+     * the server's larger bound (`--record-bytes`, 64 KiB by default) instead of the
+     * last 1 KiB, so the whole session can be exported and replayed (`arbiter export`).
+     * Send it in the session's first request to record it from its start. False leaves
+     * recording as it is: it is never turned off. Recording costs: every RPC of the
+     * session reads and writes its history with it.
+     */
+    record: boolean;
 }
 /** ConfigureSessionResponse confirms the options. */
 export interface ConfigureSessionResponse {
@@ -635,6 +644,8 @@ export interface ConfigureSessionResponse {
     language: string;
     /** Whether notes may ride on function responses. */
     responseScheduling: boolean;
+    /** Whether the session records (asked for, or sampled by `--history-sample`). */
+    record: boolean;
 }
 /** PollRequest names a session. */
 export interface PollRequest {
@@ -817,6 +828,11 @@ export interface WatchRequest {
 export interface WatchResponse {
     /** The effect's place in the session's log: 1, 2, 3, ... without gaps. */
     seq: number;
+    /**
+     * When the effect was made due, on the arbiter's clock: when the RPC that made it
+     * arrived, or, for one a timer made due, the timer's due time.
+     */
+    at: Date | undefined;
     /** A function response to send (final, unless `interim` is set). */
     response?: FunctionResponse | undefined;
     /** A call id that must never be answered. */
@@ -986,6 +1002,298 @@ export interface Note {
     /** Its place in the session's effect log (see Watch). */
     seq: number;
 }
+/** GetHistoryRequest names a session. */
+export interface GetHistoryRequest {
+    /** Required. The session id. NOT_FOUND when unknown, expired, or another tenant's. */
+    sessionId: string;
+}
+/** GetHistoryResponse is a session's timeline. */
+export interface GetHistoryResponse {
+    /** The session id. */
+    sessionId: string;
+    /** The session's epoch (see ConnectResponse.epoch). */
+    epoch: string;
+    /** When the session started (its first event, arbiter clock): t_ms 0 of every entry. */
+    createdAt: Date | undefined;
+    /**
+     * Whether the session records (ConfigureSession `record`, or sampled): its history
+     * has the larger bound.
+     */
+    record: boolean;
+    /**
+     * The bound of the session's history, in bytes of its entries as the store keeps
+     * them (JSON-encoded): past it the oldest entries are dropped. 0 when the server
+     * keeps no history for the session.
+     */
+    maxBytes: number;
+    /** What the history's entries take now, in the same measure. */
+    bytes: number;
+    /**
+     * How many history entries (inputs, decisions, holds) were dropped from its front
+     * to stay within max_bytes.
+     */
+    dropped: number;
+    /**
+     * The seq of the oldest effect the effect log still holds (it keeps the last 256):
+     * 1 when it holds them all, 0 when no effect was handed out yet. Effects before it
+     * are not in entries.
+     */
+    firstSeq: number;
+    /**
+     * True when entries hold every input since the session started: the history began
+     * with the session, nothing was dropped, nothing clipped. Only such a history
+     * exports to a trace that replays as the session ran.
+     */
+    complete: boolean;
+    /**
+     * The timeline, oldest first, in the order the arbiter made the entries (see
+     * HistoryEntry.seq).
+     */
+    entries: HistoryEntry[];
+    /**
+     * The digest of the tool policy in force when the session's history began: 16 hex
+     * digits, the first 64 bits of the SHA-256 of the policy as the arbiter holds it.
+     * Empty when the history does not say.
+     */
+    policyDigest: string;
+    /**
+     * The digest of the tool policy of the server answering now. When it differs from
+     * policy_digest the session began under another policy than `policy` is taken from.
+     */
+    serverPolicyDigest: string;
+    /**
+     * The answering server's tool policy restricted to the tools the history's calls
+     * name (and the tools their confirmation calls confirm), in the tool-policy file
+     * format (docs/trace-format.md, "Tool policy file") as a JSON object, so a replay
+     * can run under it.
+     */
+    policy: {
+        [key: string]: any;
+    } | undefined;
+}
+/**
+ * HistoryEntry is one entry of a session's timeline: exactly one of its kinds is set.
+ * Inputs: call ... close. What the arbiter made of them: decision, revoked, hold.
+ * Effects: response, skip, note, run (the effect log's, with their seq).
+ */
+export interface HistoryEntry {
+    /**
+     * When, in milliseconds since the session started (created_at), on the arbiter's
+     * clock: when an input arrived, a decision was made or a hold began or ended (a
+     * timer's at its due time), an effect was made due.
+     */
+    tMs: number;
+    /** The same time as a timestamp (created_at plus t_ms: millisecond precision). */
+    at: Date | undefined;
+    /**
+     * For an input reported with an `age`: when the agent observed it, in milliseconds
+     * since the session started. The arbiter applied it then, or at its own clock when
+     * that had gone past (withdrawing the commits decided since: `revoked` entries).
+     * Unset otherwise.
+     */
+    observedMs?: number | undefined;
+    /**
+     * For an effect, its seq. For any other entry, the seq of the last effect handed out
+     * before it (0: none yet): an entry with seq N comes after effect N and before
+     * effect N+1. Entries are in that order.
+     */
+    seq: number;
+    /**
+     * True when the entry alone was larger than the history's bound: its args, raw args
+     * and results are left out, its text, reason or error cut to 128 bytes.
+     */
+    clipped: boolean;
+    /** A RegisterCall and what it said. */
+    call?: HistoryCall | undefined;
+    /** A ReportSpeech. */
+    speech?: HistorySpeech | undefined;
+    /** A ReportTranscript. */
+    transcript?: HistoryTranscript | undefined;
+    /** A ReportToolCallCancellation that killed an id. */
+    withdraw?: HistoryWithdraw | undefined;
+    /**
+     * The first Decide with prepared=true of a job still undecided: its prepare
+     * finished.
+     */
+    prepared?: HistoryJob | undefined;
+    /** A Complete that recorded an outcome. */
+    complete?: HistoryComplete | undefined;
+    /** A ConfigureSession. */
+    configure?: HistoryConfigure | undefined;
+    /** A Connect that switched connections. */
+    connect?: HistoryConnect | undefined;
+    /** A ReportProgress that handed out interim responses. */
+    progress?: HistoryProgress | undefined;
+    /** A CloseSession that closed the session. */
+    close?: HistoryClose | undefined;
+    /** A decision: which job, commit or cancel, why. */
+    decision?: HistoryDecision | undefined;
+    /**
+     * A commit decision withdrawn: an event the agent observed before it arrived
+     * after it (see DecideRequest).
+     */
+    revoked?: HistoryJob | undefined;
+    /** A hold on a job's commit began or ended. */
+    hold?: HistoryHold | undefined;
+    /** A function response handed out. */
+    response?: FunctionResponse | undefined;
+    /** A call id marked dead. */
+    skip?: Skip | undefined;
+    /** A status note handed out. */
+    note?: Note | undefined;
+    /** A run changed state. */
+    run?: RunUpdate | undefined;
+}
+/** HistoryCall is a RegisterCall as the agent sent it and what the arbiter answered. */
+export interface HistoryCall {
+    /** The call id: the agent's, or the one the arbiter minted (minted). */
+    callId: string;
+    /** True when the agent gave no call id. */
+    minted: boolean;
+    /** The function name. */
+    tool: string;
+    /** The arguments (unset for a call sent with raw_args, or when clipped). */
+    args: {
+        [key: string]: any;
+    } | undefined;
+    /** The argument text the agent could not parse. */
+    rawArgs: string;
+    /** The call's own scheduling mode (unspecified: the policy's applied). */
+    behavior: Behavior;
+    /** The tool choice it was sent under. */
+    toolChoice: ToolChoice;
+    /** The explicit business key it carried. */
+    businessKey: string;
+    /** What RegisterCall said. */
+    disposition: Disposition;
+    /** The job it opened or duplicates. */
+    jobId: string;
+    /** The run it opened, joined or answered. */
+    runId: string;
+    /** For a duplicate: the call that opened the job. */
+    duplicateOf: string;
+    /**
+     * For EXECUTE, when the job runs another tool than the call's (a confirmation
+     * that confirmed its run): that tool.
+     */
+    jobTool: string;
+    /** For EXECUTE: the job is two-phase (prepare, Decide, commit or cancel). */
+    sideEffect: boolean;
+}
+/** HistorySpeech is a ReportSpeech. */
+export interface HistorySpeech {
+    /** What happened. */
+    event: SpeechEvent;
+    /** The model server's utterance id, as reported. */
+    utteranceId: string;
+    /**
+     * The arbiter's number of the user utterance a voice-activity start opened or an
+     * end ended (1, 2, ...; the same numbers as holds); 0 when none.
+     */
+    utterance: number;
+}
+/** HistoryTranscript is a ReportTranscript. */
+export interface HistoryTranscript {
+    /** Whose words. */
+    role: Role;
+    /** The text (its last 128 bytes when clipped). */
+    text: string;
+    /** True for an interim piece. */
+    interim: boolean;
+    /** The model server's utterance id, as reported. */
+    utteranceId: string;
+    /**
+     * The arbiter's number of the user utterance the piece was attributed to; 0 for the
+     * model's.
+     */
+    utterance: number;
+    /** The utterance's intent after a final user piece: stop, amend, other or unknown. */
+    intent: string;
+}
+/** HistoryWithdraw is a ReportToolCallCancellation. */
+export interface HistoryWithdraw {
+    /** The ids withdrawn (the first 4 when clipped). */
+    callIds: string[];
+    /** Why. */
+    reason: CancellationReason;
+}
+/** HistoryJob names a job. */
+export interface HistoryJob {
+    /** The job id. */
+    jobId: string;
+}
+/** HistoryComplete is a Complete that recorded an outcome. */
+export interface HistoryComplete {
+    /** The job. */
+    jobId: string;
+    /** The outcome reported. */
+    outcome: Outcome;
+    /** The backend's result (unset when clipped). */
+    result: {
+        [key: string]: any;
+    } | undefined;
+    /** The error reported with OUTCOME_FAILED. */
+    error: string;
+}
+/** HistoryConfigure is a ConfigureSession. */
+export interface HistoryConfigure {
+    /** The language asked for (empty: kept). */
+    language: string;
+    /** Whether the provider honours response scheduling. */
+    responseScheduling: boolean;
+    /** Whether it asked to record. */
+    record: boolean;
+}
+/** HistoryConnect is a Connect that switched connections. */
+export interface HistoryConnect {
+    /** The new connection's id. */
+    connectionId: string;
+    /** What Connect found. */
+    state: SessionState;
+}
+/** HistoryProgress is a ReportProgress that handed out interim responses. */
+export interface HistoryProgress {
+    /** The job. */
+    jobId: string;
+    /** The interim result (unset when clipped). */
+    result: {
+        [key: string]: any;
+    } | undefined;
+}
+/** HistoryClose is a CloseSession that closed the session. */
+export interface HistoryClose {
+}
+/** HistoryDecision is one decision of the arbiter. */
+export interface HistoryDecision {
+    /** The job decided. */
+    jobId: string;
+    /** COMMIT or CANCEL. */
+    decision: Decision;
+    /**
+     * Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
+     * session_closed, failed or deadline; empty for a commit.
+     */
+    cause: string;
+    /** Why, in words (as DecideResponse.reason). */
+    reason: string;
+}
+/**
+ * HistoryHold is a hold on a job's commit beginning or ending. A job is held while it
+ * is undecided and either abandoned (every call id dead after `interrupted` or a
+ * provider timeout, until a re-issue or the abandon wait), or prepared with a
+ * relevant user utterance still open (until it settles: voice activity ended and its
+ * final transcript came).
+ */
+export interface HistoryHold {
+    /** The job held. */
+    jobId: string;
+    /** The utterance that holds it (HistorySpeech.utterance); 0 for abandonment. */
+    utterance: number;
+    /** True for abandonment. */
+    abandoned: boolean;
+    /** False when the hold begins, true when it ends. */
+    end: boolean;
+}
 export declare const RegisterCallRequest: MessageFns<RegisterCallRequest>;
 export declare const RegisterCallResponse: MessageFns<RegisterCallResponse>;
 export declare const ReportSpeechRequest: MessageFns<ReportSpeechRequest>;
@@ -1020,6 +1328,21 @@ export declare const Effects: MessageFns<Effects>;
 export declare const FunctionResponse: MessageFns<FunctionResponse>;
 export declare const Skip: MessageFns<Skip>;
 export declare const Note: MessageFns<Note>;
+export declare const GetHistoryRequest: MessageFns<GetHistoryRequest>;
+export declare const GetHistoryResponse: MessageFns<GetHistoryResponse>;
+export declare const HistoryEntry: MessageFns<HistoryEntry>;
+export declare const HistoryCall: MessageFns<HistoryCall>;
+export declare const HistorySpeech: MessageFns<HistorySpeech>;
+export declare const HistoryTranscript: MessageFns<HistoryTranscript>;
+export declare const HistoryWithdraw: MessageFns<HistoryWithdraw>;
+export declare const HistoryJob: MessageFns<HistoryJob>;
+export declare const HistoryComplete: MessageFns<HistoryComplete>;
+export declare const HistoryConfigure: MessageFns<HistoryConfigure>;
+export declare const HistoryConnect: MessageFns<HistoryConnect>;
+export declare const HistoryProgress: MessageFns<HistoryProgress>;
+export declare const HistoryClose: MessageFns<HistoryClose>;
+export declare const HistoryDecision: MessageFns<HistoryDecision>;
+export declare const HistoryHold: MessageFns<HistoryHold>;
 /**
  * ArbiterService decides, for each function call, whether and when its side effect
  * happens and what the model is told. Every RPC is safe to call concurrently from many
@@ -1249,6 +1572,31 @@ export declare const ArbiterServiceService: {
         readonly responseSerialize: (value: WatchResponse) => Buffer;
         readonly responseDeserialize: (value: Buffer) => WatchResponse;
     };
+    /**
+     * GetHistory returns a session's timeline, oldest first: its inputs (every event the
+     * agent reported that changed the session, with its fields, when it arrived and,
+     * for an event reported with an `age`, when the agent observed it), what the
+     * arbiter made of them (decisions with their reasons, commits withdrawn by a late
+     * event, holds: when a job's commit became held, by which utterance or by
+     * abandonment, and when that ended), and the effects it handed out (from the
+     * effect log, which keeps the last 256), each entry with its time since the session
+     * started and its wall time. A session keeps the latest entries within a bound
+     * (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+     * (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+     * `--record-bytes` (64 KiB by default), enough to export the session as a trace
+     * (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+     * answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+     * another tenant's.
+     */
+    readonly getHistory: {
+        readonly path: "/arbiter.v1.ArbiterService/GetHistory";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: GetHistoryRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => GetHistoryRequest;
+        readonly responseSerialize: (value: GetHistoryResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => GetHistoryResponse;
+    };
 };
 export interface ArbiterServiceServer extends UntypedServiceImplementation {
     /**
@@ -1368,6 +1716,23 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * log keeps (the last 256 effects): resynchronise with GetSession.
      */
     watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
+    /**
+     * GetHistory returns a session's timeline, oldest first: its inputs (every event the
+     * agent reported that changed the session, with its fields, when it arrived and,
+     * for an event reported with an `age`, when the agent observed it), what the
+     * arbiter made of them (decisions with their reasons, commits withdrawn by a late
+     * event, holds: when a job's commit became held, by which utterance or by
+     * abandonment, and when that ended), and the effects it handed out (from the
+     * effect log, which keeps the last 256), each entry with its time since the session
+     * started and its wall time. A session keeps the latest entries within a bound
+     * (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+     * (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+     * `--record-bytes` (64 KiB by default), enough to export the session as a trace
+     * (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+     * answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+     * another tenant's.
+     */
+    getHistory: handleUnaryCall<GetHistoryRequest, GetHistoryResponse>;
 }
 export interface ArbiterServiceClient extends Client {
     /**
@@ -1512,6 +1877,25 @@ export interface ArbiterServiceClient extends Client {
      */
     watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
     watch(request: WatchRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+    /**
+     * GetHistory returns a session's timeline, oldest first: its inputs (every event the
+     * agent reported that changed the session, with its fields, when it arrived and,
+     * for an event reported with an `age`, when the agent observed it), what the
+     * arbiter made of them (decisions with their reasons, commits withdrawn by a late
+     * event, holds: when a job's commit became held, by which utterance or by
+     * abandonment, and when that ended), and the effects it handed out (from the
+     * effect log, which keeps the last 256), each entry with its time since the session
+     * started and its wall time. A session keeps the latest entries within a bound
+     * (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+     * (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+     * `--record-bytes` (64 KiB by default), enough to export the session as a trace
+     * (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+     * answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+     * another tenant's.
+     */
+    getHistory(request: GetHistoryRequest, callback: (error: ServiceError | null, response: GetHistoryResponse) => void): ClientUnaryCall;
+    getHistory(request: GetHistoryRequest, metadata: Metadata, callback: (error: ServiceError | null, response: GetHistoryResponse) => void): ClientUnaryCall;
+    getHistory(request: GetHistoryRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: GetHistoryResponse) => void): ClientUnaryCall;
 }
 export declare const ArbiterServiceClient: {
     new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): ArbiterServiceClient;

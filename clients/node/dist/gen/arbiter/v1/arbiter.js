@@ -2349,7 +2349,7 @@ export const CompleteResponse = {
     },
 };
 function createBaseConfigureSessionRequest() {
-    return { sessionId: "", language: "", responseScheduling: false, epoch: "" };
+    return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false };
 }
 export const ConfigureSessionRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2364,6 +2364,9 @@ export const ConfigureSessionRequest = {
         }
         if (message.epoch !== "") {
             writer.uint32(34).string(message.epoch);
+        }
+        if (message.record !== false) {
+            writer.uint32(40).bool(message.record);
         }
         return writer;
     },
@@ -2408,6 +2411,13 @@ export const ConfigureSessionRequest = {
                         message.epoch = reader.string();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.record = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2434,6 +2444,7 @@ export const ConfigureSessionRequest = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
         };
     },
     toJSON(message) {
@@ -2450,6 +2461,9 @@ export const ConfigureSessionRequest = {
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
+        if (message.record !== false) {
+            obj.record = message.record;
+        }
         return obj;
     },
     create(base) {
@@ -2461,11 +2475,12 @@ export const ConfigureSessionRequest = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.epoch = object.epoch ?? "";
+        message.record = object.record ?? false;
         return message;
     },
 };
 function createBaseConfigureSessionResponse() {
-    return { language: "", responseScheduling: false };
+    return { language: "", responseScheduling: false, record: false };
 }
 export const ConfigureSessionResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -2474,6 +2489,9 @@ export const ConfigureSessionResponse = {
         }
         if (message.responseScheduling !== false) {
             writer.uint32(16).bool(message.responseScheduling);
+        }
+        if (message.record !== false) {
+            writer.uint32(24).bool(message.record);
         }
         return writer;
     },
@@ -2504,6 +2522,13 @@ export const ConfigureSessionResponse = {
                         message.responseScheduling = reader.bool();
                         continue;
                     }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.record = reader.bool();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2524,6 +2549,7 @@ export const ConfigureSessionResponse = {
                 : isSet(object.response_scheduling)
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
+            record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
         };
     },
     toJSON(message) {
@@ -2534,6 +2560,9 @@ export const ConfigureSessionResponse = {
         if (message.responseScheduling !== false) {
             obj.responseScheduling = message.responseScheduling;
         }
+        if (message.record !== false) {
+            obj.record = message.record;
+        }
         return obj;
     },
     create(base) {
@@ -2543,6 +2572,7 @@ export const ConfigureSessionResponse = {
         const message = createBaseConfigureSessionResponse();
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
+        message.record = object.record ?? false;
         return message;
     },
 };
@@ -3871,12 +3901,15 @@ export const WatchRequest = {
     },
 };
 function createBaseWatchResponse() {
-    return { seq: 0, response: undefined, skip: undefined, note: undefined, run: undefined };
+    return { seq: 0, at: undefined, response: undefined, skip: undefined, note: undefined, run: undefined };
 }
 export const WatchResponse = {
     encode(message, writer = new BinaryWriter()) {
         if (message.seq !== 0) {
             writer.uint32(8).uint64(message.seq);
+        }
+        if (message.at !== undefined) {
+            Timestamp.encode(toTimestamp(message.at), writer.uint32(50).fork()).join();
         }
         if (message.response !== undefined) {
             FunctionResponse.encode(message.response, writer.uint32(18).fork()).join();
@@ -3910,6 +3943,13 @@ export const WatchResponse = {
                             break;
                         }
                         message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.at = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
                         continue;
                     }
                     case 2: {
@@ -3955,6 +3995,7 @@ export const WatchResponse = {
     fromJSON(object) {
         return {
             seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+            at: isSet(object.at) ? fromJsonTimestamp(object.at) : undefined,
             response: isSet(object.response) ? FunctionResponse.fromJSON(object.response) : undefined,
             skip: isSet(object.skip) ? Skip.fromJSON(object.skip) : undefined,
             note: isSet(object.note) ? Note.fromJSON(object.note) : undefined,
@@ -3965,6 +4006,9 @@ export const WatchResponse = {
         const obj = {};
         if (message.seq !== 0) {
             obj.seq = Math.round(message.seq);
+        }
+        if (message.at !== undefined) {
+            obj.at = message.at.toISOString();
         }
         if (message.response !== undefined) {
             obj.response = FunctionResponse.toJSON(message.response);
@@ -3986,6 +4030,7 @@ export const WatchResponse = {
     fromPartial(object) {
         const message = createBaseWatchResponse();
         message.seq = object.seq ?? 0;
+        message.at = object.at ?? undefined;
         message.response = (object.response !== undefined && object.response !== null)
             ? FunctionResponse.fromPartial(object.response)
             : undefined;
@@ -5104,6 +5149,2130 @@ export const Note = {
         return message;
     },
 };
+function createBaseGetHistoryRequest() {
+    return { sessionId: "" };
+}
+export const GetHistoryRequest = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseGetHistoryRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        return obj;
+    },
+    create(base) {
+        return GetHistoryRequest.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseGetHistoryRequest();
+        message.sessionId = object.sessionId ?? "";
+        return message;
+    },
+};
+function createBaseGetHistoryResponse() {
+    return {
+        sessionId: "",
+        epoch: "",
+        createdAt: undefined,
+        record: false,
+        maxBytes: 0,
+        bytes: 0,
+        dropped: 0,
+        firstSeq: 0,
+        complete: false,
+        entries: [],
+        policyDigest: "",
+        serverPolicyDigest: "",
+        policy: undefined,
+    };
+}
+export const GetHistoryResponse = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.sessionId !== "") {
+            writer.uint32(10).string(message.sessionId);
+        }
+        if (message.epoch !== "") {
+            writer.uint32(18).string(message.epoch);
+        }
+        if (message.createdAt !== undefined) {
+            Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(26).fork()).join();
+        }
+        if (message.record !== false) {
+            writer.uint32(32).bool(message.record);
+        }
+        if (message.maxBytes !== 0) {
+            writer.uint32(40).uint64(message.maxBytes);
+        }
+        if (message.bytes !== 0) {
+            writer.uint32(48).uint64(message.bytes);
+        }
+        if (message.dropped !== 0) {
+            writer.uint32(56).uint64(message.dropped);
+        }
+        if (message.firstSeq !== 0) {
+            writer.uint32(64).uint64(message.firstSeq);
+        }
+        if (message.complete !== false) {
+            writer.uint32(72).bool(message.complete);
+        }
+        for (const v of message.entries) {
+            HistoryEntry.encode(v, writer.uint32(82).fork()).join();
+        }
+        if (message.policyDigest !== "") {
+            writer.uint32(90).string(message.policyDigest);
+        }
+        if (message.serverPolicyDigest !== "") {
+            writer.uint32(98).string(message.serverPolicyDigest);
+        }
+        if (message.policy !== undefined) {
+            Struct.encode(Struct.wrap(message.policy), writer.uint32(106).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseGetHistoryResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.epoch = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.record = reader.bool();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.maxBytes = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.bytes = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 56) {
+                            break;
+                        }
+                        message.dropped = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 64) {
+                            break;
+                        }
+                        message.firstSeq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 72) {
+                            break;
+                        }
+                        message.complete = reader.bool();
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.entries.push(HistoryEntry.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 11: {
+                        if (tag !== 90) {
+                            break;
+                        }
+                        message.policyDigest = reader.string();
+                        continue;
+                    }
+                    case 12: {
+                        if (tag !== 98) {
+                            break;
+                        }
+                        message.serverPolicyDigest = reader.string();
+                        continue;
+                    }
+                    case 13: {
+                        if (tag !== 106) {
+                            break;
+                        }
+                        message.policy = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
+            epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            createdAt: isSet(object.createdAt)
+                ? fromJsonTimestamp(object.createdAt)
+                : isSet(object.created_at)
+                    ? fromJsonTimestamp(object.created_at)
+                    : undefined,
+            record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            maxBytes: isSet(object.maxBytes)
+                ? globalThis.Number(object.maxBytes)
+                : isSet(object.max_bytes)
+                    ? globalThis.Number(object.max_bytes)
+                    : 0,
+            bytes: isSet(object.bytes) ? globalThis.Number(object.bytes) : 0,
+            dropped: isSet(object.dropped) ? globalThis.Number(object.dropped) : 0,
+            firstSeq: isSet(object.firstSeq)
+                ? globalThis.Number(object.firstSeq)
+                : isSet(object.first_seq)
+                    ? globalThis.Number(object.first_seq)
+                    : 0,
+            complete: isSet(object.complete) ? globalThis.Boolean(object.complete) : false,
+            entries: globalThis.Array.isArray(object?.entries)
+                ? object.entries.map((e) => HistoryEntry.fromJSON(e))
+                : [],
+            policyDigest: isSet(object.policyDigest)
+                ? globalThis.String(object.policyDigest)
+                : isSet(object.policy_digest)
+                    ? globalThis.String(object.policy_digest)
+                    : "",
+            serverPolicyDigest: isSet(object.serverPolicyDigest)
+                ? globalThis.String(object.serverPolicyDigest)
+                : isSet(object.server_policy_digest)
+                    ? globalThis.String(object.server_policy_digest)
+                    : "",
+            policy: isObject(object.policy) ? object.policy : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
+        if (message.epoch !== "") {
+            obj.epoch = message.epoch;
+        }
+        if (message.createdAt !== undefined) {
+            obj.createdAt = message.createdAt.toISOString();
+        }
+        if (message.record !== false) {
+            obj.record = message.record;
+        }
+        if (message.maxBytes !== 0) {
+            obj.maxBytes = Math.round(message.maxBytes);
+        }
+        if (message.bytes !== 0) {
+            obj.bytes = Math.round(message.bytes);
+        }
+        if (message.dropped !== 0) {
+            obj.dropped = Math.round(message.dropped);
+        }
+        if (message.firstSeq !== 0) {
+            obj.firstSeq = Math.round(message.firstSeq);
+        }
+        if (message.complete !== false) {
+            obj.complete = message.complete;
+        }
+        if (message.entries?.length) {
+            obj.entries = message.entries.map((e) => HistoryEntry.toJSON(e));
+        }
+        if (message.policyDigest !== "") {
+            obj.policyDigest = message.policyDigest;
+        }
+        if (message.serverPolicyDigest !== "") {
+            obj.serverPolicyDigest = message.serverPolicyDigest;
+        }
+        if (message.policy !== undefined) {
+            obj.policy = message.policy;
+        }
+        return obj;
+    },
+    create(base) {
+        return GetHistoryResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseGetHistoryResponse();
+        message.sessionId = object.sessionId ?? "";
+        message.epoch = object.epoch ?? "";
+        message.createdAt = object.createdAt ?? undefined;
+        message.record = object.record ?? false;
+        message.maxBytes = object.maxBytes ?? 0;
+        message.bytes = object.bytes ?? 0;
+        message.dropped = object.dropped ?? 0;
+        message.firstSeq = object.firstSeq ?? 0;
+        message.complete = object.complete ?? false;
+        message.entries = object.entries?.map((e) => HistoryEntry.fromPartial(e)) || [];
+        message.policyDigest = object.policyDigest ?? "";
+        message.serverPolicyDigest = object.serverPolicyDigest ?? "";
+        message.policy = object.policy ?? undefined;
+        return message;
+    },
+};
+function createBaseHistoryEntry() {
+    return {
+        tMs: 0,
+        at: undefined,
+        observedMs: undefined,
+        seq: 0,
+        clipped: false,
+        call: undefined,
+        speech: undefined,
+        transcript: undefined,
+        withdraw: undefined,
+        prepared: undefined,
+        complete: undefined,
+        configure: undefined,
+        connect: undefined,
+        progress: undefined,
+        close: undefined,
+        decision: undefined,
+        revoked: undefined,
+        hold: undefined,
+        response: undefined,
+        skip: undefined,
+        note: undefined,
+        run: undefined,
+    };
+}
+export const HistoryEntry = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.tMs !== 0) {
+            writer.uint32(8).int64(message.tMs);
+        }
+        if (message.at !== undefined) {
+            Timestamp.encode(toTimestamp(message.at), writer.uint32(18).fork()).join();
+        }
+        if (message.observedMs !== undefined) {
+            writer.uint32(24).int64(message.observedMs);
+        }
+        if (message.seq !== 0) {
+            writer.uint32(32).uint64(message.seq);
+        }
+        if (message.clipped !== false) {
+            writer.uint32(40).bool(message.clipped);
+        }
+        if (message.call !== undefined) {
+            HistoryCall.encode(message.call, writer.uint32(82).fork()).join();
+        }
+        if (message.speech !== undefined) {
+            HistorySpeech.encode(message.speech, writer.uint32(90).fork()).join();
+        }
+        if (message.transcript !== undefined) {
+            HistoryTranscript.encode(message.transcript, writer.uint32(98).fork()).join();
+        }
+        if (message.withdraw !== undefined) {
+            HistoryWithdraw.encode(message.withdraw, writer.uint32(106).fork()).join();
+        }
+        if (message.prepared !== undefined) {
+            HistoryJob.encode(message.prepared, writer.uint32(114).fork()).join();
+        }
+        if (message.complete !== undefined) {
+            HistoryComplete.encode(message.complete, writer.uint32(122).fork()).join();
+        }
+        if (message.configure !== undefined) {
+            HistoryConfigure.encode(message.configure, writer.uint32(130).fork()).join();
+        }
+        if (message.connect !== undefined) {
+            HistoryConnect.encode(message.connect, writer.uint32(138).fork()).join();
+        }
+        if (message.progress !== undefined) {
+            HistoryProgress.encode(message.progress, writer.uint32(146).fork()).join();
+        }
+        if (message.close !== undefined) {
+            HistoryClose.encode(message.close, writer.uint32(154).fork()).join();
+        }
+        if (message.decision !== undefined) {
+            HistoryDecision.encode(message.decision, writer.uint32(162).fork()).join();
+        }
+        if (message.revoked !== undefined) {
+            HistoryJob.encode(message.revoked, writer.uint32(170).fork()).join();
+        }
+        if (message.hold !== undefined) {
+            HistoryHold.encode(message.hold, writer.uint32(178).fork()).join();
+        }
+        if (message.response !== undefined) {
+            FunctionResponse.encode(message.response, writer.uint32(242).fork()).join();
+        }
+        if (message.skip !== undefined) {
+            Skip.encode(message.skip, writer.uint32(250).fork()).join();
+        }
+        if (message.note !== undefined) {
+            Note.encode(message.note, writer.uint32(258).fork()).join();
+        }
+        if (message.run !== undefined) {
+            RunUpdate.encode(message.run, writer.uint32(266).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryEntry();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.tMs = longToNumber(reader.int64());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.at = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.observedMs = longToNumber(reader.int64());
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.seq = longToNumber(reader.uint64());
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.clipped = reader.bool();
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.call = HistoryCall.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 11: {
+                        if (tag !== 90) {
+                            break;
+                        }
+                        message.speech = HistorySpeech.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 12: {
+                        if (tag !== 98) {
+                            break;
+                        }
+                        message.transcript = HistoryTranscript.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 13: {
+                        if (tag !== 106) {
+                            break;
+                        }
+                        message.withdraw = HistoryWithdraw.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 14: {
+                        if (tag !== 114) {
+                            break;
+                        }
+                        message.prepared = HistoryJob.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 15: {
+                        if (tag !== 122) {
+                            break;
+                        }
+                        message.complete = HistoryComplete.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 16: {
+                        if (tag !== 130) {
+                            break;
+                        }
+                        message.configure = HistoryConfigure.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 17: {
+                        if (tag !== 138) {
+                            break;
+                        }
+                        message.connect = HistoryConnect.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 18: {
+                        if (tag !== 146) {
+                            break;
+                        }
+                        message.progress = HistoryProgress.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 19: {
+                        if (tag !== 154) {
+                            break;
+                        }
+                        message.close = HistoryClose.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 20: {
+                        if (tag !== 162) {
+                            break;
+                        }
+                        message.decision = HistoryDecision.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 21: {
+                        if (tag !== 170) {
+                            break;
+                        }
+                        message.revoked = HistoryJob.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 22: {
+                        if (tag !== 178) {
+                            break;
+                        }
+                        message.hold = HistoryHold.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 30: {
+                        if (tag !== 242) {
+                            break;
+                        }
+                        message.response = FunctionResponse.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 31: {
+                        if (tag !== 250) {
+                            break;
+                        }
+                        message.skip = Skip.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 32: {
+                        if (tag !== 258) {
+                            break;
+                        }
+                        message.note = Note.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 33: {
+                        if (tag !== 266) {
+                            break;
+                        }
+                        message.run = RunUpdate.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            tMs: isSet(object.tMs) ? globalThis.Number(object.tMs) : isSet(object.t_ms) ? globalThis.Number(object.t_ms) : 0,
+            at: isSet(object.at) ? fromJsonTimestamp(object.at) : undefined,
+            observedMs: isSet(object.observedMs)
+                ? globalThis.Number(object.observedMs)
+                : isSet(object.observed_ms)
+                    ? globalThis.Number(object.observed_ms)
+                    : undefined,
+            seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+            clipped: isSet(object.clipped) ? globalThis.Boolean(object.clipped) : false,
+            call: isSet(object.call) ? HistoryCall.fromJSON(object.call) : undefined,
+            speech: isSet(object.speech) ? HistorySpeech.fromJSON(object.speech) : undefined,
+            transcript: isSet(object.transcript) ? HistoryTranscript.fromJSON(object.transcript) : undefined,
+            withdraw: isSet(object.withdraw) ? HistoryWithdraw.fromJSON(object.withdraw) : undefined,
+            prepared: isSet(object.prepared) ? HistoryJob.fromJSON(object.prepared) : undefined,
+            complete: isSet(object.complete) ? HistoryComplete.fromJSON(object.complete) : undefined,
+            configure: isSet(object.configure) ? HistoryConfigure.fromJSON(object.configure) : undefined,
+            connect: isSet(object.connect) ? HistoryConnect.fromJSON(object.connect) : undefined,
+            progress: isSet(object.progress) ? HistoryProgress.fromJSON(object.progress) : undefined,
+            close: isSet(object.close) ? HistoryClose.fromJSON(object.close) : undefined,
+            decision: isSet(object.decision) ? HistoryDecision.fromJSON(object.decision) : undefined,
+            revoked: isSet(object.revoked) ? HistoryJob.fromJSON(object.revoked) : undefined,
+            hold: isSet(object.hold) ? HistoryHold.fromJSON(object.hold) : undefined,
+            response: isSet(object.response) ? FunctionResponse.fromJSON(object.response) : undefined,
+            skip: isSet(object.skip) ? Skip.fromJSON(object.skip) : undefined,
+            note: isSet(object.note) ? Note.fromJSON(object.note) : undefined,
+            run: isSet(object.run) ? RunUpdate.fromJSON(object.run) : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.tMs !== 0) {
+            obj.tMs = Math.round(message.tMs);
+        }
+        if (message.at !== undefined) {
+            obj.at = message.at.toISOString();
+        }
+        if (message.observedMs !== undefined) {
+            obj.observedMs = Math.round(message.observedMs);
+        }
+        if (message.seq !== 0) {
+            obj.seq = Math.round(message.seq);
+        }
+        if (message.clipped !== false) {
+            obj.clipped = message.clipped;
+        }
+        if (message.call !== undefined) {
+            obj.call = HistoryCall.toJSON(message.call);
+        }
+        if (message.speech !== undefined) {
+            obj.speech = HistorySpeech.toJSON(message.speech);
+        }
+        if (message.transcript !== undefined) {
+            obj.transcript = HistoryTranscript.toJSON(message.transcript);
+        }
+        if (message.withdraw !== undefined) {
+            obj.withdraw = HistoryWithdraw.toJSON(message.withdraw);
+        }
+        if (message.prepared !== undefined) {
+            obj.prepared = HistoryJob.toJSON(message.prepared);
+        }
+        if (message.complete !== undefined) {
+            obj.complete = HistoryComplete.toJSON(message.complete);
+        }
+        if (message.configure !== undefined) {
+            obj.configure = HistoryConfigure.toJSON(message.configure);
+        }
+        if (message.connect !== undefined) {
+            obj.connect = HistoryConnect.toJSON(message.connect);
+        }
+        if (message.progress !== undefined) {
+            obj.progress = HistoryProgress.toJSON(message.progress);
+        }
+        if (message.close !== undefined) {
+            obj.close = HistoryClose.toJSON(message.close);
+        }
+        if (message.decision !== undefined) {
+            obj.decision = HistoryDecision.toJSON(message.decision);
+        }
+        if (message.revoked !== undefined) {
+            obj.revoked = HistoryJob.toJSON(message.revoked);
+        }
+        if (message.hold !== undefined) {
+            obj.hold = HistoryHold.toJSON(message.hold);
+        }
+        if (message.response !== undefined) {
+            obj.response = FunctionResponse.toJSON(message.response);
+        }
+        if (message.skip !== undefined) {
+            obj.skip = Skip.toJSON(message.skip);
+        }
+        if (message.note !== undefined) {
+            obj.note = Note.toJSON(message.note);
+        }
+        if (message.run !== undefined) {
+            obj.run = RunUpdate.toJSON(message.run);
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryEntry.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryEntry();
+        message.tMs = object.tMs ?? 0;
+        message.at = object.at ?? undefined;
+        message.observedMs = object.observedMs ?? undefined;
+        message.seq = object.seq ?? 0;
+        message.clipped = object.clipped ?? false;
+        message.call = (object.call !== undefined && object.call !== null)
+            ? HistoryCall.fromPartial(object.call)
+            : undefined;
+        message.speech = (object.speech !== undefined && object.speech !== null)
+            ? HistorySpeech.fromPartial(object.speech)
+            : undefined;
+        message.transcript = (object.transcript !== undefined && object.transcript !== null)
+            ? HistoryTranscript.fromPartial(object.transcript)
+            : undefined;
+        message.withdraw = (object.withdraw !== undefined && object.withdraw !== null)
+            ? HistoryWithdraw.fromPartial(object.withdraw)
+            : undefined;
+        message.prepared = (object.prepared !== undefined && object.prepared !== null)
+            ? HistoryJob.fromPartial(object.prepared)
+            : undefined;
+        message.complete = (object.complete !== undefined && object.complete !== null)
+            ? HistoryComplete.fromPartial(object.complete)
+            : undefined;
+        message.configure = (object.configure !== undefined && object.configure !== null)
+            ? HistoryConfigure.fromPartial(object.configure)
+            : undefined;
+        message.connect = (object.connect !== undefined && object.connect !== null)
+            ? HistoryConnect.fromPartial(object.connect)
+            : undefined;
+        message.progress = (object.progress !== undefined && object.progress !== null)
+            ? HistoryProgress.fromPartial(object.progress)
+            : undefined;
+        message.close = (object.close !== undefined && object.close !== null)
+            ? HistoryClose.fromPartial(object.close)
+            : undefined;
+        message.decision = (object.decision !== undefined && object.decision !== null)
+            ? HistoryDecision.fromPartial(object.decision)
+            : undefined;
+        message.revoked = (object.revoked !== undefined && object.revoked !== null)
+            ? HistoryJob.fromPartial(object.revoked)
+            : undefined;
+        message.hold = (object.hold !== undefined && object.hold !== null)
+            ? HistoryHold.fromPartial(object.hold)
+            : undefined;
+        message.response = (object.response !== undefined && object.response !== null)
+            ? FunctionResponse.fromPartial(object.response)
+            : undefined;
+        message.skip = (object.skip !== undefined && object.skip !== null) ? Skip.fromPartial(object.skip) : undefined;
+        message.note = (object.note !== undefined && object.note !== null) ? Note.fromPartial(object.note) : undefined;
+        message.run = (object.run !== undefined && object.run !== null) ? RunUpdate.fromPartial(object.run) : undefined;
+        return message;
+    },
+};
+function createBaseHistoryCall() {
+    return {
+        callId: "",
+        minted: false,
+        tool: "",
+        args: undefined,
+        rawArgs: "",
+        behavior: 0,
+        toolChoice: 0,
+        businessKey: "",
+        disposition: 0,
+        jobId: "",
+        runId: "",
+        duplicateOf: "",
+        jobTool: "",
+        sideEffect: false,
+    };
+}
+export const HistoryCall = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.callId !== "") {
+            writer.uint32(10).string(message.callId);
+        }
+        if (message.minted !== false) {
+            writer.uint32(16).bool(message.minted);
+        }
+        if (message.tool !== "") {
+            writer.uint32(26).string(message.tool);
+        }
+        if (message.args !== undefined) {
+            Struct.encode(Struct.wrap(message.args), writer.uint32(34).fork()).join();
+        }
+        if (message.rawArgs !== "") {
+            writer.uint32(42).string(message.rawArgs);
+        }
+        if (message.behavior !== 0) {
+            writer.uint32(48).int32(message.behavior);
+        }
+        if (message.toolChoice !== 0) {
+            writer.uint32(56).int32(message.toolChoice);
+        }
+        if (message.businessKey !== "") {
+            writer.uint32(66).string(message.businessKey);
+        }
+        if (message.disposition !== 0) {
+            writer.uint32(72).int32(message.disposition);
+        }
+        if (message.jobId !== "") {
+            writer.uint32(82).string(message.jobId);
+        }
+        if (message.runId !== "") {
+            writer.uint32(90).string(message.runId);
+        }
+        if (message.duplicateOf !== "") {
+            writer.uint32(98).string(message.duplicateOf);
+        }
+        if (message.jobTool !== "") {
+            writer.uint32(106).string(message.jobTool);
+        }
+        if (message.sideEffect !== false) {
+            writer.uint32(112).bool(message.sideEffect);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryCall();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.minted = reader.bool();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.tool = reader.string();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.args = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.rawArgs = reader.string();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.behavior = reader.int32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 56) {
+                            break;
+                        }
+                        message.toolChoice = reader.int32();
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.businessKey = reader.string();
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 72) {
+                            break;
+                        }
+                        message.disposition = reader.int32();
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 82) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 11: {
+                        if (tag !== 90) {
+                            break;
+                        }
+                        message.runId = reader.string();
+                        continue;
+                    }
+                    case 12: {
+                        if (tag !== 98) {
+                            break;
+                        }
+                        message.duplicateOf = reader.string();
+                        continue;
+                    }
+                    case 13: {
+                        if (tag !== 106) {
+                            break;
+                        }
+                        message.jobTool = reader.string();
+                        continue;
+                    }
+                    case 14: {
+                        if (tag !== 112) {
+                            break;
+                        }
+                        message.sideEffect = reader.bool();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
+            minted: isSet(object.minted) ? globalThis.Boolean(object.minted) : false,
+            tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+            args: isObject(object.args) ? object.args : undefined,
+            rawArgs: isSet(object.rawArgs)
+                ? globalThis.String(object.rawArgs)
+                : isSet(object.raw_args)
+                    ? globalThis.String(object.raw_args)
+                    : "",
+            behavior: isSet(object.behavior) ? behaviorFromJSON(object.behavior) : 0,
+            toolChoice: isSet(object.toolChoice)
+                ? toolChoiceFromJSON(object.toolChoice)
+                : isSet(object.tool_choice)
+                    ? toolChoiceFromJSON(object.tool_choice)
+                    : 0,
+            businessKey: isSet(object.businessKey)
+                ? globalThis.String(object.businessKey)
+                : isSet(object.business_key)
+                    ? globalThis.String(object.business_key)
+                    : "",
+            disposition: isSet(object.disposition) ? dispositionFromJSON(object.disposition) : 0,
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            runId: isSet(object.runId)
+                ? globalThis.String(object.runId)
+                : isSet(object.run_id)
+                    ? globalThis.String(object.run_id)
+                    : "",
+            duplicateOf: isSet(object.duplicateOf)
+                ? globalThis.String(object.duplicateOf)
+                : isSet(object.duplicate_of)
+                    ? globalThis.String(object.duplicate_of)
+                    : "",
+            jobTool: isSet(object.jobTool)
+                ? globalThis.String(object.jobTool)
+                : isSet(object.job_tool)
+                    ? globalThis.String(object.job_tool)
+                    : "",
+            sideEffect: isSet(object.sideEffect)
+                ? globalThis.Boolean(object.sideEffect)
+                : isSet(object.side_effect)
+                    ? globalThis.Boolean(object.side_effect)
+                    : false,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
+        if (message.minted !== false) {
+            obj.minted = message.minted;
+        }
+        if (message.tool !== "") {
+            obj.tool = message.tool;
+        }
+        if (message.args !== undefined) {
+            obj.args = message.args;
+        }
+        if (message.rawArgs !== "") {
+            obj.rawArgs = message.rawArgs;
+        }
+        if (message.behavior !== 0) {
+            obj.behavior = behaviorToJSON(message.behavior);
+        }
+        if (message.toolChoice !== 0) {
+            obj.toolChoice = toolChoiceToJSON(message.toolChoice);
+        }
+        if (message.businessKey !== "") {
+            obj.businessKey = message.businessKey;
+        }
+        if (message.disposition !== 0) {
+            obj.disposition = dispositionToJSON(message.disposition);
+        }
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.runId !== "") {
+            obj.runId = message.runId;
+        }
+        if (message.duplicateOf !== "") {
+            obj.duplicateOf = message.duplicateOf;
+        }
+        if (message.jobTool !== "") {
+            obj.jobTool = message.jobTool;
+        }
+        if (message.sideEffect !== false) {
+            obj.sideEffect = message.sideEffect;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryCall.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryCall();
+        message.callId = object.callId ?? "";
+        message.minted = object.minted ?? false;
+        message.tool = object.tool ?? "";
+        message.args = object.args ?? undefined;
+        message.rawArgs = object.rawArgs ?? "";
+        message.behavior = object.behavior ?? 0;
+        message.toolChoice = object.toolChoice ?? 0;
+        message.businessKey = object.businessKey ?? "";
+        message.disposition = object.disposition ?? 0;
+        message.jobId = object.jobId ?? "";
+        message.runId = object.runId ?? "";
+        message.duplicateOf = object.duplicateOf ?? "";
+        message.jobTool = object.jobTool ?? "";
+        message.sideEffect = object.sideEffect ?? false;
+        return message;
+    },
+};
+function createBaseHistorySpeech() {
+    return { event: 0, utteranceId: "", utterance: 0 };
+}
+export const HistorySpeech = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.event !== 0) {
+            writer.uint32(8).int32(message.event);
+        }
+        if (message.utteranceId !== "") {
+            writer.uint32(18).string(message.utteranceId);
+        }
+        if (message.utterance !== 0) {
+            writer.uint32(24).int32(message.utterance);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistorySpeech();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.event = reader.int32();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.utteranceId = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.utterance = reader.int32();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            event: isSet(object.event) ? speechEventFromJSON(object.event) : 0,
+            utteranceId: isSet(object.utteranceId)
+                ? globalThis.String(object.utteranceId)
+                : isSet(object.utterance_id)
+                    ? globalThis.String(object.utterance_id)
+                    : "",
+            utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.event !== 0) {
+            obj.event = speechEventToJSON(message.event);
+        }
+        if (message.utteranceId !== "") {
+            obj.utteranceId = message.utteranceId;
+        }
+        if (message.utterance !== 0) {
+            obj.utterance = Math.round(message.utterance);
+        }
+        return obj;
+    },
+    create(base) {
+        return HistorySpeech.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistorySpeech();
+        message.event = object.event ?? 0;
+        message.utteranceId = object.utteranceId ?? "";
+        message.utterance = object.utterance ?? 0;
+        return message;
+    },
+};
+function createBaseHistoryTranscript() {
+    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "" };
+}
+export const HistoryTranscript = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.role !== 0) {
+            writer.uint32(8).int32(message.role);
+        }
+        if (message.text !== "") {
+            writer.uint32(18).string(message.text);
+        }
+        if (message.interim !== false) {
+            writer.uint32(24).bool(message.interim);
+        }
+        if (message.utteranceId !== "") {
+            writer.uint32(34).string(message.utteranceId);
+        }
+        if (message.utterance !== 0) {
+            writer.uint32(40).int32(message.utterance);
+        }
+        if (message.intent !== "") {
+            writer.uint32(50).string(message.intent);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryTranscript();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.role = reader.int32();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.text = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.interim = reader.bool();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.utteranceId = reader.string();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.utterance = reader.int32();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.intent = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            role: isSet(object.role) ? roleFromJSON(object.role) : 0,
+            text: isSet(object.text) ? globalThis.String(object.text) : "",
+            interim: isSet(object.interim) ? globalThis.Boolean(object.interim) : false,
+            utteranceId: isSet(object.utteranceId)
+                ? globalThis.String(object.utteranceId)
+                : isSet(object.utterance_id)
+                    ? globalThis.String(object.utterance_id)
+                    : "",
+            utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
+            intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.role !== 0) {
+            obj.role = roleToJSON(message.role);
+        }
+        if (message.text !== "") {
+            obj.text = message.text;
+        }
+        if (message.interim !== false) {
+            obj.interim = message.interim;
+        }
+        if (message.utteranceId !== "") {
+            obj.utteranceId = message.utteranceId;
+        }
+        if (message.utterance !== 0) {
+            obj.utterance = Math.round(message.utterance);
+        }
+        if (message.intent !== "") {
+            obj.intent = message.intent;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryTranscript.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryTranscript();
+        message.role = object.role ?? 0;
+        message.text = object.text ?? "";
+        message.interim = object.interim ?? false;
+        message.utteranceId = object.utteranceId ?? "";
+        message.utterance = object.utterance ?? 0;
+        message.intent = object.intent ?? "";
+        return message;
+    },
+};
+function createBaseHistoryWithdraw() {
+    return { callIds: [], reason: 0 };
+}
+export const HistoryWithdraw = {
+    encode(message, writer = new BinaryWriter()) {
+        for (const v of message.callIds) {
+            writer.uint32(10).string(v);
+        }
+        if (message.reason !== 0) {
+            writer.uint32(16).int32(message.reason);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryWithdraw();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.callIds.push(reader.string());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.reason = reader.int32();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            callIds: globalThis.Array.isArray(object?.callIds)
+                ? object.callIds.map((e) => globalThis.String(e))
+                : globalThis.Array.isArray(object?.call_ids)
+                    ? object.call_ids.map((e) => globalThis.String(e))
+                    : [],
+            reason: isSet(object.reason) ? cancellationReasonFromJSON(object.reason) : 0,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.callIds?.length) {
+            obj.callIds = message.callIds;
+        }
+        if (message.reason !== 0) {
+            obj.reason = cancellationReasonToJSON(message.reason);
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryWithdraw.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryWithdraw();
+        message.callIds = object.callIds?.map((e) => e) || [];
+        message.reason = object.reason ?? 0;
+        return message;
+    },
+};
+function createBaseHistoryJob() {
+    return { jobId: "" };
+}
+export const HistoryJob = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.jobId !== "") {
+            writer.uint32(10).string(message.jobId);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryJob();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryJob.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryJob();
+        message.jobId = object.jobId ?? "";
+        return message;
+    },
+};
+function createBaseHistoryComplete() {
+    return { jobId: "", outcome: 0, result: undefined, error: "" };
+}
+export const HistoryComplete = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.jobId !== "") {
+            writer.uint32(10).string(message.jobId);
+        }
+        if (message.outcome !== 0) {
+            writer.uint32(16).int32(message.outcome);
+        }
+        if (message.result !== undefined) {
+            Struct.encode(Struct.wrap(message.result), writer.uint32(26).fork()).join();
+        }
+        if (message.error !== "") {
+            writer.uint32(34).string(message.error);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryComplete();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.outcome = reader.int32();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.error = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
+            result: isObject(object.result) ? object.result : undefined,
+            error: isSet(object.error) ? globalThis.String(object.error) : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.outcome !== 0) {
+            obj.outcome = outcomeToJSON(message.outcome);
+        }
+        if (message.result !== undefined) {
+            obj.result = message.result;
+        }
+        if (message.error !== "") {
+            obj.error = message.error;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryComplete.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryComplete();
+        message.jobId = object.jobId ?? "";
+        message.outcome = object.outcome ?? 0;
+        message.result = object.result ?? undefined;
+        message.error = object.error ?? "";
+        return message;
+    },
+};
+function createBaseHistoryConfigure() {
+    return { language: "", responseScheduling: false, record: false };
+}
+export const HistoryConfigure = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.language !== "") {
+            writer.uint32(10).string(message.language);
+        }
+        if (message.responseScheduling !== false) {
+            writer.uint32(16).bool(message.responseScheduling);
+        }
+        if (message.record !== false) {
+            writer.uint32(24).bool(message.record);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryConfigure();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.language = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.responseScheduling = reader.bool();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.record = reader.bool();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            language: isSet(object.language) ? globalThis.String(object.language) : "",
+            responseScheduling: isSet(object.responseScheduling)
+                ? globalThis.Boolean(object.responseScheduling)
+                : isSet(object.response_scheduling)
+                    ? globalThis.Boolean(object.response_scheduling)
+                    : false,
+            record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.language !== "") {
+            obj.language = message.language;
+        }
+        if (message.responseScheduling !== false) {
+            obj.responseScheduling = message.responseScheduling;
+        }
+        if (message.record !== false) {
+            obj.record = message.record;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryConfigure.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryConfigure();
+        message.language = object.language ?? "";
+        message.responseScheduling = object.responseScheduling ?? false;
+        message.record = object.record ?? false;
+        return message;
+    },
+};
+function createBaseHistoryConnect() {
+    return { connectionId: "", state: 0 };
+}
+export const HistoryConnect = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.connectionId !== "") {
+            writer.uint32(10).string(message.connectionId);
+        }
+        if (message.state !== 0) {
+            writer.uint32(16).int32(message.state);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryConnect();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.connectionId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.state = reader.int32();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            connectionId: isSet(object.connectionId)
+                ? globalThis.String(object.connectionId)
+                : isSet(object.connection_id)
+                    ? globalThis.String(object.connection_id)
+                    : "",
+            state: isSet(object.state) ? sessionStateFromJSON(object.state) : 0,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.connectionId !== "") {
+            obj.connectionId = message.connectionId;
+        }
+        if (message.state !== 0) {
+            obj.state = sessionStateToJSON(message.state);
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryConnect.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryConnect();
+        message.connectionId = object.connectionId ?? "";
+        message.state = object.state ?? 0;
+        return message;
+    },
+};
+function createBaseHistoryProgress() {
+    return { jobId: "", result: undefined };
+}
+export const HistoryProgress = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.jobId !== "") {
+            writer.uint32(10).string(message.jobId);
+        }
+        if (message.result !== undefined) {
+            Struct.encode(Struct.wrap(message.result), writer.uint32(18).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryProgress();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.result = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            result: isObject(object.result) ? object.result : undefined,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.result !== undefined) {
+            obj.result = message.result;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryProgress.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryProgress();
+        message.jobId = object.jobId ?? "";
+        message.result = object.result ?? undefined;
+        return message;
+    },
+};
+function createBaseHistoryClose() {
+    return {};
+}
+export const HistoryClose = {
+    encode(_, writer = new BinaryWriter()) {
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryClose();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(_) {
+        return {};
+    },
+    toJSON(_) {
+        const obj = {};
+        return obj;
+    },
+    create(base) {
+        return HistoryClose.fromPartial(base ?? {});
+    },
+    fromPartial(_) {
+        const message = createBaseHistoryClose();
+        return message;
+    },
+};
+function createBaseHistoryDecision() {
+    return { jobId: "", decision: 0, cause: "", reason: "" };
+}
+export const HistoryDecision = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.jobId !== "") {
+            writer.uint32(10).string(message.jobId);
+        }
+        if (message.decision !== 0) {
+            writer.uint32(16).int32(message.decision);
+        }
+        if (message.cause !== "") {
+            writer.uint32(26).string(message.cause);
+        }
+        if (message.reason !== "") {
+            writer.uint32(34).string(message.reason);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryDecision();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.decision = reader.int32();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.cause = reader.string();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.reason = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            decision: isSet(object.decision) ? decisionFromJSON(object.decision) : 0,
+            cause: isSet(object.cause) ? globalThis.String(object.cause) : "",
+            reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.decision !== 0) {
+            obj.decision = decisionToJSON(message.decision);
+        }
+        if (message.cause !== "") {
+            obj.cause = message.cause;
+        }
+        if (message.reason !== "") {
+            obj.reason = message.reason;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryDecision.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryDecision();
+        message.jobId = object.jobId ?? "";
+        message.decision = object.decision ?? 0;
+        message.cause = object.cause ?? "";
+        message.reason = object.reason ?? "";
+        return message;
+    },
+};
+function createBaseHistoryHold() {
+    return { jobId: "", utterance: 0, abandoned: false, end: false };
+}
+export const HistoryHold = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.jobId !== "") {
+            writer.uint32(10).string(message.jobId);
+        }
+        if (message.utterance !== 0) {
+            writer.uint32(16).int32(message.utterance);
+        }
+        if (message.abandoned !== false) {
+            writer.uint32(24).bool(message.abandoned);
+        }
+        if (message.end !== false) {
+            writer.uint32(32).bool(message.end);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHistoryHold();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.jobId = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.utterance = reader.int32();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.abandoned = reader.bool();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.end = reader.bool();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            jobId: isSet(object.jobId)
+                ? globalThis.String(object.jobId)
+                : isSet(object.job_id)
+                    ? globalThis.String(object.job_id)
+                    : "",
+            utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
+            abandoned: isSet(object.abandoned) ? globalThis.Boolean(object.abandoned) : false,
+            end: isSet(object.end) ? globalThis.Boolean(object.end) : false,
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.jobId !== "") {
+            obj.jobId = message.jobId;
+        }
+        if (message.utterance !== 0) {
+            obj.utterance = Math.round(message.utterance);
+        }
+        if (message.abandoned !== false) {
+            obj.abandoned = message.abandoned;
+        }
+        if (message.end !== false) {
+            obj.end = message.end;
+        }
+        return obj;
+    },
+    create(base) {
+        return HistoryHold.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseHistoryHold();
+        message.jobId = object.jobId ?? "";
+        message.utterance = object.utterance ?? 0;
+        message.abandoned = object.abandoned ?? false;
+        message.end = object.end ?? false;
+        return message;
+    },
+};
 export const ArbiterServiceService = {
     /**
      * RegisterCall records a function call the model issued and says what to do with it:
@@ -5325,6 +7494,31 @@ export const ArbiterServiceService = {
         requestDeserialize: (value) => WatchRequest.decode(value),
         responseSerialize: (value) => Buffer.from(WatchResponse.encode(value).finish()),
         responseDeserialize: (value) => WatchResponse.decode(value),
+    },
+    /**
+     * GetHistory returns a session's timeline, oldest first: its inputs (every event the
+     * agent reported that changed the session, with its fields, when it arrived and,
+     * for an event reported with an `age`, when the agent observed it), what the
+     * arbiter made of them (decisions with their reasons, commits withdrawn by a late
+     * event, holds: when a job's commit became held, by which utterance or by
+     * abandonment, and when that ended), and the effects it handed out (from the
+     * effect log, which keeps the last 256), each entry with its time since the session
+     * started and its wall time. A session keeps the latest entries within a bound
+     * (`max_bytes`: 1 KiB by default, `arbiter serve --history-bytes`); one that records
+     * (ConfigureSession `record`, or sampled by `--history-sample`) keeps up to
+     * `--record-bytes` (64 KiB by default), enough to export the session as a trace
+     * (`arbiter export`) and replay it. Read-only: timers due by now have fired in the
+     * answer, nothing is stored. NOT_FOUND for an unknown or expired session, or
+     * another tenant's.
+     */
+    getHistory: {
+        path: "/arbiter.v1.ArbiterService/GetHistory",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(GetHistoryRequest.encode(value).finish()),
+        requestDeserialize: (value) => GetHistoryRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(GetHistoryResponse.encode(value).finish()),
+        responseDeserialize: (value) => GetHistoryResponse.decode(value),
     },
 };
 export const ArbiterServiceClient = makeGenericClientConstructor(ArbiterServiceService, "arbiter.v1.ArbiterService");

@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+"""A booking agent on the raw wire: Gemini Live (BidiGenerateContent) or OpenAI
+Realtime over python3-websockets, with the arbiter in its receive loop.
+
+One model session per trace in ``--traces DIR`` (``*.jsonl``), all at once: each
+connects to the model server at ``URL/trace/NAME/...`` (the fake provider plays that
+trace on it: ``docs/fake-provider.md``), declares its tools, reads every server message
+into the arbiter's adapter (:class:`~arbiter_client.LiveAdapter` for Gemini,
+:class:`~arbiter_client.RealtimeAdapter` for OpenAI) as it arrives, and sends the model
+exactly what the adapter's actions say: a function response per live call id (Gemini
+``toolResponse``, with ``scheduling`` when a note rides on it and ``willContinue`` for
+an interim result; OpenAI a ``function_call_output`` item, then ``response.create``), none
+for a dead id, each note once as a user turn (``"when_idle"`` ones after the model's
+turn). A fake two-phase backend per session prepares side-effecting jobs (the trace's
+``prepare_ms``, default 4 s), asks Decide through the adapter, commits or cancels as
+decided, and answers read-only calls; it writes one JSON line per thing it did to
+``--backend-log``::
+
+    {"out": "execute" | "commit" | "cancel" | "abort_prepare", "job_id", "t_ms", "trace", ...}
+
+``t_ms`` is the agent's clock since the model session started (the greeting). The trace
+file is read for what the recorded app had, never for what the model does: its name,
+the backend's timings (``session_start``), and, for Gemini, each tool's declared
+behavior (the recorded calls say which the app declared).
+
+    python3 clients/python/examples/wire_agent.py --stack gemini --provider ws://127.0.0.1:PORT \\
+        --arbiter 127.0.0.1:50051 --traces testdata/traces --backend-log /tmp/backend.jsonl
+
+``--arbiter`` may list several replicas (``HOST:PORT,HOST:PORT``, IPv4): every RPC is
+then spread over them (gRPC round_robin). Exit code 0 once every session ended with its
+trace (the server closed the socket), 1 if one failed, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob
+import json
+import logging
+import os
+import ssl
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Dict, List, Mapping, Optional, Set, TextIO
+
+try:
+    import arbiter_client  # noqa: F401
+except ImportError:  # not installed: run from the checkout
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import grpc  # noqa: E402
+
+try:
+    from websockets.exceptions import ConnectionClosed  # noqa: E402
+    from websockets.legacy.client import connect as ws_connect  # noqa: E402  (websockets.connect, 10.x)
+except ImportError:  # pragma: no cover - a usage error, said plainly
+    sys.exit("wire_agent.py: needs python3-websockets 10 (Debian: apt-get install -y python3-websockets)")
+
+from arbiter_client import (  # noqa: E402
+    USER_AGENT,
+    AbortPrepare,
+    Action,
+    ArbiterClient,
+    Cancel,
+    Commit,
+    Execute,
+    LiveAdapter,
+    RealtimeAdapter,
+    SendFunctionResponse,
+    SendNote,
+    SessionCore,
+    Skip,
+)
+from arbiter_client import live_wire, realtime  # noqa: E402
+
+log = logging.getLogger("wire_agent")
+
+GEMINI_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+OPENAI_PATH = "/v1/realtime"
+
+
+# --- the traces and the tools ----------------------------------------------------------
+
+
+@dataclass
+class Tool:
+    """A function the agent declares to the model."""
+
+    name: str
+    properties: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    required: List[str] = field(default_factory=list)
+    behavior: Optional[str] = None  # the policy's, if any
+
+    def parameters(self) -> Dict[str, Any]:
+        return {"type": "object", "properties": self.properties, "required": self.required}
+
+
+@dataclass
+class Trace:
+    """What the agent takes from a recorded session: its name, the backend's timings,
+    the tools it calls and the behaviors the recorded app declared."""
+
+    name: str
+    path: str
+    prepare_ms: int = 4000
+    backend: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    commit_result: Optional[Dict[str, Any]] = None
+    behaviors: Dict[str, str] = field(default_factory=dict)
+    calls: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # tool -> args of a recorded call
+
+    @classmethod
+    def read(cls, path: str) -> "Trace":
+        tr = cls(os.path.splitext(os.path.basename(path))[0], path)
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                ev = json.loads(line)
+                if ev.get("event") == "session_start":
+                    tr.prepare_ms = int(ev.get("prepare_ms", tr.prepare_ms))
+                    tr.backend = ev.get("backend") or {}
+                    tr.commit_result = ev.get("commit_result")
+                elif ev.get("event") == "tool_call":
+                    tool = ev.get("tool", "")
+                    if ev.get("behavior"):
+                        tr.behaviors.setdefault(tool, ev["behavior"])
+                    tr.calls.setdefault(tool, ev.get("args") or {})
+        return tr
+
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "number", float: "number", dict: "object", list: "array"}
+
+
+def read_policy(path: str) -> Dict[str, Tool]:
+    """The tools of an arbiter tool policy (YAML): names, key and step arguments as
+    string parameters (required unless ``optional``), behavior."""
+    try:
+        import yaml  # Debian: python3-yaml
+    except ImportError:
+        sys.exit("wire_agent.py: --tools needs python3-yaml (Debian: apt-get install -y python3-yaml)")
+    with open(path, encoding="utf-8") as f:
+        doc = yaml.safe_load(f) or {}
+    tools: Dict[str, Tool] = {}
+    for t in doc.get("tools") or []:
+        tool = Tool(str(t["name"]), behavior=t.get("behavior"))
+        for k in t.get("key") or []:
+            tool.properties[str(k["arg"])] = {"type": "string"}
+            if not k.get("optional"):
+                tool.required.append(str(k["arg"]))
+        for step in t.get("steps") or []:  # asked by the arbiter, so not required in the call
+            tool.properties.setdefault(str(step["arg"]), {"type": "string"})
+        tools[tool.name] = tool
+    return tools
+
+
+def declared_tools(traces: List[Trace], policy: Dict[str, Tool]) -> Dict[str, Tool]:
+    """The policy's tools, plus every tool a trace calls (its parameters from the
+    recorded arguments)."""
+    tools = {n: Tool(t.name, dict(t.properties), list(t.required), t.behavior) for n, t in policy.items()}
+    for tr in traces:
+        for name, args in tr.calls.items():
+            tool = tools.setdefault(name, Tool(name))
+            for arg, value in args.items():
+                tool.properties.setdefault(arg, {"type": _JSON_TYPES.get(type(value), "string")})
+    return tools
+
+
+# --- the fake two-phase backend ----------------------------------------------------------
+
+
+class Backend:
+    """One session's backend: prepares, commits and cancels side-effecting jobs as the
+    adapter's actions say, answers read-only ones, and logs what it did."""
+
+    def __init__(self, trace: Trace, out: TextIO, clock: "Clock") -> None:
+        self.trace = trace
+        self.out = out
+        self.clock = clock
+        self.adapter: SessionCore
+        self.prepares: Dict[str, asyncio.Task] = {}
+        self.tools: Dict[str, str] = {}  # job id -> tool
+        self.tasks: Set[asyncio.Task] = set()
+        self.commits = 0
+
+    def log(self, kind: str, job_id: str, **fields: Any) -> None:
+        line = {"out": kind, "job_id": job_id, "t_ms": self.clock.ms(), "trace": self.trace.name, **fields}
+        self.out.write(json.dumps(line) + "\n")
+        self.out.flush()
+
+    def spec(self, tool: str) -> Dict[str, Any]:
+        return dict(self.trace.backend.get(tool) or {})
+
+    def spawn(self, coro: Awaitable[None], name: str) -> asyncio.Task:
+        t = asyncio.ensure_future(coro)
+        t.set_name(name)
+        self.tasks.add(t)
+        t.add_done_callback(self.tasks.discard)
+        return t
+
+    def execute(self, a: Execute) -> None:
+        self.log("execute", a.job_id, call_id=a.call.id, tool=a.tool, side_effect=a.side_effect)
+        self.tools[a.job_id] = a.tool
+        if a.side_effect:
+            self.prepares[a.job_id] = self.spawn(self.prepare(a.job_id, a.tool), f"prepare-{a.job_id}")
+        else:
+            self.spawn(self.run(a.job_id, a.tool), f"run-{a.job_id}")
+
+    async def prepare(self, job_id: str, tool: str) -> None:
+        ms = self.spec(tool).get("prepare_ms", self.trace.prepare_ms)
+        await asyncio.sleep(ms / 1000)  # the backend holds the slot: reversible
+        self.prepares.pop(job_id, None)
+        await self.adapter.prepared(job_id)
+
+    def release(self, a: Any) -> None:
+        task = self.prepares.pop(a.job_id, None)
+        if task is not None:
+            task.cancel()  # the prepare stops and releases what it held
+        kind = "abort_prepare" if isinstance(a, AbortPrepare) else "cancel"
+        self.log(kind, a.job_id, reason=a.reason, **({"error": str(a.error)} if a.error else {}))
+
+    def commit(self, a: Commit) -> None:
+        spec = self.spec(self.tools.get(a.job_id, ""))
+        how = spec.get("commit", "ok")
+        self.log("commit", a.job_id, **({"outcome": {"fail": "failed", "unknown": "unknown"}[how]} if how != "ok" else {}))
+        self.spawn(self.commit_outcome(a.job_id, spec), f"commit-{a.job_id}")
+
+    async def commit_outcome(self, job_id: str, spec: Mapping[str, Any]) -> None:
+        how = spec.get("commit", "ok")
+        if how == "fail":
+            await self.adapter.failed(job_id, "the backend refused the commit")
+        elif how == "unknown":
+            await self.adapter.unknown(job_id)
+            if spec.get("resolves_to"):
+                await asyncio.sleep(int(spec.get("resolves_after_ms", 0)) / 1000)
+                self.log("resolved", job_id, outcome=spec["resolves_to"])
+                if spec["resolves_to"] == "committed":
+                    await self.adapter.committed(job_id, self.result())
+                else:
+                    await self.adapter.failed(job_id, "the backend reports the commit did not happen")
+        else:
+            await self.adapter.committed(job_id, self.result())
+
+    def result(self) -> Dict[str, Any]:
+        self.commits += 1
+        return dict(self.trace.commit_result) if self.trace.commit_result else {"reference": f"R-{self.commits}"}
+
+    async def run(self, job_id: str, tool: str) -> None:
+        """A read-only tool: progress reports at ``progress_ms``, the result at
+        ``result_ms`` (null: never)."""
+        spec = self.spec(tool)
+        result_ms = spec.get("result_ms", 0)
+        progress = list(spec.get("progress_ms") or [])
+        start = asyncio.get_running_loop().time()
+        for i, ms in enumerate(progress, 1):
+            if result_ms is not None and ms >= result_ms:
+                break
+            await asyncio.sleep(max(0.0, start + ms / 1000 - asyncio.get_running_loop().time()))
+            await self.adapter.progress(job_id, {"progress": f"{i}/{len(progress)}"})
+        if result_ms is None:
+            return
+        await asyncio.sleep(max(0.0, start + result_ms / 1000 - asyncio.get_running_loop().time()))
+        await self.adapter.result(job_id, spec.get("result") or {"status": "ok"})
+
+
+class Clock:
+    """The agent's time since its model session started (the greeting arrived)."""
+
+    def __init__(self) -> None:
+        self.t0: Optional[float] = None
+
+    def start(self) -> None:
+        if self.t0 is None:
+            self.t0 = time.monotonic()
+
+    def ms(self) -> int:
+        return 0 if self.t0 is None else round((time.monotonic() - self.t0) * 1000)
+
+
+# --- one model session ---------------------------------------------------------------
+
+
+class Session:
+    """One model session and its arbiter session; the provider-specific parts are
+    :class:`GeminiSession` and :class:`OpenAISession`."""
+
+    stack = ""
+
+    def __init__(self, trace: Trace, tools: Dict[str, Tool], args: argparse.Namespace, client: ArbiterClient,
+                 backend_log: TextIO) -> None:
+        self.trace = trace
+        self.tools = tools
+        self.args = args
+        self.clock = Clock()
+        self.backend = Backend(trace, backend_log, self.clock)
+        self.client = client
+        self.session_id = f"py-{self.stack}-{trace.name}-{os.getpid()}"
+        self.ws: Any = None  # the open connection
+        self.conn = 0
+        self.answered: Set[str] = set()
+        self.dead: Set[str] = set()
+        self.idle_notes: List[SendNote] = []
+        self.sent = {"responses": 0, "interim": 0, "notes": 0}
+        self.ended = False  # the server closed the socket at the trace's end
+        self.adapter: SessionCore = self.make_adapter()
+        self.backend.adapter = self.adapter
+
+    def make_adapter(self) -> SessionCore:
+        raise NotImplementedError
+
+    def url(self) -> str:
+        base = self.args.provider.rstrip("/")
+        if base.startswith("http"):
+            base = "ws" + base[len("http"):]
+        return f"{base}/trace/{self.trace.name}"
+
+    def ssl(self) -> Optional[ssl.SSLContext]:
+        if not self.args.provider.startswith(("wss:", "https:")):
+            return None
+        return ssl.create_default_context(cafile=self.args.ca_file)
+
+    async def send(self, msg: Mapping[str, Any]) -> bool:
+        """Sends one client message on the open connection; False (logged) when there
+        is none any more (the server closed it: the trace ended, or a goAway)."""
+        if self.ws is None:
+            log.warning("%s: not sent, no connection: %s", self.trace.name, json.dumps(msg)[:200])
+            return False
+        try:
+            await self.ws.send(json.dumps(msg))
+            return True
+        except ConnectionClosed:
+            log.warning("%s: not sent, the connection closed: %s", self.trace.name, json.dumps(msg)[:200])
+            return False
+
+    async def on_action(self, a: Action) -> None:
+        """Every action of the adapter, in order: quick; the backend's work goes to
+        tasks."""
+        if isinstance(a, Execute):
+            self.backend.execute(a)
+        elif isinstance(a, (AbortPrepare, Cancel)):
+            self.backend.release(a)
+        elif isinstance(a, Commit):
+            self.backend.commit(a)
+        elif isinstance(a, Skip):
+            self.dead.add(a.id)  # never answered, ever
+        elif isinstance(a, SendFunctionResponse):
+            # The adapter hands out one final response per live id and none for a dead
+            # one; this is the agent's own guard on the wire.
+            if a.id in self.dead or a.id in self.answered:
+                log.error("%s: a response for %s, which is %s: not sent", self.trace.name, a.id,
+                          "dead" if a.id in self.dead else "answered already")
+                return
+            if not a.will_continue:
+                self.answered.add(a.id)
+            if await self.send_response(a):
+                self.sent["interim" if a.will_continue else "responses"] += 1
+        elif isinstance(a, SendNote):
+            if a.when == "when_idle" and not self.idle():
+                self.idle_notes.append(a)  # after the model's turn: a user turn now would cut it
+            elif await self.send_note(a.text):
+                self.sent["notes"] += 1
+
+    async def flush_idle_notes(self) -> None:
+        notes, self.idle_notes = self.idle_notes, []
+        for n in notes:
+            if await self.send_note(n.text):
+                self.sent["notes"] += 1
+
+    def idle(self) -> bool:
+        raise NotImplementedError
+
+    async def send_response(self, a: SendFunctionResponse) -> bool:
+        raise NotImplementedError
+
+    async def send_note(self, text: str) -> bool:
+        raise NotImplementedError
+
+    async def run(self) -> bool:
+        try:
+            await self.play()
+        except Exception:  # noqa: BLE001 - reported, and the session counts as failed
+            log.exception("%s: the session failed", self.trace.name)
+            self.ended = False
+        finally:
+            self.ws = None
+            await self.finish()
+        print(json.dumps({"out": "session", "stack": self.stack, "trace": self.trace.name, "ended": self.ended,
+                          "connections": self.conn, **self.sent, "dead": len(self.dead)}), flush=True)
+        return self.ended
+
+    async def play(self) -> None:
+        raise NotImplementedError
+
+    async def finish(self) -> None:
+        """The model session is over: lets commits in flight report (up to 5 s),
+        closes the arbiter session (undecided jobs are cancelled), then stops what is
+        left of the backend."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while any(not t.get_name().startswith("prepare-") for t in self.backend.tasks) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        await self.adapter.close()
+        for t in list(self.backend.tasks):
+            t.cancel()
+        await asyncio.gather(*self.backend.tasks, return_exceptions=True)
+
+
+class GeminiSession(Session):
+    """Gemini Live, BidiGenerateContent: JSON messages (the server's in binary frames)."""
+
+    stack = "gemini"
+
+    def make_adapter(self) -> SessionCore:
+        # Gemini's calls do not carry their behavior: the adapter is told what the
+        # setup declares.
+        self.behaviors = {
+            name: self.trace.behaviors.get(name) or tool.behavior or "BLOCKING" for name, tool in self.tools.items()
+        }
+        self.speaking = False
+        self.live = LiveAdapter(self.client, self.session_id, self.on_action, behaviors=self.behaviors,
+                                response_scheduling=not self.args.no_response_scheduling)
+        return self.live
+
+    def setup(self, handle: Optional[str]) -> Dict[str, Any]:
+        decls = [live_wire.function_declaration(t.name, parameters=t.parameters(), behavior=self.behaviors[t.name])
+                 for t in self.tools.values()]
+        return live_wire.setup(self.args.model or "models/gemini-3.8-live", decls, resumption_handle=handle)
+
+    def idle(self) -> bool:
+        return not self.speaking
+
+    async def send_response(self, a: SendFunctionResponse) -> bool:
+        return await self.send(live_wire.tool_response(a))
+
+    async def send_note(self, text: str) -> bool:
+        return await self.send(live_wire.client_content(text))
+
+    async def play(self) -> None:
+        handle: Optional[str] = None
+        while True:
+            self.conn += 1
+            url = f"{self.url()}{GEMINI_PATH}?key={self.args.api_key}"
+            go_away = False
+            async with ws_connect(url, max_size=None, ssl=self.ssl()) as ws:
+                # Connect is queued before the connection's first message is read: the
+                # calls it makes are its own, and those of an earlier one die.
+                self.adapter.connection_opened(f"{self.session_id}-c{self.conn}")
+                self.ws = ws
+                await ws.send(json.dumps(self.setup(handle)))
+                async for raw in ws:
+                    m = json.loads(raw)
+                    self.live.feed(m)  # stamped and queued now; not awaited
+                    if "setupComplete" in m:
+                        self.clock.start()
+                    sru = m.get("sessionResumptionUpdate")
+                    if sru and sru.get("resumable") and sru.get("newHandle"):
+                        handle = sru["newHandle"]
+                    if "goAway" in m:
+                        go_away = True  # the server closes next: resume with the handle
+                    sc = m.get("serverContent") or {}
+                    if sc.get("modelTurn") or sc.get("outputTranscription"):
+                        self.speaking = True
+                    if sc.get("turnComplete") or sc.get("interrupted"):
+                        self.speaking = False
+                        await self.flush_idle_notes()
+                self.ws = None
+                code, reason = ws.close_code, ws.close_reason
+            log.info("%s: connection %d closed %s %r", self.trace.name, self.conn, code, reason)
+            if go_away and handle:
+                self.speaking = False
+                continue
+            self.ended = code == 1000
+            return
+
+
+class OpenAISession(Session):
+    """OpenAI Realtime: JSON events in text frames."""
+
+    stack = "openai"
+
+    def make_adapter(self) -> SessionCore:
+        # OpenAI calls carry no behavior; the adapter reports NON_BLOCKING (see
+        # arbiter_client.realtime).
+        self.want_response = False
+        self.rt = RealtimeAdapter(self.client, self.session_id, self.on_action)
+        return self.rt
+
+    def idle(self) -> bool:
+        return not self.rt.response_active
+
+    async def respond(self) -> None:
+        """Asks the model to answer what was added: now if no response is in progress,
+        else once it is done (the server refuses a second one)."""
+        if self.rt.response_active:
+            self.want_response = True
+        else:
+            self.want_response = False
+            await self.send(realtime.response_create())
+
+    async def send_response(self, a: SendFunctionResponse) -> bool:
+        ok = await self.send(realtime.function_call_output(a.id, a.payload))
+        if ok:
+            await self.respond()
+        return ok
+
+    async def send_note(self, text: str) -> bool:
+        ok = await self.send(realtime.user_message(text))
+        if ok:
+            await self.respond()
+        return ok
+
+    async def play(self) -> None:
+        self.conn = 1
+        model = self.args.model or "gpt-realtime"
+        url = f"{self.url()}{OPENAI_PATH}?model={model}"
+        headers = {"Authorization": f"Bearer {self.args.api_key}"}
+        if self.args.openai_beta:
+            headers["OpenAI-Beta"] = "realtime=v1"
+        tools = [{"name": t.name, "parameters": t.parameters()} for t in self.tools.values()]
+        async with ws_connect(url, max_size=None, ssl=self.ssl(), extra_headers=headers) as ws:
+            self.adapter.connection_opened(f"{self.session_id}-c1")
+            self.ws = ws
+            async for raw in ws:
+                ev = json.loads(raw)
+                self.rt.feed(ev)  # stamped and queued now; not awaited
+                typ = ev.get("type")
+                if typ == "session.created":
+                    self.clock.start()
+                    await self.send(realtime.session_update(tools, beta=self.args.openai_beta))
+                elif typ == "response.done":
+                    await self.flush_idle_notes()
+                    if self.want_response:
+                        await self.respond()
+            self.ws = None
+            code, reason = ws.close_code, ws.close_reason
+        log.info("%s: connection closed %s %r", self.trace.name, code, reason)
+        # OpenAI has no session resumption: a closed socket ends the model session.
+        self.ended = code == 1000
+
+
+# --- main --------------------------------------------------------------------------------
+
+
+def make_client(addrs: str) -> ArbiterClient:
+    """One client for every session: one address, or several replicas with every RPC
+    spread over them (round_robin)."""
+    targets = [a.strip() for a in addrs.split(",") if a.strip()]
+    opts = [("grpc.primary_user_agent", USER_AGENT)]
+    if len(targets) == 1:
+        return ArbiterClient(channel=grpc.aio.insecure_channel(targets[0], options=opts))
+    channel = grpc.aio.insecure_channel("ipv4:" + ",".join(targets), options=opts + [("grpc.lb_policy_name", "round_robin")])
+    return ArbiterClient(channel=channel)
+
+
+async def run_all(args: argparse.Namespace, traces: List[Trace], tools: Dict[str, Tool]) -> int:
+    kind = GeminiSession if args.stack == "gemini" else OpenAISession
+    with open(args.backend_log, "w", encoding="utf-8") as out:
+        async with make_client(args.arbiter) as client:
+            sessions = [kind(tr, tools, args, client, out) for tr in traces]
+            ok = await asyncio.gather(*(s.run() for s in sessions))
+    failed = [s.trace.name for s, good in zip(sessions, ok) if not good]
+    print(json.dumps({"out": "summary", "stack": args.stack, "sessions": len(sessions), "ended": len(sessions) - len(failed),
+                      "failed": failed}), flush=True)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stack", required=True, choices=["gemini", "openai"])
+    ap.add_argument("--provider", required=True, help="the model server's base URL (ws://, wss://, http://, https://)")
+    ap.add_argument("--arbiter", required=True, help="the arbiter's address, or several replicas: HOST:PORT,HOST:PORT")
+    ap.add_argument("--traces", required=True, help="a directory of traces (*.jsonl): one model session each")
+    ap.add_argument("--backend-log", required=True, help="where the backend writes what it did (JSON lines)")
+    ap.add_argument("--tools", help="the arbiter's tool policy (YAML): its tools are declared to the model too")
+    ap.add_argument("--model", help="model name (default models/gemini-3.8-live, gpt-realtime)")
+    ap.add_argument("--api-key", default=os.environ.get("API_KEY", "x"), help="sent as the provider wants it (the fake ignores it)")
+    ap.add_argument("--ca-file", help="trust this certificate for wss:// (fake-provider --tls-self-signed CERT)")
+    ap.add_argument("--openai-beta", action="store_true", help="OpenAI beta protocol (OpenAI-Beta: realtime=v1)")
+    ap.add_argument("--no-response-scheduling", action="store_true",
+                    help="Gemini: do not let notes ride on NON_BLOCKING function responses")
+    ap.add_argument("-v", "--verbose", action="store_true", help="log the connections and the adapter's retries")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    paths = sorted(glob.glob(os.path.join(args.traces, "*.jsonl"))) if os.path.isdir(args.traces) else [args.traces]
+    if not paths:
+        print(f"wire_agent.py: no traces (*.jsonl) in {args.traces}", file=sys.stderr)
+        return 2
+    traces = [Trace.read(p) for p in paths]
+    tools = declared_tools(traces, read_policy(args.tools) if args.tools else {})
+    return asyncio.run(run_all(args, traces, tools))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/policyfile"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+	"github.com/voicearbiter/arbiter/replay"
+)
+
+// recordAndExport replays the trace at path (of testdata/dir) on an in-process
+// arbiter that records every session, exports the session (GetHistory, Export) and
+// returns the original replay's result, the exported trace and the export's
+// warnings.
+func recordAndExport(t *testing.T, dir, path string) (*replay.Result, []byte, string) {
+	t.Helper()
+	events, err := replay.ReadTraceFile(path, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := goldenPolicy(t, dir, path, events)
+	l, err := replay.NewLocal(policy, replay.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Service.HistorySample = 1
+	const sid = "recorded"
+	res, err := replay.Run(context.Background(), l.Client, l.Clock, events, replay.Options{SessionID: sid, Start: replay.Epoch}, nil)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	h, err := l.Client.GetHistory(context.Background(), &arbiterv1.GetHistoryRequest{SessionId: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace, warn bytes.Buffer
+	if err := replay.Export(h, &trace, &warn, replay.ExportOptions{}); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	return res, trace.Bytes(), warn.String()
+}
+
+// goldenPolicy is the policy TestGoldens replays the trace under.
+func goldenPolicy(t *testing.T, dir, path string, events []replay.TraceEvent) *arbiter.Policy {
+	t.Helper()
+	policyPath := map[string]string{
+		"scenarios": "../testdata/scenarios/policy.yaml",
+		"traces":    "../testdata/tools/booking.yaml",
+		"workflows": "../testdata/workflows/tools.yaml",
+	}[dir]
+	if len(events) > 0 && events[0].Policy != "" {
+		policyPath = filepath.Join(filepath.Dir(path), events[0].Policy)
+	}
+	policy, err := policyfile.Load(policyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return policy
+}
+
+// TestExportReplaysAlike: every session of testdata (recorded traces, scenarios,
+// workflows), replayed on an arbiter that records it, exported from its history and
+// replayed again under the policy the export carries, gives the same dispositions,
+// decisions, responses, skips and notes as the first replay; and the export's own
+// recorded outcomes (its ref_ lines) are those of the first replay too. Times are not
+// compared: only what was decided and handed out.
+func TestExportReplaysAlike(t *testing.T) {
+	for _, dir := range []string{"traces", "scenarios", "workflows"} {
+		paths, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.jsonl"))
+		for _, path := range paths {
+			name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+			t.Run(dir+"/"+name, func(t *testing.T) {
+				orig, trace, warn := recordAndExport(t, dir, path)
+				events, err := replay.ParseTrace(bytes.NewReader(trace), "export", os.Stderr)
+				if err != nil {
+					t.Fatalf("the export does not parse: %v\n%s", err, trace)
+				}
+				if len(events) == 0 || events[0].Event != "session_start" || len(events[0].Tools) == 0 {
+					t.Fatalf("no session_start with the policy:\n%s", trace)
+				}
+				policy, err := policyfile.Parse(events[0].Tools, "export tools")
+				if err != nil {
+					t.Fatalf("the exported policy: %v", err)
+				}
+				again, err := replay.RunLocal(context.Background(), policy, events, replay.Options{SessionID: "again"}, nil)
+				if err != nil {
+					t.Fatalf("replaying the export: %v\n%s", err, trace)
+				}
+				if d := replay.Diff(replay.OutcomesOf(orig), replay.OutcomesOf(again)); len(d) > 0 {
+					t.Errorf("the export replays otherwise (%s):\n%s\nwarnings: %s\ntrace:\n%s", replay.Count(d), diffText(d), warn, trace)
+				}
+				if d := replay.Diff(replay.OutcomesOf(orig), replay.RecordedOutcomes(events)); len(d) > 0 {
+					t.Errorf("the export's recorded outcomes differ from the session's (%s):\n%s", replay.Count(d), diffText(d))
+				}
+			})
+		}
+	}
+}
+
+func diffText(d []replay.DiffLine) string {
+	var b strings.Builder
+	for _, l := range d {
+		j, _ := json.Marshal(l)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
