@@ -86,7 +86,7 @@ wire_arbiters() {
     command -v redis-server >/dev/null || die "redis-server is needed for the replicas configuration"
     local port
     port="$(wire_free_port)"
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --dir "$dir" >"$dir/redis.log" 2>&1 &
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync always --dir "$dir" >"$dir/redis.log" 2>&1 &
     wire_pids+=($!)
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$port" ping >/dev/null 2>&1 || { cat "$dir/redis.log"; die "redis-server did not start"; }
