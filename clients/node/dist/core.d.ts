@@ -15,7 +15,16 @@ export interface FunctionCallLike {
     args?: Record<string, unknown>;
     /** BLOCKING or NON_BLOCKING; unset: {@link SessionCore.behaviors} for `name`, else the arbiter's tool policy. */
     behavior?: Behavior;
+    /**
+     * The argument text as the model sent it, when it could not be parsed into `args`
+     * (malformed JSON from an OpenAI `function_call`): the arbiter rejects the call with an
+     * error response saying its arguments could not be read (`raw_args`). Never turn such
+     * text into `{}`: every unreadable call would be one business key.
+     */
+    rawArgs?: string;
 }
+/** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
+export type CancellationReason = "withdrawn" | "provider_timeout";
 /** Options of {@link SessionCore} (and so of `LiveAdapter`). */
 export interface SessionCoreOptions {
     /**
@@ -136,7 +145,8 @@ export declare class SessionCore {
     private readonly notes;
     private readonly interims;
     private readonly runs;
-    private modelSpeaking;
+    private speaking;
+    private idleWaiters;
     private closed;
     private readonly language;
     private readonly responseScheduling;
@@ -160,6 +170,21 @@ export declare class SessionCore {
      */
     constructor(client: ArbiterClient, sessionId: string, onAction: ActionHandler, opts?: SessionCoreOptions);
     /**
+     * True while the model is not speaking, as far as the core saw: no model audio since
+     * its last turn complete, barge-in or reconnect. For `sendNote` with `when:
+     * "when_idle"`: see {@link whenIdle}.
+     */
+    get modelIdle(): boolean;
+    /**
+     * Resolves once the model is idle: at once if it is ({@link modelIdle}), else at its
+     * next turn complete, barge-in or reconnect, or when the core closes. A translator
+     * awaits it before sending a `when_idle` note (a user turn while the model speaks cuts
+     * its reply in half).
+     */
+    whenIdle(): Promise<void>;
+    private get modelSpeaking();
+    private set modelSpeaking(value);
+    /**
      * The model issued a function call: RegisterCall. What comes back: `execute`, function
      * responses, skips, notes.
      */
@@ -167,11 +192,12 @@ export declare class SessionCore {
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
      * `input_audio_buffer.speech_started`): it holds due commits until the utterance's
-     * transcript is in.
+     * transcript is in. `utteranceId`: the provider's id for the utterance, when it gives
+     * one (OpenAI's `item_id`); a transcript naming the same id belongs to it.
      */
-    voiceActivityStart(): Promise<void>;
-    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`). */
-    voiceActivityEnd(): Promise<void>;
+    voiceActivityStart(utteranceId?: string): Promise<void>;
+    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`); `utteranceId` as for the start. */
+    voiceActivityEnd(utteranceId?: string): Promise<void>;
     /**
      * The server cut the model's output: barge-in (Gemini `interrupted`). Every BLOCKING
      * call still unanswered dies (handed out as `skip`).
@@ -186,13 +212,22 @@ export declare class SessionCore {
     /**
      * A piece of the user's input transcription. Final pieces are appended to the
      * utterance and checked for stop intent; interim ones (`final: false`) are not. Blank
-     * text is not reported.
+     * text is not reported. `utteranceId` names the utterance it transcribes, when the
+     * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
+     * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
+     * open one).
      */
-    inputTranscript(text: string | undefined, final?: boolean): Promise<void>;
+    inputTranscript(text: string | undefined, final?: boolean, utteranceId?: string): Promise<void>;
     /** A piece of the model's output transcription (what it told the user). */
     outputTranscript(text: string | undefined, final?: boolean): Promise<void>;
-    /** The server withdrew these call ids (Gemini `toolCallCancellation`): they are dead, handed out as `skip`. */
-    toolCallCancellation(callIds: string[]): Promise<void>;
+    /**
+     * The server withdrew these call ids (Gemini `toolCallCancellation`, an OpenAI
+     * `function_call` item deleted): they are dead, handed out as `skip`, and an undecided
+     * job of theirs is cancelled. `reason: "provider_timeout"`: the provider gave up
+     * waiting for the response after its own timeout; the ids are dead too, but their job
+     * is abandoned, not cancelled (a re-issue is deduplicated and answered live).
+     */
+    toolCallCancellation(callIds: string[], reason?: CancellationReason): Promise<void>;
     /**
      * Reports that the agent now talks to the model over a new connection (a reconnect,
      * Gemini session resumption) with id `connectionId`: Connect, in order with the events

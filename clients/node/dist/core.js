@@ -3,6 +3,10 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ArbiterError, FailedPreconditionError, NotFoundError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
+const CANCELLATION_REASON = {
+    withdrawn: pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN,
+    provider_timeout: pb.CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT,
+};
 /**
  * The codes on which the outbox retries an event. CANCELLED is one the core did not ask
  * for (its own cancellation rejects with the signal's reason): a server going away.
@@ -321,7 +325,8 @@ export class SessionCore {
     notes = new Set();
     interims = new Set(); // seqs (or contents) of interim responses handed out
     runs = new Set(); // seqs (or contents) of run updates handed out
-    modelSpeaking = false;
+    speaking = false;
+    idleWaiters = [];
     closed = false;
     language;
     responseScheduling;
@@ -356,6 +361,34 @@ export class SessionCore {
         this.watchOn = opts.watch ?? true;
         this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
     }
+    /**
+     * True while the model is not speaking, as far as the core saw: no model audio since
+     * its last turn complete, barge-in or reconnect. For `sendNote` with `when:
+     * "when_idle"`: see {@link whenIdle}.
+     */
+    get modelIdle() {
+        return !this.modelSpeaking;
+    }
+    /**
+     * Resolves once the model is idle: at once if it is ({@link modelIdle}), else at its
+     * next turn complete, barge-in or reconnect, or when the core closes. A translator
+     * awaits it before sending a `when_idle` note (a user turn while the model speaks cuts
+     * its reply in half).
+     */
+    whenIdle() {
+        if (!this.modelSpeaking || this.closed)
+            return Promise.resolve();
+        return new Promise((resolve) => this.idleWaiters.push(resolve));
+    }
+    get modelSpeaking() {
+        return this.speaking;
+    }
+    set modelSpeaking(on) {
+        this.speaking = on;
+        if (!on)
+            for (const w of this.idleWaiters.splice(0))
+                w();
+    }
     // --- what happened in the model session (stamped now, delivered in order) ---------
     /**
      * The model issued a function call: RegisterCall. What comes back: `execute`, function
@@ -366,20 +399,22 @@ export class SessionCore {
         const callId = call.id ?? "";
         const args = { ...call.args };
         const behavior = call.behavior ?? this.behaviors[name];
+        const rawArgs = call.rawArgs ?? "";
         const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
-        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
     }
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
      * `input_audio_buffer.speech_started`): it holds due commits until the utterance's
-     * transcript is in.
+     * transcript is in. `utteranceId`: the provider's id for the utterance, when it gives
+     * one (OpenAI's `item_id`); a transcript naming the same id belongs to it.
      */
-    voiceActivityStart() {
-        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START);
+    voiceActivityStart(utteranceId) {
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START, utteranceId);
     }
-    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`). */
-    voiceActivityEnd() {
-        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END);
+    /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`); `utteranceId` as for the start. */
+    voiceActivityEnd(utteranceId) {
+        return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END, utteranceId);
     }
     /**
      * The server cut the model's output: barge-in (Gemini `interrupted`). Every BLOCKING
@@ -408,12 +443,15 @@ export class SessionCore {
     /**
      * A piece of the user's input transcription. Final pieces are appended to the
      * utterance and checked for stop intent; interim ones (`final: false`) are not. Blank
-     * text is not reported.
+     * text is not reported. `utteranceId` names the utterance it transcribes, when the
+     * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
+     * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
+     * open one).
      */
-    inputTranscript(text, final = true) {
+    inputTranscript(text, final = true, utteranceId) {
         if (!text || !text.trim())
             return Promise.resolve();
-        return this.transcript(pb.Role.ROLE_USER, text, !final);
+        return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
     }
     /** A piece of the model's output transcription (what it told the user). */
     outputTranscript(text, final = true) {
@@ -421,12 +459,19 @@ export class SessionCore {
             return Promise.resolve();
         return this.transcript(pb.Role.ROLE_MODEL, text, !final);
     }
-    /** The server withdrew these call ids (Gemini `toolCallCancellation`): they are dead, handed out as `skip`. */
-    toolCallCancellation(callIds) {
+    /**
+     * The server withdrew these call ids (Gemini `toolCallCancellation`, an OpenAI
+     * `function_call` item deleted): they are dead, handed out as `skip`, and an undecided
+     * job of theirs is cancelled. `reason: "provider_timeout"`: the provider gave up
+     * waiting for the response after its own timeout; the ids are dead too, but their job
+     * is abandoned, not cancelled (a re-issue is deduplicated and answered live).
+     */
+    toolCallCancellation(callIds, reason = "withdrawn") {
         const ids = [...callIds];
         if (ids.length === 0)
             return Promise.resolve();
-        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal }), (res) => this.handedOut(res));
+        const why = CANCELLATION_REASON[reason];
+        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")}${reason === "withdrawn" ? "" : `, ${reason}`})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age, reason: why }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /**
      * Reports that the agent now talks to the model over a new connection (a reconnect,
@@ -510,6 +555,7 @@ export class SessionCore {
         if (this.closed)
             return;
         this.closed = true;
+        this.modelSpeaking = false; // wakes whenIdle() waiters
         const deadline = Date.now() + timeoutMs;
         await this.outbox.drain(timeoutMs);
         this.outbox.close();
@@ -552,12 +598,12 @@ export class SessionCore {
         }
     }
     // --- internals ---------------------------------------------------------------------
-    speech(event) {
-        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal }), (res) => this.handedOut(res));
+    speech(event, utteranceId = "") {
+        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)}${utteranceId ? `, ${utteranceId}` : ""})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, utteranceId, age }, { retry: false, signal }), (res) => this.handedOut(res));
     }
-    transcript(role, text, interim) {
+    transcript(role, text, interim, utteranceId = "") {
         const who = role === pb.Role.ROLE_USER ? "user" : "model";
-        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal }), (res) => this.handedOut(res));
+        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /** What a delivered event's reply made due. */
     async handedOut(res) {

@@ -4,6 +4,9 @@
  *
  * - {@link LiveAdapter} sits in a Gemini Live (@google/genai) receive loop: feed it every
  *   server message, handle the plain actions it hands back.
+ * - {@link RealtimeAdapter} does the same for an OpenAI Realtime session's server events.
+ * - `@voicearbiter/arbiter-client/livekit`: LiveKit Agents (agents-js) function tools and
+ *   session hook on the same core.
  * - {@link SessionCore} is the provider-neutral core under it (an outbox that delivers
  *   what the model session did, in order, with its age; the commit rule;
  *   Decide/Complete; the Watch): an adapter for another provider calls its methods.
@@ -16,4 +19,5 @@ export { RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from ".
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";
+export { RealtimeAdapter } from "./openai.js";
 export { API_VERSION, VERSION } from "./version.js";

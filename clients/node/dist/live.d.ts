@@ -1,4 +1,5 @@
 import type { ArbiterClient } from "./client.js";
+import type { Action } from "./actions.js";
 import { SessionCore, type ActionHandler, type SessionCoreOptions } from "./core.js";
 export type { ActionHandler } from "./core.js";
 /** A transcription piece (`Transcription`). */
@@ -47,6 +48,26 @@ export interface LiveServerMessageLike {
 export interface LiveAdapterOptions extends SessionCoreOptions {
 }
 /**
+ * What {@link LiveAdapter.deliver} sends on: @google/genai's Live `Session` is one (its
+ * `sendToolResponse` and `sendClientContent`), and so is anything with the same two
+ * methods taking the same camelCase objects.
+ */
+export interface LiveSessionLike {
+    sendToolResponse(params: {
+        functionResponses: Array<{
+            id?: string;
+            name?: string;
+            response?: Record<string, unknown>;
+            scheduling?: any;
+            willContinue?: boolean;
+        }>;
+    }): void;
+    sendClientContent(params: {
+        turns?: any;
+        turnComplete?: boolean;
+    }): void;
+}
+/**
  * Drives one arbiter session from one Gemini Live session's server messages: a thin
  * translator on {@link SessionCore}.
  *
@@ -87,4 +108,21 @@ export declare class LiveAdapter extends SessionCore {
      * (tests, a replay).
      */
     feed(msg: LiveServerMessageLike): Promise<void>;
+    /**
+     * Sends what an action asks the model to be told, on the Live session, and returns true;
+     * false for every other action (execute, commit, cancel, abortPrepare, skip, run: the
+     * application's).
+     *
+     * - `sendFunctionResponse`: `sendToolResponse` with one function response (`id`, `name`,
+     *   `response` = the payload; `scheduling` when a note rides on it; `willContinue:
+     *   true` only for an interim one). At most one final response per id reaches here, and
+     *   none for a dead id: the core sees to that.
+     * - `sendNote`: a user turn, `sendClientContent({turns: [{role: "user", parts: [{text}]}],
+     *   turnComplete: true})`; with `when: "when_idle"` only once the model is idle
+     *   ({@link SessionCore.whenIdle}: its turn complete or a barge-in), so it never cuts a
+     *   reply in half; the promise does not wait for that.
+     *
+     * Call it from `onAction` (`if (await arbiter.deliver(a, session)) return;`).
+     */
+    deliver(action: Action, session: LiveSessionLike): Promise<boolean>;
 }

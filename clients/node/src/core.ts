@@ -23,7 +23,22 @@ export interface FunctionCallLike {
   args?: Record<string, unknown>;
   /** BLOCKING or NON_BLOCKING; unset: {@link SessionCore.behaviors} for `name`, else the arbiter's tool policy. */
   behavior?: Behavior;
+  /**
+   * The argument text as the model sent it, when it could not be parsed into `args`
+   * (malformed JSON from an OpenAI `function_call`): the arbiter rejects the call with an
+   * error response saying its arguments could not be read (`raw_args`). Never turn such
+   * text into `{}`: every unreadable call would be one business key.
+   */
+  rawArgs?: string;
 }
+
+/** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
+export type CancellationReason = "withdrawn" | "provider_timeout";
+
+const CANCELLATION_REASON: Record<CancellationReason, pb.CancellationReason> = {
+  withdrawn: pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN,
+  provider_timeout: pb.CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT,
+};
 
 /** Options of {@link SessionCore} (and so of `LiveAdapter`). */
 export interface SessionCoreOptions {
@@ -372,7 +387,8 @@ export class SessionCore {
   private readonly notes = new Set<string>();
   private readonly interims = new Set<string>(); // seqs (or contents) of interim responses handed out
   private readonly runs = new Set<string>(); // seqs (or contents) of run updates handed out
-  private modelSpeaking = false;
+  private speaking = false;
+  private idleWaiters: (() => void)[] = [];
   private closed = false;
   private readonly language: string;
   private readonly responseScheduling: boolean;
@@ -411,6 +427,35 @@ export class SessionCore {
     this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
   }
 
+  /**
+   * True while the model is not speaking, as far as the core saw: no model audio since
+   * its last turn complete, barge-in or reconnect. For `sendNote` with `when:
+   * "when_idle"`: see {@link whenIdle}.
+   */
+  get modelIdle(): boolean {
+    return !this.modelSpeaking;
+  }
+
+  /**
+   * Resolves once the model is idle: at once if it is ({@link modelIdle}), else at its
+   * next turn complete, barge-in or reconnect, or when the core closes. A translator
+   * awaits it before sending a `when_idle` note (a user turn while the model speaks cuts
+   * its reply in half).
+   */
+  whenIdle(): Promise<void> {
+    if (!this.modelSpeaking || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private get modelSpeaking(): boolean {
+    return this.speaking;
+  }
+
+  private set modelSpeaking(on: boolean) {
+    this.speaking = on;
+    if (!on) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
   // --- what happened in the model session (stamped now, delivered in order) ---------
 
   /**
@@ -422,12 +467,13 @@ export class SessionCore {
     const callId = call.id ?? "";
     const args = { ...call.args };
     const behavior = call.behavior ?? this.behaviors[name];
+    const rawArgs = call.rawArgs ?? "";
     const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
     return this.outbox.put(
       `RegisterCall(${callId || name})`,
       (age, signal) =>
         this.client.registerCall(
-          { sessionId: this.sessionId, callId, tool: name, args, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age },
+          { sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age },
           { retry: false, signal },
         ),
       (res: pb.RegisterCallResponse) => this.registered(res, name, args),
@@ -438,15 +484,16 @@ export class SessionCore {
   /**
    * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
    * `input_audio_buffer.speech_started`): it holds due commits until the utterance's
-   * transcript is in.
+   * transcript is in. `utteranceId`: the provider's id for the utterance, when it gives
+   * one (OpenAI's `item_id`); a transcript naming the same id belongs to it.
    */
-  voiceActivityStart(): Promise<void> {
-    return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START);
+  voiceActivityStart(utteranceId?: string): Promise<void> {
+    return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START, utteranceId);
   }
 
-  /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`). */
-  voiceActivityEnd(): Promise<void> {
-    return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END);
+  /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`); `utteranceId` as for the start. */
+  voiceActivityEnd(utteranceId?: string): Promise<void> {
+    return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END, utteranceId);
   }
 
   /**
@@ -479,11 +526,14 @@ export class SessionCore {
   /**
    * A piece of the user's input transcription. Final pieces are appended to the
    * utterance and checked for stop intent; interim ones (`final: false`) are not. Blank
-   * text is not reported.
+   * text is not reported. `utteranceId` names the utterance it transcribes, when the
+   * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
+   * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
+   * open one).
    */
-  inputTranscript(text: string | undefined, final = true): Promise<void> {
+  inputTranscript(text: string | undefined, final = true, utteranceId?: string): Promise<void> {
     if (!text || !text.trim()) return Promise.resolve();
-    return this.transcript(pb.Role.ROLE_USER, text, !final);
+    return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
   }
 
   /** A piece of the model's output transcription (what it told the user). */
@@ -492,14 +542,21 @@ export class SessionCore {
     return this.transcript(pb.Role.ROLE_MODEL, text, !final);
   }
 
-  /** The server withdrew these call ids (Gemini `toolCallCancellation`): they are dead, handed out as `skip`. */
-  toolCallCancellation(callIds: string[]): Promise<void> {
+  /**
+   * The server withdrew these call ids (Gemini `toolCallCancellation`, an OpenAI
+   * `function_call` item deleted): they are dead, handed out as `skip`, and an undecided
+   * job of theirs is cancelled. `reason: "provider_timeout"`: the provider gave up
+   * waiting for the response after its own timeout; the ids are dead too, but their job
+   * is abandoned, not cancelled (a re-issue is deduplicated and answered live).
+   */
+  toolCallCancellation(callIds: string[], reason: CancellationReason = "withdrawn"): Promise<void> {
     const ids = [...callIds];
     if (ids.length === 0) return Promise.resolve();
+    const why = CANCELLATION_REASON[reason];
     return this.outbox.put(
-      `ReportToolCallCancellation(${ids.join(",")})`,
+      `ReportToolCallCancellation(${ids.join(",")}${reason === "withdrawn" ? "" : `, ${reason}`})`,
       (age, signal) =>
-        this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age }, { retry: false, signal }),
+        this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age, reason: why }, { retry: false, signal }),
       (res: pb.ReportToolCallCancellationResponse) => this.handedOut(res),
     );
   }
@@ -599,6 +656,7 @@ export class SessionCore {
   async close(timeoutMs = 10_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.modelSpeaking = false; // wakes whenIdle() waiters
     const deadline = Date.now() + timeoutMs;
     await this.outbox.drain(timeoutMs);
     this.outbox.close();
@@ -639,21 +697,21 @@ export class SessionCore {
 
   // --- internals ---------------------------------------------------------------------
 
-  private speech(event: pb.SpeechEvent): Promise<void> {
+  private speech(event: pb.SpeechEvent, utteranceId = ""): Promise<void> {
     return this.outbox.put(
-      `ReportSpeech(${pb.speechEventToJSON(event)})`,
+      `ReportSpeech(${pb.speechEventToJSON(event)}${utteranceId ? `, ${utteranceId}` : ""})`,
       (age, signal) =>
-        this.client.reportSpeech({ sessionId: this.sessionId, event, age }, { retry: false, signal }),
+        this.client.reportSpeech({ sessionId: this.sessionId, event, utteranceId, age }, { retry: false, signal }),
       (res: pb.ReportSpeechResponse) => this.handedOut(res),
     );
   }
 
-  private transcript(role: pb.Role, text: string, interim: boolean): Promise<void> {
+  private transcript(role: pb.Role, text: string, interim: boolean, utteranceId = ""): Promise<void> {
     const who = role === pb.Role.ROLE_USER ? "user" : "model";
     return this.outbox.put(
-      `ReportTranscript(${who}${interim ? ", interim" : ""}: ${JSON.stringify(text.slice(0, 40))})`,
+      `ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`,
       (age, signal) =>
-        this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, age }, { retry: false, signal }),
+        this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age }, { retry: false, signal }),
       (res: pb.ReportTranscriptResponse) => this.handedOut(res),
     );
   }

@@ -4,6 +4,9 @@
  *
  * - {@link LiveAdapter} sits in a Gemini Live (@google/genai) receive loop: feed it every
  *   server message, handle the plain actions it hands back.
+ * - {@link RealtimeAdapter} does the same for an OpenAI Realtime session's server events.
+ * - `@voicearbiter/arbiter-client/livekit`: LiveKit Agents (agents-js) function tools and
+ *   session hook on the same core.
  * - {@link SessionCore} is the provider-neutral core under it (an outbox that delivers
  *   what the model session did, in order, with its age; the commit rule;
  *   Decide/Complete; the Watch): an adapter for another provider calls its methods.
@@ -18,10 +21,12 @@ export {
   UndeliveredEventsError,
   together,
   type Behavior,
+  type CancellationReason,
   type FunctionCallLike,
   type SessionCoreOptions,
 } from "./core.js";
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
-export { LiveAdapter, type ActionHandler, type LiveAdapterOptions, type LiveServerMessageLike, type TranscriptionLike } from "./live.js";
+export { LiveAdapter, type ActionHandler, type LiveAdapterOptions, type LiveServerMessageLike, type LiveSessionLike, type TranscriptionLike } from "./live.js";
+export { RealtimeAdapter, type RealtimeAdapterOptions, type RealtimeClientEvent, type RealtimeServerEventLike } from "./openai.js";
 export { API_VERSION, VERSION } from "./version.js";

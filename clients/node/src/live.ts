@@ -1,4 +1,5 @@
 import type { ArbiterClient } from "./client.js";
+import type { Action } from "./actions.js";
 import { SessionCore, together, type ActionHandler, type SessionCoreOptions } from "./core.js";
 
 export type { ActionHandler } from "./core.js";
@@ -33,6 +34,18 @@ export interface LiveServerMessageLike {
  * tool's `FunctionDeclaration.behavior` (Gemini's function calls do not carry it).
  */
 export interface LiveAdapterOptions extends SessionCoreOptions {}
+
+/**
+ * What {@link LiveAdapter.deliver} sends on: @google/genai's Live `Session` is one (its
+ * `sendToolResponse` and `sendClientContent`), and so is anything with the same two
+ * methods taking the same camelCase objects.
+ */
+export interface LiveSessionLike {
+  sendToolResponse(params: {
+    functionResponses: Array<{ id?: string; name?: string; response?: Record<string, unknown>; scheduling?: any; willContinue?: boolean }>;
+  }): void;
+  sendClientContent(params: { turns?: any; turnComplete?: boolean }): void;
+}
 
 /**
  * Drives one arbiter session from one Gemini Live session's server messages: a thin
@@ -100,5 +113,44 @@ export class LiveAdapter extends SessionCore {
     const ids = msg.toolCallCancellation?.ids ?? [];
     if (ids.length > 0) ps.push(this.toolCallCancellation(ids));
     return together(ps);
+  }
+
+  /**
+   * Sends what an action asks the model to be told, on the Live session, and returns true;
+   * false for every other action (execute, commit, cancel, abortPrepare, skip, run: the
+   * application's).
+   *
+   * - `sendFunctionResponse`: `sendToolResponse` with one function response (`id`, `name`,
+   *   `response` = the payload; `scheduling` when a note rides on it; `willContinue:
+   *   true` only for an interim one). At most one final response per id reaches here, and
+   *   none for a dead id: the core sees to that.
+   * - `sendNote`: a user turn, `sendClientContent({turns: [{role: "user", parts: [{text}]}],
+   *   turnComplete: true})`; with `when: "when_idle"` only once the model is idle
+   *   ({@link SessionCore.whenIdle}: its turn complete or a barge-in), so it never cuts a
+   *   reply in half; the promise does not wait for that.
+   *
+   * Call it from `onAction` (`if (await arbiter.deliver(a, session)) return;`).
+   */
+  async deliver(action: Action, session: LiveSessionLike): Promise<boolean> {
+    if (action.type === "sendFunctionResponse") {
+      const fr: { id: string; name: string; response: Record<string, unknown>; scheduling?: string; willContinue?: boolean } = {
+        id: action.id,
+        name: action.name,
+        response: action.payload,
+      };
+      if (action.scheduling) fr.scheduling = action.scheduling;
+      if (action.willContinue) fr.willContinue = true;
+      session.sendToolResponse({ functionResponses: [fr] });
+      return true;
+    }
+    if (action.type === "sendNote") {
+      const send = () => session.sendClientContent({ turns: [{ role: "user", parts: [{ text: action.text }] }], turnComplete: true });
+      if (action.when === "when_idle" && !this.modelIdle) {
+        // Not awaited: the actions after this one (and the outbox) must not wait for the turn.
+        void this.whenIdle().then(send).catch((err) => this.log.error(`arbiter: sending a note: ${err}`));
+      } else send();
+      return true;
+    }
+    return false;
   }
 }

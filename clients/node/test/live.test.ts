@@ -525,7 +525,7 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
         return true;
       });
       await assert.rejects(client.getSession({ sessionId: `${sessionId}-none` }), NotFoundError);
-      const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot" });
+      const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot", args: { slot: "tomorrow 3pm" } }); // its key argument: a call without it is rejected
       await assert.rejects(client.decide({ sessionId, jobId: "job-404" }), (e: unknown) => {
         assert.ok(e instanceof NotFoundError);
         assert.equal(e.field, "job_id");

@@ -89,7 +89,15 @@ class ArbiterClient:
         if channel is None:
             if not target:
                 raise ValueError("ArbiterClient: give a target address or a channel")
-            channel = grpc.aio.insecure_channel(target, options=[("grpc.primary_user_agent", USER_AGENT)])
+            # Reconnect on the retry policy's schedule: gRPC's own default (1 s, x1.6, up
+            # to 120 s) would leave a restored arbiter unreached for seconds, past
+            # max_hold, while the outbox retries every 2 s at most.
+            channel = grpc.aio.insecure_channel(target, options=[
+                ("grpc.primary_user_agent", USER_AGENT),
+                ("grpc.initial_reconnect_backoff_ms", int(retry.initial_backoff * 1000)),
+                ("grpc.min_reconnect_backoff_ms", int(retry.initial_backoff * 1000)),
+                ("grpc.max_reconnect_backoff_ms", int(retry.max_backoff * 1000)),
+            ])
         self._channel = channel
         self._stub = pb_grpc.ArbiterServiceStub(channel)
         self.timeout = timeout

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Wire-level end-to-end checks: real client stacks against `arbiter fake-provider`
+# (Gemini Live and OpenAI Realtime on the wire, playing testdata/traces/), judged by
+# `arbiter fake-provider check` (docs/fake-provider.md).
+#
+# For each configuration of the arbiter, and each stack:
+#   embedded  one `arbiter serve` (the embedded store)
+#   replicas  three `arbiter serve --redis-url` on one redis-server (--appendonly yes);
+#             a stack gets all three addresses (--arbiter A,B,C): the Node stacks send
+#             every RPC round-robin over them (one grpc-js channel, round_robin), so one
+#             session's RegisterCall, Decide, Report* and Watch land on different replicas
+#   stacks    node-genai (@google/genai Live, response scheduling on), node-openai-realtime
+#             (openai OpenAIRealtimeWS over wss, the fake's self-signed certificate),
+#             node-livekit-google and node-livekit-openai (@livekit/agents AgentSession,
+#             headless), and the Python stacks py-gemini and py-openai
+#             (clients/python/examples/wire_agent.py)
+# one process per stack plays all 12 traces concurrently, one session per trace under
+# its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`; then
+# `arbiter fake-provider check --tools testdata/tools/booking.yaml` with the record and
+# the stack's backend log must pass, and its summary line is printed:
+#   STACK: sessions N, responses N, dead ids answered N, notes N, commits N, max decision offset Nms
+# The stacks of one configuration run at the same time (~25 s per configuration).
+#
+# Sourced by clients/test.sh (which defines check, die, $tmp, $root and builds the
+# arbiter at $tmp/arbiter); run alone it builds what it needs into a temporary folder:
+#     clients/e2e/wire.sh            # WIRE_STACKS="node-genai py-gemini" narrows the stacks
+
+wire_standalone=""
+if ! declare -F check >/dev/null; then
+  wire_standalone=1
+  set -uo pipefail
+  cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+  root="$PWD"
+  tmp="$(mktemp -d)"
+  trap 'wire_stop; rm -rf "$tmp"' EXIT
+  passed=0 failed=0 checks=0
+  check() {
+    local name="$1" t0=$SECONDS
+    shift
+    checks=$((checks + 1))
+    log="$tmp/check-$checks.log"
+    if "$@" >"$log" 2>&1; then
+      passed=$((passed + 1))
+      echo "ok   $name ($((SECONDS - t0))s)"
+    else
+      failed=$((failed + 1))
+      echo "FAIL $name ($((SECONDS - t0))s)"
+      sed 's/^/    /' "$log"
+    fi
+  }
+  die() { echo "wire.sh: $*" >&2; exit 1; }
+  go build -o "$tmp/arbiter" ./cmd/arbiter || die "go build failed"
+  (cd clients/node && npm ci --no-audit --no-fund --loglevel=error && npx tsc -p tsconfig.test.json) >"$tmp/npm.log" 2>&1 || { cat "$tmp/npm.log"; die "npm ci / build failed"; }
+fi
+
+wire_node="$root/clients/node"
+wire_py_agent="$root/clients/python/examples/wire_agent.py"
+wire_python="${WIRE_PYTHON:-$([ -x "$tmp/venv/bin/python" ] && echo "$tmp/venv/bin/python" || echo /usr/bin/python3)}"
+wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
+wire_pids=()
+
+wire_stop() {
+  for p in "${wire_pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  wire_pids=()
+}
+
+# wire_addr LOG PID: waits for the "addr=HOST:PORT" a server logs; prints it.
+wire_addr() {
+  local a=""
+  for _ in $(seq 100); do
+    a="$(grep -o 'addr=[^ ]*' "$1" 2>/dev/null | head -1 | cut -d= -f2)"
+    [ -n "$a" ] && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$a"
+}
+
+# wire_free_port: a free TCP port on 127.0.0.1.
+wire_free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# wire_arbiters CONFIG DIR: starts the arbiter(s) of CONFIG; sets wire_target.
+wire_arbiters() {
+  local config="$1" dir="$2" addrs=() i
+  if [ "$config" = replicas ]; then
+    command -v redis-server >/dev/null || die "redis-server is needed for the replicas configuration"
+    local port
+    port="$(wire_free_port)"
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync always --dir "$dir" >"$dir/redis.log" 2>&1 &
+    wire_pids+=($!)
+    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis-cli -p "$port" ping >/dev/null 2>&1 || { cat "$dir/redis.log"; die "redis-server did not start"; }
+    for i in 1 2 3; do
+      "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" --redis-url "redis://127.0.0.1:$port" >"$dir/serve-$i.log" 2>&1 &
+      wire_pids+=($!)
+      addrs+=("$(wire_addr "$dir/serve-$i.log" $!)")
+      [ -n "${addrs[-1]}" ] || { cat "$dir/serve-$i.log"; die "arbiter serve replica $i did not start"; }
+    done
+  else
+    "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" >"$dir/serve.log" 2>&1 &
+    wire_pids+=($!)
+    addrs+=("$(wire_addr "$dir/serve.log" $!)")
+    [ -n "${addrs[0]}" ] || { cat "$dir/serve.log"; die "arbiter serve did not start"; }
+  fi
+  wire_target="$(IFS=,; echo "${addrs[*]}")"
+}
+
+# wire_run STACK DIR TARGET: one stack against its own fake provider (record DIR/rec.jsonl,
+# backend log DIR/backend.jsonl); exit code of the stack's process.
+wire_run() {
+  local stack="$1" dir="$2" target="$3" tls=() scheme=http cmd=() fp code
+  mkdir -p "$dir"
+  [ "$stack" = node-openai-realtime ] && tls=(--tls-self-signed "$dir/cert.pem") && scheme=https
+  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
+  fp=$!
+  local addr
+  addr="$(wire_addr "$dir/fake.log" $fp)"
+  [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
+  local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+  case "$stack" in
+    node-genai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack genai --response-scheduling "${common[@]}") ;;
+    node-openai-realtime) cmd=(env NODE_EXTRA_CA_CERTS="$dir/cert.pem" node "$wire_node/build/examples/wire-agent.js" --stack openai-realtime "${common[@]}") ;;
+    node-livekit-google) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-google "${common[@]}") ;;
+    node-livekit-openai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-openai "${common[@]}") ;;
+    py-gemini) cmd=("$wire_python" "$wire_py_agent" --stack gemini "${common[@]}") ;;
+    py-openai) cmd=("$wire_python" "$wire_py_agent" --stack openai "${common[@]}") ;;
+  esac
+  (cd "$root/clients/node" && timeout 180 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
+  code=$?
+  kill -TERM $fp 2>/dev/null
+  wait $fp 2>/dev/null
+  return $code
+}
+
+# wire_verdict STACK CONFIG DIR CODE: the check of one stack's run.
+wire_verdict() {
+  local stack="$1" config="$2" dir="$3" code="$4"
+  "$tmp/arbiter" fake-provider check --record "$dir/rec.jsonl" --tools "$root/testdata/tools/booking.yaml" \
+    --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$root/testdata/traces" >"$dir/check.out" 2>&1
+  local verdict=$?
+  if [ "$verdict" != 0 ] || [ "$code" != 0 ]; then
+    echo "stack exit code $code, checker exit code $verdict"
+    cat "$dir/check.out"
+    echo "--- agent stderr (last 40 lines)"
+    tail -40 "$dir/agent.err"
+    return 1
+  fi
+  grep -E "^$stack@$config: sessions " "$dir/check.out"
+}
+
+wire_checks() {
+  local t_all=$SECONDS config stack
+  for config in embedded replicas; do
+    local base="$tmp/wire/$config" t0=$SECONDS
+    mkdir -p "$base"
+    wire_arbiters "$config" "$base"
+    echo "arbiter ($config): $wire_target"
+    local run=() pids=()
+    for stack in $wire_stacks; do
+      wire_run "$stack" "$base/$stack" "$wire_target" &
+      pids+=($!)
+      run+=("$stack")
+    done
+    local i codes=()
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}"
+      codes[$i]=$?
+    done
+    echo "(${#run[@]} stacks against the $config arbiter, $((SECONDS - t0))s)"
+    for i in "${!run[@]}"; do
+      stack="${run[$i]}"
+      check "wire $stack@$config: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
+        wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+      grep -E "^$stack@$config: sessions " "$log" | sed 's/^/    /'
+    done
+    wire_stop
+  done
+  echo "(wire checks: $((SECONDS - t_all))s)"
+}
+
+if [ -n "$wire_standalone" ]; then
+  wire_checks
+  echo "wire: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+fi
