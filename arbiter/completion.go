@@ -1,5 +1,10 @@
 package arbiter
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // Completion: the two phases of a job as the agent reports them. Decide records that
 // prepare finished (which starts the grace window, timers.go) and reads the decision;
 // Complete reports what happened (committed, cancelled, failed, a read-only result,
@@ -93,6 +98,16 @@ func (ev Complete) check(st *step) error {
 	}
 	if j.Outcome != NotCompleted && j.Outcome != ev.Outcome {
 		return Fieldf(FailedPrecondition, "outcome", "job %q already completed as %s", j.ID, j.Outcome)
+	}
+	if j.Outcome != NotCompleted {
+		// A retry is answered from the record, so it must say what the first said: a
+		// different result would be dropped, and the model told the first one.
+		if ev.Error != j.Error {
+			return Fieldf(FailedPrecondition, "error", "job %q already completed with another error: a retried Complete sends the first one's", j.ID)
+		}
+		if !sameResult(ev.Result, j.Result) {
+			return Fieldf(FailedPrecondition, "result", "job %q already completed with another result: a retried Complete sends the first one's", j.ID)
+		}
 	}
 	// The decision may still be made by a timer inside this step: apply checks the
 	// outcome against it after advancing.
@@ -270,4 +285,15 @@ func (ev Progress) apply(st *step) error {
 		st.emitInterim(c, progressPayload(ev.Result))
 	}
 	return nil
+}
+
+// sameResult reports whether two results encode to the same JSON (encoding/json sorts
+// map keys, so equal maps give equal bytes; nil and an empty map are the same result).
+func sameResult(a, b map[string]any) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }

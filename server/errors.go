@@ -106,6 +106,8 @@ var reasons = map[kindField]string{
 	{arbiter.FailedPrecondition, "session_id"}:    ReasonSessionClosed,
 	{arbiter.FailedPrecondition, "job_id"}:        ReasonJobState,
 	{arbiter.FailedPrecondition, "outcome"}:       ReasonJobState,
+	{arbiter.FailedPrecondition, "result"}:        ReasonJobState,
+	{arbiter.FailedPrecondition, "error"}:         ReasonJobState,
 	{arbiter.FailedPrecondition, "call_id"}:       ReasonCallIDReused,
 	{arbiter.FailedPrecondition, "connection_id"}: ReasonConnectionEnded,
 	{arbiter.FailedPrecondition, "after_seq"}:     ReasonSeqOutOfRange,

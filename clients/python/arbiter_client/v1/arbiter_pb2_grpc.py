@@ -163,8 +163,10 @@ class ArbiterServiceServicer(object):
         """Complete reports what happened to a job (committed, cancelled, failed, or the result
         of a read-only tool) and returns every function response and note now due for it:
         the job's own call id and its duplicates, if still live. Idempotent: the same
-        outcome again returns the same effects (the first report's result and error stand);
-        a different outcome for a completed job is FAILED_PRECONDITION.
+        outcome with the same result (or error) again returns the same effects; a
+        different outcome, or the same one with another result or error, is
+        FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+        `error`) and changes nothing: the first report stands.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1506,8 +1506,10 @@ export declare const ArbiterServiceService: {
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
      * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome again returns the same effects (the first report's result and error stand);
-     * a different outcome for a completed job is FAILED_PRECONDITION.
+     * outcome with the same result (or error) again returns the same effects; a
+     * different outcome, or the same one with another result or error, is
+     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+     * `error`) and changes nothing: the first report stands.
      */
     readonly complete: {
         readonly path: "/arbiter.v1.ArbiterService/Complete";
@@ -1719,8 +1721,10 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
      * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome again returns the same effects (the first report's result and error stand);
-     * a different outcome for a completed job is FAILED_PRECONDITION.
+     * outcome with the same result (or error) again returns the same effects; a
+     * different outcome, or the same one with another result or error, is
+     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+     * `error`) and changes nothing: the first report stands.
      */
     complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
     /**
@@ -1870,8 +1874,10 @@ export interface ArbiterServiceClient extends Client {
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
      * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome again returns the same effects (the first report's result and error stand);
-     * a different outcome for a completed job is FAILED_PRECONDITION.
+     * outcome with the same result (or error) again returns the same effects; a
+     * different outcome, or the same one with another result or error, is
+     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+     * `error`) and changes nothing: the first report stands.
      */
     complete(request: CompleteRequest, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
     complete(request: CompleteRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;

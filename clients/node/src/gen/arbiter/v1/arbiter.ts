@@ -9246,8 +9246,10 @@ export const ArbiterServiceService = {
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
    * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome again returns the same effects (the first report's result and error stand);
-   * a different outcome for a completed job is FAILED_PRECONDITION.
+   * outcome with the same result (or error) again returns the same effects; a
+   * different outcome, or the same one with another result or error, is
+   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+   * `error`) and changes nothing: the first report stands.
    */
   complete: {
     path: "/arbiter.v1.ArbiterService/Complete" as const,
@@ -9465,8 +9467,10 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
    * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome again returns the same effects (the first report's result and error stand);
-   * a different outcome for a completed job is FAILED_PRECONDITION.
+   * outcome with the same result (or error) again returns the same effects; a
+   * different outcome, or the same one with another result or error, is
+   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+   * `error`) and changes nothing: the first report stands.
    */
   complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
   /**
@@ -9677,8 +9681,10 @@ export interface ArbiterServiceClient extends Client {
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
    * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome again returns the same effects (the first report's result and error stand);
-   * a different outcome for a completed job is FAILED_PRECONDITION.
+   * outcome with the same result (or error) again returns the same effects; a
+   * different outcome, or the same one with another result or error, is
+   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
+   * `error`) and changes nothing: the first report stands.
    */
   complete(
     request: CompleteRequest,
