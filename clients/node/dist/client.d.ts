@@ -13,7 +13,7 @@ export interface RetryPolicy {
     multiplier: number;
     maxElapsedMs: number;
 }
-/** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
+/** The default {@link RetryPolicy}: 100 ms doubling to 1 s, for at most 20 s. */
 export declare const DEFAULT_RETRY: RetryPolicy;
 /**
  * Per-call options of the RPCs that report what the agent observed (RegisterCall,

@@ -28,8 +28,8 @@ export interface RetryPolicy {
   maxElapsedMs: number;
 }
 
-/** The default {@link RetryPolicy}: 100 ms doubling to 2 s, for at most 20 s. */
-export const DEFAULT_RETRY: RetryPolicy = { initialBackoffMs: 100, maxBackoffMs: 2000, multiplier: 2, maxElapsedMs: 20_000 };
+/** The default {@link RetryPolicy}: 100 ms doubling to 1 s, for at most 20 s. */
+export const DEFAULT_RETRY: RetryPolicy = { initialBackoffMs: 100, maxBackoffMs: 1000, multiplier: 2, maxElapsedMs: 20_000 };
 
 /**
  * Per-call options of the RPCs that report what the agent observed (RegisterCall,
@@ -107,12 +107,18 @@ export class ArbiterClient {
 
   /** @param target the server address, e.g. `"127.0.0.1:50051"`. */
   constructor(target: string, opts: ArbiterClientOptions = {}) {
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.stub = new pb.ArbiterServiceClient(target, opts.credentials ?? credentials.createInsecure(), {
       "grpc.primary_user_agent": USER_AGENT,
+      // grpc-js waits 1 s, then 1.6 times longer up to 120 s, before reconnecting a lost
+      // channel: after a 3 s network cut the first request could wait 5 s more, past a
+      // held commit's max_hold. A conversation cannot wait that long, so the channel
+      // reconnects on the retry policy's schedule instead.
+      "grpc.initial_reconnect_backoff_ms": this.retry.initialBackoffMs,
+      "grpc.max_reconnect_backoff_ms": this.retry.maxBackoffMs,
       ...opts.channelOptions,
     });
     this.timeoutMs = opts.timeoutMs ?? 5000;
-    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.log = opts.logger ?? console;
   }
 

@@ -59,7 +59,7 @@ class RetryPolicy:
     ``max_backoff``; no retry starts after ``max_elapsed`` seconds from the first try."""
 
     initial_backoff: float = 0.1
-    max_backoff: float = 2.0
+    max_backoff: float = 1.0
     multiplier: float = 2.0
     max_elapsed: float = 20.0
 

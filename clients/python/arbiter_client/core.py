@@ -18,7 +18,7 @@ attempt carrying ``age`` = now - observed (so the arbiter places the event where
 happened, however late it arrives, and a retry carries its own, larger age). An attempt
 that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the core did
 not ask for: a server going away) is retried after a backoff (the client's
-:class:`~arbiter_client.client.RetryPolicy`: 0.1 s doubling to 2 s, with jitter) until
+:class:`~arbiter_client.client.RetryPolicy`: 0.1 s doubling to 1 s, with jitter) until
 it lands or the session closes; the later events wait behind it. Any other error (the
 arbiter refused the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
 RESOURCE_EXHAUSTED, ...) is logged and the event dropped. A function call without an id
