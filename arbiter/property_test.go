@@ -639,7 +639,11 @@ func (m *sim) resolve(j *agentJob, o Outcome) {
 	m.t.Helper()
 	job := m.s.Job(j.id)
 	prev := job.Outcome
-	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"})
+	result, errText := map[string]any{"reference": "R-" + j.id}, "backend failed"
+	// A retry must say what the first Complete said: one that got there first with the
+	// same outcome but another result or error makes this one a conflict.
+	sameAsFirst := sameResult(job.Result, result) && job.Error == errText
+	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: result, Error: errText})
 	switch {
 	case prev == Unknown:
 		if err != nil {
@@ -655,9 +659,13 @@ func (m *sim) resolve(j *agentJob, o Outcome) {
 				m.fatalf("retried resolution of job %s: %v", j.id, err)
 			}
 		}
-	case prev == o:
+	case prev == o && sameAsFirst:
 		if err != nil {
 			m.fatalf("Complete(%s) again for job %s: %v", o, j.id, err)
+		}
+	case prev == o:
+		if KindOf(err) != FailedPrecondition {
+			m.fatalf("Complete(%s) of job %s already %s with another result or error: %v, want failed precondition", o, j.id, prev, err)
 		}
 	default: // a rogue Complete got there first with another outcome
 		if KindOf(err) != FailedPrecondition {
@@ -671,15 +679,19 @@ func (m *sim) complete(j *agentJob, o Outcome) {
 	m.t.Helper()
 	job := m.s.Job(j.id)
 	prev := job.Outcome
-	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: map[string]any{"reference": "R-" + j.id}, Error: "backend failed"})
+	result, errText := map[string]any{"reference": "R-" + j.id}, "backend failed"
+	// A retry must say what the first Complete said: one that got there first with the
+	// same outcome but another result or error makes this one a conflict.
+	sameAsFirst := sameResult(job.Result, result) && job.Error == errText
+	_, err := m.step(Complete{JobID: j.id, Outcome: o, Result: result, Error: errText})
 	switch {
 	case prev == Unknown && (o == Committed || o == Failed):
 		if err != nil {
 			m.fatalf("Complete(%s) of unknown job %s: %v", o, j.id, err)
 		}
-	case prev != NotCompleted && prev != o:
+	case prev != NotCompleted && (prev != o || !sameAsFirst):
 		if KindOf(err) != FailedPrecondition {
-			m.fatalf("Complete(%s) of job %s already %s: %v, want failed precondition", o, j.id, prev, err)
+			m.fatalf("Complete(%s) of job %s already %s (result %v, error %q): %v, want failed precondition", o, j.id, prev, job.Result, job.Error, err)
 		}
 	case err != nil:
 		m.fatalf("Complete(%s) of job %s (decision %q): %v", o, j.id, job.Decision, err)
