@@ -288,3 +288,14 @@ func FuzzWatch(f *testing.F) {
 			return err
 		})
 }
+
+func FuzzGetHistory(f *testing.F) {
+	fuzzRPC(f, func() *arbiterv1.GetHistoryRequest { return new(arbiterv1.GetHistoryRequest) },
+		func(string) []*arbiterv1.GetHistoryRequest {
+			return []*arbiterv1.GetHistoryRequest{{SessionId: "s1"}, {SessionId: ""}, {SessionId: "s9"}, {SessionId: "a b"}}
+		},
+		func(ctx context.Context, s *server.Server, r *arbiterv1.GetHistoryRequest) error {
+			_, err := s.GetHistory(ctx, r)
+			return err
+		})
+}
