@@ -42,7 +42,7 @@ class Execute:
     side_effect: bool
     business_key: str = ""
     tool: str = ""
-    args: Dict[str, Any] = field(default=None)  # type: ignore[assignment]
+    args: Dict[str, Any] = None  # type: ignore[assignment]  # the call's, set in __post_init__
     run_id: str = ""
 
     def __post_init__(self) -> None:

@@ -10,8 +10,8 @@ register a file name once.
 """
 
 try:  # googleapis-common-protos, when the application has it
-    from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
+    from google.rpc import error_details_pb2, status_pb2
 except ImportError:  # the copies generated here
-    from . import error_details_pb2, status_pb2  # type: ignore[no-redef]
+    from . import error_details_pb2, status_pb2  # type: ignore  # the same modules
 
 __all__ = ["error_details_pb2", "status_pb2"]
