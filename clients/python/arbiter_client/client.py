@@ -17,7 +17,7 @@ RPC is also sent with ``wait_for_ready``, so a request made while the connection
 waits for it, up to the RPC's timeout. ``retry=False`` (the adapters' outbox, which
 redelivers an observed event itself with a fresh ``age``: gRPC's retries would resend the
 old one) sends one attempt without either, on a second channel to the same target built
-without the retries. What is left after the
+without the retries (both channels connect when the client is made). What is left after the
 config's attempts raises the typed :class:`~arbiter_client.errors.ArbiterError` (its
 ``retry_delay`` says when another try is worth it).
 
@@ -62,9 +62,9 @@ from .errors import from_rpc_error
 from .v1 import API_VERSION, arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc
 
 try:  # W3C trace context from the current OpenTelemetry context, when the API is there
-    from opentelemetry import propagate as _otel_propagate  # type: ignore[import-not-found,unused-ignore]
+    from opentelemetry import propagate as _otel_propagate
 except ImportError:  # pragma: no cover - not installed on Debian
-    _otel_propagate = None
+    _otel_propagate = None  # type: ignore
 
 log = logging.getLogger("arbiter_client")
 
@@ -203,6 +203,13 @@ class ArbiterClient:
         self._stub = pb_grpc.ArbiterServiceStub(channel)
         self._fast_channel: Optional[grpc.aio.Channel] = None
         self._fast_stub: Optional[pb_grpc.ArbiterServiceStub] = None
+        if self._fast_channel_factory is not None:
+            # Both connect now, not at their first RPC: an event's age is taken as its
+            # request leaves, so a first connection made after that would count as
+            # transit and place the event late.
+            self._stub_for(False)
+            for ch in (channel, self._fast_channel):
+                ch.get_state(try_to_connect=True)
         self.timeout = timeout
         self.retry = retry
         self._traceparent = traceparent
@@ -300,6 +307,10 @@ class ArbiterClient:
         """GetSession; read-only."""
         return await self._call("GetSession", req)
 
+    async def get_history(self, req: pb.GetHistoryRequest) -> pb.GetHistoryResponse:
+        """GetHistory (the session's timeline: inputs, decisions, effects); read-only."""
+        return await self._call("GetHistory", req)
+
     async def close_session(self, req: pb.CloseSessionRequest) -> pb.CloseSessionResponse:
         """CloseSession; idempotent."""
         return await self._call("CloseSession", req)
@@ -387,8 +398,8 @@ class ArbiterClient:
 
     def _stub_for(self, retry: bool) -> pb_grpc.ArbiterServiceStub:
         """The stub of the main channel (the service config's retries), or for
-        ``retry=False`` that of a second channel to the same target without them (made
-        on first use; the main one when the client was given its channel)."""
+        ``retry=False`` that of a second channel to the same target without them (the
+        main one when the client was given its channel)."""
         if retry or self._fast_channel_factory is None:
             return self._stub
         if self._fast_stub is None:

@@ -987,6 +987,8 @@ class SessionCore:
             release: Action = Cancel(job.id, reason, cause) if job.prepared.is_set() else AbortPrepare(job.id, reason, cause)
             try:
                 await self._emit(release)
+                if isinstance(err, NotFoundError) and err.reason == "SESSION_NOT_FOUND":
+                    return  # no session to report into (expired, or its store lost it)
                 await self._complete(job.id, pb.OUTCOME_FAILED, error=error)
             except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
                 log.exception("arbiter: reporting job %s as failed", job.id)
