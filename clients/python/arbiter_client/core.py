@@ -147,6 +147,10 @@ RETRIED_CODES: FrozenSet[grpc.StatusCode] = frozenset(
     }
 )
 _ABORTED_ONLY: FrozenSet[grpc.StatusCode] = frozenset({grpc.StatusCode.ABORTED})
+#: The codes on which a job's Decide is asked again (see ``SessionCore._decide``).
+_DECIDE_RETRIED: FrozenSet[grpc.StatusCode] = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+)
 
 
 @dataclass
@@ -1010,8 +1014,20 @@ class SessionCore:
         prepare runs it asks with prepared=false, and re-asks with prepared=true the
         moment the app reports it. A COMMIT is acted on only if every event observed
         before it arrived had been delivered before this Decide was sent; otherwise it
-        waits for them and asks again (the commit rule, see the module doc)."""
+        waits for them and asks again (the commit rule, see the module doc).
+
+        A Decide that fails with UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED after the
+        service config's attempts (a store outage longer than they last, a replica
+        draining with no other to answer) is asked again, backing off as the client's
+        :class:`RetryPolicy` says, until ``max_elapsed`` seconds have passed since the
+        first such failure in a row; then its error is raised (the job is released,
+        never committed). Decide changes nothing but the prepared flag: asking again is
+        safe."""
         await self._configure()
+        loop = asyncio.get_running_loop()
+        policy = self._client.retry
+        failing: Optional[float] = None  # when the failures in a row began
+        delay = policy.initial_backoff
         while True:
             prepared = job.prepared.is_set()
             asked = self._outbox.settled  # every event up to here was delivered before this Decide
@@ -1030,8 +1046,23 @@ class SessionCore:
                     if not decide.done():
                         continue  # prepared meanwhile: ask again with prepared=true
                 resp = await decide
+            except ArbiterError as err:
+                if err.code not in _DECIDE_RETRIED:
+                    raise
+                now = loop.time()
+                failing = now if failing is None else failing
+                pause = delay * random.uniform(0.5, 1.0)
+                if err.retry_delay is not None:
+                    pause = max(err.retry_delay, pause)
+                if now - failing + pause > policy.max_elapsed:
+                    raise
+                log.warning("arbiter: job %s: %s; asking again in %.2fs", job.id, err, pause)
+                await asyncio.sleep(pause)
+                delay = min(delay * policy.multiplier, policy.max_backoff)
+                continue
             finally:
                 decide.cancel()  # a no-op once it is done
+            failing, delay = None, policy.initial_backoff
             if resp.decision == pb.DECISION_COMMIT:
                 observed = self._outbox.observed  # every event observed before the COMMIT arrived
                 if asked < observed:

@@ -25,6 +25,7 @@ from arbiter_client import (  # noqa: E402
     LiveAdapter,
     SessionLost,
     SessionLostError,
+    UnavailableError,
     service_config,
 )
 from arbiter_client.rpc import error_details_pb2, status_pb2  # noqa: E402
@@ -202,6 +203,54 @@ async def test_session_lost_is_surfaced_never_a_fresh_start(self):
     await self.adapter.reconnect("c2")  # Connect with the lost epoch: SESSION_STATE_LOST, a new epoch
     self.assertEqual(self.script.sent("Connect")[-1].epoch, "ep0001")
     self.assertEqual(self.adapter.epoch, "ep0002")
+
+
+@_test
+async def test_decide_asked_again_past_the_service_configs_attempts(self):
+    # 7 UNAVAILABLE in a row: gRPC's retries (5 attempts for Decide) end in an error,
+    # and the core asks again (RetryPolicy) instead of releasing the job.
+    self.script.fail["Decide"] = [grpc.StatusCode.UNAVAILABLE] * 7
+
+    async def decide(req, ctx):
+        if not req.prepared:
+            await asyncio.sleep(10)
+        return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+    self.script.decide = decide
+    client = ArbiterClient(f"127.0.0.1:{self.port}", timeout=2.0)  # the default RetryPolicy: 20 s of re-asking
+    adapter = LiveAdapter(client, "s-decide", self.actions.append, decide_wait=0.2, watch=False)
+    try:
+        await adapter.feed(call_message())
+        await adapter.prepared("job-1")
+        for _ in range(1000):
+            if [a for a in self.actions if isinstance(a, Commit)]:
+                break
+            await asyncio.sleep(0.01)
+        self.assertEqual([a.job_id for a in self.actions if isinstance(a, Commit)], ["job-1"])
+        self.assertEqual([a for a in self.actions if isinstance(a, AbortPrepare)], [])
+        self.assertEqual(len(self.script.sent("Decide")), 8)  # 7 failed, then the answer
+    finally:
+        await client.close()
+
+
+@_test
+async def test_service_config_retries_on_the_main_channel_only(self):
+    # One Decide call: the service config's 5 attempts. One retry=False call: one.
+    self.script.fail["Decide"] = [grpc.StatusCode.UNAVAILABLE] * 10
+    with self.assertRaises(UnavailableError):
+        await self.client.decide(pb.DecideRequest(session_id="s-config", job_id="job-1"))
+    self.assertEqual(len(self.script.sent("Decide")), 5)
+    self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10
+    req = pb.ReportSpeechRequest(session_id="s-config", event=pb.SPEECH_EVENT_USER_ACTIVITY_START)
+    with self.assertRaises(UnavailableError):
+        await self.client.report_speech(req, retry=False)
+    self.assertEqual(len(self.script.sent("ReportSpeech")), 1)
+    with self.assertRaises(UnavailableError):
+        await self.client.report_speech(req)  # the main channel: 4 attempts, one event id
+    sent = self.script.sent("ReportSpeech")[1:]
+    self.assertEqual(len(sent), 4)
+    self.assertEqual(len({r.event_id for r in sent}), 1)
+    self.assertTrue(sent[0].event_id)
 
 
 if __name__ == "__main__":
