@@ -46,7 +46,8 @@
 #     and the client's traceparent in the arbiter's spans; a ReportTranscript whose
 #     answer e2e/proxy.py drops (drop-reply) is retried with its event id and applied
 #     once; a volatile redis-server restarted under `serve --allow-volatile-store`: the
-#     adapter surfaces SessionLost, and no new session is made.
+#     adapter surfaces SessionLost, and no new session is made; two replicas, one
+#     SIGTERMed during parked Decides: every job commits on the other, none released.
 #   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
 #     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
 #     Python stacks) play the 12 recorded sessions through `arbiter fake-provider`,
@@ -233,7 +234,9 @@ done
 # against real servers: TLS + client CA + tokens (certificates made by the test with
 # openssl) with the traceparent in the arbiter's spans; a ReportTranscript whose answer
 # e2e/proxy.py drops, retried with its event id and applied once; a session lost by a
-# volatile redis-server restart, surfaced as SessionLost (never a silently new session).
+# volatile redis-server restart, surfaced as SessionLost (never a silently new session);
+# a rollout: two replicas on one redis-server, one SIGTERMed while Decides are parked on
+# it: SERVER_DRAINING, retried on the other, every job commits.
 echo "== python client: packaging, error details, TLS and tokens, retried events, lost sessions (issue 15)"
 check "python google.rpc stubs match clients/python/protos (generate.sh)" \
   bash -c "'$py/generate.sh' '$tmp/gen-py-v1' '$tmp/gen-py-rpc' && diff -r --exclude=__init__.py --exclude=__pycache__ '$tmp/gen-py-rpc' '$py/arbiter_client/rpc'"
@@ -252,7 +255,8 @@ check "python mypy clean (Debian's python3-mypy, clients/python/pyproject.toml)"
 # Each must have run (not skipped): "Ran N tests" and "OK" alone.
 for t in "tls:tests.test_tls:TLS + client CA + tokens, traceparent in the arbiter's spans" \
   "retried-event:tests.test_retried_event:a ReportTranscript whose answer the proxy drops is applied once" \
-  "lost-session:tests.test_lost_session:redis-server restarted without persistence: SessionLost, no new session"; do
+  "lost-session:tests.test_lost_session:redis-server restarted without persistence: SessionLost, no new session" \
+  "rollout:tests.test_rollout:two replicas, SIGTERM one during parked Decides: every job commits on the other"; do
   IFS=: read -r name mod what <<<"$t"
   check "py $name: $what (real Python process, real arbiter)" bash -c "
     cd '$py' && ARBITER_BIN='$tmp/arbiter' ARBITER_RETRY_TARGET='$booking_addr' '$tmp/venv/bin/python' -m unittest -v $mod 2>&1 |

@@ -23,7 +23,8 @@ config's attempts raises the typed :class:`~arbiter_client.errors.ArbiterError` 
 
 For ``dns:///`` targets the channel balances round robin over every address the name
 resolves to (a headless Service), re-resolving as replicas come and go, so new replicas
-get traffic; other targets use gRPC's default (pick_first).
+get traffic; so it does over an address list (``ipv4:HOST:PORT,HOST:PORT``); other
+targets use gRPC's default (pick_first).
 
 Watch is a stream: :meth:`ArbiterClient.watch` resumes it after a lost connection
 (UNAVAILABLE, SERVER_DRAINING included, or a CANCELLED it did not ask for) with
@@ -80,11 +81,12 @@ Metadata = Tuple[Tuple[str, str], ...]
 def service_config(target: str = "") -> Dict[str, Any]:
     """The gRPC service config this client builds its channel with: the packaged copy
     of ``clients/service-config.json`` (retryPolicy per method), plus
-    ``loadBalancingConfig: [{"round_robin": {}}]`` when ``target`` is a ``dns:`` target.
-    A new dict each call."""
+    ``loadBalancingConfig: [{"round_robin": {}}]`` when ``target`` is a ``dns:`` target
+    or a list of addresses (``ipv4:10.0.0.1:50051,10.0.0.2:50051``). A new dict each
+    call."""
     with open(_SERVICE_CONFIG_FILE, encoding="utf-8") as f:
         config: Dict[str, Any] = json.load(f)
-    if target.startswith("dns:"):
+    if target.startswith("dns:") or (target.startswith(("ipv4:", "ipv6:")) and "," in target):
         config["loadBalancingConfig"] = [{"round_robin": {}}]
     return config
 

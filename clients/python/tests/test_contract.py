@@ -47,6 +47,8 @@ class ServiceConfigTest(unittest.TestCase):
     def test_dns_targets_balance_round_robin(self):
         self.assertEqual(service_config("dns:///arbiter:50051")["loadBalancingConfig"], [{"round_robin": {}}])
         self.assertNotIn("loadBalancingConfig", service_config("127.0.0.1:50051"))
+        self.assertEqual(service_config("ipv4:127.0.0.1:1,127.0.0.1:2")["loadBalancingConfig"], [{"round_robin": {}}])
+        self.assertNotIn("loadBalancingConfig", service_config("ipv4:127.0.0.1:1"))
         opts = dict(ArbiterClient.channel_options("dns:///arbiter:50051"))
         self.assertEqual(opts["grpc.enable_retries"], 1)
         self.assertEqual(json.loads(opts["grpc.service_config"]), service_config("dns:///arbiter:50051"))
