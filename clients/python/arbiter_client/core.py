@@ -625,10 +625,12 @@ class SessionCore:
 
         Connect returns the session's epoch; the core names it in every later event
         (RegisterCall, ReportSpeech, ReportTranscript, ConfigureSession), so a session
-        its store lost answers DATA_LOSS (the event is dropped, logged) instead of
-        starting again silently. A Connect naming an epoch the store lost answers
-        SESSION_STATE_LOST: logged, and the core goes on in the new epoch (every call of
-        the lost one has an unknown outcome)."""
+        its store lost answers DATA_LOSS instead of starting again silently: the core
+        hands out :class:`~arbiter_client.actions.SessionLost` and that event's future
+        raises :class:`~arbiter_client.errors.SessionLostError` (see the module doc). A
+        Connect naming an epoch the store lost answers SESSION_STATE_LOST: SessionLost
+        too (once per epoch), and the core goes on in the new epoch (every call of the
+        lost one has an unknown outcome)."""
         self._model_speaking = False  # a new connection: nothing is playing
 
         async def send(_age: duration_pb2.Duration) -> pb.ConnectResponse:
