@@ -38,6 +38,16 @@
 #     book it." and the end of activity: the adapter must cancel (cancel action, the
 #     cancel note), never commit, whichever of the parked Decide and the retried START
 #     reaches the arbiter first.
+#   - the Python client, issue 15 (a block of its own): the google.rpc stubs and the
+#     packaged service config / LICENSE are what they copy; `pip wheel
+#     --no-build-isolation` (Debian's setuptools) installs offline; mypy is clean; real
+#     Python processes: TLS + client CA + bearer tokens (certificates made with openssl:
+#     a good token works, a wrong one is UNAUTHENTICATED, no client certificate fails)
+#     and the client's traceparent in the arbiter's spans; a ReportTranscript whose
+#     answer e2e/proxy.py drops (drop-reply) is retried with its event id and applied
+#     once; a volatile redis-server restarted under `serve --allow-volatile-store`: the
+#     adapter surfaces SessionLost, and no new session is made; two replicas, one
+#     SIGTERMed during parked Decides: every job commits on the other, none released.
 #   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
 #     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
 #     Python stacks) play the 12 recorded sessions through `arbiter fake-provider`,
@@ -95,6 +105,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 echo "== installing what the clients need"
 debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev redis-server redis-tools)
 debs+=(python3-websockets python3-yaml) # clients/python/examples/wire_agent.py (the wire harness); yaml for its --tools
+debs+=(python3-setuptools python3-wheel python3-mypy openssl) # the Python client's build backend, mypy, its TLS test's certificates
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 missing=()
 for d in "${debs[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done
@@ -120,7 +131,7 @@ check "the READMEs' stack snippets are cut from the agents the wire checks run (
 echo "== packages install offline and import"
 check "pip install ./clients/python (venv on Debian's python3)" bash -c "
   /usr/bin/python3 -m venv --system-site-packages '$tmp/venv' &&
-  '$tmp/venv/bin/pip' install --no-input --quiet '$py' &&
+  '$tmp/venv/bin/pip' install --no-input --quiet --no-build-isolation '$py' &&
   cd '$tmp' && '$tmp/venv/bin/python' -c 'import arbiter_client as a, sys; assert a.__file__.startswith(sys.prefix), a.__file__; print(a.USER_AGENT)'"
 for how in --install-links --no-install-links; do # packed copy; symlink (its deps: the npm ci above)
   check "npm install $how ./clients/node (scratch project)" bash -c "
@@ -216,6 +227,42 @@ for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^conf
     cd '$node' && ARBITER_WORKFLOW_TARGET='$addr' node --test --test-name-pattern='$nodetest' build/test/workflow.test.js 2>&1 |
       tee '$tmp/wf-node-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/wf-node-$name.log'"
 done
+
+# ---- Python client, issue 15 (and the client halves of 12 and 14) -------------------------
+# Its own block: packaging with Debian's setuptools (pip wheel / install, no index), mypy,
+# the generated google.rpc stubs and the packaged copies; then real Python processes
+# against real servers: TLS + client CA + tokens (certificates made by the test with
+# openssl) with the traceparent in the arbiter's spans; a ReportTranscript whose answer
+# e2e/proxy.py drops, retried with its event id and applied once; a session lost by a
+# volatile redis-server restart, surfaced as SessionLost (never a silently new session);
+# a rollout: two replicas on one redis-server, one SIGTERMed while Decides are parked on
+# it: SERVER_DRAINING, retried on the other, every job commits.
+echo "== python client: packaging, error details, TLS and tokens, retried events, lost sessions (issue 15)"
+check "python google.rpc stubs match clients/python/protos (generate.sh)" \
+  bash -c "'$py/generate.sh' '$tmp/gen-py-v1' '$tmp/gen-py-rpc' && diff -r --exclude=__init__.py --exclude=__pycache__ '$tmp/gen-py-rpc' '$py/arbiter_client/rpc'"
+check "python packaged service config and LICENSE are copies of clients/service-config.json and LICENSE" \
+  bash -c "cmp '$root/clients/service-config.json' '$py/arbiter_client/service_config.json' && cmp '$root/LICENSE' '$py/LICENSE'"
+check "pip wheel --no-build-isolation ./clients/python, the wheel installed offline into a fresh venv" bash -c "
+  '$tmp/venv/bin/pip' wheel --no-input --quiet --no-build-isolation --no-deps -w '$tmp/py-wheel' '$py' &&
+  /usr/bin/python3 -m venv --system-site-packages '$tmp/venv-wheel' &&
+  '$tmp/venv-wheel/bin/pip' install --no-input --quiet --no-index --no-deps '$tmp'/py-wheel/arbiter_client-*.whl &&
+  cd '$tmp' && '$tmp/venv-wheel/bin/python' -c '
+import json, sys, arbiter_client as a, google.protobuf as p
+assert a.__file__.startswith(sys.prefix), a.__file__
+assert a.service_config() == json.load(open(sys.argv[1]))
+print(a.USER_AGENT, \"protobuf\", p.__version__)' '$root/clients/service-config.json'"
+check "python mypy clean (Debian's python3-mypy, clients/python/pyproject.toml)" bash -c "cd '$py' && /usr/bin/python3 -m mypy"
+# Each must have run (not skipped): "Ran N tests" and "OK" alone.
+for t in "tls:tests.test_tls:TLS + client CA + tokens, traceparent in the arbiter's spans" \
+  "retried-event:tests.test_retried_event:a ReportTranscript whose answer the proxy drops is applied once" \
+  "lost-session:tests.test_lost_session:redis-server restarted without persistence: SessionLost, no new session" \
+  "rollout:tests.test_rollout:two replicas, SIGTERM one during parked Decides: every job commits on the other"; do
+  IFS=: read -r name mod what <<<"$t"
+  check "py $name: $what (real Python process, real arbiter)" bash -c "
+    cd '$py' && ARBITER_BIN='$tmp/arbiter' ARBITER_RETRY_TARGET='$booking_addr' '$tmp/venv/bin/python' -m unittest -v $mod 2>&1 |
+      tee '$tmp/py15-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^Ran [1-9][0-9]* tests\? in ' '$tmp/py15-$name.log' && grep -qx 'OK' '$tmp/py15-$name.log'"
+done
+# ---- end of the Python client's issue-15 block ---------------------------------------------
 
 echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, one and three arbiter replicas (clients/e2e/wire.sh)"
 # Each stack plays the 12 recorded sessions through its real SDK; the checker's verdict is

@@ -10,6 +10,12 @@ and acknowledges each on standard output:
     cut       closes every open connection and stops listening: connecting is refused
               (ECONNREFUSED) until ``restore``; prints ``cut``
     restore   listens again on the same port; prints ``restored``
+    drop-reply  drops the next reply from the server: the connection that next carries a
+              response's HTTP/2 HEADERS frame (a gRPC reply begins with one) is reset
+              instead of forwarding it, so the request reached the server and its answer
+              never reaches the client; prints ``armed`` at once and ``dropped`` when it
+              happened. Meant for a client with one connection and no stream open
+              (no Watch), so that the next reply is the one of its next request.
 
 It exits at the end of standard input. Standard library only (asyncio), so it runs on
 any python3 >= 3.8.
@@ -28,6 +34,8 @@ class Proxy:
         self.port = 0
         self.server: Optional[asyncio.AbstractServer] = None
         self.writers: Set[asyncio.StreamWriter] = set()
+        self.drop_next = False  # drop-reply armed
+        self.on_drop = None  # called once a reply was dropped
 
     async def listen(self) -> None:
         self.server = await asyncio.start_server(self.handle, "127.0.0.1", self.port, reuse_address=True)
@@ -65,7 +73,29 @@ class Proxy:
                     w.transport.abort()
                 self.writers -= pair
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        async def replies(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            """Server to client, frame by frame (HTTP/2: a 9-byte header, then the
+            payload), so that drop-reply can cut before a response's HEADERS."""
+            try:
+                while True:
+                    head = await src.readexactly(9)
+                    body = await src.readexactly(int.from_bytes(head[:3], "big"))
+                    stream = int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
+                    if self.drop_next and head[3] == 0x1 and stream != 0:  # HEADERS of a reply
+                        self.drop_next = False
+                        if self.on_drop is not None:
+                            self.on_drop()
+                        break
+                    dst.write(head + body)
+                    await dst.drain()
+            except (OSError, asyncio.IncompleteReadError, asyncio.CancelledError):
+                pass
+            finally:
+                for w in pair:
+                    w.transport.abort()
+                self.writers -= pair
+
+        await asyncio.gather(pipe(reader, up_writer), replies(up_reader, writer))
 
 
 async def main() -> int:
@@ -85,6 +115,10 @@ async def main() -> int:
         if cmd == "cut":
             await proxy.cut()
             print("cut", flush=True)
+        elif cmd == "drop-reply":
+            proxy.drop_next = True
+            proxy.on_drop = lambda: print("dropped", flush=True)
+            print("armed", flush=True)
         elif cmd == "restore":
             if proxy.server is None:
                 await proxy.listen()

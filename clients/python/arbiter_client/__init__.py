@@ -9,7 +9,8 @@ function call a realtime voice agent's model issues.
 - :class:`SessionCore` is the provider-neutral core under both (an outbox that delivers
   what the model session did, in order, with its age; the commit rule; Decide/Complete;
   the Watch): an adapter for another provider calls its methods.
-- :class:`ArbiterClient` is the API over grpc.aio, with typed errors and retries.
+- :class:`ArbiterClient` is the API over grpc.aio, with typed errors (the standard
+  error details), the service config's retries, TLS, tokens and trace context.
 - :mod:`arbiter_client.v1` holds the generated messages and stubs.
 """
 
@@ -24,9 +25,10 @@ from .actions import (
     RunUpdate,
     SendFunctionResponse,
     SendNote,
+    SessionLost,
     Skip,
 )
-from .client import USER_AGENT, ArbiterClient, RetryPolicy
+from .client import USER_AGENT, ArbiterClient, RetryPolicy, service_config
 from .errors import (
     AbortedError,
     ArbiterError,
@@ -35,6 +37,8 @@ from .errors import (
     InvalidArgumentError,
     NotFoundError,
     ResourceExhaustedError,
+    SessionLostError,
+    UnauthenticatedError,
     UnavailableError,
 )
 from .core import SessionCore, UndeliveredEventsError
@@ -66,8 +70,12 @@ __all__ = [
     "SendFunctionResponse",
     "SendNote",
     "SessionCore",
+    "SessionLost",
+    "SessionLostError",
     "Skip",
+    "UnauthenticatedError",
     "UnavailableError",
     "UndeliveredEventsError",
     "__version__",
+    "service_config",
 ]

@@ -6,7 +6,7 @@ Each is a frozen dataclass; dispatch on its type (``match action: case Execute()
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Literal, Optional, Union
+from typing import Any, Dict, Literal, Optional, Tuple, Union
 
 from .errors import ArbiterError
 
@@ -42,7 +42,7 @@ class Execute:
     side_effect: bool
     business_key: str = ""
     tool: str = ""
-    args: Dict[str, Any] = field(default=None)  # type: ignore[assignment]
+    args: Dict[str, Any] = None  # type: ignore[assignment]  # the call's, set in __post_init__
     run_id: str = ""
 
     def __post_init__(self) -> None:
@@ -165,4 +165,30 @@ class RunUpdate:
     seq: int = 0
 
 
-Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip, RunUpdate]
+@dataclass(frozen=True)
+class SessionLost:
+    """The arbiter's store lost this session (DATA_LOSS, reason SESSION_LOST: a Redis
+    restarted without persistence): ``epoch`` is the lifetime that is gone. The
+    session was not started again silently, and nothing of it is known any more:
+
+    - ``call_ids``: the calls registered in the lost epoch and not answered yet. Their
+      outcome is unknown: never tell the model they were not done; answer them (or tell
+      the user) from what your backend knows.
+    - ``job_ids``: their jobs. The adapter has already released the undecided ones (an
+      :class:`AbortPrepare` or :class:`Cancel` each, never a :class:`Commit`); a job
+      you were told to commit may or may not have been performed by your backend, and
+      its outcome can no longer be reported to the arbiter.
+
+    Events observed from now on are refused the same way (their futures raise
+    :class:`~arbiter_client.errors.SessionLostError`) until you report the connection
+    again (``reconnect`` / ``connection_opened``): Connect with the lost epoch answers
+    SESSION_STATE_LOST and the adapter goes on in the session's new epoch.
+    ``cause`` is the refused RPC's error (None when Connect found the loss)."""
+
+    epoch: str
+    call_ids: Tuple[str, ...] = ()
+    job_ids: Tuple[str, ...] = ()
+    cause: Optional[ArbiterError] = None
+
+
+Action = Union[Execute, AbortPrepare, Commit, Cancel, SendFunctionResponse, SendNote, Skip, RunUpdate, SessionLost]

@@ -22,7 +22,13 @@ not ask for: a server going away) is retried after a backoff (the client's
 it lands or the session closes; the later events wait behind it. Any other error (the
 arbiter refused the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
 RESOURCE_EXHAUSTED, ...) is logged and the event dropped. A function call without an id
-is retried only on ABORTED (the arbiter would mint a second id for a repeat). Each
+is retried only on ABORTED (the arbiter would mint a second id for a repeat). Every
+other event carries an ``event_id`` assigned once when it is observed and sent again on
+every redelivery (and on gRPC's own retries, see :mod:`arbiter_client.client`), so an
+attempt whose answer was lost is recognised by the arbiter (``repeat=true``: treated as
+delivered, its effects come from the effect log: the Watch, or a Poll when the Watch is
+off) instead of being applied twice. A server's RetryInfo sets the pause (0, a replica
+shutting down: at once). Each
 event method returns a future that resolves once its event was delivered and what came
 back was handed out: await it, or not (a receive loop should not: it would stamp the
 next messages late); it raises the error of a dropped event.
@@ -35,6 +41,16 @@ asks Decide again, acting on that answer: COMMIT, CANCEL, or PENDING (it goes on
 long-polling). If the session closes before they are delivered, the job is released and
 completed as failed: never a commit on a timeline that may miss an event. A Decide that
 fails is never a commit either.
+
+**A lost session.** The core keeps the epoch Connect returned and names it in its
+events. When the arbiter's store lost the session (a volatile Redis restarted), such an
+event is refused with DATA_LOSS (reason SESSION_LOST) instead of starting a new session
+silently: the core hands out one :class:`~arbiter_client.actions.SessionLost` (the calls
+of the lost epoch still unanswered, whose outcome is unknown, and their jobs), releases
+every undecided job (AbortPrepare / Cancel, never a Commit), and the event's future
+raises :class:`~arbiter_client.errors.SessionLostError`; so do the events after it, until
+the agent reports the connection again (:meth:`SessionCore.connection_opened`): Connect
+with the lost epoch answers SESSION_STATE_LOST and the core goes on in the new epoch.
 """
 
 from __future__ import annotations
@@ -77,10 +93,11 @@ from .actions import (
     Scheduling,
     SendFunctionResponse,
     SendNote,
+    SessionLost,
     Skip,
 )
 from .client import ArbiterClient, RetryPolicy
-from .errors import ArbiterError, FailedPreconditionError, NotFoundError
+from .errors import ArbiterError, FailedPreconditionError, NotFoundError, SessionLostError
 from .v1 import arbiter_pb2 as pb
 
 log = logging.getLogger("arbiter_client")
@@ -130,6 +147,10 @@ RETRIED_CODES: FrozenSet[grpc.StatusCode] = frozenset(
     }
 )
 _ABORTED_ONLY: FrozenSet[grpc.StatusCode] = frozenset({grpc.StatusCode.ABORTED})
+#: The codes on which a job's Decide is asked again (see ``SessionCore._decide``).
+_DECIDE_RETRIED: FrozenSet[grpc.StatusCode] = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+)
 
 
 @dataclass
@@ -238,9 +259,14 @@ class _Outbox:
     ``settled`` those delivered or dropped: always a prefix, since delivery is FIFO."""
 
     def __init__(
-        self, policy: RetryPolicy, busy: Callable[[int], None], before: Callable[[], Awaitable[None]]
+        self,
+        policy: RetryPolicy,
+        busy: Callable[[int], None],
+        before: Callable[[], Awaitable[None]],
+        lost: Callable[[SessionLostError], Awaitable[None]],
     ) -> None:
         self._policy = policy
+        self._lost = lost  # an event refused with SESSION_LOST, before its future fails
         self._busy = busy  # +1 / -1 around each attempt (the Watch holds its effects meanwhile)
         self._before = before  # run before each attempt (ConfigureSession, once); fails like it
         self._queue: Deque[_Event] = deque()
@@ -335,6 +361,7 @@ class _Outbox:
         the reply's effects is part of it (an error there is returned, not retried)."""
         p = self._policy
         delay = p.initial_backoff
+        first = True  # the first failure of this event
         while True:
             age = time.monotonic() - ev.observed
             self._busy(+1)
@@ -345,9 +372,15 @@ class _Outbox:
                     resp = await ev.send(_duration(age))
                 except Exception as err:  # noqa: BLE001 - classified below
                     if not (isinstance(err, ArbiterError) and err.code in ev.retried):
+                        if isinstance(err, SessionLostError):
+                            await self._lost(err)
                         log.error("arbiter: %s (observed %.3fs ago) dropped: %s", ev.what, age, err)
                         return err
                     pause = delay * random.uniform(0.5, 1.0)
+                    if err.retry_delay is not None:
+                        # The server says when: 0 (a replica draining) means now, once.
+                        pause = 0.0 if err.retry_delay == 0 and first else max(err.retry_delay, pause)
+                    first = False
                     log.warning("arbiter: %s (observed %.3fs ago): %s; retrying in %.2fs", ev.what, age, err, pause)
                 else:
                     try:
@@ -449,7 +482,9 @@ class SessionCore:
         self._flush_task: Optional[asyncio.Task] = None
         self._flushing = asyncio.Lock()
         self._inflight = 0  # unary RPCs (with their effects) under way
-        self._outbox = _Outbox(client.retry, self._busy, self._configure)
+        self._call_jobs: Dict[str, str] = {}  # call id -> job id ("" for none), of the current epoch
+        self._lost_epochs: Set[str] = set()  # epochs whose loss was handed out
+        self._outbox = _Outbox(client.retry, self._busy, self._configure, self._session_lost)
 
     # --- what happened in the model session (stamped now, delivered in order) --------
 
@@ -560,12 +595,15 @@ class SessionCore:
         if not ids:
             return _done()
         why = _CANCELLATION_REASON[reason]
+        event_id = self._client.new_event_id()  # once per observed event: the same on every redelivery
 
         async def send(age: duration_pb2.Duration) -> pb.ReportToolCallCancellationResponse:
-            req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age, reason=why)
+            req = pb.ReportToolCallCancellationRequest(session_id=self.session_id, call_ids=ids, age=age, reason=why,
+                                                       event_id=event_id)
             return await self._client.report_tool_call_cancellation(req, retry=False)
 
-        return self._outbox.put(f"ReportToolCallCancellation({','.join(ids)})", send, self._handed_out)
+        return self._outbox.put(f"ReportToolCallCancellation({','.join(ids)}, event {event_id})", send,
+                                self._handed_out)
 
     async def reconnect(self, connection_id: str) -> None:
         """Reports that the agent now talks to the model over a new connection (a
@@ -587,10 +625,12 @@ class SessionCore:
 
         Connect returns the session's epoch; the core names it in every later event
         (RegisterCall, ReportSpeech, ReportTranscript, ConfigureSession), so a session
-        its store lost answers DATA_LOSS (the event is dropped, logged) instead of
-        starting again silently. A Connect naming an epoch the store lost answers
-        SESSION_STATE_LOST: logged, and the core goes on in the new epoch (every call of
-        the lost one has an unknown outcome)."""
+        its store lost answers DATA_LOSS instead of starting again silently: the core
+        hands out :class:`~arbiter_client.actions.SessionLost` and that event's future
+        raises :class:`~arbiter_client.errors.SessionLostError` (see the module doc). A
+        Connect naming an epoch the store lost answers SESSION_STATE_LOST: SessionLost
+        too (once per epoch), and the core goes on in the new epoch (every call of the
+        lost one has an unknown outcome)."""
         self._model_speaking = False  # a new connection: nothing is playing
 
         async def send(_age: duration_pb2.Duration) -> pb.ConnectResponse:
@@ -603,6 +643,8 @@ class SessionCore:
             if resp.state == pb.SESSION_STATE_LOST:
                 log.error("arbiter: session %s: its store lost epoch %s; going on in epoch %s (the outcome of every "
                           "call made in the lost epoch is unknown)", self.session_id, self.epoch, resp.epoch)
+                await self._session_lost(None)
+                self._call_jobs.clear()  # a new lifetime: the calls of the lost one are not its own
             if resp.epoch:
                 self.epoch = resp.epoch
             await self._handed_out(resp)
@@ -646,7 +688,7 @@ class SessionCore:
         session takes response scheduling, it comes back as a non-final
         :class:`SendFunctionResponse` (``will_continue=True``) per live NON_BLOCKING call
         id of the job; otherwise the arbiter drops it."""
-        req = pb.ReportProgressRequest(session_id=self.session_id, job_id=job_id)
+        req = pb.ReportProgressRequest(session_id=self.session_id, job_id=job_id, event_id=self._client.new_event_id())
         if result:
             req.result.update(dict(result))
         await self._configure()
@@ -707,35 +749,74 @@ class SessionCore:
 
     # --- internals ---------------------------------------------------------------
 
+    async def _session_lost(self, err: Optional[SessionLostError]) -> None:
+        """The store lost the session's current epoch (``err``: the refused event's
+        error; None: Connect said so). Once per epoch: releases every undecided job
+        (never a commit) and hands out :class:`SessionLost` with the calls still
+        unanswered and their jobs."""
+        epoch = self.epoch
+        if epoch in self._lost_epochs:
+            return
+        self._lost_epochs.add(epoch)
+        pending = [c for c in self._call_jobs if c not in self._answered and c not in self._dead]
+        jobs = sorted({self._call_jobs[c] for c in pending if self._call_jobs[c]} |
+                      {j.id for j in self._jobs.values() if not j.settled})
+        log.error("arbiter: session %s: the arbiter's store lost epoch %s; %d call(s) of unknown outcome (%s), "
+                  "job(s) %s; releasing the undecided ones", self.session_id, epoch or "(none)", len(pending),
+                  ", ".join(pending) or "none", ", ".join(jobs) or "none")
+        reason = "the arbiter's store lost the session: nothing was decided"
+        for job in list(self._jobs.values()):
+            if job.settled:
+                continue
+            job.settled = True
+            if job.task is not None and job.task is not asyncio.current_task():
+                job.task.cancel()
+            await self._emit(Cancel(job.id, reason, err) if job.prepared.is_set() else AbortPrepare(job.id, reason, err))
+        await self._emit(SessionLost(epoch, tuple(pending), tuple(jobs), err))
+
     def _busy(self, n: int) -> None:
         self._inflight += n
 
     def _speech(self, event: "pb.SpeechEvent", utterance_id: str = "") -> "asyncio.Future[None]":
+        event_id = self._client.new_event_id()  # once per observed event: the same on every redelivery
+
         async def send(age: duration_pb2.Duration) -> pb.ReportSpeechResponse:
             req = pb.ReportSpeechRequest(session_id=self.session_id, event=event, age=age, epoch=self.epoch,
-                                         utterance_id=utterance_id)
+                                         utterance_id=utterance_id, event_id=event_id)
             return await self._client.report_speech(req, retry=False)
 
         what = pb.SpeechEvent.Name(event) + (f", {utterance_id}" if utterance_id else "")
-        return self._outbox.put(f"ReportSpeech({what})", send, self._handed_out)
+        return self._outbox.put(f"ReportSpeech({what}, event {event_id})", send, self._handed_out)
 
     def _transcript(self, role: "pb.Role", text: str, *, interim: bool, utterance_id: str = "") -> "asyncio.Future[None]":
+        event_id = self._client.new_event_id()  # once per observed event: the same on every redelivery
+
         async def send(age: duration_pb2.Duration) -> pb.ReportTranscriptResponse:
             req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age,
-                                             epoch=self.epoch, utterance_id=utterance_id)
+                                             epoch=self.epoch, utterance_id=utterance_id, event_id=event_id)
             return await self._client.report_transcript(req, retry=False)
 
         who = "user" if role == pb.ROLE_USER else "model"
-        return self._outbox.put(f"ReportTranscript({who}{', interim' if interim else ''}: {text[:40]!r})",
-                                send, self._handed_out)
+        return self._outbox.put(f"ReportTranscript({who}{', interim' if interim else ''}: {text[:40]!r}, "
+                                f"event {event_id})", send, self._handed_out)
 
     async def _handed_out(self, resp: Any) -> None:
-        """What a delivered event's reply made due."""
+        """What a delivered event's reply made due. ``repeat=true``: the event had been
+        applied by an attempt whose answer was lost; its effects are in the session's
+        effect log, which the Watch streams (or, with the Watch off, a Poll after the
+        highest seq acted on hands out)."""
         self._start_watch()
+        if getattr(resp, "repeat", False):
+            log.info("arbiter: session %s: an event was applied before (repeat): not applied again", self.session_id)
+            if not self.watch:
+                await self.poll()
+            return
         await self._effects(resp.effects)
 
     async def _registered(self, resp: pb.RegisterCallResponse, name: str, args: Dict[str, Any]) -> None:
         self._start_watch()
+        if resp.call_id:
+            self._call_jobs.setdefault(resp.call_id, resp.job_id)
         # DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in
         # effects. EXECUTE runs job_tool with job_args: the call's own, except for a
         # confirmation call that confirmed a run, which executes the run's tool.
@@ -912,6 +993,8 @@ class SessionCore:
             release: Action = Cancel(job.id, reason, cause) if job.prepared.is_set() else AbortPrepare(job.id, reason, cause)
             try:
                 await self._emit(release)
+                if isinstance(err, NotFoundError) and err.reason == "SESSION_NOT_FOUND":
+                    return  # no session to report into (expired, or its store lost it)
                 await self._complete(job.id, pb.OUTCOME_FAILED, error=error)
             except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
                 log.exception("arbiter: reporting job %s as failed", job.id)
@@ -933,8 +1016,20 @@ class SessionCore:
         prepare runs it asks with prepared=false, and re-asks with prepared=true the
         moment the app reports it. A COMMIT is acted on only if every event observed
         before it arrived had been delivered before this Decide was sent; otherwise it
-        waits for them and asks again (the commit rule, see the module doc)."""
+        waits for them and asks again (the commit rule, see the module doc).
+
+        A Decide that fails with UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED after the
+        service config's attempts (a store outage longer than they last, a replica
+        draining with no other to answer) is asked again, backing off as the client's
+        :class:`RetryPolicy` says, until ``max_elapsed`` seconds have passed since the
+        first such failure in a row; then its error is raised (the job is released,
+        never committed). Decide changes nothing but the prepared flag: asking again is
+        safe."""
         await self._configure()
+        loop = asyncio.get_running_loop()
+        policy = self._client.retry
+        failing: Optional[float] = None  # when the failures in a row began
+        delay = policy.initial_backoff
         while True:
             prepared = job.prepared.is_set()
             asked = self._outbox.settled  # every event up to here was delivered before this Decide
@@ -953,8 +1048,23 @@ class SessionCore:
                     if not decide.done():
                         continue  # prepared meanwhile: ask again with prepared=true
                 resp = await decide
+            except ArbiterError as err:
+                if err.code not in _DECIDE_RETRIED:
+                    raise
+                now = loop.time()
+                failing = now if failing is None else failing
+                pause = delay * random.uniform(0.5, 1.0)
+                if err.retry_delay is not None:
+                    pause = max(err.retry_delay, pause)
+                if now - failing + pause > policy.max_elapsed:
+                    raise
+                log.warning("arbiter: job %s: %s; asking again in %.2fs", job.id, err, pause)
+                await asyncio.sleep(pause)
+                delay = min(delay * policy.multiplier, policy.max_backoff)
+                continue
             finally:
                 decide.cancel()  # a no-op once it is done
+            failing, delay = None, policy.initial_backoff
             if resp.decision == pb.DECISION_COMMIT:
                 observed = self._outbox.observed  # every event observed before the COMMIT arrived
                 if asked < observed:

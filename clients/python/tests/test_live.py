@@ -33,10 +33,11 @@ from arbiter_client import (  # noqa: E402
     Skip,
     UnavailableError,
 )
-from arbiter_client.errors import ArbiterError  # noqa: E402
+from arbiter_client.errors import ERROR_DOMAIN, ArbiterError, details_of  # noqa: E402
+from arbiter_client.rpc import error_details_pb2, status_pb2  # noqa: E402
 from arbiter_client.v1 import arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc  # noqa: E402
 
-logging.getLogger("arbiter_client").setLevel(logging.ERROR)  # retries log warnings
+logging.getLogger("arbiter_client").setLevel(int(os.environ.get("PYLOG", logging.ERROR)))  # retries log warnings
 FAST = RetryPolicy(initial_backoff=0.01, max_backoff=0.02, max_elapsed=0.5)
 
 
@@ -545,15 +546,40 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
 
 
 class ErrorTest(unittest.TestCase):
-    def test_field_parsing(self):
-        cases = {
-            'call_id: "a b" must be 1-128 characters': "call_id",
-            'call_ids[2]: "" must be': "call_ids[2]",
-            "tools[x].name: bad": None,  # not a request field path
-            'session "s" has 9 calls, the most one session may hold': None,
-        }
-        for msg, field in cases.items():
-            self.assertEqual(ArbiterError(grpc.StatusCode.INVALID_ARGUMENT, msg).field, field, msg)
+    """The details are read from the google.rpc.Status trailer, not from the message."""
+
+    @staticmethod
+    def trailer(*details):
+        st = status_pb2.Status(code=3, message="whatever the text says")
+        for d in details:
+            st.details.add().Pack(d)
+        return (("grpc-status-details-bin", st.SerializeToString()),)
+
+    def test_details_decoded(self):
+        info = error_details_pb2.ErrorInfo(reason="INVALID_FIELD", domain=ERROR_DOMAIN, metadata={"field": "call_ids[1]"})
+        bad = error_details_pb2.BadRequest()
+        bad.field_violations.add(field="call_ids[1]", description="must be 1-128 characters")
+        bad.field_violations.add(field="age", description="negative")
+        got = details_of(self.trailer(info, bad))
+        err = ArbiterError(grpc.StatusCode.INVALID_ARGUMENT, 'age: "x" is bad', "ReportToolCallCancellation", **got)
+        self.assertEqual((err.reason, err.domain, err.field, err.retry_delay),
+                         ("INVALID_FIELD", ERROR_DOMAIN, "call_ids[1]", None))  # the first violation, not the message
+        self.assertEqual(err.violations, [("call_ids[1]", "must be 1-128 characters"), ("age", "negative")])
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(100)
+        err = ArbiterError(grpc.StatusCode.UNAVAILABLE, "store down", **details_of(
+            self.trailer(error_details_pb2.ErrorInfo(reason="STORE_UNAVAILABLE", domain=ERROR_DOMAIN), retry)))
+        self.assertEqual((err.reason, err.field, err.retry_delay), ("STORE_UNAVAILABLE", None, 0.1))
+        # ErrorInfo's field when there is no BadRequest (NOT_FOUND naming job_id).
+        got = details_of(self.trailer(error_details_pb2.ErrorInfo(reason="JOB_NOT_FOUND", metadata={"field": "job_id"})))
+        self.assertEqual(ArbiterError(grpc.StatusCode.NOT_FOUND, "", **got).field, "job_id")
+
+    def test_no_details(self):
+        # A message that looks like "field: ..." names no field by itself any more.
+        err = ArbiterError(grpc.StatusCode.INVALID_ARGUMENT, 'call_id: "a b" must be 1-128 characters')
+        self.assertEqual((err.field, err.reason, err.retry_delay, err.violations), (None, None, None, []))
+        self.assertEqual(details_of(()), {})
+        self.assertEqual(details_of((("grpc-status-details-bin", b"\xff\xff not a Status"),)), {})
 
 
 @unittest.skipUnless(os.environ.get("ARBITER_TARGET"), "set ARBITER_TARGET to a running arbiter")
@@ -571,18 +597,21 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(InvalidArgumentError) as cm:
             await self.client.register_call(pb.RegisterCallRequest(session_id=sid, call_id="bad id", tool="book_slot"))
         self.assertEqual((cm.exception.field, cm.exception.code), ("call_id", grpc.StatusCode.INVALID_ARGUMENT))
+        self.assertEqual((cm.exception.reason, cm.exception.domain), ("INVALID_FIELD", ERROR_DOMAIN))
+        self.assertEqual([f for f, _ in cm.exception.violations], ["call_id"])
         with self.assertRaises(NotFoundError) as cm:
             await self.client.get_session(pb.GetSessionRequest(session_id=f"{sid}-none"))
+        self.assertEqual(cm.exception.reason, "SESSION_NOT_FOUND")
         req = pb.RegisterCallRequest(session_id=sid, call_id="fc_1", tool="book_slot")
         req.args.update({"slot": "tomorrow 3pm"})  # its key argument: a call without one is rejected, no job
         reg = await self.client.register_call(req)
         self.assertEqual(reg.disposition, pb.DISPOSITION_EXECUTE)
         with self.assertRaises(NotFoundError) as cm:
             await self.client.decide(pb.DecideRequest(session_id=sid, job_id="job-404"))
-        self.assertEqual(cm.exception.field, "job_id")
+        self.assertEqual((cm.exception.field, cm.exception.reason), ("job_id", "JOB_NOT_FOUND"))
         with self.assertRaises(FailedPreconditionError) as cm:
             await self.client.complete(pb.CompleteRequest(session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_COMMITTED))
-        self.assertEqual(cm.exception.field, "outcome")
+        self.assertEqual((cm.exception.field, cm.exception.reason), ("outcome", "JOB_STATE_CONFLICT"))
         with self.assertRaises(InvalidArgumentError) as cm:
             await self.client.configure_session(pb.ConfigureSessionRequest(session_id=sid, language="not a tag"))
         self.assertEqual(cm.exception.field, "language")
