@@ -371,7 +371,7 @@ func parseDateNum(w string) (dateNum, bool) {
 		return d, true
 	}
 	switch rest {
-	case "er", "re", "o", "ro", "º", "ª", "eme":
+	case "er", "re", "o", "ro", "a", "eme": // "1º", "1ª" come NFKC-normalised: "1o", "1a"
 		d.day = true
 		return d, true
 	}

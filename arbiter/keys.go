@@ -11,6 +11,8 @@ import (
 	"github.com/olebedev/when"
 	"github.com/olebedev/when/rules/common"
 	"github.com/olebedev/when/rules/en"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // dates is the natural-language date parser behind `as: datetime`
@@ -57,13 +59,13 @@ func canonical(v any, as KeyAs, lang string, now time.Time) string {
 		case float64:
 			return strconv.FormatFloat(n, 'g', -1, 64)
 		case string:
-			if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(speech.Normalize(n)), 64); err == nil {
 				return strconv.FormatFloat(f, 'g', -1, 64)
 			}
 		}
 	case KeyDatetime:
 		if s, ok := v.(string); ok {
-			if t, ok := parseDate(s, lang, now.UTC().Truncate(time.Minute)); ok {
+			if t, ok := parseDate(speech.Normalize(s), lang, now.UTC().Truncate(time.Minute)); ok {
 				return t
 			}
 		}
@@ -122,11 +124,13 @@ func parseDate(text, lang string, at time.Time) (string, bool) {
 	return v.key, v.ok
 }
 
-// normText trims, case-folds and collapses white space.
+// normText is the text key of a value: speech.Normalize (format characters such as a
+// zero-width space dropped, Unicode NFKC: a no-break space is a space, fullwidth
+// digits are ASCII), then lower case with white space trimmed and collapsed.
 func normText(v any) string {
 	s, ok := v.(string)
 	if !ok {
 		s = fmt.Sprint(v)
 	}
-	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	return strings.Join(strings.Fields(strings.ToLower(speech.Normalize(s))), " ")
 }

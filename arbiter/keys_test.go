@@ -252,3 +252,44 @@ func FuzzTranslateDate(f *testing.F) {
 		}
 	})
 }
+
+// TestBusinessKeyNormalised (issue 13 follow-up): a key argument that differs only by
+// format characters, no-break spaces or fullwidth forms is the same key, for text,
+// datetime and number arguments alike; `as: exact` stays exact.
+func TestBusinessKeyNormalised(t *testing.T) {
+	key := func(as KeyAs, v any) string {
+		return BusinessKey(&Tool{Name: "t", Key: []KeyArg{{Arg: "a", As: as}}}, map[string]any{"a": v}, "", "", t0)
+	}
+	cases := []struct {
+		as   KeyAs
+		a, b any
+		want string // the key of both; "" when they must differ
+	}{
+		{KeyDatetime, "tomorrow 3\u00a0pm", "tomorrow 3 pm", "t(a=2026-10-02T15:00)"},
+		{KeyDatetime, "tomorrow ３pm", "tomorrow 3pm", "t(a=2026-10-02T15:00)"},
+		{KeyDatetime, "ｔｏｍｏｒｒｏｗ　３：００ ｐｍ", "tomorrow 3:00 pm", "t(a=2026-10-02T15:00)"}, // fullwidth, ideographic space
+		{KeyDatetime, "tomor\u200brow 3pm", "tomorrow 3pm", "t(a=2026-10-02T15:00)"},
+		{KeyDatetime, "\ufefftomorrow at 3\u202fp.m.", "tomorrow at 3 p.m.", "t(a=2026-10-02T15:00)"},
+		{KeyText, "Ada\u00a0Lovelace", "ada lovelace", "t(a=ada lovelace)"},
+		{KeyText, "Ada Love\u00adlace", "Ada Lovelace", "t(a=ada lovelace)"},
+		{KeyText, "ＲＯＯＭ ４", "room 4", "t(a=room 4)"},
+		{KeyText, "\u200eroom 4\u200f", "room 4", "t(a=room 4)"},
+		{KeyNumber, "４２", 42.0, "t(a=42)"},
+		{KeyNumber, "\u200b42\u00a0", "42", "t(a=42)"},
+		{KeyExact, "ＡＢ", "AB", ""},
+		{KeyText, "room 4", "room 5", ""},
+	}
+	for _, c := range cases {
+		a, b := key(c.as, c.a), key(c.as, c.b)
+		switch {
+		case c.want == "" && a == b:
+			t.Errorf("%s %q and %q: one key %q, want two", c.as, c.a, c.b, a)
+		case c.want != "" && (a != c.want || b != c.want):
+			t.Errorf("%s %q -> %q and %q -> %q, want both %q", c.as, c.a, a, c.b, b, c.want)
+		}
+	}
+	// In a Spanish session too.
+	if a, b := BusinessKey(bookSlotTool(), map[string]any{"slot": "mañana a las ３\u00a0pm"}, "", "es", t0), BusinessKey(bookSlotTool(), map[string]any{"slot": "mañana a las 3pm"}, "", "es", t0); a != b {
+		t.Errorf("es: %q and %q", a, b)
+	}
+}

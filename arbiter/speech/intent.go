@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
 
 // Intent is what a user utterance means for a pending job.
@@ -33,8 +32,9 @@ const (
 	IntentUnknown Intent = "unknown"
 )
 
-// Phrases are one language's intent phrases. Matching is on whole words, after Unicode
-// NFC normalisation and case folding, with apostrophes dropped ("don’t" = "dont").
+// Phrases are one language's intent phrases. Matching is on whole words, after
+// Normalize (format characters dropped, Unicode NFKC) and case folding, with
+// apostrophes dropped ("don’t" = "dont", "sto\u200bp" = "stop").
 type Phrases struct {
 	// Stop phrases cancel: "stop", "don't", "never mind".
 	Stop []string
@@ -88,14 +88,15 @@ var DefaultPhrases = map[string]Phrases{
 // golang.org/x/text/cases keeps no state (fold.go: caseFolder is a NopResetter).
 var folder = cases.Fold()
 
-// Words normalises text for intent matching: Unicode NFC, case folding, apostrophes
-// dropped, split into words of letters and digits. It takes time linear in len(text)
-// and is safe for concurrent use; the caller owns the returned slice.
+// Words normalises text for intent matching: Normalize (format characters dropped,
+// Unicode NFKC), case folding, apostrophes dropped, split into words of letters and
+// digits. It takes time linear in len(text) and is safe for concurrent use; the caller
+// owns the returned slice.
 func Words(text string) []string {
 	if w, ok := asciiWords(text); ok {
 		return w
 	}
-	s := norm.NFC.String(text)
+	s := Normalize(text)
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -235,7 +236,7 @@ func Classify(text string, p Phrases) (Intent, string) {
 	if amendAt >= 0 && amendLen >= len(words) {
 		amendAt = -1 // a marker alone ("make it") carries no new details
 	}
-	question := strings.Contains(text, "?") || questionWords[words[0]]
+	question := strings.ContainsAny(text, "?？") || questionWords[words[0]]
 	if amendAt < 0 && len(p.WeakAmend) > 0 && !question {
 		if at, weak, n := lastIndex(words, indexPhrases(p.WeakAmend)); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
 			amendAt, amend = at, weak
