@@ -24,10 +24,13 @@ import (
 //
 // Normalize is pure, idempotent (Normalize(Normalize(s)) == Normalize(s)) and safe for
 // concurrent use; it takes time linear in len(text). ASCII text is returned as is, with
-// no allocation. Invalid UTF-8 bytes become U+FFFD, as NFKC does.
+// no allocation. A run of invalid UTF-8 bytes becomes one U+FFFD.
 func Normalize(text string) string {
 	if isASCII(text) {
 		return text
+	}
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
 	if strings.IndexFunc(text, isFormat) >= 0 {
 		text = strings.Map(func(r rune) rune {

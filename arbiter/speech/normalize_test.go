@@ -11,24 +11,26 @@ import (
 func TestNormalize(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"stop", "stop"},
-		{"sto\u200bp", "stop"},              // zero-width space
-		{"sto\u200cp", "stop"},              // zero-width non-joiner
-		{"sto\u200dp", "stop"},              // zero-width joiner
-		{"\ufeffstop", "stop"},              // byte-order mark
-		{"sto\u00adp", "stop"},              // soft hyphen
-		{"\u200estop\u200f", "stop"},        // bidi marks
-		{"\u202bstop\u202c", "stop"},        // bidi embedding
-		{"\u2066stop\u2069", "stop"},        // bidi isolate
-		{"sto\u2060p", "stop"},              // word joiner
-		{"3\u00a0pm", "3 pm"},               // no-break space
-		{"3\u202fpm", "3 pm"},               // narrow no-break space
-		{"３ｐｍ", "3pm"},                     // fullwidth
-		{"ＳＴＯＰ", "STOP"},                   // fullwidth letters; case is kept
-		{"ﬁne", "fine"},                     // ligature
-		{"arre\u0302te", "arrête"},          // composed, as NFC does
-		{"Ａｃｔｕａｌｌｙ？", "Actually?"},        // fullwidth question mark
+		{"sto\u200bp", "stop"},                   // zero-width space
+		{"sto\u200cp", "stop"},                   // zero-width non-joiner
+		{"sto\u200dp", "stop"},                   // zero-width joiner
+		{"\ufeffstop", "stop"},                   // byte-order mark
+		{"sto\u00adp", "stop"},                   // soft hyphen
+		{"\u200estop\u200f", "stop"},             // bidi marks
+		{"\u202bstop\u202c", "stop"},             // bidi embedding
+		{"\u2066stop\u2069", "stop"},             // bidi isolate
+		{"sto\u2060p", "stop"},                   // word joiner
+		{"3\u00a0pm", "3 pm"},                    // no-break space
+		{"3\u202fpm", "3 pm"},                    // narrow no-break space
+		{"３ｐｍ", "3pm"},                           // fullwidth
+		{"ＳＴＯＰ", "STOP"},                         // fullwidth letters; case is kept
+		{"ﬁne", "fine"},                          // ligature
+		{"arre\u0302te", "arrête"},               // composed, as NFC does
+		{"Ａｃｔｕａｌｌｙ？", "Actually?"},               // fullwidth question mark
 		{"mañana a las 3pm", "mañana a las 3pm"}, // nothing to do
 		{"", ""},
+		{"a\xff\xfeb", "a\ufffdb"}, // invalid UTF-8
+		{"é\xff", "é\ufffd"},
 	}
 	for _, c := range cases {
 		if got := Normalize(c.in); got != c.want {
