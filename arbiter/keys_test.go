@@ -1,7 +1,9 @@
 package arbiter
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -292,4 +294,111 @@ func TestBusinessKeyNormalised(t *testing.T) {
 	if a, b := BusinessKey(bookSlotTool(), map[string]any{"slot": "mañana a las ３\u00a0pm"}, "", "es", t0), BusinessKey(bookSlotTool(), map[string]any{"slot": "mañana a las 3pm"}, "", "es", t0); a != b {
 		t.Errorf("es: %q and %q", a, b)
 	}
+}
+
+// TestBusinessKeyNonString (issue 13 follow-up): a key argument that is not a string
+// goes into the key as canonical JSON, whatever its KeyAs: object keys sorted, one
+// form per number (2 == 2.0), a list is a list (not Go's "[a b]", which was the key of
+// the string "[a b]" too). A string keys as before.
+func TestBusinessKeyNonString(t *testing.T) {
+	key := func(as KeyAs, v any) string {
+		return BusinessKey(&Tool{Name: "t", Key: []KeyArg{{Arg: "a", As: as}}}, map[string]any{"a": v}, "", "", t0)
+	}
+	for _, as := range []KeyAs{KeyText, KeyDatetime, KeyNumber, ""} {
+		for _, c := range []struct {
+			v    any
+			want string
+		}{
+			{2.0, "t(a=2)"},
+			{json.Number("2.0"), "t(a=2)"},
+			{2, "t(a=2)"},
+			{2.5, "t(a=2.5)"},
+			{1e21, "t(a=1e+21)"},
+			{math.Copysign(0, -1), "t(a=0)"},
+			{true, "t(a=true)"},
+			{false, "t(a=false)"},
+			{[]any{"a", "b"}, `t(a=["a","b"])`},
+			{[]any{2.0, json.Number("3.50")}, `t(a=[2,3.5])`},
+			{map[string]any{"b": 1.0, "a": []any{true}}, `t(a={"a":[true],"b":1})`},
+			{map[string]any{"z": map[string]any{"y": 2.0, "x": math.NaN()}}, `t(a={"z":{"x":"NaN","y":2}})`},
+			{[]any{}, "t(a=[])"},
+			{map[string]any{}, "t(a={})"},
+		} {
+			if as == KeyNumber {
+				if _, isNum := c.v.(float64); isNum {
+					continue // `as: number` prints a float64 itself (TestBusinessKeyOtherNormalisations)
+				}
+			}
+			if got := key(as, c.v); got != c.want {
+				t.Errorf("as %q: key of %#v = %q, want %q", as, c.v, got, c.want)
+			}
+		}
+	}
+	// A list and the string Go printed it as are two keys; an object's key order does
+	// not matter; strings key as before.
+	pairs := []struct {
+		a, b any
+		same bool
+	}{
+		{[]any{"a", "b"}, "[a b]", false},
+		{map[string]any{"x": 1.0, "y": 2.0}, map[string]any{"y": 2.0, "x": 1.0}, true},
+		{map[string]any{"x": 1.0}, map[string]any{"x": 1.5}, false},
+		{[]any{1.0, 2.0}, []any{2.0, 1.0}, false},
+		{true, "true", true}, // a text key folds case: "True" and true agree
+		{" Ada  Lovelace ", "ada lovelace", true},
+		{2.0, "2", true},
+	}
+	for _, p := range pairs {
+		if a, b := key(KeyText, p.a), key(KeyText, p.b); (a == b) != p.same {
+			t.Errorf("keys of %#v and %#v: %q and %q, same %v", p.a, p.b, a, b, p.same)
+		}
+	}
+	// With no key args, the whole args are canonical JSON too: a NaN no longer gives
+	// every such call the key "t".
+	whole := &Tool{Name: "t"}
+	if a, b := BusinessKey(whole, map[string]any{"n": math.NaN()}, "", "", t0), BusinessKey(whole, map[string]any{"n": 1.0}, "", "", t0); a == b || a != `t{"n":"NaN"}` {
+		t.Errorf("whole args with NaN %q, with 1 %q", a, b)
+	}
+	if got := BusinessKey(whole, nil, "", "", t0); got != "tnull" {
+		t.Errorf("no args: %q, want tnull (as before)", got)
+	}
+}
+
+// TestCanonicalJSONProperties: canonical JSON is deterministic, reads back as the same
+// value, and 2 and 2.0 (and json.Number spellings of one number) agree.
+func TestCanonicalJSONProperties(t *testing.T) {
+	var value func(depth int) *rapid.Generator[any]
+	value = func(depth int) *rapid.Generator[any] {
+		leaf := rapid.OneOf(
+			rapid.Map(rapid.Float64(), func(f float64) any { return f }),
+			rapid.Map(rapid.IntRange(-1000, 1000), func(i int) any { return float64(i) }),
+			rapid.Map(rapid.Bool(), func(b bool) any { return b }),
+			rapid.Map(rapid.String(), func(s string) any { return s }),
+		)
+		if depth == 0 {
+			return leaf
+		}
+		return rapid.OneOf(leaf,
+			rapid.Map(rapid.SliceOfN(value(depth-1), 0, 4), func(xs []any) any { return xs }),
+			rapid.Map(rapid.MapOfN(rapid.StringN(0, 4, -1), value(depth-1), 0, 4), func(m map[string]any) any { return m }),
+		)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		v := value(2).Draw(t, "v")
+		a := canonicalJSON(v)
+		if b := canonicalJSON(v); a != b {
+			t.Fatalf("canonicalJSON(%#v) = %s, then %s", v, a, b)
+		}
+		var back any
+		if err := json.Unmarshal([]byte(a), &back); err != nil {
+			t.Fatalf("canonicalJSON(%#v) = %s, not JSON: %v", v, a, err)
+		}
+		if again := canonicalJSON(back); again != a {
+			t.Fatalf("canonicalJSON(%#v) = %s, read back and encoded again %s", v, a, again)
+		}
+		n := rapid.IntRange(-1e6, 1e6).Draw(t, "n")
+		if x, y, z := canonicalJSON(float64(n)), canonicalJSON(json.Number(fmt.Sprintf("%d.0", n))), canonicalJSON(n); x != y || x != z {
+			t.Fatalf("%d: %s, %s, %s", n, x, y, z)
+		}
+	})
 }
