@@ -9,22 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/olebedev/when"
-	"github.com/olebedev/when/rules/common"
-	"github.com/olebedev/when/rules/en"
-
 	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
-
-// dates is the natural-language date parser behind `as: datetime`
-// (github.com/olebedev/when, English and common rules). A *when.Parser is safe for
-// concurrent use once built: Parse does not modify it.
-var dates = func() *when.Parser {
-	w := when.New(nil)
-	w.Add(en.All...)
-	w.Add(common.All...)
-	return w
-}()
 
 // BusinessKey returns the deduplication key of a call: the tool name plus the
 // policy's canonical arguments (a string as its KeyAs says, any other value as
@@ -178,9 +164,15 @@ type dateVal struct {
 const dateMemoSize = 4096
 
 // parseDate resolves text, in the session language lang, against at (a whole minute,
-// UTC) to "2006-01-02T15:04". English is parsed as written; Spanish, French and German
-// are put into English first (translateDate).
+// UTC) to a minute, "2006-01-02T15:04", or a day, "2006-01-02", when the text names no
+// time of day (readEnglishDate, dateparse.go: every word accounted for, the current
+// time of day never filled in); ok is false for a text that is not one date (a text
+// key). English is parsed as written; Spanish, French and German are put into English
+// first (translateDate). A zero at is no reference: ok is false.
 func parseDate(text, lang string, at time.Time) (string, bool) {
+	if at.IsZero() {
+		return "", false // when's Context.Time would read the clock
+	}
 	table, l := dateLanguage(lang)
 	k := dateKey{l, text, at}
 	dateMemo.Lock()
@@ -193,8 +185,8 @@ func parseDate(text, lang string, at time.Time) (string, bool) {
 	if table != nil {
 		in = translateDate(table, text)
 	}
-	if r, err := dates.Parse(in, at); err == nil && r != nil {
-		v = dateVal{r.Time.UTC().Format("2006-01-02T15:04"), true}
+	if key, ok := readEnglishDate(in, at); ok {
+		v = dateVal{key, true}
 	}
 	dateMemo.Lock()
 	if len(dateMemo.m) >= dateMemoSize {

@@ -31,8 +31,10 @@ const (
 	KeyText KeyAs = "text"
 	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm"; in a Spanish,
 	// French or German session its wordings too: "mañana a las 3pm") against the
-	// call's time to a minute ("2026-10-02T15:00"); unparseable text falls back to
-	// KeyText.
+	// call's time to a minute ("2026-10-02T15:00"), or to a day ("2026-10-02") when it
+	// names no time of day; a text the date rules do not read whole (every word but
+	// fillers such as "at" and "please": "tomorrow at 3", "next week") falls back to
+	// KeyText (dateparse.go).
 	KeyDatetime KeyAs = "datetime"
 	// KeyNumber parses a number and prints it canonically ("3.0" and "3" agree);
 	// unparseable values fall back to KeyText.
