@@ -563,7 +563,8 @@ func validateLanguage(lang string, ph speech.Phrases) error {
 	for _, l := range []struct {
 		name string
 		list []string
-	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend}} {
+	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}} {
 		if err := validatePhrases(l.list, field(at, l.name)...); err != nil {
 			return err
 		}

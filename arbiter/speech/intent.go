@@ -49,6 +49,15 @@ type Phrases struct {
 	// (at most four words besides the marker) that is not a question:
 	// "actually, Lyon" amends, "actually, what's the weather there?" does not.
 	WeakAmend []string
+	// NotStop phrases hold a stop or soft stop phrase's words without asking to stop
+	// ("don't stop", "don't forget"): a stop phrase that begins inside one, with no
+	// punctuation between its words, does not count ("Don't stop, book it." is no stop;
+	// "Don't! Stop!" is).
+	NotStop []string `json:",omitempty"`
+	// Correct markers correct the request when they begin a sentence that goes on
+	// past a comma ("not" in "Not Friday, Saturday"): the sentence amends, at the
+	// marker's place, as an Amend marker does.
+	Correct []string `json:",omitempty"`
 }
 
 // DefaultLanguage is the language of a session that does not say.
@@ -59,10 +68,14 @@ const DefaultLanguage = "en"
 // stop phrases.
 var DefaultPhrases = map[string]Phrases{
 	"en": {
-		Stop:      []string{"stop", "cancel", "don't", "do not", "never mind", "nevermind", "forget it", "scratch that", "abort"},
-		Soft:      []string{"wait", "hold on", "hang on"},
-		Amend:     []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with"},
+		Stop: []string{"stop", "cancel", "don't", "do not", "never mind", "nevermind", "forget it", "forget about it", "scratch that", "abort",
+			"nope", "no no", "changed my mind", "change my mind", "hold off"},
+		Soft: []string{"wait", "hold on", "hang on", "change of plans", "change of plan"},
+		Amend: []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with",
+			"i meant", "change of plans", "change of plan"},
 		WeakAmend: []string{"actually", "rather"},
+		NotStop:   []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop"},
+		Correct:   []string{"not"},
 	},
 	"es": {
 		Stop:      []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
@@ -217,26 +230,34 @@ var questionWords = map[string]bool{
 // the phrase that decided (empty for other and unknown).
 //
 // The rules, in order: no words is unknown; the later of the last stop phrase and the
-// last amend marker (in an utterance with words besides it) decides, so "cancel that and
-// book 4pm instead" amends and "make it 4pm... no, stop" stops; a soft stop ("wait")
-// stops unless an amendment is present; a weak amend marker ("actually") amends only
-// a short statement that is not a question; anything else is other.
+// last amend marker (in an utterance with words besides it) or correction ("not
+// Friday, Saturday": a Correct marker beginning a clause that a comma follows, then
+// more words) decides, so "cancel that and book 4pm instead" amends and "make it
+// 4pm... no, stop" stops; a stop or soft stop phrase that begins inside a NotStop
+// phrase ("don't stop", "don't forget") is none; a soft stop ("wait") stops unless an
+// amendment is present; a weak amend marker ("actually") amends only a short statement
+// that is not a question; anything else is other.
 //
 // Classify is pure and safe for concurrent use. It takes time linear in len(text);
 // each phrase list is normalised once and kept (by content, for up to 256 lists), so
 // the phrases add a constant per call. Phrases are read by value: changing a list
 // after a call is seen by the next call.
 func Classify(text string, p Phrases) (Intent, string) {
+	text = Normalize(text)
 	words := Words(text)
 	if len(words) == 0 {
 		return IntentUnknown, ""
 	}
-	stopAt, stop, _ := lastIndex(words, indexPhrases(p.Stop))
+	notStop := notStopWords(text, words, indexPhrases(p.NotStop))
+	stopAt, stop := lastOutside(words, indexPhrases(p.Stop), notStop)
 	amendAt, amend, amendLen := lastIndex(words, indexPhrases(p.Amend))
 	if amendAt >= 0 && amendLen >= len(words) {
 		amendAt = -1 // a marker alone ("make it") carries no new details
 	}
-	question := strings.ContainsAny(text, "?？") || questionWords[words[0]]
+	if at, marker := correctionAt(text, indexPhrases(p.Correct)); at > amendAt {
+		amendAt, amend = at, marker
+	}
+	question := strings.ContainsAny(text, "?") || questionWords[words[0]]
 	if amendAt < 0 && len(p.WeakAmend) > 0 && !question {
 		if at, weak, n := lastIndex(words, indexPhrases(p.WeakAmend)); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
 			amendAt, amend = at, weak
@@ -248,8 +269,132 @@ func Classify(text string, p Phrases) (Intent, string) {
 	case amendAt >= 0:
 		return IntentAmend, amend
 	}
-	if _, soft, _ := lastIndex(words, indexPhrases(p.Soft)); soft != "" {
+	if _, soft := lastOutside(words, indexPhrases(p.Soft), notStop); soft != "" {
 		return IntentStop, soft
 	}
 	return IntentOther, ""
+}
+
+// lastOutside is lastIndex for the phrases of x that do not begin at a word that
+// skip marks (nil: none): the word index of the last one and the phrase as given;
+// -1 and "" when none occurs.
+func lastOutside(words []string, x *phraseIndex, skip []bool) (int, string) {
+	for i := len(words) - 1; i >= 0; i-- {
+		if skip != nil && skip[i] {
+			continue
+		}
+		for _, p := range x.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) {
+				return i, p.text
+			}
+		}
+	}
+	return -1, ""
+}
+
+// notStopWords marks the words of text (words = Words(text), text normalised) that
+// lie inside an occurrence of a NotStop phrase of x whose words no punctuation
+// separates ("don't stop" in "Don't stop, book it.", not in "Don't! Stop!"); nil when
+// none does.
+func notStopWords(text string, words []string, x *phraseIndex) []bool {
+	if !slices.ContainsFunc(words, func(w string) bool { return x.byFirst[w] != nil }) {
+		return nil
+	}
+	var marks []bool
+	base := 0
+	for _, piece := range splitText(text, breaksPhrase) {
+		ws := Words(piece)
+		for i := range ws {
+			for _, p := range x.byFirst[ws[i]] {
+				if hasPrefix(ws[i:], p.words) {
+					if marks == nil {
+						marks = make([]bool, len(words))
+					}
+					for k := range p.words {
+						if base+i+k < len(marks) { // always: the pieces' words are text's
+							marks[base+i+k] = true
+						}
+					}
+					break
+				}
+			}
+		}
+		base += len(ws)
+	}
+	return marks
+}
+
+// correctionAt returns the word index and the marker of the last correction in text
+// (normalised): a clause — the start of a sentence, or after a comma — that begins
+// with a marker of x and has words after it, followed in the same sentence by a
+// comma and more words ("Not Friday, Saturday", "No, not that one, the 5pm"); -1 and
+// "" when there is none.
+func correctionAt(text string, x *phraseIndex) (int, string) {
+	if len(x.byFirst) == 0 {
+		return -1, ""
+	}
+	at, marker, base := -1, "", 0
+	for _, sentence := range splitText(text, endsSentence) {
+		clauses := splitText(sentence, func(r rune) bool { return r == ',' })
+		counts := make([]int, len(clauses))
+		for k, c := range clauses {
+			counts[k] = len(Words(c))
+		}
+		for k, c := range clauses {
+			if ws := Words(c); len(ws) > 0 {
+				for _, p := range x.byFirst[ws[0]] {
+					if hasPrefix(ws, p.words) && len(ws) > len(p.words) && wordsAfter(counts, k) {
+						at, marker = base, p.text
+						break
+					}
+				}
+			}
+			base += counts[k]
+		}
+	}
+	return at, marker
+}
+
+// wordsAfter reports whether any clause after clause k has words.
+func wordsAfter(counts []int, k int) bool {
+	for _, n := range counts[k+1:] {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// splitText cuts text at every rune for which cut is true (the rune is dropped).
+func splitText(text string, cut func(rune) bool) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if cut(r) {
+			out = append(out, text[start:i])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	return append(out, text[start:])
+}
+
+// endsSentence: the punctuation that ends a sentence.
+func endsSentence(r rune) bool {
+	switch r {
+	case '.', '!', '?', ';', '…', '¡', '¿':
+		return true
+	}
+	return false
+}
+
+// breaksPhrase: punctuation, which a phrase's words never span (Words drops it, as it
+// drops white space; apostrophes are inside words).
+func breaksPhrase(r rune) bool {
+	switch {
+	case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
+		return false
+	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.IsSpace(r):
+		return false
+	}
+	return true
 }
