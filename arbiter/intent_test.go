@@ -498,7 +498,10 @@ func TestCommitReasonNamesSpeech(t *testing.T) {
 		{"a false stop", nil, func(sp *stepper) { sp.say(1100, 1400, "Don't stop, book it.") }, nil,
 			`user speech "Don't stop, book it." was not a stop or a change; committed after the 1.5s grace window`},
 		{"a request still spoken when the call came", func(sp *stepper) { sp.do(0, Speech{Kind: UserActivityStart}) },
-			func(sp *stepper) { sp.do(1200, Transcript{Text: "Book it, thanks."}); sp.do(1200, Speech{Kind: UserActivityEnd}) }, nil,
+			func(sp *stepper) {
+				sp.do(1200, Transcript{Text: "Book it, thanks."})
+				sp.do(1200, Speech{Kind: UserActivityEnd})
+			}, nil,
 			`user speech "Book it, thanks." was not a stop or a change; committed after the 1.5s grace window`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
