@@ -254,7 +254,7 @@ func Classify(text string, p Phrases) (Intent, string) {
 	if amendAt >= 0 && amendLen >= len(words) {
 		amendAt = -1 // a marker alone ("make it") carries no new details
 	}
-	if at, marker := correctionAt(text, indexPhrases(p.Correct)); at > amendAt {
+	if at, marker := correctionAt(text, words, indexPhrases(p.Correct)); at > amendAt {
 		amendAt, amend = at, marker
 	}
 	question := strings.ContainsAny(text, "?") || questionWords[words[0]]
@@ -297,85 +297,118 @@ func lastOutside(words []string, x *phraseIndex, skip []bool) (int, string) {
 // separates ("don't stop" in "Don't stop, book it.", not in "Don't! Stop!"); nil when
 // none does.
 func notStopWords(text string, words []string, x *phraseIndex) []bool {
-	if !slices.ContainsFunc(words, func(w string) bool { return x.byFirst[w] != nil }) {
+	if !anyFirst(words, x) {
 		return nil
 	}
+	breaks := wordBreaks(text, len(words))
 	var marks []bool
-	base := 0
-	for _, piece := range splitText(text, breaksPhrase) {
-		ws := Words(piece)
-		for i := range ws {
-			for _, p := range x.byFirst[ws[i]] {
-				if hasPrefix(ws[i:], p.words) {
-					if marks == nil {
-						marks = make([]bool, len(words))
-					}
-					for k := range p.words {
-						if base+i+k < len(marks) { // always: the pieces' words are text's
-							marks[base+i+k] = true
-						}
-					}
-					break
+	for i := range words {
+		for _, p := range x.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) && !slices.ContainsFunc(breaks[i+1:i+len(p.words)], func(b byte) bool { return b != 0 }) {
+				if marks == nil {
+					marks = make([]bool, len(words))
 				}
+				for k := range p.words {
+					marks[i+k] = true
+				}
+				break
 			}
 		}
-		base += len(ws)
 	}
 	return marks
 }
 
 // correctionAt returns the word index and the marker of the last correction in text
-// (normalised): a clause — the start of a sentence, or after a comma — that begins
-// with a marker of x and has words after it, followed in the same sentence by a
-// comma and more words ("Not Friday, Saturday", "No, not that one, the 5pm"); -1 and
-// "" when there is none.
-func correctionAt(text string, x *phraseIndex) (int, string) {
-	if len(x.byFirst) == 0 {
+// (normalised; words = Words(text)): a clause — the start of a sentence, or after a
+// comma — that begins with a marker of x and has words after it, followed in the same
+// sentence by a comma and more words ("Not Friday, Saturday", "No, not that one, the
+// 5pm"); -1 and "" when there is none.
+func correctionAt(text string, words []string, x *phraseIndex) (int, string) {
+	if !anyFirst(words, x) {
 		return -1, ""
 	}
-	at, marker, base := -1, "", 0
-	for _, sentence := range splitText(text, endsSentence) {
-		clauses := splitText(sentence, func(r rune) bool { return r == ',' })
-		counts := make([]int, len(clauses))
-		for k, c := range clauses {
-			counts[k] = len(Words(c))
+	breaks := wordBreaks(text, len(words))
+	for i := len(words) - 1; i >= 0; i-- {
+		if i > 0 && breaks[i] != ',' && breaks[i] != '.' {
+			continue // not the start of a clause
 		}
-		for k, c := range clauses {
-			if ws := Words(c); len(ws) > 0 {
-				for _, p := range x.byFirst[ws[0]] {
-					if hasPrefix(ws, p.words) && len(ws) > len(p.words) && wordsAfter(counts, k) {
-						at, marker = base, p.text
-						break
-					}
+		for _, p := range x.byFirst[words[i]] {
+			n := len(p.words)
+			if !hasPrefix(words[i:], p.words) || i+n >= len(words) || breaks[i+n] == ',' || breaks[i+n] == '.' {
+				continue // not the marker, or no words after it in its clause
+			}
+			for j := i + n + 1; j < len(words) && breaks[j] != '.'; j++ {
+				if breaks[j] == ',' {
+					return i, p.text
 				}
 			}
-			base += counts[k]
 		}
 	}
-	return at, marker
+	return -1, ""
 }
 
-// wordsAfter reports whether any clause after clause k has words.
-func wordsAfter(counts []int, k int) bool {
-	for _, n := range counts[k+1:] {
-		if n > 0 {
-			return true
-		}
+// anyFirst reports whether a phrase of x may start at one of words.
+func anyFirst(words []string, x *phraseIndex) bool {
+	if len(x.byFirst) == 0 {
+		return false
 	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool { return x.byFirst[w] != nil })
 }
 
-// splitText cuts text at every rune for which cut is true (the rune is dropped).
-func splitText(text string, cut func(rune) bool) []string {
-	var out []string
-	start := 0
-	for i, r := range text {
-		if cut(r) {
-			out = append(out, text[start:i])
-			start = i + utf8.RuneLen(r)
+// wordBreaks returns, for each of the n words of text (normalised, as Words splits
+// it), what separates it from the word before: 0 white space only (or nothing, for the
+// first word), ',' a comma, '.' a sentence end (. ! ? ; … ¡ ¿), 'p' other
+// punctuation; the strongest when there are several (. over , over p). One pass over
+// text; words are runs of letters, digits and combining marks, apostrophes inside them
+// dropped, as in Words.
+func wordBreaks(text string, n int) []byte {
+	breaks := make([]byte, n)
+	scanBreaks(text, func(k int, b byte) {
+		if k < n { // always: text has n words
+			breaks[k] = b
+		}
+	})
+	return breaks
+}
+
+// scanBreaks calls f with the index of each word of text, in order, and the break
+// before it (wordBreaks).
+func scanBreaks(text string, f func(k int, b byte)) {
+	k, inWord := -1, false
+	var pending byte
+	for _, r := range text {
+		switch {
+		case isApostrophe(r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			if !inWord {
+				k++
+				f(k, pending)
+				pending, inWord = 0, true
+			}
+		default:
+			inWord = false
+			if b := breakKind(r); breakRank[b] > breakRank[pending] {
+				pending = b
+			}
 		}
 	}
-	return append(out, text[start:])
+}
+
+// breakRank orders the kinds of breaks, weakest first.
+var breakRank = [256]uint8{'p': 1, ',': 2, '.': 3}
+
+// breakKind is the kind of break a separator rune makes: 0 white space, ',' a comma,
+// '.' a sentence end, 'p' other punctuation.
+func breakKind(r rune) byte {
+	switch {
+	case unicode.IsSpace(r):
+		return 0
+	case r == ',':
+		return ','
+	case endsSentence(r):
+		return '.'
+	}
+	return 'p'
 }
 
 // endsSentence: the punctuation that ends a sentence.
@@ -387,14 +420,6 @@ func endsSentence(r rune) bool {
 	return false
 }
 
-// breaksPhrase: punctuation, which a phrase's words never span (Words drops it, as it
-// drops white space; apostrophes are inside words).
-func breaksPhrase(r rune) bool {
-	switch {
-	case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ':
-		return false
-	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.IsSpace(r):
-		return false
-	}
-	return true
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ'
 }

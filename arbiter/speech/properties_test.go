@@ -185,6 +185,24 @@ func checkClassify(t fataler, s string, p Phrases) {
 	t.Fatalf("Classify(%q) decided by %q, whose words %q are not in %q", s, phrase, pw, words)
 }
 
+// TestWordBreaksProperties: the break scan sees the words Words sees, so the breaks
+// line up with them.
+func TestWordBreaksProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := Normalize(rapid.OneOf(statement(), rapid.String()).Draw(t, "s"))
+		n := 0
+		scanBreaks(s, func(k int, b byte) {
+			if k != n {
+				t.Fatalf("scanBreaks(%q): word %d after %d", s, k, n)
+			}
+			n++
+		})
+		if w := Words(s); len(w) != n {
+			t.Fatalf("scanBreaks(%q) sees %d words, Words %d: %q", s, n, len(w), w)
+		}
+	})
+}
+
 func TestClassifyProperties(t *testing.T) {
 	phrase := rapid.OneOf(rapid.SampledFrom(propVocabulary), rapid.SampledFrom(propPunct), rapid.StringMatching(`[A-Za-z' ]{0,12}`))
 	list := rapid.SliceOfN(phrase, 0, 6)
