@@ -24,7 +24,9 @@ import (
 // or before a part of the day or minutes; otherwise it is left as written. The output
 // is the day words in order, then "at H:MM", then every word the tables do not know,
 // unchanged (so an English wording in a Spanish session reads as it does in English:
-// "tomorrow at 3pm" -> "tomorrow at 15:00").
+// "tomorrow at 3pm" -> "tomorrow at 15:00"). A word left over makes the text a text
+// key (readEnglishDate accounts for every word), so the tables also drop the words of
+// "please" ("por favor", "s'il vous plaît", "bitte").
 //
 // The tables are data: datePhrases below, one per language, keyed by the folded words
 // (lower case, accents dropped: "manana", "apres demain"; apostrophes, hyphens and
@@ -371,7 +373,7 @@ func parseDateNum(w string) (dateNum, bool) {
 		return d, true
 	}
 	switch rest {
-	case "er", "re", "o", "ro", "º", "ª", "eme":
+	case "er", "re", "o", "ro", "a", "eme": // "1º", "1ª" come NFKC-normalised: "1o", "1a"
 		d.day = true
 		return d, true
 	}
@@ -489,7 +491,7 @@ var datePhrases = map[string]*dateTable{
 			"trece", "catorce", "quince", "dieciseis", "diecisiete", "dieciocho", "diecinueve", "veinte",
 			"veintiuna", "veintidos", "veintitres"),
 		map[string]dateWord{"uno": {kind: dateNumber, n: 1}, "veintiuno": {kind: dateNumber, n: 21}},
-		drop("a", "al", "el", "la", "las", "los", "de", "del", "en", "para", "por", "y", "o"),
+		drop("a", "al", "el", "la", "las", "los", "de", "del", "en", "para", "por", "y", "o", "por favor"),
 		dateCommon,
 	),
 	"fr": newDateTable(
@@ -521,7 +523,7 @@ var datePhrases = map[string]*dateTable{
 			"treize", "quatorze", "quinze", "seize", "dix sept", "dix huit", "dix neuf", "vingt",
 			"vingt et une", "vingt deux", "vingt trois"),
 		map[string]dateWord{"un": {kind: dateNumber, n: 1}, "vingt et un": {kind: dateNumber, n: 21}},
-		drop("le", "la", "les", "l", "de", "du", "des", "d", "en", "ce", "cet", "cette", "et"),
+		drop("le", "la", "les", "l", "de", "du", "des", "d", "en", "ce", "cet", "cette", "et", "s il vous plait", "s il te plait", "svp"),
 		dateCommon,
 	),
 	"de": newDateTable(
@@ -559,7 +561,7 @@ var datePhrases = map[string]*dateTable{
 			"einundzwanzig", "zweiundzwanzig", "dreiundzwanzig"),
 		map[string]dateWord{"ein": {kind: dateNumber, n: 1}, "eine": {kind: dateNumber, n: 1},
 			"fuenf": {kind: dateNumber, n: 5}, "zwoelf": {kind: dateNumber, n: 12}, "fuenfzehn": {kind: dateNumber, n: 15}},
-		drop("am", "an", "den", "der", "dem", "die", "das", "fur", "fuer", "zum", "zur", "im", "und", "ca"),
+		drop("am", "an", "den", "der", "dem", "die", "das", "fur", "fuer", "zum", "zur", "im", "und", "ca", "bitte"),
 		dateCommon,
 	),
 }

@@ -29,8 +29,9 @@ import (
 //	               note and run update
 //	eventids.go    event ids: a retried Speech, Transcript, ToolCallCancellation or
 //	               Progress is recognised and changes nothing
-//	keys.go        business keys;  dates.go  `as: datetime` wording in Spanish, French
-//	               and German;  policy.go  the tool policy;  session.go  the state
+//	keys.go        business keys;  dateparse.go  `as: datetime` read in English, every
+//	               word accounted for;  dates.go  its wording in Spanish, French and
+//	               German;  policy.go  the tool policy;  session.go  the state
 
 // Limits on what one session may hold and what one request may carry. Exceeding them
 // is an Invalid (sizes) or ResourceExhausted (counts) error.

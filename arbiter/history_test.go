@@ -129,7 +129,7 @@ func TestHistoryHeldThenCommitted(t *testing.T) {
 2500 #0 speech user_activity_end utt=1
 3000 #0 transcript utt=1 "Thanks." intent=other
 3000 #0 unhold `+job+` utt=1
-3500 #0 decision `+job+` commit cause=: no user speech held it after the 1.5s grace window
+3500 #0 decision `+job+` commit cause=: user speech "Thanks." was not a stop or a change; committed after the 1.5s grace window
 9100 #0 complete `+job+` committed
 `)
 }

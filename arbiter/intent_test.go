@@ -476,3 +476,52 @@ func TestDateMemo(t *testing.T) {
 		t.Fatalf("the memo ignored the call's time: %q both days", next)
 	}
 }
+
+// TestCommitReasonNamesSpeech (issue 13 follow-up): a commit released after the user
+// spoke while the job was pending, and said neither a stop nor a change, says so and
+// names the words; with no such speech (none, or only the request, which ended before
+// the call) the reason is the grace window's.
+func TestCommitReasonNamesSpeech(t *testing.T) {
+	const grace = "no user speech held it after the 1.5s grace window"
+	// The call comes at 1000, prepare ends at 1500, the grace window at 3000.
+	for _, tc := range []struct {
+		name                  string
+		before, during, after func(sp *stepper) // before the call, while preparing, after prepare
+		want                  string
+	}{
+		{"no speech", nil, nil, nil, grace},
+		{"the request itself, ended before the call", func(sp *stepper) { sp.say(0, 800, "Book me tomorrow at 3pm.") }, nil, nil, grace},
+		{"speech while preparing", nil, func(sp *stepper) { sp.say(1100, 1400, "Thanks, that's great.") }, nil,
+			`user speech "Thanks, that's great." was not a stop or a change; committed after the 1.5s grace window`},
+		{"speech that holds the commit past the grace window", nil, nil, func(sp *stepper) { sp.say(2000, 4000, "Is parking included?") },
+			`held until the user's speech ended: user speech "Is parking included?" was not a stop or a change`},
+		{"a false stop", nil, func(sp *stepper) { sp.say(1100, 1400, "Don't stop, book it.") }, nil,
+			`user speech "Don't stop, book it." was not a stop or a change; committed after the 1.5s grace window`},
+		{"a request still spoken when the call came", func(sp *stepper) { sp.do(0, Speech{Kind: UserActivityStart}) },
+			func(sp *stepper) {
+				sp.do(1200, Transcript{Text: "Book it, thanks."})
+				sp.do(1200, Speech{Kind: UserActivityEnd})
+			}, nil,
+			`user speech "Book it, thanks." was not a stop or a change; committed after the 1.5s grace window`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := newStepper(t, bookingPolicy())
+			run := func(f func(sp *stepper)) {
+				if f != nil {
+					f(sp)
+				}
+			}
+			run(tc.before)
+			job := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}).Call.JobID
+			run(tc.during)
+			sp.do(1500, Decide{JobID: job, Prepared: true})
+			run(tc.after)
+			if d, _ := sp.agent(job, 5000, 10000); d != DecisionCommit {
+				t.Fatalf("decision %s, want commit", d)
+			}
+			if got := sp.s.job(job).Reason; got != tc.want {
+				t.Errorf("reason %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -3,29 +3,19 @@ package arbiter
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/olebedev/when"
-	"github.com/olebedev/when/rules/common"
-	"github.com/olebedev/when/rules/en"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
-// dates is the natural-language date parser behind `as: datetime`
-// (github.com/olebedev/when, English and common rules). A *when.Parser is safe for
-// concurrent use once built: Parse does not modify it.
-var dates = func() *when.Parser {
-	w := when.New(nil)
-	w.Add(en.All...)
-	w.Add(common.All...)
-	return w
-}()
-
 // BusinessKey returns the deduplication key of a call: the tool name plus the
-// policy's canonical arguments, or, when explicit is not empty, the tool name plus
-// explicit. lang is the session's language (BCP 47; empty: English): `as: datetime`
+// policy's canonical arguments (a string as its KeyAs says, any other value as
+// canonical JSON; with no key args, the whole args as canonical JSON), or, when
+// explicit is not empty, the tool name plus explicit. lang is the session's language (BCP 47; empty: English): `as: datetime`
 // arguments are read in it (Spanish, French and German through dates.go; any other
 // as English). now is the call's time: relative dates ("tomorrow 3pm", "mañana a las
 // 3pm") resolve against it, in UTC. The result is deterministic for the same inputs.
@@ -34,8 +24,7 @@ func BusinessKey(t *Tool, args map[string]any, explicit, lang string, now time.T
 		return t.Name + "#" + explicit
 	}
 	if len(t.Key) == 0 {
-		b, _ := json.Marshal(args) // map keys are sorted by encoding/json
-		return t.Name + string(b)
+		return t.Name + canonicalJSON(args) // a NaN no longer makes every such call one key
 	}
 	parts := make([]string, 0, len(t.Key))
 	for _, k := range t.Key {
@@ -44,6 +33,10 @@ func BusinessKey(t *Tool, args map[string]any, explicit, lang string, now time.T
 	return t.Name + "(" + strings.Join(parts, ",") + ")"
 }
 
+// canonical is one key argument's part of the key, as its KeyAs says. A string is
+// normalised as the KeyAs says (text, a minute, a number); any other value (a number
+// under text or datetime, a bool, a list, an object) is its canonical JSON
+// (canonicalJSON), whatever the KeyAs, except a number under `as: number`.
 func canonical(v any, as KeyAs, lang string, now time.Time) string {
 	if v == nil {
 		return ""
@@ -55,20 +48,96 @@ func canonical(v any, as KeyAs, lang string, now time.Time) string {
 	case KeyNumber:
 		switch n := v.(type) {
 		case float64:
-			return strconv.FormatFloat(n, 'g', -1, 64)
+			return strconv.FormatFloat(n+0, 'g', -1, 64) // +0: -0 is 0
+		case json.Number:
+			if f, err := n.Float64(); err == nil {
+				return strconv.FormatFloat(f, 'g', -1, 64)
+			}
 		case string:
-			if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(speech.Normalize(n)), 64); err == nil {
 				return strconv.FormatFloat(f, 'g', -1, 64)
 			}
 		}
 	case KeyDatetime:
 		if s, ok := v.(string); ok {
-			if t, ok := parseDate(s, lang, now.UTC().Truncate(time.Minute)); ok {
+			if t, ok := parseDate(speech.Normalize(s), lang, now.UTC().Truncate(time.Minute)); ok {
 				return t
 			}
 		}
 	}
-	return normText(v)
+	if s, ok := v.(string); ok {
+		return normText(s)
+	}
+	return canonicalJSON(v)
+}
+
+// canonicalJSON is the key of a value that is not a string (issue 13 follow-up: Go's
+// %v printed a list as "[a b]" and an object as "map[...]", so a list of two words
+// and one string of them shared a key, and an object's key depended on its printing):
+// its JSON with object keys sorted (encoding/json's order), no insignificant space,
+// and every number in one form, the shortest that reads back as the same float64
+// (2, 2.0 and json.Number("2.0") are all 2, -0 is 0; 1e21 is 1e+21). A number JSON cannot
+// carry (NaN, ±Inf) is written as the string "NaN", "+Inf" or "-Inf"; strings inside
+// are kept as given (JSON-escaped). Deterministic; pure.
+func canonicalJSON(v any) string {
+	b, err := json.Marshal(jsonCanonical(v))
+	if err != nil { // a Go value JSON cannot encode (a channel, a func): not from a call's args
+		return fmt.Sprintf("%T", v)
+	}
+	return string(b)
+}
+
+// jsonCanonical returns v with every number as a float64 (non-finite ones as strings)
+// and maps and slices copied with their values made canonical; other values as they
+// are.
+func jsonCanonical(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x // null, as before
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonCanonical(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonCanonical(e)
+		}
+		return out
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return jsonCanonical(f)
+		}
+		return x.String()
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "+Inf"
+		case math.IsInf(x, -1):
+			return "-Inf"
+		case x == 0:
+			return 0.0 // -0 is 0
+		}
+		return x
+	case float32:
+		return jsonCanonical(float64(x))
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return v
 }
 
 // dateMemo remembers parsed dates: the same wording in the same language at the same
@@ -95,9 +164,15 @@ type dateVal struct {
 const dateMemoSize = 4096
 
 // parseDate resolves text, in the session language lang, against at (a whole minute,
-// UTC) to "2006-01-02T15:04". English is parsed as written; Spanish, French and German
-// are put into English first (translateDate).
+// UTC) to a minute, "2006-01-02T15:04", or a day, "2006-01-02", when the text names no
+// time of day (readEnglishDate, dateparse.go: every word accounted for, the current
+// time of day never filled in); ok is false for a text that is not one date (a text
+// key). English is parsed as written; Spanish, French and German are put into English
+// first (translateDate). A zero at is no reference: ok is false.
 func parseDate(text, lang string, at time.Time) (string, bool) {
+	if at.IsZero() {
+		return "", false // when's Context.Time would read the clock
+	}
 	table, l := dateLanguage(lang)
 	k := dateKey{l, text, at}
 	dateMemo.Lock()
@@ -110,8 +185,8 @@ func parseDate(text, lang string, at time.Time) (string, bool) {
 	if table != nil {
 		in = translateDate(table, text)
 	}
-	if r, err := dates.Parse(in, at); err == nil && r != nil {
-		v = dateVal{r.Time.UTC().Format("2006-01-02T15:04"), true}
+	if key, ok := readEnglishDate(in, at); ok {
+		v = dateVal{key, true}
 	}
 	dateMemo.Lock()
 	if len(dateMemo.m) >= dateMemoSize {
@@ -122,11 +197,9 @@ func parseDate(text, lang string, at time.Time) (string, bool) {
 	return v.key, v.ok
 }
 
-// normText trims, case-folds and collapses white space.
-func normText(v any) string {
-	s, ok := v.(string)
-	if !ok {
-		s = fmt.Sprint(v)
-	}
-	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+// normText is the text key of a string: speech.Normalize (format characters such as a
+// zero-width space dropped, Unicode NFKC: a no-break space is a space, fullwidth
+// digits are ASCII), then lower case with white space trimmed and collapsed.
+func normText(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(speech.Normalize(s))), " ")
 }

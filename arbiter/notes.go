@@ -312,7 +312,13 @@ func reasonTranscriptTimeoutCommit(d time.Duration) string {
 }
 
 func reasonHeldUntilSpeechEnded(text string) string {
-	return fmt.Sprintf("held until the user's speech ended; no stop intent in %q", text)
+	return fmt.Sprintf("held until the user's speech ended: user speech %q was not a stop or a change", text)
+}
+
+// reasonSpeechNotStop: the user spoke while the job was pending, before its commit
+// came due, and said neither a stop nor a change.
+func reasonSpeechNotStop(text string, grace time.Duration) string {
+	return fmt.Sprintf("user speech %q was not a stop or a change; committed after the %v grace window", text, grace)
 }
 
 func reasonGraceElapsed(d time.Duration) string {

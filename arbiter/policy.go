@@ -31,8 +31,10 @@ const (
 	KeyText KeyAs = "text"
 	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm"; in a Spanish,
 	// French or German session its wordings too: "mañana a las 3pm") against the
-	// call's time to a minute ("2026-10-02T15:00"); unparseable text falls back to
-	// KeyText.
+	// call's time to a minute ("2026-10-02T15:00"), or to a day ("2026-10-02") when it
+	// names no time of day; a text the date rules do not read whole (every word but
+	// fillers such as "at" and "please": "tomorrow at 3", "next week") falls back to
+	// KeyText (dateparse.go).
 	KeyDatetime KeyAs = "datetime"
 	// KeyNumber parses a number and prints it canonically ("3.0" and "3" agree);
 	// unparseable values fall back to KeyText.
@@ -259,12 +261,15 @@ type Policy struct {
 	// RejectUnknown rejects calls for tools not listed; false passes them through as
 	// read-only.
 	RejectUnknown bool
-	// StopPhrases replace the English stop phrases; nil means DefaultStopPhrases.
+	// StopPhrases replace the English stop phrases; nil means DefaultStopPhrases. An
+	// empty list is refused by Validate: it would turn every stop off.
 	StopPhrases []string
 	// AmendPhrases replace the English amend markers; nil means the defaults.
 	AmendPhrases []string
 	// Languages replace the phrase sets of those languages (keys: BCP 47 primary
-	// subtags such as "es"); languages not listed keep speech.DefaultPhrases.
+	// subtags such as "es"); languages not listed keep speech.DefaultPhrases. A set's
+	// Stop left nil takes the language's built-in stop phrases (Validate fills it; a
+	// language with none must list them); an empty Stop is refused.
 	Languages map[string]speech.Phrases
 
 	// digest is Digest's value, set by Validate.
@@ -314,8 +319,10 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 // WithPrevious on the first step; Claims on a read-only tool, a claim verb listed
 // twice or that speech.CheckClaimVerb refuses (no words, a word such as "is" or
 // "not"); a stop or amend phrase without words
-// (speech.Words); a language that is not a primary subtag (2-8 characters, lower
-// case, no "-", "_" or space), or a phrase of it without words.
+// (speech.Words); StopPhrases empty but not nil (stop_phrases: [] would turn every
+// stop off); a language that is not a primary subtag (2-8 characters, lower case, no
+// "-", "_" or space), a language's Stop empty, or nil for a language with no built-in
+// set, or a phrase of it without words.
 func (p *Policy) Validate() error {
 	p.Defaults = p.Defaults.inherit(DefaultTimings)
 	if err := p.Defaults.validate("defaults"); err != nil {
@@ -329,6 +336,9 @@ func (p *Policy) Validate() error {
 	if p.StopPhrases == nil {
 		p.StopPhrases = DefaultStopPhrases
 	}
+	if len(p.StopPhrases) == 0 {
+		return &FieldError{Path: []any{"stop_phrases"}, Problem: noStopsProblem}
+	}
 	if err := validatePhrases(p.StopPhrases, "stop_phrases"); err != nil {
 		return err
 	}
@@ -336,9 +346,11 @@ func (p *Policy) Validate() error {
 		return err
 	}
 	for _, lang := range slices.Sorted(maps.Keys(p.Languages)) {
-		if err := validateLanguage(lang, p.Languages[lang]); err != nil {
+		ph, err := validateLanguage(lang, p.Languages[lang])
+		if err != nil {
 			return err
 		}
+		p.Languages[lang] = ph
 	}
 	p.digest = p.computeDigest()
 	return nil
@@ -552,21 +564,39 @@ func validatePhrases(list []string, at ...any) error {
 	return nil
 }
 
-// validateLanguage checks the phrase set of one language of Policy.Languages.
-func validateLanguage(lang string, ph speech.Phrases) error {
+// noStopsProblem is the problem of a stop phrase list that is empty: it would not
+// change the stop phrases, it would turn every stop off (issue 13 follow-up: a policy
+// with `stop_phrases: []` let "Actually, stop. Don't book it." commit).
+const noStopsProblem = "is empty, which would turn every stop off: list the stop phrases, or leave the field out for the built-in ones"
+
+// validateLanguage checks the phrase set of one language of Policy.Languages and
+// returns it with a Stop list left out (nil) taken from the built-in set of the
+// language; a language with no built-in set must list its stop phrases.
+func validateLanguage(lang string, ph speech.Phrases) (speech.Phrases, error) {
 	at := []any{"languages", Entry(lang)}
 	if len(lang) < 2 || len(lang) > 8 || strings.ToLower(lang) != lang || strings.ContainsAny(lang, "-_ ") {
-		return &FieldError{Path: at, Value: strconv.Quote(lang), Problem: "is not a primary language subtag (like es, fr, de)"}
+		return ph, &FieldError{Path: at, Value: strconv.Quote(lang), Problem: "is not a primary language subtag (like es, fr, de)"}
+	}
+	if ph.Stop == nil {
+		builtin, ok := speech.DefaultPhrases[lang]
+		if !ok {
+			return ph, &FieldError{Path: field(at, "stop"), Problem: "required: " + lang + " has no built-in stop phrases, and a language without them never stops"}
+		}
+		ph.Stop = builtin.Stop
+	}
+	if len(ph.Stop) == 0 {
+		return ph, &FieldError{Path: field(at, "stop"), Problem: noStopsProblem}
 	}
 	for _, l := range []struct {
 		name string
 		list []string
-	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend}} {
+	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}} {
 		if err := validatePhrases(l.list, field(at, l.name)...); err != nil {
-			return err
+			return ph, err
 		}
 	}
-	return nil
+	return ph, nil
 }
 
 // IsConfirmTool reports whether name is the confirmation tool of some tool in the

@@ -25,6 +25,14 @@ func TestValidateFills(t *testing.T) {
 	if !reflect.DeepEqual(p.StopPhrases, DefaultStopPhrases) {
 		t.Errorf("StopPhrases = %q, want DefaultStopPhrases", p.StopPhrases)
 	}
+	// A language set that leaves its stop phrases out keeps the built-in ones.
+	q := &Policy{Languages: map[string]speech.Phrases{"es": {Amend: []string{"mejor"}}}}
+	if err := q.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if es := q.Phrases("es"); !reflect.DeepEqual(es.Stop, speech.DefaultPhrases["es"].Stop) || !reflect.DeepEqual(es.Amend, []string{"mejor"}) {
+		t.Errorf("languages.es = %+v, want the built-in Spanish stops and the policy's amend", es)
+	}
 }
 
 // TestValidateErrors checks each rule of Validate: the error is a *FieldError of
@@ -95,8 +103,19 @@ func TestValidateErrors(t *testing.T) {
 			[]any{"amend_phrases", 0}, `amend_phrases[0]: "..." has no words`},
 		{"language not a subtag", func(p *Policy) { p.Languages = map[string]speech.Phrases{"it-IT": {}} },
 			[]any{"languages", Entry("it-IT")}, `languages[it-IT]: "it-IT" is not a primary language subtag (like es, fr, de)`},
-		{"language phrase without words", func(p *Policy) { p.Languages = map[string]speech.Phrases{"it": {WeakAmend: []string{"-"}}} },
+		{"language phrase without words", func(p *Policy) {
+			p.Languages = map[string]speech.Phrases{"it": {Stop: []string{"fermati"}, WeakAmend: []string{"-"}}}
+		},
 			[]any{"languages", Entry("it"), "weak_amend", 0}, `languages[it].weak_amend[0]: "-" has no words`},
+		// An empty stop list turns every stop off (issue 13 follow-up): refused.
+		{"stop phrases empty", func(p *Policy) { p.StopPhrases = []string{} },
+			[]any{"stop_phrases"}, "stop_phrases: " + noStopsProblem},
+		{"language stop phrases empty", func(p *Policy) {
+			p.Languages = map[string]speech.Phrases{"es": {Stop: []string{}, Amend: []string{"mejor"}}}
+		},
+			[]any{"languages", Entry("es"), "stop"}, "languages[es].stop: " + noStopsProblem},
+		{"language with no built-in stops and none listed", func(p *Policy) { p.Languages = map[string]speech.Phrases{"it": {Amend: []string{"invece"}}} },
+			[]any{"languages", Entry("it"), "stop"}, "languages[it].stop: required: it has no built-in stop phrases, and a language without them never stops"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Policy{Tools: map[string]*Tool{

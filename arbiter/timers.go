@@ -162,7 +162,11 @@ func (st *step) holding(j *Job, tp toolPolicy) []*Utterance {
 	return out
 }
 
-// commitReason says why a commit is released now.
+// commitReason says why a commit is released now. When the user spoke while the job
+// was pending and said neither a stop nor a change, the reason says so, naming the
+// words (issue 13 follow-up: a generic "no user speech held it" hid that the words
+// were read and found to be no stop); a commit held past the grace window names the
+// utterance that held it.
 func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
 	switch {
 	case j.AbandonLifted:
@@ -176,7 +180,24 @@ func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
 			}
 		}
 	}
+	if u := st.spokeWhilePending(j); u != nil {
+		return reasonSpeechNotStop(u.Text, tp.timings.Grace)
+	}
 	return reasonGraceElapsed(tp.timings.Grace)
+}
+
+// spokeWhilePending returns the last settled utterance that bears on j and that the
+// user spoke while j existed (it started after j was created, or its voice activity
+// went on past that), or nil. A triggering utterance that ended before the call (the
+// request itself, "Book me tomorrow at 3pm") is not one.
+func (st *step) spokeWhilePending(j *Job) *Utterance {
+	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+		u := st.s.Utterances[i]
+		if relevant(j, u) && u.settled() && (!u.Start.Before(j.CreatedAt) || u.End.After(j.CreatedAt)) {
+			return u
+		}
+	}
+	return nil
 }
 
 // transcriptTimedOut ends utterance u's hold on j when its transcript did not come in

@@ -116,7 +116,8 @@ func phrasesDoc(ph speech.Phrases) map[string]any {
 	for _, l := range []struct {
 		key  string
 		list []string
-	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend}} {
+	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}} {
 		if l.list != nil {
 			m[l.key] = list(l.list)
 		}

@@ -80,6 +80,8 @@ type language struct {
 	Soft      []text `yaml:"soft"`
 	Amend     []text `yaml:"amend"`
 	WeakAmend []text `yaml:"weak_amend"`
+	NotStop   []text `yaml:"not_stop"`
+	Correct   []text `yaml:"correct"`
 }
 
 // The scalar types take exactly one kind of YAML node each and convert nothing (a
@@ -348,7 +350,8 @@ func (l *language) phrases(lang string) (speech.Phrases, error) {
 		name string
 		in   []text
 		out  *[]string
-	}{{"stop", l.Stop, &ph.Stop}, {"soft", l.Soft, &ph.Soft}, {"amend", l.Amend, &ph.Amend}, {"weak_amend", l.WeakAmend, &ph.WeakAmend}} {
+	}{{"stop", l.Stop, &ph.Stop}, {"soft", l.Soft, &ph.Soft}, {"amend", l.Amend, &ph.Amend}, {"weak_amend", l.WeakAmend, &ph.WeakAmend},
+		{"not_stop", l.NotStop, &ph.NotStop}, {"correct", l.Correct, &ph.Correct}} {
 		if *list.out, err = phrases(list.in, "languages", lang, list.name); err != nil {
 			return ph, err
 		}

@@ -18,8 +18,10 @@
 //
 // Besides the fields of the spec, the file may carry top-level stop_phrases and
 // amend_phrases lists (English; left out, the arbiter's defaults apply; an explicit
-// empty list means none) and a languages mapping (per language: stop, soft, amend,
-// weak_amend lists replacing the built-in set).
+// empty amend_phrases means none, an empty stop_phrases is refused: it would turn
+// every stop off) and a languages mapping (per language: stop, soft, amend,
+// weak_amend, not_stop and correct lists replacing the built-in set, stop left out
+// keeping the built-in stops; speech.Phrases says what each list does).
 //
 // Every error is an *arbiter.Error of kind arbiter.Invalid whose message starts with
 // the file name and, where there is one, the line, then names the field as the file

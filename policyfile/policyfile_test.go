@@ -189,13 +189,34 @@ tools:
 	}
 }
 
+// TestParseStopPhrasesEmptyList (issue 13 follow-up): an explicitly empty stop list
+// would turn every stop off ("Actually, stop. Don't book it." committed); the file is
+// refused, naming the field and its line. Left out or null, the built-in phrases
+// apply.
 func TestParseStopPhrasesEmptyList(t *testing.T) {
-	p, err := Parse([]byte("stop_phrases: []\n"), "stops.yaml")
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
+	for _, tc := range []struct{ in, want string }{
+		{"stop_phrases: []\n", "stops.yaml:1: stop_phrases: is empty, which would turn every stop off"},
+		{"tools:\n  - name: book_slot\n    side_effect: true\nstop_phrases: []\n", "stops.yaml:4: stop_phrases: is empty"},
+		{"languages:\n  es:\n    stop: []\n", "stops.yaml:3: languages.es.stop: is empty"},
+		{"languages:\n  it:\n    amend: [invece]\n", "stops.yaml:2: languages.it.stop: required"},
+		{"tools:\n  - name: book_slot\n    stop_phrases: []\n", "stops.yaml:3: tools[0].stop_phrases: unknown field"},
+	} {
+		_, err := Parse([]byte(tc.in), "stops.yaml")
+		if err == nil || !strings.HasPrefix(arbiter.MessageOf(err), tc.want) {
+			t.Errorf("Parse(%q): %v, want %q...", tc.in, err, tc.want)
+		}
+		if err != nil && arbiter.KindOf(err) != arbiter.Invalid {
+			t.Errorf("Parse(%q): kind %v, want Invalid", tc.in, arbiter.KindOf(err))
+		}
 	}
-	if p.StopPhrases == nil || len(p.StopPhrases) != 0 {
-		t.Errorf("StopPhrases = %#v, want an empty, non-nil list (no stop phrases)", p.StopPhrases)
+	for _, in := range []string{"", "stop_phrases:\n", "languages:\n  es:\n    amend: [mejor]\n"} {
+		p, err := Parse([]byte(in), "stops.yaml")
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if !reflect.DeepEqual(p.StopPhrases, arbiter.DefaultStopPhrases) {
+			t.Errorf("Parse(%q): StopPhrases = %q, want the defaults", in, p.StopPhrases)
+		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
 
 // Intent is what a user utterance means for a pending job.
@@ -33,8 +32,9 @@ const (
 	IntentUnknown Intent = "unknown"
 )
 
-// Phrases are one language's intent phrases. Matching is on whole words, after Unicode
-// NFC normalisation and case folding, with apostrophes dropped ("don’t" = "dont").
+// Phrases are one language's intent phrases. Matching is on whole words, after
+// Normalize (format characters dropped, Unicode NFKC) and case folding, with
+// apostrophes dropped ("don’t" = "dont", "sto\u200bp" = "stop").
 type Phrases struct {
 	// Stop phrases cancel: "stop", "don't", "never mind".
 	Stop []string
@@ -49,6 +49,15 @@ type Phrases struct {
 	// (at most four words besides the marker) that is not a question:
 	// "actually, Lyon" amends, "actually, what's the weather there?" does not.
 	WeakAmend []string
+	// NotStop phrases hold a stop or soft stop phrase's words without asking to stop
+	// ("don't stop", "don't forget"): a stop phrase that begins inside one, with no
+	// punctuation between its words, does not count ("Don't stop, book it." is no stop;
+	// "Don't! Stop!" is).
+	NotStop []string `json:",omitempty"`
+	// Correct markers correct the request when they begin a sentence that goes on
+	// past a comma ("not" in "Not Friday, Saturday"): the sentence amends, at the
+	// marker's place, as an Amend marker does.
+	Correct []string `json:",omitempty"`
 }
 
 // DefaultLanguage is the language of a session that does not say.
@@ -59,10 +68,14 @@ const DefaultLanguage = "en"
 // stop phrases.
 var DefaultPhrases = map[string]Phrases{
 	"en": {
-		Stop:      []string{"stop", "cancel", "don't", "do not", "never mind", "nevermind", "forget it", "scratch that", "abort"},
-		Soft:      []string{"wait", "hold on", "hang on"},
-		Amend:     []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with"},
+		Stop: []string{"stop", "cancel", "don't", "do not", "never mind", "nevermind", "forget it", "forget about it", "scratch that", "abort",
+			"nope", "no no", "changed my mind", "change my mind", "hold off"},
+		Soft: []string{"wait", "hold on", "hang on", "change of plans", "change of plan"},
+		Amend: []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with",
+			"i meant", "change of plans", "change of plan"},
 		WeakAmend: []string{"actually", "rather"},
+		NotStop:   []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop"},
+		Correct:   []string{"not"},
 	},
 	"es": {
 		Stop:      []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
@@ -88,14 +101,15 @@ var DefaultPhrases = map[string]Phrases{
 // golang.org/x/text/cases keeps no state (fold.go: caseFolder is a NopResetter).
 var folder = cases.Fold()
 
-// Words normalises text for intent matching: Unicode NFC, case folding, apostrophes
-// dropped, split into words of letters and digits. It takes time linear in len(text)
-// and is safe for concurrent use; the caller owns the returned slice.
+// Words normalises text for intent matching: Normalize (format characters dropped,
+// Unicode NFKC), case folding, apostrophes dropped, split into words of letters and
+// digits. It takes time linear in len(text) and is safe for concurrent use; the caller
+// owns the returned slice.
 func Words(text string) []string {
 	if w, ok := asciiWords(text); ok {
 		return w
 	}
-	s := norm.NFC.String(text)
+	s := Normalize(text)
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -216,26 +230,34 @@ var questionWords = map[string]bool{
 // the phrase that decided (empty for other and unknown).
 //
 // The rules, in order: no words is unknown; the later of the last stop phrase and the
-// last amend marker (in an utterance with words besides it) decides, so "cancel that and
-// book 4pm instead" amends and "make it 4pm... no, stop" stops; a soft stop ("wait")
-// stops unless an amendment is present; a weak amend marker ("actually") amends only
-// a short statement that is not a question; anything else is other.
+// last amend marker (in an utterance with words besides it) or correction ("not
+// Friday, Saturday": a Correct marker beginning a clause that a comma follows, then
+// more words) decides, so "cancel that and book 4pm instead" amends and "make it
+// 4pm... no, stop" stops; a stop or soft stop phrase that begins inside a NotStop
+// phrase ("don't stop", "don't forget") is none; a soft stop ("wait") stops unless an
+// amendment is present; a weak amend marker ("actually") amends only a short statement
+// that is not a question; anything else is other.
 //
 // Classify is pure and safe for concurrent use. It takes time linear in len(text);
 // each phrase list is normalised once and kept (by content, for up to 256 lists), so
 // the phrases add a constant per call. Phrases are read by value: changing a list
 // after a call is seen by the next call.
 func Classify(text string, p Phrases) (Intent, string) {
+	text = Normalize(text)
 	words := Words(text)
 	if len(words) == 0 {
 		return IntentUnknown, ""
 	}
-	stopAt, stop, _ := lastIndex(words, indexPhrases(p.Stop))
+	notStop := notStopWords(text, words, indexPhrases(p.NotStop))
+	stopAt, stop := lastOutside(words, indexPhrases(p.Stop), notStop)
 	amendAt, amend, amendLen := lastIndex(words, indexPhrases(p.Amend))
 	if amendAt >= 0 && amendLen >= len(words) {
 		amendAt = -1 // a marker alone ("make it") carries no new details
 	}
-	question := strings.Contains(text, "?") || questionWords[words[0]]
+	if at, marker := correctionAt(text, words, indexPhrases(p.Correct)); at > amendAt {
+		amendAt, amend = at, marker
+	}
+	question := strings.ContainsAny(text, "?") || questionWords[words[0]]
 	if amendAt < 0 && len(p.WeakAmend) > 0 && !question {
 		if at, weak, n := lastIndex(words, indexPhrases(p.WeakAmend)); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
 			amendAt, amend = at, weak
@@ -247,8 +269,157 @@ func Classify(text string, p Phrases) (Intent, string) {
 	case amendAt >= 0:
 		return IntentAmend, amend
 	}
-	if _, soft, _ := lastIndex(words, indexPhrases(p.Soft)); soft != "" {
+	if _, soft := lastOutside(words, indexPhrases(p.Soft), notStop); soft != "" {
 		return IntentStop, soft
 	}
 	return IntentOther, ""
+}
+
+// lastOutside is lastIndex for the phrases of x that do not begin at a word that
+// skip marks (nil: none): the word index of the last one and the phrase as given;
+// -1 and "" when none occurs.
+func lastOutside(words []string, x *phraseIndex, skip []bool) (int, string) {
+	for i := len(words) - 1; i >= 0; i-- {
+		if skip != nil && skip[i] {
+			continue
+		}
+		for _, p := range x.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) {
+				return i, p.text
+			}
+		}
+	}
+	return -1, ""
+}
+
+// notStopWords marks the words of text (words = Words(text), text normalised) that
+// lie inside an occurrence of a NotStop phrase of x whose words no punctuation
+// separates ("don't stop" in "Don't stop, book it.", not in "Don't! Stop!"); nil when
+// none does.
+func notStopWords(text string, words []string, x *phraseIndex) []bool {
+	if !anyFirst(words, x) {
+		return nil
+	}
+	breaks := wordBreaks(text, len(words))
+	var marks []bool
+	for i := range words {
+		for _, p := range x.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) && !slices.ContainsFunc(breaks[i+1:i+len(p.words)], func(b byte) bool { return b != 0 }) {
+				if marks == nil {
+					marks = make([]bool, len(words))
+				}
+				for k := range p.words {
+					marks[i+k] = true
+				}
+				break
+			}
+		}
+	}
+	return marks
+}
+
+// correctionAt returns the word index and the marker of the last correction in text
+// (normalised; words = Words(text)): a clause — the start of a sentence, or after a
+// comma — that begins with a marker of x and has words after it, followed in the same
+// sentence by a comma and more words ("Not Friday, Saturday", "No, not that one, the
+// 5pm"); -1 and "" when there is none.
+func correctionAt(text string, words []string, x *phraseIndex) (int, string) {
+	if !anyFirst(words, x) {
+		return -1, ""
+	}
+	breaks := wordBreaks(text, len(words))
+	for i := len(words) - 1; i >= 0; i-- {
+		if i > 0 && breaks[i] != ',' && breaks[i] != '.' {
+			continue // not the start of a clause
+		}
+		for _, p := range x.byFirst[words[i]] {
+			n := len(p.words)
+			if !hasPrefix(words[i:], p.words) || i+n >= len(words) || breaks[i+n] == ',' || breaks[i+n] == '.' {
+				continue // not the marker, or no words after it in its clause
+			}
+			for j := i + n + 1; j < len(words) && breaks[j] != '.'; j++ {
+				if breaks[j] == ',' {
+					return i, p.text
+				}
+			}
+		}
+	}
+	return -1, ""
+}
+
+// anyFirst reports whether a phrase of x may start at one of words.
+func anyFirst(words []string, x *phraseIndex) bool {
+	if len(x.byFirst) == 0 {
+		return false
+	}
+	return slices.ContainsFunc(words, func(w string) bool { return x.byFirst[w] != nil })
+}
+
+// wordBreaks returns, for each of the n words of text (normalised, as Words splits
+// it), what separates it from the word before: 0 white space only (or nothing, for the
+// first word), ',' a comma, '.' a sentence end (. ! ? ; … ¡ ¿), 'p' other
+// punctuation; the strongest when there are several (. over , over p). One pass over
+// text; words are runs of letters, digits and combining marks, apostrophes inside them
+// dropped, as in Words.
+func wordBreaks(text string, n int) []byte {
+	breaks := make([]byte, n)
+	scanBreaks(text, func(k int, b byte) {
+		if k < n { // always: text has n words
+			breaks[k] = b
+		}
+	})
+	return breaks
+}
+
+// scanBreaks calls f with the index of each word of text, in order, and the break
+// before it (wordBreaks).
+func scanBreaks(text string, f func(k int, b byte)) {
+	k, inWord := -1, false
+	var pending byte
+	for _, r := range text {
+		switch {
+		case isApostrophe(r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			if !inWord {
+				k++
+				f(k, pending)
+				pending, inWord = 0, true
+			}
+		default:
+			inWord = false
+			if b := breakKind(r); breakRank[b] > breakRank[pending] {
+				pending = b
+			}
+		}
+	}
+}
+
+// breakRank orders the kinds of breaks, weakest first.
+var breakRank = [256]uint8{'p': 1, ',': 2, '.': 3}
+
+// breakKind is the kind of break a separator rune makes: 0 white space, ',' a comma,
+// '.' a sentence end, 'p' other punctuation.
+func breakKind(r rune) byte {
+	switch {
+	case unicode.IsSpace(r):
+		return 0
+	case r == ',':
+		return ','
+	case endsSentence(r):
+		return '.'
+	}
+	return 'p'
+}
+
+// endsSentence: the punctuation that ends a sentence.
+func endsSentence(r rune) bool {
+	switch r {
+	case '.', '!', '?', ';', '…', '¡', '¿':
+		return true
+	}
+	return false
+}
+
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ'
 }

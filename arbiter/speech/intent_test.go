@@ -98,3 +98,56 @@ func TestStopIntent(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyVocabularyRound2 (issue 13 follow-up): stops, amends and false stops a
+// fresh user found.
+func TestClassifyVocabularyRound2(t *testing.T) {
+	cases := []struct {
+		text string
+		want Intent
+	}{
+		// Stops.
+		{"No no no", IntentStop},
+		{"No, no, no!", IntentStop},
+		{"Nope", IntentStop},
+		{"Nope.", IntentStop},
+		{"I changed my mind", IntentStop},
+		{"I've changed my mind.", IntentStop},
+		{"Hold off on that", IntentStop},
+		{"Forget about it", IntentStop},
+		{"Forget it", IntentStop},
+		{"Change of plans.", IntentStop}, // the new plans not said yet: fail closed
+		// Amends: not stops, and not other (which would let the old request commit).
+		{"Sorry, I meant 4pm", IntentAmend},
+		{"Not Friday, Saturday", IntentAmend},
+		{"Not Friday, Saturday.", IntentAmend},
+		{"No, not Friday, Saturday", IntentAmend},
+		{"Change of plans, 4pm", IntentAmend},
+		{"I changed my mind, make it 4pm", IntentAmend},
+		{"Nope, make it Saturday", IntentAmend},
+		{"No, no, the five o'clock one", IntentAmend},
+		// False stops: a stop phrase's words that do not ask to stop.
+		{"Don't stop, book it.", IntentOther},
+		{"Yes please, don't forget the window seat.", IntentOther},
+		{"Don't forget it", IntentOther},
+		{"Do not wait, just book it", IntentOther},
+		{"Don't cancel, I still want it", IntentOther},
+		// ...while punctuation between them, or a later stop, still stops.
+		{"Don't! Stop!", IntentStop},
+		{"Don't. Stop.", IntentStop},
+		{"Don't stop... no, actually, stop.", IntentStop},
+		{"Don't forget the window seat. Actually, cancel it.", IntentStop},
+		{"Don't forget. Don't book it.", IntentStop},
+		// Not corrections.
+		{"I'm not sure, maybe", IntentOther},
+		{"Not Friday", IntentOther},           // no new details after a comma
+		{"Friday, not Saturday", IntentOther}, // nothing after the corrected clause
+		{"Is it not Friday, then?", IntentOther},
+	}
+	en := DefaultPhrases["en"]
+	for _, c := range cases {
+		if got, phrase := Classify(c.text, en); got != c.want {
+			t.Errorf("Classify(%q) = %s (%q), want %s", c.text, got, phrase, c.want)
+		}
+	}
+}

@@ -46,7 +46,8 @@ func vocabulary() []string {
 	for w := range contractions {
 		seen[w] = true
 	}
-	for _, l := range [][]string{DefaultPhrases["en"].Stop, DefaultPhrases["en"].Soft, DefaultPhrases["en"].Amend, DefaultPhrases["en"].WeakAmend} {
+	en := DefaultPhrases["en"]
+	for _, l := range [][]string{en.Stop, en.Soft, en.Amend, en.WeakAmend, en.NotStop, en.Correct} {
 		for _, p := range l {
 			seen[p] = true
 		}
@@ -169,7 +170,7 @@ func checkClassify(t fataler, s string, p Phrases) {
 			t.Fatalf("Classify(%q) = stop by %q, not a stop phrase", s, phrase)
 		}
 	case IntentAmend:
-		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) {
+		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) && !slices.Contains(p.Correct, phrase) {
 			t.Fatalf("Classify(%q) = amend by %q, not an amend phrase", s, phrase)
 		}
 	default:
@@ -184,6 +185,24 @@ func checkClassify(t fataler, s string, p Phrases) {
 	t.Fatalf("Classify(%q) decided by %q, whose words %q are not in %q", s, phrase, pw, words)
 }
 
+// TestWordBreaksProperties: the break scan sees the words Words sees, so the breaks
+// line up with them.
+func TestWordBreaksProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := Normalize(rapid.OneOf(statement(), rapid.String()).Draw(t, "s"))
+		n := 0
+		scanBreaks(s, func(k int, b byte) {
+			if k != n {
+				t.Fatalf("scanBreaks(%q): word %d after %d", s, k, n)
+			}
+			n++
+		})
+		if w := Words(s); len(w) != n {
+			t.Fatalf("scanBreaks(%q) sees %d words, Words %d: %q", s, n, len(w), w)
+		}
+	})
+}
+
 func TestClassifyProperties(t *testing.T) {
 	phrase := rapid.OneOf(rapid.SampledFrom(propVocabulary), rapid.SampledFrom(propPunct), rapid.StringMatching(`[A-Za-z' ]{0,12}`))
 	list := rapid.SliceOfN(phrase, 0, 6)
@@ -192,12 +211,19 @@ func TestClassifyProperties(t *testing.T) {
 		for _, lang := range []string{"en", "es", "fr", "de"} {
 			checkClassify(t, s, DefaultPhrases[lang])
 		}
-		p := Phrases{Stop: list.Draw(t, "stop"), Soft: list.Draw(t, "soft"), Amend: list.Draw(t, "amend"), WeakAmend: list.Draw(t, "weak")}
+		p := Phrases{Stop: list.Draw(t, "stop"), Soft: list.Draw(t, "soft"), Amend: list.Draw(t, "amend"), WeakAmend: list.Draw(t, "weak"),
+			NotStop: list.Draw(t, "notstop"), Correct: list.Draw(t, "correct")}
 		checkClassify(t, s, p)
+		// A last sentence that says only "Stop." stops, whatever came before: no
+		// NotStop phrase or correction reaches across a sentence end.
+		if got, by := Classify(s+". Stop.", DefaultPhrases["en"]); got != IntentStop || by != "stop" {
+			t.Fatalf("Classify(%q) = %s (%q), want stop by \"stop\"", s+". Stop.", got, by)
+		}
 		// Phrases are read by value: a copy classifies alike, and a list changed in
 		// place after a call classifies by its new content.
 		in, ph := Classify(s, p)
-		cp := Phrases{Stop: slices.Clone(p.Stop), Soft: slices.Clone(p.Soft), Amend: slices.Clone(p.Amend), WeakAmend: slices.Clone(p.WeakAmend)}
+		cp := Phrases{Stop: slices.Clone(p.Stop), Soft: slices.Clone(p.Soft), Amend: slices.Clone(p.Amend), WeakAmend: slices.Clone(p.WeakAmend),
+			NotStop: slices.Clone(p.NotStop), Correct: slices.Clone(p.Correct)}
 		if in2, ph2 := Classify(s, cp); in2 != in || ph2 != ph {
 			t.Fatalf("Classify(%q) = %s %q, with a copy of the phrases %s %q", s, in, ph, in2, ph2)
 		}
@@ -205,7 +231,7 @@ func TestClassifyProperties(t *testing.T) {
 			p.Stop[0] = "zzz unlikely"
 			cp.Stop[0] = "zzz unlikely"
 			in, ph = Classify(s, p)
-			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend}); in2 != in || ph2 != ph {
+			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend, NotStop: cp.NotStop, Correct: cp.Correct}); in2 != in || ph2 != ph {
 				t.Fatalf("Classify(%q) after changing a phrase in place = %s %q, want %s %q", s, in, ph, in2, ph2)
 			}
 		}
