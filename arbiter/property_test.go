@@ -932,6 +932,35 @@ func (c *coverage) add(m *sim) {
 	}
 }
 
+// checkCovering runs the property body with rapid.Check (every run judges the
+// invariants) and, while a key of keys has not been reached, up to 3 more rounds of
+// it: a path seen a few times per 100 runs (an unknown outcome later resolved as
+// failed, about 2 per round) is missed by one round now and then, and a coverage
+// requirement that fails by chance is a flaky test, not a finding. Then it requires
+// every key.
+func checkCovering(t *testing.T, keys []string, body func(rt *rapid.T, cov *coverage)) {
+	t.Helper()
+	var cov coverage
+	for round := 0; round < 4 && !t.Failed(); round++ {
+		rapid.Check(t, func(rt *rapid.T) { body(rt, &cov) })
+		if len(cov.missing(keys)) == 0 {
+			break
+		}
+	}
+	cov.require(t, keys...)
+}
+
+// missing lists the keys no run has reached.
+func (c *coverage) missing(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if c.seen[k] == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func (c *coverage) require(t *testing.T, keys ...string) {
 	t.Helper()
 	if t.Failed() || c.runs == 0 {
@@ -946,16 +975,15 @@ func (c *coverage) require(t *testing.T, keys ...string) {
 	if c.steps < 30*c.runs {
 		t.Errorf("%d steps in %d runs: too few events per run to matter", c.steps, c.runs)
 	}
-	for _, k := range keys {
-		if c.seen[k] == 0 {
-			t.Errorf("no run reached %q", k)
-		}
+	for _, k := range c.missing(keys) {
+		t.Errorf("no run reached %q", k)
 	}
 }
 
 func TestPropertyOneOutcomePerCall(t *testing.T) {
-	var cov coverage
-	rapid.Check(t, func(rt *rapid.T) {
+	checkCovering(t, []string{"call execute", "call duplicate", "call reject", "call execute repeat",
+		"decision commit ", "decision cancel stop", "decision cancel withdrawn", "decision cancel session_closed",
+		"skip withdrawn", "skip abandoned", "error failed precondition"}, func(rt *rapid.T, cov *coverage) {
 		m := newSim(rt, randomPolicy(rt))
 		n := rapid.IntRange(30, 90).Draw(rt, "events")
 		for i := 0; i < n; i++ {
@@ -965,16 +993,13 @@ func TestPropertyOneOutcomePerCall(t *testing.T) {
 		m.finish()
 		cov.add(m)
 	})
-	cov.require(t, "call execute", "call duplicate", "call reject", "call execute repeat",
-		"decision commit ", "decision cancel stop", "decision cancel withdrawn", "decision cancel session_closed",
-		"skip withdrawn", "skip abandoned", "error failed precondition")
 }
 
 // The same sessions, the user mostly speaking while calls are pending: more stops,
 // holds and abandoned BLOCKING calls.
 func TestPropertyTalkativeUser(t *testing.T) {
-	var cov coverage
-	rapid.Check(t, func(rt *rapid.T) {
+	checkCovering(t, []string{"decision commit ", "decision cancel stop", "decision cancel transcript_timeout",
+		"abandoned job", "abandon wait ran out", "call duplicate"}, func(rt *rapid.T, cov *coverage) {
 		m := newSim(rt, randomPolicy(rt))
 		said := propSaid
 		if rapid.Bool().Draw(rt, "calmUser") {
@@ -1001,8 +1026,6 @@ func TestPropertyTalkativeUser(t *testing.T) {
 		m.finish()
 		cov.add(m)
 	})
-	cov.require(t, "decision commit ", "decision cancel stop", "decision cancel transcript_timeout",
-		"abandoned job", "abandon wait ran out", "call duplicate")
 }
 
 // Each outcome is handed out once: only an idempotent repeat (the same call id
@@ -1129,8 +1152,10 @@ func (m *sim) runExt() {
 // wrong run_id), the agent reports unknown outcomes and resolves them or never does,
 // reconnects, reports progress, and forgets to send things at random.
 func TestPropertyRunsUnknownReconnect(t *testing.T) {
-	var cov coverage
-	rapid.Check(t, func(rt *rapid.T) {
+	checkCovering(t, []string{"call run", "call execute", "call duplicate", "call reject",
+		"run opened", "run confirmed", "run refused", "run cancelled", "run expired",
+		"skip connection_closed", "unknown", "resolved committed", "resolved failed", "interim",
+		"decision cancel deadline"}, func(rt *rapid.T, cov *coverage) {
 		m := newSim(rt, extPolicy(rt))
 		m.ext = true
 		m.strictOnce = rapid.Bool().Draw(rt, "strictOnce")
@@ -1138,10 +1163,6 @@ func TestPropertyRunsUnknownReconnect(t *testing.T) {
 		m.finish()
 		cov.add(m)
 	})
-	cov.require(t, "call run", "call execute", "call duplicate", "call reject",
-		"run opened", "run confirmed", "run refused", "run cancelled", "run expired",
-		"skip connection_closed", "unknown", "resolved committed", "resolved failed", "interim",
-		"decision cancel deadline")
 }
 
 // TestPropertyDeadlinesExt: with deadlines on, whatever the agent fails to send (it
