@@ -137,6 +137,15 @@ export declare class SessionCore {
     toolChoice: "auto" | "none";
     /** The current model connection's id ({@link reconnect}); empty before the first. */
     connectionId: string;
+    /**
+     * The session's epoch as the last Connect returned it (`""` before the first): sent
+     * with RegisterCall, ReportSpeech, ReportTranscript and ConfigureSession, so that a
+     * session the arbiter's store lost is reported (SESSION_LOST) instead of being started
+     * again silently: then the core Connects again and hands out a `sessionLost` action
+     * (see {@link SessionLost}). Call {@link reconnect} for the first connection too, or
+     * no epoch is known and a loss goes unnoticed.
+     */
+    epoch: string;
     protected readonly log: Pick<Console, "warn" | "error">;
     private readonly waitMs;
     private readonly jobs;
@@ -152,7 +161,11 @@ export declare class SessionCore {
     private readonly responseScheduling;
     private configured;
     private configuring;
-    private readonly seqs;
+    private seqs;
+    private readonly calls;
+    private readonly eventPrefix;
+    private eventCount;
+    private watchIteration;
     private watchOn;
     private watchLoop;
     private readonly watchStop;
@@ -289,10 +302,32 @@ export declare class SessionCore {
      * before the session exists.
      */
     poll(): Promise<void>;
+    /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
+    private nextEventId;
     private speech;
     private transcript;
     /** What a delivered event's reply made due. */
     private handedOut;
+    /** A Connect's answer (the adapter's, or the core's after SESSION_LOST): its epoch, a loss, its skips. */
+    private connected;
+    /**
+     * An event got SESSION_LOST: Connect again with the lost epoch (the arbiter answers
+     * SESSION_STATE_LOST and a new epoch), hand out the loss ({@link sessionLost}) and go
+     * on in the new epoch: true, and the event is sent again. False when there is no
+     * connection to Connect on, or Connect failed (the event is then dropped).
+     */
+    private lostEpoch;
+    /**
+     * The arbiter's store lost the session's epoch `old` (SESSION_LOST; the session goes
+     * on in `next`). Nothing of it is known any more, so: every job not yet decided here
+     * is released (`cancel` or `abortPrepare`, with the error: no commit was acted on) and
+     * never completed (its job id is NOT_FOUND in the new epoch); every live call id of
+     * the lost epoch (registered, not answered, not dead) gets a function response with
+     * status "unknown" (the model must hear about each, and whether its action happened
+     * is unknown: a job already handed out as `commit` is among them); then a
+     * `sessionLost` action lists them. Effect seqs start again in the new epoch.
+     */
+    private sessionLost;
     private registered;
     /**
      * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight

@@ -88,7 +88,7 @@ export declare class UnauthenticatedError extends ArbiterError {
  * Connect returned) and the arbiter's store no longer has that epoch (a volatile Redis
  * restarted). Nothing changed; the session was not started again. The outcome of every
  * call made in the lost epoch is unknown; Connect again (with this epoch) to go on in a
- * new one. `SessionCore` turns it into {@link SessionCoreOptions.onSessionLost}.
+ * new one. `SessionCore` does that itself and hands out a `sessionLost` action.
  */
 export declare class SessionLostError extends ArbiterError {
 }

@@ -197,7 +197,7 @@ describe("LiveAdapter", () => {
     await sleep(100);
     [server] = await serve(script, port);
     await until(() => of("abortPrepare").length);
-    assert.equal(script.sent("Decide").length, 2);
+    assert.equal(script.sent("Decide").length, 2, JSON.stringify(of("abortPrepare")[0]?.reason));
     assert.equal(of("commit").length, 0);
     assert.equal(of("abortPrepare")[0].error, undefined);
   });
