@@ -296,7 +296,13 @@ class Outbox {
  * session closes; the later events wait behind it. Any other error (the arbiter refused
  * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
  * is logged and the event dropped. A function call without an id is retried only on
- * ABORTED (the arbiter would mint a second id for a repeat). Each event method returns
+ * ABORTED (the arbiter would mint a second id for a repeat). Each speech, transcript and
+ * cancellation event gets an `eventId` when observed, the same on every attempt, so an
+ * attempt the arbiter applied but whose answer was lost comes back `repeat` (nothing
+ * changed; success). Events carry the session's {@link epoch}; SESSION_LOST (the
+ * arbiter's store lost the session) is handled as {@link SessionLost} says, and the
+ * event is then sent again in the new epoch. The attempts carry the OpenTelemetry
+ * context the event was observed in (its `traceparent`). Each event method returns
  * a promise that resolves once its event was delivered and what came back was handed
  * out: await it, or not (a receive loop should not: it would stamp the next messages
  * late; the promise never counts as an unhandled rejection); it rejects with the error
