@@ -96,7 +96,8 @@ export declare function together(ps: Promise<void>[]): Promise<void>;
  * it happened, however late it arrives, and a retry carries its own, larger age). An
  * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
  * core did not ask for: a server going away) is retried after a backoff (the client's
- * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter) until it lands or the
+ * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter; at least the error's
+ * RetryInfo delay; at once for SERVER_DRAINING) until it lands or the
  * session closes; the later events wait behind it. Any other error (the arbiter refused
  * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
  * is logged and the event dropped. A function call without an id is retried only on

@@ -255,7 +255,9 @@ class Outbox {
                     this.log.error(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago) dropped: ${err}`);
                     return err;
                 }
-                pause = delay * (0.5 + Math.random() / 2);
+                // RetryInfo's delay is the least wait; a replica shutting down (SERVER_DRAINING,
+                // delay 0) is asked again at once: the channel picks another one.
+                pause = err.reason === "SERVER_DRAINING" ? 0 : Math.max(delay * (0.5 + Math.random() / 2), err.retryDelayMs ?? 0);
                 this.log.warn(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago): ${err}; retrying in ${Math.round(pause)}ms`);
             }
             finally {
@@ -292,7 +294,8 @@ class Outbox {
  * it happened, however late it arrives, and a retry carries its own, larger age). An
  * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
  * core did not ask for: a server going away) is retried after a backoff (the client's
- * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter) until it lands or the
+ * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter; at least the error's
+ * RetryInfo delay; at once for SERVER_DRAINING) until it lands or the
  * session closes; the later events wait behind it. Any other error (the arbiter refused
  * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
  * is logged and the event dropped. A function call without an id is retried only on

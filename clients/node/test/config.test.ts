@@ -1,14 +1,16 @@
 // Issue 15, retries and idempotency: the packaged service config is clients/service-config.json,
 // the channel retries by it (a scripted in-process server fails attempts and records what
 // each carried), event RPCs carry one event id across their retries and the outbox's
-// redeliveries, and (with ARBITER_TARGET, a real arbiter) a retried ReportTranscript is
+// redeliveries, the outbox honours RetryInfo, and (with ARBITER_TARGET, a real arbiter) a retried ReportTranscript is
 // applied once: the retry answers `repeat` and the history holds one transcript.
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ArbiterClient, CHANNEL_SERVICE_CONFIG, LiveAdapter, SERVICE_CONFIG, UnavailableError, pb } from "../src/index.js";
+import { ErrorInfo, RetryInfo } from "../src/gen/google/rpc/error_details.js";
+import { Status } from "../src/gen/google/rpc/status.js";
+import { ArbiterClient, CHANNEL_SERVICE_CONFIG, ERROR_DOMAIN, LiveAdapter, SERVICE_CONFIG, UnavailableError, pb } from "../src/index.js";
 
 const quiet = { warn() {}, error() {} };
 
@@ -117,6 +119,47 @@ describe("the channel retries by the service config", () => {
       s.close();
     }
   });
+});
+
+it("the outbox waits at least RetryInfo's delay, and not at all for SERVER_DRAINING", async () => {
+  const details = (reason: string, delayMs: number) => {
+    const any = (type: string, value: Uint8Array) => ({ typeUrl: `type.googleapis.com/google.rpc.${type}`, value: Buffer.from(value) });
+    const st = Status.encode({
+      code: status.UNAVAILABLE,
+      message: reason,
+      details: [
+        any("ErrorInfo", ErrorInfo.encode({ reason, domain: ERROR_DOMAIN, metadata: {} }).finish()),
+        any("RetryInfo", RetryInfo.encode({ retryDelay: { seconds: Math.floor(delayMs / 1000), nanos: (delayMs % 1000) * 1e6 } }).finish()),
+      ],
+    }).finish();
+    const md = new Metadata();
+    md.set("grpc-status-details-bin", Buffer.from(st));
+    return md;
+  };
+  const failures = [details("SERVER_DRAINING", 0), details("STORE_UNAVAILABLE", 700)];
+  const server = new Server();
+  server.addService(pb.ArbiterServiceService, {
+    reportSpeech: (_call: ServerUnaryCall<any, any>, cb: sendUnaryData<any>) => {
+      const md = failures.shift();
+      if (md) return cb({ code: status.UNAVAILABLE, details: "scripted", metadata: md });
+      cb(null, pb.ReportSpeechResponse.fromPartial({}));
+    },
+  } as any);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const log: string[] = [];
+  const client = new ArbiterClient(`127.0.0.1:${port}`, { retry: { initialBackoffMs: 10, maxBackoffMs: 20 }, logger: quiet });
+  const adapter = new LiveAdapter(client, "s1", () => undefined, { watch: false, logger: { warn: (m: string) => void log.push(m), error() {} } });
+  try {
+    await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    const pauses = log.filter((m) => m.includes("retrying in")).map((m) => Number(/retrying in (\d+)ms/.exec(m)![1]));
+    assert.deepEqual(pauses, [0, 700], log.join("\n"));
+  } finally {
+    await adapter.close(500).catch(() => undefined);
+    client.close();
+    server.forceShutdown();
+  }
 });
 
 describe("a retried ReportTranscript against the real arbiter", { skip: !process.env.ARBITER_TARGET && "set ARBITER_TARGET to a running arbiter" }, () => {
