@@ -210,6 +210,38 @@ check "node outage: the stop observed during the cut cancels, never a commit (re
   cd '$node' && ARBITER_OUTAGE_TARGET='$booking_addr' ARBITER_PROXY_PYTHON=/usr/bin/python3 node --test build/test/outage.test.js 2>&1 |
     tee '$tmp/outage-node.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/outage-node.log'"
 
+# ---- issue 15 (with the client halves of 12 and 14), Node client only ---------------
+# Real Node processes against real servers; each test file starts the processes it needs
+# (arbiter serve from $tmp/arbiter, redis-server on a free port, certificates made with
+# openssl) and stops them; the comment at the top of each file says what it checks:
+#   - tls: arbiter serve with --tls-cert/--tls-key, --tls-client-ca and --auth-tokens-file:
+#     a good token with the CA's client certificate works, a wrong or missing token is
+#     UNAUTHENTICATED, no client certificate (or a rogue one) fails the handshake;
+#   - lost: arbiter serve on a Redis without persistence that restarts under it: the
+#     adapter's next event gets SESSION_LOST, the call is answered "unknown", the job
+#     released, `sessionLost` handed out, and the adapter goes on in the new epoch;
+#   - trace: the arbiter's exported spans (OTEL_TRACES_EXPORTER=console) are children of
+#     the agent's OpenTelemetry span (RegisterCall, and the adapter's Decide), or of the
+#     traceparent option's context;
+#   - rollout: two replicas on one Redis (AOF), eight parked Decides over both
+#     (round-robin on an ipv4:P1,P2 target), SIGTERM one: its Decides end with
+#     SERVER_DRAINING, the client finishes them on the other (stops cancel, the rest
+#     commit), the replica drains before --drain-timeout (the time is printed).
+# (The service config copy and the retried-ReportTranscript-applied-once check run in
+# the unit tests above: test/config.test.ts.)
+echo "== issue 15, Node client: TLS and tokens, lost sessions, traces, the rollout (real processes)"
+command -v openssl >/dev/null 2>&1 || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+for t in "tls:8:TLS + client CA + tokens against arbiter serve" "lost:1:a session a restarted volatile Redis lost is reported, not started again" \
+  "trace:2:traceparent from the OpenTelemetry context reaches the arbiter's spans" \
+  "rollout:1:SIGTERM one of two replicas: parked Decides finish on the other"; do
+  IFS=: read -r file want what <<<"$t"
+  check "node $file: $what (real Node process)" bash -c "
+    cd '$node' && ARBITER_BIN='$tmp/arbiter' node --test build/test/$file.test.js 2>&1 | tee '$tmp/node15-$file.log';
+    [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass $want\$' '$tmp/node15-$file.log' && grep -q '^# skipped 0\$' '$tmp/node15-$file.log'"
+done
+grep -h 'replica 1: drained' "$tmp/node15-rollout.log" 2>/dev/null | sed 's/^#  */    /'
+# ---- end of the Node client's issue 15 block ----------------------------------------
+
 echo "== workflows: Watch, confirm-then-act, Connect, against arbiter serve --tools clients/e2e/workflow.yaml"
 serve clients/e2e/workflow.yaml "$tmp/serve-workflow.log"
 workflow_pid=$pid

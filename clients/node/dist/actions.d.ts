@@ -148,5 +148,26 @@ export interface RunUpdate {
      */
     seq: number;
 }
+/**
+ * Informational: the arbiter's store lost the session's epoch `lostEpoch` (DATA_LOSS,
+ * reason SESSION_LOST: e.g. a Redis without persistence restarted), and the adapter
+ * goes on in `epoch` (it sent Connect again with the lost epoch, as the API says; `""`
+ * when that Connect failed). Before this action the adapter handed out, for what was in
+ * flight: a {@link Cancel} or {@link AbortPrepare} (with `error`) for each undecided job in
+ * `jobIds` (release it: no commit was acted on, and it is never completed), and a
+ * {@link SendFunctionResponse} with `payload.status: "unknown"` for each live call id in
+ * `callIds` (the model hears about every call; whether its action happened is unknown,
+ * e.g. a job whose `commit` was being performed). Tell the user, and reconcile with
+ * the backend by the execute's `businessKey`: the new epoch remembers nothing, so a
+ * re-issued call executes again.
+ */
+export interface SessionLost {
+    type: "sessionLost";
+    lostEpoch: string;
+    epoch: string;
+    callIds: string[];
+    jobIds: string[];
+    error: ArbiterError;
+}
 /** What the adapter hands the application; dispatch on `type`. */
-export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip | RunUpdate;
+export type Action = Execute | AbortPrepare | Commit | Cancel | SendFunctionResponse | SendNote | Skip | RunUpdate | SessionLost;

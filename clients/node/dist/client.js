@@ -1,92 +1,193 @@
-import { credentials, Metadata, status, } from "@grpc/grpc-js";
+import { credentials, InterceptingCall, Metadata, status, } from "@grpc/grpc-js";
+import { context, isSpanContextValid, propagation, trace } from "@opentelemetry/api";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fromServiceError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
+import { SERVICE_CONFIG } from "./service-config.js";
 import { API_VERSION, VERSION } from "./version.js";
 /** Sent as the gRPC user agent, so the server's logs show which client spoke. */
 export const USER_AGENT = `arbiter-client-node/${VERSION} (${API_VERSION})`;
 /** The default {@link RetryPolicy}: 100 ms doubling to 1 s, for at most 20 s. */
 export const DEFAULT_RETRY = { initialBackoffMs: 100, maxBackoffMs: 1000, multiplier: 2, maxElapsedMs: 20_000 };
-// CANCELLED is here because we did not cancel (that throws the signal's reason): a
-// server going away resets its streams.
-const RETRIED_IF_IDEMPOTENT = new Set([status.UNAVAILABLE, status.ABORTED, status.DEADLINE_EXCEEDED, status.CANCELLED]);
+/**
+ * The channel's service config: {@link SERVICE_CONFIG} (each method's retry policy) with
+ * round-robin load balancing over every address the target resolves to (`dns:///` a
+ * headless Service, or `ipv4:10.0.0.1:50051,10.0.0.2:50051`), so new replicas get
+ * traffic as connections are re-resolved (the server's `--max-connection-age`).
+ */
+export const CHANNEL_SERVICE_CONFIG = { loadBalancingConfig: [{ round_robin: {} }], ...SERVICE_CONFIG };
+/** A fresh event id: 16 random bytes, hex (the API takes 1 to 128 of [A-Za-z0-9_.:-]). */
+export function newEventId() {
+    return randomBytes(16).toString("hex");
+}
+function pem(file, text, what) {
+    if (file !== undefined && text !== undefined)
+        throw new Error(`tls: give ${what}File or ${what}, not both`);
+    if (file !== undefined)
+        return readFileSync(file);
+    return text === undefined ? null : Buffer.from(text);
+}
+/** The channel credentials the options ask for. */
+function channelCredentials(opts) {
+    if (opts.tls && opts.credentials)
+        throw new Error("ArbiterClient: give tls or credentials, not both");
+    let creds = opts.credentials;
+    if (opts.tls) {
+        const t = opts.tls === true ? {} : opts.tls;
+        const key = pem(t.keyFile, t.key, "key");
+        const cert = pem(t.certFile, t.cert, "cert");
+        if ((key === null) !== (cert === null))
+            throw new Error("tls: a client certificate needs its key, and a key its certificate");
+        creds = credentials.createSsl(pem(t.caFile, t.ca, "ca"), key, cert);
+    }
+    creds ??= credentials.createInsecure();
+    const token = opts.token;
+    if (token === undefined)
+        return creds;
+    if (!creds._isSecure())
+        throw new Error("ArbiterClient: a token needs TLS (set tls): it would cross the network in the clear");
+    const bearer = credentials.createFromMetadataGenerator((_params, cb) => {
+        Promise.resolve(typeof token === "function" ? token() : token).then((t) => {
+            const md = new Metadata();
+            md.set("authorization", `Bearer ${t}`);
+            cb(null, md);
+        }, (err) => cb(err instanceof Error ? err : new Error(String(err))));
+    });
+    return credentials.combineChannelCredentials(creds, bearer);
+}
+/**
+ * The interceptor that sends the W3C trace context of the context current when the RPC
+ * starts: the option's `traceparent`, else the global propagator's (tracestate and
+ * baggage too, when the SDK registered one), else the active span's context, formatted.
+ */
+function traceInterceptor(supplied) {
+    return (options, nextCall) => new InterceptingCall(nextCall(options), {
+        start(metadata, listener, next) {
+            const own = supplied?.();
+            if (own) {
+                metadata.set("traceparent", own);
+            }
+            else {
+                const ctx = context.active();
+                propagation.inject(ctx, metadata, { set: (md, k, v) => md.set(k, v) });
+                const sc = trace.getSpanContext(ctx);
+                if (metadata.get("traceparent").length === 0 && sc && isSpanContextValid(sc)) {
+                    metadata.set("traceparent", `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`);
+                }
+            }
+            next(metadata, listener);
+        },
+    });
+}
 /**
  * A client of `arbiter.v1.ArbiterService` on @grpc/grpc-js, with promises, typed errors
- * ({@link ArbiterError}) and retries.
+ * ({@link ArbiterError}, with the server's error details) and retries.
  *
- * Every RPC is sent with `waitForReady`, so a request made while the connection is down
- * or reconnecting waits for it (up to the RPC's deadline) instead of failing: it has not
- * reached the server, so this is safe for every RPC. Once sent, a request whose
- * connection is lost is ambiguous. Those are retried, with exponential backoff and
- * jitter, only for the RPCs that are idempotent (by call id, job id, or by nature):
- * RegisterCall (when it carries a call id), ReportToolCallCancellation, Decide, Complete,
- * ConfigureSession, Poll, GetSession, CloseSession and Connect, on UNAVAILABLE, ABORTED,
- * DEADLINE_EXCEEDED and CANCELLED (one this client did not ask for: a server going away
- * resets its streams). ReportSpeech, ReportTranscript and ReportProgress are not
- * idempotent (an event applied twice is two events): they are retried only on ABORTED,
- * which the server returns when it changed nothing. Those RPCs and Connect also take
- * `{ retry: false }` ({@link EventCallOptions}): one attempt, failing fast, for a caller
- * that retries itself with a fresh `age`.
+ * The channel runs the API's service config ({@link SERVICE_CONFIG}, a copy of
+ * clients/service-config.json): each method is retried by grpc-js on the codes safe for
+ * it, with the config's backoff and attempts (RegisterCall and the event RPCs: 4
+ * attempts on UNAVAILABLE and ABORTED; Complete, ConfigureSession, Connect, CloseSession,
+ * Poll, GetSession, GetHistory, ReportProgress: 5, also on DEADLINE_EXCEEDED; Decide: 5
+ * on UNAVAILABLE and ABORTED, so a Decide a draining replica ends with SERVER_DRAINING
+ * is asked again at once, on another replica), all within the RPC's one deadline; and
+ * round-robin over the target's addresses ({@link CHANNEL_SERVICE_CONFIG}). Every RPC
+ * is sent with `waitForReady`: a request made while the connection is down waits for
+ * it (up to its deadline) instead of failing.
+ *
+ * The event RPCs (ReportSpeech, ReportTranscript, ReportToolCallCancellation,
+ * ReportProgress) carry an `eventId` (the caller's, else one this client assigns once
+ * per request, kept across its retries), so a retry the server already applied answers
+ * `repeat: true` and changes nothing: that counts as success (its effects were handed out
+ * by the first application: Watch or Poll with `afterSeq` has them). RegisterCall is
+ * idempotent by call id: one without a call id is sent once (a retry would mint a second
+ * id). Those RPCs and Connect also take `{ retry: false }` ({@link EventCallOptions}):
+ * one attempt, failing fast, for a caller that retries itself with a fresh `age`.
  *
  * Watch is a stream: {@link ArbiterClient.watch} resumes it after a lost connection
  * (UNAVAILABLE, or a CANCELLED it did not ask for) with `afterSeq` set to the last `seq`
- * it yielded, so no effect is yielded twice and none is skipped, backing off as above;
- * the budget starts again after each effect received.
+ * it yielded, so no effect is yielded twice and none is skipped, backing off as
+ * {@link RetryPolicy} says; the budget starts again after each effect received.
+ *
+ * Safe for concurrent use: RPCs may overlap freely.
  */
 export class ArbiterClient {
-    /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover. */
+    /** The generated @grpc/grpc-js stub, for anything this wrapper does not cover (its channel retries as above). */
     stub;
     timeoutMs;
     retry;
     log;
-    /** @param target the server address, e.g. `"127.0.0.1:50051"`. */
+    makeStub;
+    onceStub;
+    /**
+     * @param target the server address: `"127.0.0.1:50051"`, `"dns:///arbiter.ns.svc:50051"`
+     *   (every address the name resolves to, round-robin), or a list,
+     *   `"ipv4:127.0.0.1:50051,127.0.0.1:50052"`.
+     * @throws Error when `tls` names a file that cannot be read, or `token` comes without TLS.
+     */
     constructor(target, opts = {}) {
         this.retry = { ...DEFAULT_RETRY, ...opts.retry };
-        this.stub = new pb.ArbiterServiceClient(target, opts.credentials ?? credentials.createInsecure(), {
+        const creds = channelCredentials(opts);
+        const serverName = opts.tls && opts.tls !== true ? opts.tls.serverName : undefined;
+        const base = {
             "grpc.primary_user_agent": USER_AGENT,
+            "grpc.service_config": JSON.stringify(CHANNEL_SERVICE_CONFIG),
+            "grpc.service_config_disable_resolution": 1, // no TXT lookups: this config is the API's
+            "grpc.enable_retries": 1,
             // grpc-js waits 1 s, then 1.6 times longer up to 120 s, before reconnecting a lost
             // channel: after a 3 s network cut the first request could wait 5 s more, past a
             // held commit's max_hold. A conversation cannot wait that long, so the channel
             // reconnects on the retry policy's schedule instead.
             "grpc.initial_reconnect_backoff_ms": this.retry.initialBackoffMs,
             "grpc.max_reconnect_backoff_ms": this.retry.maxBackoffMs,
+            ...(serverName ? { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName } : {}),
             ...opts.channelOptions,
-        });
+            interceptors: [traceInterceptor(opts.traceparent), ...(opts.channelOptions?.interceptors ?? [])],
+        };
+        this.makeStub = (extra) => new pb.ArbiterServiceClient(target, creds, { ...base, ...extra });
+        this.stub = this.makeStub({});
         this.timeoutMs = opts.timeoutMs ?? 5000;
         this.log = opts.logger ?? console;
     }
-    /** Closes the channel. */
+    /** Closes the channels. */
     close() {
         this.stub.close();
+        this.onceStub?.close();
     }
-    /** RegisterCall; retried only when the request carries a call id. See {@link EventCallOptions}. */
+    /** RegisterCall; retried by the service config when the request carries a call id, else sent once. See {@link EventCallOptions}. */
     registerCall(req, opts = {}) {
         const r = pb.RegisterCallRequest.fromPartial(req);
-        return this.call("RegisterCall", this.stub.registerCall, r, r.callId !== "", this.timeoutMs, opts.signal, opts.retry);
+        return this.call("RegisterCall", "registerCall", r, this.timeoutMs, opts.signal, (opts.retry ?? true) && r.callId !== "");
     }
-    /** ReportSpeech; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    /** ReportSpeech; idempotent by `eventId` (assigned when unset). See {@link EventCallOptions}. */
     reportSpeech(req, opts = {}) {
         const r = pb.ReportSpeechRequest.fromPartial(req);
-        return this.call("ReportSpeech", this.stub.reportSpeech, r, false, this.timeoutMs, opts.signal, opts.retry);
+        r.eventId ||= newEventId();
+        return this.call("ReportSpeech", "reportSpeech", r, this.timeoutMs, opts.signal, opts.retry);
     }
-    /** ReportTranscript; not idempotent: retried only on ABORTED. See {@link EventCallOptions}. */
+    /** ReportTranscript; idempotent by `eventId` (assigned when unset). See {@link EventCallOptions}. */
     reportTranscript(req, opts = {}) {
         const r = pb.ReportTranscriptRequest.fromPartial(req);
-        return this.call("ReportTranscript", this.stub.reportTranscript, r, false, this.timeoutMs, opts.signal, opts.retry);
+        r.eventId ||= newEventId();
+        return this.call("ReportTranscript", "reportTranscript", r, this.timeoutMs, opts.signal, opts.retry);
     }
-    /** ReportToolCallCancellation; idempotent (dead ids stay dead). See {@link EventCallOptions}. */
+    /** ReportToolCallCancellation; idempotent (dead ids stay dead; `eventId` assigned when unset). See {@link EventCallOptions}. */
     reportToolCallCancellation(req, opts = {}) {
         const r = pb.ReportToolCallCancellationRequest.fromPartial(req);
-        return this.call("ReportToolCallCancellation", this.stub.reportToolCallCancellation, r, true, this.timeoutMs, opts.signal, opts.retry);
+        r.eventId ||= newEventId();
+        return this.call("ReportToolCallCancellation", "reportToolCallCancellation", r, this.timeoutMs, opts.signal, opts.retry);
     }
     /**
-     * Decide; idempotent. The attempt's deadline is `timeoutMs` plus `req.wait`. `signal`
-     * cancels the long-poll (the promise then rejects with the signal's reason).
+     * Decide; idempotent. The RPC's deadline is `timeoutMs` plus `req.wait`. `signal`
+     * cancels the long-poll (the promise then rejects with the signal's reason). A replica
+     * shutting down ends a parked Decide with UNAVAILABLE (reason SERVER_DRAINING): the
+     * channel asks again, on another replica.
      */
     decide(req, signal) {
         const r = pb.DecideRequest.fromPartial(req);
         const waitMs = (r.wait?.seconds ?? 0) * 1000 + (r.wait?.nanos ?? 0) / 1e6;
-        return this.call("Decide", this.stub.decide, r, true, this.timeoutMs + waitMs, signal);
+        return this.call("Decide", "decide", r, this.timeoutMs + waitMs, signal);
     }
     /**
      * Complete; idempotent (the same report returns the same effects). `OUTCOME_UNKNOWN`
@@ -95,43 +196,47 @@ export class ArbiterClient {
      * job once the truth is known (the note then comes in that Complete's effects).
      */
     complete(req) {
-        return this.call("Complete", this.stub.complete, pb.CompleteRequest.fromPartial(req), true);
+        return this.call("Complete", "complete", pb.CompleteRequest.fromPartial(req));
     }
     /** ConfigureSession; idempotent (the same options again change nothing). */
     configureSession(req) {
-        return this.call("ConfigureSession", this.stub.configureSession, pb.ConfigureSessionRequest.fromPartial(req), true);
+        return this.call("ConfigureSession", "configureSession", pb.ConfigureSessionRequest.fromPartial(req));
     }
     /**
-     * Poll (steps the session's timers); retried like the idempotent RPCs. Pass `afterSeq`
-     * (the highest `seq` acted on): then a retry whose first reply was lost, or a Watch
-     * that fired the timers first, still hands every effect back (without it, an effect is
-     * handed out to one reply only). With Watch open no polling is needed.
+     * Poll (steps the session's timers). Pass `afterSeq` (the highest `seq` acted on): then
+     * a retry whose first reply was lost, or a Watch that fired the timers first, still
+     * hands every effect back (without it, an effect is handed out to one reply only). With
+     * Watch open no polling is needed.
      */
     poll(req) {
-        return this.call("Poll", this.stub.poll, pb.PollRequest.fromPartial(req), true);
+        return this.call("Poll", "poll", pb.PollRequest.fromPartial(req));
     }
     /** GetSession; read-only. */
     getSession(req) {
-        return this.call("GetSession", this.stub.getSession, pb.GetSessionRequest.fromPartial(req), true);
+        return this.call("GetSession", "getSession", pb.GetSessionRequest.fromPartial(req));
     }
     /** CloseSession; idempotent. */
     closeSession(req) {
-        return this.call("CloseSession", this.stub.closeSession, pb.CloseSessionRequest.fromPartial(req), true);
+        return this.call("CloseSession", "closeSession", pb.CloseSessionRequest.fromPartial(req));
     }
     /**
      * Connect (a new model connection for the session); idempotent (connecting again with
      * the current id changes nothing). Its effects are skips with reason
-     * `connection_closed`. See {@link EventCallOptions}.
+     * `connection_closed`; `epoch` is the session's (send it with later requests) and
+     * `state` says new, resumed, or lost (the request's `epoch` is gone: every call of it
+     * has an unknown outcome). See {@link EventCallOptions}.
      */
     connect(req, opts = {}) {
-        return this.call("Connect", this.stub.connect, pb.ConnectRequest.fromPartial(req), true, this.timeoutMs, opts.signal, opts.retry);
+        return this.call("Connect", "connect", pb.ConnectRequest.fromPartial(req), this.timeoutMs, opts.signal, opts.retry);
     }
     /**
-     * ReportProgress (an interim result of a running job); not idempotent (each report is
-     * one more interim response): retried only on ABORTED.
+     * ReportProgress (an interim result of a running job); idempotent by `eventId`
+     * (assigned when unset), so retried like the rest.
      */
     reportProgress(req) {
-        return this.call("ReportProgress", this.stub.reportProgress, pb.ReportProgressRequest.fromPartial(req), false);
+        const r = pb.ReportProgressRequest.fromPartial(req);
+        r.eventId ||= newEventId();
+        return this.call("ReportProgress", "reportProgress", r);
     }
     /**
      * Watch: yields every effect of the session (`WatchResponse`, one effect each,
@@ -183,41 +288,23 @@ export class ArbiterClient {
             }
         }
     }
-    async call(name, method, req, idempotent, timeoutMs = this.timeoutMs, signal, retry = true) {
-        if (!retry) {
-            // One attempt, failing fast: the caller retries with a fresh request.
-            try {
-                return await this.once(method, req, timeoutMs, signal, false);
-            }
-            catch (err) {
-                signal?.throwIfAborted();
-                throw fromServiceError(err, name);
-            }
+    async call(name, method, req, timeoutMs = this.timeoutMs, signal, retry = true) {
+        // retry=false: one attempt, failing fast, on a channel without retries (the caller
+        // retries with a fresh request).
+        const stub = retry ? this.stub : (this.onceStub ??= this.makeStub({ "grpc.enable_retries": 0 }));
+        try {
+            return await this.once(stub, stub[method], req, timeoutMs, signal, retry);
         }
-        const start = Date.now();
-        let delay = this.retry.initialBackoffMs;
-        for (;;) {
-            try {
-                return await this.once(method, req, timeoutMs, signal);
-            }
-            catch (err) {
-                signal?.throwIfAborted();
-                const e = err;
-                const retried = e.code === status.ABORTED || (idempotent && RETRIED_IF_IDEMPOTENT.has(e.code));
-                const pause = delay * (0.5 + Math.random() / 2);
-                if (!retried || Date.now() - start + pause > this.retry.maxElapsedMs)
-                    throw fromServiceError(e, name);
-                this.log.warn(`arbiter ${name}: ${status[e.code]} (${e.details}), retrying in ${Math.round(pause)}ms`);
-                await sleep(pause, undefined, { signal });
-                delay = Math.min(delay * this.retry.multiplier, this.retry.maxBackoffMs);
-            }
+        catch (err) {
+            signal?.throwIfAborted();
+            throw fromServiceError(err, name);
         }
     }
-    once(method, req, timeoutMs, signal, waitForReady = true) {
+    once(stub, method, req, timeoutMs, signal, waitForReady) {
         return new Promise((resolve, reject) => {
             signal?.throwIfAborted();
             const onAbort = () => call.cancel();
-            const call = method.call(this.stub, req, new Metadata({ waitForReady }), { deadline: Date.now() + timeoutMs }, (err, res) => {
+            const call = method.call(stub, req, new Metadata({ waitForReady }), { deadline: Date.now() + timeoutMs }, (err, res) => {
                 signal?.removeEventListener("abort", onAbort);
                 if (err)
                     reject(err);

@@ -96,11 +96,18 @@ export declare function together(ps: Promise<void>[]): Promise<void>;
  * it happened, however late it arrives, and a retry carries its own, larger age). An
  * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
  * core did not ask for: a server going away) is retried after a backoff (the client's
- * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter) until it lands or the
+ * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter; at least the error's
+ * RetryInfo delay; at once for SERVER_DRAINING) until it lands or the
  * session closes; the later events wait behind it. Any other error (the arbiter refused
  * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
  * is logged and the event dropped. A function call without an id is retried only on
- * ABORTED (the arbiter would mint a second id for a repeat). Each event method returns
+ * ABORTED (the arbiter would mint a second id for a repeat). Each speech, transcript and
+ * cancellation event gets an `eventId` when observed, the same on every attempt, so an
+ * attempt the arbiter applied but whose answer was lost comes back `repeat` (nothing
+ * changed; success). Events carry the session's {@link epoch}; SESSION_LOST (the
+ * arbiter's store lost the session) is handled as {@link SessionLost} says, and the
+ * event is then sent again in the new epoch. The attempts carry the OpenTelemetry
+ * context the event was observed in (its `traceparent`). Each event method returns
  * a promise that resolves once its event was delivered and what came back was handed
  * out: await it, or not (a receive loop should not: it would stamp the next messages
  * late; the promise never counts as an unhandled rejection); it rejects with the error
@@ -137,6 +144,15 @@ export declare class SessionCore {
     toolChoice: "auto" | "none";
     /** The current model connection's id ({@link reconnect}); empty before the first. */
     connectionId: string;
+    /**
+     * The session's epoch as the last Connect returned it (`""` before the first): sent
+     * with RegisterCall, ReportSpeech, ReportTranscript and ConfigureSession, so that a
+     * session the arbiter's store lost is reported (SESSION_LOST) instead of being started
+     * again silently: then the core Connects again and hands out a `sessionLost` action
+     * (see {@link SessionLost}). Call {@link reconnect} for the first connection too, or
+     * no epoch is known and a loss goes unnoticed.
+     */
+    epoch: string;
     protected readonly log: Pick<Console, "warn" | "error">;
     private readonly waitMs;
     private readonly jobs;
@@ -152,7 +168,11 @@ export declare class SessionCore {
     private readonly responseScheduling;
     private configured;
     private configuring;
-    private readonly seqs;
+    private seqs;
+    private readonly calls;
+    private readonly eventPrefix;
+    private eventCount;
+    private watchIteration;
     private watchOn;
     private watchLoop;
     private readonly watchStop;
@@ -289,10 +309,32 @@ export declare class SessionCore {
      * before the session exists.
      */
     poll(): Promise<void>;
+    /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
+    private nextEventId;
     private speech;
     private transcript;
     /** What a delivered event's reply made due. */
     private handedOut;
+    /** A Connect's answer (the adapter's, or the core's after SESSION_LOST): its epoch, a loss, its skips. */
+    private connected;
+    /**
+     * An event got SESSION_LOST: Connect again with the lost epoch (the arbiter answers
+     * SESSION_STATE_LOST and a new epoch), hand out the loss ({@link sessionLost}) and go
+     * on in the new epoch: true, and the event is sent again. False when there is no
+     * connection to Connect on, or Connect failed (the event is then dropped).
+     */
+    private lostEpoch;
+    /**
+     * The arbiter's store lost the session's epoch `old` (SESSION_LOST; the session goes
+     * on in `next`). Nothing of it is known any more, so: every job not yet decided here
+     * is released (`cancel` or `abortPrepare`, with the error: no commit was acted on) and
+     * never completed (its job id is NOT_FOUND in the new epoch); every live call id of
+     * the lost epoch (registered, not answered, not dead) gets a function response with
+     * status "unknown" (the model must hear about each, and whether its action happened
+     * is unknown: a job already handed out as `commit` is among them); then a
+     * `sessionLost` action lists them. Effect seqs start again in the new epoch.
+     */
+    private sessionLost;
     private registered;
     /**
      * Sends a unary RPC whose reply carries effects and acts on them (counted as in flight

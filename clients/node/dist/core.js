@@ -1,7 +1,9 @@
 import { status } from "@grpc/grpc-js";
+import { context } from "@opentelemetry/api";
+import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ArbiterError, FailedPreconditionError, NotFoundError } from "./errors.js";
+import { ArbiterError, FailedPreconditionError, NotFoundError, SessionLostError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
 const CANCELLATION_REASON = {
     withdrawn: pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN,
@@ -13,6 +15,8 @@ const CANCELLATION_REASON = {
  */
 export const RETRIED_CODES = new Set([status.UNAVAILABLE, status.ABORTED, status.DEADLINE_EXCEEDED, status.CANCELLED]);
 const ABORTED_ONLY = new Set([status.ABORTED]);
+/** Why a job or call of a lost epoch ends as it does (SessionCore.sessionLost). */
+const SESSION_LOST_REASON = "the arbiter lost this session (its store restarted without it): whether this call's action happened is unknown";
 /**
  * The session closed while events observed before a COMMIT were still undelivered: the
  * commit is not acted on (the job is released and completed as failed).
@@ -121,6 +125,7 @@ class Outbox {
     policy;
     busy;
     before;
+    lost;
     log;
     observed = 0;
     settled = 0;
@@ -130,10 +135,12 @@ class Outbox {
     waiters = [];
     stop = new AbortController();
     constructor(policy, busy, before, // run before each attempt (ConfigureSession, once); fails like it
+    lost, // SESSION_LOST: true when the event may be sent again (a new epoch)
     log) {
         this.policy = policy;
         this.busy = busy;
         this.before = before;
+        this.lost = lost;
         this.log = log;
     }
     put(what, send, handle, retried = RETRIED_CODES) {
@@ -144,7 +151,7 @@ class Outbox {
         }
         let resolve, reject;
         const done = handled(new Promise((res, rej) => ((resolve = res), (reject = rej))));
-        this.queue.push({ index: ++this.observed, what, observed, send, handle, retried, resolve, reject });
+        this.queue.push({ index: ++this.observed, what, observed, send, handle, retried, ctx: context.active(), resolve, reject });
         if (!this.running)
             void this.run();
         return done;
@@ -214,17 +221,18 @@ class Outbox {
         const p = this.policy();
         const signal = this.stop.signal;
         let delay = p.initialBackoffMs;
+        let relost = 0; // sent again after SESSION_LOST: at most twice
         for (;;) {
             const ageMs = performance.now() - ev.observed;
             let pause = 0;
             this.busy(+1);
             try {
                 await this.before();
-                const res = await ev.send(ageSince(ev.observed), signal); // the age as it leaves
+                const res = await context.with(ev.ctx, () => ev.send(ageSince(ev.observed), signal)); // the age as it leaves
                 if (signal.aborted)
                     return undefined; // closed meanwhile: nothing is handed out any more
                 try {
-                    await ev.handle(res);
+                    await context.with(ev.ctx, () => ev.handle(res));
                     return undefined;
                 }
                 catch (err) {
@@ -235,11 +243,21 @@ class Outbox {
             catch (err) {
                 if (signal.aborted)
                     return err;
+                if (err instanceof SessionLostError) {
+                    if (relost++ < 2 && (await this.lost(err))) {
+                        this.log.warn(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago): the session's epoch was lost; sending it in the new one`);
+                        continue; // at once: sent with the new epoch
+                    }
+                    this.log.error(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago) dropped: ${err}`);
+                    return err;
+                }
                 if (!(err instanceof ArbiterError && ev.retried.has(err.code))) {
                     this.log.error(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago) dropped: ${err}`);
                     return err;
                 }
-                pause = delay * (0.5 + Math.random() / 2);
+                // RetryInfo's delay is the least wait; a replica shutting down (SERVER_DRAINING,
+                // delay 0) is asked again at once: the channel picks another one.
+                pause = err.reason === "SERVER_DRAINING" ? 0 : Math.max(delay * (0.5 + Math.random() / 2), err.retryDelayMs ?? 0);
                 this.log.warn(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago): ${err}; retrying in ${Math.round(pause)}ms`);
             }
             finally {
@@ -276,11 +294,18 @@ class Outbox {
  * it happened, however late it arrives, and a retry carries its own, larger age). An
  * attempt that fails with UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED or CANCELLED (one the
  * core did not ask for: a server going away) is retried after a backoff (the client's
- * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter) until it lands or the
+ * {@link RetryPolicy}: 100 ms doubling to 1 s, with jitter; at least the error's
+ * RetryInfo delay; at once for SERVER_DRAINING) until it lands or the
  * session closes; the later events wait behind it. Any other error (the arbiter refused
  * the event: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, ...)
  * is logged and the event dropped. A function call without an id is retried only on
- * ABORTED (the arbiter would mint a second id for a repeat). Each event method returns
+ * ABORTED (the arbiter would mint a second id for a repeat). Each speech, transcript and
+ * cancellation event gets an `eventId` when observed, the same on every attempt, so an
+ * attempt the arbiter applied but whose answer was lost comes back `repeat` (nothing
+ * changed; success). Events carry the session's {@link epoch}; SESSION_LOST (the
+ * arbiter's store lost the session) is handled as {@link SessionLost} says, and the
+ * event is then sent again in the new epoch. The attempts carry the OpenTelemetry
+ * context the event was observed in (its `traceparent`). Each event method returns
  * a promise that resolves once its event was delivered and what came back was handed
  * out: await it, or not (a receive loop should not: it would stamp the next messages
  * late; the promise never counts as an unhandled rejection); it rejects with the error
@@ -317,6 +342,15 @@ export class SessionCore {
     toolChoice = "auto";
     /** The current model connection's id ({@link reconnect}); empty before the first. */
     connectionId = "";
+    /**
+     * The session's epoch as the last Connect returned it (`""` before the first): sent
+     * with RegisterCall, ReportSpeech, ReportTranscript and ConfigureSession, so that a
+     * session the arbiter's store lost is reported (SESSION_LOST) instead of being started
+     * again silently: then the core Connects again and hands out a `sessionLost` action
+     * (see {@link SessionLost}). Call {@link reconnect} for the first connection too, or
+     * no epoch is known and a loss goes unnoticed.
+     */
+    epoch = "";
     log;
     waitMs;
     jobs = new Map();
@@ -332,7 +366,11 @@ export class SessionCore {
     responseScheduling;
     configured;
     configuring;
-    seqs = new Seqs(); // the seqs acted on
+    seqs = new Seqs(); // the seqs acted on (of the current epoch: a new one starts its log again)
+    calls = new Map(); // call ids registered (live ones: not answered, not dead)
+    eventPrefix = randomBytes(6).toString("hex"); // event ids: unique across cores of one session id
+    eventCount = 0;
+    watchIteration = new AbortController(); // aborted to reopen the Watch (a new epoch)
     watchOn;
     watchLoop;
     watchStop = new AbortController();
@@ -359,7 +397,7 @@ export class SessionCore {
         this.responseScheduling = opts.responseScheduling ?? false;
         this.configured = !(this.language || this.responseScheduling); // nothing to send
         this.watchOn = opts.watch ?? true;
-        this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), this.log);
+        this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), (err) => this.lostEpoch(err), this.log);
     }
     /**
      * True while the model is not speaking, as far as the core saw: no model audio since
@@ -401,7 +439,7 @@ export class SessionCore {
         const behavior = call.behavior ?? this.behaviors[name];
         const rawArgs = call.rawArgs ?? "";
         const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
-        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
     }
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
@@ -471,7 +509,8 @@ export class SessionCore {
         if (ids.length === 0)
             return Promise.resolve();
         const why = CANCELLATION_REASON[reason];
-        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")}${reason === "withdrawn" ? "" : `, ${reason}`})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age, reason: why }, { retry: false, signal }), (res) => this.handedOut(res));
+        const eventId = this.nextEventId();
+        return this.outbox.put(`ReportToolCallCancellation(${ids.join(",")}${reason === "withdrawn" ? "" : `, ${reason}`})`, (age, signal) => this.client.reportToolCallCancellation({ sessionId: this.sessionId, callIds: ids, age, reason: why, eventId }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /**
      * Reports that the agent now talks to the model over a new connection (a reconnect,
@@ -484,9 +523,9 @@ export class SessionCore {
      */
     reconnect(connectionId) {
         this.modelSpeaking = false; // a new connection: nothing is playing
-        return this.outbox.put(`Connect(${connectionId})`, (_age, signal) => this.client.connect({ sessionId: this.sessionId, connectionId }, { retry: false, signal }), async (res) => {
+        return this.outbox.put(`Connect(${connectionId})`, (_age, signal) => this.client.connect({ sessionId: this.sessionId, connectionId, epoch: this.epoch }, { retry: false, signal }), async (res) => {
             this.connectionId = connectionId;
-            await this.handedOut(res);
+            await this.connected(res, undefined);
         });
     }
     /**
@@ -598,20 +637,97 @@ export class SessionCore {
         }
     }
     // --- internals ---------------------------------------------------------------------
+    /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
+    nextEventId() {
+        return `${this.eventPrefix}.${++this.eventCount}`;
+    }
     speech(event, utteranceId = "") {
-        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)}${utteranceId ? `, ${utteranceId}` : ""})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, utteranceId, age }, { retry: false, signal }), (res) => this.handedOut(res));
+        const eventId = this.nextEventId();
+        return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)}${utteranceId ? `, ${utteranceId}` : ""})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, utteranceId, age, eventId, epoch: this.epoch }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     transcript(role, text, interim, utteranceId = "") {
         const who = role === pb.Role.ROLE_USER ? "user" : "model";
-        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age }, { retry: false, signal }), (res) => this.handedOut(res));
+        const eventId = this.nextEventId();
+        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age, eventId, epoch: this.epoch }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /** What a delivered event's reply made due. */
     async handedOut(res) {
         this.startWatch();
+        if (res.repeat) {
+            // A retry of an event the arbiter had applied (its first answer was lost): nothing
+            // changed, and what the first made due is in the effect log. The Watch streams it;
+            // without one, a Poll after the last seq acted on hands it out.
+            if (!this.watchOn)
+                void this.poll().catch((err) => this.log.warn(`arbiter: Poll after a repeated event: ${err}`));
+            return;
+        }
         await this.effects(res.effects);
+    }
+    /** A Connect's answer (the adapter's, or the core's after SESSION_LOST): its epoch, a loss, its skips. */
+    async connected(res, cause) {
+        const old = this.epoch;
+        if (res.state === pb.SessionState.SESSION_STATE_LOST && old !== "") {
+            await this.sessionLost(old, res.epoch, cause ?? new SessionLostError(status.DATA_LOSS, `the session's epoch ${old} was lost`, "Connect"));
+        }
+        this.epoch = res.epoch;
+        await this.handedOut(res);
+    }
+    /**
+     * An event got SESSION_LOST: Connect again with the lost epoch (the arbiter answers
+     * SESSION_STATE_LOST and a new epoch), hand out the loss ({@link sessionLost}) and go
+     * on in the new epoch: true, and the event is sent again. False when there is no
+     * connection to Connect on, or Connect failed (the event is then dropped).
+     */
+    async lostEpoch(err) {
+        if (!this.connectionId)
+            return false;
+        try {
+            const res = await this.client.connect({ sessionId: this.sessionId, connectionId: this.connectionId, epoch: this.epoch });
+            await this.connected(res, err);
+            return true;
+        }
+        catch (e) {
+            this.log.error(`arbiter: Connect after ${err}: ${e}`);
+            return false;
+        }
+    }
+    /**
+     * The arbiter's store lost the session's epoch `old` (SESSION_LOST; the session goes
+     * on in `next`). Nothing of it is known any more, so: every job not yet decided here
+     * is released (`cancel` or `abortPrepare`, with the error: no commit was acted on) and
+     * never completed (its job id is NOT_FOUND in the new epoch); every live call id of
+     * the lost epoch (registered, not answered, not dead) gets a function response with
+     * status "unknown" (the model must hear about each, and whether its action happened
+     * is unknown: a job already handed out as `commit` is among them); then a
+     * `sessionLost` action lists them. Effect seqs start again in the new epoch.
+     */
+    async sessionLost(old, next, error) {
+        const jobs = [...this.jobs.values()].filter((j) => !j.settled);
+        const calls = [...this.calls].filter(([id]) => !this.answered.has(id) && !this.dead.has(id));
+        this.log.error(`arbiter: session ${this.sessionId}: the arbiter lost epoch ${old} (${error.reason || error.codeName}); going on in ${next || "(none)"}; ` +
+            `${calls.length} call(s) answered as of unknown outcome, ${jobs.length} undecided job(s) released`);
+        this.seqs = new Seqs();
+        this.watchLast = 0;
+        this.watchIteration.abort(); // reopened from seq 0 of the new epoch
+        for (const j of jobs) {
+            j.settled = true;
+            j.abort.abort();
+            await this.emit({ type: j.prepared ? "cancel" : "abortPrepare", jobId: j.id, reason: SESSION_LOST_REASON, error });
+        }
+        for (const [id, c] of calls) {
+            this.answered.add(id);
+            await this.emit({
+                type: "sendFunctionResponse", id, name: c.name, payload: { status: "unknown", reason: SESSION_LOST_REASON }, jobId: c.jobId,
+                scheduling: null, willContinue: false, seq: 0,
+            });
+        }
+        this.calls.clear();
+        await this.emit({ type: "sessionLost", lostEpoch: old, epoch: next, callIds: calls.map(([id]) => id), jobIds: jobs.map((j) => j.id), error });
     }
     async registered(res, name, args) {
         this.startWatch();
+        if (res.callId)
+            this.calls.set(res.callId, { name, jobId: res.jobId });
         // DISPOSITION_RUN (and DUPLICATE, REJECT) executes nothing: what is due is in effects.
         // EXECUTE runs jobTool with jobArgs: the call's own, except for a confirmation call
         // that confirmed a run, which executes the run's tool.
@@ -661,8 +777,10 @@ export class SessionCore {
         let failures = 0;
         for (;;) {
             const after = Math.max(this.seqs.high, this.watchLast);
+            const iteration = (this.watchIteration = new AbortController());
+            const stop = AbortSignal.any([signal, iteration.signal]);
             try {
-                for await (const w of this.client.watch(this.sessionId, after, signal)) {
+                for await (const w of this.client.watch(this.sessionId, after, stop)) {
                     missing = failures = 0;
                     this.stream(w);
                 }
@@ -671,6 +789,8 @@ export class SessionCore {
             catch (err) {
                 if (signal.aborted)
                     return;
+                if (iteration.signal.aborted)
+                    continue; // reopened: a new epoch
                 if (err instanceof NotFoundError) {
                     if (this.closed || ++missing > 20) {
                         this.log.warn(`arbiter: Watch(${this.sessionId}): ${err}; no stream (call poll())`);
@@ -779,7 +899,7 @@ export class SessionCore {
             return;
         // Concurrent callers share one request; a failed one is forgotten (the next retries).
         this.configuring ??= this.client
-            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling })
+            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling, epoch: this.epoch })
             .then(() => void (this.configured = true))
             .finally(() => (this.configuring = undefined));
         await this.configuring;
@@ -841,6 +961,8 @@ export class SessionCore {
     async decide(job) {
         const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
         await this.configure();
+        let cancelled; // when a server first reset the long-poll (CANCELLED)
+        let delay = this.client.retry.initialBackoffMs;
         for (;;) {
             const prepared = job.prepared;
             const asked = this.outbox.settled; // every event up to here was delivered before this Decide
@@ -862,6 +984,22 @@ export class SessionCore {
                     }
                     res = first;
                 }
+            }
+            catch (err) {
+                // A CANCELLED the core did not ask for (its own cancellation rejects with the
+                // signal's reason) is a server going away that reset the stream: the service
+                // config retries UNAVAILABLE, not CANCELLED, so the long-poll is asked again here
+                // (Decide is idempotent), for at most the retry policy's maxElapsedMs.
+                if (!(err instanceof ArbiterError && err.code === status.CANCELLED) || job.abort.signal.aborted)
+                    throw err;
+                cancelled ??= Date.now();
+                const pause = delay * (0.5 + Math.random() / 2);
+                if (Date.now() - cancelled + pause > this.client.retry.maxElapsedMs)
+                    throw err;
+                this.log.warn(`arbiter: job ${job.id}: ${err}; asking again in ${Math.round(pause)}ms`);
+                await sleep(pause);
+                delay = Math.min(delay * this.client.retry.multiplier, this.client.retry.maxBackoffMs);
+                continue;
             }
             finally {
                 job.abort.signal.removeEventListener("abort", stop);

@@ -1,25 +1,89 @@
 import { status } from "@grpc/grpc-js";
-const FIELD = /^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?)*): /;
+import { BadRequest, ErrorInfo, RetryInfo } from "./gen/google/rpc/error_details.js";
+import { Status } from "./gen/google/rpc/status.js";
+/** The ErrorInfo domain of the errors the arbiter answers. */
+export const ERROR_DOMAIN = "arbiter.voicearbiter.dev";
+/** The trailer that carries a `google.rpc.Status` (binary, base64 on the wire). */
+const DETAILS_TRAILER = "grpc-status-details-bin";
+const NO_DETAILS = { reason: "", domain: "", metadata: {}, fieldViolations: [], retryDelayMs: undefined };
+const TYPE = "type.googleapis.com/";
 /**
- * An Arbiter RPC failed. Carries the gRPC status code, the request field at fault (the
- * server starts its messages with the field name and a colon: `call_id: "a b" must be
- * ...`) and the server's message. Subclasses exist for the codes the API documents.
+ * Decodes the `google.rpc.Status` of a grpc-js error's trailer into {@link ErrorDetails}.
+ * A trailer that is missing or does not decode gives empty details (never throws): the
+ * code and message still say what failed. Unknown detail types are ignored.
+ */
+export function errorDetails(err) {
+    const raw = err.metadata?.get(DETAILS_TRAILER)?.[0];
+    if (raw === undefined)
+        return NO_DETAILS;
+    let st;
+    try {
+        st = Status.decode(typeof raw === "string" ? Buffer.from(raw, "base64") : raw);
+    }
+    catch {
+        return NO_DETAILS;
+    }
+    const d = { reason: "", domain: "", metadata: {}, fieldViolations: [], retryDelayMs: undefined };
+    for (const any of st.details) {
+        try {
+            switch (any.typeUrl) {
+                case TYPE + "google.rpc.ErrorInfo": {
+                    const info = ErrorInfo.decode(any.value);
+                    d.reason = info.reason;
+                    d.domain = info.domain;
+                    d.metadata = { ...info.metadata };
+                    break;
+                }
+                case TYPE + "google.rpc.BadRequest":
+                    d.fieldViolations.push(...BadRequest.decode(any.value).fieldViolations);
+                    break;
+                case TYPE + "google.rpc.RetryInfo": {
+                    const delay = RetryInfo.decode(any.value).retryDelay;
+                    d.retryDelayMs = delay ? delay.seconds * 1000 + delay.nanos / 1e6 : 0;
+                    break;
+                }
+            }
+        }
+        catch {
+            // a detail that does not decode: skipped, the others still count
+        }
+    }
+    return d;
+}
+/**
+ * An Arbiter RPC failed. Carries the gRPC status code, the server's message and the
+ * error details it attached ({@link ErrorDetails}): the ErrorInfo `reason`, the request
+ * field at fault (the first BadRequest violation, else ErrorInfo's `field` metadata) and
+ * RetryInfo's delay. Subclasses exist for the codes the API documents.
  */
 export class ArbiterError extends Error {
     /** The gRPC status code (`status.INVALID_ARGUMENT`, ...). */
     code;
-    /** The request field the server named (`"call_id"`, `"call_ids[0]"`), if any. */
+    /**
+     * The ErrorInfo reason (`"INVALID_FIELD"`, `"SESSION_NOT_FOUND"`, `"SESSION_LOST"`,
+     * `"SERVER_DRAINING"`, ...: server/errors.go has the vocabulary); `""` when the error
+     * carries no details (one grpc answered itself, or a lost connection).
+     */
+    reason;
+    /** The request field at fault (`"call_id"`, `"call_ids[0]"`), from the details; undefined when none is named. */
     field;
+    /** RetryInfo: the least delay in ms before retrying the same request (0 for SERVER_DRAINING); undefined when the server gave none. */
+    retryDelayMs;
+    /** All the details, as decoded. */
+    errorDetails;
     /** The server's message (or the transport's, for a lost connection). */
     details;
     /** The RPC that failed (`"RegisterCall"`). */
     rpc;
-    constructor(code, details, rpc = "") {
-        super(`${rpc || "arbiter"}: ${status[code] ?? code}: ${details}`);
+    constructor(code, details, rpc = "", errorDetails = NO_DETAILS) {
+        super(`${rpc || "arbiter"}: ${status[code] ?? code}${errorDetails.reason ? ` (${errorDetails.reason})` : ""}: ${details}`);
         this.name = new.target.name;
         this.code = code;
         this.details = details;
-        this.field = FIELD.exec(details)?.[1];
+        this.errorDetails = errorDetails;
+        this.reason = errorDetails.reason;
+        this.field = errorDetails.fieldViolations[0]?.field || errorDetails.metadata.field || undefined;
+        this.retryDelayMs = errorDetails.retryDelayMs;
         this.rpc = rpc;
     }
     /** The code's name, e.g. `"INVALID_ARGUMENT"`. */
@@ -41,7 +105,8 @@ export class AbortedError extends ArbiterError {
 }
 /**
  * UNAVAILABLE: the arbiter or its store could not be reached (after retries, for
- * idempotent RPCs). Nothing was decided: never treat it as a commit.
+ * idempotent RPCs), or the replica is shutting down (reason `SERVER_DRAINING`). Nothing
+ * was decided: never treat it as a commit.
  */
 export class UnavailableError extends ArbiterError {
 }
@@ -51,6 +116,18 @@ export class DeadlineExceededError extends ArbiterError {
 /** RESOURCE_EXHAUSTED: a session limit was reached (e.g. too many calls). */
 export class ResourceExhaustedError extends ArbiterError {
 }
+/** UNAUTHENTICATED: no bearer token, or one the arbiter does not know (`--auth-tokens-file`). */
+export class UnauthenticatedError extends ArbiterError {
+}
+/**
+ * DATA_LOSS with reason `SESSION_LOST`: the request named the session's epoch (the one
+ * Connect returned) and the arbiter's store no longer has that epoch (a volatile Redis
+ * restarted). Nothing changed; the session was not started again. The outcome of every
+ * call made in the lost epoch is unknown; Connect again (with this epoch) to go on in a
+ * new one. `SessionCore` does that itself and hands out a `sessionLost` action.
+ */
+export class SessionLostError extends ArbiterError {
+}
 const BY_CODE = {
     [status.INVALID_ARGUMENT]: InvalidArgumentError,
     [status.NOT_FOUND]: NotFoundError,
@@ -59,9 +136,11 @@ const BY_CODE = {
     [status.UNAVAILABLE]: UnavailableError,
     [status.DEADLINE_EXCEEDED]: DeadlineExceededError,
     [status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
+    [status.UNAUTHENTICATED]: UnauthenticatedError,
+    [status.DATA_LOSS]: SessionLostError,
 };
-/** Converts a @grpc/grpc-js error into the matching typed {@link ArbiterError}. */
+/** Converts a @grpc/grpc-js error into the matching typed {@link ArbiterError}, with its details decoded. */
 export function fromServiceError(err, rpc) {
     const Cls = BY_CODE[err.code] ?? ArbiterError;
-    return new Cls(err.code, err.details ?? err.message, rpc);
+    return new Cls(err.code, err.details ?? err.message, rpc, errorDetails(err));
 }

@@ -14,7 +14,8 @@
  * - `pb` holds the generated messages and stubs (ts-proto).
  */
 export * from "./actions.js";
-export { ArbiterClient, DEFAULT_RETRY, USER_AGENT, type ArbiterClientOptions, type EventCallOptions, type RetryPolicy } from "./client.js";
+export { ArbiterClient, CHANNEL_SERVICE_CONFIG, DEFAULT_RETRY, USER_AGENT, newEventId, type ArbiterClientOptions, type EventCallOptions, type RetryPolicy, type TlsOptions, } from "./client.js";
+export { SERVICE_CONFIG } from "./service-config.js";
 export { RETRIED_CODES, SessionCore, UndeliveredEventsError, together, type Behavior, type CancellationReason, type FunctionCallLike, type SessionCoreOptions, } from "./core.js";
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";

@@ -1,28 +1,113 @@
 import { status, type ServiceError } from "@grpc/grpc-js";
+import { Any } from "./gen/google/protobuf/any.js";
+import { BadRequest, BadRequest_FieldViolation, ErrorInfo, RetryInfo } from "./gen/google/rpc/error_details.js";
+import { Status } from "./gen/google/rpc/status.js";
 
-const FIELD = /^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?)*): /;
+/** The ErrorInfo domain of the errors the arbiter answers. */
+export const ERROR_DOMAIN = "arbiter.voicearbiter.dev";
+
+/** The trailer that carries a `google.rpc.Status` (binary, base64 on the wire). */
+const DETAILS_TRAILER = "grpc-status-details-bin";
 
 /**
- * An Arbiter RPC failed. Carries the gRPC status code, the request field at fault (the
- * server starts its messages with the field name and a colon: `call_id: "a b" must be
- * ...`) and the server's message. Subclasses exist for the codes the API documents.
+ * The error details the arbiter attaches to every error it answers (`google.rpc.Status`
+ * in the `grpc-status-details-bin` trailer; proto/arbiter/v1/arbiter.proto, "Error
+ * details"). Errors grpc answers before the arbiter sees the request (a message over the
+ * size limit, an unknown method, a lost connection) carry none: every field is empty.
+ */
+export interface ErrorDetails {
+  /** ErrorInfo.reason (`"INVALID_FIELD"`, `"SESSION_LOST"`, ...); `""` when none came. */
+  reason: string;
+  /** ErrorInfo.domain: {@link ERROR_DOMAIN} for the arbiter's own; `""` when none came. */
+  domain: string;
+  /** ErrorInfo.metadata (the arbiter sets `field` when one request field is at fault). */
+  metadata: Record<string, string>;
+  /** BadRequest's field violations (INVALID_ARGUMENT), in order. */
+  fieldViolations: BadRequest_FieldViolation[];
+  /** RetryInfo.retry_delay in ms: the least wait before retrying the same request; undefined when none came. */
+  retryDelayMs: number | undefined;
+}
+
+const NO_DETAILS: ErrorDetails = { reason: "", domain: "", metadata: {}, fieldViolations: [], retryDelayMs: undefined };
+
+const TYPE = "type.googleapis.com/";
+
+/**
+ * Decodes the `google.rpc.Status` of a grpc-js error's trailer into {@link ErrorDetails}.
+ * A trailer that is missing or does not decode gives empty details (never throws): the
+ * code and message still say what failed. Unknown detail types are ignored.
+ */
+export function errorDetails(err: Pick<ServiceError, "metadata">): ErrorDetails {
+  const raw = err.metadata?.get(DETAILS_TRAILER)?.[0];
+  if (raw === undefined) return NO_DETAILS;
+  let st: Status;
+  try {
+    st = Status.decode(typeof raw === "string" ? Buffer.from(raw, "base64") : raw);
+  } catch {
+    return NO_DETAILS;
+  }
+  const d: ErrorDetails = { reason: "", domain: "", metadata: {}, fieldViolations: [], retryDelayMs: undefined };
+  for (const any of st.details as Any[]) {
+    try {
+      switch (any.typeUrl) {
+        case TYPE + "google.rpc.ErrorInfo": {
+          const info = ErrorInfo.decode(any.value);
+          d.reason = info.reason;
+          d.domain = info.domain;
+          d.metadata = { ...info.metadata };
+          break;
+        }
+        case TYPE + "google.rpc.BadRequest":
+          d.fieldViolations.push(...BadRequest.decode(any.value).fieldViolations);
+          break;
+        case TYPE + "google.rpc.RetryInfo": {
+          const delay = RetryInfo.decode(any.value).retryDelay;
+          d.retryDelayMs = delay ? delay.seconds * 1000 + delay.nanos / 1e6 : 0;
+          break;
+        }
+      }
+    } catch {
+      // a detail that does not decode: skipped, the others still count
+    }
+  }
+  return d;
+}
+
+/**
+ * An Arbiter RPC failed. Carries the gRPC status code, the server's message and the
+ * error details it attached ({@link ErrorDetails}): the ErrorInfo `reason`, the request
+ * field at fault (the first BadRequest violation, else ErrorInfo's `field` metadata) and
+ * RetryInfo's delay. Subclasses exist for the codes the API documents.
  */
 export class ArbiterError extends Error {
   /** The gRPC status code (`status.INVALID_ARGUMENT`, ...). */
   readonly code: status;
-  /** The request field the server named (`"call_id"`, `"call_ids[0]"`), if any. */
+  /**
+   * The ErrorInfo reason (`"INVALID_FIELD"`, `"SESSION_NOT_FOUND"`, `"SESSION_LOST"`,
+   * `"SERVER_DRAINING"`, ...: server/errors.go has the vocabulary); `""` when the error
+   * carries no details (one grpc answered itself, or a lost connection).
+   */
+  readonly reason: string;
+  /** The request field at fault (`"call_id"`, `"call_ids[0]"`), from the details; undefined when none is named. */
   readonly field: string | undefined;
+  /** RetryInfo: the least delay in ms before retrying the same request (0 for SERVER_DRAINING); undefined when the server gave none. */
+  readonly retryDelayMs: number | undefined;
+  /** All the details, as decoded. */
+  readonly errorDetails: ErrorDetails;
   /** The server's message (or the transport's, for a lost connection). */
   readonly details: string;
   /** The RPC that failed (`"RegisterCall"`). */
   readonly rpc: string;
 
-  constructor(code: status, details: string, rpc = "") {
-    super(`${rpc || "arbiter"}: ${status[code] ?? code}: ${details}`);
+  constructor(code: status, details: string, rpc = "", errorDetails: ErrorDetails = NO_DETAILS) {
+    super(`${rpc || "arbiter"}: ${status[code] ?? code}${errorDetails.reason ? ` (${errorDetails.reason})` : ""}: ${details}`);
     this.name = new.target.name;
     this.code = code;
     this.details = details;
-    this.field = FIELD.exec(details)?.[1];
+    this.errorDetails = errorDetails;
+    this.reason = errorDetails.reason;
+    this.field = errorDetails.fieldViolations[0]?.field || errorDetails.metadata.field || undefined;
+    this.retryDelayMs = errorDetails.retryDelayMs;
     this.rpc = rpc;
   }
 
@@ -42,13 +127,24 @@ export class FailedPreconditionError extends ArbiterError {}
 export class AbortedError extends ArbiterError {}
 /**
  * UNAVAILABLE: the arbiter or its store could not be reached (after retries, for
- * idempotent RPCs). Nothing was decided: never treat it as a commit.
+ * idempotent RPCs), or the replica is shutting down (reason `SERVER_DRAINING`). Nothing
+ * was decided: never treat it as a commit.
  */
 export class UnavailableError extends ArbiterError {}
 /** DEADLINE_EXCEEDED: no answer within the RPC's timeout. */
 export class DeadlineExceededError extends ArbiterError {}
 /** RESOURCE_EXHAUSTED: a session limit was reached (e.g. too many calls). */
 export class ResourceExhaustedError extends ArbiterError {}
+/** UNAUTHENTICATED: no bearer token, or one the arbiter does not know (`--auth-tokens-file`). */
+export class UnauthenticatedError extends ArbiterError {}
+/**
+ * DATA_LOSS with reason `SESSION_LOST`: the request named the session's epoch (the one
+ * Connect returned) and the arbiter's store no longer has that epoch (a volatile Redis
+ * restarted). Nothing changed; the session was not started again. The outcome of every
+ * call made in the lost epoch is unknown; Connect again (with this epoch) to go on in a
+ * new one. `SessionCore` does that itself and hands out a `sessionLost` action.
+ */
+export class SessionLostError extends ArbiterError {}
 
 const BY_CODE: Partial<Record<status, typeof ArbiterError>> = {
   [status.INVALID_ARGUMENT]: InvalidArgumentError,
@@ -58,10 +154,12 @@ const BY_CODE: Partial<Record<status, typeof ArbiterError>> = {
   [status.UNAVAILABLE]: UnavailableError,
   [status.DEADLINE_EXCEEDED]: DeadlineExceededError,
   [status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
+  [status.UNAUTHENTICATED]: UnauthenticatedError,
+  [status.DATA_LOSS]: SessionLostError,
 };
 
-/** Converts a @grpc/grpc-js error into the matching typed {@link ArbiterError}. */
+/** Converts a @grpc/grpc-js error into the matching typed {@link ArbiterError}, with its details decoded. */
 export function fromServiceError(err: ServiceError, rpc: string): ArbiterError {
   const Cls = BY_CODE[err.code] ?? ArbiterError;
-  return new Cls(err.code, err.details ?? err.message, rpc);
+  return new Cls(err.code, err.details ?? err.message, rpc, errorDetails(err));
 }

@@ -2,14 +2,17 @@
 // plus (when ARBITER_TARGET names a running arbiter) the typed errors of the real one.
 //
 //     npm run build && node --test dist/test/
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
+import { BadRequest, ErrorInfo, RetryInfo } from "../src/gen/google/rpc/error_details.js";
+import { Status } from "../src/gen/google/rpc/status.js";
 import {
   ArbiterClient,
-  ArbiterError,
+  ERROR_DOMAIN,
+  fromServiceError,
   FailedPreconditionError,
   InvalidArgumentError,
   LiveAdapter,
@@ -194,7 +197,7 @@ describe("LiveAdapter", () => {
     await sleep(100);
     [server] = await serve(script, port);
     await until(() => of("abortPrepare").length);
-    assert.equal(script.sent("Decide").length, 2);
+    assert.equal(script.sent("Decide").length, 2, JSON.stringify(of("abortPrepare")[0]?.reason));
     assert.equal(of("commit").length, 0);
     assert.equal(of("abortPrepare")[0].error, undefined);
   });
@@ -502,14 +505,32 @@ describe("LiveAdapter", () => {
 });
 
 describe("ArbiterError", () => {
-  it("names the field at fault", () => {
-    const cases: [string, string | undefined][] = [
-      ['call_id: "a b" must be 1-128 characters', "call_id"],
-      ['call_ids[2]: "" must be', "call_ids[2]"],
-      ["tools[x].name: bad", undefined],
-      ['session "s" has 9 calls, the most one session may hold', undefined],
-    ];
-    for (const [msg, field] of cases) assert.equal(new ArbiterError(status.INVALID_ARGUMENT, msg).field, field, msg);
+  it("reads reason, field and retry delay from the google.rpc.Status trailer, not the message", () => {
+    const any = (type: string, value: Uint8Array) => ({ typeUrl: `type.googleapis.com/google.rpc.${type}`, value: Buffer.from(value) });
+    const st = Status.encode({
+      code: status.INVALID_ARGUMENT,
+      message: "not the field: x",
+      details: [
+        any("ErrorInfo", ErrorInfo.encode({ reason: "INVALID_FIELD", domain: ERROR_DOMAIN, metadata: { field: "call_ids[2]" } }).finish()),
+        any("BadRequest", BadRequest.encode({ fieldViolations: [{ field: "call_ids[2]", description: "empty", reason: "", localizedMessage: undefined }] }).finish()),
+        any("RetryInfo", RetryInfo.encode({ retryDelay: { seconds: 1, nanos: 500_000_000 } }).finish()),
+        { typeUrl: "type.googleapis.com/google.rpc.Unknown", value: Buffer.from([0xff]) },
+      ],
+    }).finish();
+    const md = new Metadata();
+    md.set("grpc-status-details-bin", Buffer.from(st));
+    const e = fromServiceError({ code: status.INVALID_ARGUMENT, details: 'other: "a" is bad', metadata: md, name: "", message: "" }, "ReportToolCallCancellation");
+    assert.ok(e instanceof InvalidArgumentError);
+    assert.deepEqual([e.reason, e.field, e.retryDelayMs, e.errorDetails.domain], ["INVALID_FIELD", "call_ids[2]", 1500, ERROR_DOMAIN]);
+    assert.equal(e.errorDetails.fieldViolations[0].description, "empty");
+    // No trailer (grpc's own errors, a lost connection): no reason, no field, whatever the message says.
+    const bare = fromServiceError({ code: status.UNAVAILABLE, details: 'call_id: "x" looks like a field', metadata: new Metadata(), name: "", message: "" }, "Decide");
+    assert.ok(bare instanceof UnavailableError);
+    assert.deepEqual([bare.reason, bare.field, bare.retryDelayMs], ["", undefined, undefined]);
+    // A trailer that does not decode: empty details, never a throw.
+    const junk = new Metadata();
+    junk.set("grpc-status-details-bin", Buffer.from([0x0a, 0xff, 0xff]));
+    assert.equal(fromServiceError({ code: status.INTERNAL, details: "x", metadata: junk, name: "", message: "" }, "Poll").reason, "");
   });
 });
 
@@ -521,19 +542,27 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
       await assert.rejects(client.registerCall({ sessionId, callId: "bad id", tool: "book_slot" }), (e: unknown) => {
         assert.ok(e instanceof InvalidArgumentError);
         assert.equal(e.field, "call_id");
+        assert.equal(e.reason, "INVALID_FIELD");
+        assert.equal(e.errorDetails.domain, ERROR_DOMAIN);
+        assert.equal(e.errorDetails.fieldViolations[0]?.field, "call_id");
+        assert.equal(e.retryDelayMs, undefined); // retrying the same request cannot help
         assert.equal(e.codeName, "INVALID_ARGUMENT");
         return true;
       });
-      await assert.rejects(client.getSession({ sessionId: `${sessionId}-none` }), NotFoundError);
+      await assert.rejects(client.getSession({ sessionId: `${sessionId}-none` }), (e: unknown) => {
+        assert.ok(e instanceof NotFoundError);
+        assert.deepEqual([e.reason, e.field], ["SESSION_NOT_FOUND", "session_id"]);
+        return true;
+      });
       const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot", args: { slot: "tomorrow 3pm" } }); // its key argument: a call without it is rejected
       await assert.rejects(client.decide({ sessionId, jobId: "job-404" }), (e: unknown) => {
         assert.ok(e instanceof NotFoundError);
-        assert.equal(e.field, "job_id");
+        assert.deepEqual([e.reason, e.field], ["JOB_NOT_FOUND", "job_id"]);
         return true;
       });
       await assert.rejects(client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_COMMITTED }), (e: unknown) => {
         assert.ok(e instanceof FailedPreconditionError);
-        assert.equal(e.field, "outcome");
+        assert.deepEqual([e.reason, e.field], ["JOB_STATE_CONFLICT", "outcome"]);
         return true;
       });
       await assert.rejects(client.configureSession({ sessionId, language: "not a tag" }), (e: unknown) => {
