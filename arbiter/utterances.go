@@ -227,6 +227,11 @@ func (ev Transcript) apply(st *step) error {
 	if u == nil {
 		u = st.awaitingTranscript()
 	}
+	late := false
+	if u == nil && !ev.Interim {
+		u = st.latePieceOf()
+		late = u != nil
+	}
 	if u == nil {
 		u = st.openUtterance(now, now)
 		u.ProviderID = ev.UtteranceID
@@ -237,18 +242,13 @@ func (ev Transcript) apply(st *step) error {
 		return nil
 	}
 	u.Interim = ""
-	if u.Text == "" {
-		u.Text = strings.TrimSpace(ev.Text)
-	} else {
-		u.Text = strings.TrimSpace(u.Text + " " + strings.TrimSpace(ev.Text))
-	}
-	u.Text = speech.KeepTail(u.Text, MaxUtteranceBytes)
+	u.Text = speech.KeepTail(joinPiece(u.Text, ev.Text), MaxUtteranceBytes)
 	u.Final = true
 	u.Intent, u.Stop = speech.Classify(u.Text, st.e.Policy.Phrases(s.Language))
 	st.out.Intent = u.Intent
 	switch u.Intent {
 	case speech.IntentStop:
-		st.applyStop(u)
+		st.applyStop(u, late)
 	case speech.IntentAmend:
 		st.applyAmend(u)
 	}
@@ -271,6 +271,52 @@ func (st *step) awaitingTranscript() *Utterance {
 	}
 	return nil
 }
+
+// LatePieceWindow is how long after an utterance's voice activity ended (for one with
+// no voice-activity events: after its first piece) a final user transcript piece that
+// names no utterance still belongs to it, when it is the latest utterance and already
+// has final text. Gemini Live delivers input transcription in pieces ("No," " no,"
+// " no."), the first of them up to about 1.3 s after the end of voice activity (the
+// seed's measurement); judged one by one, "no." alone is no stop. 5 s covers that delay
+// and the spread of the pieces; a new utterance with voice activity reported starts
+// its own (ReportSpeech START), so only a transcript-only agent's next sentence within
+// 5 s is joined, as one turn.
+const LatePieceWindow = 5 * time.Second
+
+// latePieceOf is the utterance a late final piece belongs to (see LatePieceWindow), or
+// nil.
+func (st *step) latePieceOf() *Utterance {
+	n := len(st.s.Utterances)
+	if n == 0 {
+		return nil
+	}
+	u := st.s.Utterances[n-1]
+	if !u.settled() || st.s.Now.Sub(u.End) > LatePieceWindow {
+		return nil
+	}
+	return u
+}
+
+// joinPiece appends a final transcript piece to an utterance's text. Providers send
+// pieces as deltas of one text, with the spaces where words break (" no,", "Sto" then
+// "p."), so a piece is appended as it is; a space is put in only where neither side
+// has one and the text so far ends a clause (an agent that sends whole sentences:
+// "Stop." then "Don't book it."). Surrounding space is trimmed.
+func joinPiece(text, piece string) string {
+	if text == "" {
+		return strings.TrimSpace(piece)
+	}
+	if piece == "" {
+		return text
+	}
+	last, first := text[len(text)-1], piece[0]
+	if !isSpace(last) && !isSpace(first) && strings.IndexByte(".,;:!?", last) >= 0 {
+		text += " "
+	}
+	return strings.TrimSpace(text + piece)
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // utteranceNamed is the latest utterance with the model server's id id, or nil (for
 // "" too).
@@ -307,14 +353,18 @@ func containsInt(xs []int, x int) bool {
 // applyStop cancels every open run (nothing has executed, so failing closed costs a
 // question) and every undecided side-effecting job the utterance bears on, and flags
 // committed ones so their note says the user asked to stop.
-func (st *step) applyStop(u *Utterance) {
+//
+// late is set when the stop was read in a late piece of the utterance (see
+// LatePieceWindow): its words came after every job that exists now was created, so each
+// is relevant, also one created while the utterance's earlier pieces were said.
+func (st *step) applyStop(u *Utterance, late bool) {
 	for _, r := range st.s.Runs {
 		if r.State == RunOpened {
 			st.endRun(nil, r, RunCancelled, stopReason(u), st.e.Policy.lookup(r.Tool))
 		}
 	}
 	for _, j := range st.s.Jobs {
-		if !j.SideEffect || !relevant(j, u) {
+		if !j.SideEffect || !(late || relevant(j, u)) {
 			continue
 		}
 		switch j.Decision {
