@@ -14,6 +14,7 @@ import (
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/replay"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
 // roundTrips counts what the client sends to Redis: one per command (ProcessHook) and
@@ -165,5 +166,22 @@ func BenchmarkHotPath(b *testing.B) {
 		}, func(i int) {
 			be.apply(b, key, arbiter.Complete{JobID: job, Outcome: arbiter.Result, Result: map[string]any{"temp": 21.5}}, false)
 		})
+	})
+}
+
+// BenchmarkTransition measures one transition (load, step, compare-and-set save) on a
+// real redis-server started for it, and the round trips it makes.
+func BenchmarkTransition(b *testing.B) {
+	storetest.BenchTransition(b, "../..", func(b *testing.B) (arbiter.Store, func() int64) {
+		srv := redistest.Start(b)
+		client, err := redisstore.NewClient(srv.URL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := &roundTrips{}
+		client.AddHook(rt)
+		st := redisstore.New(client, redisstore.Options{})
+		b.Cleanup(func() { _ = st.Close() })
+		return st, rt.n.Load
 	})
 }
