@@ -6,7 +6,8 @@
 // # Data model
 //
 // One hash per session, key arb:{TENANT:ID} (see Key), with two fields: v, the
-// version, and d, the session encoded by arbiter.EncodeSession. Everything a session
+// version, and d, the session encoded by sessioncodec.Encode (protobuf; JSON records
+// written by earlier versions are read too). Everything a session
 // has (its calls and their outcomes, jobs, business-key dedupe entries and their
 // windows, abandoned marks, utterances) is inside d, so a transition touches exactly
 // one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
@@ -51,6 +52,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // Store is an arbiter.Store on Redis. It is safe for concurrent use by many
@@ -150,7 +152,7 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 	if err != nil {
 		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
 	}
-	s, err := arbiter.DecodeSession([]byte(data))
+	s, err := sessioncodec.Decode([]byte(data))
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +187,9 @@ return {1, nv}
 // Unavailable (whether the write happened is unknown: reload before deciding);
 // Internal (an unexpected reply).
 func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
-	data, err := arbiter.EncodeSession(s)
+	data, err := sessioncodec.Encode(s)
 	if err != nil {
-		return arbiter.Wrap(arbiter.Internal, err, "encode session")
+		return err
 	}
 	var ttlMS int64
 	if ttl > 0 {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/redistest"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
@@ -347,4 +349,39 @@ func TestManyWatchersOneChannel(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestReadsJSONRecords: a record an older replica wrote (JSON, before the protobuf
+// record) loads as the session it was, during a rolling upgrade, and the next Save
+// rewrites it as protobuf on the same compare-and-set version.
+func TestReadsJSONRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	want := storetest.IdleSession(t, e, "old")
+	old, err := arbiter.EncodeSession(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Client().HSet(ctx, redisstore.Key(want.Key), "v", "7", "d", old)
+	got, err := st.Load(ctx, want.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Version = 7
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the JSON record loads as another session:\n got %+v\nwant %+v", got, want)
+	}
+	if err := st.Save(ctx, got, time.Hour); err != nil || got.Version != 8 {
+		t.Fatalf("save: version %d, %v; want 8", got.Version, err)
+	}
+	d, err := st.Client().HGet(ctx, redisstore.Key(want.Key), "d").Result()
+	if err != nil || d[0] != sessioncodec.FormatProto || len(d) >= len(old) {
+		t.Fatalf("rewritten record: %d B starting 0x%02x (%v); want protobuf, under the JSON's %d B", len(d), d[0], err, len(old))
+	}
 }
