@@ -37,3 +37,15 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// CachedLoader is implemented by a Store that keeps a local copy of the sessions it
+// serves (store/redisstore with Options.CacheSessions), to save the read of a
+// transition: LoadCached returns that copy, owned by the caller, with cached set and
+// without asking the store, so it may be stale (another replica saved since); without
+// one it is Load (cached false). Service.Apply steps a cached copy and relies on
+// Save's compare-and-set to refuse a stale one (Conflict; the store then holds the
+// current record, so the retry needs no read), and answers a step that changes
+// nothing only from a fresh Load, never from the cache. Errors: as Load's.
+type CachedLoader interface {
+	LoadCached(ctx context.Context, key SessionKey) (s *Session, cached bool, err error)
+}

@@ -19,11 +19,17 @@ import (
 )
 
 // TestConformance runs the store conformance suite (contract and every golden
-// scenario) on a real redis-server, flushed before each test.
+// scenario) on a real redis-server, flushed before each test, without and with the
+// local cache.
 func TestConformance(t *testing.T) {
+	t.Run("NoCache", func(t *testing.T) { conformance(t, redisstore.Options{}) })
+	t.Run("Cache", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64}) })
+}
+
+func conformance(t *testing.T, opt redisstore.Options) {
 	srv := redistest.Start(t)
 	storetest.Run(t, "../..", func(t *testing.T, _ func() time.Time) arbiter.Store {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+		st, err := redisstore.Open(srv.URL(), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
