@@ -50,9 +50,12 @@ const (
 )
 
 // Encode encodes s for a store in FormatProto. The Version field is not part of the
-// record (the store keeps it beside it). Errors: Internal when a JSON-shaped value
-// does not encode. s is only read: Encode is safe for concurrent use as long as
-// nobody writes s meanwhile.
+// record (the store keeps it beside it). A session holding a string that is not valid
+// UTF-8 (which protobuf refuses; the engine clips text on rune boundaries, so this
+// is a safety net) is written as JSON instead, as before FormatProto: JSON replaces
+// the invalid bytes with U+FFFD. Errors: Internal when a JSON-shaped value does not
+// encode. s is only read: Encode is safe for concurrent use as long as nobody writes
+// s meanwhile.
 func Encode(s *arbiter.Session) ([]byte, error) {
 	e := encoder{base: timeBase(s.CreatedAt), log: s.Log}
 	m := e.session(s)
@@ -64,6 +67,9 @@ func Encode(s *arbiter.Session) ([]byte, error) {
 	buf[0] = FormatProto
 	buf, err := o.MarshalAppend(buf, m)
 	if err != nil {
+		if js, jerr := arbiter.EncodeSession(s); jerr == nil {
+			return js, nil // invalid UTF-8 (the only error a well-formed message can give)
+		}
 		return nil, arbiter.Wrap(arbiter.Internal, err, "encode session %q", s.Key.ID)
 	}
 	return buf, nil

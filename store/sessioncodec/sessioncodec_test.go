@@ -291,3 +291,26 @@ func jsonOf(t interface{ Fatal(...any) }, s *arbiter.Session) string {
 	}
 	return string(b)
 }
+
+// TestInvalidUTF8: a session holding a string that is not valid UTF-8, which protobuf
+// refuses, is written as JSON (as before the protobuf record), and reads back as JSON
+// read it: each invalid byte replaced with U+FFFD.
+func TestInvalidUTF8(t *testing.T) {
+	e := storetest.BenchEngine(t, "../..")
+	s := storetest.IdleSession(t, e, "utf8")
+	s.Jobs[0].Reason = "cut in the middle of a rune: \xe2\x82"
+	rec, err := sessioncodec.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec[0] != sessioncodec.FormatJSON {
+		t.Fatalf("record starts with 0x%02x, want JSON", rec[0])
+	}
+	got, err := sessioncodec.Decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cut in the middle of a rune: \ufffd\ufffd"; got.Jobs[0].Reason != want {
+		t.Fatalf("reason %q, want %q", got.Jobs[0].Reason, want)
+	}
+}
