@@ -53,7 +53,9 @@ func (c *cache) get(key arbiter.SessionKey) (uint64, []byte, bool) {
 }
 
 // put records that key is at version with record data (which it keeps: the caller
-// must not change it), unless the cache already holds a later version.
+// must not change it): what Redis just said, so it replaces whatever the cache held,
+// even a higher version (the session expired and started again under its id; a put
+// that lost a race to a newer one costs the next transition one retry).
 func (c *cache) put(key arbiter.SessionKey, version uint64, data []byte) {
 	if c == nil {
 		return
@@ -62,9 +64,7 @@ func (c *cache) put(key arbiter.SessionKey, version uint64, data []byte) {
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
-		if e.version <= version {
-			e.version, e.data = version, data
-		}
+		e.version, e.data = version, data
 		c.order.MoveToFront(el)
 		return
 	}

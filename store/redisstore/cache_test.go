@@ -172,3 +172,44 @@ func TestCacheFailsClosed(t *testing.T) {
 		t.Fatalf("new session: %v, version %d, %d calls; want version 1 and no calls", err, s.Version, len(s.Calls))
 	}
 }
+
+// TestCacheSessionStartedAgain: a session that expired in Redis while a replica held
+// it in its cache, and was started again by another replica (its version back at 1,
+// below the cached one), is continued from Redis's record: one stale compare-and-set,
+// then the retry on the record it returned, not a lost race every time (ABORTED).
+func TestCacheSessionStartedAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "again"}
+	kinds := []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}
+	for i := range 5 {
+		if _, _, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: kinds[i%2]}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st0 := svcs[0].Store.(*redisstore.Store)
+	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
+		t.Fatal(err)
+	}
+	if _, s, err := svcs[1].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil || s.Version != 1 {
+		t.Fatalf("started again on the other replica: %v, version %v", err, s)
+	}
+	_, s, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelTurnComplete}, true)
+	if err != nil || s.Version != 2 {
+		t.Fatalf("the replica that cached version 5: %v, %+v; want version 2", err, s)
+	}
+	if cs := st0.CacheStats(); cs.Stale != 1 {
+		t.Errorf("cache %+v, want one stale hit", cs)
+	}
+}
