@@ -253,13 +253,18 @@ func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 	return h(ctx, req)
 }
 
-// ctxHandler adds the context's logging fields (tenant, session, call and job ids) to
-// every record.
+// ctxHandler adds the context's logging fields (the RPC: callFields; tenant, session,
+// call and job ids) to every record.
 type ctxHandler struct{ slog.Handler }
 
 // Handle adds the context's fields to r but those r already has: a line about
 // another call or job than the request's names its own, once.
 func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, a := range callFields(ctx) {
+		if !hasAttr(r, a.Key) {
+			r.AddAttrs(a)
+		}
+	}
 	f := logging.ExtractFields(ctx)
 	for i := 0; i+1 < len(f); i += 2 {
 		if k, ok := f[i].(string); ok && !hasAttr(r, k) {
