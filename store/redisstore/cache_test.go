@@ -213,3 +213,51 @@ func TestCacheSessionStartedAgain(t *testing.T) {
 		t.Errorf("cache %+v, want one stale hit", cs)
 	}
 }
+
+// TestCacheLifetime: a replica caching version 3 of a session that then expired and
+// was started again elsewhere, and has reached version 3 again, does not overwrite the
+// new lifetime with a step of the old one: the compare-and-set compares the lifetime
+// (the session's creation time) too, so the replica continues the new lifetime.
+func TestCacheLifetime(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "lifetime"}
+	reg := func(svc *arbiter.Service, id string) *arbiter.Session {
+		t.Helper()
+		_, s, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: id, Tool: "book_slot", Args: map[string]any{"slot": "2026-11-03 " + id}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, id := range []string{"old1", "old2", "old3"} {
+		reg(svcs[0], id)
+	}
+	st0 := svcs[0].Store.(*redisstore.Store)
+	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
+		t.Fatal(err)
+	}
+	clock.AdvanceTo(clock.Now().Add(time.Hour))
+	for _, id := range []string{"new1", "new2", "new3"} {
+		reg(svcs[1], id)
+	}
+	s := reg(svcs[0], "new4")
+	var ids []string
+	for _, c := range s.Calls {
+		ids = append(ids, c.ID)
+	}
+	if s.Version != 4 || !reflect.DeepEqual(ids, []string{"new1", "new2", "new3", "new4"}) {
+		t.Fatalf("version %d, calls %v: want version 4 and the new lifetime's calls", s.Version, ids)
+	}
+}

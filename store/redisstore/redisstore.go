@@ -5,9 +5,10 @@
 //
 // # Data model
 //
-// One hash per session, key arb:{TENANT:ID} (see Key), with two fields: v, the
-// version, and d, the session encoded by sessioncodec.Encode (protobuf; JSON records
-// written by earlier versions are read too). Everything a session
+// One hash per session, key arb:{TENANT:ID} (see Key), with three fields: v, the
+// version; d, the session encoded by sessioncodec.Encode (protobuf; JSON records
+// written by earlier versions are read too); c, the lifetime it was written in (the
+// session's creation time; absent in records of earlier versions). Everything a session
 // has (its calls and their outcomes, jobs, business-key dedupe entries and their
 // windows, abandoned marks, utterances) is inside d, so a transition touches exactly
 // one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
@@ -16,7 +17,8 @@
 //
 //   - Load is one HMGET (one round trip).
 //   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): compare v
-//     (missing = 0) with the expected version; on a mismatch write nothing, report
+//     (missing = 0) with the expected version, and c, the session's lifetime (its
+//     creation time), with the session's; on a mismatch write nothing, report
 //     Conflict and return the current record; otherwise HSET v+1 and d, PEXPIRE the
 //     idle TTL (PERSIST for none) and SPUBLISH a wake-up on the session's channel (one
 //     round trip).
@@ -212,19 +214,33 @@ func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbit
 // CacheStats returns the local cache's counters (all zero without a cache).
 func (st *Store) CacheStats() CacheStats { return st.cache.stats() }
 
+// lifetime names the lifetime of s for the compare-and-set: its CreatedAt in Unix
+// nanoseconds. A session that expired (or that Redis lost) and was started again
+// under its id has another CreatedAt, so a copy of the old lifetime cannot pass the
+// compare-and-set on a version number the new one happens to have reached (which a
+// copy held in the local cache for longer than the idle TTL otherwise could).
+func lifetime(s *arbiter.Session) string {
+	if s.CreatedAt.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(s.CreatedAt.UnixNano(), 10)
+}
+
 // saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
 // (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
-// none). It returns {1, new version} or, writing nothing, {0, stored version (0: no
-// record), stored record (nil: none)}, so that a caller with a stale copy has the
-// current one without another read.
+// none), ARGV[4] the session's lifetime (lifetime). It returns {1, new version} or,
+// writing nothing, {0, stored version (0: no record), stored record (nil: none)}, so
+// that a caller with a stale copy has the current one without another read. The
+// record's field c holds the lifetime it was written in; a record without one (written
+// by an earlier version) is compared on its version alone.
 var saveScript = redis.NewScript(`
-local rec = redis.call('HMGET', KEYS[1], 'v', 'd')
+local rec = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
 local cur = tonumber(rec[1] or '0')
-if cur ~= tonumber(ARGV[1]) then
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and rec[3] and rec[3] ~= ARGV[4]) then
   return {0, cur, rec[2]}
 end
 local nv = cur + 1
-redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2])
+redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -252,7 +268,7 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 	if ttl > 0 {
 		ttlMS = (ttl + time.Millisecond - 1).Milliseconds()
 	}
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS).Slice()
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, lifetime(s)).Slice()
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
