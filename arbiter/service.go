@@ -69,8 +69,8 @@ func (sv *Service) MaxDecideWait() time.Duration {
 //
 // On a Store that is a CachedLoader a transition reads the local copy (no round trip)
 // and only the compare-and-set goes to the store; a step of a cached copy that
-// changes nothing or fails is done again on a fresh Load, so what is answered without
-// a write was read from the store in this call.
+// changes nothing or fails stands only once CachedLoader.Current confirmed the copy in
+// this call (one small read), and is otherwise done again on a fresh Load.
 func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
 	if err := Validate(ev); err != nil {
 		return Output{}, nil, err
@@ -102,13 +102,22 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 				s.History = &History{Record: true}
 			}
 		}
+		version := s.Version
 		out, err := sv.Engine.Step(s, now, ev)
 		if cached && (err != nil || !out.Changed) {
 			// An error or a read-only answer from a copy that may be stale (the job
-			// it names may be another replica's newer one): answer from the store.
-			cl = nil
-			attempt--
-			continue
+			// it names may be another replica's newer one): it stands only if the
+			// store still holds that copy, else answer from the store.
+			s.Version = version
+			current, cerr := cl.Current(ctx, s)
+			if cerr != nil {
+				return Output{}, nil, cerr
+			}
+			if !current {
+				cl = nil
+				attempt--
+				continue
+			}
 		}
 		if err != nil {
 			return out, nil, err

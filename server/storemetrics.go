@@ -92,6 +92,20 @@ func (s *instrumentedStore) LoadCached(ctx context.Context, key arbiter.SessionK
 	return sess, cached, err
 }
 
+// Current implements arbiter.CachedLoader, counted as a load (a read round trip).
+// Over a store without a cache it is false: the Service then loads afresh (it never
+// asks, since LoadCached never answers from a cache there).
+func (s *instrumentedStore) Current(ctx context.Context, sess *arbiter.Session) (bool, error) {
+	cl, ok := s.Store.(arbiter.CachedLoader)
+	if !ok {
+		return false, nil
+	}
+	began := time.Now()
+	cur, err := cl.Current(ctx, sess)
+	s.ops[0].done(began, err)
+	return cur, err
+}
+
 func (s *instrumentedStore) Save(ctx context.Context, sess *arbiter.Session, ttl time.Duration) error {
 	began := time.Now()
 	err := s.Store.Save(ctx, sess, ttl)

@@ -50,6 +50,7 @@ func TestTwoReplicasCache(t *testing.T) {
 	ctx := context.Background()
 	const sessions, rounds = 20, 20
 	var requests int
+	lastJob := map[int]string{} // by session: the job its latest RegisterCall started
 	total := func() int64 { return reps[0].rt.n.Load() + reps[1].rt.n.Load() }
 	for r := range rounds {
 		before := total()
@@ -73,6 +74,9 @@ func TestTwoReplicasCache(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d, %s on replica %d: output\n %+v\nwant %+v", r, key.ID, owner, got, want)
+			}
+			if want.Call != nil {
+				lastJob[i] = want.Call.JobID
 			}
 			requests++
 		}
@@ -118,6 +122,25 @@ func TestTwoReplicasCache(t *testing.T) {
 	// connections' and the script's first commands.
 	if perReq > 1.5 || rate < 0.65 {
 		t.Errorf("%.2f round trips a request, hit rate %.2f: want at most 1.5 and at least 0.65", perReq, rate)
+	}
+
+	// Read-only requests on each session's own replica, whose copy the other one's
+	// change in the last round made stale: answered as the engine alone answers (the
+	// copy is checked, found stale, and the request answered from Redis).
+	for i := range sessions {
+		key := arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}
+		ev := arbiter.Decide{JobID: lastJob[i]}
+		got, _, err := reps[i%2].svc.Apply(ctx, key, ev, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := alone.Apply(ctx, key, ev, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Changed || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: read-only decide on the stale replica:\n %+v\nwant %+v", key.ID, got, want)
+		}
 	}
 }
 
@@ -248,9 +271,14 @@ func TestCacheLifetime(t *testing.T) {
 	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
 		t.Fatal(err)
 	}
-	clock.AdvanceTo(clock.Now().Add(time.Hour))
+	clock.AdvanceTo(clock.Now().Add(time.Millisecond)) // another creation time: another lifetime; no timer due
 	for _, id := range []string{"new1", "new2", "new3"} {
 		reg(svcs[1], id)
+	}
+	// A read-only step on the replica caching version 3 of the old lifetime answers
+	// from the new one (Current compares the lifetime too).
+	if _, s, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false); err != nil || len(s.Calls) != 3 || s.Calls[0].ID != "new1" {
+		t.Fatalf("tick: %v, %+v; want the new lifetime", err, s)
 	}
 	s := reg(svcs[0], "new4")
 	var ids []string
@@ -259,5 +287,42 @@ func TestCacheLifetime(t *testing.T) {
 	}
 	if s.Version != 4 || !reflect.DeepEqual(ids, []string{"new1", "new2", "new3", "new4"}) {
 		t.Fatalf("version %d, calls %v: want version 4 and the new lifetime's calls", s.Version, ids)
+	}
+}
+
+// TestCacheReadOnlyIsCurrent: a read-only request (a Tick that fires nothing, as
+// Watch and GetSession step) on a replica whose cached copy another replica's change
+// made stale answers with the change: the copy is checked (Current) before a read-only
+// answer stands.
+func TestCacheReadOnlyIsCurrent(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "readonly"}
+	if _, _, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false); err != nil || out.Changed {
+		t.Fatalf("tick: changed %v, %v; want a read-only step", out.Changed, err)
+	}
+	if _, _, err := svcs[1].Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "2026-11-04 3pm"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	_, s, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false)
+	if err != nil || len(s.Calls) != 1 || s.Version != 2 {
+		t.Fatalf("tick on the replica with the stale copy: %v, version %d, %d calls; want version 2 with the other replica's call", err, s.Version, len(s.Calls))
+	}
+	if cs := svcs[0].Store.(*redisstore.Store).CacheStats(); cs.Hits < 2 {
+		t.Errorf("cache %+v: the ticks did not use the cache", cs)
 	}
 }

@@ -32,8 +32,9 @@
 // replica, so in the steady state a request that changes a session costs one round
 // trip. A copy made stale by another replica's save fails the compare-and-set, whose
 // reply carries the current record: the cache takes it and the retry reads nothing. A
-// read-only request is answered from a fresh Load (Service.Apply), never from the
-// cache. Any Redis error drops the session from the cache (whether a Save was written
+// read-only request is answered from the cache only once Current (one HMGET of the
+// version and lifetime, not the record) confirmed it, otherwise from a fresh Load
+// (Service.Apply). Any Redis error drops the session from the cache (whether a Save was written
 // is then unknown), so a failure fails closed exactly as without a cache. Without a
 // cache a request that changes a session costs two round trips, one that does not,
 // one.
@@ -209,6 +210,31 @@ func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbit
 	}
 	s, err := st.Load(ctx, key)
 	return s, false, err
+}
+
+// Current implements arbiter.CachedLoader with one HMGET of the record's version and
+// lifetime (a few bytes, not the record): whether Redis still holds s.Version of s's
+// lifetime. A record without a lifetime (written by an earlier version) is compared
+// on its version. On false or an error the session leaves the local cache. Errors:
+// Unavailable.
+func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
+	vals, err := st.client.HMGet(ctx, Key(s.Key), "v", "c").Result()
+	if err != nil {
+		st.cache.drop(s.Key)
+		return false, classify(err, s.Key, "load")
+	}
+	ok := len(vals) == 2
+	if ok {
+		v, _ := vals[0].(string)
+		ok = v == strconv.FormatUint(s.Version, 10)
+		if c, isStr := vals[1].(string); ok && isStr {
+			ok = c == lifetime(s)
+		}
+	}
+	if !ok {
+		st.cache.drop(s.Key)
+	}
+	return ok, nil
 }
 
 // CacheStats returns the local cache's counters (all zero without a cache).
