@@ -79,6 +79,7 @@ type Store struct {
 	client redis.UniversalClient
 	hub    *hub
 	cache  *cache // nil: none
+	encode func(*arbiter.Session) ([]byte, error)
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -94,6 +95,11 @@ type Options struct {
 	// cache in the package comment): about one record each, 1 KB for an idle session.
 	// Zero (or negative) means no cache: every transition reads Redis first.
 	CacheSessions int
+	// JSONRecords writes records as JSON (sessioncodec.EncodeJSON), the format of
+	// versions before the protobuf record, which read nothing else: the first step
+	// of a rolling upgrade from such a version, until none of its replicas is left.
+	// Either format is read either way. False (the default) writes protobuf.
+	JSONRecords bool
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -106,7 +112,11 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.HealthCheckInterval <= 0 {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
-	return &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions)}
+	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
+	if opt.JSONRecords {
+		st.encode = sessioncodec.EncodeJSON
+	}
+	return st
 }
 
 // Open returns a Store on a client made by NewClient(rawURL). Errors: a malformed URL
@@ -286,7 +296,7 @@ return {1, nv}
 // reload before deciding; the session leaves the cache); Internal (an unexpected
 // reply).
 func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
-	data, err := sessioncodec.Encode(s)
+	data, err := st.encode(s)
 	if err != nil {
 		return err
 	}

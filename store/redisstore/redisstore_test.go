@@ -391,3 +391,42 @@ func TestReadsJSONRecords(t *testing.T) {
 		t.Fatalf("rewritten record: %d B starting 0x%02x (%v); want protobuf, under the JSON's %d B", len(d), d[0], err, len(old))
 	}
 }
+
+// TestJSONRecords: with Options.JSONRecords the store writes JSON records, which a
+// replica of a version before the protobuf record (arbiter.DecodeSession, JSON only)
+// reads as the session it was, and still reads protobuf ones.
+func TestJSONRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{JSONRecords: true, CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	s := storetest.IdleSession(t, e, "json")
+	s.Version = 0
+	if err := st.Save(ctx, s, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Client().HGet(ctx, redisstore.Key(s.Key), "d").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := arbiter.DecodeSession([]byte(d))
+	if err != nil {
+		t.Fatalf("an old replica cannot read the record: %v", err)
+	}
+	old.Version = s.Version
+	if !reflect.DeepEqual(old, s) {
+		t.Fatalf("an old replica reads another session:\n got %+v\nwant %+v", old, s)
+	}
+	rec, err := sessioncodec.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Client().HSet(ctx, redisstore.Key(s.Key), "d", rec)
+	if got, err := st.Load(ctx, s.Key); err != nil || len(got.Calls) != 1 {
+		t.Fatalf("a protobuf record: %v, %+v", err, got)
+	}
+}

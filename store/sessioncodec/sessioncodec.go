@@ -11,7 +11,9 @@
 //     (store/sessioncodec's benchmarks; issue 16).
 //   - '{': the JSON of arbiter.EncodeSession, which every store wrote before FormatProto.
 //     Decode still reads it, so during a rolling upgrade new replicas read what old
-//     ones write; a session is rewritten in FormatProto by its next change.
+//     ones write; a session is rewritten in FormatProto by its next change. Old
+//     replicas read nothing else: redisstore.Options.JSONRecords (serve
+//     --redis-json-records) has new ones write it until the old ones are gone.
 //
 // A record starting with any other control byte is refused (Internal: a format of a
 // later version); anything else is read as JSON, which has no format byte (so a
@@ -75,9 +77,16 @@ func Encode(s *arbiter.Session) ([]byte, error) {
 	return buf, nil
 }
 
-// EncodeJSON encodes s in FormatJSON, what stores wrote before FormatProto (for
-// snapshots and tests of the upgrade path).
-func EncodeJSON(s *arbiter.Session) ([]byte, error) { return arbiter.EncodeSession(s) }
+// EncodeJSON encodes s in FormatJSON, what stores wrote before FormatProto (for a
+// rolling upgrade from such a version: redisstore.Options.JSONRecords). Errors:
+// Internal when s does not encode.
+func EncodeJSON(s *arbiter.Session) ([]byte, error) {
+	b, err := arbiter.EncodeSession(s)
+	if err != nil {
+		return nil, arbiter.Wrap(arbiter.Internal, err, "encode session %q", s.Key.ID)
+	}
+	return b, nil
+}
 
 // Decode decodes a record in any format this package reads (FormatProto, FormatJSON).
 // The session returned is the caller's and does not alias b; its Version is 0 (the
