@@ -6,7 +6,7 @@
 
 // Package arbiter.store.v1 is the record a store keeps for one session: the whole of
 // arbiter.Session (arbiter/session.go), field for field, in protobuf instead of JSON
-// (issue 16: a record a fifth of the size, encoded and decoded several times faster).
+// (issue 16: an idle session 38 % of the size, encoded 1.5 and decoded 2.5 times faster).
 // It is internal to the server: no client reads it. store/sessioncodec converts
 // between it and arbiter.Session; a record on disk or in Redis is the byte 0x01 then
 // a Session message.
