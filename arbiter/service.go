@@ -66,6 +66,11 @@ func (sv *Service) MaxDecideWait() time.Duration {
 // The event's own fields are checked first (Validate), before the store is read, so
 // bad input is Invalid whether or not the session exists. Errors: those of
 // Engine.Step and Store; Conflict after Retries lost races.
+//
+// On a Store that is a CachedLoader a transition reads the local copy (no round trip)
+// and only the compare-and-set goes to the store; a step of a cached copy that
+// changes nothing or fails stands only once CachedLoader.Current confirmed the copy in
+// this call (one small read), and is otherwise done again on a fresh Load.
 func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
 	if err := Validate(ev); err != nil {
 		return Output{}, nil, err
@@ -75,9 +80,19 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 		retries = 32
 	}
 	var lastErr error
+	cl, _ := sv.Store.(CachedLoader)
 	for attempt := 0; attempt < retries; attempt++ {
 		now := sv.Clock.Now()
-		s, err := sv.Store.Load(ctx, key)
+		var (
+			s      *Session
+			cached bool
+			err    error
+		)
+		if cl != nil {
+			s, cached, err = cl.LoadCached(ctx, key)
+		} else {
+			s, err = sv.Store.Load(ctx, key)
+		}
 		if err != nil {
 			if KindOf(err) != NotFound || !create {
 				return Output{}, nil, err
@@ -87,7 +102,23 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 				s.History = &History{Record: true}
 			}
 		}
+		version := s.Version
 		out, err := sv.Engine.Step(s, now, ev)
+		if cached && (err != nil || !out.Changed) {
+			// An error or a read-only answer from a copy that may be stale (the job
+			// it names may be another replica's newer one): it stands only if the
+			// store still holds that copy, else answer from the store.
+			s.Version = version
+			current, cerr := cl.Current(ctx, s)
+			if cerr != nil {
+				return Output{}, nil, cerr
+			}
+			if !current {
+				cl = nil
+				attempt--
+				continue
+			}
+		}
 		if err != nil {
 			return out, nil, err
 		}

@@ -37,3 +37,21 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// CachedLoader is implemented by a Store that keeps a local copy of the sessions it
+// serves (store/redisstore with Options.CacheSessions), to save the read of a
+// transition. Service.Apply steps a cached copy and relies on Save's compare-and-set
+// to refuse a stale one (Conflict; the store then holds the current record, so the
+// retry needs no read); a step of a cached copy that changes nothing or fails is
+// answered only once Current says the copy is what the store holds, otherwise from a
+// fresh Load. Safe for concurrent use.
+type CachedLoader interface {
+	// LoadCached returns the local copy, owned by the caller, with cached set and
+	// without asking the store, so it may be stale (another replica saved since);
+	// without one it is Load (cached false). Errors: as Load's.
+	LoadCached(ctx context.Context, key SessionKey) (s *Session, cached bool, err error)
+	// Current reports whether the store still holds s as loaded: its Version, in its
+	// lifetime (a session started again under the same id after it expired may reach
+	// the same version). One small read. Errors: Unavailable.
+	Current(ctx context.Context, s *Session) (bool, error)
+}

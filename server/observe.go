@@ -101,10 +101,10 @@ func NewMetrics() *Metrics {
 			Name: "arbiter_commits_revoked_total", Help: "Commit decisions withdrawn because an event the agent had observed before the commit came due arrived after it.",
 		}),
 		storeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "arbiter_store_requests_total", Help: "Store round trips, by op (load, save, watch) and result (ok, not_found, conflict: a compare-and-set lost to another writer, unavailable, error).",
+			Name: "arbiter_store_requests_total", Help: "Store requests, by op (load, save, watch: round trips; load_cached: a transition's read answered from the replica's local cache, no round trip) and result (ok, not_found, conflict: a compare-and-set lost to another writer, unavailable, error).",
 		}, []string{"op", "result"}),
 		storeTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "arbiter_store_request_seconds", Help: "Store round-trip latency, by op (load, save, watch).",
+			Name: "arbiter_store_request_seconds", Help: "Store request latency, by op (load, save, watch, load_cached).",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}, []string{"op"}),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -253,13 +253,18 @@ func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 	return h(ctx, req)
 }
 
-// ctxHandler adds the context's logging fields (tenant, session, call and job ids) to
-// every record.
+// ctxHandler adds the context's logging fields (the RPC: callFields; tenant, session,
+// call and job ids) to every record.
 type ctxHandler struct{ slog.Handler }
 
 // Handle adds the context's fields to r but those r already has: a line about
 // another call or job than the request's names its own, once.
 func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, a := range callFields(ctx) {
+		if !hasAttr(r, a.Key) {
+			r.AddAttrs(a)
+		}
+	}
 	f := logging.ExtractFields(ctx)
 	for i := 0; i+1 < len(f); i += 2 {
 		if k, ok := f[i].(string); ok && !hasAttr(r, k) {

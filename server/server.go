@@ -159,11 +159,13 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// RegisterCall's CPU; --log-level debug turns it on), at info for the caller's
 	// errors, at warn for the arbiter's own (UNAVAILABLE, INTERNAL, ...).
 	// Failed authentications are summed up by the auth guard instead (at debug here).
+	// Unary RPCs go through accessLog, which costs nothing for a line not written; the
+	// stream (Watch, one a session) through go-grpc-middleware's interceptor.
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel), logging.WithErrorFields(summarizedFields)}
 	// One chain, outermost first: ids into the log fields, logging, metrics, errors
 	// to status codes with details, auth, rate limit, undecodable requests refused,
 	// deadline, and panic recovery innermost.
-	unary := []grpc.UnaryServerInterceptor{requestFields, logging.UnaryServerInterceptor(lg, logOpts...)}
+	unary := []grpc.UnaryServerInterceptor{requestFields, accessLog{log: slog.New(ctxHandler{log.Handler()})}.unary}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())

@@ -12,14 +12,18 @@ import (
 // InstrumentStore returns st counting every Load, Save and Watch in m
 // (arbiter_store_requests_total by op and result, arbiter_store_request_seconds by op):
 // the store round trips the Service makes and the compare-and-set conflicts it loses
-// (op save, result conflict; each one is a retry of the step). Ping and Close pass
-// through uncounted (the health loop pings). With a nil m it returns st itself.
+// (op save, result conflict; each one is a retry of the step). A transition's read
+// that the store answers from its local cache (arbiter.CachedLoader, a hit) counts as
+// op load_cached, a miss as load; so load_cached / (load_cached + load) is the cache's
+// hit rate (load also counts the fresh reads of read-only requests). The result is a
+// CachedLoader whether st is or not (without one, LoadCached is Load). Ping and Close
+// pass through uncounted (the health loop pings). With a nil m it returns st itself.
 func InstrumentStore(st arbiter.Store, m *Metrics) arbiter.Store {
 	if m == nil {
 		return st
 	}
 	is := &instrumentedStore{Store: st}
-	for i, op := range []string{"load", "save", "watch"} {
+	for i, op := range []string{"load", "save", "watch", "load_cached"} {
 		is.ops[i] = storeOp{time: m.storeTime.WithLabelValues(op)}
 		for r, name := range storeResults {
 			is.ops[i].results[r] = m.storeOps.WithLabelValues(op, name)
@@ -51,7 +55,7 @@ func resultOf(err error) int {
 // counting costs no label lookup.
 type instrumentedStore struct {
 	arbiter.Store
-	ops [3]storeOp // load, save, watch
+	ops [4]storeOp // load, save, watch, load_cached
 }
 
 type storeOp struct {
@@ -69,6 +73,37 @@ func (s *instrumentedStore) Load(ctx context.Context, key arbiter.SessionKey) (*
 	sess, err := s.Store.Load(ctx, key)
 	s.ops[0].done(began, err)
 	return sess, err
+}
+
+// LoadCached implements arbiter.CachedLoader (see InstrumentStore).
+func (s *instrumentedStore) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, bool, error) {
+	cl, ok := s.Store.(arbiter.CachedLoader)
+	if !ok {
+		sess, err := s.Load(ctx, key)
+		return sess, false, err
+	}
+	began := time.Now()
+	sess, cached, err := cl.LoadCached(ctx, key)
+	op := &s.ops[0]
+	if cached {
+		op = &s.ops[3]
+	}
+	op.done(began, err)
+	return sess, cached, err
+}
+
+// Current implements arbiter.CachedLoader, counted as a load (a read round trip).
+// Over a store without a cache it is false: the Service then loads afresh (it never
+// asks, since LoadCached never answers from a cache there).
+func (s *instrumentedStore) Current(ctx context.Context, sess *arbiter.Session) (bool, error) {
+	cl, ok := s.Store.(arbiter.CachedLoader)
+	if !ok {
+		return false, nil
+	}
+	began := time.Now()
+	cur, err := cl.Current(ctx, sess)
+	s.ops[0].done(began, err)
+	return cur, err
 }
 
 func (s *instrumentedStore) Save(ctx context.Context, sess *arbiter.Session, ttl time.Duration) error {

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -255,16 +257,56 @@ func TestReplicasGiveTheSameDecisions(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, g := range groups {
 		var targets []string
+		var reps []*replica
 		for i := 0; i < 3; i++ {
-			targets = append(targets, startReplica(t, bin, "--redis-url", g.redisURL, "--tools", g.policy, "--allow-volatile-store").addr)
+			r := startReplica(t, bin, "--redis-url", g.redisURL, "--tools", g.policy, "--allow-volatile-store", "--metrics-listen", "127.0.0.1:0")
+			targets = append(targets, r.addr)
+			reps = append(reps, r)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			replayAndCompare(t, bin, g.policy, g.paths, targets, g.redisURL)
+			logCache(t, filepath.Base(g.policy)+" on "+g.redisURL, reps)
 		}()
 	}
 	wg.Wait()
+}
+
+var (
+	metricsAddr = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)
+	storeSeries = regexp.MustCompile(`(?m)^arbiter_store_requests_total\{op="(\w+)",result="(\w+)"\} (\d+)$`)
+)
+
+// logCache logs what the replicas' local caches did (--redis-cache-sessions, from
+// arbiter_store_requests_total): transition reads answered from the cache
+// (load_cached), reads of Redis (load: misses and read-only requests), lost
+// compare-and-sets (save conflict: a stale copy, or a race) and saves. Logged, not
+// judged: this test sends each RPC to the next replica in turn, the worst case for a
+// cache (store/redisstore's TestTwoReplicasCache judges the steady state).
+func logCache(t *testing.T, name string, reps []*replica) {
+	counts := map[string]int64{}
+	for _, r := range reps {
+		m := metricsAddr.FindStringSubmatch(r.log.String())
+		if m == nil {
+			t.Errorf("replica %s logged no metrics address", r.addr)
+			return
+		}
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, s := range storeSeries.FindAllStringSubmatch(string(body), -1) {
+			n, _ := strconv.ParseInt(s[3], 10, 64)
+			counts[s[1]+" "+s[2]] += n
+		}
+	}
+	hits, loads := counts["load_cached ok"], counts["load ok"]+counts["load not_found"]
+	t.Logf("%s, local caches of 3 replicas, RPCs round-robin: %d transition reads from the cache, %d reads of Redis, %d saves, %d lost compare-and-sets (hit rate %.1f %% of reads)",
+		name, hits, loads, counts["save ok"], counts["save conflict"], 100*float64(hits)/float64(max(hits+loads, 1)))
 }
 
 // replayAndCompare runs `arbiter replay --target` for paths and compares each trace's

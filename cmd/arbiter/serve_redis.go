@@ -95,6 +95,22 @@ func (g *durableGate) Load(ctx context.Context, key arbiter.SessionKey) (*arbite
 	return g.Store.Load(ctx, key)
 }
 
+// LoadCached implements arbiter.CachedLoader once the persistence passed.
+func (g *durableGate) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, bool, error) {
+	if !g.ok.Load() {
+		return nil, false, errNotChecked
+	}
+	return g.rs.LoadCached(ctx, key)
+}
+
+// Current implements arbiter.CachedLoader once the persistence passed.
+func (g *durableGate) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
+	if !g.ok.Load() {
+		return false, errNotChecked
+	}
+	return g.rs.Current(ctx, s)
+}
+
 // Save implements arbiter.Store once the persistence passed.
 func (g *durableGate) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
 	if !g.ok.Load() {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // Disk keeps a Store's sessions on stable storage, so that a Store opened on it
@@ -50,7 +51,8 @@ type Record struct {
 	// Expires is when the session's idle TTL runs out, on the Store's clock; zero:
 	// never.
 	Expires time.Time
-	// Session is the session as arbiter.EncodeSession wrote it.
+	// Session is the session as sessioncodec.Encode wrote it (or, written by an
+	// earlier version, as JSON: sessioncodec.Decode reads both).
 	Session []byte
 }
 
@@ -105,7 +107,7 @@ func checkRecord(r Record) error {
 	if r.Version == 0 {
 		return fmt.Errorf("session %q: version 0 (a stored session has version 1 or more)", r.Key.String())
 	}
-	s, err := arbiter.DecodeSession(r.Session)
+	s, err := sessioncodec.Decode(r.Session)
 	if err != nil {
 		return fmt.Errorf("session %q: %v", r.Key.String(), err)
 	}

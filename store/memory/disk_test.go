@@ -11,6 +11,7 @@ import (
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
@@ -149,7 +150,7 @@ func TestDiskHasWhatSaveReturned(t *testing.T) {
 		sent := *sess
 		sent.Version = v // as it was encoded
 		r, ok := disk.get(keyA)
-		if !ok || r.Version != v+1 || string(r.Session) != encoded(t, &sent) || !r.Expires.Equal(c.now().Add(time.Hour)) {
+		if !ok || r.Version != v+1 || string(r.Session) != record(t, &sent) || !r.Expires.Equal(c.now().Add(time.Hour)) {
 			t.Fatalf("after save %d the disk has %+v (%v)", v+1, r, ok)
 		}
 	}
@@ -394,4 +395,14 @@ func TestCloseClosesDisk(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
+}
+
+// record is s as a store keeps it (sessioncodec.Encode).
+func record(t *testing.T, s *arbiter.Session) string {
+	t.Helper()
+	b, err := sessioncodec.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

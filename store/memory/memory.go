@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // Store is an in-memory arbiter.Store, optionally durable on a Disk. It is safe for
@@ -127,7 +128,7 @@ func (m *Store) Load(_ context.Context, key arbiter.SessionKey) (*arbiter.Sessio
 	if !ok {
 		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
-	s, err := arbiter.DecodeSession(r.data)
+	s, err := sessioncodec.Decode(r.data)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +157,9 @@ func (m *Store) dropLocked(key arbiter.SessionKey) {
 // Unavailable and memory keeps the previous version (whether the disk kept the new
 // one is unknown until a later Save overwrites it).
 func (m *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
-	data, err := arbiter.EncodeSession(s)
+	data, err := sessioncodec.Encode(s)
 	if err != nil {
-		return arbiter.Wrap(arbiter.Internal, err, "encode session")
+		return err
 	}
 	m.mu.Lock()
 	if err := m.awaitWriteLocked(ctx, s.Key); err != nil {

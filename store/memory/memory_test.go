@@ -41,3 +41,13 @@ func TestJanitorDropsExpiredSessions(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// BenchmarkTransition measures one transition (load, step, save) on the in-memory
+// store.
+func BenchmarkTransition(b *testing.B) {
+	storetest.BenchTransition(b, "../..", func(b *testing.B) (arbiter.Store, func() int64) {
+		s := memory.New(nil)
+		b.Cleanup(func() { _ = s.Close() })
+		return s, nil
+	})
+}

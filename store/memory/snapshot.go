@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // snapshotFormat names the snapshot's format; Restore refuses any other. A change that
@@ -36,7 +37,8 @@ type snapshotFile struct {
 
 // snapshotRecord is one stored session: its key, its compare-and-set version, when
 // its idle TTL runs out (an absolute time on the store's clock, nil: never) and the
-// session as arbiter.EncodeSession wrote it (JSON, embedded as is).
+// session as JSON (sessioncodec.JSON: the format of arbiter.EncodeSession, embedded as
+// is), whatever format the store keeps it in.
 type snapshotRecord struct {
 	Key     arbiter.SessionKey `json:"key"`
 	Version uint64             `json:"version"`
@@ -83,6 +85,11 @@ func (m *Store) Snapshot(w io.Writer) (int, error) {
 	bw.Write(head[:len(head)-1]) // without its closing brace; bufio keeps the first error for Flush
 	bw.WriteString(`,"sessions":[`)
 	for i, sr := range recs {
+		js, err := sessioncodec.JSON(sr.Session)
+		if err != nil {
+			return 0, fmt.Errorf("encode session %q: %w", sr.Key.String(), err)
+		}
+		sr.Session = js
 		b, err := json.Marshal(sr)
 		if err != nil {
 			return 0, fmt.Errorf("encode session %q: %w", sr.Key.String(), err)

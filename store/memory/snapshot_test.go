@@ -349,7 +349,7 @@ func benchStore(b *testing.B) *memory.Store {
 	for i := 0; i < 1000; i++ {
 		sess := arbiter.NewSession(arbiter.SessionKey{ID: fmt.Sprintf("s%04d", i)}, time.Now())
 		for j := 0; j < 20; j++ {
-			sess.Calls = append(sess.Calls, &arbiter.Call{ID: fmt.Sprintf("call_%d", j), Tool: "book_slot"})
+			sess.Calls = append(sess.Calls, &arbiter.Call{ID: fmt.Sprintf("call_%d", j), Tool: "book_slot", RegisteredAt: sess.CreatedAt})
 		}
 		if err := s.Save(context.Background(), sess, time.Hour); err != nil {
 			b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/voicearbiter/arbiter/policyfile"
 	"github.com/voicearbiter/arbiter/replay"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
 // roundTrips counts what the client sends to Redis: one per command (ProcessHook) and
@@ -37,7 +38,8 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // bench is an arbiter.Service under the booking policy on a real redis-server, on a
-// frozen virtual clock (so timers never decide behind the benchmark's back).
+// frozen virtual clock (so timers never decide behind the benchmark's back), with the
+// local cache serve has by default (--redis-cache-sessions).
 type bench struct {
 	svc *arbiter.Service
 	rt  *roundTrips
@@ -57,7 +59,7 @@ func newBench(b *testing.B) *bench {
 	}
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	st := redisstore.New(client, redisstore.Options{})
+	st := redisstore.New(client, redisstore.Options{CacheSessions: benchCache})
 	b.Cleanup(func() { _ = st.Close() })
 	clock := replay.NewVirtualClock(replay.Epoch)
 	be := &bench{svc: &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: st, Clock: clock}, rt: rt, ctx: context.Background()}
@@ -165,5 +167,31 @@ func BenchmarkHotPath(b *testing.B) {
 		}, func(i int) {
 			be.apply(b, key, arbiter.Complete{JobID: job, Outcome: arbiter.Result, Result: map[string]any{"temp": 21.5}}, false)
 		})
+	})
+}
+
+// benchCache is the local cache of the benchmarks' stores: serve's default.
+const benchCache = 10000
+
+// BenchmarkTransition measures one transition (load, step, compare-and-set save) on a
+// real redis-server started for it, with serve's default local cache, and the round
+// trips it makes; BenchmarkTransitionNoCache the same without the cache.
+func BenchmarkTransition(b *testing.B) { benchTransition(b, benchCache) }
+
+// BenchmarkTransitionNoCache: BenchmarkTransition with --redis-cache-sessions 0.
+func BenchmarkTransitionNoCache(b *testing.B) { benchTransition(b, 0) }
+
+func benchTransition(b *testing.B, cacheSessions int) {
+	storetest.BenchTransition(b, "../..", func(b *testing.B) (arbiter.Store, func() int64) {
+		srv := redistest.Start(b)
+		client, err := redisstore.NewClient(srv.URL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := &roundTrips{}
+		client.AddHook(rt)
+		st := redisstore.New(client, redisstore.Options{CacheSessions: cacheSessions})
+		b.Cleanup(func() { _ = st.Close() })
+		return st, rt.n.Load
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/voicearbiter/arbiter/replay"
 	"github.com/voicearbiter/arbiter/store/memory"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // soakLife is bench/soak's call, one session each: RegisterCall book_slot,
@@ -105,7 +106,10 @@ func TestHistoryCostPerSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := arbiter.EncodeSession(s)
+			b, err := sessioncodec.Encode(s) // the record the store keeps
+			if err != nil {
+				t.Fatal(err)
+			}
 			recBytes += int64(len(b))
 			if s.History != nil {
 				entries += int64(len(s.History.Entries))

@@ -5,8 +5,10 @@
 //
 // # Data model
 //
-// One hash per session, key arb:{TENANT:ID} (see Key), with two fields: v, the
-// version, and d, the session encoded by arbiter.EncodeSession. Everything a session
+// One hash per session, key arb:{TENANT:ID} (see Key), with three fields: v, the
+// version; d, the session encoded by sessioncodec.Encode (protobuf; JSON records
+// written by earlier versions are read too); c, the lifetime it was written in (the
+// session's creation time; absent in records of earlier versions). Everything a session
 // has (its calls and their outcomes, jobs, business-key dedupe entries and their
 // windows, abandoned marks, utterances) is inside d, so a transition touches exactly
 // one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
@@ -15,11 +17,27 @@
 //
 //   - Load is one HMGET (one round trip).
 //   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): compare v
-//     (missing = 0) with the expected version; on a mismatch write nothing and report
-//     Conflict; otherwise HSET v+1 and d, PEXPIRE the idle TTL (PERSIST for none) and
-//     SPUBLISH a wake-up on the session's channel (one round trip).
+//     (missing = 0) with the expected version, and c, the session's lifetime (its
+//     creation time), with the session's; on a mismatch write nothing, report
+//     Conflict and return the current record; otherwise HSET v+1 and d, PEXPIRE the
+//     idle TTL (PERSIST for none) and SPUBLISH a wake-up on the session's channel (one
+//     round trip).
 //
-// So a request that changes a session costs two round trips, one that does not, one.
+// # Local cache
+//
+// With Options.CacheSessions a Store keeps the records it last read or wrote, by
+// version, for that many sessions (least recently used out), and is an
+// arbiter.CachedLoader: arbiter.Service steps the cached copy and only Save's
+// compare-and-set goes to Redis. Sessions follow their agent's connection to one
+// replica, so in the steady state a request that changes a session costs one round
+// trip. A copy made stale by another replica's save fails the compare-and-set, whose
+// reply carries the current record: the cache takes it and the retry reads nothing. A
+// read-only request is answered from the cache only once Current (one HMGET of the
+// version and lifetime, not the record) confirmed it, otherwise from a fresh Load
+// (Service.Apply). Any Redis error drops the session from the cache (whether a Save was written
+// is then unknown), so a failure fails closed exactly as without a cache. Without a
+// cache a request that changes a session costs two round trips, one that does not,
+// one.
 //
 // # Wake-ups
 //
@@ -51,6 +69,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 )
 
 // Store is an arbiter.Store on Redis. It is safe for concurrent use by many
@@ -59,6 +78,8 @@ import (
 type Store struct {
 	client redis.UniversalClient
 	hub    *hub
+	cache  *cache // nil: none
+	encode func(*arbiter.Session) ([]byte, error)
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -70,6 +91,15 @@ type Options struct {
 	// Store pings it; a ping not answered by the next interval counts as a dropped
 	// connection. Zero means 5 s.
 	HealthCheckInterval time.Duration
+	// CacheSessions is how many sessions' records the Store keeps locally (see Local
+	// cache in the package comment): about one record each, 1 KB for an idle session.
+	// Zero (or negative) means no cache: every transition reads Redis first.
+	CacheSessions int
+	// JSONRecords writes records as JSON (sessioncodec.EncodeJSON), the format of
+	// versions before the protobuf record, which read nothing else: the first step
+	// of a rolling upgrade from such a version, until none of its replicas is left.
+	// Either format is read either way. False (the default) writes protobuf.
+	JSONRecords bool
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -82,7 +112,11 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.HealthCheckInterval <= 0 {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
-	return &Store{client: client, hub: newHub(client, opt)}
+	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
+	if opt.JSONRecords {
+		st.encode = sessioncodec.EncodeJSON
+	}
+	return st
 }
 
 // Open returns a Store on a client made by NewClient(rawURL). Errors: a malformed URL
@@ -133,41 +167,116 @@ func escape(s string, tenant bool) string {
 func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
 	vals, err := st.client.HMGet(ctx, Key(key), "v", "d").Result()
 	if err != nil {
+		st.cache.drop(key)
 		return nil, classify(err, key, "load")
 	}
 	if len(vals) != 2 {
 		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
 	}
 	if vals[0] == nil && vals[1] == nil {
+		st.cache.drop(key)
 		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
-	vs, ok1 := vals[0].(string)
-	data, ok2 := vals[1].(string)
+	return st.decode(key, vals[0], vals[1])
+}
+
+// decode turns a record's v and d, as go-redis returns them, into a session, and
+// caches it. Errors: Internal for a malformed record (then dropped from the cache).
+func (st *Store) decode(key arbiter.SessionKey, v, d any) (*arbiter.Session, error) {
+	vs, ok1 := v.(string)
+	data, ok2 := d.(string)
 	if !ok1 || !ok2 {
-		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, vals[0], vals[1])
+		st.cache.drop(key)
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, v, d)
 	}
 	version, err := strconv.ParseUint(vs, 10, 64)
 	if err != nil {
+		st.cache.drop(key)
 		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
 	}
-	s, err := arbiter.DecodeSession([]byte(data))
+	rec := []byte(data)
+	s, err := sessioncodec.Decode(rec)
 	if err != nil {
+		st.cache.drop(key)
 		return nil, err
 	}
 	s.Version = version
+	st.cache.put(key, version, rec)
 	return s, nil
+}
+
+// LoadCached implements arbiter.CachedLoader: the session from the local cache, with
+// cached set, when the cache holds it (no round trip; the copy may be stale, see Local
+// cache in the package comment), otherwise Load. The session is the caller's. Errors:
+// as Load's.
+func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, bool, error) {
+	if version, rec, ok := st.cache.get(key); ok {
+		s, err := sessioncodec.Decode(rec)
+		if err == nil {
+			s.Version = version
+			return s, true, nil
+		}
+		st.cache.drop(key)
+	}
+	s, err := st.Load(ctx, key)
+	return s, false, err
+}
+
+// Current implements arbiter.CachedLoader with one HMGET of the record's version and
+// lifetime (a few bytes, not the record): whether Redis still holds s.Version of s's
+// lifetime. A record without a lifetime (written by an earlier version) is compared
+// on its version. On false or an error the session leaves the local cache. Errors:
+// Unavailable.
+func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
+	vals, err := st.client.HMGet(ctx, Key(s.Key), "v", "c").Result()
+	if err != nil {
+		st.cache.drop(s.Key)
+		return false, classify(err, s.Key, "load")
+	}
+	ok := len(vals) == 2
+	if ok {
+		v, _ := vals[0].(string)
+		ok = v == strconv.FormatUint(s.Version, 10)
+		if c, isStr := vals[1].(string); ok && isStr {
+			ok = c == lifetime(s)
+		}
+	}
+	if !ok {
+		st.cache.drop(s.Key)
+	}
+	return ok, nil
+}
+
+// CacheStats returns the local cache's counters (all zero without a cache).
+func (st *Store) CacheStats() CacheStats { return st.cache.stats() }
+
+// lifetime names the lifetime of s for the compare-and-set: its CreatedAt in Unix
+// nanoseconds. A session that expired (or that Redis lost) and was started again
+// under its id has another CreatedAt, so a copy of the old lifetime cannot pass the
+// compare-and-set on a version number the new one happens to have reached (which a
+// copy held in the local cache for longer than the idle TTL otherwise could).
+func lifetime(s *arbiter.Session) string {
+	if s.CreatedAt.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(s.CreatedAt.UnixNano(), 10)
 }
 
 // saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
 // (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
-// none). It returns {1, new version} or, writing nothing, {0, stored version}.
+// none), ARGV[4] the session's lifetime (lifetime). It returns {1, new version} or,
+// writing nothing, {0, stored version (0: no record), stored record (nil: none)}, so
+// that a caller with a stale copy has the current one without another read. The
+// record's field c holds the lifetime it was written in; a record without one (written
+// by an earlier version) is compared on its version alone.
 var saveScript = redis.NewScript(`
-local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if cur ~= tonumber(ARGV[1]) then
-  return {0, cur}
+local rec = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
+local cur = tonumber(rec[1] or '0')
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and rec[3] and rec[3] ~= ARGV[4]) then
+  return {0, cur, rec[2]}
 end
 local nv = cur + 1
-redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2])
+redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -181,29 +290,47 @@ return {1, nv}
 // Save implements arbiter.Store with one script call: compare-and-set on the
 // version, write, reset the idle TTL (rounded up to whole milliseconds; 0 keeps the
 // record forever) and publish a wake-up, atomically. On success s.Version is the new
-// version. Errors: Conflict (the stored version is not s.Version; nothing written);
-// Unavailable (whether the write happened is unknown: reload before deciding);
-// Internal (an unexpected reply).
+// version and the local cache (if any) holds the record. Errors: Conflict (the stored
+// version is not s.Version; nothing written; the cache now holds the stored record,
+// or nothing when there is none); Unavailable (whether the write happened is unknown:
+// reload before deciding; the session leaves the cache); Internal (an unexpected
+// reply).
 func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
-	data, err := arbiter.EncodeSession(s)
+	data, err := st.encode(s)
 	if err != nil {
-		return arbiter.Wrap(arbiter.Internal, err, "encode session")
+		return err
 	}
 	var ttlMS int64
 	if ttl > 0 {
 		ttlMS = (ttl + time.Millisecond - 1).Milliseconds()
 	}
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS).Int64Slice()
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, lifetime(s)).Slice()
 	if err != nil {
+		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
 	}
-	if len(res) != 2 || res[1] < 0 {
+	var ok, version int64
+	if len(res) >= 2 {
+		ok, _ = res[0].(int64)
+		version, _ = res[1].(int64)
+	}
+	if len(res) < 2 || version < 0 || (ok == 1) != (len(res) == 2) {
+		st.cache.drop(s.Key)
 		return arbiter.Errorf(arbiter.Internal, "save session %q: unexpected script reply %v", s.Key.ID, res)
 	}
-	if res[0] != 1 {
-		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, res[1], s.Version)
+	if ok != 1 {
+		st.cache.conflict(s.Key, s.Version)
+		if len(res) < 3 || res[2] == nil || version == 0 {
+			st.cache.drop(s.Key)
+		} else if rec, isStr := res[2].(string); isStr {
+			st.cache.put(s.Key, uint64(version), []byte(rec)) // decoded (and checked) by the next LoadCached
+		} else {
+			st.cache.drop(s.Key)
+		}
+		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
-	s.Version = uint64(res[1])
+	s.Version = uint64(version)
+	st.cache.put(s.Key, s.Version, data)
 	return nil
 }
 

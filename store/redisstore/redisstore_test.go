@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -13,15 +14,22 @@ import (
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/redistest"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
 // TestConformance runs the store conformance suite (contract and every golden
-// scenario) on a real redis-server, flushed before each test.
+// scenario) on a real redis-server, flushed before each test, without and with the
+// local cache.
 func TestConformance(t *testing.T) {
+	t.Run("NoCache", func(t *testing.T) { conformance(t, redisstore.Options{}) })
+	t.Run("Cache", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64}) })
+}
+
+func conformance(t *testing.T, opt redisstore.Options) {
 	srv := redistest.Start(t)
 	storetest.Run(t, "../..", func(t *testing.T, _ func() time.Time) arbiter.Store {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+		st, err := redisstore.Open(srv.URL(), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,4 +355,78 @@ func TestManyWatchersOneChannel(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestReadsJSONRecords: a record an older replica wrote (JSON, before the protobuf
+// record) loads as the session it was, during a rolling upgrade, and the next Save
+// rewrites it as protobuf on the same compare-and-set version.
+func TestReadsJSONRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	want := storetest.IdleSession(t, e, "old")
+	old, err := arbiter.EncodeSession(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Client().HSet(ctx, redisstore.Key(want.Key), "v", "7", "d", old)
+	got, err := st.Load(ctx, want.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Version = 7
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the JSON record loads as another session:\n got %+v\nwant %+v", got, want)
+	}
+	if err := st.Save(ctx, got, time.Hour); err != nil || got.Version != 8 {
+		t.Fatalf("save: version %d, %v; want 8", got.Version, err)
+	}
+	d, err := st.Client().HGet(ctx, redisstore.Key(want.Key), "d").Result()
+	if err != nil || d[0] != sessioncodec.FormatProto || len(d) >= len(old) {
+		t.Fatalf("rewritten record: %d B starting 0x%02x (%v); want protobuf, under the JSON's %d B", len(d), d[0], err, len(old))
+	}
+}
+
+// TestJSONRecords: with Options.JSONRecords the store writes JSON records, which a
+// replica of a version before the protobuf record (arbiter.DecodeSession, JSON only)
+// reads as the session it was, and still reads protobuf ones.
+func TestJSONRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{JSONRecords: true, CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	s := storetest.IdleSession(t, e, "json")
+	s.Version = 0
+	if err := st.Save(ctx, s, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Client().HGet(ctx, redisstore.Key(s.Key), "d").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := arbiter.DecodeSession([]byte(d))
+	if err != nil {
+		t.Fatalf("an old replica cannot read the record: %v", err)
+	}
+	old.Version = s.Version
+	if !reflect.DeepEqual(old, s) {
+		t.Fatalf("an old replica reads another session:\n got %+v\nwant %+v", old, s)
+	}
+	rec, err := sessioncodec.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Client().HSet(ctx, redisstore.Key(s.Key), "d", rec)
+	if got, err := st.Load(ctx, s.Key); err != nil || len(got.Calls) != 1 {
+		t.Fatalf("a protobuf record: %v, %+v", err, got)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/store/memory"
 	"github.com/voicearbiter/arbiter/store/memory/boltdisk"
+	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
 // benchWriters are the concurrent writers each Save benchmark runs with.
@@ -198,4 +199,22 @@ func BenchmarkPut(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkTransition measures one transition (load, step, save synced to the bbolt
+// file) on the embedded durable store.
+func BenchmarkTransition(b *testing.B) {
+	storetest.BenchTransition(b, "../../..", func(b *testing.B) (arbiter.Store, func() int64) {
+		d, err := boltdisk.Open(filepath.Join(b.TempDir(), "state.db"), boltdisk.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := memory.Open(d, nil)
+		if err != nil {
+			_ = d.Close()
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st, nil
+	})
 }

@@ -14,7 +14,8 @@
 //	key:   uvarint(len(tenant)) tenant id
 //	value: 0x01 | version (8 bytes, big-endian) | expiry (8 bytes, big-endian Unix
 //	       nanoseconds on the store's clock; 0: never) | the session as
-//	       arbiter.EncodeSession wrote it (JSON)
+//	       sessioncodec.Encode wrote it (protobuf after 0x01; JSON, starting '{', as
+//	       earlier versions wrote it, is read too)
 //
 // Open converts a JSON snapshot (the state file of earlier versions) found at the
 // path into a database once, keeping the snapshot as PATH.bak.

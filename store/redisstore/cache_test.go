@@ -1,0 +1,328 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/redistest"
+	"github.com/voicearbiter/arbiter/replay"
+	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/storetest"
+)
+
+// TestTwoReplicasCache: two replicas with local caches on one Redis, each serving its
+// own ten sessions (sessions follow their agent's connection) except that every fifth
+// round each session's request goes to the other replica (a reconnect, a Decide on
+// another replica). Every replica's cached copy of a session the other one changed is
+// stale, and the compare-and-set must catch it: every session ends exactly as the
+// engine alone makes it from the same requests, and the requests cost about one
+// round trip each, with the cache hit rate the steady state gives.
+func TestTwoReplicasCache(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	type replica struct {
+		st  *redisstore.Store
+		rt  *roundTrips
+		svc *arbiter.Service
+	}
+	var reps [2]replica
+	for i := range reps {
+		client, err := redisstore.NewClient(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := &roundTrips{}
+		client.AddHook(rt)
+		st := redisstore.New(client, redisstore.Options{CacheSessions: 100})
+		t.Cleanup(func() { _ = st.Close() })
+		reps[i] = replica{st: st, rt: rt, svc: &arbiter.Service{Engine: e, Store: st, Clock: clock}}
+	}
+	ref := memory.New(clock.Now)
+	t.Cleanup(func() { _ = ref.Close() })
+	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
+
+	ctx := context.Background()
+	const sessions, rounds = 20, 20
+	var requests int
+	lastJob := map[int]string{} // by session: the job its latest RegisterCall started
+	total := func() int64 { return reps[0].rt.n.Load() + reps[1].rt.n.Load() }
+	for r := range rounds {
+		before := total()
+		for i := range sessions {
+			key := arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}
+			owner := i % 2
+			if r%5 == 4 {
+				owner = 1 - owner
+			}
+			var ev arbiter.Event = arbiter.Speech{Kind: []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}[r%2]}
+			if r%3 == 0 {
+				ev = arbiter.RegisterCall{CallID: fmt.Sprintf("c%d", r), Tool: "book_slot", Args: map[string]any{"slot": fmt.Sprintf("2026-11-%02d 3pm", r+1)}}
+			}
+			got, _, err := reps[owner].svc.Apply(ctx, key, ev, true)
+			if err != nil {
+				t.Fatalf("round %d, %s on replica %d: %v", r, key.ID, owner, err)
+			}
+			want, _, err := alone.Apply(ctx, key, ev, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, %s on replica %d: output\n %+v\nwant %+v", r, key.ID, owner, got, want)
+			}
+			if want.Call != nil {
+				lastJob[i] = want.Call.JobID
+			}
+			requests++
+		}
+		clock.AdvanceTo(clock.Now().Add(700 * time.Millisecond))
+		// Rounds 1 to 3 go to the replica that served the session before: the steady
+		// state, exactly one round trip a request (the compare-and-set).
+		if n := total() - before; r >= 1 && r <= 3 && n != sessions {
+			t.Errorf("round %d (every session on its own replica): %d round trips for %d requests, want %d", r, n, sessions, sessions)
+		}
+	}
+	for i := range sessions {
+		key := arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}
+		got, err := reps[0].st.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ref.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: stored session differs from the engine alone's:\n got %+v\nwant %+v", key.ID, got, want)
+		}
+	}
+	var trips int64
+	var hits, misses, stale uint64
+	for _, rep := range reps {
+		trips += rep.rt.n.Load()
+		cs := rep.st.CacheStats()
+		hits += cs.Hits
+		misses += cs.Misses
+		stale += cs.Stale
+	}
+	rate := float64(hits-stale) / float64(hits+misses)
+	perReq := float64(trips) / float64(requests)
+	t.Logf("%d requests: %.2f round trips each; cache: %d lookups, %d hits (%d of them stale), %d misses: hit rate %.1f %% (fresh hits)",
+		requests, perReq, hits+misses, hits, stale, misses, 100*rate)
+	// Per session: 20 requests, 26 lookups. Its first request on each replica misses (a
+	// read, then the save: rounds 0 and 4), and each later turn to the other replica
+	// and back (rounds 5, 9, 10, 14, 15, 19) finds a stale copy: a failed
+	// compare-and-set, then the retry on the record it returned. So 2 misses, 6 stale
+	// hits and 18 fresh ones (69 %), 28 round trips for 20 requests (1.4), plus the
+	// connections' and the script's first commands.
+	if perReq > 1.5 || rate < 0.65 {
+		t.Errorf("%.2f round trips a request, hit rate %.2f: want at most 1.5 and at least 0.65", perReq, rate)
+	}
+
+	// Read-only requests on each session's own replica, whose copy the other one's
+	// change in the last round made stale: answered as the engine alone answers (the
+	// copy is checked, found stale, and the request answered from Redis).
+	for i := range sessions {
+		key := arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}
+		ev := arbiter.Decide{JobID: lastJob[i]}
+		got, _, err := reps[i%2].svc.Apply(ctx, key, ev, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := alone.Apply(ctx, key, ev, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Changed || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: read-only decide on the stale replica:\n %+v\nwant %+v", key.ID, got, want)
+		}
+	}
+}
+
+// TestCacheFailsClosed: with the cache, a Redis that is down fails every request with
+// Unavailable, those that change the session and those that do not (which are never
+// answered from the cache), and a Redis that came back empty (no persistence) is not
+// papered over by the cached copy: the session is gone (NotFound), and a new one
+// starts on version 1.
+func TestCacheFailsClosed(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	svc := &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "cached"}
+	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "2026-11-02 3pm"}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := out.Call.JobID
+	if _, _, err := svc.Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
+		t.Fatal(err)
+	}
+	// A Decide before prepare while the job is held changes nothing: read-only.
+	readOnly := arbiter.Decide{JobID: job}
+	if out, _, err := svc.Apply(ctx, key, readOnly, false); err != nil || out.Changed {
+		t.Fatalf("read-only decide: changed %v, %v", out.Changed, err)
+	}
+	if cs := st.CacheStats(); cs.Sessions != 1 || cs.Hits == 0 {
+		t.Fatalf("cache %+v, want the session cached and hit", cs)
+	}
+
+	srv.Kill()
+	for _, ev := range []arbiter.Event{readOnly, arbiter.Speech{Kind: arbiter.ModelTurnComplete}} {
+		if _, _, err := svc.Apply(ctx, key, ev, false); arbiter.KindOf(err) != arbiter.Unavailable {
+			t.Errorf("%T with Redis down: %v, want Unavailable", ev, err)
+		}
+	}
+	srv.Restart() // no persistence: everything is gone
+	for _, ev := range []arbiter.Event{arbiter.Speech{Kind: arbiter.ModelTurnComplete}, readOnly} {
+		if _, _, err := svc.Apply(ctx, key, ev, false); arbiter.KindOf(err) != arbiter.NotFound {
+			t.Errorf("%T on the emptied Redis: %v, want NotFound", ev, err)
+		}
+	}
+	_, s, err := svc.Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true)
+	if err != nil || s.Version != 1 || len(s.Calls) != 0 {
+		t.Fatalf("new session: %v, version %d, %d calls; want version 1 and no calls", err, s.Version, len(s.Calls))
+	}
+}
+
+// TestCacheSessionStartedAgain: a session that expired in Redis while a replica held
+// it in its cache, and was started again by another replica (its version back at 1,
+// below the cached one), is continued from Redis's record: one stale compare-and-set,
+// then the retry on the record it returned, not a lost race every time (ABORTED).
+func TestCacheSessionStartedAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "again"}
+	kinds := []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}
+	for i := range 5 {
+		if _, _, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: kinds[i%2]}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st0 := svcs[0].Store.(*redisstore.Store)
+	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
+		t.Fatal(err)
+	}
+	if _, s, err := svcs[1].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil || s.Version != 1 {
+		t.Fatalf("started again on the other replica: %v, version %v", err, s)
+	}
+	_, s, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelTurnComplete}, true)
+	if err != nil || s.Version != 2 {
+		t.Fatalf("the replica that cached version 5: %v, %+v; want version 2", err, s)
+	}
+	if cs := st0.CacheStats(); cs.Stale != 1 {
+		t.Errorf("cache %+v, want one stale hit", cs)
+	}
+}
+
+// TestCacheLifetime: a replica caching version 3 of a session that then expired and
+// was started again elsewhere, and has reached version 3 again, does not overwrite the
+// new lifetime with a step of the old one: the compare-and-set compares the lifetime
+// (the session's creation time) too, so the replica continues the new lifetime.
+func TestCacheLifetime(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "lifetime"}
+	reg := func(svc *arbiter.Service, id string) *arbiter.Session {
+		t.Helper()
+		_, s, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: id, Tool: "book_slot", Args: map[string]any{"slot": "2026-11-03 " + id}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, id := range []string{"old1", "old2", "old3"} {
+		reg(svcs[0], id)
+	}
+	st0 := svcs[0].Store.(*redisstore.Store)
+	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
+		t.Fatal(err)
+	}
+	clock.AdvanceTo(clock.Now().Add(time.Millisecond)) // another creation time: another lifetime; no timer due
+	for _, id := range []string{"new1", "new2", "new3"} {
+		reg(svcs[1], id)
+	}
+	// A read-only step on the replica caching version 3 of the old lifetime answers
+	// from the new one (Current compares the lifetime too).
+	if _, s, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false); err != nil || len(s.Calls) != 3 || s.Calls[0].ID != "new1" {
+		t.Fatalf("tick: %v, %+v; want the new lifetime", err, s)
+	}
+	s := reg(svcs[0], "new4")
+	var ids []string
+	for _, c := range s.Calls {
+		ids = append(ids, c.ID)
+	}
+	if s.Version != 4 || !reflect.DeepEqual(ids, []string{"new1", "new2", "new3", "new4"}) {
+		t.Fatalf("version %d, calls %v: want version 4 and the new lifetime's calls", s.Version, ids)
+	}
+}
+
+// TestCacheReadOnlyIsCurrent: a read-only request (a Tick that fires nothing, as
+// Watch and GetSession step) on a replica whose cached copy another replica's change
+// made stale answers with the change: the copy is checked (Current) before a read-only
+// answer stands.
+func TestCacheReadOnlyIsCurrent(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "readonly"}
+	if _, _, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false); err != nil || out.Changed {
+		t.Fatalf("tick: changed %v, %v; want a read-only step", out.Changed, err)
+	}
+	if _, _, err := svcs[1].Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "2026-11-04 3pm"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	_, s, err := svcs[0].Apply(ctx, key, arbiter.Tick{}, false)
+	if err != nil || len(s.Calls) != 1 || s.Version != 2 {
+		t.Fatalf("tick on the replica with the stale copy: %v, version %d, %d calls; want version 2 with the other replica's call", err, s.Version, len(s.Calls))
+	}
+	if cs := svcs[0].Store.(*redisstore.Store).CacheStats(); cs.Hits < 2 {
+		t.Errorf("cache %+v: the ticks did not use the cache", cs)
+	}
+}
