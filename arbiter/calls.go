@@ -277,7 +277,7 @@ func (st *step) reject(c *Call, why string) {
 // runningRepeat reports whether a call of a tool that confirms first repeats a
 // request its confirmed run is already running (the job's key absorbs it).
 func (st *step) runningRepeat(ev RegisterCall, tp toolPolicy) bool {
-	return tp.tool.SideEffect && st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, st.s.Language, st.s.Now), tp) != nil
+	return tp.tool.SideEffect && st.dedupeMatch(BusinessKey(tp.tool, ev.Args, ev.BusinessKey, st.s.Language, st.keyRef()), tp) != nil
 }
 
 // startJob gives call c a job for tool tp with args: the job its business key repeats
@@ -288,7 +288,7 @@ func (st *step) runningRepeat(ev RegisterCall, tp toolPolicy) bool {
 func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKey string) *Job {
 	s := st.s
 	now := s.Now
-	key := BusinessKey(tp.tool, args, explicitKey, s.Language, now)
+	key := BusinessKey(tp.tool, args, explicitKey, s.Language, st.keyRef())
 	if tp.tool.SideEffect {
 		if j := st.dedupeMatch(key, tp); j != nil {
 			st.duplicate(c, j)
@@ -308,6 +308,19 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 		st.stopHeardBefore(j)
 	}
 	return j
+}
+
+// keyRef is the time relative dates in key arguments are read against: the session's
+// start (its first event), not the call's, so a re-issue keys as its original across
+// midnight ("tomorrow 3pm" at 23:59:58 and its re-issue at 00:00:03 are one booking; read
+// at each call's time they were two days, two jobs, two commits). A session that goes
+// on past midnight reads "tomorrow" from the day it started. Zero CreatedAt (not
+// possible once the session has an event): the step's time.
+func (st *step) keyRef() time.Time {
+	if st.s.CreatedAt.IsZero() {
+		return st.s.Now
+	}
+	return st.s.CreatedAt
 }
 
 // stopHeardBefore cancels a new side-effecting job at once when a triggering utterance
