@@ -1,12 +1,21 @@
 package arbiter
 
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
 // Event ids: a retried event is recognised. The agent may name each Speech,
 // Transcript, ToolCallCancellation and Progress with an id of its own (EventID, the
 // API's event_id), so that a retry after an ambiguous failure (the first attempt was
 // applied and its answer lost) does not apply it twice: two final pieces of one
 // utterance, two withdrawals, two interim responses. The session keeps the ids of its
 // latest KeepEventIDs such events; an event whose id it keeps is a repeat: Step changes
-// nothing (no timer fires either), returns no effects and sets Output.Repeat. The
+// nothing (no timer fires either), returns no effects and sets Output.Repeat. An event
+// whose id it keeps for an event that said something else (another text, kind, call
+// ids or result) is refused, FailedPrecondition naming event_id, and changes nothing. The
 // effects of the first application are in the session's log, where Poll and Watch with
 // after_seq find them. An id names one event among those of its kind: a speech event
 // and a transcript piece may share an id without colliding. RegisterCall needs none:
@@ -17,8 +26,8 @@ package arbiter
 // until it lands before they send the next, so a retry can only repeat the latest event
 // or, with a few concurrent senders (a receive loop, a progress reporter), one of the
 // last few; 32 leaves a wide margin for those while costing each stored session at most
-// 32 ids of 128 characters (about 4.5 KiB JSON-encoded; typical ids of 10 to 20
-// characters make it under 1 KiB), read and written by every RPC of the session. An id
+// 32 ids of 128 characters and their kind and 9-character fingerprint (about 5 KiB
+// JSON-encoded; typical ids of 10 to 20 characters make it about 1 KiB), read and written by every RPC of the session. An id
 // evicted since is taken as new: a retry that comes after more than 32 later events
 // with ids is applied again.
 const KeepEventIDs = 32
@@ -30,16 +39,46 @@ type identified interface {
 	eventKey() string
 }
 
-func (ev Speech) eventKey() string               { return eventKey("speech", ev.EventID) }
-func (ev Transcript) eventKey() string           { return eventKey("transcript", ev.EventID) }
-func (ev ToolCallCancellation) eventKey() string { return eventKey("cancellation", ev.EventID) }
-func (ev Progress) eventKey() string             { return eventKey("progress", ev.EventID) }
+// The event keys carry a fingerprint of what the event says (not when it was observed:
+// a retry has another age, nor its epoch), so that an id reused for another event is
+// told from a retry (eventSeen).
+func (ev Speech) eventKey() string {
+	return eventKey("speech", ev.EventID, string(ev.Kind), ev.UtteranceID)
+}
 
-func eventKey(kind, id string) string {
+func (ev Transcript) eventKey() string {
+	return eventKey("transcript", ev.EventID, strconv.FormatBool(ev.Model), strconv.FormatBool(ev.Interim), ev.UtteranceID, ev.Text)
+}
+
+func (ev ToolCallCancellation) eventKey() string {
+	return eventKey("cancellation", ev.EventID, strings.Join(ev.CallIDs, ","), string(ev.Reason))
+}
+
+func (ev Progress) eventKey() string {
+	return eventKey("progress", ev.EventID, ev.JobID, canonicalJSON(ev.Result))
+}
+
+// eventKey is "KIND:ID#FINGERPRINT" (FINGERPRINT: 8 hex digits, FNV-1a of content), or
+// "" for an empty id.
+func eventKey(kind, id string, content ...string) string {
 	if id == "" {
 		return ""
 	}
-	return kind + ":" + id
+	h := fnv.New32a()
+	for _, c := range content {
+		h.Write([]byte(c))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%s:%s#%08x", kind, id, h.Sum32())
+}
+
+// eventScope is a key without its fingerprint ("transcript:e-17"); keys kept by
+// earlier versions have none.
+func eventScope(k string) string {
+	if i := strings.LastIndexByte(k, '#'); i >= 0 {
+		return k[:i]
+	}
+	return k
 }
 
 // keyOf is ev's event key, or "".
@@ -59,14 +98,20 @@ func checkEventID(id string) error {
 	return CheckName("event_id", id)
 }
 
-// seenEvent reports whether the session keeps event key k.
-func (s *Session) seenEvent(k string) bool {
+// eventSeen reports whether the session keeps event key k's id (seen), and if so
+// whether the event kept under it said something else (reused): a retry says the
+// same; an id reused for another event would be dropped as a "repeat" (a "stop" piece
+// sent with the id of an earlier "Sounds good." piece, and the booking committed), so
+// it is refused instead. A key kept without a fingerprint (an earlier version's)
+// matches on its id alone.
+func (s *Session) eventSeen(k string) (seen, reused bool) {
+	scope := eventScope(k)
 	for _, x := range s.EventIDs {
-		if x == k {
-			return true
+		if eventScope(x) == scope {
+			return true, x != scope && x != k
 		}
 	}
-	return false
+	return false, false
 }
 
 // rememberEvent keeps event key k, dropping the oldest past KeepEventIDs.
@@ -77,4 +122,16 @@ func (st *step) rememberEvent(k string) {
 		s.EventIDs = append([]string(nil), s.EventIDs[n:]...)
 	}
 	st.out.Changed = true
+}
+
+// eventKindOf and eventIDOf split a key ("transcript:e-17#0a1b2c3d") into its kind
+// ("transcript") and id ("e-17").
+func eventKindOf(k string) string {
+	kind, _, _ := strings.Cut(k, ":")
+	return kind
+}
+
+func eventIDOf(k string) string {
+	_, id, _ := strings.Cut(eventScope(k), ":")
+	return id
 }

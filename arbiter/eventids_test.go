@@ -40,8 +40,26 @@ func TestEventIDs(t *testing.T) {
 	if out := h.step(402, Transcript{Text: "Book it for tomorrow,", EventID: "t1"}); out.Repeat {
 		t.Fatalf("t1 after %d later ids: a repeat, want it applied as new", KeepEventIDs)
 	}
-	if len(h.s.EventIDs) != KeepEventIDs || h.s.EventIDs[KeepEventIDs-1] != "transcript:t1" {
+	if len(h.s.EventIDs) != KeepEventIDs || eventScope(h.s.EventIDs[KeepEventIDs-1]) != "transcript:t1" {
 		t.Fatalf("event ids %v: want the latest %d, t1 last", h.s.EventIDs, KeepEventIDs)
+	}
+
+	// An id reused for another event is refused and changes nothing: dropped as a
+	// repeat, the stop would be lost and the booking committed (a fresh user's find).
+	before := h.s.Utterances[len(h.s.Utterances)-1].Text
+	if _, err := h.try(410, Transcript{Text: "Actually, stop, don't book it.", EventID: "t1"}); KindOf(err) != FailedPrecondition || FieldOf(err) != "event_id" {
+		t.Fatalf("t1 reused for another text: %v, want failed precondition naming event_id", err)
+	}
+	if got := h.s.Utterances[len(h.s.Utterances)-1].Text; got != before {
+		t.Fatalf("the refused piece changed the utterance: %q -> %q", before, got)
+	}
+	if _, err := h.try(411, Speech{Kind: ModelTurnComplete, EventID: "one-more"}); KindOf(err) != FailedPrecondition || FieldOf(err) != "event_id" {
+		t.Fatalf("a speech id reused for another kind: %v, want failed precondition naming event_id", err)
+	}
+	// A key an earlier version kept, without a fingerprint, matches on its id alone.
+	h.s.EventIDs[0] = eventScope(h.s.EventIDs[0])
+	if out, err := h.try(412, Speech{Kind: ModelTurnComplete, EventID: eventIDOf(h.s.EventIDs[0])}); err != nil || !out.Repeat {
+		t.Fatalf("an id kept without a fingerprint: %+v %v, want a repeat", out, err)
 	}
 
 	for _, ev := range []Event{

@@ -52,6 +52,9 @@ const (
 	ReasonJobState = "JOB_STATE_CONFLICT"
 	// FAILED_PRECONDITION: the call id was registered for another tool.
 	ReasonCallIDReused = "CALL_ID_REUSED"
+	// FAILED_PRECONDITION: the event id names another event the session applied (a
+	// retry sends its event unchanged).
+	ReasonEventIDReused = "EVENT_ID_REUSED"
 	// FAILED_PRECONDITION: the connection id names a connection that has ended.
 	ReasonConnectionEnded = "CONNECTION_ENDED"
 	// FAILED_PRECONDITION: after_seq is beyond the last effect or older than the
@@ -110,6 +113,7 @@ var reasons = map[kindField]string{
 	{arbiter.FailedPrecondition, "error"}:         ReasonJobState,
 	{arbiter.FailedPrecondition, "call_id"}:       ReasonCallIDReused,
 	{arbiter.FailedPrecondition, "connection_id"}: ReasonConnectionEnded,
+	{arbiter.FailedPrecondition, "event_id"}:      ReasonEventIDReused,
 	{arbiter.FailedPrecondition, "after_seq"}:     ReasonSeqOutOfRange,
 	{arbiter.ResourceExhausted, "call_id"}:        ReasonCallLimit,
 	{arbiter.ResourceExhausted, "session_id"}:     ReasonSessionLimit,

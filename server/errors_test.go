@@ -85,6 +85,7 @@ func TestErrorDetails(t *testing.T) {
 	must(c.Connect(ctx, &arbiterv1.ConnectRequest{SessionId: "s1", ConnectionId: "k2"}))
 	must(c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "book_slot"}))
 	must(c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c2", Tool: "book_slot"}))
+	must(c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "Sounds good.", EventId: "e2"}))
 	must(c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "closed"}))
 	must(c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: "closed"}))
 	beyond := uint64(99)
@@ -119,6 +120,10 @@ func TestErrorDetails(t *testing.T) {
 			_, err := c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "other"})
 			return err
 		}, codes.FailedPrecondition, server.ReasonCallIDReused, "call_id", -1},
+		{"event id reused for another event", func() error {
+			_, err := c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "Actually, stop, don't book it.", EventId: "e2"})
+			return err
+		}, codes.FailedPrecondition, server.ReasonEventIDReused, "event_id", -1},
 		{"connection ended", func() error {
 			_, err := c.Connect(ctx, &arbiterv1.ConnectRequest{SessionId: "s1", ConnectionId: "k1"})
 			return err

@@ -1257,7 +1257,10 @@ type ReportSpeechRequest struct {
 	// changes, `repeat` is set and effects are empty (the first application's are in the
 	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
 	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
-	// send the same id on every retry: without one a retry is applied again.
+	// send the same id on every retry: without one a retry is applied again. An id the
+	// session keeps for another event (another kind, text, call ids or result: what
+	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+	// EVENT_ID_REUSED) and changes nothing.
 	EventId       string `protobuf:"bytes,6,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1437,7 +1440,10 @@ type ReportTranscriptRequest struct {
 	// changes, `repeat` is set and effects are empty (the first application's are in the
 	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
 	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
-	// send the same id on every retry: without one a retry is applied again.
+	// send the same id on every retry: without one a retry is applied again. An id the
+	// session keeps for another event (another kind, text, call ids or result: what
+	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+	// EVENT_ID_REUSED) and changes nothing.
 	EventId       string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1633,7 +1639,10 @@ type ReportToolCallCancellationRequest struct {
 	// changes, `repeat` is set and effects are empty (the first application's are in the
 	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
 	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
-	// send the same id on every retry: without one a retry is applied again.
+	// send the same id on every retry: without one a retry is applied again. An id the
+	// session keeps for another event (another kind, text, call ids or result: what
+	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+	// EVENT_ID_REUSED) and changes nothing.
 	EventId       string `protobuf:"bytes,5,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2898,7 +2907,10 @@ type ReportProgressRequest struct {
 	// changes, `repeat` is set and effects are empty (the first application's are in the
 	// session's effect log: Poll or Watch with `after_seq`). Set it on every request
 	// that may be retried after an ambiguous failure (an answer lost, a deadline), and
-	// send the same id on every retry: without one a retry is applied again.
+	// send the same id on every retry: without one a retry is applied again. An id the
+	// session keeps for another event (another kind, text, call ids or result: what
+	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+	// EVENT_ID_REUSED) and changes nothing.
 	EventId       string `protobuf:"bytes,4,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

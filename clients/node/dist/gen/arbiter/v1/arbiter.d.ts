@@ -447,7 +447,10 @@ export interface ReportSpeechRequest {
      * changes, `repeat` is set and effects are empty (the first application's are in the
      * session's effect log: Poll or Watch with `after_seq`). Set it on every request
      * that may be retried after an ambiguous failure (an answer lost, a deadline), and
-     * send the same id on every retry: without one a retry is applied again.
+     * send the same id on every retry: without one a retry is applied again. An id the
+     * session keeps for another event (another kind, text, call ids or result: what
+     * the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+     * EVENT_ID_REUSED) and changes nothing.
      */
     eventId: string;
 }
@@ -517,7 +520,10 @@ export interface ReportTranscriptRequest {
      * changes, `repeat` is set and effects are empty (the first application's are in the
      * session's effect log: Poll or Watch with `after_seq`). Set it on every request
      * that may be retried after an ambiguous failure (an answer lost, a deadline), and
-     * send the same id on every retry: without one a retry is applied again.
+     * send the same id on every retry: without one a retry is applied again. An id the
+     * session keeps for another event (another kind, text, call ids or result: what
+     * the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+     * EVENT_ID_REUSED) and changes nothing.
      */
     eventId: string;
 }
@@ -571,7 +577,10 @@ export interface ReportToolCallCancellationRequest {
      * changes, `repeat` is set and effects are empty (the first application's are in the
      * session's effect log: Poll or Watch with `after_seq`). Set it on every request
      * that may be retried after an ambiguous failure (an answer lost, a deadline), and
-     * send the same id on every retry: without one a retry is applied again.
+     * send the same id on every retry: without one a retry is applied again. An id the
+     * session keeps for another event (another kind, text, call ids or result: what
+     * the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+     * EVENT_ID_REUSED) and changes nothing.
      */
     eventId: string;
 }
@@ -859,7 +868,10 @@ export interface ReportProgressRequest {
      * changes, `repeat` is set and effects are empty (the first application's are in the
      * session's effect log: Poll or Watch with `after_seq`). Set it on every request
      * that may be retried after an ambiguous failure (an answer lost, a deadline), and
-     * send the same id on every retry: without one a retry is applied again.
+     * send the same id on every retry: without one a retry is applied again. An id the
+     * session keeps for another event (another kind, text, call ids or result: what
+     * the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
+     * EVENT_ID_REUSED) and changes nothing.
      */
     eventId: string;
 }
