@@ -277,12 +277,20 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maddr := serve(t, server.Options{TLS: mutual}, nil)
+	var mlog lockedBuffer
+	maddr := serve(t, server.Options{TLS: mutual, UnauthLogInterval: 50 * time.Millisecond}, &mlog)
 	noCert := dial(t, maddr, credentials.NewTLS(&tls.Config{RootCAs: roots, ServerName: "localhost"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := healthpb.NewHealthClient(noCert).Check(ctx, &healthpb.HealthCheckRequest{}); err == nil {
 		t.Fatal("mTLS server accepted a client without a certificate")
+	}
+	// The failed handshake is in the log, summed up (grpc-go alone logs nothing).
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(mlog.String(), "failed TLS handshakes") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := mlog.String(); !strings.Contains(got, `"msg":"failed TLS handshakes"`) || !strings.Contains(got, `"no_client_certificate":`) {
+		t.Fatalf("no summary of the failed handshake in the log:\n%s", got)
 	}
 	pair, err := tls.LoadX509KeyPair(clientCert+".pem", clientCert+".key")
 	if err != nil {

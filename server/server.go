@@ -99,7 +99,9 @@ type Options struct {
 	UnauthBurst int
 	// UnauthLogInterval is how often the failed authentications are summed up in one
 	// warn line (counts by reason and by address) instead of one access-log line each
-	// (those are at debug). Zero means DefaultUnauthLogInterval (1 min).
+	// (those are at debug), and the failed TLS handshakes in another (by kind: no
+	// client certificate, a bad one, not TLS; handshake.go). Zero means
+	// DefaultUnauthLogInterval (1 min).
 	UnauthLogInterval time.Duration
 	// Limiter, when set, rate-limits every RPC but health checks and reflection
 	// (RESOURCE_EXHAUSTED when over), per tenant: a TenantLimiter counts in this
@@ -204,7 +206,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		grpc.ChainStreamInterceptor(stream...),
 	)
 	if o.TLS != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+		opts = append(opts, grpc.Creds(withHandshakeLog(credentials.NewTLS(o.TLS), log, o.UnauthLogInterval)))
 	}
 	gs := grpc.NewServer(append(opts, o.ServerOptions...)...)
 	arbiterv1.RegisterArbiterServiceServer(gs, s)

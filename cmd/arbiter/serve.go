@@ -48,7 +48,7 @@ type serveCmd struct {
 	AuthTokensFile string        `name:"auth-tokens-file" env:"ARBITER_AUTH_TOKENS_FILE" type:"existingfile" help:"YAML mapping of bearer token to tenant. When set, every RPC but health and reflection needs a known token, and sessions are scoped by its tenant."`
 	UnauthRate     float64       `name:"unauth-rate" default:"1" env:"ARBITER_UNAUTH_RATE" help:"With --auth-tokens-file: failed authentications per second each peer address may make (IPv6: per /64) before it gets RESOURCE_EXHAUSTED instead of UNAUTHENTICATED; a valid token is never limited by it."`
 	UnauthBurst    int           `name:"unauth-burst" default:"20" env:"ARBITER_UNAUTH_BURST" help:"Burst of --unauth-rate."`
-	UnauthLogEvery time.Duration `name:"unauth-log-interval" default:"1m" env:"ARBITER_UNAUTH_LOG_INTERVAL" help:"Failed authentications are summed up in one warn line per interval (counts by reason and address), not logged one by one."`
+	UnauthLogEvery time.Duration `name:"unauth-log-interval" default:"1m" env:"ARBITER_UNAUTH_LOG_INTERVAL" help:"Failed authentications are summed up in one warn line per interval (counts by reason and address), not logged one by one; so are failed TLS handshakes (by kind: no client certificate, a bad one, not TLS)."`
 	TLSCert        string        `name:"tls-cert" env:"ARBITER_TLS_CERT" type:"existingfile" help:"Serve TLS with this PEM certificate (needs --tls-key)."`
 	TLSKey         string        `name:"tls-key" env:"ARBITER_TLS_KEY" type:"existingfile" help:"PEM private key for --tls-cert."`
 	TLSClientCA    string        `name:"tls-client-ca" env:"ARBITER_TLS_CLIENT_CA" type:"existingfile" help:"Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert)."`
