@@ -371,7 +371,8 @@ func (st *step) triggers(now time.Time, tp toolPolicy) []int {
 // spoken since it was created (a model stuck in a loop; unless the tool says
 // DedupeWindowOnly), and then for the dedupe window after it completed. A failed job
 // absorbs none, and neither does a cancelled one once the user has spoken again after
-// the cancel (a new request, "OK, book it after all"). A job whose commit outcome is
+// the cancel (a new request, "OK, book it after all"); for one the user stopped, once
+// the user said something other than a stop or an acknowledgement (askedSince). A job whose commit outcome is
 // unknown absorbs every repeat until the truth is known.
 func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 	s := st.s
@@ -389,12 +390,33 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 			// the model repeats itself with no user turn in between: a loop, not a request
 		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
 			return nil
-		case j.Decision == DecisionCancel && st.spokeSince(j.DecidedAt):
+		case j.Decision == DecisionCancel && j.Cause == CauseStop && st.askedSince(j.DecidedAt):
+			return nil
+		case j.Decision == DecisionCancel && j.Cause != CauseStop && st.spokeSince(j.DecidedAt):
 			return nil
 		}
 		return j
 	}
 	return nil
+}
+
+// askedSince reports whether the user said something since t that can be a request: an
+// utterance started at or after t whose final text is neither a stop nor only an
+// acknowledgement ("Okay, thanks."). One without final text yet does not count (fail
+// closed: what it says is not known, and a job the user stopped must not run on a
+// guess). A job the user stopped stays the answer to its re-issues until then: after
+// "Stop, don't book it." and "Okay, thanks.", the model's re-issue of the booking is not
+// the user's request; after "OK, book it after all." it is.
+func (st *step) askedSince(t time.Time) bool {
+	for _, u := range st.s.Utterances {
+		if u.Start.Before(t) || !u.Final {
+			continue
+		}
+		if u.Intent != speech.IntentStop && !speech.IsAcknowledgement(u.Text) {
+			return true
+		}
+	}
+	return false
 }
 
 // spokeSince reports whether a user utterance started at or after t.
