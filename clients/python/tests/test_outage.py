@@ -25,7 +25,6 @@ otherwise:
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 import time
@@ -34,19 +33,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from arbiter_client import ArbiterClient, Cancel, Commit, Execute, LiveAdapter, SendNote  # noqa: E402
+from tests.e2e_proxy import LogLines, Proxy  # noqa: E402
 
 TARGET = os.environ.get("ARBITER_OUTAGE_TARGET")
-PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e", "proxy.py")
-
-
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
 
 @unittest.skipUnless(TARGET, "set ARBITER_OUTAGE_TARGET to an arbiter serving testdata/tools/booking.yaml")
 class OutageTest(unittest.IsolatedAsyncioTestCase):
@@ -58,34 +47,15 @@ class OutageTest(unittest.IsolatedAsyncioTestCase):
             print(cls.report, file=sys.stderr)
 
     async def asyncSetUp(self):
-        self.proxy = await asyncio.create_subprocess_exec(
-            sys.executable, PROXY, TARGET, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
-        line = (await asyncio.wait_for(self.proxy.stdout.readline(), 10)).decode()
-        self.assertTrue(line.startswith("listening "), line)
-        self.port = int(line.split()[1])
-        self.log = _Lines()
-        logger = logging.getLogger("arbiter_client")
-        logger.addHandler(self.log)
-        self.level = logger.level
-        logger.setLevel(logging.INFO)
+        self.proxy = await Proxy.start(TARGET)
+        self.log = LogLines().attach()
 
     async def asyncTearDown(self):
-        logger = logging.getLogger("arbiter_client")
-        logger.removeHandler(self.log)
-        logger.setLevel(self.level)
-        self.proxy.stdin.close()
-        try:
-            await asyncio.wait_for(self.proxy.wait(), 5)
-        except asyncio.TimeoutError:
-            self.proxy.kill()
-            await self.proxy.wait()
+        self.log.detach()
+        await self.proxy.close()
 
     async def command(self, cmd: str) -> None:
-        self.proxy.stdin.write(f"{cmd}\n".encode())
-        await self.proxy.stdin.drain()
-        ack = (await asyncio.wait_for(self.proxy.stdout.readline(), 5)).decode().strip()
-        self.assertEqual(ack, {"cut": "cut", "restore": "restored"}[cmd])
+        await self.proxy.say(cmd, {"cut": "cut", "restore": "restored"}[cmd])
 
     async def test_stop_during_a_network_cut_cancels_the_booking(self):
         loop = asyncio.get_running_loop()
@@ -100,7 +70,7 @@ class OutageTest(unittest.IsolatedAsyncioTestCase):
             if isinstance(a, Commit):  # what the booking agent would do: book it
                 asyncio.ensure_future(adapter.committed(a.job_id, {"reference": "R-1"}))
 
-        client = ArbiterClient(f"127.0.0.1:{self.port}")
+        client = ArbiterClient(self.proxy.address)
         session = f"py-outage-{os.getpid()}-{int(time.time() * 1000) % 10**8}"
         adapter = LiveAdapter(client, session, on_action)
         try:

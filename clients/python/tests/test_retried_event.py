@@ -19,7 +19,6 @@ otherwise:
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 import unittest
@@ -28,46 +27,23 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from arbiter_client import ArbiterClient, LiveAdapter, RetryPolicy  # noqa: E402
 from arbiter_client.v1 import arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc  # noqa: E402
+from tests.e2e_proxy import LogLines, Proxy  # noqa: E402
 
 TARGET = os.environ.get("ARBITER_RETRY_TARGET")
-PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e", "proxy.py")
-
-
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
 
 
 @unittest.skipUnless(TARGET, "set ARBITER_RETRY_TARGET to an arbiter serving testdata/tools/booking.yaml")
 class RetriedEventTest(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self):
-        self.proxy = await asyncio.create_subprocess_exec(
-            sys.executable, PROXY, TARGET, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
-        line = (await asyncio.wait_for(self.proxy.stdout.readline(), 10)).decode()
-        self.assertTrue(line.startswith("listening "), line)
-        self.via_proxy = f"127.0.0.1:{line.split()[1]}"
+        self.proxy = await Proxy.start(TARGET)
+        self.via_proxy = self.proxy.address
         self.direct = ArbiterClient(TARGET)
-        self.log = _Lines()
-        logging.getLogger("arbiter_client").addHandler(self.log)
-        logging.getLogger("arbiter_client").setLevel(logging.INFO)
+        self.log = LogLines().attach()
 
     async def asyncTearDown(self):
-        logging.getLogger("arbiter_client").removeHandler(self.log)
+        self.log.detach()
         await self.direct.close()
-        self.proxy.stdin.close()
-        await asyncio.wait_for(self.proxy.wait(), 5)
-
-    async def proxy_says(self, cmd: str, *answers: str) -> None:
-        self.proxy.stdin.write(cmd.encode() + b"\n")
-        await self.proxy.stdin.drain()
-        for want in answers:
-            got = (await asyncio.wait_for(self.proxy.stdout.readline(), 10)).decode().strip()
-            self.assertEqual(got, want)
+        await self.proxy.close()
 
     async def transcripts(self, sid: str) -> list:
         hist = await self.direct.get_history(pb.GetHistoryRequest(session_id=sid))
@@ -79,10 +55,10 @@ class RetriedEventTest(unittest.IsolatedAsyncioTestCase):
         adapter = LiveAdapter(client, sid, lambda a: None, watch=False)  # no stream: the next reply is the transcript's
         try:
             await adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # connected, session made
-            await self.proxy_says("drop-reply", "armed")
+            await self.proxy.say("drop-reply", "armed")
             text = "I'd like the three pm slot please."
             await asyncio.wait_for(adapter.feed({"server_content": {"input_transcription": {"text": text}}}), 20)
-            await self.proxy_says("", "dropped")  # the proxy did drop an answer (printed when it happened)
+            await self.proxy.say("", "dropped")  # the proxy did drop an answer (printed when it happened)
             self.assertEqual(await self.transcripts(sid), [text])  # applied once
             retried = [ln for ln in self.log.lines if "ReportTranscript" in ln and "retrying" in ln]
             self.assertTrue(retried, self.log.lines)  # the outbox saw the lost answer and redelivered
@@ -100,11 +76,11 @@ class RetriedEventTest(unittest.IsolatedAsyncioTestCase):
         async with grpc.aio.insecure_channel(self.via_proxy, options=[("grpc.enable_retries", 0)]) as ch:
             stub = pb_grpc.ArbiterServiceStub(ch)
             await stub.ReportSpeech(pb.ReportSpeechRequest(session_id=sid, event=pb.SPEECH_EVENT_USER_ACTIVITY_START))
-            await self.proxy_says("drop-reply", "armed")
+            await self.proxy.say("drop-reply", "armed")
             req = pb.ReportTranscriptRequest(session_id=sid, role=pb.ROLE_USER, text="the three pm slot")
             with self.assertRaises(grpc.aio.AioRpcError):
                 await stub.ReportTranscript(req, timeout=5)
-            await self.proxy_says("", "dropped")
+            await self.proxy.say("", "dropped")
             await stub.ReportTranscript(req, timeout=5, wait_for_ready=True)
         self.assertEqual(await self.transcripts(sid), ["the three pm slot"] * 2)
 
