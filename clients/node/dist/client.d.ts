@@ -201,6 +201,14 @@ export declare class ArbiterClient {
     poll(req: Req<pb.PollRequest>): Promise<pb.PollResponse>;
     /** GetSession; read-only. */
     getSession(req: Req<pb.GetSessionRequest>): Promise<pb.GetSessionResponse>;
+    /**
+     * GetHistory: the session's timeline, oldest first (its inputs, the decisions, the
+     * holds, each at `tMs` from `createdAt`), with the bounds it is kept in; read-only, so
+     * retried like GetSession. Rejects with {@link NotFoundError} (reason
+     * `SESSION_NOT_FOUND`, field `session_id`) for a session unknown, expired or another
+     * tenant's, {@link InvalidArgumentError} naming the field for a malformed id.
+     */
+    getHistory(req: Req<pb.GetHistoryRequest>): Promise<pb.GetHistoryResponse>;
     /** CloseSession; idempotent. */
     closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse>;
     /**

@@ -348,6 +348,17 @@ export class ArbiterClient {
     return this.call("GetSession", "getSession", pb.GetSessionRequest.fromPartial(req));
   }
 
+  /**
+   * GetHistory: the session's timeline, oldest first (its inputs, the decisions, the
+   * holds, each at `tMs` from `createdAt`), with the bounds it is kept in; read-only, so
+   * retried like GetSession. Rejects with {@link NotFoundError} (reason
+   * `SESSION_NOT_FOUND`, field `session_id`) for a session unknown, expired or another
+   * tenant's, {@link InvalidArgumentError} naming the field for a malformed id.
+   */
+  getHistory(req: Req<pb.GetHistoryRequest>): Promise<pb.GetHistoryResponse> {
+    return this.call("GetHistory", "getHistory", pb.GetHistoryRequest.fromPartial(req));
+  }
+
   /** CloseSession; idempotent. */
   closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse> {
     return this.call("CloseSession", "closeSession", pb.CloseSessionRequest.fromPartial(req));

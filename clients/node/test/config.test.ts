@@ -178,9 +178,7 @@ describe("a retried ReportTranscript against the real arbiter", { skip: !process
       assert.deepEqual(again.cancelledJobIds, []);
       const speechAgain = await client.reportSpeech({ sessionId, event: pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START, eventId: "u1-start" });
       assert.equal(speechAgain.repeat, true);
-      const history = await new Promise<pb.GetHistoryResponse>((resolve, reject) =>
-        client.stub.getHistory({ sessionId } as pb.GetHistoryRequest, (err, res) => (err ? reject(err) : resolve(res))),
-      );
+      const history = await client.getHistory({ sessionId });
       assert.equal(history.entries.filter((e) => e.transcript).length, 1, JSON.stringify(history.entries));
       assert.equal(history.entries.filter((e) => e.speech).length, 1);
       await client.closeSession({ sessionId });

@@ -555,6 +555,19 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
         return true;
       });
       const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot", args: { slot: "tomorrow 3pm" } }); // its key argument: a call without it is rejected
+      const history = await client.getHistory({ sessionId });
+      assert.equal(history.sessionId, sessionId);
+      assert.deepEqual(history.entries.filter((e) => e.call).map((e) => e.call!.callId), ["fc_1"], JSON.stringify(history.entries));
+      await assert.rejects(client.getHistory({ sessionId: `${sessionId}-none` }), (e: unknown) => {
+        assert.ok(e instanceof NotFoundError);
+        assert.deepEqual([e.reason, e.field], ["SESSION_NOT_FOUND", "session_id"]);
+        return true;
+      });
+      await assert.rejects(client.getHistory({ sessionId: "" }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "session_id");
+        return true;
+      });
       await assert.rejects(client.decide({ sessionId, jobId: "job-404" }), (e: unknown) => {
         assert.ok(e instanceof NotFoundError);
         assert.deepEqual([e.reason, e.field], ["JOB_NOT_FOUND", "job_id"]);
