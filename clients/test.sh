@@ -240,6 +240,14 @@ for t in "tls:8:TLS + client CA + tokens against arbiter serve" "lost:1:a sessio
     [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass $want\$' '$tmp/node15-$file.log' && grep -q '^# skipped 0\$' '$tmp/node15-$file.log'"
 done
 grep -h 'replica 1: drained' "$tmp/node15-rollout.log" 2>/dev/null | sed 's/^#  */    /'
+# storeoutage: arbiter serve on a redis-server with AOF (appendfsync always) that is
+# SIGKILLed while a booking is prepared (its Decide parked on the user's turn) and started
+# again on the same port 2 s later: the core asks Decide again past the service config's
+# attempts, so the job commits, never released as "the arbiter could not be reached".
+check "node storeoutage: a 2 s Redis outage under a prepared job: it commits, not released (real Node process)" bash -c "
+  cd '$node' && ARBITER_BIN='$tmp/arbiter' node --test build/test/storeoutage.test.js 2>&1 | tee '$tmp/node-storeoutage.log';
+  [ \${PIPESTATUS[0]} = 0 ] && grep -q '^# pass 1\$' '$tmp/node-storeoutage.log' && grep -q '^# skipped 0\$' '$tmp/node-storeoutage.log'"
+grep -h 'outage .* ms; the core asked' "$tmp/node-storeoutage.log" 2>/dev/null | sed 's/^#  */    /'
 # ---- end of the Node client's issue 15 block ----------------------------------------
 
 echo "== workflows: Watch, confirm-then-act, Connect, against arbiter serve --tools clients/e2e/workflow.yaml"
