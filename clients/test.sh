@@ -231,7 +231,7 @@ check "node outage: the stop observed during the cut cancels, never a commit (re
 # the unit tests above: test/config.test.ts.)
 echo "== issue 15, Node client: TLS and tokens, lost sessions, traces, the rollout (real processes)"
 command -v openssl >/dev/null 2>&1 || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
-for t in "tls:8:TLS + client CA + tokens against arbiter serve" "lost:1:a session a restarted volatile Redis lost is reported, not started again" \
+for t in "tls:10:TLS + client CA + tokens against arbiter serve" "lost:1:a session a restarted volatile Redis lost is reported, not started again" \
   "trace:2:traceparent from the OpenTelemetry context reaches the arbiter's spans" \
   "rollout:1:SIGTERM one of two replicas: parked Decides finish on the other"; do
   IFS=: read -r file want what <<<"$t"
