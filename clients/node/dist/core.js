@@ -1013,10 +1013,10 @@ export class SessionCore {
                 if (Date.now() - failing + pause > this.client.retry.maxElapsedMs)
                     throw err;
                 this.log.warn(`arbiter: job ${job.id}: Decide: ${err}; asking again in ${Math.round(pause)}ms`);
-                await sleep(pause);
+                await sleep(pause, undefined, { signal: job.abort.signal }).catch(() => undefined);
                 delay = Math.min(delay * this.client.retry.multiplier, this.client.retry.maxBackoffMs);
                 if (job.abort.signal.aborted)
-                    throw err; // closed (or lost) meanwhile
+                    throw err; // closed (or lost) meanwhile: drive() hands out nothing
                 continue;
             }
             finally {

@@ -1108,9 +1108,9 @@ export class SessionCore {
         const pause = Math.max(delay * (0.5 + Math.random() / 2), err.retryDelayMs ?? 0); // RetryInfo is the least wait
         if (Date.now() - failing + pause > this.client.retry.maxElapsedMs) throw err;
         this.log.warn(`arbiter: job ${job.id}: Decide: ${err}; asking again in ${Math.round(pause)}ms`);
-        await sleep(pause);
+        await sleep(pause, undefined, { signal: job.abort.signal }).catch(() => undefined);
         delay = Math.min(delay * this.client.retry.multiplier, this.client.retry.maxBackoffMs);
-        if (job.abort.signal.aborted) throw err; // closed (or lost) meanwhile
+        if (job.abort.signal.aborted) throw err; // closed (or lost) meanwhile: drive() hands out nothing
         continue;
       } finally {
         job.abort.signal.removeEventListener("abort", stop);

@@ -206,7 +206,10 @@ describe("LiveAdapter", () => {
     script.fail.Decide = Array(1000).fill(status.UNAVAILABLE);
     await adapter.feed(callMessage());
     await adapter.prepared("job-1");
-    await until(() => script.sent("Complete").length);
+    // Each Decide call makes the service config's 5 attempts (about 1.5 s), and the core
+    // asks again until FAST's maxElapsedMs: a bound, not the verdict.
+    await until(() => script.sent("Complete").length, 15_000);
+    assert.ok(script.sent("Decide").length > 5, "asked again past one call's attempts");
     assert.equal(of("commit").length, 0);
     const [release] = [...of("cancel"), ...of("abortPrepare")];
     assert.ok(release.error instanceof UnavailableError);
