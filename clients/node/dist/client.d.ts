@@ -1,4 +1,4 @@
-import { type ChannelCredentials, type ClientOptions } from "@grpc/grpc-js";
+import { ChannelCredentials, type ClientOptions } from "@grpc/grpc-js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
 /** Sent as the gRPC user agent, so the server's logs show which client spoke. */
 export declare const USER_AGENT = "arbiter-client-node/0.1.0 (arbiter.v1)";
@@ -55,7 +55,10 @@ export interface TlsOptions {
     key?: string | Buffer;
     /**
      * The name the server's certificate must carry, when it is not the target's host
-     * (e.g. `"arbiter.internal"` while dialling an IP address); sets the authority too.
+     * (e.g. `"arbiter.internal"` while dialling an IP address); sets the authority too. A
+     * host name is also sent as the TLS ServerName (SNI); an IP address is only checked
+     * against the certificate's IP SANs and never sent as the ServerName (RFC 6066 allows
+     * host names only; Node warns DEP0123). Dialling an IP target sends no ServerName.
      */
     serverName?: string;
 }
@@ -201,6 +204,14 @@ export declare class ArbiterClient {
     poll(req: Req<pb.PollRequest>): Promise<pb.PollResponse>;
     /** GetSession; read-only. */
     getSession(req: Req<pb.GetSessionRequest>): Promise<pb.GetSessionResponse>;
+    /**
+     * GetHistory: the session's timeline, oldest first (its inputs, the decisions, the
+     * holds, each at `tMs` from `createdAt`), with the bounds it is kept in; read-only, so
+     * retried like GetSession. Rejects with {@link NotFoundError} (reason
+     * `SESSION_NOT_FOUND`, field `session_id`) for a session unknown, expired or another
+     * tenant's, {@link InvalidArgumentError} naming the field for a malformed id.
+     */
+    getHistory(req: Req<pb.GetHistoryRequest>): Promise<pb.GetHistoryResponse>;
     /** CloseSession; idempotent. */
     closeSession(req: Req<pb.CloseSessionRequest>): Promise<pb.CloseSessionResponse>;
     /**

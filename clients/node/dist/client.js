@@ -1,7 +1,9 @@
-import { credentials, InterceptingCall, Metadata, status, } from "@grpc/grpc-js";
+import { ChannelCredentials, credentials, InterceptingCall, Metadata, status, } from "@grpc/grpc-js";
 import { context, isSpanContextValid, propagation, trace } from "@opentelemetry/api";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { checkServerIdentity } from "node:tls";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fromServiceError } from "./errors.js";
 import * as pb from "./gen/arbiter/v1/arbiter.js";
@@ -29,6 +31,37 @@ function pem(file, text, what) {
         return readFileSync(file);
     return text === undefined ? null : Buffer.from(text);
 }
+/**
+ * TLS channel credentials that never set an IP address as the TLS ServerName (SNI).
+ * grpc-js sets it to the target's host (or `grpc.ssl_target_name_override`), and for an
+ * IP target (`127.0.0.1:50051`, `ipv4:10.0.0.1:50051,...`) Node then warns DEP0123
+ * ("Setting the TLS ServerName to an IP address is not permitted by RFC 6066"): RFC 6066
+ * section 3 allows only host names in server_name. This leaves the ServerName out when
+ * it is an IP address (the identity check still runs: Node checks the certificate
+ * against the connection's host, the IP, or against `checkServerIdentity`'s name).
+ * It reads grpc-js's connector's `connectionOptions` (grpc-js 1.14.7, pinned; the TLS
+ * test fails on a warning should a later grpc-js rename it).
+ */
+class NoIpServerNameCredentials extends ChannelCredentials {
+    inner;
+    constructor(inner) {
+        super();
+        this.inner = inner;
+    }
+    _isSecure() {
+        return this.inner._isSecure();
+    }
+    _equals(other) {
+        return other === this || (other instanceof NoIpServerNameCredentials && this.inner._equals(other.inner));
+    }
+    _createSecureConnector(...args) {
+        const connector = this.inner._createSecureConnector(...args);
+        const opts = connector.connectionOptions;
+        if (opts && typeof opts.servername === "string" && isIP(opts.servername))
+            delete opts.servername;
+        return connector;
+    }
+}
 /** The channel credentials the options ask for. */
 function channelCredentials(opts) {
     if (opts.tls && opts.credentials)
@@ -40,7 +73,11 @@ function channelCredentials(opts) {
         const cert = pem(t.certFile, t.cert, "cert");
         if ((key === null) !== (cert === null))
             throw new Error("tls: a client certificate needs its key, and a key its certificate");
-        creds = credentials.createSsl(pem(t.caFile, t.ca, "ca"), key, cert);
+        // A serverName that is an IP address is checked against the certificate here, not
+        // through grpc.ssl_target_name_override (which would make it the TLS ServerName).
+        const name = t.serverName;
+        const verify = name && isIP(name) ? { checkServerIdentity: (_host, c) => checkServerIdentity(name, c) } : {};
+        creds = new NoIpServerNameCredentials(credentials.createSsl(pem(t.caFile, t.ca, "ca"), key, cert, verify));
     }
     creds ??= credentials.createInsecure();
     const token = opts.token;
@@ -141,7 +178,10 @@ export class ArbiterClient {
             // reconnects on the retry policy's schedule instead.
             "grpc.initial_reconnect_backoff_ms": this.retry.initialBackoffMs,
             "grpc.max_reconnect_backoff_ms": this.retry.maxBackoffMs,
-            ...(serverName ? { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName } : {}),
+            // A host name is the TLS ServerName and the name checked; an IP address only the
+            // name checked (channelCredentials), never the ServerName (RFC 6066, DEP0123).
+            ...(serverName && !isIP(serverName) ? { "grpc.ssl_target_name_override": serverName } : {}),
+            ...(serverName ? { "grpc.default_authority": serverName } : {}),
             ...opts.channelOptions,
             interceptors: [traceInterceptor(opts.traceparent), ...(opts.channelOptions?.interceptors ?? [])],
         };
@@ -214,6 +254,16 @@ export class ArbiterClient {
     /** GetSession; read-only. */
     getSession(req) {
         return this.call("GetSession", "getSession", pb.GetSessionRequest.fromPartial(req));
+    }
+    /**
+     * GetHistory: the session's timeline, oldest first (its inputs, the decisions, the
+     * holds, each at `tMs` from `createdAt`), with the bounds it is kept in; read-only, so
+     * retried like GetSession. Rejects with {@link NotFoundError} (reason
+     * `SESSION_NOT_FOUND`, field `session_id`) for a session unknown, expired or another
+     * tenant's, {@link InvalidArgumentError} naming the field for a malformed id.
+     */
+    getHistory(req) {
+        return this.call("GetHistory", "getHistory", pb.GetHistoryRequest.fromPartial(req));
     }
     /** CloseSession; idempotent. */
     closeSession(req) {

@@ -120,7 +120,14 @@ export declare function together(ps: Promise<void>[]): Promise<void>;
  * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
  * session closes before they are delivered, the job is released and completed as
  * failed: never a commit on a timeline that may miss an event. A Decide that fails is
- * never a commit either.
+ * never a commit either. A job's Decide and Complete that fail with UNAVAILABLE,
+ * DEADLINE_EXCEEDED or CANCELLED (one the core did not ask for) after the service
+ * config's attempts (5, about 1.5 s: a store outage longer than that, a replica going
+ * away) are asked again, backing off as the client's {@link RetryPolicy} says (RetryInfo
+ * as the least wait), until `maxElapsedMs` (default 20 s) has passed since the first
+ * failure in a row; only then is the job released (`cancel` / `abortPrepare` with
+ * `error`) and completed as failed. Both RPCs are idempotent (Decide changes nothing but
+ * the prepared flag; Complete by job id).
  *
  * The rest: RegisterCall's dispositions become `execute` (or nothing), every
  * side-effecting job gets a Decide long-poll that runs while the prepare does
@@ -378,6 +385,14 @@ export declare class SessionCore {
      * again (the commit rule, see {@link SessionCore}).
      */
     private decide;
+    /**
+     * Complete, asked again past the service config's attempts on UNAVAILABLE,
+     * DEADLINE_EXCEEDED or CANCELLED (a store outage), backing off as the client's
+     * {@link RetryPolicy} says (RetryInfo as the least wait) for at most `maxElapsedMs`
+     * since the first failure; then the error is thrown. Complete is idempotent by job id
+     * (the same report returns the same effects, handed out once per seq), so asking again
+     * is safe. Any other error is thrown at once.
+     */
     private complete;
     private effects;
     /**

@@ -14,6 +14,13 @@ const CANCELLATION_REASON = {
  * for (its own cancellation rejects with the signal's reason): a server going away.
  */
 export const RETRIED_CODES = new Set([status.UNAVAILABLE, status.ABORTED, status.DEADLINE_EXCEEDED, status.CANCELLED]);
+/**
+ * The codes on which a job's Decide and Complete are asked again by the core once the
+ * service config's attempts are spent (see {@link SessionCore}): a store outage
+ * (UNAVAILABLE, reason STORE_UNAVAILABLE), a deadline spent waiting for it, a server
+ * going away (a CANCELLED the core did not ask for). Both RPCs are idempotent.
+ */
+const AGAIN_CODES = new Set([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.CANCELLED]);
 const ABORTED_ONLY = new Set([status.ABORTED]);
 /** Why a job or call of a lost epoch ends as it does (SessionCore.sessionLost). */
 const SESSION_LOST_REASON = "the arbiter lost this session (its store restarted without it): whether this call's action happened is unknown";
@@ -318,7 +325,14 @@ class Outbox {
  * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
  * session closes before they are delivered, the job is released and completed as
  * failed: never a commit on a timeline that may miss an event. A Decide that fails is
- * never a commit either.
+ * never a commit either. A job's Decide and Complete that fail with UNAVAILABLE,
+ * DEADLINE_EXCEEDED or CANCELLED (one the core did not ask for) after the service
+ * config's attempts (5, about 1.5 s: a store outage longer than that, a replica going
+ * away) are asked again, backing off as the client's {@link RetryPolicy} says (RetryInfo
+ * as the least wait), until `maxElapsedMs` (default 20 s) has passed since the first
+ * failure in a row; only then is the job released (`cancel` / `abortPrepare` with
+ * `error`) and completed as failed. Both RPCs are idempotent (Decide changes nothing but
+ * the prepared flag; Complete by job id).
  *
  * The rest: RegisterCall's dispositions become `execute` (or nothing), every
  * side-effecting job gets a Decide long-poll that runs while the prepare does
@@ -961,7 +975,7 @@ export class SessionCore {
     async decide(job) {
         const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
         await this.configure();
-        let cancelled; // when a server first reset the long-poll (CANCELLED)
+        let failing; // when the failures in a row began (Date.now())
         let delay = this.client.retry.initialBackoffMs;
         for (;;) {
             const prepared = job.prepared;
@@ -986,24 +1000,30 @@ export class SessionCore {
                 }
             }
             catch (err) {
-                // A CANCELLED the core did not ask for (its own cancellation rejects with the
-                // signal's reason) is a server going away that reset the stream: the service
-                // config retries UNAVAILABLE, not CANCELLED, so the long-poll is asked again here
-                // (Decide is idempotent), for at most the retry policy's maxElapsedMs.
-                if (!(err instanceof ArbiterError && err.code === status.CANCELLED) || job.abort.signal.aborted)
+                // The service config's attempts (5, about 1.5 s) are spent, or a server going away
+                // reset the long-poll with a CANCELLED the core did not ask for (its own
+                // cancellation rejects with the signal's reason): Decide changes nothing but the
+                // prepared flag, so it is asked again, for at most the retry policy's
+                // maxElapsedMs since the first failure in a row (a store outage a little longer
+                // than the config's attempts must not release a job the user wanted).
+                if (!(err instanceof ArbiterError && AGAIN_CODES.has(err.code)) || job.abort.signal.aborted)
                     throw err;
-                cancelled ??= Date.now();
-                const pause = delay * (0.5 + Math.random() / 2);
-                if (Date.now() - cancelled + pause > this.client.retry.maxElapsedMs)
+                failing ??= Date.now();
+                const pause = Math.max(delay * (0.5 + Math.random() / 2), err.retryDelayMs ?? 0); // RetryInfo is the least wait
+                if (Date.now() - failing + pause > this.client.retry.maxElapsedMs)
                     throw err;
-                this.log.warn(`arbiter: job ${job.id}: ${err}; asking again in ${Math.round(pause)}ms`);
-                await sleep(pause);
+                this.log.warn(`arbiter: job ${job.id}: Decide: ${err}; asking again in ${Math.round(pause)}ms`);
+                await sleep(pause, undefined, { signal: job.abort.signal }).catch(() => undefined);
                 delay = Math.min(delay * this.client.retry.multiplier, this.client.retry.maxBackoffMs);
+                if (job.abort.signal.aborted)
+                    throw err; // closed (or lost) meanwhile: drive() hands out nothing
                 continue;
             }
             finally {
                 job.abort.signal.removeEventListener("abort", stop);
             }
+            failing = undefined;
+            delay = this.client.retry.initialBackoffMs;
             if (res.decision === pb.Decision.DECISION_COMMIT) {
                 const observed = this.outbox.observed; // every event observed before the COMMIT arrived
                 if (asked < observed) {
@@ -1020,9 +1040,36 @@ export class SessionCore {
                 return res;
         }
     }
+    /**
+     * Complete, asked again past the service config's attempts on UNAVAILABLE,
+     * DEADLINE_EXCEEDED or CANCELLED (a store outage), backing off as the client's
+     * {@link RetryPolicy} says (RetryInfo as the least wait) for at most `maxElapsedMs`
+     * since the first failure; then the error is thrown. Complete is idempotent by job id
+     * (the same report returns the same effects, handed out once per seq), so asking again
+     * is safe. Any other error is thrown at once.
+     */
     async complete(jobId, outcome, result, error = "") {
         await this.configure();
-        await this.unary(() => this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error }));
+        const p = this.client.retry;
+        let failing;
+        let delay = p.initialBackoffMs;
+        for (;;) {
+            try {
+                await this.unary(() => this.client.complete({ sessionId: this.sessionId, jobId, outcome, result, error }));
+                return;
+            }
+            catch (err) {
+                if (!(err instanceof ArbiterError && AGAIN_CODES.has(err.code)))
+                    throw err;
+                failing ??= Date.now();
+                const pause = Math.max(delay * (0.5 + Math.random() / 2), err.retryDelayMs ?? 0);
+                if (Date.now() - failing + pause > p.maxElapsedMs)
+                    throw err;
+                this.log.warn(`arbiter: job ${jobId}: Complete: ${err}; asking again in ${Math.round(pause)}ms`);
+                await sleep(pause);
+                delay = Math.min(delay * p.multiplier, p.maxBackoffMs);
+            }
+        }
     }
     // --- effects -> actions ------------------------------------------------------------
     async effects(all) {

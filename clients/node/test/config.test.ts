@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorInfo, RetryInfo } from "../src/gen/google/rpc/error_details.js";
 import { Status } from "../src/gen/google/rpc/status.js";
 import { ArbiterClient, CHANNEL_SERVICE_CONFIG, ERROR_DOMAIN, LiveAdapter, SERVICE_CONFIG, UnavailableError, pb } from "../src/index.js";
@@ -178,9 +179,7 @@ describe("a retried ReportTranscript against the real arbiter", { skip: !process
       assert.deepEqual(again.cancelledJobIds, []);
       const speechAgain = await client.reportSpeech({ sessionId, event: pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_START, eventId: "u1-start" });
       assert.equal(speechAgain.repeat, true);
-      const history = await new Promise<pb.GetHistoryResponse>((resolve, reject) =>
-        client.stub.getHistory({ sessionId } as pb.GetHistoryRequest, (err, res) => (err ? reject(err) : resolve(res))),
-      );
+      const history = await client.getHistory({ sessionId });
       assert.equal(history.entries.filter((e) => e.transcript).length, 1, JSON.stringify(history.entries));
       assert.equal(history.entries.filter((e) => e.speech).length, 1);
       await client.closeSession({ sessionId });
@@ -190,3 +189,72 @@ describe("a retried ReportTranscript against the real arbiter", { skip: !process
   });
 });
 
+
+it("a job's Decide and Complete are asked again past the service config's attempts, at least RetryInfo's delay apart", async () => {
+  // A store outage longer than the config's 5 attempts: Decide fails 12 times in a row
+  // (two whole calls, then 2 attempts of a third), Complete 7 times (one whole call, then 2),
+  // each with STORE_UNAVAILABLE's RetryInfo (here 300 ms). The job still commits and its
+  // commit is reported; nothing is released.
+  const unavailable = () => {
+    const any = (type: string, value: Uint8Array) => ({ typeUrl: `type.googleapis.com/google.rpc.${type}`, value: Buffer.from(value) });
+    const st = Status.encode({
+      code: status.UNAVAILABLE,
+      message: "store unavailable",
+      details: [
+        any("ErrorInfo", ErrorInfo.encode({ reason: "STORE_UNAVAILABLE", domain: ERROR_DOMAIN, metadata: {} }).finish()),
+        any("RetryInfo", RetryInfo.encode({ retryDelay: { seconds: 0, nanos: 300e6 } }).finish()),
+      ],
+    }).finish();
+    const md = new Metadata();
+    md.set("grpc-status-details-bin", Buffer.from(st));
+    return { code: status.UNAVAILABLE, details: "scripted: store unavailable", metadata: md };
+  };
+  const failing: Record<string, number> = { Decide: 12, Complete: 7 };
+  const seen: Record<string, any[]> = { Decide: [], Complete: [] };
+  const h = (name: string, answer: (req: any) => any) => (call: ServerUnaryCall<any, any>, cb: sendUnaryData<any>) => {
+    if (name === "Decide" && !call.request.prepared) return; // the prepare's long-poll: parked until the core drops it
+    seen[name]?.push(call.request);
+    if ((failing[name] ?? 0) > 0) {
+      failing[name]--;
+      return cb(unavailable());
+    }
+    cb(null, answer(call.request));
+  };
+  const server = new Server();
+  server.addService(pb.ArbiterServiceService, {
+    registerCall: h("RegisterCall", (r) =>
+      pb.RegisterCallResponse.fromPartial({ callId: r.callId, disposition: pb.Disposition.DISPOSITION_EXECUTE, jobId: "job-1", sideEffect: true })),
+    decide: h("Decide", (r) => pb.DecideResponse.fromPartial({ jobId: r.jobId, decision: pb.Decision.DECISION_COMMIT })),
+    complete: h("Complete", () => pb.CompleteResponse.fromPartial({})),
+  } as any);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const log: string[] = [];
+  const actions: string[] = [];
+  const client = new ArbiterClient(`127.0.0.1:${port}`, { retry: { initialBackoffMs: 10, maxBackoffMs: 20 }, logger: quiet });
+  const adapter = new LiveAdapter(client, "s1", (a) => void actions.push(a.type), {
+    watch: false,
+    decideWaitMs: 200,
+    logger: { warn: (m: string) => void log.push(m), error: (m: string) => void log.push(`ERROR ${m}`) },
+  });
+  try {
+    await adapter.feed({ toolCall: { functionCalls: [{ id: "fc_1", name: "book_slot", args: { slot: "3pm" } }] } });
+    await adapter.prepared("job-1");
+    for (let i = 0; i < 1000 && !actions.includes("commit") && !actions.includes("cancel"); i++) await sleep(10);
+    assert.deepEqual(actions.filter((a) => a === "commit" || a === "cancel"), ["commit"], log.join("\n"));
+    assert.equal(seen.Decide.length, 13); // 12 failed attempts, then the COMMIT
+    await adapter.committed("job-1", { booked: true });
+    assert.equal(seen.Complete.length, 8); // 7 failed attempts, then the report
+    assert.deepEqual(new Set(seen.Complete.map((r) => r.outcome)), new Set([pb.Outcome.OUTCOME_COMMITTED]));
+    const pauses = (rpc: string) => log.filter((m) => m.includes(`${rpc}: `)).map((m) => Number(/asking again in (\d+)ms/.exec(m)![1]));
+    assert.equal(pauses("Decide").length, 2, log.join("\n"));
+    assert.equal(pauses("Complete").length, 1, log.join("\n"));
+    assert.ok([...pauses("Decide"), ...pauses("Complete")].every((ms) => ms >= 300), log.join("\n"));
+    assert.ok(!log.some((m) => m.startsWith("ERROR")), log.join("\n"));
+  } finally {
+    await adapter.close(500).catch(() => undefined);
+    client.close();
+    server.forceShutdown();
+  }
+});

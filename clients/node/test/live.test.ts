@@ -206,7 +206,10 @@ describe("LiveAdapter", () => {
     script.fail.Decide = Array(1000).fill(status.UNAVAILABLE);
     await adapter.feed(callMessage());
     await adapter.prepared("job-1");
-    await until(() => script.sent("Complete").length);
+    // Each Decide call makes the service config's 5 attempts (about 1.5 s), and the core
+    // asks again until FAST's maxElapsedMs: a bound, not the verdict.
+    await until(() => script.sent("Complete").length, 15_000);
+    assert.ok(script.sent("Decide").length > 5, "asked again past one call's attempts");
     assert.equal(of("commit").length, 0);
     const [release] = [...of("cancel"), ...of("abortPrepare")];
     assert.ok(release.error instanceof UnavailableError);
@@ -555,6 +558,19 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
         return true;
       });
       const reg = await client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot", args: { slot: "tomorrow 3pm" } }); // its key argument: a call without it is rejected
+      const history = await client.getHistory({ sessionId });
+      assert.equal(history.sessionId, sessionId);
+      assert.deepEqual(history.entries.filter((e) => e.call).map((e) => e.call!.callId), ["fc_1"], JSON.stringify(history.entries));
+      await assert.rejects(client.getHistory({ sessionId: `${sessionId}-none` }), (e: unknown) => {
+        assert.ok(e instanceof NotFoundError);
+        assert.deepEqual([e.reason, e.field], ["SESSION_NOT_FOUND", "session_id"]);
+        return true;
+      });
+      await assert.rejects(client.getHistory({ sessionId: "" }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "session_id");
+        return true;
+      });
       await assert.rejects(client.decide({ sessionId, jobId: "job-404" }), (e: unknown) => {
         assert.ok(e instanceof NotFoundError);
         assert.deepEqual([e.reason, e.field], ["JOB_NOT_FOUND", "job_id"]);

@@ -3,7 +3,9 @@
 // openssl, and the client's `tls` and `token` options. A good token with the CA's client
 // certificate works; a wrong or missing token is UNAUTHENTICATED; no client certificate,
 // or one the CA did not sign, does not get through the handshake; a server certificate
-// the client's CA did not sign is refused by the client.
+// the client's CA did not sign is refused by the client. `serverName` as a host name or
+// an IP address the certificate carries works, another is refused; and no process
+// warning is emitted (DEP0123: the TLS ServerName is never an IP address).
 //
 // clients/test.sh runs it with ARBITER_BIN set; skipped otherwise:
 //
@@ -16,6 +18,10 @@ import { ArbiterClient, UnauthenticatedError, UnavailableError, pb, type Arbiter
 import { ARBITER_BIN, makeCerts, serveArbiter, tempDir, type Arbiter } from "./procs.js";
 
 const quiet = { warn() {} };
+// Every process warning while these tests run: dialling 127.0.0.1 over TLS must not set
+// the TLS ServerName to an IP address (DEP0123, "not permitted by RFC 6066").
+const warnings: string[] = [];
+process.on("warning", (w) => void warnings.push(`${(w as { code?: string }).code ?? w.name}: ${w.message}`));
 
 describe("TLS and tokens against arbiter serve", { skip: !ARBITER_BIN && "set ARBITER_BIN to the arbiter binary" }, () => {
   let dir: string, arbiter: Arbiter;
@@ -97,6 +103,22 @@ describe("TLS and tokens against arbiter serve", { skip: !ARBITER_BIN && "set AR
   it("the client refuses a server its CA did not sign", async () => {
     const res = await attempt({ tls: { caFile: join(dir, "rogue.pem"), certFile: join(dir, "client.pem"), keyFile: join(dir, "client-key.pem") }, token: "good-token-1" }, true);
     assert.ok(res instanceof UnavailableError, String(res));
+  });
+
+  it("serverName: a host name the certificate carries works, an IP address it carries works, another name is refused", async () => {
+    for (const serverName of ["localhost", "127.0.0.1"]) {
+      const res = await attempt({ tls: { ...mtls(), serverName }, token: "good-token-1" });
+      assert.ok(!(res instanceof Error), `${serverName}: ${res}`);
+    }
+    const wrong = await attempt({ tls: { ...mtls(), serverName: "arbiter.wrong.example" }, token: "good-token-1" }, true);
+    assert.ok(wrong instanceof UnavailableError, String(wrong));
+    const wrongIp = await attempt({ tls: { ...mtls(), serverName: "127.0.0.2" }, token: "good-token-1" }, true);
+    assert.ok(wrongIp instanceof UnavailableError, String(wrongIp));
+  });
+
+  it("no process warning was emitted (no TLS ServerName that is an IP address: DEP0123)", async () => {
+    await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    assert.deepEqual(warnings, []);
   });
 
   it("a token without TLS is refused by the constructor", () => {
