@@ -340,9 +340,12 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(len(decides), 2)
         self.assertLess(speech[-1], decides[1])
         self.assertGreater(len(speech), 2)
+        # Every attempt carries its own age, measured when it leaves: they grow with the
+        # wait (no clock threshold: the attempt that lands may have left just before the
+        # outage's end, so its age can be under the outage's 0.2 s on a loaded machine).
         ages = [r.age.ToNanoseconds() for r in self.script.sent("ReportSpeech")]
         self.assertEqual(ages, sorted(ages))
-        self.assertGreater(ages[-1], 200_000_000)
+        self.assertGreater(ages[-1], ages[0])
 
     async def test_commit_asked_again_when_an_event_landed_during_the_decide(self):
         async def decide(req, ctx):
