@@ -31,7 +31,6 @@ func TestClassify(t *testing.T) {
 		{"en", "Actually, what's the weather like there?", IntentOther},
 		{"en", "Thanks!", IntentOther},
 		{"en", "Make it", IntentOther}, // a marker without new details
-		{"en", "No thanks.", IntentOther},
 		{"en", "Book me the 3:00 p.m. slot tomorrow, please.", IntentOther},
 		{"en", "...", IntentUnknown},
 		// Spanish, French, German.
@@ -149,5 +148,56 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		if got, phrase := Classify(c.text, en); got != c.want {
 			t.Errorf("Classify(%q) = %s (%q), want %s", c.text, got, phrase, c.want)
 		}
+	}
+}
+
+// round3Stops are the English stops a fresh user found committing a pending booking
+// (issue 13 follow-ups, round 2): each stops alone, and after any other sentence
+// (TestClassifyRound3Properties). round3SoftStops stop alone, but an amendment
+// elsewhere in the utterance wins over them.
+var (
+	round3Stops = []string{"No!", "No.", "Not yet.", "Nah.", "No thank you.", "No thanks.", "Skip it.", "Drop it.",
+		"Call it off.", "Let's not.", "Undo that.", "I said no.", "Not now.", "Not now, thanks", "No, thanks.", "No, no.", "No?"}
+	round3SoftStops = []string{"Hold it.", "Hold up.", "Pause.", "Let me think about it first.", "No, wait."}
+	// round3Others hold a bare word or a stop's words without refusing.
+	round3Others = []string{"No problem", "No problem.", "No worries!", "Not bad.", "Not bad at all", "No worries, book it.",
+		"There's no rush.", "No way that's the price?", "Not really a problem", "I have no idea", "Now is fine", "Yes, now."}
+)
+
+// TestClassifyRound3 (issue 13 follow-ups, round 2): bare refusals and the other
+// stops that committed, amends that committed the old slot, and look-alikes that stay
+// other.
+func TestClassifyRound3(t *testing.T) {
+	type tc struct {
+		lang, text string
+		want       Intent
+	}
+	var cases []tc
+	for _, s := range round3Stops {
+		cases = append(cases, tc{"en", s, IntentStop})
+	}
+	for _, s := range round3SoftStops {
+		cases = append(cases, tc{"en", s, IntentStop})
+	}
+	for _, s := range round3Others {
+		cases = append(cases, tc{"en", s, IntentOther})
+	}
+	cases = append(cases,
+		// A bare "no" that a comma and new details follow corrects; a later stop wins.
+		tc{"en", "No, Saturday.", IntentAmend},
+		tc{"en", "No, no, Saturday.", IntentAmend},
+		tc{"en", "No, Saturday. No!", IntentStop},
+		tc{"en", "No, stop.", IntentStop},
+		tc{"en", "No, not now.", IntentStop},
+		tc{"en", "Hold up, make it 4pm.", IntentAmend},
+		tc{"en", "Make it 4pm, no, 5pm.", IntentAmend},
+		tc{"en", "Book 4pm. No.", IntentStop},
+	)
+	for _, c := range cases {
+		t.Run(c.lang+"/"+c.text, func(t *testing.T) {
+			if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != c.want {
+				t.Errorf("Classify(%q) = %s (%q), want %s", c.text, got, phrase, c.want)
+			}
+		})
 	}
 }
