@@ -90,22 +90,29 @@ var DefaultPhrases = map[string]Phrases{
 		Bare:      []string{"no"},
 	},
 	"es": {
-		Stop:      []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
+		Stop: []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo",
+			"stop", "no no", "no lo reserves", "cambié de opinión", "cambie de opinion", "cambiado de opinión", "cambiado de opinion",
+			"ahora no", "todavía no", "todavia no"},
 		Soft:      []string{"espera", "un momento"},
 		Amend:     []string{"mejor", "cámbialo a", "cambialo a", "cambia a", "en vez de", "en lugar de", "hazlo a las", "no el", "no la"},
 		WeakAmend: []string{"en realidad"},
+		Bare:      []string{"no", "para"},
 	},
 	"fr": {
-		Stop:      []string{"arrête", "arrêtez", "stop", "annule", "annulez", "laisse tomber", "ne le fais pas", "ne réserve pas", "oublie"},
+		Stop: []string{"arrête", "arrêtez", "stop", "annule", "annulez", "laisse tomber", "ne le fais pas", "ne réserve pas", "oublie",
+			"non non", "changé d'avis", "change d'avis", "pas maintenant", "pas encore"},
 		Soft:      []string{"attends", "attendez", "une seconde"},
 		Amend:     []string{"plutôt", "change pour", "mets", "mettez", "à la place", "non le", "non la"},
 		WeakAmend: []string{"en fait", "finalement"},
+		Bare:      []string{"non"},
 	},
 	"de": {
-		Stop:      []string{"stopp", "stop", "halt", "hör auf", "abbrechen", "brich ab", "storniere", "lass es", "vergiss es", "nicht buchen"},
+		Stop: []string{"stopp", "stop", "halt", "hör auf", "abbrechen", "brich ab", "storniere", "lass es", "vergiss es", "nicht buchen",
+			"nein nein", "anders überlegt", "anders uberlegt", "anders ueberlegt", "nicht jetzt", "noch nicht"},
 		Soft:      []string{"warte", "moment"},
 		Amend:     []string{"lieber", "stattdessen", "mach es", "ändere es auf", "nein den", "nein die", "nein das"},
 		WeakAmend: []string{"eigentlich"},
+		Bare:      []string{"nein"},
 	},
 }
 

@@ -201,3 +201,43 @@ func TestClassifyRound3(t *testing.T) {
 		})
 	}
 }
+
+// round3Languages are the Spanish, French and German stops of issue 13's follow-ups,
+// round 2: the English loanword "stop" in Spanish, repeated refusals and "changed my
+// mind"; each stops alone and after any statement (TestClassifyRound3Properties).
+var round3Languages = map[string][]string{
+	"es": {"Stop.", "stop", "Para, no lo reserves.", "Para.", "No no no.", "No.", "¡No!", "Cambié de opinión", "Cambie de opinion.",
+		"He cambiado de opinión", "Ahora no.", "Todavía no."},
+	"fr": {"Non non non.", "Non.", "Non, non.", "J'ai changé d'avis", "J’ai changé d’avis.", "Pas maintenant.", "Pas encore."},
+	"de": {"Nein nein nein.", "Nein.", "Nein!", "Ich habe es mir anders überlegt", "Hab's mir anders überlegt.", "Nicht jetzt.", "Noch nicht."},
+}
+
+// round3LanguageOthers hold a bare word or a stop's words without refusing.
+var round3LanguageOthers = map[string][]string{
+	"es": {"Para mañana a las tres, por favor.", "No sé, ¿qué hora es?", "No hay problema.", "Reserva para dos."},
+	"fr": {"Non merci pour l'info, c'est parfait", "Il n'y a pas de problème.", "Non loin d'ici."},
+	"de": {"Nein danke für die Info, das passt", "Kein Problem.", "Das ist nicht schlecht."},
+}
+
+func TestClassifyRound3Languages(t *testing.T) {
+	for lang, ss := range round3Languages {
+		for _, s := range ss {
+			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentStop {
+				t.Errorf("%s: Classify(%q) = %s (%q), want stop", lang, s, got, phrase)
+			}
+		}
+	}
+	for lang, ss := range round3LanguageOthers {
+		for _, s := range ss {
+			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentOther {
+				t.Errorf("%s: Classify(%q) = %s (%q), want other", lang, s, got, phrase)
+			}
+		}
+	}
+	// A bare word that a comma and new details follow corrects.
+	for lang, s := range map[string]string{"es": "No, a las cuatro.", "fr": "Non, samedi.", "de": "Nein, Samstag."} {
+		if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentAmend {
+			t.Errorf("%s: Classify(%q) = %s (%q), want amend", lang, s, got, phrase)
+		}
+	}
+}

@@ -265,6 +265,11 @@ func TestClassifyRound3Properties(t *testing.T) {
 		if got, by := Classify(s+". "+stop, en); got != IntentStop {
 			t.Fatalf("Classify(%q) = %s (%q), want stop", s+". "+stop, got, by)
 		}
+		lang := rapid.SampledFrom([]string{"es", "fr", "de"}).Draw(t, "lang")
+		stop = rapid.SampledFrom(round3Languages[lang]).Draw(t, "langStop")
+		if got, by := Classify(s+". "+stop, DefaultPhrases[lang]); got != IntentStop {
+			t.Fatalf("%s: Classify(%q) = %s (%q), want stop", lang, s+". "+stop, got, by)
+		}
 		other := rapid.SampledFrom(round3Others).Draw(t, "other")
 		if got, by := Classify("Stop. "+other, en); got != IntentStop {
 			t.Fatalf("Classify(%q) = %s (%q), want stop", "Stop. "+other, got, by)
