@@ -241,3 +241,49 @@ func TestClassifyRound3Languages(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyRound3Corrections (issue 13 follow-ups, round 2): corrections that read
+// as other committed the old slot; each amends.
+func TestClassifyRound3Corrections(t *testing.T) {
+	for _, c := range []struct{ lang, text string }{
+		{"en", "No, Saturday."},
+		{"en", "No, Saturday at 4pm please."},
+		{"en", "Make that Saturday."},
+		{"en", "Sorry, make that Saturday."},
+		{"fr", "Pas vendredi, samedi."},
+		{"fr", "Non, pas vendredi, samedi."},
+		{"fr", "Pardon, je voulais dire à 16h."},
+		{"de", "Nicht Freitag, Samstag."},
+		{"de", "Nein, nicht Freitag, Samstag."},
+		{"de", "Entschuldigung, ich meinte um 16 Uhr."},
+		{"es", "Perdón, quise decir a las 4."},
+		{"es", "Perdon, quise decir a las 4."},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentAmend {
+			t.Errorf("%s: Classify(%q) = %s (%q), want amend", c.lang, c.text, got, phrase)
+		}
+	}
+	// Not corrections: a marker alone, or a negation with nothing after its comma.
+	for _, c := range []struct{ lang, text string }{
+		{"en", "Make that"},
+		{"fr", "Pas vendredi"},
+		{"fr", "Ce n'est pas grave."},
+		{"de", "Nicht Freitag"},
+		{"de", "Das ist nicht schlimm."},
+		{"es", "Quise decir"},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentOther {
+			t.Errorf("%s: Classify(%q) = %s (%q), want other", c.lang, c.text, got, phrase)
+		}
+	}
+	// A stop said after the correction still wins; "nicht buchen" is a stop.
+	for _, c := range []struct{ lang, text string }{
+		{"de", "Nicht buchen, bitte."},
+		{"fr", "Pas vendredi, samedi. Non, arrête."},
+		{"en", "Make that Saturday. No, cancel it."},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentStop {
+			t.Errorf("%s: Classify(%q) = %s (%q), want stop", c.lang, c.text, got, phrase)
+		}
+	}
+}
