@@ -25,7 +25,8 @@ type RegisterCall struct {
 	// Tool is the function name; required.
 	Tool string
 	// Args are the call's arguments (JSON-shaped: map[string]any, float64 numbers), at
-	// most MaxArgsBytes JSON-encoded.
+	// most MaxArgsBytes JSON-encoded and MaxArgsDepth levels of objects and lists deep
+	// (the args object itself is one): Invalid naming `args` otherwise.
 	Args map[string]any
 	// Behavior is the call's scheduling mode; zero takes the policy's.
 	Behavior Behavior
@@ -55,6 +56,9 @@ func (ev RegisterCall) validate() error {
 		}
 	}
 	if err := CheckName("tool", ev.Tool); err != nil {
+		return err
+	}
+	if err := checkDepth("args", ev.Args, MaxArgsDepth); err != nil {
 		return err
 	}
 	if err := checkSize("args", jsonSafe(ev.Args), MaxArgsBytes); err != nil {

@@ -64,8 +64,9 @@ func (st *step) pendingReason(j *Job) string {
 type Complete struct {
 	JobID   string
 	Outcome Outcome
-	// Result is merged into the function response payload (at most MaxArgsBytes
-	// JSON-encoded).
+	// Result is the backend's result, carried whole under `result` in the function
+	// response payload: at most MaxArgsBytes JSON-encoded and MaxArgsDepth levels of
+	// objects and lists deep, Invalid naming `result` otherwise.
 	Result map[string]any
 	// Error says what failed, for Failed (at most MaxErrorBytes).
 	Error string
@@ -73,6 +74,9 @@ type Complete struct {
 
 func (ev Complete) validate() error {
 	if err := CheckName("job_id", ev.JobID); err != nil {
+		return err
+	}
+	if err := checkDepth("result", ev.Result, MaxArgsDepth); err != nil {
 		return err
 	}
 	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
@@ -243,7 +247,8 @@ func (st *step) resolveUnknown(j *Job, ev Complete) error {
 // turn and never counts as user speech, and never answers a call.
 type Progress struct {
 	JobID string
-	// Result is the interim result (at most MaxArgsBytes JSON-encoded).
+	// Result is the interim result: at most MaxArgsBytes JSON-encoded and MaxArgsDepth
+	// levels of objects and lists deep, Invalid naming `result` otherwise.
 	Result map[string]any
 	// EventID, when not empty, is the agent's id for this update (eventids.go): a
 	// repeat of an update whose id the session keeps hands out nothing again.
@@ -255,6 +260,9 @@ func (ev Progress) validate() error {
 		return err
 	}
 	if err := CheckName("job_id", ev.JobID); err != nil {
+		return err
+	}
+	if err := checkDepth("result", ev.Result, MaxArgsDepth); err != nil {
 		return err
 	}
 	return checkSize("result", ev.Result, MaxArgsBytes)

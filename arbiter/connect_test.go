@@ -169,6 +169,46 @@ func TestConnect(t *testing.T) {
 	}
 }
 
+// nested returns leaf wrapped so that the result is n levels of objects deep: leaf
+// itself is level n ({"a": {"a": ... leaf}}).
+func nested(n int, leaf map[string]any) map[string]any {
+	v := leaf
+	for i := 1; i < n; i++ {
+		v = map[string]any{"a": v}
+	}
+	return v
+}
+
+// nestedList returns n levels of lists around a number: [[...[1]...]].
+func nestedList(n int) any {
+	var v any = 1.0
+	for i := 0; i < n; i++ {
+		v = []any{v}
+	}
+	return v
+}
+
+// TestArgsDepthLimit: args and results of exactly MaxArgsDepth levels are accepted
+// and stored whole; one level more is Invalid naming the field (TestNewEventErrors).
+func TestArgsDepthLimit(t *testing.T) {
+	sp := newStepper(t, bookingPolicy())
+	args := nested(MaxArgsDepth, map[string]any{"slot": "tomorrow 4pm"})
+	args["slot"] = "tomorrow 3pm"
+	out := sp.do(1000, RegisterCall{CallID: "c1", Tool: "book_slot", Args: args})
+	if out.Call == nil || out.Call.Disposition != Execute {
+		t.Fatalf("args %d levels deep: %+v, want a job", MaxArgsDepth, out.Call)
+	}
+	if got := sp.s.Jobs[0].Args; !nestedDeeper(got, MaxArgsDepth-1) || nestedDeeper(got, MaxArgsDepth) {
+		t.Fatalf("the stored args are not %d levels deep", MaxArgsDepth)
+	}
+	if _, err := sp.e.Step(sp.s, ms(1100), Progress{JobID: out.Call.JobID, Result: nested(MaxArgsDepth, map[string]any{"percent": 40.0})}); err != nil {
+		t.Fatalf("progress %d levels deep: %v", MaxArgsDepth, err)
+	}
+	if _, err := sp.e.Step(sp.s, ms(1100), RegisterCall{CallID: "c2", Tool: "book_slot", Args: map[string]any{"slot": "friday 3pm", "x": nestedList(MaxArgsDepth - 1)}}); err != nil {
+		t.Fatalf("a list %d levels deep in args: %v", MaxArgsDepth-1, err)
+	}
+}
+
 // TestNewEventErrors: bad input to the new events is Invalid naming the field, and
 // changes nothing.
 func TestNewEventErrors(t *testing.T) {
@@ -191,6 +231,14 @@ func TestNewEventErrors(t *testing.T) {
 		{"confirmation with unencodable args", RegisterCall{CallID: "k1", Tool: "confirm_action", Args: map[string]any{"confirmed": make(chan int)}}, Invalid, "args"},
 		{"confirmation with overlong args", RegisterCall{CallID: "k1", Tool: "confirm_action", Args: map[string]any{"answer": strings.Repeat("a", MaxArgsBytes)}}, Invalid, "args"},
 		{"confirmation with a bad call id", RegisterCall{CallID: "k 1", Tool: "confirm_action"}, Invalid, "call_id"},
+		// Issue 13 follow-ups, round 2: args or a result nested deeper than
+		// MaxArgsDepth, which the clients could not decode when echoed.
+		{"call with args nested 200 levels", RegisterCall{CallID: "d1", Tool: "book_slot", Args: nested(200, map[string]any{"slot": "tomorrow 4pm"})}, Invalid, "args"},
+		{"call with args nested 17 levels", RegisterCall{CallID: "d1", Tool: "book_slot", Args: nested(17, map[string]any{"slot": "tomorrow 4pm"})}, Invalid, "args"},
+		{"call with a list nested 17 levels", RegisterCall{CallID: "d1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 4pm", "x": nestedList(16)}}, Invalid, "args"},
+		{"confirmation with args nested 17 levels", RegisterCall{CallID: "k1", Tool: "confirm_action", Args: nested(17, map[string]any{"confirmed": true})}, Invalid, "args"},
+		{"Complete with a result nested 17 levels", Complete{JobID: job, Outcome: Failed, Result: nested(17, map[string]any{"ref": "R-1"})}, Invalid, "result"},
+		{"Progress with a result nested 40 levels", Progress{JobID: job, Result: nested(40, map[string]any{"percent": 40.0})}, Invalid, "result"},
 		{"Configure with a bad language", Configure{Language: "en us"}, Invalid, "language"},
 		{"Complete(unknown) before a decision", Complete{JobID: job, Outcome: Unknown}, FailedPrecondition, "outcome"},
 	}

@@ -35,6 +35,9 @@ import (
 //     one the part leaves open ("tonight at 2", "in the morning at 12") is a text key.
 //   - A bare hour with no part of the day and no am/pm ("at 3") is a text key,
 //     distinct from "3pm" (today 15:00): which half the user meant is not known.
+//   - "12am" is midnight, 00:00 of the day (when reads it as noon); "12pm" is noon.
+//   - A match whose rule applies nothing accounts for no words: "tomorrow at 25pm"
+//     (when's Hour rule finds "25pm" and refuses it) is a text key, not the day.
 
 // dateRule is one rule of the English date reading and the kind of thing it says.
 type dateRule struct {
@@ -67,6 +70,7 @@ var dateRules = func() []dateRule {
 	}
 	return append(out,
 		dateRule{dayAfterTomorrow, ruleDay},
+		dateRule{twelveAM, ruleTime},
 		dateRule{partThenHour, ruleTime},
 		dateRule{hourThenPart, ruleTime},
 	)
@@ -85,6 +89,23 @@ var dayAfterTomorrow = &rules.F{
 	RegExp: regexp.MustCompile(`(?i)(?:\W|^)((?:the\s+)?day\s+after\s+tomorrow)(?:\W|$)`),
 	Applier: func(m *rules.Match, c *rules.Context, o *rules.Options, ref time.Time) (bool, error) {
 		c.Duration = 48 * time.Hour
+		return true, nil
+	},
+}
+
+// twelveAM reads "12am", "12:30 a.m.": the first hour of the day, 00:00 and 00:30.
+// when's Hour and HourMinute rules read them as noon (12:00, 12:30), so "tomorrow at
+// 12am" keyed as "tomorrow at 12pm" did and a midnight booking was deduplicated into
+// a noon one (issue 13 follow-ups, round 2). Applied after them, it overrides their
+// hour; "12pm" stays 12:00.
+var twelveAM = &rules.F{
+	RegExp: regexp.MustCompile(`(?i)(?:\W|^)(12)(?:[:.]([0-5]\d))?\s*(a\.?m\.?)(?:\W|$)`),
+	Applier: func(m *rules.Match, c *rules.Context, o *rules.Options, ref time.Time) (bool, error) {
+		h, mm := 0, 0
+		if m.Captures[1] != "" {
+			mm, _ = strconv.Atoi(m.Captures[1])
+		}
+		c.Hour, c.Minute = &h, &mm
 		return true, nil
 	},
 }
@@ -175,8 +196,25 @@ func readEnglishDate(text string, at time.Time) (key string, ok bool) {
 			ms = append(ms, found{m, r.kind, i})
 		}
 	}
+	// Apply the matches in dateRules order; a match whose rule applies nothing ("25pm":
+	// when's Hour rule finds it, then refuses hour 25) accounts for no words.
+	ctx := &rules.Context{Text: text}
+	applied := ms[:0]
+	for _, f := range ms {
+		ok, err := f.m.Apply(ctx, &dateOptions, at)
+		if err != nil {
+			return "", false
+		}
+		if strings.EqualFold(strings.TrimSpace(f.m.Text), "now") {
+			return "", false // the current time of day itself
+		}
+		if ok {
+			applied = append(applied, f)
+		}
+	}
+	ms = applied
 	if len(ms) == 0 {
-		return "", false
+		return "", false // nothing applied
 	}
 	// Every word is inside a match or a filler.
 	for _, w := range dateWordSpans(text) {
@@ -195,20 +233,8 @@ func readEnglishDate(text string, at time.Time) (key string, ok bool) {
 			}
 		}
 	}
-	ctx := &rules.Context{Text: text}
-	applied := false
-	for _, f := range ms { // in dateRules order
-		ok, err := f.m.Apply(ctx, &dateOptions, at)
-		if err != nil {
-			return "", false
-		}
-		applied = applied || ok
-		if strings.EqualFold(strings.TrimSpace(f.m.Text), "now") {
-			return "", false // the current time of day itself
-		}
-	}
-	if !applied || ctx.Duration%(24*time.Hour) != 0 {
-		return "", false // nothing applied, or relative to the current time ("in 2 hours")
+	if ctx.Duration%(24*time.Hour) != 0 {
+		return "", false // relative to the current time ("in 2 hours")
 	}
 	if ctx.Hour != nil && ctx.Minute == nil {
 		zero := 0

@@ -41,6 +41,14 @@ const (
 	MaxCallsPerSession = 1024
 	// MaxArgsBytes bounds a call's args, and a result, JSON-encoded (64 KiB).
 	MaxArgsBytes = 64 << 10
+	// MaxArgsDepth bounds how deeply a call's args, and a result of Complete or
+	// Progress, nest JSON objects and lists: {"a": 1} is 1 level, {"a": [1]} 2. The
+	// arbiter stores these and echoes them (job_args, a function response's result,
+	// GetHistory), and the clients must decode what it echoes: Python's protobuf
+	// refused a Struct from about 34 levels, Node's at 40 ("recursion limit"), and a
+	// response wraps the result a level or two deeper still (issue 13 follow-ups,
+	// round 2). Tool arguments and results are flat in practice; 16 leaves them room.
+	MaxArgsDepth = 16
 	// MaxTextBytes bounds one transcript piece (16 KiB).
 	MaxTextBytes = 16 << 10
 	// MaxUtteranceBytes bounds the text one user utterance keeps (8 KiB, about 1,300

@@ -162,6 +162,42 @@ func checkSize(field string, v any, max int) error {
 	return nil
 }
 
+// checkDepth returns an Invalid error naming field when v, a JSON-shaped value
+// (map[string]any, []any, scalars), nests objects and lists more than max levels deep
+// (MaxArgsDepth); nil otherwise. It stops descending at max+1 levels, so its time is
+// bounded by the part of v within that depth.
+func checkDepth(field string, v any, max int) error {
+	if nestedDeeper(v, max) {
+		return Fieldf(Invalid, field, "nests objects and lists more than %d levels deep (the clients cannot decode what the arbiter would echo)", max)
+	}
+	return nil
+}
+
+// nestedDeeper reports whether v nests objects and lists more than max levels deep.
+func nestedDeeper(v any, max int) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if max <= 0 {
+			return true
+		}
+		for _, e := range v {
+			if nestedDeeper(e, max-1) {
+				return true
+			}
+		}
+	case []any:
+		if max <= 0 {
+			return true
+		}
+		for _, e := range v {
+			if nestedDeeper(e, max-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // findJob returns the session's job named by id. Errors: NotFound naming the job and
 // the session.
 func findJob(s *Session, id string) (*Job, error) {

@@ -98,6 +98,9 @@ func TestAmendIsNotStop(t *testing.T) {
 		{"Actually, Lyon.", "Lyon"}, // keyed as text: another city is another request
 		{"Change it to Monday.", "Monday 3pm"},
 		{"No, the five o'clock one.", "tomorrow 5pm"},
+		// Issue 13 follow-ups, round 2: these were other, and the old slot committed.
+		{"No, Saturday.", "Saturday 3pm"},
+		{"Make that Saturday.", "Saturday 3pm"},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			sp := newStepper(t, bookingPolicy())

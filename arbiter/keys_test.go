@@ -453,6 +453,26 @@ func TestBusinessKeyDatetimeEveryWord(t *testing.T) {
 		{"en", "tomorrow at 3", t0, "tomorrow at 3"},
 		{"en", "at 3 tomorrow", t0, "at 3 tomorrow"},
 		{"en", "3pm", t0, "2026-10-01T15:00"},
+		// 12am is midnight, 00:00 of the day; 12pm noon (issue 13 follow-ups, round 2:
+		// 12am keyed as noon and deduplicated a midnight booking into a noon one). An
+		// hour no clock has is a text key, not the day.
+		{"en", "tomorrow at 12am", t0, "2026-10-02T00:00"},
+		{"en", "tomorrow at 12 a.m.", t0, "2026-10-02T00:00"},
+		{"en", "tomorrow at 12:30am", t0, "2026-10-02T00:30"},
+		{"en", "tomorrow at 12:30 a.m.", t0, "2026-10-02T00:30"},
+		{"en", "12am", t0, "2026-10-01T00:00"},
+		{"en", "tomorrow at 12pm", t0, "2026-10-02T12:00"},
+		{"en", "tomorrow at 12:30pm", t0, "2026-10-02T12:30"},
+		{"en", "tomorrow at 11am", t0, "2026-10-02T11:00"},
+		{"en", "tomorrow at 1am", t0, "2026-10-02T01:00"},
+		{"en", "tomorrow at 25pm", t0, "tomorrow at 25pm"},
+		{"en", "tomorrow at 13pm", t0, "tomorrow at 13pm"},
+		{"en", "tomorrow at 25:00", t0, "tomorrow at 25:00"},
+		{"en", "tonight at 12am", t0, "tonight at 12am"},
+		{"es", "mañana a las 12am", t0, "2026-10-02T00:00"},
+		{"es", "mañana a las 25pm", t0, "mañana a las 25pm"},
+		{"fr", "demain à 12h30am", t0, "2026-10-02T00:30"},
+		{"de", "morgen um 12am", t0, "2026-10-02T00:00"},
 		// A weekday is the next one (a week on when it is today).
 		{"en", "Friday at 3pm", t0, "2026-10-02T15:00"},
 		{"en", "friday at 3 pm", t0, "2026-10-02T15:00"},
@@ -503,6 +523,25 @@ func TestBusinessKeyDatetimeEveryWord(t *testing.T) {
 			t.Errorf("key of %q = %q, want 2026-10-02T15:00", slot, got)
 		}
 	}
+	// Every hour of a 12-hour clock: h am is h mod 12, h pm is h mod 12 + 12.
+	for h := 1; h <= 12; h++ {
+		for _, m := range []string{"", ":30"} {
+			mm := "00"
+			if m != "" {
+				mm = "30"
+			}
+			if got, want := key("en", fmt.Sprintf("tomorrow at %d%sam", h, m), t0), fmt.Sprintf("2026-10-02T%02d:%s", h%12, mm); got != want {
+				t.Errorf("tomorrow at %d%sam: %q, want %q", h, m, got, want)
+			}
+			if got, want := key("en", fmt.Sprintf("tomorrow at %d%s pm", h, m), t0), fmt.Sprintf("2026-10-02T%02d:%s", h%12+12, mm); got != want {
+				t.Errorf("tomorrow at %d%s pm: %q, want %q", h, m, got, want)
+			}
+		}
+	}
+	// Midnight and noon of one day are two keys.
+	if a, b := key("en", "tomorrow at 12am", t0), key("en", "tomorrow at 12pm", t0); a == b {
+		t.Errorf("tomorrow at 12am and at 12pm: one key %q", a)
+	}
 	// A day alone, a bare hour and the minute stay three keys.
 	if a, b, c := key("en", "tomorrow", t0), key("en", "tomorrow at 3", t0), key("en", "tomorrow at 3pm", t0); a == b || b == c || a == c {
 		t.Errorf("tomorrow %q, tomorrow at 3 %q, tomorrow at 3pm %q", a, b, c)
@@ -521,7 +560,7 @@ func TestDateKeyNeverTheCurrentMinute(t *testing.T) {
 	tool := bookSlotTool()
 	words := []string{"tomorrow", "today", "tonight", "friday", "next", "week", "the", "day", "after", "at", "on", "please",
 		"3", "3pm", "8", "15:00", "3:30", "p.m.", "in", "2", "hours", "days", "morning", "evening", "afternoon", "now",
-		"october", "5th", "room", "blue", "or", ","}
+		"october", "5th", "room", "blue", "or", ",", "12am", "12pm", "12:30am", "25pm", "13pm"}
 	rapid.Check(t, func(t *rapid.T) {
 		ws := rapid.SliceOfN(rapid.SampledFrom(words), 1, 6).Draw(t, "words")
 		slot := strings.Join(ws, " ")
@@ -534,7 +573,7 @@ func TestDateKeyNeverTheCurrentMinute(t *testing.T) {
 		}
 		if a != "book_slot(slot="+normText(slot)+")" {
 			for _, w := range ws {
-				if w == "room" || w == "blue" || w == "or" {
+				if w == "room" || w == "blue" || w == "or" || w == "25pm" || w == "13pm" {
 					t.Fatalf("key of %q is a date, %q, though %q is no date word", slot, a, w)
 				}
 			}

@@ -591,7 +591,7 @@ func validateLanguage(lang string, ph speech.Phrases) (speech.Phrases, error) {
 		name string
 		list []string
 	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
-		{"not_stop", ph.NotStop}, {"correct", ph.Correct}} {
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}} {
 		if err := validatePhrases(l.list, field(at, l.name)...); err != nil {
 			return ph, err
 		}

@@ -117,7 +117,7 @@ func phrasesDoc(ph speech.Phrases) map[string]any {
 		key  string
 		list []string
 	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
-		{"not_stop", ph.NotStop}, {"correct", ph.Correct}} {
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}} {
 		if l.list != nil {
 			m[l.key] = list(l.list)
 		}

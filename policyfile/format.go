@@ -82,6 +82,7 @@ type language struct {
 	WeakAmend []text `yaml:"weak_amend"`
 	NotStop   []text `yaml:"not_stop"`
 	Correct   []text `yaml:"correct"`
+	Bare      []text `yaml:"bare"`
 }
 
 // The scalar types take exactly one kind of YAML node each and convert nothing (a
@@ -351,7 +352,7 @@ func (l *language) phrases(lang string) (speech.Phrases, error) {
 		in   []text
 		out  *[]string
 	}{{"stop", l.Stop, &ph.Stop}, {"soft", l.Soft, &ph.Soft}, {"amend", l.Amend, &ph.Amend}, {"weak_amend", l.WeakAmend, &ph.WeakAmend},
-		{"not_stop", l.NotStop, &ph.NotStop}, {"correct", l.Correct, &ph.Correct}} {
+		{"not_stop", l.NotStop, &ph.NotStop}, {"correct", l.Correct, &ph.Correct}, {"bare", l.Bare, &ph.Bare}} {
 		if *list.out, err = phrases(list.in, "languages", lang, list.name); err != nil {
 			return ph, err
 		}

@@ -20,7 +20,7 @@
 // amend_phrases lists (English; left out, the arbiter's defaults apply; an explicit
 // empty amend_phrases means none, an empty stop_phrases is refused: it would turn
 // every stop off) and a languages mapping (per language: stop, soft, amend,
-// weak_amend, not_stop and correct lists replacing the built-in set, stop left out
+// weak_amend, not_stop, correct and bare lists replacing the built-in set, stop left out
 // keeping the built-in stops; speech.Phrases says what each list does).
 //
 // Every error is an *arbiter.Error of kind arbiter.Invalid whose message starts with

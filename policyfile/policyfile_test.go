@@ -665,6 +665,7 @@ languages:
   it:
     stop: [fermati, "non farlo"]
     amend: [invece]
+    bare: ["no"]
 `), "phrases.yaml")
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -679,10 +680,20 @@ languages:
 	if got, _ := speech.Classify("Fermati!", it); got != speech.IntentStop {
 		t.Errorf("Classify with the file's Italian phrases: %s", got)
 	}
+	if !reflect.DeepEqual(it.Bare, []string{"no"}) {
+		t.Errorf("languages.it.bare = %q", it.Bare)
+	}
+	if got, _ := speech.Classify("No!", it); got != speech.IntentStop {
+		t.Errorf("Classify(No!) with the file's Italian bare words: %s", got)
+	}
+	if got, _ := speech.Classify("No problema", it); got != speech.IntentOther {
+		t.Errorf("Classify(No problema) with the file's Italian bare words: %s", got)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{"languages:\n  Spanish:\n    stop: [para]\n", "x.yaml:2: languages.Spanish: \"Spanish\" is not a primary language subtag"},
 		{"languages:\n  es:\n    stopp: [para]\n", "x.yaml:3: languages.es.stopp: unknown field"},
 		{"amend_phrases: [\"...\"]\n", "x.yaml:1: amend_phrases[0]: \"...\" has no words"},
+		{"languages:\n  es:\n    bare: [\"¡!\"]\n", "x.yaml:3: languages.es.bare[0]"},
 		{"languages:\n  es:\n    stop: para\n", "x.yaml:3: languages.es.stop"},
 	} {
 		_, err := Parse([]byte(tc.in), "x.yaml")

@@ -64,6 +64,32 @@ func args(t testing.TB, m map[string]any) *structpb.Struct {
 	return s
 }
 
+// deep wraps leaf in objects so that the result is n levels deep ({"a": {"a": leaf}}
+// is 3).
+func deep(n int, leaf map[string]any) map[string]any {
+	v := leaf
+	for i := 1; i < n; i++ {
+		v = map[string]any{"a": v}
+	}
+	return v
+}
+
+// TestArgsAtTheDepthLimit: args of exactly arbiter.MaxArgsDepth levels are accepted
+// and registered (one level more is INVALID_ARGUMENT: TestBadInput).
+func TestArgsAtTheDepthLimit(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	a := deep(arbiter.MaxArgsDepth, map[string]any{"x": 1})
+	a["slot"] = "tomorrow 3pm"
+	reg, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "book_slot", Args: args(t, a)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Disposition != arbiterv1.Disposition_DISPOSITION_EXECUTE {
+		t.Fatalf("disposition %v", reg.Disposition)
+	}
+}
+
 func wantCode(t *testing.T, err error, code codes.Code, field string) {
 	t.Helper()
 	st, _ := status.FromError(err)
@@ -242,6 +268,24 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c3", Tool: "book_slot", Args: args(t, big)})
 			return err
 		}, codes.InvalidArgument, "args", server.ReasonInvalidField},
+		{"args nested 200 levels", func() error {
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c5", Tool: "book_slot", Args: args(t, deep(200, map[string]any{"slot": "friday 3pm"}))})
+			return err
+		}, codes.InvalidArgument, "args", server.ReasonInvalidField},
+		{"args nested 17 levels", func() error {
+			a := deep(17, map[string]any{"x": 1})
+			a["slot"] = "friday 3pm"
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c6", Tool: "book_slot", Args: args(t, a)})
+			return err
+		}, codes.InvalidArgument, "args", server.ReasonInvalidField},
+		{"complete result nested 17 levels", func() error {
+			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Result: args(t, deep(17, map[string]any{"ref": "R-1"}))})
+			return err
+		}, codes.InvalidArgument, "result", server.ReasonInvalidField},
+		{"progress result nested 17 levels", func() error {
+			_, err := f.c.ReportProgress(ctx, &arbiterv1.ReportProgressRequest{SessionId: "s1", JobId: reg.JobId, Result: args(t, deep(17, map[string]any{"percent": 40}))})
+			return err
+		}, codes.InvalidArgument, "result", server.ReasonInvalidField},
 		{"unknown behavior", func() error {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c4", Tool: "book_slot", Behavior: 9})
 			return err

@@ -58,6 +58,14 @@ type Phrases struct {
 	// past a comma ("not" in "Not Friday, Saturday"): the sentence amends, at the
 	// marker's place, as an Amend marker does.
 	Correct []string `json:",omitempty"`
+	// Bare stop words ("no") refuse only as a clause of their own, a run of them
+	// between the start of a sentence or a comma and a comma or a sentence end: such a
+	// clause that ends its sentence stops ("No.", "No!", "No, no."); one that a comma
+	// and more words of the same sentence follow corrects ("No, Saturday."), at its
+	// place, as a Correct marker does. Inside a longer clause they are nothing ("No
+	// problem", "no worries"). Issue 13, round 2: a bare "No." while a booking was
+	// pending committed it.
+	Bare []string `json:",omitempty"`
 }
 
 // DefaultLanguage is the language of a session that does not say.
@@ -69,31 +77,44 @@ const DefaultLanguage = "en"
 var DefaultPhrases = map[string]Phrases{
 	"en": {
 		Stop: []string{"stop", "cancel", "don't", "do not", "never mind", "nevermind", "forget it", "forget about it", "scratch that", "abort",
-			"nope", "no no", "changed my mind", "change my mind", "hold off"},
-		Soft: []string{"wait", "hold on", "hang on", "change of plans", "change of plan"},
+			"nope", "no no", "changed my mind", "change my mind", "hold off",
+			"nah", "no thanks", "no thank you", "not yet", "not now", "i said no", "skip it", "skip that", "drop it", "drop that",
+			"call it off", "call that off", "let's not", "let us not", "undo"},
+		Soft: []string{"wait", "hold on", "hang on", "change of plans", "change of plan", "hold it", "hold up", "pause",
+			"let me think about it", "let me think about that", "let me think it over"},
 		Amend: []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with",
-			"i meant", "change of plans", "change of plan"},
+			"i meant", "change of plans", "change of plan", "make that"},
 		WeakAmend: []string{"actually", "rather"},
 		NotStop:   []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop"},
 		Correct:   []string{"not"},
+		Bare:      []string{"no"},
 	},
 	"es": {
-		Stop:      []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo"},
+		Stop: []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo",
+			"stop", "no no", "no lo reserves", "cambié de opinión", "cambie de opinion", "cambiado de opinión", "cambiado de opinion",
+			"ahora no", "todavía no", "todavia no"},
 		Soft:      []string{"espera", "un momento"},
-		Amend:     []string{"mejor", "cámbialo a", "cambialo a", "cambia a", "en vez de", "en lugar de", "hazlo a las", "no el", "no la"},
+		Amend:     []string{"mejor", "cámbialo a", "cambialo a", "cambia a", "en vez de", "en lugar de", "hazlo a las", "no el", "no la", "quise decir", "quería decir", "queria decir"},
 		WeakAmend: []string{"en realidad"},
+		Bare:      []string{"no", "para"},
 	},
 	"fr": {
-		Stop:      []string{"arrête", "arrêtez", "stop", "annule", "annulez", "laisse tomber", "ne le fais pas", "ne réserve pas", "oublie"},
+		Stop: []string{"arrête", "arrêtez", "stop", "annule", "annulez", "laisse tomber", "ne le fais pas", "ne réserve pas", "oublie",
+			"non non", "changé d'avis", "change d'avis", "pas maintenant", "pas encore"},
 		Soft:      []string{"attends", "attendez", "une seconde"},
-		Amend:     []string{"plutôt", "change pour", "mets", "mettez", "à la place", "non le", "non la"},
+		Amend:     []string{"plutôt", "change pour", "mets", "mettez", "à la place", "non le", "non la", "je voulais dire"},
 		WeakAmend: []string{"en fait", "finalement"},
+		Correct:   []string{"pas"},
+		Bare:      []string{"non"},
 	},
 	"de": {
-		Stop:      []string{"stopp", "stop", "halt", "hör auf", "abbrechen", "brich ab", "storniere", "lass es", "vergiss es", "nicht buchen"},
+		Stop: []string{"stopp", "stop", "halt", "hör auf", "abbrechen", "brich ab", "storniere", "lass es", "vergiss es", "nicht buchen",
+			"nein nein", "anders überlegt", "anders uberlegt", "anders ueberlegt", "nicht jetzt", "noch nicht"},
 		Soft:      []string{"warte", "moment"},
-		Amend:     []string{"lieber", "stattdessen", "mach es", "ändere es auf", "nein den", "nein die", "nein das"},
+		Amend:     []string{"lieber", "stattdessen", "mach es", "ändere es auf", "nein den", "nein die", "nein das", "ich meinte"},
 		WeakAmend: []string{"eigentlich"},
+		Correct:   []string{"nicht"},
+		Bare:      []string{"nein"},
 	},
 }
 
@@ -229,13 +250,15 @@ var questionWords = map[string]bool{
 // Classify reads an utterance's intent under a language's phrases and returns it with
 // the phrase that decided (empty for other and unknown).
 //
-// The rules, in order: no words is unknown; the later of the last stop phrase and the
-// last amend marker (in an utterance with words besides it) or correction ("not
-// Friday, Saturday": a Correct marker beginning a clause that a comma follows, then
-// more words) decides, so "cancel that and book 4pm instead" amends and "make it
+// The rules, in order: no words is unknown; the later of the last stop phrase (or
+// bare clause ending its sentence: "No.") and the last amend marker (in an utterance
+// with words besides it) or correction ("not Friday, Saturday": a Correct marker
+// beginning a clause that a comma follows, then more words; "No, Saturday": a bare
+// clause that a comma and more words follow) decides, so "cancel that and book 4pm instead" amends and "make it
 // 4pm... no, stop" stops; a stop or soft stop phrase that begins inside a NotStop
 // phrase ("don't stop", "don't forget") is none; a soft stop ("wait") stops unless an
-// amendment is present; a weak amend marker ("actually") amends only a short statement
+// amendment is present (a bare word's correction followed by a soft stop, "No,
+// wait.", stops); a weak amend marker ("actually") amends only a short statement
 // that is not a question; anything else is other.
 //
 // Classify is pure and safe for concurrent use. It takes time linear in len(text);
@@ -257,19 +280,28 @@ func Classify(text string, p Phrases) (Intent, string) {
 	if at, marker := correctionAt(text, words, indexPhrases(p.Correct)); at > amendAt {
 		amendAt, amend = at, marker
 	}
+	bareStopAt, bareAmendAt, bareStop, bareAmend := bareClauses(text, words, indexPhrases(p.Bare))
+	if bareStopAt > stopAt {
+		stopAt, stop = bareStopAt, bareStop
+	}
+	if bareAmendAt > amendAt {
+		amendAt, amend = bareAmendAt, bareAmend
+	}
 	question := strings.ContainsAny(text, "?") || questionWords[words[0]]
 	if amendAt < 0 && len(p.WeakAmend) > 0 && !question {
 		if at, weak, n := lastIndex(words, indexPhrases(p.WeakAmend)); at >= 0 && at+n < len(words) && len(words)-n <= 4 {
 			amendAt, amend = at, weak
 		}
 	}
+	softAt, soft := lastOutside(words, indexPhrases(p.Soft), notStop)
 	switch {
 	case stopAt >= 0 && stopAt >= amendAt: // a tie ("mejor no") stops: fail closed
 		return IntentStop, stop
+	case amendAt >= 0 && amendAt == bareAmendAt && softAt > amendAt:
+		return IntentStop, soft // "No, wait.": a bare word's correction is a soft stop
 	case amendAt >= 0:
 		return IntentAmend, amend
-	}
-	if _, soft := lastOutside(words, indexPhrases(p.Soft), notStop); soft != "" {
+	case soft != "":
 		return IntentStop, soft
 	}
 	return IntentOther, ""
@@ -345,6 +377,53 @@ func correctionAt(text string, words []string, x *phraseIndex) (int, string) {
 		}
 	}
 	return -1, ""
+}
+
+// bareClauses returns the word index and the phrase of the last clause of bare words
+// of x that ends its sentence (a stop: "No.") and of the last one that a comma and more
+// words of its sentence follow (a correction: "No, Saturday."), in text (normalised;
+// words = Words(text)); -1 and "" for none. A clause is a run of words that begins the
+// text, a sentence or follows a comma, and ends at a comma, a sentence end or the end
+// of the text; it is a bare clause when bare phrases make up all its words. The index
+// returned is that of the clause's last phrase.
+func bareClauses(text string, words []string, x *phraseIndex) (stopAt, amendAt int, stop, amend string) {
+	stopAt, amendAt = -1, -1
+	if !anyFirst(words, x) {
+		return
+	}
+	breaks := wordBreaks(text, len(words))
+	for i := 0; i < len(words); {
+		// words[i] starts a clause; find its end and whether bare phrases fill it.
+		j, last, lastText, bare := i, -1, "", true
+		for j < len(words) && (j == i || (breaks[j] != ',' && breaks[j] != '.')) {
+			if !bare {
+				j++
+				continue
+			}
+			matched := false
+			for _, p := range x.byFirst[words[j]] {
+				n := len(p.words)
+				if hasPrefix(words[j:], p.words) && !slices.ContainsFunc(breaks[j+1:j+n], func(b byte) bool { return b == ',' || b == '.' }) {
+					last, lastText, matched = j, p.text, true
+					j += n
+					break
+				}
+			}
+			if !matched {
+				bare = false
+				j++
+			}
+		}
+		if bare && last >= 0 {
+			if j == len(words) || breaks[j] == '.' {
+				stopAt, stop = last, lastText
+			} else {
+				amendAt, amend = last, lastText
+			}
+		}
+		i = j
+	}
+	return
 }
 
 // anyFirst reports whether a phrase of x may start at one of words.

@@ -31,7 +31,6 @@ func TestClassify(t *testing.T) {
 		{"en", "Actually, what's the weather like there?", IntentOther},
 		{"en", "Thanks!", IntentOther},
 		{"en", "Make it", IntentOther}, // a marker without new details
-		{"en", "No thanks.", IntentOther},
 		{"en", "Book me the 3:00 p.m. slot tomorrow, please.", IntentOther},
 		{"en", "...", IntentUnknown},
 		// Spanish, French, German.
@@ -148,6 +147,143 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 	for _, c := range cases {
 		if got, phrase := Classify(c.text, en); got != c.want {
 			t.Errorf("Classify(%q) = %s (%q), want %s", c.text, got, phrase, c.want)
+		}
+	}
+}
+
+// round3Stops are the English stops a fresh user found committing a pending booking
+// (issue 13 follow-ups, round 2): each stops alone, and after any other sentence
+// (TestClassifyRound3Properties). round3SoftStops stop alone, but an amendment
+// elsewhere in the utterance wins over them.
+var (
+	round3Stops = []string{"No!", "No.", "Not yet.", "Nah.", "No thank you.", "No thanks.", "Skip it.", "Drop it.",
+		"Call it off.", "Let's not.", "Undo that.", "I said no.", "Not now.", "Not now, thanks", "No, thanks.", "No, no.", "No?"}
+	round3SoftStops = []string{"Hold it.", "Hold up.", "Pause.", "Let me think about it first.", "No, wait."}
+	// round3Others hold a bare word or a stop's words without refusing.
+	round3Others = []string{"No problem", "No problem.", "No worries!", "Not bad.", "Not bad at all", "No worries, book it.",
+		"There's no rush.", "No way that's the price?", "Not really a problem", "I have no idea", "Now is fine", "Yes, now."}
+)
+
+// TestClassifyRound3 (issue 13 follow-ups, round 2): bare refusals and the other
+// stops that committed, amends that committed the old slot, and look-alikes that stay
+// other.
+func TestClassifyRound3(t *testing.T) {
+	type tc struct {
+		lang, text string
+		want       Intent
+	}
+	var cases []tc
+	for _, s := range round3Stops {
+		cases = append(cases, tc{"en", s, IntentStop})
+	}
+	for _, s := range round3SoftStops {
+		cases = append(cases, tc{"en", s, IntentStop})
+	}
+	for _, s := range round3Others {
+		cases = append(cases, tc{"en", s, IntentOther})
+	}
+	cases = append(cases,
+		// A bare "no" that a comma and new details follow corrects; a later stop wins.
+		tc{"en", "No, Saturday.", IntentAmend},
+		tc{"en", "No, no, Saturday.", IntentAmend},
+		tc{"en", "No, Saturday. No!", IntentStop},
+		tc{"en", "No, stop.", IntentStop},
+		tc{"en", "No, not now.", IntentStop},
+		tc{"en", "Hold up, make it 4pm.", IntentAmend},
+		tc{"en", "Make it 4pm, no, 5pm.", IntentAmend},
+		tc{"en", "Book 4pm. No.", IntentStop},
+	)
+	for _, c := range cases {
+		t.Run(c.lang+"/"+c.text, func(t *testing.T) {
+			if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != c.want {
+				t.Errorf("Classify(%q) = %s (%q), want %s", c.text, got, phrase, c.want)
+			}
+		})
+	}
+}
+
+// round3Languages are the Spanish, French and German stops of issue 13's follow-ups,
+// round 2: the English loanword "stop" in Spanish, repeated refusals and "changed my
+// mind"; each stops alone and after any statement (TestClassifyRound3Properties).
+var round3Languages = map[string][]string{
+	"es": {"Stop.", "stop", "Para, no lo reserves.", "Para.", "No no no.", "No.", "¡No!", "Cambié de opinión", "Cambie de opinion.",
+		"He cambiado de opinión", "Ahora no.", "Todavía no."},
+	"fr": {"Non non non.", "Non.", "Non, non.", "J'ai changé d'avis", "J’ai changé d’avis.", "Pas maintenant.", "Pas encore."},
+	"de": {"Nein nein nein.", "Nein.", "Nein!", "Ich habe es mir anders überlegt", "Hab's mir anders überlegt.", "Nicht jetzt.", "Noch nicht."},
+}
+
+// round3LanguageOthers hold a bare word or a stop's words without refusing.
+var round3LanguageOthers = map[string][]string{
+	"es": {"Para mañana a las tres, por favor.", "No sé, ¿qué hora es?", "No hay problema.", "Reserva para dos."},
+	"fr": {"Non merci pour l'info, c'est parfait", "Il n'y a pas de problème.", "Non loin d'ici."},
+	"de": {"Nein danke für die Info, das passt", "Kein Problem.", "Das ist nicht schlecht."},
+}
+
+func TestClassifyRound3Languages(t *testing.T) {
+	for lang, ss := range round3Languages {
+		for _, s := range ss {
+			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentStop {
+				t.Errorf("%s: Classify(%q) = %s (%q), want stop", lang, s, got, phrase)
+			}
+		}
+	}
+	for lang, ss := range round3LanguageOthers {
+		for _, s := range ss {
+			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentOther {
+				t.Errorf("%s: Classify(%q) = %s (%q), want other", lang, s, got, phrase)
+			}
+		}
+	}
+	// A bare word that a comma and new details follow corrects.
+	for lang, s := range map[string]string{"es": "No, a las cuatro.", "fr": "Non, samedi.", "de": "Nein, Samstag."} {
+		if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentAmend {
+			t.Errorf("%s: Classify(%q) = %s (%q), want amend", lang, s, got, phrase)
+		}
+	}
+}
+
+// TestClassifyRound3Corrections (issue 13 follow-ups, round 2): corrections that read
+// as other committed the old slot; each amends.
+func TestClassifyRound3Corrections(t *testing.T) {
+	for _, c := range []struct{ lang, text string }{
+		{"en", "No, Saturday."},
+		{"en", "No, Saturday at 4pm please."},
+		{"en", "Make that Saturday."},
+		{"en", "Sorry, make that Saturday."},
+		{"fr", "Pas vendredi, samedi."},
+		{"fr", "Non, pas vendredi, samedi."},
+		{"fr", "Pardon, je voulais dire à 16h."},
+		{"de", "Nicht Freitag, Samstag."},
+		{"de", "Nein, nicht Freitag, Samstag."},
+		{"de", "Entschuldigung, ich meinte um 16 Uhr."},
+		{"es", "Perdón, quise decir a las 4."},
+		{"es", "Perdon, quise decir a las 4."},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentAmend {
+			t.Errorf("%s: Classify(%q) = %s (%q), want amend", c.lang, c.text, got, phrase)
+		}
+	}
+	// Not corrections: a marker alone, or a negation with nothing after its comma.
+	for _, c := range []struct{ lang, text string }{
+		{"en", "Make that"},
+		{"fr", "Pas vendredi"},
+		{"fr", "Ce n'est pas grave."},
+		{"de", "Nicht Freitag"},
+		{"de", "Das ist nicht schlimm."},
+		{"es", "Quise decir"},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentOther {
+			t.Errorf("%s: Classify(%q) = %s (%q), want other", c.lang, c.text, got, phrase)
+		}
+	}
+	// A stop said after the correction still wins; "nicht buchen" is a stop.
+	for _, c := range []struct{ lang, text string }{
+		{"de", "Nicht buchen, bitte."},
+		{"fr", "Pas vendredi, samedi. Non, arrête."},
+		{"en", "Make that Saturday. No, cancel it."},
+	} {
+		if got, phrase := Classify(c.text, DefaultPhrases[c.lang]); got != IntentStop {
+			t.Errorf("%s: Classify(%q) = %s (%q), want stop", c.lang, c.text, got, phrase)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func vocabulary() []string {
 		seen[w] = true
 	}
 	en := DefaultPhrases["en"]
-	for _, l := range [][]string{en.Stop, en.Soft, en.Amend, en.WeakAmend, en.NotStop, en.Correct} {
+	for _, l := range [][]string{en.Stop, en.Soft, en.Amend, en.WeakAmend, en.NotStop, en.Correct, en.Bare} {
 		for _, p := range l {
 			seen[p] = true
 		}
@@ -166,11 +166,11 @@ func checkClassify(t fataler, s string, p Phrases) {
 		}
 		return
 	case IntentStop:
-		if !slices.Contains(p.Stop, phrase) && !slices.Contains(p.Soft, phrase) {
+		if !slices.Contains(p.Stop, phrase) && !slices.Contains(p.Soft, phrase) && !slices.Contains(p.Bare, phrase) {
 			t.Fatalf("Classify(%q) = stop by %q, not a stop phrase", s, phrase)
 		}
 	case IntentAmend:
-		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) && !slices.Contains(p.Correct, phrase) {
+		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) && !slices.Contains(p.Correct, phrase) && !slices.Contains(p.Bare, phrase) {
 			t.Fatalf("Classify(%q) = amend by %q, not an amend phrase", s, phrase)
 		}
 	default:
@@ -212,7 +212,7 @@ func TestClassifyProperties(t *testing.T) {
 			checkClassify(t, s, DefaultPhrases[lang])
 		}
 		p := Phrases{Stop: list.Draw(t, "stop"), Soft: list.Draw(t, "soft"), Amend: list.Draw(t, "amend"), WeakAmend: list.Draw(t, "weak"),
-			NotStop: list.Draw(t, "notstop"), Correct: list.Draw(t, "correct")}
+			NotStop: list.Draw(t, "notstop"), Correct: list.Draw(t, "correct"), Bare: list.Draw(t, "bare")}
 		checkClassify(t, s, p)
 		// A last sentence that says only "Stop." stops, whatever came before: no
 		// NotStop phrase or correction reaches across a sentence end.
@@ -223,7 +223,7 @@ func TestClassifyProperties(t *testing.T) {
 		// place after a call classifies by its new content.
 		in, ph := Classify(s, p)
 		cp := Phrases{Stop: slices.Clone(p.Stop), Soft: slices.Clone(p.Soft), Amend: slices.Clone(p.Amend), WeakAmend: slices.Clone(p.WeakAmend),
-			NotStop: slices.Clone(p.NotStop), Correct: slices.Clone(p.Correct)}
+			NotStop: slices.Clone(p.NotStop), Correct: slices.Clone(p.Correct), Bare: slices.Clone(p.Bare)}
 		if in2, ph2 := Classify(s, cp); in2 != in || ph2 != ph {
 			t.Fatalf("Classify(%q) = %s %q, with a copy of the phrases %s %q", s, in, ph, in2, ph2)
 		}
@@ -231,7 +231,7 @@ func TestClassifyProperties(t *testing.T) {
 			p.Stop[0] = "zzz unlikely"
 			cp.Stop[0] = "zzz unlikely"
 			in, ph = Classify(s, p)
-			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend, NotStop: cp.NotStop, Correct: cp.Correct}); in2 != in || ph2 != ph {
+			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend, NotStop: cp.NotStop, Correct: cp.Correct, Bare: cp.Bare}); in2 != in || ph2 != ph {
 				t.Fatalf("Classify(%q) after changing a phrase in place = %s %q, want %s %q", s, in, ph, in2, ph2)
 			}
 		}
@@ -250,5 +250,29 @@ func FuzzClassify(f *testing.F) {
 	langs := []string{"en", "es", "fr", "de"}
 	f.Fuzz(func(t *testing.T, s string, lang uint8) {
 		checkClassify(t, s, DefaultPhrases[langs[int(lang)%len(langs)]])
+	})
+}
+
+// TestClassifyRound3Properties: each stop of round3Stops is a stop after any
+// statement and a sentence end (a refusal said last is never read as consent), and
+// each look-alike of round3Others said alone after a sentence that stops still stops
+// (a look-alike never undoes a stop before it).
+func TestClassifyRound3Properties(t *testing.T) {
+	en := DefaultPhrases["en"]
+	rapid.Check(t, func(t *rapid.T) {
+		s := statement().Draw(t, "s")
+		stop := rapid.SampledFrom(round3Stops).Draw(t, "stop")
+		if got, by := Classify(s+". "+stop, en); got != IntentStop {
+			t.Fatalf("Classify(%q) = %s (%q), want stop", s+". "+stop, got, by)
+		}
+		lang := rapid.SampledFrom([]string{"es", "fr", "de"}).Draw(t, "lang")
+		stop = rapid.SampledFrom(round3Languages[lang]).Draw(t, "langStop")
+		if got, by := Classify(s+". "+stop, DefaultPhrases[lang]); got != IntentStop {
+			t.Fatalf("%s: Classify(%q) = %s (%q), want stop", lang, s+". "+stop, got, by)
+		}
+		other := rapid.SampledFrom(round3Others).Draw(t, "other")
+		if got, by := Classify("Stop. "+other, en); got != IntentStop {
+			t.Fatalf("Classify(%q) = %s (%q), want stop", "Stop. "+other, got, by)
+		}
 	})
 }

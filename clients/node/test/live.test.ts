@@ -593,4 +593,38 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
       client.close();
     }
   });
+
+  it("refuse args and results nested past 16 levels; 16 levels come back and decode", async () => {
+    // @grpc/grpc-js and ts-proto refuse a Struct from about 40 levels ("recursion limit").
+    const nested = (n: number, leaf: Record<string, unknown>): Record<string, unknown> => {
+      let v = leaf;
+      for (let i = 1; i < n; i++) v = { a: v };
+      return v;
+    };
+    const client = new ArbiterClient(process.env.ARBITER_TARGET!, { retry: FAST, logger: quiet });
+    const sessionId = `nesting-node-${process.pid}`;
+    const invalid = (field: string) => (e: unknown) => {
+      assert.ok(e instanceof InvalidArgumentError);
+      assert.equal(e.field, field);
+      return true;
+    };
+    try {
+      await assert.rejects(
+        client.registerCall({ sessionId, callId: "fc_1", tool: "book_slot", args: { ...nested(17, { x: 1 }), slot: "tomorrow 3pm" } }),
+        invalid("args"),
+      );
+      const reg = await client.registerCall({ sessionId, callId: "fc_2", tool: "get_weather", args: nested(16, { city: "Lyon" }) });
+      assert.equal(reg.disposition, pb.Disposition.DISPOSITION_EXECUTE);
+      await assert.rejects(
+        client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_RESULT, result: nested(17, { t: 20 }) }),
+        invalid("result"),
+      );
+      const done = await client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_RESULT, result: nested(16, { t: 20 }) });
+      const resp = done.effects?.responses.find((r) => r.callId === "fc_2");
+      assert.deepEqual(resp?.payload?.result, nested(16, { t: 20 }));
+      await client.closeSession({ sessionId });
+    } finally {
+      client.close();
+    }
+  });
 });

@@ -14,6 +14,7 @@ import time
 import unittest
 
 import grpc
+from google.protobuf import json_format, struct_pb2
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -623,6 +624,43 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
         )
         self.assertEqual((conf.language, conf.response_scheduling), ("es", True))
         await self.client.close_session(pb.CloseSessionRequest(session_id=sid))
+
+    async def test_nesting_limit(self):
+        """Args or a result nested past 16 levels are refused naming the field; a result
+        of 16 levels comes back in the function response and decodes (python3-protobuf
+        refuses a Struct from about 34 levels)."""
+
+        def nested(n, leaf):
+            for _ in range(n - 1):
+                leaf = {"a": leaf}
+            return leaf
+
+        sid = f"nesting-{os.getpid()}"
+        deep = pb.RegisterCallRequest(session_id=sid, call_id="fc_1", tool="book_slot")
+        deep.args.update(dict(nested(17, {"x": 1}), slot="tomorrow 3pm"))
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.register_call(deep)
+        self.assertEqual(cm.exception.field, "args")
+        req = pb.RegisterCallRequest(session_id=sid, call_id="fc_2", tool="get_weather")
+        req.args.update(nested(16, {"city": "Lyon"}))
+        reg = await self.client.register_call(req)
+        self.assertEqual(reg.disposition, pb.DISPOSITION_EXECUTE)
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.complete(pb.CompleteRequest(
+                session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_RESULT, result=_struct(nested(17, {"t": 20}))))
+        self.assertEqual(cm.exception.field, "result")
+        done = await self.client.complete(pb.CompleteRequest(
+            session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_RESULT, result=_struct(nested(16, {"t": 20}))))
+        [resp] = [r for r in done.effects.responses if r.call_id == "fc_2"]
+        got = json_format.MessageToDict(resp.payload)["result"]
+        self.assertEqual(got, nested(16, {"t": 20}))
+        await self.client.close_session(pb.CloseSessionRequest(session_id=sid))
+
+
+def _struct(d):
+    s = struct_pb2.Struct()
+    s.update(d)
+    return s
 
 
 if __name__ == "__main__":

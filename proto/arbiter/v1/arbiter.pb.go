@@ -948,7 +948,10 @@ type RegisterCallRequest struct {
 	// Required. The function name: 1 to 128 characters from [A-Za-z0-9_.:-].
 	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
 	// The function call's arguments as the model sent them. At most 64 KiB when
-	// serialised; INVALID_ARGUMENT names `args` above that. For a side-effecting tool
+	// serialised, and at most 16 levels of JSON objects and lists deep (the args object
+	// itself is one level: {"a": {"b": 1}} is 2), because the arbiter echoes them and
+	// the clients' protobuf runtimes refuse deeper Structs; INVALID_ARGUMENT names
+	// `args` above either bound and nothing is recorded. For a side-effecting tool
 	// every key argument of the tool policy is required unless the policy marks it
 	// `optional`: a call without one (absent, null, empty, NaN, or "undefined") is
 	// rejected (DISPOSITION_REJECT, an error response naming the argument) and never
@@ -1938,7 +1941,9 @@ type CompleteRequest struct {
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
 	// The backend's result (a booking reference, a read-only tool's output): the function
 	// responses carry it whole under `result` (FunctionResponse.payload), so none of its
-	// fields can overwrite the arbiter's. At most 64 KiB serialised.
+	// fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
+	// JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
+	// `result` above either bound and nothing changes.
 	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
 	// For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model.
 	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
@@ -2898,7 +2903,9 @@ type ReportProgressRequest struct {
 	// Required. The job still running. NOT_FOUND when unknown.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The progress to show the model (e.g. {"percent": 40}): merged into the interim
-	// payload with `status` "in_progress". At most 64 KiB serialised.
+	// payload with `status` "in_progress". At most 64 KiB serialised and 16 levels of
+	// JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
+	// `result` above either bound and nothing changes.
 	Result *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
 	// The agent's id for this event (optional): 1 to 128 characters from
 	// [A-Za-z0-9_.:-], unique among the session's ReportProgress requests, else

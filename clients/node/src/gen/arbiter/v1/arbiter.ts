@@ -863,7 +863,10 @@ export interface RegisterCallRequest {
   tool: string;
   /**
    * The function call's arguments as the model sent them. At most 64 KiB when
-   * serialised; INVALID_ARGUMENT names `args` above that. For a side-effecting tool
+   * serialised, and at most 16 levels of JSON objects and lists deep (the args object
+   * itself is one level: {"a": {"b": 1}} is 2), because the arbiter echoes them and
+   * the clients' protobuf runtimes refuse deeper Structs; INVALID_ARGUMENT names
+   * `args` above either bound and nothing is recorded. For a side-effecting tool
    * every key argument of the tool policy is required unless the policy marks it
    * `optional`: a call without one (absent, null, empty, NaN, or "undefined") is
    * rejected (DISPOSITION_REJECT, an error response naming the argument) and never
@@ -1213,7 +1216,9 @@ export interface CompleteRequest {
   /**
    * The backend's result (a booking reference, a read-only tool's output): the function
    * responses carry it whole under `result` (FunctionResponse.payload), so none of its
-   * fields can overwrite the arbiter's. At most 64 KiB serialised.
+   * fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
+   * JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
+   * `result` above either bound and nothing changes.
    */
   result:
     | { [key: string]: any }
@@ -1448,7 +1453,9 @@ export interface ReportProgressRequest {
   jobId: string;
   /**
    * The progress to show the model (e.g. {"percent": 40}): merged into the interim
-   * payload with `status` "in_progress". At most 64 KiB serialised.
+   * payload with `status` "in_progress". At most 64 KiB serialised and 16 levels of
+   * JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
+   * `result` above either bound and nothing changes.
    */
   result:
     | { [key: string]: any }
