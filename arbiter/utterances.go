@@ -242,9 +242,17 @@ func (ev Transcript) apply(st *step) error {
 		return nil
 	}
 	u.Interim = ""
-	u.Text = speech.KeepTail(joinPiece(u.Text, ev.Text), MaxUtteranceBytes)
+	joined, alt := joinPiece(u.Text, ev.Text)
+	u.Text = speech.KeepTail(joined, MaxUtteranceBytes)
 	u.Final = true
-	u.Intent, u.Stop = speech.Classify(u.Text, st.e.Policy.Phrases(s.Language))
+	phrases := st.e.Policy.Phrases(s.Language)
+	u.Intent, u.Stop = speech.Classify(u.Text, phrases)
+	if alt != "" && u.Intent != speech.IntentStop {
+		// The other reading of the join: a stop in either is a stop (fail closed).
+		if in, stop := speech.Classify(alt, phrases); in == speech.IntentStop {
+			u.Text, u.Intent, u.Stop = speech.KeepTail(alt, MaxUtteranceBytes), in, stop
+		}
+	}
 	st.out.Intent = u.Intent
 	switch u.Intent {
 	case speech.IntentStop:
@@ -297,23 +305,31 @@ func (st *step) latePieceOf() *Utterance {
 	return u
 }
 
-// joinPiece appends a final transcript piece to an utterance's text. Providers send
-// pieces as deltas of one text, with the spaces where words break (" no,", "Sto" then
-// "p."), so a piece is appended as it is; a space is put in only where neither side
-// has one and the text so far ends a clause (an agent that sends whole sentences:
-// "Stop." then "Don't book it."). Surrounding space is trimmed.
-func joinPiece(text, piece string) string {
+// joinPiece appends a final transcript piece to an utterance's text, and returns the
+// other reading when the join is ambiguous (alt; else ""). Providers send pieces of two
+// kinds: deltas of one text, with the spaces where words break (Gemini Live: " no,",
+// or "Sto" then "p."), to append as they are, and segments, whole words without the
+// space between them (a speech-to-text's finals: "Book it for tomorrow" then "at
+// three"), to join with a space. Where either side has the space, the piece is
+// appended as it is; after a clause's punctuation a space is put in ("Stop." then
+// "Don't book it."); otherwise the text is joined with a space (words stay apart: "please"
+// + "stop" is never "pleasestop") and alt is the join without one ("Sto" + "p."): the
+// caller reads both, and a stop in either counts. Surrounding space is trimmed.
+func joinPiece(text, piece string) (joined, alt string) {
 	if text == "" {
-		return strings.TrimSpace(piece)
+		return strings.TrimSpace(piece), ""
 	}
 	if piece == "" {
-		return text
+		return text, ""
 	}
 	last, first := text[len(text)-1], piece[0]
-	if !isSpace(last) && !isSpace(first) && strings.IndexByte(".,;:!?", last) >= 0 {
-		text += " "
+	switch {
+	case isSpace(last) || isSpace(first):
+		return strings.TrimSpace(text + piece), ""
+	case strings.IndexByte(".,;:!?", last) >= 0:
+		return strings.TrimSpace(text + " " + piece), ""
 	}
-	return strings.TrimSpace(text + piece)
+	return strings.TrimSpace(text + " " + piece), strings.TrimSpace(text + piece)
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
