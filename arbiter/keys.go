@@ -15,10 +15,12 @@ import (
 // BusinessKey returns the deduplication key of a call: the tool name plus the
 // policy's canonical arguments (a string as its KeyAs says, any other value as
 // canonical JSON; with no key args, the whole args as canonical JSON), or, when
-// explicit is not empty, the tool name plus explicit. lang is the session's language (BCP 47; empty: English): `as: datetime`
-// arguments are read in it (Spanish, French and German through dates.go; any other
-// as English). now is the call's time: relative dates ("tomorrow 3pm", "mañana a las
-// 3pm") resolve against it, in UTC. The result is deterministic for the same inputs.
+// explicit is not empty, the tool name plus explicit. lang is the session's language
+// (BCP 47; empty: English): `as: datetime` arguments are read in it (Spanish, French
+// and German through dates.go; any other as English). now is the reference time
+// relative dates ("tomorrow 3pm", "mañana a las 3pm") resolve against, in UTC: the
+// engine passes the session's start (step.keyRef), so a re-issue across midnight keys
+// as its original. The result is deterministic for the same inputs.
 func BusinessKey(t *Tool, args map[string]any, explicit, lang string, now time.Time) string {
 	if explicit != "" {
 		return t.Name + "#" + explicit

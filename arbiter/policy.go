@@ -31,7 +31,7 @@ const (
 	KeyText KeyAs = "text"
 	// KeyDatetime resolves natural-language dates ("tomorrow at 3pm"; in a Spanish,
 	// French or German session its wordings too: "mañana a las 3pm") against the
-	// call's time to a minute ("2026-10-02T15:00"), or to a day ("2026-10-02") when it
+	// session's start to a minute ("2026-10-02T15:00"), or to a day ("2026-10-02") when it
 	// names no time of day; a text the date rules do not read whole (every word but
 	// fillers such as "at" and "please": "tomorrow at 3", "next week") falls back to
 	// KeyText (dateparse.go).
