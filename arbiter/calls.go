@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -90,6 +92,9 @@ func (ev RegisterCall) check(st *step) error {
 		if c.Tool != ev.Tool {
 			return Fieldf(FailedPrecondition, "call_id", "%q was registered for %s, not %s: a call id names one function call", Clip(ev.CallID), c.Tool, Clip(ev.Tool))
 		}
+		if c.ArgsDigest != "" && (len(ev.Args) > 0 || ev.RawArgs != "") && c.ArgsDigest != argsDigest(ev) {
+			return Fieldf(FailedPrecondition, "call_id", "%q was registered with other arguments: a call id names one function call, and a retry sends it unchanged", Clip(ev.CallID))
+		}
 		return nil // idempotent repeat: answered from the record
 	}
 	max := st.e.MaxCalls
@@ -127,6 +132,25 @@ func (ev RegisterCall) apply(st *step) error {
 	return nil
 }
 
+// argsDigest fingerprints what a RegisterCall's arguments say: FNV-1a of their
+// canonical JSON (an empty or absent object alike), or of raw_args when the agent
+// could not parse them. A retry of the call sends the same, so it matches; the same
+// call id with other arguments is a conflict (FailedPrecondition naming call_id), as
+// an idempotency key reused with other parameters is elsewhere. A repeat with no
+// arguments at all (nor raw_args) asks for the recorded answer and is not checked.
+func argsDigest(ev RegisterCall) string {
+	h := fnv.New32a()
+	switch {
+	case ev.RawArgs != "":
+		h.Write([]byte("raw\x00" + ev.RawArgs))
+	case len(ev.Args) == 0:
+		h.Write([]byte("{}"))
+	default:
+		h.Write([]byte(canonicalJSON(jsonSafe(ev.Args))))
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
 // repeatCall answers a call id registered before with the same answer: its response
 // again, or its skip if the id has died since.
 func (st *step) repeatCall(c *Call) {
@@ -159,7 +183,7 @@ func (st *step) newCall(ev RegisterCall, tp toolPolicy) *Call {
 	if behavior == BehaviorUnspecified {
 		behavior = NonBlocking
 	}
-	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: s.Now, Connection: s.Connection}
+	c := &Call{ID: id, Tool: ev.Tool, Behavior: behavior, RegisteredAt: s.Now, Connection: s.Connection, ArgsDigest: argsDigest(ev)}
 	s.Calls = append(s.Calls, c)
 	st.out.Changed = true
 	return c

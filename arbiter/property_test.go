@@ -755,7 +755,7 @@ func (m *sim) randomEvent() {
 		if tool != "book_slot" {
 			args = map[string]any{"city": "Paris"}
 		}
-		out := m.must(RegisterCall{
+		out := m.register(RegisterCall{
 			CallID:         rapid.SampledFrom(propCallIDs).Draw(m.t, "callID"),
 			Tool:           tool,
 			Args:           args,
@@ -983,7 +983,7 @@ func (c *coverage) require(t *testing.T, keys ...string) {
 func TestPropertyOneOutcomePerCall(t *testing.T) {
 	checkCovering(t, []string{"call execute", "call duplicate", "call reject", "call execute repeat",
 		"decision commit ", "decision cancel stop", "decision cancel withdrawn", "decision cancel session_closed",
-		"skip withdrawn", "skip abandoned", "error failed precondition"}, func(rt *rapid.T, cov *coverage) {
+		"skip withdrawn", "skip abandoned", "error failed precondition", "call id reused with other args"}, func(rt *rapid.T, cov *coverage) {
 		m := newSim(rt, randomPolicy(rt))
 		n := rapid.IntRange(30, 90).Draw(rt, "events")
 		for i := 0; i < n; i++ {
@@ -1072,6 +1072,30 @@ func (m *sim) extCallID() string {
 	return ""
 }
 
+// register steps a RegisterCall the model makes. Its call id may be one the session
+// holds: the same arguments (or none) are a retry, answered from the record; other
+// arguments must be refused (FailedPrecondition naming call_id) and change nothing,
+// and the output is then empty.
+func (m *sim) register(ev RegisterCall) Output {
+	m.t.Helper()
+	c := m.s.call(ev.CallID)
+	if ev.CallID != "" && c != nil {
+		ev.Tool = c.Tool // as step does: a known id keeps its function
+	}
+	if ev.CallID == "" || c == nil || c.ArgsDigest == "" || (len(ev.Args) == 0 && ev.RawArgs == "") || c.ArgsDigest == argsDigest(ev) {
+		return m.must(ev)
+	}
+	version := m.s.Version
+	if _, err := m.step(ev); KindOf(err) != FailedPrecondition || FieldOf(err) != "call_id" {
+		m.fatalf("%v: call id %s registered with other arguments: %v, want failed precondition naming call_id", ev, ev.CallID, err)
+	}
+	if m.s.Version != version {
+		m.fatalf("%v: refused, but the session changed", ev)
+	}
+	m.seen["call id reused with other args"]++
+	return Output{}
+}
+
 // randomExtEvent draws one event of the extended model.
 func (m *sim) randomExtEvent() {
 	switch rapid.IntRange(0, 11).Draw(m.t, "extKind") {
@@ -1081,7 +1105,7 @@ func (m *sim) randomExtEvent() {
 		if tool == "send_card" {
 			args = map[string]any{"to": rapid.SampledFrom([]string{"Ann", "Bob"}).Draw(m.t, "to")}
 		}
-		m.must(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
+		m.register(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
 	case 3, 4, 5, 6: // the model answers a run: yes, no, unclear, with or without run_id
 		tool := rapid.SampledFrom([]string{"confirm_action", "confirm_action", "answer_question"}).Draw(m.t, "confirmTool")
 		args := map[string]any{}
@@ -1109,7 +1133,7 @@ func (m *sim) randomExtEvent() {
 				args[a] = rapid.SampledFrom([]any{"A4", 2.0, "matte", "", "Happy birthday"}).Draw(m.t, a)
 			}
 		}
-		m.must(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
+		m.register(RegisterCall{CallID: m.extCallID(), Tool: tool, Args: args, Behavior: rapid.SampledFrom(propBehav).Draw(m.t, "behavior")})
 	case 7: // a reconnect (or the same connection again)
 		if rapid.IntRange(0, 2).Draw(m.t, "sameConn") > 0 {
 			m.conn++
@@ -1155,7 +1179,7 @@ func TestPropertyRunsUnknownReconnect(t *testing.T) {
 	checkCovering(t, []string{"call run", "call execute", "call duplicate", "call reject",
 		"run opened", "run confirmed", "run refused", "run cancelled", "run expired",
 		"skip connection_closed", "unknown", "resolved committed", "resolved failed", "interim",
-		"decision cancel deadline"}, func(rt *rapid.T, cov *coverage) {
+		"decision cancel deadline", "call id reused with other args"}, func(rt *rapid.T, cov *coverage) {
 		m := newSim(rt, extPolicy(rt))
 		m.ext = true
 		m.strictOnce = rapid.Bool().Draw(rt, "strictOnce")

@@ -186,6 +186,10 @@ type Call struct {
 	RunID string `json:"run_id,omitempty"`
 	// Connection is the connection the call arrived on (Session.Connection then).
 	Connection string `json:"connection,omitempty"`
+	// ArgsDigest fingerprints the arguments the call was registered with (argsDigest:
+	// 8 hex digits), so a repeat of its call id with other arguments is told from a
+	// retry; empty for calls stored before it existed (any arguments then repeat).
+	ArgsDigest string `json:"args_digest,omitempty"`
 	// Outcome is set exactly once: the function response, or the mark that the id is
 	// dead. Nil while the call is pending.
 	Outcome *CallOutcome `json:"outcome,omitempty"`

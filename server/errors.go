@@ -50,7 +50,8 @@ const (
 	// that contradicts its decision, Decide on a read-only job, progress after
 	// completion).
 	ReasonJobState = "JOB_STATE_CONFLICT"
-	// FAILED_PRECONDITION: the call id was registered for another tool.
+	// FAILED_PRECONDITION: the call id was registered for another tool, or with other
+	// arguments.
 	ReasonCallIDReused = "CALL_ID_REUSED"
 	// FAILED_PRECONDITION: the event id names another event the session applied (a
 	// retry sends its event unchanged).

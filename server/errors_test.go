@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
@@ -124,6 +125,11 @@ func TestErrorDetails(t *testing.T) {
 			_, err := c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "Actually, stop, don't book it.", EventId: "e2"})
 			return err
 		}, codes.FailedPrecondition, server.ReasonEventIDReused, "event_id", -1},
+		{"call id reused with other arguments", func() error {
+			args, _ := structpb.NewStruct(map[string]any{"slot": "friday 4pm"})
+			_, err := c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c1", Tool: "book_slot", Args: args})
+			return err
+		}, codes.FailedPrecondition, server.ReasonCallIDReused, "call_id", -1},
 		{"connection ended", func() error {
 			_, err := c.Connect(ctx, &arbiterv1.ConnectRequest{SessionId: "s1", ConnectionId: "k1"})
 			return err

@@ -295,7 +295,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		m.Calls = make([]*pb.Call, len(s.Calls))
 		for i, c := range s.Calls {
 			pc := &pb.Call{Id: c.ID, Tool: c.Tool, JobId: c.JobID, Behavior: string(c.Behavior), RegisteredAt: e.t(c.RegisteredAt),
-				Disposition: string(c.Disposition), DuplicateOf: c.DuplicateOf, RunId: c.RunID, Connection: c.Connection}
+				Disposition: string(c.Disposition), DuplicateOf: c.DuplicateOf, RunId: c.RunID, Connection: c.Connection,
+				ArgsDigest: c.ArgsDigest}
 			if o := c.Outcome; o != nil {
 				pc.Outcome = &pb.CallOutcome{At: e.t(o.At), Dead: o.Dead, Reason: string(o.Reason), Seq: o.Seq}
 				if x := logged(e.log, o.Seq); o.Response != nil && x != nil && x.Response != nil && reflect.DeepEqual(x.Response.Payload, o.Response) {
@@ -567,7 +568,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		for i, c := range m.Calls {
 			cs[i] = arbiter.Call{ID: c.Id, Tool: c.Tool, JobID: c.JobId, Behavior: arbiter.Behavior(c.Behavior),
 				RegisteredAt: d.t(c.RegisteredAt), Disposition: arbiter.Disposition(c.Disposition), DuplicateOf: c.DuplicateOf,
-				RunID: c.RunId, Connection: c.Connection}
+				RunID: c.RunId, Connection: c.Connection, ArgsDigest: c.ArgsDigest}
 			if o := c.Outcome; o != nil {
 				cs[i].Outcome = &arbiter.CallOutcome{At: d.t(o.At), Response: d.json(o.ResponseJson), Dead: o.Dead,
 					Reason: arbiter.SkipReason(o.Reason), Seq: o.Seq}

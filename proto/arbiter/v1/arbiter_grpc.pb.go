@@ -104,7 +104,9 @@ type ArbiterServiceClient interface {
 	// (do nothing: the business key matches a job already open, whose outcome will answer
 	// this id too) or REJECT (do not run it; send the error response in effects now).
 	// Registering the same call id twice is idempotent and returns the first answer, with
-	// its response again if it has one, or a skip if the id has since died.
+	// its response again if it has one, or a skip if the id has since died; the repeat
+	// must carry the same arguments (or none): with other arguments, or another tool, it
+	// is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
 	RegisterCall(ctx context.Context, in *RegisterCallRequest, opts ...grpc.CallOption) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
 	// return skips (abandoned BLOCKING call ids that must never be answered). Give it
@@ -385,7 +387,9 @@ type ArbiterServiceServer interface {
 	// (do nothing: the business key matches a job already open, whose outcome will answer
 	// this id too) or REJECT (do not run it; send the error response in effects now).
 	// Registering the same call id twice is idempotent and returns the first answer, with
-	// its response again if it has one, or a skip if the id has since died.
+	// its response again if it has one, or a skip if the id has since died; the repeat
+	// must carry the same arguments (or none): with other arguments, or another tool, it
+	// is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
 	RegisterCall(context.Context, *RegisterCallRequest) (*RegisterCallResponse, error)
 	// ReportSpeech reports one voice-activity or model-output event. INTERRUPTED may
 	// return skips (abandoned BLOCKING call ids that must never be answered). Give it

@@ -614,7 +614,9 @@ type Call struct {
 	// Connection.
 	Connection string `protobuf:"bytes,9,opt,name=connection,proto3" json:"connection,omitempty"`
 	// Outcome (absent: nil).
-	Outcome       *CallOutcome `protobuf:"bytes,10,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Outcome *CallOutcome `protobuf:"bytes,10,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// ArgsDigest.
+	ArgsDigest    string `protobuf:"bytes,11,opt,name=args_digest,json=argsDigest,proto3" json:"args_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -717,6 +719,13 @@ func (x *Call) GetOutcome() *CallOutcome {
 		return x.Outcome
 	}
 	return nil
+}
+
+func (x *Call) GetArgsDigest() string {
+	if x != nil {
+		return x.ArgsDigest
+	}
+	return ""
 }
 
 // CallOutcome is arbiter.CallOutcome.
@@ -3077,7 +3086,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\ainterim\x18\x06 \x01(\tR\ainterim\x12\x14\n" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x16\n" +
 	"\x06intent\x18\b \x01(\tR\x06intent\x12\x12\n" +
-	"\x04stop\x18\t \x01(\tR\x04stop\"\xb7\x02\n" +
+	"\x04stop\x18\t \x01(\tR\x04stop\"\xd8\x02\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -3091,7 +3100,9 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"connection\x18\t \x01(\tR\n" +
 	"connection\x127\n" +
 	"\aoutcome\x18\n" +
-	" \x01(\v2\x1d.arbiter.store.v1.CallOutcomeR\aoutcome\"\xa9\x01\n" +
+	" \x01(\v2\x1d.arbiter.store.v1.CallOutcomeR\aoutcome\x12\x1f\n" +
+	"\vargs_digest\x18\v \x01(\tR\n" +
+	"argsDigest\"\xa9\x01\n" +
 	"\vCallOutcome\x12\x0e\n" +
 	"\x02at\x18\x01 \x01(\x12R\x02at\x12#\n" +
 	"\rresponse_json\x18\x02 \x01(\fR\fresponseJson\x12\x12\n" +

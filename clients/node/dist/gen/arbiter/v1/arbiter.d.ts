@@ -1440,7 +1440,9 @@ export declare const ArbiterServiceService: {
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
      * Registering the same call id twice is idempotent and returns the first answer, with
-     * its response again if it has one, or a skip if the id has since died.
+     * its response again if it has one, or a skip if the id has since died; the repeat
+     * must carry the same arguments (or none): with other arguments, or another tool, it
+     * is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
      */
     readonly registerCall: {
         readonly path: "/arbiter.v1.ArbiterService/RegisterCall";
@@ -1695,7 +1697,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
      * Registering the same call id twice is idempotent and returns the first answer, with
-     * its response again if it has one, or a skip if the id has since died.
+     * its response again if it has one, or a skip if the id has since died; the repeat
+     * must carry the same arguments (or none): with other arguments, or another tool, it
+     * is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
      */
     registerCall: handleUnaryCall<RegisterCallRequest, RegisterCallResponse>;
     /**
@@ -1838,7 +1842,9 @@ export interface ArbiterServiceClient extends Client {
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
      * Registering the same call id twice is idempotent and returns the first answer, with
-     * its response again if it has one, or a skip if the id has since died.
+     * its response again if it has one, or a skip if the id has since died; the repeat
+     * must carry the same arguments (or none): with other arguments, or another tool, it
+     * is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
      */
     registerCall(request: RegisterCallRequest, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;
     registerCall(request: RegisterCallRequest, metadata: Metadata, callback: (error: ServiceError | null, response: RegisterCallResponse) => void): ClientUnaryCall;

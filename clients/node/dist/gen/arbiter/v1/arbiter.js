@@ -7420,7 +7420,9 @@ export const ArbiterServiceService = {
      * (do nothing: the business key matches a job already open, whose outcome will answer
      * this id too) or REJECT (do not run it; send the error response in effects now).
      * Registering the same call id twice is idempotent and returns the first answer, with
-     * its response again if it has one, or a skip if the id has since died.
+     * its response again if it has one, or a skip if the id has since died; the repeat
+     * must carry the same arguments (or none): with other arguments, or another tool, it
+     * is FAILED_PRECONDITION naming `call_id` (reason CALL_ID_REUSED) and changes nothing.
      */
     registerCall: {
         path: "/arbiter.v1.ArbiterService/RegisterCall",
