@@ -85,9 +85,10 @@ var DefaultPhrases = map[string]Phrases{
 		Amend: []string{"make it", "change it to", "change that to", "change it", "instead", "switch to", "switch it to", "move it to", "no the", "how about", "let's do", "lets do", "can we do", "go with",
 			"i meant", "change of plans", "change of plan", "make that"},
 		WeakAmend: []string{"actually", "rather"},
-		NotStop:   []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop"},
-		Correct:   []string{"not"},
-		Bare:      []string{"no"},
+		NotStop: []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop",
+			"don't worry", "do not worry", "don't mind", "do not mind", "can't wait", "cannot wait", "bus stop"},
+		Correct: []string{"not"},
+		Bare:    []string{"no"},
 	},
 	"es": {
 		Stop: []string{"mejor no", "para ya", "páralo", "detente", "alto", "cancela", "cancélalo", "cancelalo", "no lo hagas", "no reserves", "olvídalo", "olvidalo", "déjalo", "dejalo",

@@ -127,6 +127,13 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		{"No, no, the five o'clock one", IntentAmend},
 		// False stops: a stop phrase's words that do not ask to stop.
 		{"Don't stop, book it.", IntentOther},
+		// A fresh user's false stops (NotStop): the words of a stop phrase, no stop.
+		{"Don't worry about it.", IntentOther},
+		{"I don't mind, book it.", IntentOther},
+		{"I can't wait!", IntentOther},
+		{"The bus stop is right there.", IntentOther},
+		{"Don't worry, stop it.", IntentStop},
+		{"Do not worry, just cancel it.", IntentStop},
 		{"Yes please, don't forget the window seat.", IntentOther},
 		{"Don't forget it", IntentOther},
 		{"Do not wait, just book it", IntentOther},
