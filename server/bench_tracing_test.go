@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
@@ -52,16 +48,7 @@ func BenchmarkRegisterCallObserved(b *testing.B) {
 					o.TracerProvider = tp
 				}
 				svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{}}
-				gs, _ := server.NewGRPCServer(server.New(svc, quiet), o)
-				lis := bufconn.Listen(1 << 20)
-				go func() { _ = gs.Serve(lis) }()
-				conn, err := grpc.NewClient("passthrough:///bufconn",
-					grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-					grpc.WithTransportCredentials(insecure.NewCredentials()))
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { conn.Close(); gs.Stop() })
+				conn, _ := serveBufconn(b, server.New(svc, quiet), o)
 				c := arbiterv1.NewArbiterServiceClient(conn)
 				ctx := context.Background()
 				b.ReportAllocs()

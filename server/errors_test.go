@@ -4,17 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -48,16 +44,7 @@ func clientOn(t *testing.T, svc *arbiter.Service, o server.Options) arbiterv1.Ar
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	o.Logger = quiet
-	gs, _ := server.NewGRPCServer(server.New(svc, quiet), o)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); gs.Stop() })
+	conn, _ := serveBufconn(t, server.New(svc, quiet), o)
 	return arbiterv1.NewArbiterServiceClient(conn)
 }
 

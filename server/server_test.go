@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +11,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -43,16 +40,7 @@ func start(t testing.TB) *fixture {
 	store := memory.New(nil)
 	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gs, _ := server.NewGRPCServer(server.New(svc, quiet), server.Options{Logger: quiet})
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); gs.Stop() })
+	conn, _ := serveBufconn(t, server.New(svc, quiet), server.Options{Logger: quiet})
 	return &fixture{conn: conn, c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,10 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/policyfile"
@@ -60,16 +56,9 @@ func startTraced(t *testing.T, policy *arbiter.Policy, o server.Options) *traced
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	o.TracerProvider = tp
-	gs, _ := server.NewGRPCServer(server.New(svc, o.Logger), o)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); gs.Stop(); store.Close(); _ = tp.Shutdown(context.Background()) })
+	// Registered first, so it runs after the connection is closed and the server stopped.
+	t.Cleanup(func() { store.Close(); _ = tp.Shutdown(context.Background()) })
+	conn, _ := serveBufconn(t, server.New(svc, o.Logger), o)
 	return &traced{c: arbiterv1.NewArbiterServiceClient(conn), clock: clock, rec: rec}
 }
 

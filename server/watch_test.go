@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -16,9 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -120,16 +117,7 @@ func newNode(t testing.TB, store arbiter.Store, clock arbiter.Clock, o server.Op
 		o.Logger = quiet
 	}
 	srv := server.New(svc, o.Logger)
-	gs, _ := server.NewGRPCServer(srv, o)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); gs.Stop() })
+	conn, gs := serveBufconn(t, srv, o)
 	return &node{c: arbiterv1.NewArbiterServiceClient(conn), gs: gs, srv: srv}
 }
 
