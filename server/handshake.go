@@ -1,12 +1,10 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,14 +86,10 @@ func handshakeKind(err error) string {
 	return handshakeOther
 }
 
+// fail counts one failed handshake from addr (by addrKey, as failed authentications
+// are counted).
 func (h *handshakeLog) fail(addr net.Addr, err error) {
-	peer := "unknown"
-	if addr != nil {
-		peer = addr.String()
-		if host, _, e := net.SplitHostPort(peer); e == nil {
-			peer = host
-		}
-	}
+	peer := addrKey(addr)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n == 0 {
@@ -120,24 +114,12 @@ func (h *handshakeLog) summarize() {
 	if n == 0 {
 		return
 	}
-	type count struct {
-		peer string
-		n    int
-	}
-	var top []count
-	for p, c := range peers {
-		top = append(top, count{p, c})
-	}
-	slices.SortFunc(top, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.peer, b.peer)) })
-	var byKind, addrs []any
+	var byKind []any
 	for _, k := range []string{handshakeNoClientCert, handshakeBadCert, handshakeNotTLS, handshakeClosed, handshakeOther} {
 		if c := kinds[k]; c > 0 {
 			byKind = append(byKind, slog.Int(k, c))
 		}
 	}
-	for _, c := range top[:min(len(top), topUnauthPeers)] {
-		addrs = append(addrs, slog.Int(c.peer, c.n))
-	}
 	h.log.Warn("failed TLS handshakes", "interval", h.every.String(), "handshakes", n,
-		slog.Group("by_kind", byKind...), slog.Group("top_addresses", addrs...), "last_error", last)
+		slog.Group("by_kind", byKind...), slog.Group("top_addresses", topAddresses(peers)...), "last_error", last)
 }

@@ -151,26 +151,33 @@ func (g *authGuard) summarize() {
 	if w.requests == 0 {
 		return
 	}
-	type count struct {
-		peer string
-		n    int
-	}
-	var top []count
-	for p, n := range w.peers {
-		top = append(top, count{p, n})
-	}
-	slices.SortFunc(top, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.peer, b.peer)) })
-	var reasons, peers []any
+	var reasons []any
 	for _, r := range []string{reasonMissing, reasonMalformed, reasonUnknown} {
 		if n := w.reasons[r]; n > 0 {
 			reasons = append(reasons, slog.Int(r, n))
 		}
 	}
-	for _, c := range top[:min(len(top), topUnauthPeers)] {
-		peers = append(peers, slog.Int(c.peer, c.n))
-	}
 	g.log.Warn("unauthenticated requests", "interval", g.every.String(), "requests", w.requests, "refused", w.refused,
-		"addresses", len(w.peers), slog.Group("by_reason", reasons...), slog.Group("top_addresses", peers...))
+		"addresses", len(w.peers), slog.Group("by_reason", reasons...), slog.Group("top_addresses", topAddresses(w.peers)...))
+}
+
+// topAddresses are the topUnauthPeers addresses of counts with the most, most first
+// (ties by address), as slog attributes of a summary line.
+func topAddresses(counts map[string]int) []any {
+	type count struct {
+		peer string
+		n    int
+	}
+	var top []count
+	for p, n := range counts {
+		top = append(top, count{p, n})
+	}
+	slices.SortFunc(top, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.peer, b.peer)) })
+	var attrs []any
+	for _, c := range top[:min(len(top), topUnauthPeers)] {
+		attrs = append(attrs, slog.Int(c.peer, c.n))
+	}
+	return attrs
 }
 
 // peerKey is the address a request's failures are counted against: the peer's IP
@@ -178,11 +185,20 @@ func (g *authGuard) summarize() {
 // is not an IP (bufconn, a unix socket).
 func peerKey(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
+	if !ok {
 		return "unknown"
 	}
-	host := p.Addr.String()
-	if ta, ok := p.Addr.(*net.TCPAddr); ok {
+	return addrKey(p.Addr)
+}
+
+// addrKey is peerKey for an address (a connection's remote address); "unknown" for
+// nil.
+func addrKey(addr net.Addr) string {
+	if addr == nil {
+		return "unknown"
+	}
+	host := addr.String()
+	if ta, ok := addr.(*net.TCPAddr); ok {
 		if ip4 := ta.IP.To4(); ip4 != nil {
 			return ip4.String()
 		}
