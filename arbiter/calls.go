@@ -1,8 +1,6 @@
 package arbiter
 
 import (
-	"fmt"
-	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -139,16 +137,13 @@ func (ev RegisterCall) apply(st *step) error {
 // an idempotency key reused with other parameters is elsewhere. A repeat with no
 // arguments at all (nor raw_args) asks for the recorded answer and is not checked.
 func argsDigest(ev RegisterCall) string {
-	h := fnv.New32a()
 	switch {
 	case ev.RawArgs != "":
-		h.Write([]byte("raw\x00" + ev.RawArgs))
+		return fingerprint("raw", ev.RawArgs)
 	case len(ev.Args) == 0:
-		h.Write([]byte("{}"))
-	default:
-		h.Write([]byte(canonicalJSON(jsonSafe(ev.Args))))
+		return fingerprint("{}")
 	}
-	return fmt.Sprintf("%08x", h.Sum32())
+	return fingerprint(canonicalJSON(jsonSafe(ev.Args)))
 }
 
 // repeatCall answers a call id registered before with the same answer: its response

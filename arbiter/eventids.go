@@ -64,12 +64,19 @@ func eventKey(kind, id string, content ...string) string {
 	if id == "" {
 		return ""
 	}
+	return kind + ":" + id + "#" + fingerprint(content...)
+}
+
+// fingerprint is 8 hex digits of FNV-1a over parts, each ended by a NUL: enough to
+// tell a retry (the same parts) from another event or call under a reused id, in few
+// stored bytes (event keys, Call.ArgsDigest).
+func fingerprint(parts ...string) string {
 	h := fnv.New32a()
-	for _, c := range content {
-		h.Write([]byte(c))
+	for _, p := range parts {
+		h.Write([]byte(p))
 		h.Write([]byte{0})
 	}
-	return fmt.Sprintf("%s:%s#%08x", kind, id, h.Sum32())
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // eventScope is a key without its fingerprint ("transcript:e-17"); keys kept by
