@@ -298,13 +298,16 @@ func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
 		now = s.Now
 	}
 	key := keyOf(ev)
-	if seen, reused := s.eventSeen(key); key != "" && reused {
-		return out, Fieldf(FailedPrecondition, "event_id", "%q was the id of another %s event: an event id names one event, and a retry sends it unchanged", Clip(eventIDOf(key)), eventKindOf(key))
-	} else if key != "" && seen {
-		// Before check: a repeat of an event that was applied is answered as one even
-		// if the session has closed since.
-		out.Repeat = true
-		return out, nil
+	if key != "" {
+		switch seen, reused := s.eventSeen(key); {
+		case reused:
+			return out, Fieldf(FailedPrecondition, "event_id", "%q was the id of another %s event: an event id names one event, and a retry sends it unchanged", Clip(eventIDOf(key)), eventKindOf(key))
+		case seen:
+			// Before check: a repeat of an event that was applied is answered as one
+			// even if the session has closed since.
+			out.Repeat = true
+			return out, nil
+		}
 	}
 	if err := ev.check(st); err != nil {
 		return out, err
