@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -32,6 +33,32 @@ func BenchmarkRegisterCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRegisterCallParallel: RegisterCall of a new side-effecting call in a new
+// session per op, from 25 goroutines per GOMAXPROCS (50 on 2 cores, bench/run.sh's
+// concurrency) over one bufconn connection: more RPCs in flight than the server has
+// stream workers, as under ghz, so the per-RPC goroutines and their stack growth show.
+func BenchmarkRegisterCallParallel(b *testing.B) {
+	f := start(b)
+	ctx := context.Background()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(25)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{
+				SessionId: fmt.Sprintf("p%d", i), CallId: fmt.Sprintf("c%d", i), Tool: "book_slot",
+				Args: args(b, map[string]any{"slot": fmt.Sprintf("day %d at 3pm", i)}),
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // BenchmarkLifecycle: one whole call per op — RegisterCall, ReportSpeech (start and
