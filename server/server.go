@@ -199,9 +199,9 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	opts = append(opts,
 		grpc.MaxRecvMsgSize(maxRecv),
 		grpc.ForceServerCodecV2(newCodec()),
-		// Reuse a pool of goroutines for streams instead of a new one (and its stack
-		// growth) per RPC.
-		grpc.NumStreamWorkers(uint32(runtime.NumCPU())),
+		// A pool of goroutines for streams instead of a new one (and its stack
+		// growth) per RPC; see streamWorkers for the size.
+		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 	)
@@ -223,6 +223,20 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 		o.Metrics.grpc.InitializeMetrics(gs)
 	}
 	return gs, hs
+}
+
+// streamWorkers is the size of grpc-go's stream worker pool (grpc.NumStreamWorkers):
+// 64 per CPU, at least 256. grpc-go hands a new stream to an idle worker and, when
+// every worker is busy, starts a goroutine for it (server.go, serveStreams), whose
+// stack starts small and grows in the handler: with NumCPU workers (2 here) and 50
+// RPCs in flight nearly every RPC took that path, and the stack growth
+// (runtime.newstack, first in RegisterCall.validate and in the stream's first select)
+// was 13 % of the server's CPU under ghz RegisterCall. The pool must also cover the
+// long streams that hold a worker (a Watch per session, waiting Decides) or the rest
+// falls back again. An idle worker is a parked goroutine whose stack the GC shrinks
+// (a few KiB), so 256 cost about 1 MiB at most.
+func streamWorkers() uint32 {
+	return uint32(max(256, 64*runtime.NumCPU()))
 }
 
 // LivenessService is the health service name that stays SERVING as long as the
