@@ -2,7 +2,7 @@
 // `arbiter serve` builds it (server.NewGRPCServer over arbiter.Service, an info-level
 // text logger writing one line per RPC) while recording a CPU profile, so bench/run.sh
 // can show where a RegisterCall's time goes under the same ghz load as the measured
-// run. `arbiter serve` has no profiling flag; this wrapper is only for that picture,
+// run (its log buffered as serve's, server.LogBuffer). `arbiter serve` has no profiling flag; this wrapper is only for that picture,
 // never for the published numbers.
 //
 //	profserve -listen 127.0.0.1:0 -tools testdata/tools/booking.yaml -cpuprofile cpu.prof -log arbiter.log
@@ -51,7 +51,10 @@ func main() {
 		log.Fatal(err)
 	}
 	defer lf.Close()
-	lg := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Buffered as arbiter serve buffers its log (server.LogBuffer).
+	lb := server.NewLogBuffer(lf)
+	defer lb.Close()
+	lg := slog.New(lb.Handler(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy}, Store: memory.New(nil), Clock: arbiter.SystemClock{},
 		IdleTTL: time.Hour, MaxWait: 30 * time.Second,

@@ -81,10 +81,11 @@ type serveCmd struct {
 // a bbolt database (boltdisk): its sessions are loaded at start (a corrupt file fails
 // the start), and every change is on disk before the RPC that made it answers.
 func (c *serveCmd) Run(env *runEnv) error {
-	log, err := c.logger(env.stderr)
+	log, logBuf, err := c.bufferedLogger(env.stderr)
 	if err != nil {
 		return err
 	}
+	defer logBuf.Close() // last: every line of the run is out before Run returns
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {
 		return err
@@ -147,6 +148,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 		go opts.Metrics.CountSessions(counting, st.count, sessionCountEvery)
 	}
 	log.Info("arbiter serving", append(c.servingAttrs(lis.Addr().String(), st.name, policy, opts), "tracing", tr.name())...)
+	_ = logBuf.Flush() // the start's lines out now, for whoever waits for them
 	if env.ready != nil {
 		env.ready <- lis.Addr().String()
 	}
@@ -177,6 +179,19 @@ func (c *serveCmd) Run(env *runEnv) error {
 	c.drain(log, hs, srv, gs)
 	stopMetrics()
 	return st.store.Close()
+}
+
+// bufferedLogger is logger on a server.LogBuffer over w: info lines (one per RPC) are
+// written out every server.LogBufferFlush or when the buffer fills, warn and error
+// lines at once. Close the buffer when done.
+func (c *serveCmd) bufferedLogger(w io.Writer) (*slog.Logger, *server.LogBuffer, error) {
+	lb := server.NewLogBuffer(w)
+	log, err := c.logger(lb)
+	if err != nil {
+		_ = lb.Close()
+		return nil, nil, err
+	}
+	return slog.New(lb.Handler(log.Handler())), lb, nil
 }
 
 // logger returns the logger --log-level and --log-format ask for, writing to w.
