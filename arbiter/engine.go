@@ -289,10 +289,16 @@ func checkEpoch(s *Session, epoch string) error {
 // An event carrying an event id the session keeps (eventids.go) is a repeat: Step
 // returns at once with Output.Repeat set, changing nothing, not even by timers.
 func (e *Engine) Step(s *Session, now time.Time, ev Event) (Output, error) {
-	out := Output{LogStart: s.LogSeq}
 	if err := Validate(ev); err != nil {
-		return out, err
+		return Output{LogStart: s.LogSeq}, err
 	}
+	return e.stepValid(s, now, ev)
+}
+
+// stepValid is Step for an ev that Validate has accepted (Service.Apply validates
+// once, before it reads the store, and steps each retry with this).
+func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) {
+	out := Output{LogStart: s.LogSeq}
 	st := &step{e: e, s: s, out: &out, logStart: s.LogSeq}
 	if now.Before(s.Now) {
 		now = s.Now

@@ -150,14 +150,19 @@ func Clip(s string) string {
 }
 
 // checkSize is the Invalid error naming field when v, JSON-encoded, is larger than
-// max bytes (or does not encode).
+// max bytes (or does not encode). A JSON-shaped v is measured without encoding it
+// (jsonLen); anything else is encoded.
 func checkSize(field string, v any, max int) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return Fieldf(Invalid, field, "not JSON-encodable: %v", err)
+	n, ok := jsonLen(v)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return Fieldf(Invalid, field, "not JSON-encodable: %v", err)
+		}
+		n = len(b)
 	}
-	if len(b) > max {
-		return Fieldf(Invalid, field, "%d bytes, at most %d", len(b), max)
+	if n > max {
+		return Fieldf(Invalid, field, "%d bytes, at most %d", n, max)
 	}
 	return nil
 }

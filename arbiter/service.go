@@ -103,7 +103,7 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 			}
 		}
 		version := s.Version
-		out, err := sv.Engine.Step(s, now, ev)
+		out, err := sv.Engine.stepValid(s, now, ev) // validated above
 		if cached && (err != nil || !out.Changed) {
 			// An error or a read-only answer from a copy that may be stale (the job
 			// it names may be another replica's newer one): it stands only if the
