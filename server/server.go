@@ -226,17 +226,19 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 }
 
 // streamWorkers is the size of grpc-go's stream worker pool (grpc.NumStreamWorkers):
-// 64 per CPU, at least 256. grpc-go hands a new stream to an idle worker and, when
+// 32 per CPU, at least 64. grpc-go hands a new stream to an idle worker and, when
 // every worker is busy, starts a goroutine for it (server.go, serveStreams), whose
 // stack starts small and grows in the handler: with NumCPU workers (2 here) and 50
 // RPCs in flight nearly every RPC took that path, and the stack growth
-// (runtime.newstack, first in RegisterCall.validate and in the stream's first select)
-// was 13 % of the server's CPU under ghz RegisterCall. The pool must also cover the
-// long streams that hold a worker (a Watch per session, waiting Decides) or the rest
-// falls back again. An idle worker is a parked goroutine whose stack the GC shrinks
-// (a few KiB), so 256 cost about 1 MiB at most.
+// (runtime.newstack, first in RegisterCall's Validate and in the stream's first
+// select) was 13 % of the server's CPU under ghz RegisterCall. Too many workers cost
+// the same another way: the idle ones take streams in turn, and every GC shrinks an
+// idle worker's stack, so with 256 workers (each serving about two RPCs between two
+// GCs) nearly every RPC grew its stack again (6 %); with 64, 0.8 %. The pool should
+// cover the RPCs usually in flight, long streams that hold a worker included (a Watch
+// per session, waiting Decides); past it RPCs fall back to a goroutine each.
 func streamWorkers() uint32 {
-	return uint32(max(256, 64*runtime.NumCPU()))
+	return uint32(max(64, 32*runtime.NumCPU()))
 }
 
 // LivenessService is the health service name that stays SERVING as long as the
