@@ -82,7 +82,11 @@ func canonical(v any, as KeyAs, lang string, now time.Time) string {
 // carry (NaN, ±Inf) is written as the string "NaN", "+Inf" or "-Inf"; strings inside
 // are kept as given (JSON-escaped). Deterministic; pure.
 func canonicalJSON(v any) string {
-	b, err := json.Marshal(jsonCanonical(v))
+	c := jsonCanonical(v)
+	if b, ok := AppendJSON(nil, c); ok {
+		return string(b)
+	}
+	b, err := json.Marshal(c)
 	if err != nil { // a Go value JSON cannot encode (a channel, a func): not from a call's args
 		return fmt.Sprintf("%T", v)
 	}

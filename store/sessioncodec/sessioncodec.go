@@ -239,6 +239,9 @@ func (e *encoder) json(v map[string]any) []byte {
 	if v == nil {
 		return nil
 	}
+	if b, ok := arbiter.AppendJSON(nil, v); ok {
+		return b // json.Marshal's bytes, without reflection
+	}
 	b, err := json.Marshal(v)
 	if err != nil && e.err == nil {
 		e.err = err

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// TestJSONLen: jsonLen is len(json.Marshal(v)) for JSON-shaped values: fixed tricky
+// TestJSONLen: jsonLen is len(json.Marshal(v)), and AppendJSON json.Marshal's very
+// bytes (they are stored and hashed), for JSON-shaped values: fixed tricky
 // cases (escapes, HTML characters, invalid UTF-8, U+2028, float formats at the 'e'
 // boundaries, nil maps and lists) and 20,000 random nested values from a fixed seed;
 // and it declines (ok false) what json.Marshal refuses or what is not JSON-shaped.
-func TestJSONLen(t *testing.T) {
+func TestJSONEncoding(t *testing.T) {
 	check := func(v any) {
 		t.Helper()
 		b, err := json.Marshal(v)
@@ -22,6 +23,10 @@ func TestJSONLen(t *testing.T) {
 		n, ok := jsonLen(v)
 		if !ok || n != len(b) {
 			t.Fatalf("jsonLen(%#v) = %d, %v; json.Marshal is %d bytes: %s", v, n, ok, len(b), b)
+		}
+		a, ok := AppendJSON([]byte("prefix"), v)
+		if !ok || string(a) != "prefix"+string(b) {
+			t.Fatalf("AppendJSON(%#v) = %s, %v; json.Marshal: %s", v, a, ok, b)
 		}
 	}
 	for _, v := range []any{
@@ -34,6 +39,11 @@ func TestJSONLen(t *testing.T) {
 	} {
 		check(v)
 	}
+	many := map[string]any{}
+	for i := range 20 {
+		many[string(rune('t'-i))+"k"] = float64(i)
+	}
+	check(many)
 	r := rand.New(rand.NewPCG(16, 16))
 	for range 20000 {
 		check(randomJSON(r, 4))
@@ -42,10 +52,16 @@ func TestJSONLen(t *testing.T) {
 		if n, ok := jsonLen(v); ok {
 			t.Errorf("jsonLen(%#v) = %d, true; want false", v, n)
 		}
+		if a, ok := AppendJSON([]byte("prefix"), v); ok || string(a) != "prefix" {
+			t.Errorf("AppendJSON(%#v) = %q, %v; want prefix, false", v, a, ok)
+		}
 	}
 	deep := any("leaf")
 	for range jsonLenMaxDepth + 1 {
 		deep = []any{deep}
+	}
+	if _, ok := AppendJSON(nil, deep); ok {
+		t.Errorf("AppendJSON of %d levels: ok, want false", jsonLenMaxDepth+1)
 	}
 	if _, ok := jsonLen(deep); ok {
 		t.Errorf("jsonLen of %d levels: ok, want false (left to json.Marshal)", jsonLenMaxDepth+1)
