@@ -9,6 +9,7 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -126,7 +127,8 @@ func (m *Store) Load(_ context.Context, key arbiter.SessionKey) (*arbiter.Sessio
 	}
 	m.mu.Unlock()
 	if !ok {
-		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
+		// Fieldf's message without fmt (every RegisterCall of a new session gets here).
+		return nil, &arbiter.Error{Kind: arbiter.NotFound, Field: "session_id", Message: "session_id: session " + strconv.Quote(key.ID) + " not found"}
 	}
 	s, err := sessioncodec.Decode(r.data)
 	if err != nil {
