@@ -69,21 +69,21 @@ func (a accessLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	return resp, err
 }
 
-// callFields are the fields of the RPC ctx serves, as go-grpc-middleware's logging
-// interceptor names them, for a line being written; nil outside an RPC that accessLog
-// saw.
-func callFields(ctx context.Context) []slog.Attr {
+// appendCallFields appends the fields of the RPC ctx serves, as go-grpc-middleware's
+// logging interceptor names them, for a line being written, to attrs; nothing outside
+// an RPC that accessLog saw.
+func appendCallFields(attrs []slog.Attr, ctx context.Context) []slog.Attr {
 	cm, ok := callMetaOf(ctx)
 	if !ok {
-		return nil
+		return attrs
 	}
-	attrs := []slog.Attr{
+	attrs = append(attrs,
 		slog.String("protocol", "grpc"),
 		slog.String("grpc.component", "server"),
 		slog.String("grpc.service", cm.service),
 		slog.String("grpc.method", cm.method),
 		slog.String("grpc.method_type", "unary"),
-	}
+	)
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, slog.String("peer.address", p.Addr.String()))
 	}

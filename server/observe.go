@@ -253,29 +253,40 @@ func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 	return h(ctx, req)
 }
 
-// ctxHandler adds the context's logging fields (the RPC: callFields; tenant, session,
-// call and job ids) to every record.
+// ctxHandler adds the context's logging fields (the RPC: appendCallFields; tenant,
+// session, call and job ids) to every record.
 type ctxHandler struct{ slog.Handler }
 
 // Handle adds the context's fields to r but those r already has: a line about
-// another call or job than the request's names its own, once.
+// another call or job than the request's names its own, once. The fields are gathered
+// first and added in one AddAttrs (one growth of the record, on the stack up to 12).
 func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
-	for _, a := range callFields(ctx) {
-		if !hasAttr(r, a.Key) {
-			r.AddAttrs(a)
+	var buf [12]slog.Attr
+	var call [6]slog.Attr
+	add := buf[:0]
+	for _, a := range appendCallFields(call[:0], ctx) {
+		if !hasAttr(r, add, a.Key) {
+			add = append(add, a)
 		}
 	}
 	f := logging.ExtractFields(ctx)
 	for i := 0; i+1 < len(f); i += 2 {
-		if k, ok := f[i].(string); ok && !hasAttr(r, k) {
-			r.AddAttrs(slog.Any(k, f[i+1]))
+		if k, ok := f[i].(string); ok && !hasAttr(r, add, k) {
+			add = append(add, slog.Any(k, f[i+1]))
 		}
 	}
+	r.AddAttrs(add...)
 	return h.Handler.Handle(ctx, r)
 }
 
-// hasAttr reports whether r has an attribute named key.
-func hasAttr(r slog.Record, key string) bool {
+// hasAttr reports whether r, or the attributes about to be added to it, have one
+// named key.
+func hasAttr(r slog.Record, adding []slog.Attr, key string) bool {
+	for _, a := range adding {
+		if a.Key == key {
+			return true
+		}
+	}
 	found := false
 	r.Attrs(func(a slog.Attr) bool {
 		found = a.Key == key
