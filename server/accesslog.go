@@ -52,7 +52,8 @@ func (a accessLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	if !a.log.Enabled(ctx, lvl) {
 		return resp, err
 	}
-	attrs := []slog.Attr{slog.String("grpc.start_time", start.Format(time.RFC3339))}
+	attrs := make([]slog.Attr, 0, 6) // at most 6: no growth
+	attrs = append(attrs, slog.String("grpc.start_time", start.Format(time.RFC3339)))
 	if d, ok := ctx.Deadline(); ok {
 		attrs = append(attrs, slog.String("grpc.request.deadline", d.Format(time.RFC3339)))
 	}
