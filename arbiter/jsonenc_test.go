@@ -68,6 +68,34 @@ func TestJSONEncoding(t *testing.T) {
 	}
 }
 
+// TestCanonicalJSONFastPath: canonicalJSON, which encodes a value jsonCanonical would
+// not change as it is, gives what it gave before (json.Marshal of jsonCanonical's
+// copy) for random values with -0, nil lists and maps, NaN, ±Inf, ints and
+// json.Number among them.
+func TestCanonicalJSONFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 16))
+	odd := []any{math.Copysign(0, -1), []any(nil), map[string]any(nil), math.NaN(), math.Inf(1), math.Inf(-1), 7, int64(-3), json.Number("2.50"), float32(1.5)}
+	for i := range 20000 {
+		v := randomJSON(r, 3)
+		if i%3 == 0 {
+			v = map[string]any{"a": v, "odd": odd[r.IntN(len(odd))], "l": []any{odd[r.IntN(len(odd))], v}}
+		}
+		b, err := json.Marshal(jsonCanonical(v))
+		if err != nil {
+			t.Fatalf("%#v: %v", v, err)
+		}
+		if got := canonicalJSON(v); got != string(b) {
+			t.Fatalf("canonicalJSON(%#v) = %s, want %s", v, got, b)
+		}
+	}
+	for _, v := range odd {
+		b, _ := json.Marshal(jsonCanonical(v))
+		if got := canonicalJSON(v); got != string(b) {
+			t.Fatalf("canonicalJSON(%#v) = %s, want %s", v, got, b)
+		}
+	}
+}
+
 // randomJSON is a random JSON-shaped value nested at most depth levels.
 func randomJSON(r *rand.Rand, depth int) any {
 	k := r.IntN(8)

@@ -82,6 +82,12 @@ func canonical(v any, as KeyAs, lang string, now time.Time) string {
 // carry (NaN, ±Inf) is written as the string "NaN", "+Inf" or "-Inf"; strings inside
 // are kept as given (JSON-escaped). Deterministic; pure.
 func canonicalJSON(v any) string {
+	if isJSONCanonical(v, jsonLenMaxDepth) {
+		// jsonCanonical would copy it unchanged: encode it as it is.
+		if b, ok := AppendJSON(nil, v); ok {
+			return string(b)
+		}
+	}
 	c := jsonCanonical(v)
 	if b, ok := AppendJSON(nil, c); ok {
 		return string(b)
@@ -91,6 +97,40 @@ func canonicalJSON(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 	return string(b)
+}
+
+// isJSONCanonical reports whether jsonCanonical(v) is v's equal (the args of a
+// RegisterCall from the gRPC API always are): only nil, bools, strings, finite
+// float64s other than -0, nil or non-nil maps and non-nil lists of them, at most depth
+// levels deep.
+func isJSONCanonical(v any, depth int) bool {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0) && !(x == 0 && math.Signbit(x))
+	case map[string]any:
+		if depth <= 0 {
+			return false
+		}
+		for _, e := range x {
+			if !isJSONCanonical(e, depth-1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil || depth <= 0 {
+			return false // jsonCanonical makes a nil list an empty one
+		}
+		for _, e := range x {
+			if !isJSONCanonical(e, depth-1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // jsonCanonical returns v with every number as a float64 (non-finite ones as strings)
