@@ -35,8 +35,11 @@ func callMetaOf(ctx context.Context) (*callMeta, bool) {
 	return cm, ok
 }
 
+// unary is the outermost unary interceptor: the request's ids into the log fields
+// (requestFields), then the RPC's access line.
 func (a accessLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
+	ctx = requestFields(ctx, req)
 	cm := &callMeta{service: info.FullMethod, method: info.FullMethod}
 	if i := strings.LastIndexByte(info.FullMethod, '/'); i > 0 {
 		cm.service, cm.method = strings.TrimPrefix(info.FullMethod[:i], "/"), info.FullMethod[i+1:]

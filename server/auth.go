@@ -135,18 +135,12 @@ func (l *TenantLimiter) Limit(ctx context.Context) error {
 	return nil
 }
 
-// deadlines is a server interceptor that bounds every unary RPC: d for all of them,
-// except Decide, which may wait its long-poll cap plus d.
-func deadlines(d, decideCap time.Duration) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		limit := d
-		if info.FullMethod == "/arbiter.v1.ArbiterService/Decide" {
-			limit += decideCap
-		}
-		ctx, cancel := context.WithTimeout(ctx, limit)
-		defer cancel()
-		return h(ctx, req)
+// rpcLimit is how long the RPC info names may take: d, plus decideCap for Decide.
+func rpcLimit(info *grpc.UnaryServerInfo, d, decideCap time.Duration) time.Duration {
+	if info.FullMethod == "/arbiter.v1.ArbiterService/Decide" {
+		return d + decideCap
 	}
+	return d
 }
 
 // TLSConfig returns a server TLS configuration from PEM files. With clientCA set,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -32,8 +31,8 @@ import (
 // chain) could say otherwise. So for the arbiter's own messages the codec reports
 // success, leaves the message empty and marks it with what failed, in two unknown
 // fields of numbers protobuf reserves for itself (19000-19999: no .proto may declare
-// them); refuseUndecoded, an interceptor after authentication and the rate limit,
-// refuses a marked request before its handler runs. Other services' messages
+// them); after authentication and the rate limit, the chain refuses a marked request
+// before its handler runs (innermost for unary RPCs, refuseUndecodedStream for Watch). Other services' messages
 // (health, reflection) fail as before.
 
 // Unknown-field numbers of the mark: the field at fault, and what is wrong with it.
@@ -154,15 +153,6 @@ func undecoded(req any) error {
 		return &arbiter.Error{Kind: arbiter.Invalid, Message: "the " + name + " " + problem, Err: errUndecoded}
 	}
 	return &arbiter.Error{Kind: arbiter.Invalid, Field: field, Message: field + ": " + problem, Err: errUndecoded}
-}
-
-// refuseUndecodedUnary refuses a unary request the codec could not decode (undecoded)
-// before its handler runs.
-func refuseUndecodedUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := undecoded(req); err != nil {
-		return nil, err
-	}
-	return h(ctx, req)
 }
 
 // refuseUndecodedStream makes the stream's RecvMsg refuse a message the codec could

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"google.golang.org/grpc"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/buildinfo"
@@ -232,10 +231,11 @@ func (m *Metrics) CountSessions(ctx context.Context, count func(context.Context)
 	}
 }
 
-// requestFields is a unary interceptor that puts the request's session, call and job
-// ids into the context's logging fields, so the logging interceptor's line and every
-// line the handler logs carry them (the auth interceptor adds the tenant).
-func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+// requestFields puts the request's session, call and job ids into the context's
+// logging fields, so the access line and every line the handler logs carry them (the
+// auth interceptor adds the tenant), and onto the RPC's span. It runs first in the
+// unary chain, in the same call as the access log (NewGRPCServer).
+func requestFields(ctx context.Context, req any) context.Context {
 	traceRequest(ctx, req)
 	var f logging.Fields
 	if r, ok := req.(interface{ GetSessionId() string }); ok && r.GetSessionId() != "" {
@@ -250,7 +250,7 @@ func requestFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 	if len(f) > 0 {
 		ctx = logging.InjectFields(ctx, f)
 	}
-	return h(ctx, req)
+	return ctx
 }
 
 // ctxHandler adds the context's logging fields (the RPC: appendCallFields; tenant,

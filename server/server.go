@@ -166,8 +166,9 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(rpcLogLevel), logging.WithErrorFields(summarizedFields)}
 	// One chain, outermost first: ids into the log fields, logging, metrics, errors
 	// to status codes with details, auth, rate limit, undecodable requests refused,
-	// deadline, and panic recovery innermost.
-	unary := []grpc.UnaryServerInterceptor{requestFields, accessLog{log: slog.New(ctxHandler{log.Handler()})}.unary}
+	// deadline, and panic recovery innermost. Unary: the first two are one interceptor
+	// (accessLog.unary calls requestFields), and so are the last three (innermost).
+	unary := []grpc.UnaryServerInterceptor{accessLog{log: slog.New(ctxHandler{log.Handler()})}.unary}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
@@ -190,7 +191,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// allowed (codec.go). The deadline is unary only: a Watch stream lives as long as
 	// its session (the client's own deadline, if any, still applies) and ends on
 	// Server.Shutdown. Handlers return arbiter errors; s.unaryErrorCodes maps them.
-	unary = append(unary, refuseUndecodedUnary, deadlines(timeout, s.svc.MaxDecideWait()), recovery.UnaryServerInterceptor(onPanic))
+	unary = append(unary, innermost(timeout, s.svc.MaxDecideWait(), recovery.UnaryServerInterceptor(onPanic)))
 	stream = append(stream, refuseUndecodedStream, recovery.StreamServerInterceptor(onPanic))
 	opts := o.Conn.serverOptions(timeout + s.svc.MaxDecideWait())
 	if o.TracerProvider != nil {
@@ -239,6 +240,21 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 // per session, waiting Decides); past it RPCs fall back to a goroutine each.
 func streamWorkers() uint32 {
 	return uint32(max(64, 32*runtime.NumCPU()))
+}
+
+// innermost is the end of the unary chain in one interceptor (grpc-go's chain costs a
+// closure and a few frames per interceptor, per RPC): a request the codec could not
+// decode refused (undecoded), the RPC's deadline (rpcLimit: timeout, plus decideCap
+// for Decide), then recover, go-grpc-middleware's panic recovery, around the handler.
+func innermost(timeout, decideCap time.Duration, recover grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if err := undecoded(req); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, rpcLimit(info, timeout, decideCap))
+		defer cancel()
+		return recover(ctx, req, info, h)
+	}
 }
 
 // LivenessService is the health service name that stays SERVING as long as the
