@@ -607,7 +607,13 @@ func whySection(b *strings.Builder, dir string, gs []goal, runs []clusterRun) {
 	if unmet["wake"] {
 		if h, err := fromLoad(dir, "load-handoff-redis-c5.json"); err == nil && h != nil && h.Handoff["after_ack"].Count > 0 {
 			a := h.Handoff["after_ack"]
-			fmt.Fprintf(b, "- Cross-replica wake: with %d sessions in flight the same hand-off takes p50 %.2f / p99 %.2f / max %.2f ms after A answered, so most of the tail at 50 comes with the load (two replicas, Redis and the client on 2 cores) rather than from the hand-off itself; the server profile above is of one replica under RegisterCall and does not show the woken replica's reload.\n", h.Concurrency, a.P50Ms, a.P99Ms, a.MaxMs)
+			fmt.Fprintf(b, "- Cross-replica wake: with %d sessions in flight the same hand-off takes p50 %.2f / p99 %.2f / max %.2f ms after A answered, ", h.Concurrency, a.P50Ms, a.P99Ms, a.MaxMs)
+			if a.P99Ms <= 2 {
+				b.WriteString("within the goal, so the tail at 50 comes with the load (two replicas, Redis and the client on 2 cores) rather than from the hand-off itself")
+			} else {
+				b.WriteString("over the goal too, so the tail is not only this run's own load: other jobs on the machine, or the hand-off path itself (the woken replica's pub/sub reader and its reload of the session)")
+			}
+			b.WriteString("; the server profile above is of one replica under RegisterCall and does not show the woken replica.\n")
 		}
 	}
 	if unmet["bytes"] {
