@@ -1,9 +1,13 @@
 package sessioncodec_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -312,5 +316,53 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 	if want := "cut in the middle of a rune: \ufffd\ufffd"; got.Jobs[0].Reason != want {
 		t.Fatalf("reason %q, want %q", got.Jobs[0].Reason, want)
+	}
+}
+
+// TestGoldenRecords: the records in testdata/format1 (FormatProto, written by commit
+// 287788f's Encode) decode to the session beside them (NAME.json,
+// arbiter.EncodeSession's), and JSON gives that back byte for byte: what a rolling
+// upgrade reads from the replicas before it, and what later versions must keep
+// reading. The sessions are the benchmarks' (idle, calls20) and four drawn by
+// anySession (rapid's examples 1 to 4, linked or not as TestRoundTrip draws it),
+// which fill every field.
+func TestGoldenRecords(t *testing.T) {
+	for _, c := range []struct {
+		dir    string
+		format byte
+	}{{"testdata/format1", sessioncodec.FormatProto}} {
+		recs, err := filepath.Glob(filepath.Join(c.dir, "*.rec"))
+		if err != nil || len(recs) != 6 {
+			t.Fatalf("%s: %d records, %v; want 6", c.dir, len(recs), err)
+		}
+		for _, path := range recs {
+			rec, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := os.ReadFile(strings.TrimSuffix(path, ".rec") + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			js = bytes.TrimSuffix(js, []byte("\n"))
+			want, err := arbiter.DecodeSession(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec[0] != c.format {
+				t.Fatalf("%s: format 0x%02x, want 0x%02x", path, rec[0], c.format)
+			}
+			got, err := sessioncodec.Decode(rec)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s decodes to another session:\n got %s\nwant %s", path, jsonOf(t, got), js)
+			}
+			back, err := sessioncodec.JSON(rec)
+			if err != nil || !bytes.Equal(back, js) {
+				t.Fatalf("%s: JSON gives %s (%v), want %s", path, back, err, js)
+			}
+		}
 	}
 }
