@@ -37,6 +37,7 @@ type serveCmd struct {
 	RedisURL     string        `name:"redis-url" env:"ARBITER_REDIS_URL" help:"Shared Redis store: redis://[:password@]host:port[/db], rediss:// for TLS, a Cluster seed list (redis://h1:p1?addr=h2:p2&addr=h3:p3, or URLs separated by commas), or Sentinel (redis://sentinel:26379?master_name=NAME). Empty: the embedded in-memory store."`
 	RedisCache   int           `name:"redis-cache-sessions" default:"10000" env:"ARBITER_REDIS_CACHE_SESSIONS" help:"With --redis-url: how many sessions' records this replica keeps locally, so that a change costs one Redis round trip (a compare-and-set on the cached version; a stale copy costs one retry, never a wrong answer; a read-only request checks the cached version). About 1 KB each for an idle session. 0: no cache (every change reads Redis first)."`
 	RedisJSON    bool          `name:"redis-json-records" env:"ARBITER_REDIS_JSON_RECORDS" help:"With --redis-url: write session records as JSON, the format of versions before the protobuf record, which read nothing else. For the first step of a rolling upgrade from such a version: run the new replicas with it until no old one is left, then without it. Both formats are read either way."`
+	RedisLegacy  bool          `name:"redis-legacy-records" env:"ARBITER_REDIS_LEGACY_RECORDS" help:"With --redis-url: write session records as versions before the S2-compressed record (2026-12-01) read them: plain protobuf. For the first step of a rolling upgrade from such a version: run the new replicas with it until no old one is left, then without it. Every format is read either way."`
 	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis that can lose what it acknowledged: no AOF (a restart loses every session, or with RDB snapshots rolls them back to the last one), or AOF without appendfsync always (a crash loses up to a second). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
 	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this database file (bbolt): every change is on disk before its RPC answers, so a crash loses nothing that was answered; read at start (a missing file is an empty store; a JSON state file of earlier versions is converted once and kept as FILE.bak). Not with --redis-url. Empty: sessions live only in memory."`
@@ -312,7 +313,7 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		log.Warn("--state-interval is deprecated and ignored: --state-file is written at every change", "state_interval", c.StateEvery)
 	}
 	if c.RedisURL != "" {
-		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{CacheSessions: c.RedisCache, JSONRecords: c.RedisJSON})
+		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{CacheSessions: c.RedisCache, JSONRecords: c.RedisJSON, LegacyRecords: c.RedisLegacy})
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
 		}

@@ -6,14 +6,14 @@
 // # Data model
 //
 // One hash per session, key arb:{TENANT:ID} (see Key), with three fields: v, the
-// version; d, the session encoded by sessioncodec.Encode (protobuf; JSON records
-// written by earlier versions are read too); c, the lifetime it was written in (the
-// session's creation time; absent in records of earlier versions). Everything a session
-// has (its calls and their outcomes, jobs, business-key dedupe entries and their
-// windows, abandoned marks, utterances) is inside d, so a transition touches exactly
-// one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
-// are a hash tag, so any future per-session key (and the wake-up channel
-// arb:{TENANT:ID}:w) lives in the same slot.
+// version; d, the session encoded by sessioncodec.Encode (S2-compressed protobuf;
+// the plain protobuf and JSON records of earlier versions are read too); c, the
+// lifetime it was written in (the session's creation time; absent in records of
+// earlier versions). Everything a session has (its calls and their outcomes, jobs,
+// business-key dedupe entries and their windows, abandoned marks, utterances) is
+// inside d, so a transition touches exactly one key: it is atomic without MULTI, and
+// Cluster-safe by construction. The braces are a hash tag, so any future per-session
+// key (and the wake-up channel arb:{TENANT:ID}:w) lives in the same slot.
 //
 //   - Load is one HMGET (one round trip).
 //   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): compare v
@@ -100,6 +100,12 @@ type Options struct {
 	// of a rolling upgrade from such a version, until none of its replicas is left.
 	// Either format is read either way. False (the default) writes protobuf.
 	JSONRecords bool
+	// LegacyRecords writes records as sessioncodec.EncodeProto does (protobuf without
+	// S2, FormatProto), the newest format versions before FormatProtoS2 (2026-12-01)
+	// read: the first step of a rolling upgrade from such a version, until none of its
+	// replicas is left. Every format is read either way. JSONRecords, which those
+	// versions read too, overrides it. False (the default) writes FormatProtoS2.
+	LegacyRecords bool
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -113,8 +119,11 @@ func New(client redis.UniversalClient, opt Options) *Store {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
 	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
-	if opt.JSONRecords {
+	switch {
+	case opt.JSONRecords:
 		st.encode = sessioncodec.EncodeJSON
+	case opt.LegacyRecords:
+		st.encode = sessioncodec.EncodeProto
 	}
 	return st
 }

@@ -359,7 +359,7 @@ func TestManyWatchersOneChannel(t *testing.T) {
 
 // TestReadsJSONRecords: a record an older replica wrote (JSON, before the protobuf
 // record) loads as the session it was, during a rolling upgrade, and the next Save
-// rewrites it as protobuf on the same compare-and-set version.
+// rewrites it as protobuf (FormatProtoS2) on the same compare-and-set version.
 func TestReadsJSONRecords(t *testing.T) {
 	srv := redistest.Start(t)
 	st, err := redisstore.Open(srv.URL(), redisstore.Options{})
@@ -387,7 +387,7 @@ func TestReadsJSONRecords(t *testing.T) {
 		t.Fatalf("save: version %d, %v; want 8", got.Version, err)
 	}
 	d, err := st.Client().HGet(ctx, redisstore.Key(want.Key), "d").Result()
-	if err != nil || d[0] != sessioncodec.FormatProto || len(d) >= len(old) {
+	if err != nil || d[0] != sessioncodec.FormatProtoS2 || len(d) >= len(old) {
 		t.Fatalf("rewritten record: %d B starting 0x%02x (%v); want protobuf, under the JSON's %d B", len(d), d[0], err, len(old))
 	}
 }
@@ -428,5 +428,52 @@ func TestJSONRecords(t *testing.T) {
 	st.Client().HSet(ctx, redisstore.Key(s.Key), "d", rec)
 	if got, err := st.Load(ctx, s.Key); err != nil || len(got.Calls) != 1 {
 		t.Fatalf("a protobuf record: %v, %+v", err, got)
+	}
+}
+
+// TestLegacyRecords: with Options.LegacyRecords the store writes the record a replica
+// of a version before FormatProtoS2 reads (sessioncodec.EncodeProto's, byte for byte
+// what that version wrote: sessioncodec's golden records), and a store without it
+// reads that record and writes FormatProtoS2 over it.
+func TestLegacyRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	legacy, err := redisstore.Open(srv.URL(), redisstore.Options{LegacyRecords: true, CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	s := storetest.IdleSession(t, e, "legacy")
+	s.Version = 0
+	if err := legacy.Save(ctx, s, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	want, err := sessioncodec.EncodeProto(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := legacy.Client().HGet(ctx, redisstore.Key(s.Key), "d").Result()
+	if err != nil || d != string(want) || d[0] != sessioncodec.FormatProto {
+		t.Fatalf("the legacy record is not EncodeProto's (%v)", err)
+	}
+	got, err := st.Load(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("the legacy record loads as another session:\n got %+v\nwant %+v", got, s)
+	}
+	if err := st.Save(ctx, got, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	d, err = st.Client().HGet(ctx, redisstore.Key(s.Key), "d").Result()
+	if err != nil || d[0] != sessioncodec.FormatProtoS2 {
+		t.Fatalf("the rewritten record: %q, %v; want FormatProtoS2", d[:1], err)
 	}
 }
