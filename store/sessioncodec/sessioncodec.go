@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -74,20 +75,46 @@ const (
 // beside it). A session holding a string that is not valid UTF-8 (which protobuf
 // refuses; the engine clips text on rune boundaries, so this is a safety net) is
 // written as JSON instead, as before FormatProto: JSON replaces the invalid bytes with
-// U+FFFD. Errors: Internal when a JSON-shaped value does not encode. s is only read:
-// Encode is safe for concurrent use as long as nobody writes s meanwhile.
+// U+FFFD. The record is the caller's, allocated at its length (a store that keeps it
+// keeps no slack). Errors: Internal when a JSON-shaped value does not encode. s is
+// only read: Encode is safe for concurrent use as long as nobody writes s meanwhile.
 func Encode(s *arbiter.Session) ([]byte, error) {
-	msg, err := EncodeProto(s)
-	if err != nil || msg[0] != FormatProto {
-		return msg, err
+	msgp, zp := scratch.Get().(*[]byte), scratch.Get().(*[]byte)
+	defer release(msgp)
+	defer release(zp)
+	msg, err := appendProto((*msgp)[:0], s)
+	if err != nil {
+		return nil, err
 	}
-	buf := make([]byte, 1, 1+s2.MaxEncodedLen(len(msg)-1))
-	buf[0] = FormatProtoS2
-	buf = buf[:1+len(s2.Encode(buf[1:cap(buf)], msg[1:]))] // s2 writes into buf's room
-	if len(buf) >= len(msg) {
+	if msg[0] != FormatProto { // JSON, for invalid UTF-8, in a buffer of its own
 		return msg, nil
 	}
-	return buf, nil
+	*msgp = msg // the pool keeps it, grown
+	if n := s2.MaxEncodedLen(len(msg) - 1); n > 0 {
+		if cap(*zp) < n {
+			*zp = make([]byte, n)
+		}
+		if z := s2.Encode((*zp)[:n], msg[1:]); 1+len(z) < len(msg) {
+			rec := make([]byte, 1+len(z))
+			rec[0] = FormatProtoS2
+			copy(rec[1:], z)
+			return rec, nil
+		}
+	}
+	rec := make([]byte, len(msg))
+	copy(rec, msg)
+	return rec, nil
+}
+
+// scratch holds the buffers Encode writes the message and its S2 block into before
+// it copies the record out at its length (so that a store keeping the record keeps
+// no slack); release drops one over 1 MiB instead of pooling it.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func release(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		scratch.Put(b)
+	}
 }
 
 // EncodeProto encodes s in FormatProto, what Encode wrote before FormatProtoS2 and
@@ -95,20 +122,29 @@ func Encode(s *arbiter.Session) ([]byte, error) {
 // a version: redisstore.Options.LegacyRecords); as Encode, a session with a string
 // that is not valid UTF-8 is written as JSON. Errors and concurrency: as Encode's.
 func EncodeProto(s *arbiter.Session) ([]byte, error) {
+	return appendProto(nil, s)
+}
+
+// appendProto appends s in FormatProto to buf (or, for invalid UTF-8, returns its
+// JSON in a buffer of its own).
+func appendProto(buf []byte, s *arbiter.Session) ([]byte, error) {
 	e := encoder{base: timeBase(s.CreatedAt), log: s.Log}
 	m := e.session(s)
 	if e.err != nil {
-		return nil, arbiter.Wrap(arbiter.Internal, e.err, "encode session %q", s.Key.ID)
+		return buf, arbiter.Wrap(arbiter.Internal, e.err, "encode session %q", s.Key.ID)
 	}
 	o := proto.MarshalOptions{}
-	buf := make([]byte, 1, 1+o.Size(m))
-	buf[0] = FormatProto
+	if n := 1 + o.Size(m); cap(buf)-len(buf) < n {
+		buf = append(make([]byte, 0, len(buf)+n), buf...)
+	}
+	start := len(buf)
+	buf = append(buf, FormatProto)
 	buf, err := o.MarshalAppend(buf, m)
 	if err != nil {
 		if js, jerr := arbiter.EncodeSession(s); jerr == nil {
 			return js, nil // invalid UTF-8 (the only error a well-formed message can give)
 		}
-		return nil, arbiter.Wrap(arbiter.Internal, err, "encode session %q", s.Key.ID)
+		return buf[:start], arbiter.Wrap(arbiter.Internal, err, "encode session %q", s.Key.ID)
 	}
 	return buf, nil
 }
