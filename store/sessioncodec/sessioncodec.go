@@ -179,10 +179,15 @@ func Decode(b []byte) (*arbiter.Session, error) {
 		if err == nil && n > maxDecoded {
 			err = fmt.Errorf("the record claims %d B decoded, over the %d B bound", n, maxDecoded)
 		}
-		var msg []byte
-		if err == nil {
-			msg, err = s2.Decode(make([]byte, n), b[1:])
+		if err != nil {
+			return nil, arbiter.Wrap(arbiter.Internal, err, "decode session")
 		}
+		bp := scratch.Get().(*[]byte) // protobuf copies what it keeps: the buffer goes back
+		defer release(bp)
+		if cap(*bp) < n {
+			*bp = make([]byte, n)
+		}
+		msg, err := s2.Decode((*bp)[:n], b[1:])
 		if err != nil {
 			return nil, arbiter.Wrap(arbiter.Internal, err, "decode session")
 		}

@@ -403,13 +403,15 @@ func TestGoldenRecords(t *testing.T) {
 
 // TestRecordsAreOwned: a record is the caller's, at its length: encoding other
 // sessions after it (which reuses Encode's scratch buffers) leaves it as it was, in
-// either format Encode writes.
+// either format Encode writes; and a decoded session shares nothing with Decode's
+// scratch buffer: decoding others after it leaves it as it was.
 func TestRecordsAreOwned(t *testing.T) {
 	e := storetest.BenchEngine(t, "../..")
 	idle, busy := storetest.IdleSession(t, e, "owned"), storetest.BusySession(t, e, "owned-busy", 5)
 	drawn := rapid.Custom(anySession).Example(1) // random strings: S2 does not shrink it
+	sessions := []*arbiter.Session{idle, drawn, busy, idle, drawn}
 	var recs, copies [][]byte
-	for _, s := range []*arbiter.Session{idle, drawn, busy, idle, drawn} {
+	for _, s := range sessions {
 		rec, err := sessioncodec.Encode(s)
 		if err != nil {
 			t.Fatal(err)
@@ -428,5 +430,18 @@ func TestRecordsAreOwned(t *testing.T) {
 	}
 	if !formats[sessioncodec.FormatProto] || !formats[sessioncodec.FormatProtoS2] {
 		t.Fatalf("formats written %v, want both FormatProto and FormatProtoS2", formats)
+	}
+	var decoded []*arbiter.Session
+	for _, rec := range []([]byte){recs[2], recs[0], recs[1], recs[2]} {
+		got, err := sessioncodec.Decode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded = append(decoded, got)
+	}
+	for i, want := range []*arbiter.Session{busy, idle, drawn, busy} {
+		if !reflect.DeepEqual(decoded[i], want) {
+			t.Fatalf("decoded session %d changed after later decodings", i)
+		}
 	}
 }
