@@ -17,13 +17,14 @@
 // in the same slot.
 //
 // Versions before 2026-12-01 kept a hash of three fields instead (v the version, d the
-// record, c the lifetime, absent in the oldest): a Store reads such a record (one
-// more round trip, until the session's next save rewrites it as a string), and with
-// Options.LegacyRecords (or JSONRecords) writes one, which is all those versions read.
-// One string costs Redis about 270 B less than that hash for the same record (a hash
-// whose value is over 64 B, hash-max-listpack-value, is a hashtable of three entries):
-// bench/soak's idle session takes 906 B of used_memory instead of 1162 B
-// (store/redisstore TestHistoryCostPerSession).
+// record, c the lifetime, absent in the oldest): a Store reads such a record (Load and
+// Current with one more round trip, Save's script in the same one; the session's next
+// save rewrites it as a string), and with Options.LegacyRecords (or JSONRecords) writes
+// one, which is all those versions read. One string costs Redis 256 B less than that
+// hash for the same record (a hash whose value is over 64 B, hash-max-listpack-value,
+// is a hashtable of three entries): bench/soak's idle session takes 906 B of
+// used_memory instead of 1162 B, and 1418 B with the plain protobuf record of those
+// versions (store/redisstore TestHistoryCostPerSession).
 //
 //   - Load is one GET (one round trip; a record of the old layout, WRONGTYPE to GET,
 //     is read by an HMGET after it).
@@ -64,8 +65,8 @@
 //
 // A missing session is NotFound; a network error, a timeout, a closed client, or a
 // Redis that is loading, down, read-only or redirecting is Unavailable (the cause is
-// wrapped); a record that does not decode is Internal. Save never reports success it
-// has not seen Redis confirm.
+// wrapped); a record that does not decode, or a key holding neither a string nor a
+// hash, is Internal. Save never reports success it has not seen Redis confirm.
 package redisstore
 
 import (
@@ -105,7 +106,7 @@ type Options struct {
 	// connection. Zero means 5 s.
 	HealthCheckInterval time.Duration
 	// CacheSessions is how many sessions' records the Store keeps locally (see Local
-	// cache in the package comment): about one record each, 1 KB for an idle session.
+	// cache in the package comment): about one record each, 0.7 KB for an idle session.
 	// Zero (or negative) means no cache: every transition reads Redis first.
 	CacheSessions int
 	// JSONRecords writes records as JSON (sessioncodec.EncodeJSON) in the hash layout,

@@ -8,8 +8,8 @@
 //   - 0x02: FormatProtoS2, what Encode writes: the byte, then the S2 block encoding
 //     (github.com/klauspost/compress/s2, block format, no dictionary) of an
 //     arbiter.store.v1.Session message, the message FormatProto holds. bench/soak's
-//     idle session is 957 B in FormatProto and about 660 B in FormatProtoS2; S2
-//     costs about a microsecond each way, a tenth of the protobuf (issue 16). Encode
+//     idle session is 957 B in FormatProto and 669 B in FormatProtoS2; S2
+//     costs about a microsecond each way, under a tenth of the protobuf (issue 16). Encode
 //     writes FormatProto instead for a message S2 does not shrink. Replicas of
 //     versions before FormatProtoS2 (2026-12-01) refuse it (unknown record format):
 //     EncodeProto writes what they read, for a rolling upgrade
