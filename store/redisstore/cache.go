@@ -19,12 +19,16 @@ type cache struct {
 	hits    uint64
 	misses  uint64
 	stale   uint64
+	offered uint64
 }
 
 type cacheEntry struct {
 	key     arbiter.SessionKey
 	version uint64
-	data    []byte // never mutated
+	// life is the lifetime the record was written in (the record's c, see lifetime),
+	// "" when unknown.
+	life string
+	data []byte // never mutated
 }
 
 func newCache(max int) *cache {
@@ -52,27 +56,78 @@ func (c *cache) get(key arbiter.SessionKey) (uint64, []byte, bool) {
 	return e.version, e.data, true
 }
 
-// put records that key is at version with record data (which it keeps: the caller
-// must not change it): what Redis just said, so it replaces whatever the cache held,
-// even a higher version (the session expired and started again under its id; a put
-// that lost a race to a newer one costs the next transition one retry).
-func (c *cache) put(key arbiter.SessionKey, version uint64, data []byte) {
+// put records that key is at version, in lifetime life ("" unknown), with record
+// data (which it keeps: the caller must not change it): what Redis just said, so it
+// replaces whatever the cache held, even a higher version (the session expired and
+// started again under its id; a put that lost a race to a newer one costs the next
+// transition one retry).
+func (c *cache) put(key arbiter.SessionKey, version uint64, life string, data []byte) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(key, version, life, data)
+}
+
+func (c *cache) putLocked(key arbiter.SessionKey, version uint64, life string, data []byte) {
 	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
-		e.version, e.data = version, data
+		e.version, e.life, e.data = version, life, data
 		c.order.MoveToFront(el)
 		return
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, version: version, data: data})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, version: version, life: life, data: data})
 	for c.order.Len() > c.max {
 		old := c.order.Remove(c.order.Back()).(*cacheEntry)
 		delete(c.entries, old.key)
 	}
+}
+
+// offer takes what a wake-up message said (wake): key reached version in lifetime
+// life, with record data (nil: the message carried none). Unlike put it never
+// replaces a newer copy: a message can arrive after a Load or a Save that read or
+// wrote a later version on another connection. So, with a record: it is taken when
+// the cache holds nothing for key, or a lower version of the same lifetime; a copy of
+// another or an unknown lifetime is dropped (which of the two is newer is not known;
+// a drop costs the next request one read, never an answer); an equal or higher
+// version of the same lifetime is kept. Without a record (a message of an earlier
+// version, or a record over Options.WakeRecordBytes): a lower version is dropped (it
+// is stale: the next request reads instead of stepping it), anything else kept. It
+// reports whether the cache took the record.
+func (c *cache) offer(key arbiter.SessionKey, version uint64, life string, data []byte) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	var e *cacheEntry
+	if ok {
+		e = el.Value.(*cacheEntry)
+	}
+	switch {
+	case data == nil:
+		if ok && e.version < version {
+			c.order.Remove(el)
+			delete(c.entries, key)
+		}
+		return false
+	case !ok:
+		c.putLocked(key, version, life, data)
+		c.offered++
+		return true
+	case life == "" || e.life != life:
+		c.order.Remove(el)
+		delete(c.entries, key)
+		return false
+	case e.version < version:
+		e.version, e.data = version, data
+		c.order.MoveToFront(el)
+		c.offered++
+		return true
+	}
+	return false
 }
 
 // conflict records that a compare-and-set expecting version failed: a stale hit when
@@ -112,6 +167,9 @@ type CacheStats struct {
 	Stale uint64
 	// Sessions is how many sessions the cache holds now.
 	Sessions int
+	// Woken counts the records that wake-up messages brought into the cache (another
+	// replica's saves, taken without a read; see Options.WakeRecordBytes).
+	Woken uint64
 }
 
 func (c *cache) stats() CacheStats {
@@ -120,5 +178,5 @@ func (c *cache) stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Hits: c.hits, Misses: c.misses, Stale: c.stale, Sessions: c.order.Len()}
+	return CacheStats{Hits: c.hits, Misses: c.misses, Stale: c.stale, Sessions: c.order.Len(), Woken: c.offered}
 }

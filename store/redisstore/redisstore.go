@@ -20,8 +20,8 @@
 //     (missing = 0) with the expected version, and c, the session's lifetime (its
 //     creation time), with the session's; on a mismatch write nothing, report
 //     Conflict and return the current record; otherwise HSET v+1 and d, PEXPIRE the
-//     idle TTL (PERSIST for none) and SPUBLISH a wake-up on the session's channel (one
-//     round trip).
+//     idle TTL (PERSIST for none) and SPUBLISH a wake-up on the session's channel,
+//     with the new record in it when it is small (one round trip).
 //
 // # Local cache
 //
@@ -48,6 +48,15 @@
 // to the local watchers. When a pub/sub connection drops, every watcher on it is woken
 // (it re-reads the session) and go-redis reconnects and resubscribes; on a Cluster the
 // channels are re-routed to the slots' current owners.
+//
+// A wake-up message is "VERSION:LIFETIME:RECORD": the version the save wrote, its
+// lifetime (the record's c) and, when it is at most Options.WakeRecordBytes, the
+// record itself (else nothing after the second colon). Before the watchers wake, the
+// local cache takes the record unless it holds the same or a later version of that
+// lifetime (cache.offer), so a woken Decide steps the new record without a read
+// (Service.Decide answers a final decision found in it at once, see there). Versions
+// before this one publish the bare version, which is still understood (a wake-up, and
+// an older cached copy dropped); they ignore whatever follows it in a message.
 //
 // # Errors
 //
@@ -79,7 +88,9 @@ type Store struct {
 	client redis.UniversalClient
 	hub    *hub
 	cache  *cache // nil: none
-	encode func(*arbiter.Session) ([]byte, error)
+	// wakeMax is Options.WakeRecordBytes (negative: never).
+	wakeMax int
+	encode  func(*arbiter.Session) ([]byte, error)
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -100,6 +111,12 @@ type Options struct {
 	// of a rolling upgrade from such a version, until none of its replicas is left.
 	// Either format is read either way. False (the default) writes protobuf.
 	JSONRecords bool
+	// WakeRecordBytes is the largest record (encoded, in bytes) a Save sends inside
+	// its wake-up message, so that replicas watching the session take it into their
+	// local cache without reading it (see Wake-ups in the package comment); a larger
+	// record's message carries only its version and lifetime. Zero means 8 KiB;
+	// negative, never the record.
+	WakeRecordBytes int
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -112,7 +129,11 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.HealthCheckInterval <= 0 {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
-	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
+	if opt.WakeRecordBytes == 0 {
+		opt.WakeRecordBytes = 8 << 10
+	}
+	c := newCache(opt.CacheSessions)
+	st := &Store{client: client, hub: newHub(client, opt, c), cache: c, wakeMax: opt.WakeRecordBytes, encode: sessioncodec.Encode}
 	if opt.JSONRecords {
 		st.encode = sessioncodec.EncodeJSON
 	}
@@ -201,7 +222,7 @@ func (st *Store) decode(key arbiter.SessionKey, v, d any) (*arbiter.Session, err
 		return nil, err
 	}
 	s.Version = version
-	st.cache.put(key, version, rec)
+	st.cache.put(key, version, lifetime(s), rec)
 	return s, nil
 }
 
@@ -264,16 +285,18 @@ func lifetime(s *arbiter.Session) string {
 
 // saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
 // (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
-// none), ARGV[4] the session's lifetime (lifetime). It returns {1, new version} or,
-// writing nothing, {0, stored version (0: no record), stored record (nil: none)}, so
+// none), ARGV[4] the session's lifetime (lifetime), ARGV[5] "1" to send the record in
+// the wake-up message. It returns {1, new version} or, writing nothing, {0, stored
+// version (0: no record), stored record (nil: none), stored lifetime (nil: none)}, so
 // that a caller with a stale copy has the current one without another read. The
 // record's field c holds the lifetime it was written in; a record without one (written
-// by an earlier version) is compared on its version alone.
+// by an earlier version) is compared on its version alone. The wake-up message is
+// "VERSION:LIFETIME:RECORD", RECORD empty when not sent (see wakeMessage).
 var saveScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
 local cur = tonumber(rec[1] or '0')
 if cur ~= tonumber(ARGV[1]) or (cur > 0 and rec[3] and rec[3] ~= ARGV[4]) then
-  return {0, cur, rec[2]}
+  return {0, cur, rec[2], rec[3]}
 end
 local nv = cur + 1
 redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
@@ -283,7 +306,11 @@ if ttl > 0 then
 else
   redis.call('PERSIST', KEYS[1])
 end
-redis.call('SPUBLISH', KEYS[1] .. ':w', nv)
+local msg = nv .. ':' .. ARGV[4] .. ':'
+if ARGV[5] == '1' then
+  msg = msg .. ARGV[2]
+end
+redis.call('SPUBLISH', KEYS[1] .. ':w', msg)
 return {1, nv}
 `)
 
@@ -304,7 +331,12 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 	if ttl > 0 {
 		ttlMS = (ttl + time.Millisecond - 1).Milliseconds()
 	}
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, lifetime(s)).Slice()
+	send := "0"
+	if st.wakeMax >= 0 && len(data) <= st.wakeMax {
+		send = "1"
+	}
+	life := lifetime(s)
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, send).Slice()
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
@@ -323,14 +355,18 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		if len(res) < 3 || res[2] == nil || version == 0 {
 			st.cache.drop(s.Key)
 		} else if rec, isStr := res[2].(string); isStr {
-			st.cache.put(s.Key, uint64(version), []byte(rec)) // decoded (and checked) by the next LoadCached
+			var stored string // "": a record of an earlier version, without a lifetime
+			if len(res) >= 4 {
+				stored, _ = res[3].(string)
+			}
+			st.cache.put(s.Key, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
 		} else {
 			st.cache.drop(s.Key)
 		}
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
 	s.Version = uint64(version)
-	st.cache.put(s.Key, s.Version, data)
+	st.cache.put(s.Key, s.Version, life, data)
 	return nil
 }
 
