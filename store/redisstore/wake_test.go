@@ -21,10 +21,15 @@ import (
 type parkClock struct {
 	*replay.VirtualClock
 	parked chan struct{} // one value per After call
+	// noTimers makes After's channel one that never fires: only a save wakes B.
+	noTimers *bool
 }
 
 func (c parkClock) After(d time.Duration) <-chan time.Time {
 	c.parked <- struct{}{}
+	if *c.noTimers {
+		return nil
+	}
 	return c.VirtualClock.After(d)
 }
 
@@ -44,7 +49,7 @@ func newHandoff(t testing.TB, aOpt redisstore.Options) *handoff {
 	srv := redistest.Start(t)
 	e := storetest.BenchEngine(t, "../..")
 	vc := replay.NewVirtualClock(replay.Epoch)
-	clock := parkClock{VirtualClock: vc, parked: make(chan struct{}, 16)}
+	clock := parkClock{VirtualClock: vc, parked: make(chan struct{}, 16), noTimers: new(bool)}
 	open := func(opt redisstore.Options) (*redisstore.Store, *roundTrips) {
 		client, err := redisstore.NewClient(srv.URL())
 		if err != nil {
@@ -177,6 +182,54 @@ func TestWakeDecide(t *testing.T) {
 				t.Errorf("B's cache %+v: no record taken from a wake-up", cs)
 			}
 		})
+	}
+}
+
+// TestWakeDecideCommit: a COMMIT that A's timer recorded (the grace window ran out
+// on A) is answered by the Decide parked on B from the record A's wake-up carried,
+// with no round trip, as the engine alone answers. B's own timers never fire here, so
+// that A's step is the one that decides.
+func TestWakeDecideCommit(t *testing.T) {
+	h := newHandoff(t, redisstore.Options{})
+	*h.clock.noTimers = true
+	ctx := context.Background()
+	for i := range 3 {
+		key := arbiter.SessionKey{ID: fmt.Sprintf("commit%d", i)}
+		out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+		job := out.Call.JobID
+		type answer struct {
+			d   arbiter.DecisionResult
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			d, err := h.b.Decide(ctx, key, job, true, 10*time.Second, nil)
+			done <- answer{d, err}
+		}()
+		h.parked()
+		if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		before := h.brt.n.Load()
+		h.clock.AdvanceTo(h.clock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+		if out := h.both(key, arbiter.Tick{}); len(out.Decisions) != 1 || out.Decisions[0].Decision != arbiter.DecisionCommit {
+			t.Fatalf("%s: A's tick decided %+v, want a COMMIT", key.ID, out.Decisions)
+		}
+		got := <-done
+		trips := h.brt.n.Load() - before
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCommit {
+			t.Fatalf("%s: Decide on B:\n %+v\nwant %+v (commit)", key.ID, got.d, want)
+		}
+		if trips != 0 {
+			t.Errorf("%s: %d round trips on B from the wake-up to the answer, want 0", key.ID, trips)
+		}
 	}
 }
 
