@@ -32,8 +32,8 @@
 //     record (either layout), compare its version (missing = 0) with the expected
 //     one, and its lifetime with the session's; on a mismatch write nothing, report
 //     Conflict and return the current record; otherwise SET V+1, C and D with the
-//     idle TTL (none: no expiry) and SPUBLISH a wake-up on the session's channel (one
-//     round trip).
+//     idle TTL (none: no expiry) and SPUBLISH a wake-up on the session's channel, with
+//     the new record in it when it is small (one round trip).
 //
 // # Local cache
 //
@@ -60,6 +60,15 @@
 // to the local watchers. When a pub/sub connection drops, every watcher on it is woken
 // (it re-reads the session) and go-redis reconnects and resubscribes; on a Cluster the
 // channels are re-routed to the slots' current owners.
+//
+// A wake-up message is "VERSION:LIFETIME:RECORD": the version the save wrote, its
+// lifetime (the record's c) and, when it is at most Options.WakeRecordBytes, the
+// record itself (else nothing after the second colon). Before the watchers wake, the
+// local cache takes the record unless it holds the same or a later version of that
+// lifetime (cache.offer), so a woken Decide steps the new record without a read
+// (Service.Decide answers a final decision found in it at once, see there). Versions
+// before this one publish the bare version, which is still understood (a wake-up, and
+// an older cached copy dropped); they ignore whatever follows it in a message.
 //
 // # Errors
 //
@@ -91,7 +100,9 @@ type Store struct {
 	client redis.UniversalClient
 	hub    *hub
 	cache  *cache // nil: none
-	encode func(*arbiter.Session) ([]byte, error)
+	// wakeMax is Options.WakeRecordBytes (negative: never).
+	wakeMax int
+	encode  func(*arbiter.Session) ([]byte, error)
 	// hash: write the hash layout of versions before 2026-12-01 (and read it first).
 	hash bool
 }
@@ -122,6 +133,12 @@ type Options struct {
 	// overrides its record format. False (the default) writes one string with a
 	// FormatProtoS2 record.
 	LegacyRecords bool
+	// WakeRecordBytes is the largest record (encoded, in bytes) a Save sends inside
+	// its wake-up message, so that replicas watching the session take it into their
+	// local cache without reading it (see Wake-ups in the package comment); a larger
+	// record's message carries only its version and lifetime. Zero means 8 KiB;
+	// negative, never the record.
+	WakeRecordBytes int
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -134,7 +151,11 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.HealthCheckInterval <= 0 {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
-	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
+	if opt.WakeRecordBytes == 0 {
+		opt.WakeRecordBytes = 8 << 10
+	}
+	c := newCache(opt.CacheSessions)
+	st := &Store{client: client, hub: newHub(client, opt, c), cache: c, wakeMax: opt.WakeRecordBytes, encode: sessioncodec.Encode}
 	switch {
 	case opt.JSONRecords:
 		st.encode, st.hash = sessioncodec.EncodeJSON, true
@@ -216,7 +237,7 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 			return nil, err
 		}
 		s.Version = version
-		st.cache.put(key, version, rec)
+		st.cache.put(key, version, lifetime(s), rec)
 		return s, nil
 	}
 	st.cache.drop(key)
@@ -400,12 +421,15 @@ func lifetime(s *arbiter.Session) string {
 // (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
 // none), ARGV[4] the session's lifetime (lifetime), ARGV[5] "hash" to write the hash
 // layout of versions before 2026-12-01 (Options.LegacyRecords), anything else for the
-// string "V:C:D". It reads a record of either layout, and returns {1, new version}
-// or, writing nothing, {0, stored version (0: no record), stored record (nil: none)},
-// so that a caller with a stale copy has the current one without another read. A
+// string "V:C:D"; ARGV[6] "1" to send the record in the wake-up message. It reads a
+// record of either layout, and returns {1, new version} or, writing nothing, {0,
+// stored version (0: no record), stored record (nil: none), stored lifetime (nil:
+// none)}, so that a caller with a stale copy has the current one without another
+// read. A
 // hash record without a lifetime (written by an earlier version) is compared on its
 // version alone; a string that is not a record, or a key of another type, is a script
-// error.
+// error. The wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent
+// (see wakeMessage).
 var saveScript = redis.NewScript(`
 local kind = redis.call('TYPE', KEYS[1]).ok
 local cur, life, rec = 0, false, false
@@ -423,7 +447,7 @@ elseif kind ~= 'none' then
   return redis.error_reply('WRONGTYPE the session key holds a ' .. kind)
 end
 if cur ~= tonumber(ARGV[1]) or (cur > 0 and life and life ~= ARGV[4]) then
-  return {0, cur, rec}
+  return {0, cur, rec, life}
 end
 local nv = cur + 1
 local ttl = tonumber(ARGV[3])
@@ -445,7 +469,11 @@ else
     redis.call('SET', KEYS[1], val)
   end
 end
-redis.call('SPUBLISH', KEYS[1] .. ':w', nv)
+local msg = nv .. ':' .. ARGV[4] .. ':'
+if ARGV[6] == '1' then
+  msg = msg .. ARGV[2]
+end
+redis.call('SPUBLISH', KEYS[1] .. ':w', msg)
 return {1, nv}
 `)
 
@@ -470,7 +498,12 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 	if st.hash {
 		layout = "hash"
 	}
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, lifetime(s), layout).Slice()
+	send := "0"
+	if st.wakeMax >= 0 && len(data) <= st.wakeMax {
+		send = "1"
+	}
+	life := lifetime(s)
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, layout, send).Slice()
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
@@ -489,14 +522,18 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		if len(res) < 3 || res[2] == nil || version == 0 {
 			st.cache.drop(s.Key)
 		} else if rec, isStr := res[2].(string); isStr {
-			st.cache.put(s.Key, uint64(version), []byte(rec)) // decoded (and checked) by the next LoadCached
+			var stored string // "": a record of an earlier version, without a lifetime
+			if len(res) >= 4 {
+				stored, _ = res[3].(string)
+			}
+			st.cache.put(s.Key, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
 		} else {
 			st.cache.drop(s.Key)
 		}
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
 	s.Version = uint64(version)
-	st.cache.put(s.Key, s.Version, data)
+	st.cache.put(s.Key, s.Version, life, data)
 	return nil
 }
 
