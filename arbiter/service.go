@@ -72,6 +72,14 @@ func (sv *Service) MaxDecideWait() time.Duration {
 // changes nothing or fails stands only once CachedLoader.Current confirmed the copy in
 // this call (one small read), and is otherwise done again on a fresh Load.
 func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
+	return sv.apply(ctx, key, ev, create, nil)
+}
+
+// apply is Apply; stands, when not nil, is asked about a read-only answer (no error,
+// nothing changed) stepped from a cached copy before Current is: true lets it stand
+// without that read. Decide's caller vouches that such an answer is one the store
+// held during the request (see Decide).
+func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create bool, stands func(*Session, Output) bool) (Output, *Session, error) {
 	if err := Validate(ev); err != nil {
 		return Output{}, nil, err
 	}
@@ -104,6 +112,10 @@ func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create b
 		}
 		version := s.Version
 		out, err := sv.Engine.stepValid(s, now, ev) // validated above
+		if cached && err == nil && !out.Changed && stands != nil && stands(s, out) {
+			s.Version = version
+			return out, s, nil
+		}
 		if cached && (err != nil || !out.Changed) {
 			// An error or a read-only answer from a copy that may be stale (the job
 			// it names may be another replica's newer one): it stands only if the
@@ -159,6 +171,19 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // nil, sees the output of every step Decide stores (the prepare it recorded, the
 // decisions its timers made, for logs and metrics), each once. Errors: NotFound,
 // FailedPrecondition (read-only job), Unavailable, and ctx's error.
+//
+// On a CachedLoader, after a wake-up a final answer (CANCEL, or COMMIT when prepared)
+// that the cached copy already holds (the step changed nothing) is returned without
+// Current's read when that copy is of the lifetime (CreatedAt) of the session this
+// Decide last had from the store, at that version or a later one: the store held it
+// during this call (each cached copy is a record the store held; versions only grow
+// within a lifetime), so it is the answer a Load made then would have given, and it
+// is already stored. Such a copy whose job is still undecided only sets the next
+// wait (a later save wakes the Decide again); the Undecided answer at the end of the
+// wait is stepped from a copy Current confirmed, or from a Load, as in Apply, and a
+// decision the step makes still goes through Save's compare-and-set. A store that
+// puts the records its wake-ups carry into its cache (store/redisstore) so answers a
+// woken Decide with no round trip.
 func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
@@ -177,11 +202,33 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 	}
 	defer stop()
 	ev := Decide{JobID: jobID, Prepared: prepared}
+	// held: the lifetime and version of the session the last step had from the store
+	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
+	// last step's copy stood unconfirmed with an answer that is not final, good only
+	// to wait on; confirm: the next step's copy must be confirmed (the wait is over).
+	var (
+		held, interim, confirm bool
+		created                time.Time
+		version                uint64
+	)
+	stands := func(s *Session, out Output) bool {
+		if !held || confirm || out.Decision == nil || !s.CreatedAt.Equal(created) || s.Version < version {
+			return false
+		}
+		d := out.Decision.Decision
+		if d == DecisionCancel || (prepared && d == DecisionCommit) {
+			return true
+		}
+		interim = true
+		return true
+	}
 	for {
-		out, s, err := sv.Apply(ctx, key, ev, false)
+		interim = false
+		out, s, err := sv.apply(ctx, key, ev, false, stands)
 		if err != nil {
 			return DecisionResult{}, err
 		}
+		held, created, version = true, s.CreatedAt, s.Version
 		if observe != nil && out.Changed {
 			observe(out, s)
 		}
@@ -191,6 +238,10 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		}
 		now := sv.Clock.Now()
 		if !now.Before(deadline) {
+			if interim {
+				confirm = true // an Undecided answer comes from a confirmed copy
+				continue
+			}
 			return d, nil
 		}
 		next := deadline

@@ -130,7 +130,7 @@ suite "go test -race ./..." go test -race -count=1 ./...
 suite "clients (Python, Node)" ./clients/test.sh
 suite "timeline picture in headless Chromium (timeline/test.sh)" ./timeline/test.sh
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
-suite "bench/ builds (nested Go module; the load test itself is bench/run.sh)" bash -c 'cd bench && go vet ./...'
+suite "bench/ builds (nested Go module; the load test itself is bench/run.sh), bench/report's and bench/load's tests" bash -c 'cd bench && go vet ./... && go test ./report ./load'
 suite "chaos: replicas and Redis killed and frozen, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then

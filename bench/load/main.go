@@ -20,6 +20,11 @@
 //	           USER_ACTIVITY_END and the stop transcript on A; it measures how long
 //	           after A answered the transcript B's Decide returns CANCEL.
 //
+// With -sessions N, exactly N iterations run in all (shared by the workers; all of them
+// measured, no warmup) and then the command stops: bench/run.sh uses it with lifecycle
+// and -stop-text "Stop." to leave N of bench/soak's idle sessions in the store, and to
+// make a known number of RPCs while it counts Redis commands.
+//
 // Every loop is bounded by -d (after -warmup) and by -max-iterations per worker, and
 // only loopback addresses are accepted.
 package main
@@ -178,6 +183,8 @@ func main() {
 		runID   = flag.String("run", fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffff), "prefix of session ids")
 		out     = flag.String("o", "", "write the JSON result here (default stdout)")
 		free    = flag.Bool("freeport", false, "print a free TCP port on 127.0.0.1 and exit (for run.sh)")
+		total   = flag.Int("sessions", 0, "if > 0: run exactly this many iterations in all (no warmup, all measured), then stop; still bounded by -d")
+		stopTx  = flag.String("stop-text", stopText, "lifecycle: the transcript that stops the call")
 	)
 	flag.Parse()
 	if *free {
@@ -190,15 +197,22 @@ func main() {
 		l.Close()
 		return
 	}
-	if err := run(*mode, *addr, *addr2, *conc, *dur, *warmup, *maxIter, *park, *runID, *out); err != nil {
+	stopText = *stopTx
+	if *total > 0 {
+		*warmup = 0
+	}
+	if err := run(*mode, *addr, *addr2, *conc, *dur, *warmup, *maxIter, *total, *park, *runID, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(mode, addr, addr2 string, conc int, dur, warmup time.Duration, maxIter int, park time.Duration, runID, out string) error {
-	if conc < 1 || dur <= 0 || maxIter < 1 {
-		return errors.New("-c, -d and -max-iterations must be positive")
+// run drives mode against addr (and addr2) with conc workers; total > 0 makes it run
+// exactly total iterations in all (warmup must then be 0), else each worker runs until
+// warmup+dur or maxIter iterations.
+func run(mode, addr, addr2 string, conc int, dur, warmup time.Duration, maxIter, total int, park time.Duration, runID, out string) error {
+	if conc < 1 || dur <= 0 || maxIter < 1 || total < 0 {
+		return errors.New("-c, -d and -max-iterations must be positive, -sessions not negative")
 	}
 	conn, err := dial(addr)
 	if err != nil {
@@ -239,6 +253,7 @@ func run(mode, addr, addr2 string, conc int, dur, warmup time.Duration, maxIter 
 		wg       sync.WaitGroup
 		recs     = make([]*recorder, conc)
 		measured atomic.Int64
+		started  atomic.Int64 // iterations begun, for total
 	)
 	for w := range conc {
 		recs[w] = newRecorder()
@@ -248,6 +263,9 @@ func run(mode, addr, addr2 string, conc int, dur, warmup time.Duration, maxIter 
 			for i := range maxIter {
 				now := time.Now()
 				if !now.Before(end) {
+					return
+				}
+				if total > 0 && started.Add(1) > int64(total) {
 					return
 				}
 				// An iteration counts when it starts inside the window; its RPCs are
@@ -262,8 +280,9 @@ func run(mode, addr, addr2 string, conc int, dur, warmup time.Duration, maxIter 
 	}
 	wg.Wait()
 	window := time.Since(measureFrom)
-	if window > dur {
-		// Iterations that started before end and finished after it: count the time.
+	if window > dur || total > 0 {
+		// Iterations that started before end and finished after it: count the time
+		// (with total, the run ends when the last iteration does).
 		dur = window
 	}
 

@@ -5,23 +5,35 @@
 //
 // # Data model
 //
-// One hash per session, key arb:{TENANT:ID} (see Key), with three fields: v, the
-// version; d, the session encoded by sessioncodec.Encode (protobuf; JSON records
-// written by earlier versions are read too); c, the lifetime it was written in (the
-// session's creation time; absent in records of earlier versions). Everything a session
-// has (its calls and their outcomes, jobs, business-key dedupe entries and their
-// windows, abandoned marks, utterances) is inside d, so a transition touches exactly
-// one key: it is atomic without MULTI, and Cluster-safe by construction. The braces
-// are a hash tag, so any future per-session key (and the wake-up channel
-// arb:{TENANT:ID}:w) lives in the same slot.
+// One string per session, key arb:{TENANT:ID} (see Key): "V:C:D", where V is the
+// version (decimal), C the lifetime the record was written in (the session's
+// creation time in Unix nanoseconds, decimal, "0" for none; see lifetime) and D the
+// session encoded by sessioncodec.Encode (S2-compressed protobuf; the plain protobuf
+// and JSON records of earlier versions are read too). Everything a session has (its
+// calls and their outcomes, jobs, business-key dedupe entries and their windows,
+// abandoned marks, utterances) is inside D, so a transition touches exactly one key:
+// it is atomic without MULTI, and Cluster-safe by construction. The braces are a hash
+// tag, so any future per-session key (and the wake-up channel arb:{TENANT:ID}:w) lives
+// in the same slot.
 //
-//   - Load is one HMGET (one round trip).
-//   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): compare v
-//     (missing = 0) with the expected version, and c, the session's lifetime (its
-//     creation time), with the session's; on a mismatch write nothing, report
-//     Conflict and return the current record; otherwise HSET v+1 and d, PEXPIRE the
-//     idle TTL (PERSIST for none) and SPUBLISH a wake-up on the session's channel (one
-//     round trip).
+// Versions before 2026-12-01 kept a hash of three fields instead (v the version, d the
+// record, c the lifetime, absent in the oldest): a Store reads such a record (Load and
+// Current with one more round trip, Save's script in the same one; the session's next
+// save rewrites it as a string), and with Options.LegacyRecords (or JSONRecords) writes
+// one, which is all those versions read. One string costs Redis 256 B less than that
+// hash for the same record (a hash whose value is over 64 B, hash-max-listpack-value,
+// is a hashtable of three entries): bench/soak's idle session takes 906 B of
+// used_memory instead of 1162 B, and 1418 B with the plain protobuf record of those
+// versions (store/redisstore TestHistoryCostPerSession).
+//
+//   - Load is one GET (one round trip; a record of the old layout, WRONGTYPE to GET,
+//     is read by an HMGET after it).
+//   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): read the
+//     record (either layout), compare its version (missing = 0) with the expected
+//     one, and its lifetime with the session's; on a mismatch write nothing, report
+//     Conflict and return the current record; otherwise SET V+1, C and D with the
+//     idle TTL (none: no expiry) and SPUBLISH a wake-up on the session's channel, with
+//     the new record in it when it is small (one round trip).
 //
 // # Local cache
 //
@@ -32,7 +44,7 @@
 // replica, so in the steady state a request that changes a session costs one round
 // trip. A copy made stale by another replica's save fails the compare-and-set, whose
 // reply carries the current record: the cache takes it and the retry reads nothing. A
-// read-only request is answered from the cache only once Current (one HMGET of the
+// read-only request is answered from the cache only once Current (one GETRANGE of the
 // version and lifetime, not the record) confirmed it, otherwise from a fresh Load
 // (Service.Apply). Any Redis error drops the session from the cache (whether a Save was written
 // is then unknown), so a failure fails closed exactly as without a cache. Without a
@@ -49,12 +61,21 @@
 // (it re-reads the session) and go-redis reconnects and resubscribes; on a Cluster the
 // channels are re-routed to the slots' current owners.
 //
+// A wake-up message is "VERSION:LIFETIME:RECORD": the version the save wrote, its
+// lifetime (the record's c) and, when it is at most Options.WakeRecordBytes, the
+// record itself (else nothing after the second colon). Before the watchers wake, the
+// local cache takes the record unless it holds the same or a later version of that
+// lifetime (cache.offer), so a woken Decide steps the new record without a read
+// (Service.Decide answers a final decision found in it at once, see there). Versions
+// before this one publish the bare version, which is still understood (a wake-up, and
+// an older cached copy dropped); they ignore whatever follows it in a message.
+//
 // # Errors
 //
 // A missing session is NotFound; a network error, a timeout, a closed client, or a
 // Redis that is loading, down, read-only or redirecting is Unavailable (the cause is
-// wrapped); a record that does not decode is Internal. Save never reports success it
-// has not seen Redis confirm.
+// wrapped); a record that does not decode, or a key holding neither a string nor a
+// hash, is Internal. Save never reports success it has not seen Redis confirm.
 package redisstore
 
 import (
@@ -79,7 +100,11 @@ type Store struct {
 	client redis.UniversalClient
 	hub    *hub
 	cache  *cache // nil: none
-	encode func(*arbiter.Session) ([]byte, error)
+	// wakeMax is Options.WakeRecordBytes (negative: never).
+	wakeMax int
+	encode  func(*arbiter.Session) ([]byte, error)
+	// hash: write the hash layout of versions before 2026-12-01 (and read it first).
+	hash bool
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -92,14 +117,28 @@ type Options struct {
 	// connection. Zero means 5 s.
 	HealthCheckInterval time.Duration
 	// CacheSessions is how many sessions' records the Store keeps locally (see Local
-	// cache in the package comment): about one record each, 1 KB for an idle session.
+	// cache in the package comment): about one record each, 0.7 KB for an idle session.
 	// Zero (or negative) means no cache: every transition reads Redis first.
 	CacheSessions int
-	// JSONRecords writes records as JSON (sessioncodec.EncodeJSON), the format of
-	// versions before the protobuf record, which read nothing else: the first step
+	// JSONRecords writes records as JSON (sessioncodec.EncodeJSON) in the hash layout,
+	// what versions before the protobuf record read, and nothing else: the first step
 	// of a rolling upgrade from such a version, until none of its replicas is left.
-	// Either format is read either way. False (the default) writes protobuf.
+	// Every format is read either way. False (the default) writes protobuf.
 	JSONRecords bool
+	// LegacyRecords writes what versions before 2026-12-01 read: the hash layout (see
+	// Data model in the package comment) with the record as sessioncodec.EncodeProto
+	// writes it (protobuf without S2, FormatProto). For the first step of a rolling
+	// upgrade from such a version, until none of its replicas is left. Every layout
+	// and format is read either way. JSONRecords (which writes the hash layout too)
+	// overrides its record format. False (the default) writes one string with a
+	// FormatProtoS2 record.
+	LegacyRecords bool
+	// WakeRecordBytes is the largest record (encoded, in bytes) a Save sends inside
+	// its wake-up message, so that replicas watching the session take it into their
+	// local cache without reading it (see Wake-ups in the package comment); a larger
+	// record's message carries only its version and lifetime. Zero means 8 KiB;
+	// negative, never the record.
+	WakeRecordBytes int
 }
 
 // New returns a Store on client, which it owns from now on: Close closes it. The
@@ -112,9 +151,16 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.HealthCheckInterval <= 0 {
 		opt.HealthCheckInterval = 5 * time.Second
 	}
-	st := &Store{client: client, hub: newHub(client, opt), cache: newCache(opt.CacheSessions), encode: sessioncodec.Encode}
-	if opt.JSONRecords {
-		st.encode = sessioncodec.EncodeJSON
+	if opt.WakeRecordBytes == 0 {
+		opt.WakeRecordBytes = 8 << 10
+	}
+	c := newCache(opt.CacheSessions)
+	st := &Store{client: client, hub: newHub(client, opt, c), cache: c, wakeMax: opt.WakeRecordBytes, encode: sessioncodec.Encode}
+	switch {
+	case opt.JSONRecords:
+		st.encode, st.hash = sessioncodec.EncodeJSON, true
+	case opt.LegacyRecords:
+		st.encode, st.hash = sessioncodec.EncodeProto, true
 	}
 	return st
 }
@@ -161,48 +207,117 @@ func escape(s string, tenant bool) string {
 	return b.String()
 }
 
-// Load implements arbiter.Store with one HMGET. The session returned is the
-// caller's. Errors: NotFound (no record, or its idle TTL ran out); Unavailable
-// (network, timeout, Redis loading or down); Internal (a record that does not decode).
+// Load implements arbiter.Store with one GET (a record of the hash layout costs an
+// HMGET more; with Options.LegacyRecords or JSONRecords the HMGET comes first and a
+// string costs a GET more). The session returned is the caller's. Errors: NotFound
+// (no record, or its idle TTL ran out); Unavailable (network, timeout, Redis loading
+// or down); Internal (a record that does not decode, or a key of another type).
 func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
-	vals, err := st.client.HMGet(ctx, Key(key), "v", "d").Result()
-	if err != nil {
-		st.cache.drop(key)
-		return nil, classify(err, key, "load")
+	hash := st.hash
+	for range 2 {
+		var version uint64
+		var rec []byte
+		var err error
+		if hash {
+			version, rec, err = st.loadHash(ctx, key)
+		} else {
+			version, rec, err = st.loadString(ctx, key)
+		}
+		if wrongType(err) {
+			hash = !hash // the other layout
+			continue
+		}
+		if err != nil {
+			st.cache.drop(key)
+			return nil, err
+		}
+		s, err := sessioncodec.Decode(rec)
+		if err != nil {
+			st.cache.drop(key)
+			return nil, err
+		}
+		s.Version = version
+		st.cache.put(key, version, lifetime(s), rec)
+		return s, nil
 	}
-	if len(vals) != 2 {
-		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
-	}
-	if vals[0] == nil && vals[1] == nil {
-		st.cache.drop(key)
-		return nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
-	}
-	return st.decode(key, vals[0], vals[1])
+	st.cache.drop(key)
+	return nil, arbiter.Errorf(arbiter.Internal, "load session %q: the key holds neither a string nor a hash", key.ID)
 }
 
-// decode turns a record's v and d, as go-redis returns them, into a session, and
-// caches it. Errors: Internal for a malformed record (then dropped from the cache).
-func (st *Store) decode(key arbiter.SessionKey, v, d any) (*arbiter.Session, error) {
-	vs, ok1 := v.(string)
-	data, ok2 := d.(string)
+// loadString reads a record of the string layout: its version and encoded session.
+// Errors: as Load's; a redis WRONGTYPE error as it is (the key holds another type).
+func (st *Store) loadString(ctx context.Context, key arbiter.SessionKey) (uint64, []byte, error) {
+	val, err := st.client.Get(ctx, Key(key)).Result()
+	if err != nil {
+		if wrongType(err) {
+			return 0, nil, err
+		}
+		return 0, nil, classify(err, key, "load")
+	}
+	version, _, rec, ok := parseRecord(val)
+	if !ok {
+		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (no version and lifetime before the session)", key.ID)
+	}
+	return version, []byte(rec), nil
+}
+
+// loadHash reads a record of the hash layout (fields v and d). Errors: as
+// loadString's.
+func (st *Store) loadHash(ctx context.Context, key arbiter.SessionKey) (uint64, []byte, error) {
+	vals, err := st.client.HMGet(ctx, Key(key), "v", "d").Result()
+	if err != nil {
+		if wrongType(err) {
+			return 0, nil, err
+		}
+		return 0, nil, classify(err, key, "load")
+	}
+	if len(vals) != 2 {
+		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
+	}
+	if vals[0] == nil && vals[1] == nil {
+		return 0, nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
+	}
+	vs, ok1 := vals[0].(string)
+	data, ok2 := vals[1].(string)
 	if !ok1 || !ok2 {
-		st.cache.drop(key)
-		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, v, d)
+		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, vals[0], vals[1])
 	}
 	version, err := strconv.ParseUint(vs, 10, 64)
 	if err != nil {
-		st.cache.drop(key)
-		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
+		return 0, nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
 	}
-	rec := []byte(data)
-	s, err := sessioncodec.Decode(rec)
-	if err != nil {
-		st.cache.drop(key)
-		return nil, err
+	return version, []byte(data), nil
+}
+
+// parseRecord splits a record of the string layout, "V:C:D", into its version, its
+// lifetime and the encoded session; ok is false when val does not start with a
+// decimal version and lifetime (an optional '-' then digits), each followed by ':'.
+// It parses a prefix too (Current's GETRANGE): then rec is what of D it holds.
+func parseRecord(val string) (version uint64, life, rec string, ok bool) {
+	v, rest, ok1 := strings.Cut(val, ":")
+	life, rec, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || !decimal(strings.TrimPrefix(life, "-")) || !decimal(v) {
+		return 0, "", "", false
 	}
-	s.Version = version
-	st.cache.put(key, version, rec)
-	return s, nil
+	version, err := strconv.ParseUint(v, 10, 64)
+	return version, life, rec, err == nil
+}
+
+// decimal reports whether s is one or more ASCII digits.
+func decimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// wrongType reports whether err is Redis's WRONGTYPE reply: the key holds the other
+// layout.
+func wrongType(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "WRONGTYPE")
 }
 
 // LoadCached implements arbiter.CachedLoader: the session from the local cache, with
@@ -222,15 +337,58 @@ func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbit
 	return s, false, err
 }
 
-// Current implements arbiter.CachedLoader with one HMGET of the record's version and
-// lifetime (a few bytes, not the record): whether Redis still holds s.Version of s's
-// lifetime. A record without a lifetime (written by an earlier version) is compared
-// on its version. On false or an error the session leaves the local cache. Errors:
-// Unavailable.
+// Current implements arbiter.CachedLoader with one GETRANGE of the record's first
+// bytes, its version and lifetime (not the record; a record of the hash layout costs
+// an HMGET of v and c more, which with Options.LegacyRecords or JSONRecords comes
+// first): whether Redis still holds s.Version of s's lifetime. A hash record without a
+// lifetime (written by an earlier version) is compared on its version. On false or an
+// error the session leaves the local cache. Errors: Unavailable; Internal for a key
+// of another type.
 func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
+	hash := st.hash
+	for range 2 {
+		var ok bool
+		var err error
+		if hash {
+			ok, err = st.currentHash(ctx, s)
+		} else {
+			ok, err = st.currentString(ctx, s)
+		}
+		if wrongType(err) {
+			hash = !hash
+			continue
+		}
+		if err != nil || !ok {
+			st.cache.drop(s.Key)
+		}
+		return ok, err
+	}
+	st.cache.drop(s.Key)
+	return false, arbiter.Errorf(arbiter.Internal, "load session %q: the key holds neither a string nor a hash", s.Key.ID)
+}
+
+// headLen is how many bytes of a string record Current reads: more than the longest
+// "V:C:" (20 digits, ':', '-' and 19 digits, ':').
+const headLen = 48
+
+func (st *Store) currentString(ctx context.Context, s *arbiter.Session) (bool, error) {
+	head, err := st.client.GetRange(ctx, Key(s.Key), 0, headLen-1).Result()
+	if err != nil {
+		if wrongType(err) {
+			return false, err
+		}
+		return false, classify(err, s.Key, "load")
+	}
+	version, life, _, ok := parseRecord(head) // a missing key reads as "": not ok
+	return ok && version == s.Version && life == lifetime(s), nil
+}
+
+func (st *Store) currentHash(ctx context.Context, s *arbiter.Session) (bool, error) {
 	vals, err := st.client.HMGet(ctx, Key(s.Key), "v", "c").Result()
 	if err != nil {
-		st.cache.drop(s.Key)
+		if wrongType(err) {
+			return false, err
+		}
 		return false, classify(err, s.Key, "load")
 	}
 	ok := len(vals) == 2
@@ -240,9 +398,6 @@ func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) 
 		if c, isStr := vals[1].(string); ok && isStr {
 			ok = c == lifetime(s)
 		}
-	}
-	if !ok {
-		st.cache.drop(s.Key)
 	}
 	return ok, nil
 }
@@ -264,26 +419,61 @@ func lifetime(s *arbiter.Session) string {
 
 // saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
 // (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
-// none), ARGV[4] the session's lifetime (lifetime). It returns {1, new version} or,
-// writing nothing, {0, stored version (0: no record), stored record (nil: none)}, so
-// that a caller with a stale copy has the current one without another read. The
-// record's field c holds the lifetime it was written in; a record without one (written
-// by an earlier version) is compared on its version alone.
+// none), ARGV[4] the session's lifetime (lifetime), ARGV[5] "hash" to write the hash
+// layout of versions before 2026-12-01 (Options.LegacyRecords), anything else for the
+// string "V:C:D"; ARGV[6] "1" to send the record in the wake-up message. It reads a
+// record of either layout, and returns {1, new version} or, writing nothing, {0,
+// stored version (0: no record), stored record (nil: none), stored lifetime (nil:
+// none)}, so that a caller with a stale copy has the current one without another
+// read. A
+// hash record without a lifetime (written by an earlier version) is compared on its
+// version alone; a string that is not a record, or a key of another type, is a script
+// error. The wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent
+// (see wakeMessage).
 var saveScript = redis.NewScript(`
-local rec = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
-local cur = tonumber(rec[1] or '0')
-if cur ~= tonumber(ARGV[1]) or (cur > 0 and rec[3] and rec[3] ~= ARGV[4]) then
-  return {0, cur, rec[2]}
+local kind = redis.call('TYPE', KEYS[1]).ok
+local cur, life, rec = 0, false, false
+if kind == 'string' then
+  local s = redis.call('GET', KEYS[1])
+  local v, c, at = string.match(s, '^(%d+):(%-?%d+):()')
+  if not v then
+    return redis.error_reply('ERR malformed session record')
+  end
+  cur, life, rec = tonumber(v), c, string.sub(s, at)
+elseif kind == 'hash' then
+  local h = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
+  cur, life, rec = tonumber(h[1] or '0'), h[3], h[2]
+elseif kind ~= 'none' then
+  return redis.error_reply('WRONGTYPE the session key holds a ' .. kind)
+end
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and life and life ~= ARGV[4]) then
+  return {0, cur, rec, life}
 end
 local nv = cur + 1
-redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
 local ttl = tonumber(ARGV[3])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
+if ARGV[5] == 'hash' then
+  if kind == 'string' then
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  else
+    redis.call('PERSIST', KEYS[1])
+  end
 else
-  redis.call('PERSIST', KEYS[1])
+  local val = string.format('%d:%s:', nv, ARGV[4]) .. ARGV[2]
+  if ttl > 0 then
+    redis.call('SET', KEYS[1], val, 'PX', ttl)
+  else
+    redis.call('SET', KEYS[1], val)
+  end
 end
-redis.call('SPUBLISH', KEYS[1] .. ':w', nv)
+local msg = nv .. ':' .. ARGV[4] .. ':'
+if ARGV[6] == '1' then
+  msg = msg .. ARGV[2]
+end
+redis.call('SPUBLISH', KEYS[1] .. ':w', msg)
 return {1, nv}
 `)
 
@@ -304,7 +494,16 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 	if ttl > 0 {
 		ttlMS = (ttl + time.Millisecond - 1).Milliseconds()
 	}
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, lifetime(s)).Slice()
+	layout := "string"
+	if st.hash {
+		layout = "hash"
+	}
+	send := "0"
+	if st.wakeMax >= 0 && len(data) <= st.wakeMax {
+		send = "1"
+	}
+	life := lifetime(s)
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, layout, send).Slice()
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
@@ -323,14 +522,18 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		if len(res) < 3 || res[2] == nil || version == 0 {
 			st.cache.drop(s.Key)
 		} else if rec, isStr := res[2].(string); isStr {
-			st.cache.put(s.Key, uint64(version), []byte(rec)) // decoded (and checked) by the next LoadCached
+			var stored string // "": a record of an earlier version, without a lifetime
+			if len(res) >= 4 {
+				stored, _ = res[3].(string)
+			}
+			st.cache.put(s.Key, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
 		} else {
 			st.cache.drop(s.Key)
 		}
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
 	s.Version = uint64(version)
-	st.cache.put(s.Key, s.Version, data)
+	st.cache.put(s.Key, s.Version, life, data)
 	return nil
 }
 

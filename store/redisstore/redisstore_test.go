@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,8 @@ import (
 func TestConformance(t *testing.T) {
 	t.Run("NoCache", func(t *testing.T) { conformance(t, redisstore.Options{}) })
 	t.Run("Cache", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64}) })
+	// The hash layout and FormatProto records of versions before 2026-12-01.
+	t.Run("LegacyRecords", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64, LegacyRecords: true}) })
 }
 
 func conformance(t *testing.T, opt redisstore.Options) {
@@ -268,10 +271,28 @@ func TestMalformedRecordIsInternal(t *testing.T) {
 			t.Errorf("record %v: %v, want Internal", fields, err)
 		}
 	}
+	for _, val := range []string{"a string", "7:1:{not json", "x:1:{}", "7:x:{}", "7:{}", ":1:{}", "7::{}", "1:2:"} {
+		st.Client().Del(ctx, redisstore.Key(key))
+		st.Client().Set(ctx, redisstore.Key(key), val, 0)
+		if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Internal {
+			t.Errorf("string %q at the key: %v, want Internal", val, err)
+		}
+	}
+	for _, val := range []string{"a string", "7:{}"} {
+		st.Client().Set(ctx, redisstore.Key(key), val, 0)
+		s := arbiter.NewSession(key, time.Now())
+		s.Version = 7
+		if err := st.Save(ctx, s, time.Minute); arbiter.KindOf(err) != arbiter.Internal {
+			t.Errorf("save over the string %q: %v, want Internal", val, err)
+		}
+	}
 	st.Client().Del(ctx, redisstore.Key(key))
-	st.Client().Set(ctx, redisstore.Key(key), "a string", 0)
+	st.Client().RPush(ctx, redisstore.Key(key), "a list")
 	if _, err := st.Load(ctx, key); arbiter.KindOf(err) != arbiter.Internal {
-		t.Errorf("string at the key: %v, want Internal", err)
+		t.Errorf("a list at the key: %v, want Internal", err)
+	}
+	if err := st.Save(ctx, arbiter.NewSession(key, time.Now()), time.Minute); arbiter.KindOf(err) != arbiter.Internal {
+		t.Errorf("save over a list: %v, want Internal", err)
 	}
 }
 
@@ -357,9 +378,10 @@ func TestManyWatchersOneChannel(t *testing.T) {
 	wg.Wait()
 }
 
-// TestReadsJSONRecords: a record an older replica wrote (JSON, before the protobuf
-// record) loads as the session it was, during a rolling upgrade, and the next Save
-// rewrites it as protobuf on the same compare-and-set version.
+// TestReadsJSONRecords: a record an older replica wrote (JSON in the hash layout,
+// before the protobuf record) loads as the session it was, during a rolling upgrade,
+// and the next Save rewrites it in the string layout as protobuf (FormatProtoS2) on
+// the same compare-and-set version.
 func TestReadsJSONRecords(t *testing.T) {
 	srv := redistest.Start(t)
 	st, err := redisstore.Open(srv.URL(), redisstore.Options{})
@@ -386,15 +408,20 @@ func TestReadsJSONRecords(t *testing.T) {
 	if err := st.Save(ctx, got, time.Hour); err != nil || got.Version != 8 {
 		t.Fatalf("save: version %d, %v; want 8", got.Version, err)
 	}
-	d, err := st.Client().HGet(ctx, redisstore.Key(want.Key), "d").Result()
-	if err != nil || d[0] != sessioncodec.FormatProto || len(d) >= len(old) {
-		t.Fatalf("rewritten record: %d B starting 0x%02x (%v); want protobuf, under the JSON's %d B", len(d), d[0], err, len(old))
+	val, err := st.Client().Get(ctx, redisstore.Key(want.Key)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, d, ok := redisstore.ParseRecord(val)
+	if !ok || v != 8 || d[0] != sessioncodec.FormatProtoS2 || len(d) >= len(old) {
+		t.Fatalf("rewritten record: version %d, %d B starting 0x%02x (%v); want 8, the string layout, FormatProtoS2, under the JSON's %d B", v, len(d), d[0], ok, len(old))
 	}
 }
 
-// TestJSONRecords: with Options.JSONRecords the store writes JSON records, which a
-// replica of a version before the protobuf record (arbiter.DecodeSession, JSON only)
-// reads as the session it was, and still reads protobuf ones.
+// TestJSONRecords: with Options.JSONRecords the store writes JSON records in the hash
+// layout, which a replica of a version before the protobuf record (HMGET,
+// arbiter.DecodeSession: JSON only) reads as the session it was, and still reads
+// protobuf ones.
 func TestJSONRecords(t *testing.T) {
 	srv := redistest.Start(t)
 	st, err := redisstore.Open(srv.URL(), redisstore.Options{JSONRecords: true, CacheSessions: 10})
@@ -428,5 +455,84 @@ func TestJSONRecords(t *testing.T) {
 	st.Client().HSet(ctx, redisstore.Key(s.Key), "d", rec)
 	if got, err := st.Load(ctx, s.Key); err != nil || len(got.Calls) != 1 {
 		t.Fatalf("a protobuf record: %v, %+v", err, got)
+	}
+}
+
+// TestLegacyRecords: with Options.LegacyRecords the store writes the record a replica
+// of a version before 2026-12-01 reads: the hash layout (v, d, c), d as
+// sessioncodec.EncodeProto writes it (byte for byte what that version wrote:
+// sessioncodec's golden records). A store without it reads that record, checks it
+// with Current, and writes the string layout over it (FormatProtoS2); the legacy store
+// reads that too, and its next save writes the hash layout again.
+func TestLegacyRecords(t *testing.T) {
+	srv := redistest.Start(t)
+	legacy, err := redisstore.Open(srv.URL(), redisstore.Options{LegacyRecords: true, CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	s := storetest.IdleSession(t, e, "legacy")
+	s.Version = 0
+	if err := legacy.Save(ctx, s, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	want, err := sessioncodec.EncodeProto(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := redisstore.Key(s.Key)
+	h, err := legacy.Client().HGetAll(ctx, key).Result()
+	if err != nil || len(h) != 3 || h["v"] != "1" || h["d"] != string(want) || h["c"] != strconv.FormatInt(s.CreatedAt.UnixNano(), 10) {
+		t.Fatalf("the legacy record is not the hash of version 1, EncodeProto's record and the lifetime (%v)", err)
+	}
+	got, err := st.Load(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("the legacy record loads as another session:\n got %+v\nwant %+v", got, s)
+	}
+	if ok, err := st.Current(ctx, got); !ok || err != nil {
+		t.Fatalf("Current on the legacy record: %v, %v", ok, err)
+	}
+	if err := st.Save(ctx, got, time.Hour); err != nil || got.Version != 2 {
+		t.Fatalf("save over the legacy record: version %d, %v", got.Version, err)
+	}
+	val, err := st.Client().Get(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, life, d, ok := redisstore.ParseRecord(val); !ok || v != 2 || life != h["c"] || d[0] != sessioncodec.FormatProtoS2 {
+		t.Fatalf("the rewritten record: version %d, lifetime %s, format 0x%02x (%v); want 2, %s, FormatProtoS2", v, life, d[0], ok, h["c"])
+	}
+	if ttl := st.Client().PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("the rewritten record's TTL: %v", ttl)
+	}
+	back, err := legacy.Load(ctx, s.Key)
+	if err != nil || back.Version != 2 {
+		t.Fatalf("the legacy store reads the string record: %v, %v", back, err)
+	}
+	if ok, err := legacy.Current(ctx, back); !ok || err != nil {
+		t.Fatalf("Current of the legacy store on the string record: %v, %v", ok, err)
+	}
+	if err := legacy.Save(ctx, back, 0); err != nil || back.Version != 3 {
+		t.Fatalf("legacy save over the string record: %v", err)
+	}
+	if typ := legacy.Client().Type(ctx, key).Val(); typ != "hash" || legacy.Client().PTTL(ctx, key).Val() != -1 {
+		t.Fatalf("after the legacy save: a %s, TTL %v; want a hash without expiry", typ, legacy.Client().PTTL(ctx, key).Val())
+	}
+	// A stale copy loses on either layout, and the reply carries the current record.
+	if err := st.Save(ctx, got, time.Hour); arbiter.KindOf(err) != arbiter.Conflict {
+		t.Fatalf("a stale save over the hash record: %v, want Conflict", err)
+	}
+	if cur, cached, err := st.LoadCached(ctx, s.Key); err != nil || !cached || cur.Version != 3 {
+		t.Fatalf("after the conflict the cache holds %v (cached %v, %v), want version 3", cur, cached, err)
 	}
 }

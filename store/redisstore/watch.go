@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 // it was down went unheard.
 type hub struct {
 	client  redis.UniversalClient
+	cache   *cache               // the Store's (nil: none): takes the records messages carry
 	cluster *redis.ClusterClient // nil unless client is a Cluster client
 	opt     Options
 	ctx     context.Context // ends at close; the loops run on it
@@ -38,6 +41,7 @@ type hub struct {
 // topic is one subscribed channel and its local watchers.
 type topic struct {
 	name     string
+	key      arbiter.SessionKey
 	shard    *shard
 	watchers map[chan struct{}]struct{}
 	// ready is closed when Redis first confirms the subscription, or (err set) when
@@ -70,9 +74,9 @@ type op struct {
 	channel string
 }
 
-func newHub(client redis.UniversalClient, opt Options) *hub {
+func newHub(client redis.UniversalClient, opt Options, c *cache) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &hub{client: client, opt: opt, ctx: ctx, cancel: cancel, shards: map[string]*shard{}, topics: map[string]*topic{}}
+	h := &hub{client: client, cache: c, opt: opt, ctx: ctx, cancel: cancel, shards: map[string]*shard{}, topics: map[string]*topic{}}
 	h.cluster, _ = client.(*redis.ClusterClient)
 	return h
 }
@@ -104,7 +108,7 @@ func (h *hub) watch(ctx context.Context, key arbiter.SessionKey, name string) (<
 	}
 	t := h.topics[name]
 	if t == nil {
-		t = &topic{name: name, watchers: map[chan struct{}]struct{}{}, ready: make(chan struct{})}
+		t = &topic{name: name, key: key, watchers: map[chan struct{}]struct{}{}, ready: make(chan struct{})}
 		h.topics[name] = t
 		h.attachLocked(t, h.shardLocked(addr, node))
 	}
@@ -299,15 +303,58 @@ func (h *hub) reader(s *shard) {
 		backoff, pinged = minBackoff, false
 		switch m := msg.(type) {
 		case *redis.Message:
-			h.mu.Lock()
-			if t := h.topics[m.Channel]; t != nil && t.shard == s {
-				t.wakeLocked()
-			}
-			h.mu.Unlock()
+			h.message(s, m)
 		case *redis.Subscription:
 			h.subscription(s, m)
 		}
 	}
+}
+
+// message handles a wake-up message on s: the record it carries (if any, see
+// wakeMessage) goes to the local cache first (cache.offer decides whether it is newer
+// than the cached copy), then the channel's watchers wake, so that what they read
+// next is at least that record. The cache is offered outside the hub's lock.
+func (h *hub) message(s *shard, m *redis.Message) {
+	h.mu.Lock()
+	t := h.topics[m.Channel]
+	if t == nil || t.shard != s {
+		h.mu.Unlock()
+		return
+	}
+	key := t.key
+	h.mu.Unlock()
+	if h.cache != nil {
+		if version, life, rec, ok := wakeMessage(m.Payload); ok {
+			h.cache.offer(key, version, life, rec)
+		}
+	}
+	h.mu.Lock()
+	if t := h.topics[m.Channel]; t != nil && t.shard == s {
+		t.wakeLocked()
+	}
+	h.mu.Unlock()
+}
+
+// wakeMessage parses a wake-up message: "VERSION" (versions before the record rode
+// along) or "VERSION:LIFETIME:RECORD", RECORD possibly empty (rec nil: not sent). ok
+// is false for anything else, which still wakes the watchers.
+func wakeMessage(p string) (version uint64, life string, rec []byte, ok bool) {
+	head, rest, withLife := strings.Cut(p, ":")
+	version, err := strconv.ParseUint(head, 10, 64)
+	if err != nil {
+		return 0, "", nil, false
+	}
+	if !withLife {
+		return version, "", nil, true
+	}
+	life, data, whole := strings.Cut(rest, ":")
+	if !whole || life == "" {
+		return 0, "", nil, false
+	}
+	if data != "" {
+		rec = []byte(data)
+	}
+	return version, life, rec, true
 }
 
 // subscription handles a subscription confirmation or a server-side unsubscribe.
@@ -333,6 +380,7 @@ func (h *hub) subscription(s *shard, m *redis.Subscription) {
 		if !t.live {
 			// Resubscribed after a drop: what happened meanwhile was not heard.
 			t.live = true
+			h.cache.drop(t.key)
 			t.wakeLocked()
 		}
 	case "sunsubscribe":
@@ -341,12 +389,14 @@ func (h *hub) subscription(s *shard, m *redis.Subscription) {
 		}
 		// Redis unsubscribed us itself: the slot moved to another master.
 		t.live = false
+		h.cache.drop(t.key)
 		t.wakeLocked()
 		h.rerouteLocked(s, true)
 	}
 }
 
-// dropped wakes every watcher of s (a save may have gone unheard) and, on a Cluster,
+// dropped wakes every watcher of s (a save may have gone unheard, so the cached copies
+// of their sessions are dropped too: a woken Decide reads the record) and, on a Cluster,
 // re-routes its channels to the slots' current owners. replied is set when Redis
 // answered with an error (MOVED: the slot moved).
 func (h *hub) dropped(s *shard, replied bool) {
@@ -359,6 +409,7 @@ func (h *hub) dropped(s *shard, replied bool) {
 	for _, t := range h.topics {
 		if t.shard == s {
 			t.live = false
+			h.cache.drop(t.key)
 			t.wakeLocked()
 		}
 	}

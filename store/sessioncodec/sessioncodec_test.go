@@ -1,12 +1,17 @@
 package sessioncodec_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"pgregory.net/rapid"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -195,7 +200,9 @@ func link(t *rapid.T, s *arbiter.Session) {
 }
 
 // TestRoundTrip: decode(encode(s)) is s, for any session, and for one whose outcomes
-// and completions are log entries (stored as references to them).
+// and completions are log entries (stored as references to them); in FormatProtoS2,
+// or FormatProto when that is no longer, and in FormatProto (EncodeProto, what
+// versions before FormatProtoS2 read) too.
 func TestRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := anySession(t)
@@ -206,15 +213,27 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec[0] != sessioncodec.FormatProto {
-			t.Fatalf("record starts with 0x%02x, want FormatProto", rec[0])
-		}
-		got, err := sessioncodec.Decode(rec)
+		old, err := sessioncodec.EncodeProto(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, s) {
-			t.Fatalf("decode(encode(s)) differs from s:\n got %s\nwant %s", jsonOf(t, got), jsonOf(t, s))
+		if old[0] != sessioncodec.FormatProto {
+			t.Fatalf("EncodeProto's record starts with 0x%02x, want FormatProto", old[0])
+		}
+		switch {
+		case rec[0] == sessioncodec.FormatProtoS2 && len(rec) < len(old):
+		case rec[0] == sessioncodec.FormatProto && string(rec) == string(old):
+		default:
+			t.Fatalf("record starts with 0x%02x, %d B (FormatProto: %d B); want FormatProtoS2 and shorter, or FormatProto", rec[0], len(rec), len(old))
+		}
+		for _, r := range [][]byte{rec, old} {
+			got, err := sessioncodec.Decode(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, s) {
+				t.Fatalf("decode(encode(s)) in format 0x%02x differs from s:\n got %s\nwant %s", r[0], jsonOf(t, got), jsonOf(t, s))
+			}
 		}
 	})
 }
@@ -251,7 +270,7 @@ func TestReadsJSON(t *testing.T) {
 }
 
 // TestEngineSessions: the sessions the benchmarks use, made by the engine, round-trip
-// and shrink.
+// and shrink: under half their JSON, and FormatProtoS2 under 75 % of FormatProto.
 func TestEngineSessions(t *testing.T) {
 	e := storetest.BenchEngine(t, "../..")
 	for _, s := range []*arbiter.Session{storetest.IdleSession(t, e, "idle"), storetest.BusySession(t, e, "busy", 20)} {
@@ -270,14 +289,20 @@ func TestEngineSessions(t *testing.T) {
 		if len(rec)*2 > len(old) {
 			t.Errorf("%s: record %d B, JSON %d B: want under half", s.Key.ID, len(rec), len(old))
 		}
-		t.Logf("%s: %d B (JSON %d B)", s.Key.ID, len(rec), len(old))
+		plain, _ := sessioncodec.EncodeProto(s)
+		if rec[0] != sessioncodec.FormatProtoS2 || len(rec)*4 > len(plain)*3 {
+			t.Errorf("%s: record 0x%02x, %d B, FormatProto %d B: want FormatProtoS2, under 75 %%", s.Key.ID, rec[0], len(rec), len(plain))
+		}
+		t.Logf("%s: %d B (FormatProto %d B, JSON %d B)", s.Key.ID, len(rec), len(plain), len(old))
 	}
 }
 
-// TestRefuses: an empty record, an unknown format and a malformed message are
-// Internal errors.
+// TestRefuses: an empty record, an unknown format, a malformed message, malformed S2
+// and an S2 block claiming a length over the bound are Internal errors.
 func TestRefuses(t *testing.T) {
-	for _, rec := range [][]byte{nil, {0x02, 1, 2}, {0x00}, {sessioncodec.FormatProto, 0xff, 0xff}, []byte("{not json"), []byte("null?")} {
+	for _, rec := range [][]byte{nil, {0x03, 1, 2}, {0x00}, {sessioncodec.FormatProto, 0xff, 0xff}, []byte("{not json"), []byte("null?"),
+		{sessioncodec.FormatProtoS2, 1, 2}, {sessioncodec.FormatProtoS2}, {sessioncodec.FormatProtoS2, 0xff, 0xff, 0xff, 0xff, 0x0f, 0},
+		append([]byte{sessioncodec.FormatProtoS2}, s2.Encode(nil, []byte{0xff, 0xff})...)} {
 		if _, err := sessioncodec.Decode(rec); arbiter.KindOf(err) != arbiter.Internal {
 			t.Errorf("Decode(%q) = %v, want Internal", rec, err)
 		}
@@ -312,5 +337,111 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 	if want := "cut in the middle of a rune: \ufffd\ufffd"; got.Jobs[0].Reason != want {
 		t.Fatalf("reason %q, want %q", got.Jobs[0].Reason, want)
+	}
+}
+
+// TestGoldenRecords: the records in testdata/formatN decode to the session beside
+// them (NAME.json, arbiter.EncodeSession's), and JSON gives that back byte for byte:
+// what a rolling upgrade reads from the replicas before it, and what later versions
+// must keep reading. format1 holds FormatProto records written by commit 287788f's
+// Encode (main before FormatProtoS2); format2 FormatProtoS2 ones of the same
+// sessions, written by the commit that added it (S2 of EncodeProto's message, also
+// where S2 does not shrink it, as for the drawn sessions' random strings, for which
+// Encode writes FormatProto). The sessions are the benchmarks' (idle, calls20) and
+// four drawn by anySession (rapid's examples 1 to 4, linked or not as TestRoundTrip
+// draws it), which fill every field.
+func TestGoldenRecords(t *testing.T) {
+	for _, c := range []struct {
+		dir    string
+		format byte
+	}{{"testdata/format1", sessioncodec.FormatProto}, {"testdata/format2", sessioncodec.FormatProtoS2}} {
+		recs, err := filepath.Glob(filepath.Join(c.dir, "*.rec"))
+		if err != nil || len(recs) != 6 {
+			t.Fatalf("%s: %d records, %v; want 6", c.dir, len(recs), err)
+		}
+		for _, path := range recs {
+			rec, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := os.ReadFile(strings.TrimSuffix(path, ".rec") + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			js = bytes.TrimSuffix(js, []byte("\n"))
+			want, err := arbiter.DecodeSession(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec[0] != c.format {
+				t.Fatalf("%s: format 0x%02x, want 0x%02x", path, rec[0], c.format)
+			}
+			got, err := sessioncodec.Decode(rec)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s decodes to another session:\n got %s\nwant %s", path, jsonOf(t, got), js)
+			}
+			back, err := sessioncodec.JSON(rec)
+			if err != nil || !bytes.Equal(back, js) {
+				t.Fatalf("%s: JSON gives %s (%v), want %s", path, back, err, js)
+			}
+			// The writers give the same bytes: EncodeProto (redisstore's LegacyRecords)
+			// exactly what 287788f wrote, Encode its FormatProtoS2 record where it
+			// takes S2.
+			enc := sessioncodec.EncodeProto
+			if c.format == sessioncodec.FormatProtoS2 {
+				enc = sessioncodec.Encode
+			}
+			if again, err := enc(want); err != nil || (again[0] == c.format && !bytes.Equal(again, rec)) {
+				t.Fatalf("%s: encoding its session again gives another record (%v)", path, err)
+			}
+		}
+	}
+}
+
+// TestRecordsAreOwned: a record is the caller's, at its length: encoding other
+// sessions after it (which reuses Encode's scratch buffers) leaves it as it was, in
+// either format Encode writes; and a decoded session shares nothing with Decode's
+// scratch buffer: decoding others after it leaves it as it was.
+func TestRecordsAreOwned(t *testing.T) {
+	e := storetest.BenchEngine(t, "../..")
+	idle, busy := storetest.IdleSession(t, e, "owned"), storetest.BusySession(t, e, "owned-busy", 5)
+	drawn := rapid.Custom(anySession).Example(1) // random strings: S2 does not shrink it
+	sessions := []*arbiter.Session{idle, drawn, busy, idle, drawn}
+	var recs, copies [][]byte
+	for _, s := range sessions {
+		rec, err := sessioncodec.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cap(rec) != len(rec) {
+			t.Errorf("record of %d B has room for %d", len(rec), cap(rec))
+		}
+		recs, copies = append(recs, rec), append(copies, bytes.Clone(rec))
+	}
+	formats := map[byte]bool{}
+	for i := range recs {
+		if !bytes.Equal(recs[i], copies[i]) {
+			t.Fatalf("record %d changed after later encodings", i)
+		}
+		formats[recs[i][0]] = true
+	}
+	if !formats[sessioncodec.FormatProto] || !formats[sessioncodec.FormatProtoS2] {
+		t.Fatalf("formats written %v, want both FormatProto and FormatProtoS2", formats)
+	}
+	var decoded []*arbiter.Session
+	for _, rec := range []([]byte){recs[2], recs[0], recs[1], recs[2]} {
+		got, err := sessioncodec.Decode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded = append(decoded, got)
+	}
+	for i, want := range []*arbiter.Session{busy, idle, drawn, busy} {
+		if !reflect.DeepEqual(decoded[i], want) {
+			t.Fatalf("decoded session %d changed after later decodings", i)
+		}
 	}
 }

@@ -14,8 +14,9 @@
 //	key:   uvarint(len(tenant)) tenant id
 //	value: 0x01 | version (8 bytes, big-endian) | expiry (8 bytes, big-endian Unix
 //	       nanoseconds on the store's clock; 0: never) | the session as
-//	       sessioncodec.Encode wrote it (protobuf after 0x01; JSON, starting '{', as
-//	       earlier versions wrote it, is read too)
+//	       sessioncodec.Encode wrote it (its own first byte names its format: 0x02
+//	       S2-compressed protobuf; 0x01 protobuf and JSON, starting '{', as earlier
+//	       versions wrote it, are read too)
 //
 // Open converts a JSON snapshot (the state file of earlier versions) found at the
 // path into a database once, keeping the snapshot as PATH.bak.

@@ -8,8 +8,9 @@
 // arbiter.Session (arbiter/session.go), field for field, in protobuf instead of JSON
 // (issue 16: an idle session 38 % of the size, encoded 1.5 and decoded 2.5 times faster).
 // It is internal to the server: no client reads it. store/sessioncodec converts
-// between it and arbiter.Session; a record on disk or in Redis is the byte 0x01 then
-// a Session message.
+// between it and arbiter.Session; a record on disk or in Redis is the byte 0x02 then
+// the S2 block encoding of a Session message (the byte 0x01 then the message itself
+// when S2 does not shrink it, and in records of versions before 2026-12-01's S2).
 //
 // Conventions:
 //   - A time is a sint64 of nanoseconds relative to Session.created_at_unix_nano,

@@ -1,0 +1,390 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/redistest"
+	"github.com/voicearbiter/arbiter/replay"
+	"github.com/voicearbiter/arbiter/store/memory"
+	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/storetest"
+)
+
+// parkClock is a virtual clock that tells when a Decide is about to wait: Service.Decide
+// asks After for its timer right before it blocks, after its last round trip of that
+// step. The clock never moves on its own, so no timer fires behind a test's back.
+type parkClock struct {
+	*replay.VirtualClock
+	parked chan struct{} // one value per After call
+	// noTimers makes After's channel one that never fires: only a save wakes B.
+	noTimers *bool
+}
+
+func (c parkClock) After(d time.Duration) <-chan time.Time {
+	c.parked <- struct{}{}
+	if *c.noTimers {
+		return nil
+	}
+	return c.VirtualClock.After(d)
+}
+
+// handoff is two replicas on one Redis with a Decide parked on B while A takes the
+// events that decide it, as bench/load -mode handoff does, beside the engine alone
+// (the memory store) taking the same events.
+type handoff struct {
+	t     testing.TB
+	a, b  *arbiter.Service
+	bst   *redisstore.Store
+	brt   *roundTrips
+	alone *arbiter.Service
+	clock parkClock
+}
+
+func newHandoff(t testing.TB, aOpt redisstore.Options) *handoff {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	vc := replay.NewVirtualClock(replay.Epoch)
+	clock := parkClock{VirtualClock: vc, parked: make(chan struct{}, 16), noTimers: new(bool)}
+	open := func(opt redisstore.Options) (*redisstore.Store, *roundTrips) {
+		client, err := redisstore.NewClient(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := &roundTrips{}
+		client.AddHook(rt)
+		st := redisstore.New(client, opt)
+		t.Cleanup(func() { _ = st.Close() })
+		return st, rt
+	}
+	aOpt.CacheSessions = 100
+	ast, _ := open(aOpt)
+	bst, brt := open(redisstore.Options{CacheSessions: 100})
+	ref := memory.New(vc.Now)
+	t.Cleanup(func() { _ = ref.Close() })
+	return &handoff{
+		t: t, bst: bst, brt: brt, clock: clock,
+		a:     &arbiter.Service{Engine: e, Store: ast, Clock: vc},
+		b:     &arbiter.Service{Engine: e, Store: bst, Clock: clock},
+		alone: &arbiter.Service{Engine: e, Store: ref, Clock: vc},
+	}
+}
+
+// parked waits until a Decide B just started waits for the first save of another
+// replica: its first step recorded that prepare finished (a save, whose wake-up wakes
+// the Decide itself), and its step after that wake-up.
+func (h *handoff) parked() {
+	<-h.clock.parked
+	<-h.clock.parked
+}
+
+// both applies ev on A and on the engine alone, which must answer the same.
+func (h *handoff) both(key arbiter.SessionKey, ev arbiter.Event) arbiter.Output {
+	h.t.Helper()
+	ctx := context.Background()
+	got, _, err := h.a.Apply(ctx, key, ev, true)
+	if err != nil {
+		h.t.Fatalf("%s: %T on A: %v", key.ID, ev, err)
+	}
+	want, _, err := h.alone.Apply(ctx, key, ev, true)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		h.t.Fatalf("%s: %T on A:\n %+v\nwant %+v", key.ID, ev, got, want)
+	}
+	return got
+}
+
+// run plays one hand-off on session key: a call and the user's voice on A, B's
+// Decide(prepared) parked, then on A the end of the user's turn and a transcript
+// (text), which decides the job. It checks B's answer against the engine alone's and
+// returns B's round trips from the moment its Decide first waited to its answer.
+func (h *handoff) run(key arbiter.SessionKey, text string) (arbiter.DecisionResult, int64) {
+	h.t.Helper()
+	ctx := context.Background()
+	out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+	job := out.Call.JobID
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
+	type answer struct {
+		d   arbiter.DecisionResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		d, err := h.b.Decide(ctx, key, job, true, 10*time.Second, nil)
+		done <- answer{d, err}
+	}()
+	h.parked()
+	// B's first step recorded that prepare finished: so does the engine alone's.
+	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
+		h.t.Fatal(err)
+	}
+	before := h.brt.n.Load()
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
+	var got answer
+	select {
+	case got = <-done:
+		h.t.Fatalf("%s: Decide on B answered %+v (%v) before the transcript", key.ID, got.d, got.err)
+	case <-h.clock.parked: // woken by that save, stepped, waiting again
+	}
+	// B stepped its Decide after that save: so does the engine alone.
+	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
+		h.t.Fatal(err)
+	}
+	h.both(key, arbiter.Transcript{Text: text})
+	got = <-done
+	trips := h.brt.n.Load() - before
+	if got.err != nil {
+		h.t.Fatalf("%s: Decide on B: %v", key.ID, got.err)
+	}
+	want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.d, want) {
+		h.t.Fatalf("%s: Decide on B:\n %+v\nwant %+v", key.ID, got.d, want)
+	}
+	return got.d, trips
+}
+
+// TestWakeDecide: a Decide parked on replica B, decided by the saves of replica A,
+// answers as the engine alone does, and costs B no round trip between the wake-up and
+// the answer when A's wake-ups carry the record (B's cache takes it; the CANCEL it
+// holds is stored already). When they do not (a record over WakeRecordBytes), the
+// stale cached copy is dropped on each wake-up and B reads the record once for each:
+// two round trips. Either way the answer is the same.
+func TestWakeDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opt   redisstore.Options
+		trips int64
+	}{
+		{"record sent", redisstore.Options{}, 0},
+		{"version only", redisstore.Options{WakeRecordBytes: -1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHandoff(t, tc.opt)
+			for i := range 5 {
+				d, trips := h.run(arbiter.SessionKey{Tenant: "t", ID: fmt.Sprintf("s%d", i)}, "Actually, stop. Don't book it.")
+				if d.Decision != arbiter.DecisionCancel {
+					t.Fatalf("decision %+v, want CANCEL", d)
+				}
+				if trips != tc.trips {
+					t.Errorf("session %d: %d round trips on B from the wake-up to the answer, want %d", i, trips, tc.trips)
+				}
+			}
+			if cs := h.bst.CacheStats(); tc.trips == 0 && cs.Woken == 0 {
+				t.Errorf("B's cache %+v: no record taken from a wake-up", cs)
+			}
+		})
+	}
+}
+
+// TestWakeDecideCommit: a COMMIT that A's timer recorded (the grace window ran out
+// on A) is answered by the Decide parked on B from the record A's wake-up carried,
+// with no round trip, as the engine alone answers. B's own timers never fire here, so
+// that A's step is the one that decides.
+func TestWakeDecideCommit(t *testing.T) {
+	h := newHandoff(t, redisstore.Options{})
+	*h.clock.noTimers = true
+	ctx := context.Background()
+	for i := range 3 {
+		key := arbiter.SessionKey{ID: fmt.Sprintf("commit%d", i)}
+		out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+		job := out.Call.JobID
+		type answer struct {
+			d   arbiter.DecisionResult
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			d, err := h.b.Decide(ctx, key, job, true, 10*time.Second, nil)
+			done <- answer{d, err}
+		}()
+		h.parked()
+		if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		before := h.brt.n.Load()
+		h.clock.AdvanceTo(h.clock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+		if out := h.both(key, arbiter.Tick{}); len(out.Decisions) != 1 || out.Decisions[0].Decision != arbiter.DecisionCommit {
+			t.Fatalf("%s: A's tick decided %+v, want a COMMIT", key.ID, out.Decisions)
+		}
+		got := <-done
+		trips := h.brt.n.Load() - before
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCommit {
+			t.Fatalf("%s: Decide on B:\n %+v\nwant %+v (commit)", key.ID, got.d, want)
+		}
+		if trips != 0 {
+			t.Errorf("%s: %d round trips on B from the wake-up to the answer, want 0", key.ID, trips)
+		}
+	}
+}
+
+// TestWakeUndecidedIsConfirmed: a Decide whose wait ends with the job undecided
+// answers from a copy Redis confirmed, not from one a wake-up brought: B's cache is
+// handed a forged message (a higher version holding an older record, from before the
+// user spoke) and the Decide's answer is still what Redis holds (held by the user's
+// speech, not in its grace window).
+func TestWakeUndecidedIsConfirmed(t *testing.T) {
+	h := newHandoff(t, redisstore.Options{})
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "undecided"}
+	out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+	job := out.Call.JobID
+	var got arbiter.DecisionResult
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		got, err = h.b.Decide(ctx, key, job, true, time.Second, nil) // less than the 1.5 s grace
+		done <- err
+	}()
+	h.parked() // B recorded that prepare finished (version 2)
+	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := h.bst.Client()
+	prepared := storedRecord(t, client, key)
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart}) // version 3
+	<-h.clock.parked
+	forged := fmt.Sprintf("9:%d:%s", replay.Epoch.UnixNano(), prepared)
+	if err := client.SPublish(ctx, redisstore.Key(key)+":w", forged).Err(); err != nil {
+		t.Fatal(err)
+	}
+	<-h.clock.parked // stepped the forged copy (undecided: in its grace window), waits again
+	if s, cached, err := h.bst.LoadCached(ctx, key); err != nil || !cached || s.Version != 9 {
+		t.Fatalf("B's cache: %v, cached %v, %v; want the forged version 9", s, cached, err)
+	}
+	h.clock.AdvanceTo(h.clock.Now().Add(time.Second))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || got.Decision != arbiter.Undecided {
+		t.Fatalf("Decide on B at the end of its wait:\n %+v\nwant %+v (undecided)", got, want)
+	}
+}
+
+// TestWakeOutOfOrder: wake-up messages older than B's cached copy, of another
+// lifetime, or from an earlier version (the bare version) never put an older record
+// in B's cache: B's next request on the session answers from what Redis holds.
+func TestWakeOutOfOrder(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	key := arbiter.SessionKey{ID: "order"}
+	ch, stop, err := b.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := arbiter.NewSession(key, replay.Epoch)
+	records := map[uint64]string{}
+	for range 3 {
+		s.Seq++ // any change
+		if err := a.Save(ctx, s, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		<-ch
+		records[s.Version] = storedRecord(t, a.Client(), key)
+	}
+	check := func(what string, wantVersion uint64, wantCached bool) {
+		t.Helper()
+		got, cached, err := b.LoadCached(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != wantVersion || cached != wantCached || got.Seq != int(wantVersion) {
+			t.Fatalf("%s: B has version %d (seq %d, cached %v), want %d (cached %v)", what, got.Version, got.Seq, cached, wantVersion, wantCached)
+		}
+	}
+	check("after three saves", 3, true)
+	publish := func(msg string) {
+		t.Helper()
+		if err := a.Client().SPublish(ctx, redisstore.Key(key)+":w", msg).Err(); err != nil {
+			t.Fatal(err)
+		}
+		<-ch // B's hub offers a message to the cache before it wakes the watchers
+	}
+	life := fmt.Sprint(replay.Epoch.UnixNano())
+	publish("2:" + life + ":" + records[2]) // an older record, late
+	check("after version 2's message", 3, true)
+	publish("3:" + life + ":" + records[2]) // the same version: never replaced
+	check("after a second version 3", 3, true)
+	publish("2") // an earlier version's bare message, older
+	check("after a bare version 2", 3, true)
+	publish("9:" + fmt.Sprint(replay.Epoch.Add(time.Hour).UnixNano()) + ":" + records[1]) // another lifetime
+	check("after another lifetime's message", 3, false)                                   // dropped, read again
+	publish("garbage")
+	check("after a malformed message", 3, true)
+	publish("4") // a newer bare version (an earlier replica's save): the copy is stale
+	check("after a bare version 4", 3, false)
+	if cs := b.CacheStats(); cs.Woken != 3 {
+		t.Errorf("B's cache %+v: want the records of the three saves taken", cs)
+	}
+}
+
+// BenchmarkWakeDecide: one hand-off a op (TestWakeDecide's: a call, the user's turn
+// and a stop on A, a Decide parked on B), reporting B's round trips from the moment
+// its Decide waits to its answer (wake-trips/op: two wake-ups, the end of the user's
+// turn and the transcript), with the record in the wake-up messages and without.
+func BenchmarkWakeDecide(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opt  redisstore.Options
+	}{
+		{"record=sent", redisstore.Options{}},
+		{"record=none", redisstore.Options{WakeRecordBytes: -1}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := newHandoff(b, bc.opt)
+			var trips int64
+			b.ResetTimer()
+			for i := range b.N {
+				_, n := h.run(arbiter.SessionKey{ID: fmt.Sprintf("b%d", i)}, "Actually, stop. Don't book it.")
+				trips += n
+			}
+			b.ReportMetric(float64(trips)/float64(b.N), "wake-trips/op")
+		})
+	}
+}
+
+// storedRecord is the encoded session Redis holds for key (the D of "V:C:D").
+func storedRecord(t *testing.T, client redis.UniversalClient, key arbiter.SessionKey) string {
+	t.Helper()
+	val, err := client.Get(context.Background(), redisstore.Key(key)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, rec, ok := redisstore.ParseRecord(val)
+	if !ok {
+		t.Fatalf("session %q: malformed record %q", key.ID, val)
+	}
+	return rec
+}
