@@ -70,7 +70,10 @@ func (sv *Service) MaxDecideWait() time.Duration {
 // On a Store that is a CachedLoader a transition reads the local copy (no round trip)
 // and only the compare-and-set goes to the store; a step of a cached copy that
 // changes nothing or fails stands only once CachedLoader.Current confirmed the copy in
-// this call (one small read), and is otherwise done again on a fresh Load.
+// this call (one small read), and is otherwise done again on a fresh Load. A session
+// the store holds no copy of (CachedLoader.Uncached) is, when create is set, stepped
+// as a new one and saved at version 0 without a read; a Conflict there hands the
+// retry the stored record.
 func (sv *Service) Apply(ctx context.Context, key SessionKey, ev Event, create bool) (Output, *Session, error) {
 	return sv.apply(ctx, key, ev, create, nil)
 }
@@ -96,9 +99,16 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 			cached bool
 			err    error
 		)
-		if cl != nil {
+		// blind: no copy of the session here and none read: step a new one, and let
+		// Save's compare-and-set say whether the store has one (see
+		// CachedLoader.Uncached).
+		blind := cl != nil && create && attempt == 0 && cl.Uncached(key)
+		switch {
+		case blind:
+			err = Errorf(NotFound, "session %q: no local copy", key.ID)
+		case cl != nil:
 			s, cached, err = cl.LoadCached(ctx, key)
-		} else {
+		default:
 			s, err = sv.Store.Load(ctx, key)
 		}
 		if err != nil {
@@ -112,6 +122,13 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 		}
 		version := s.Version
 		out, err := sv.Engine.stepValid(s, now, ev) // validated above
+		if blind && (err != nil || !out.Changed) {
+			// What a new session answers without storing anything stands only if
+			// there is no stored one: read it.
+			attempt--
+			cl = nil
+			continue
+		}
 		if cached && err == nil && !out.Changed && stands != nil && stands(s, out) {
 			s.Version = version
 			return out, s, nil

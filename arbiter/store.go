@@ -54,4 +54,12 @@ type CachedLoader interface {
 	// lifetime (a session started again under the same id after it expired may reach
 	// the same version). One small read. Errors: Unavailable.
 	Current(ctx context.Context, s *Session) (bool, error)
+	// Uncached reports, without asking the store, that it keeps local copies and
+	// holds none of key: a transition that may create the session (Apply with create)
+	// then steps a new session and saves it at version 0 instead of reading first.
+	// If the store does hold a record, that Save is a Conflict that leaves the record
+	// in the local copy, so the retry steps it with no read: a session this replica
+	// has not seen costs one round trip when it is new and two when it is not, as a
+	// Load would. False for a store without local copies.
+	Uncached(key SessionKey) bool
 }

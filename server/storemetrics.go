@@ -106,6 +106,13 @@ func (s *instrumentedStore) Current(ctx context.Context, sess *arbiter.Session) 
 	return cur, err
 }
 
+// Uncached implements arbiter.CachedLoader: the store's answer, false over a store
+// without a cache.
+func (s *instrumentedStore) Uncached(key arbiter.SessionKey) bool {
+	cl, ok := s.Store.(arbiter.CachedLoader)
+	return ok && cl.Uncached(key)
+}
+
 func (s *instrumentedStore) Save(ctx context.Context, sess *arbiter.Session, ttl time.Duration) error {
 	began := time.Now()
 	err := s.Store.Save(ctx, sess, ttl)

@@ -1,9 +1,10 @@
 // Command profserve serves the arbiter's gRPC API on the embedded store the way
 // `arbiter serve` builds it (server.NewGRPCServer over arbiter.Service, an info-level
-// text logger writing one line per RPC) while recording a CPU profile, so bench/run.sh
-// can show where a RegisterCall's time goes under the same ghz load as the measured
-// run (its log buffered as serve's, server.LogBuffer). `arbiter serve` has no profiling flag; this wrapper is only for that picture,
-// never for the published numbers.
+// text logger, buffered as serve's by server.LogBuffer; an OK RPC's access line is at
+// debug) while recording a CPU profile, so bench/run.sh can show where a RegisterCall's
+// time goes under the same ghz load as the measured run. `arbiter serve` has no
+// profiling flag; this wrapper is only for that picture, never for the published
+// numbers.
 //
 //	profserve -listen 127.0.0.1:0 -tools testdata/tools/booking.yaml -cpuprofile cpu.prof -log arbiter.log
 //

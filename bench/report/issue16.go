@@ -506,7 +506,7 @@ func storeBenchSection(b *strings.Builder, dir string) {
 		return
 	}
 	b.WriteString("## Store path: go test -bench (this run)\n\n")
-	b.WriteString("The store benchmarks, run once each by bench/run.sh (`go test -run '^$' -bench 'BenchmarkEncode|BenchmarkDecode|BenchmarkTransition|BenchmarkHotPath' -benchtime 160x -count 1 ./store/sessioncodec ./store/memory ./store/redisstore`; the Redis ones start their own redis-server). Times from one short run on shared cores are rough; the counts are exact: bytes of a session record (B/record) and Redis round trips per operation (roundtrips/op, counted by a go-redis hook; RegisterCall makes a new session every 16 calls, whose first read misses the local cache).\n\n")
+	b.WriteString("The store benchmarks, run once each by bench/run.sh (`go test -run '^$' -bench 'BenchmarkEncode|BenchmarkDecode|BenchmarkTransition|BenchmarkHotPath' -benchtime 160x -count 1 ./store/sessioncodec ./store/memory ./store/redisstore`; the Redis ones start their own redis-server). Times from one short run on shared cores are rough; the counts are exact: bytes of a session record (B/record) and Redis round trips per operation (roundtrips/op, counted by a go-redis hook; RegisterCall makes a new session every 16 calls, which it creates without a read).\n\n")
 	b.WriteString("| package | benchmark | iterations | µs/op | counts |\n|---|---|--:|--:|---|\n")
 	for _, r := range rows {
 		b.WriteString(r + "\n")
@@ -599,7 +599,7 @@ func whySection(b *strings.Builder, dir string, gs []goal, runs []clusterRun) {
 				fmt.Fprintf(b, "; it makes %.2f round trips per RPC (%s in %d RPCs, Redis Cluster section)", r.roundTrips, cmdList(r.clientCmds), r.countRPCs)
 			}
 			if r := find(runs, 1, "register"); r != nil {
-				fmt.Fprintf(b, "; a RegisterCall in a new session makes %.2f (its first read misses the local cache)", r.roundTrips)
+				fmt.Fprintf(b, "; a RegisterCall in a new session makes %.2f", r.roundTrips)
 			}
 			b.WriteString(".\n")
 		}

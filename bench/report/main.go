@@ -286,7 +286,7 @@ func run(dir, out string) error {
 	b.WriteString("A whole call's lifecycle chains RPCs, which ghz cannot, so `bench/load` runs it: per session RegisterCall (book_slot), ReportSpeech USER_ACTIVITY_START and _END, ReportTranscript with a stop phrase, Decide(prepared, wait 5s) which answers CANCEL at once, Complete(CANCELLED); its baseline is the same driver sending six echo UnaryCalls per iteration with payloads the size of those six requests. ")
 	b.WriteString("RegisterCall alone is also driven by `bench/load` (generated Go stubs: a few times cheaper per request than ghz's dynamic messages, see the CPU table) against that driver's own one-UnaryCall echo baseline, to tell the server's cost from the load generator's on shared cores. ")
 	b.WriteString("The echo server (`bench/echo`) is a bare grpc-go server with one unary RPC: no interceptors, no logging, no store. ")
-	fmt.Fprintf(&b, "The arbiter runs as built by the script: `arbiter serve %s` (its defaults otherwise: info-level text logging of one line per RPC to a file, the middleware chain, no metrics listener). ", m.ServerFlags)
+	fmt.Fprintf(&b, "The arbiter runs as built by the script: `arbiter serve %s` (its defaults otherwise: info-level text logging to a file, where an OK RPC's access line, at debug, is not written, the middleware chain, no metrics listener). ", m.ServerFlags)
 	b.WriteString("Ratios divide by the echo baseline: the mean of a ghz echo run before and one after the arbiter runs (both listed, to show the drift on a shared machine), or, for the lifecycle, the load driver's own echo run.\n\n")
 	for _, n := range m.Notes {
 		fmt.Fprintf(&b, "> %s\n\n", n)
@@ -373,7 +373,7 @@ func run(dir, out string) error {
 	// Profiles.
 	if sum, err := pprofSummary(filepath.Join(dir, "pprof-server-cum-all.txt")); err == nil {
 		b.WriteString("## Where RegisterCall's time goes\n\n")
-		b.WriteString("A CPU profile of the server (`bench/profserve`: the same server.NewGRPCServer, service, embedded store and info-level per-RPC logging as `arbiter serve`, with runtime/pprof on) while ghz sends the RegisterCall scenario above. Share of the server process's CPU samples spent in each part, cumulative (a part includes what it calls; parts nest, so shares do not add up to 100%):\n\n")
+		b.WriteString("A CPU profile of the server (`bench/profserve`: the same server.NewGRPCServer, service, embedded store and info-level logging as `arbiter serve`, with runtime/pprof on) while ghz sends the RegisterCall scenario above. Share of the server process's CPU samples spent in each part, cumulative (a part includes what it calls; parts nest, so shares do not add up to 100%):\n\n")
 		b.WriteString(sum)
 		b.WriteString("\n")
 	}
@@ -452,13 +452,13 @@ func errorsLine(b *strings.Builder, l *loadResult) {
 var components = []struct{ label, re string }{
 	{"gRPC server: one RPC, all of it (HTTP/2 stream, interceptors, handler)", `grpc\.\(\*Server\)\.handleStream$`},
 	{"· interceptor chain and handler", `grpc\.\(\*Server\)\.processRPC$`},
-	{"· · per-RPC log line (logging interceptor's PostCall, slog text handler)", `logging\.\(\*reporter\)\.PostCall$`},
+	{"· · log lines (slog; the effect lines: an OK RPC's access line is at debug)", `logging\.\(\*reporter\)\.PostCall$|^log/slog\.\(\*Logger\)\.log$`},
 	{"· · server.RegisterCall (validation, conversion, Service.Apply)", `server\.\(\*Server\)\.RegisterCall$`},
-	{"· · · Service.Apply: load, step, compare-and-set save", `arbiter\.\(\*Service\)\.Apply$`},
-	{"· · · · Engine.Step (the decision logic)", `arbiter\.\(\*Engine\)\.Step$`},
+	{"· · · Service.Apply: load, step, compare-and-set save", `arbiter\.\(\*Service\)\.(Apply|apply)$`},
+	{"· · · · Engine.Step (the decision logic)", `arbiter\.\(\*Engine\)\.(Step|stepValid)$`},
 	{"· · · · · datetime business key (olebedev/when)", `olebedev/when\.\(\*Parser\)\.Parse$`},
-	{"· · · · store Load (JSON decode of the session)", `memory\.\(\*Store\)\.Load$`},
-	{"· · · · store Save (JSON encode of the session)", `memory\.\(\*Store\)\.Save$`},
+	{"· · · · store Load (decode of the session record)", `memory\.\(\*Store\)\.Load$`},
+	{"· · · · store Save (encode of the session record)", `memory\.\(\*Store\)\.Save$`},
 	{"· · · · · expired-session sweep, under the store's lock", `memory\.\(\*Store\)\.sweepLocked$`},
 	{"HTTP/2 writer goroutine (loopyWriter)", `transport\.\(\*loopyWriter\)\.run$`},
 	{"HTTP/2 reader goroutine (http2Server.HandleStreams)", `transport\.\(\*http2Server\)\.HandleStreams$`},

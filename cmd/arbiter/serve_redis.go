@@ -111,6 +111,12 @@ func (g *durableGate) Current(ctx context.Context, s *arbiter.Session) (bool, er
 	return g.rs.Current(ctx, s)
 }
 
+// Uncached implements arbiter.CachedLoader: false until the persistence passed (the
+// load that follows then fails with the gate's error).
+func (g *durableGate) Uncached(key arbiter.SessionKey) bool {
+	return g.ok.Load() && g.rs.Uncached(key)
+}
+
 // Save implements arbiter.Store once the persistence passed.
 func (g *durableGate) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
 	if !g.ok.Load() {

@@ -73,6 +73,22 @@ func (c *cache) get(key arbiter.SessionKey) (uint64, []byte, bool) {
 	return e.version, e.data, true
 }
 
+// holds reports whether get would find key, without counting a hit or a miss or
+// changing the order. False on a nil cache.
+func (c *cache) holds(key arbiter.SessionKey) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return false
+	}
+	e := el.Value.(*cacheEntry)
+	return e.data != nil && e.version >= e.heard
+}
+
 // put records that key is at version, in lifetime life ("" unknown), with record
 // data (which it keeps: the caller must not change it): what Redis just said, so it
 // replaces whatever the cache held, even a higher version (the session expired and

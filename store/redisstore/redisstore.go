@@ -337,6 +337,12 @@ func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbit
 	return s, false, err
 }
 
+// Uncached implements arbiter.CachedLoader: true when the Store keeps a local cache
+// (Options.CacheSessions) and holds no usable copy of key. No I/O.
+func (st *Store) Uncached(key arbiter.SessionKey) bool {
+	return st.cache != nil && !st.cache.holds(key)
+}
+
 // Current implements arbiter.CachedLoader with one GETRANGE of the record's first
 // bytes, its version and lifetime (not the record; a record of the hash layout costs
 // an HMGET of v and c more, which with Options.LegacyRecords or JSONRecords comes
