@@ -20,7 +20,7 @@ const (
 // LogBuffer takes the log's write off the RPC: lines go into a bounded in-memory
 // buffer (LogBufferSize bytes), which a background goroutine writes to the underlying
 // writer every LogBufferFlush, so a busy server makes one write call per interval
-// instead of one per line (the per-RPC access line at info was one write(2) each). It
+// instead of one per line (each line was one write(2) before). It
 // is zap's zapcore.BufferedWriteSyncer, with:
 //
 //   - Full: a line that does not fit writes the buffer out first, on the caller (the

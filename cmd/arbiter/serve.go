@@ -182,9 +182,10 @@ func (c *serveCmd) Run(env *runEnv) error {
 	return st.store.Close()
 }
 
-// bufferedLogger is logger on a server.LogBuffer over w: info lines (one per RPC) are
-// written out every server.LogBufferFlush or when the buffer fills, warn and error
-// lines at once. Close the buffer when done.
+// bufferedLogger is logger on a server.LogBuffer over w: lines below warn (the effect
+// lines; an OK RPC's access line too at --log-level debug) are written out every
+// server.LogBufferFlush or when the buffer fills, warn and error lines at once. Close
+// the buffer when done.
 func (c *serveCmd) bufferedLogger(w io.Writer) (*slog.Logger, *server.LogBuffer, error) {
 	lb := server.NewLogBuffer(w)
 	log, err := c.logger(lb)
