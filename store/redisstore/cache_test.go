@@ -87,20 +87,11 @@ func TestTwoReplicasCache(t *testing.T) {
 			t.Errorf("round %d (every session on its own replica): %d round trips for %d requests, want %d", r, n, sessions, sessions)
 		}
 	}
-	for i := range sessions {
-		key := arbiter.SessionKey{ID: fmt.Sprintf("s%d", i)}
-		got, err := reps[0].st.Load(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.Load(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: stored session differs from the engine alone's:\n got %+v\nwant %+v", key.ID, got, want)
-		}
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%d", i)
 	}
+	sameStored(t, reps[0].st, ref, ids...)
 	var trips int64
 	var hits, misses, stale uint64
 	for _, rep := range reps {
@@ -213,18 +204,26 @@ func TestCreateWithoutRead(t *testing.T) {
 			t.Errorf("%s (%T) on replica %d: %d round trips, want %d", st.key, st.ev, st.replica, trips, st.trips)
 		}
 	}
-	for _, id := range []string{"new-call", "new-speech"} {
+	sameStored(t, svcs[0].Store, ref, "new-call", "new-speech", "reused")
+}
+
+// sameStored fails t unless got holds each session (by id, default tenant) exactly as
+// want, the engine alone's store, does.
+func sameStored(t *testing.T, got, want arbiter.Store, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range ids {
 		key := arbiter.SessionKey{ID: id}
-		got, err := svcs[0].Store.Load(ctx, key)
+		g, err := got.Load(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := ref.Load(ctx, key)
+		w, err := want.Load(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: stored session differs from the engine alone's:\n got %+v\nwant %+v", id, got, want)
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("%s: stored session differs from the engine alone's:\n got %+v\nwant %+v", id, g, w)
 		}
 	}
 }

@@ -106,22 +106,31 @@ func (h *handoff) both(key arbiter.SessionKey, ev arbiter.Event) arbiter.Output 
 // Decide(prepared) parked, then on A the end of the user's turn and a transcript
 // (text), which decides the job. It checks B's answer against the engine alone's and
 // returns B's round trips from the moment its Decide first waited to its answer.
+// answer is what a Decide returned.
+type answer struct {
+	d   arbiter.DecisionResult
+	err error
+}
+
+// decideOnB starts Decide(job, prepared, wait 10 s) on replica B and returns once it
+// is parked (stepped and waiting); its answer arrives on the channel.
+func (h *handoff) decideOnB(key arbiter.SessionKey, job string) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		d, err := h.b.Decide(context.Background(), key, job, true, 10*time.Second, nil)
+		done <- answer{d, err}
+	}()
+	h.parked()
+	return done
+}
+
 func (h *handoff) run(key arbiter.SessionKey, text string) (arbiter.DecisionResult, int64) {
 	h.t.Helper()
 	ctx := context.Background()
 	out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
 	job := out.Call.JobID
 	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
-	type answer struct {
-		d   arbiter.DecisionResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		d, err := h.b.Decide(ctx, key, job, true, 10*time.Second, nil)
-		done <- answer{d, err}
-	}()
-	h.parked()
+	done := h.decideOnB(key, job)
 	// B's first step recorded that prepare finished: so does the engine alone's.
 	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
 		h.t.Fatal(err)
@@ -199,16 +208,7 @@ func TestWakeDecideCommit(t *testing.T) {
 		key := arbiter.SessionKey{ID: fmt.Sprintf("commit%d", i)}
 		out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
 		job := out.Call.JobID
-		type answer struct {
-			d   arbiter.DecisionResult
-			err error
-		}
-		done := make(chan answer, 1)
-		go func() {
-			d, err := h.b.Decide(ctx, key, job, true, 10*time.Second, nil)
-			done <- answer{d, err}
-		}()
-		h.parked()
+		done := h.decideOnB(key, job)
 		if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
 			t.Fatal(err)
 		}
