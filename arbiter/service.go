@@ -189,13 +189,16 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // decisions its timers made, for logs and metrics), each once. Errors: NotFound,
 // FailedPrecondition (read-only job), Unavailable, and ctx's error.
 //
-// On a CachedLoader, after a wake-up a final answer (CANCEL, or COMMIT when prepared)
-// that the cached copy already holds (the step changed nothing) is returned without
-// Current's read when that copy is of the lifetime (CreatedAt) of the session this
-// Decide last had from the store, at that version or a later one: the store held it
-// during this call (each cached copy is a record the store held; versions only grow
-// within a lifetime), so it is the answer a Load made then would have given, and it
-// is already stored. Such a copy whose job is still undecided only sets the next
+// On a CachedLoader, after a wake-up a CANCEL that the cached copy already holds (the
+// step changed nothing) is returned without Current's read when that copy is of the
+// lifetime (CreatedAt) of the session this Decide last had from the store, at that
+// version or a later one: the store held it during this call (each cached copy is a
+// record the store held; versions only grow within a lifetime), so it is the answer a
+// Load made then would have given, and it is already stored. A COMMIT found that way
+// is confirmed by Current first (one small read): it is the answer that starts the
+// side effect, so it never rests on a wake-up message alone (a message is as
+// trustworthy as the store it comes through, and one forged or replayed by whoever can
+// publish there must not be able to commit). Such a copy whose job is still undecided only sets the next
 // wait (a later save wakes the Decide again); the Undecided answer at the end of the
 // wait is stepped from a copy Current confirmed, or from a Load, as in Apply, and a
 // decision the step makes still goes through Save's compare-and-set. A store that
@@ -232,9 +235,14 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		if !held || confirm || out.Decision == nil || !s.CreatedAt.Equal(created) || s.Version < version {
 			return false
 		}
-		d := out.Decision.Decision
-		if d == DecisionCancel || (prepared && d == DecisionCommit) {
+		switch d := out.Decision.Decision; {
+		case d == DecisionCancel:
 			return true
+		case d == DecisionCommit:
+			// A COMMIT starts the side effect: it is answered only from a copy the
+			// store confirmed (Current), never from one a wake-up message alone
+			// brought, however final it looks.
+			return false
 		}
 		interim = true
 		return true

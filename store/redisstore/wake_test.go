@@ -14,6 +14,7 @@ import (
 	"github.com/voicearbiter/arbiter/replay"
 	"github.com/voicearbiter/arbiter/store/memory"
 	"github.com/voicearbiter/arbiter/store/redisstore"
+	"github.com/voicearbiter/arbiter/store/sessioncodec"
 	"github.com/voicearbiter/arbiter/store/storetest"
 )
 
@@ -102,10 +103,6 @@ func (h *handoff) both(key arbiter.SessionKey, ev arbiter.Event) arbiter.Output 
 	return got
 }
 
-// run plays one hand-off on session key: a call and the user's voice on A, B's
-// Decide(prepared) parked, then on A the end of the user's turn and a transcript
-// (text), which decides the job. It checks B's answer against the engine alone's and
-// returns B's round trips from the moment its Decide first waited to its answer.
 // answer is what a Decide returned.
 type answer struct {
 	d   arbiter.DecisionResult
@@ -124,6 +121,10 @@ func (h *handoff) decideOnB(key arbiter.SessionKey, job string) <-chan answer {
 	return done
 }
 
+// run plays one hand-off on session key: a call and the user's voice on A, B's
+// Decide(prepared) parked, then on A the end of the user's turn and a transcript
+// (text), which decides the job. It checks B's answer against the engine alone's and
+// returns B's round trips from the moment its Decide first waited to its answer.
 func (h *handoff) run(key arbiter.SessionKey, text string) (arbiter.DecisionResult, int64) {
 	h.t.Helper()
 	ctx := context.Background()
@@ -198,7 +199,8 @@ func TestWakeDecide(t *testing.T) {
 
 // TestWakeDecideCommit: a COMMIT that A's timer recorded (the grace window ran out
 // on A) is answered by the Decide parked on B from the record A's wake-up carried,
-// with no round trip, as the engine alone answers. B's own timers never fire here, so
+// after one round trip (Current: a COMMIT never rests on a message alone), as the
+// engine alone answers. B's own timers never fire here, so
 // that A's step is the one that decides.
 func TestWakeDecideCommit(t *testing.T) {
 	h := newHandoff(t, redisstore.Options{})
@@ -229,9 +231,79 @@ func TestWakeDecideCommit(t *testing.T) {
 		if !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCommit {
 			t.Fatalf("%s: Decide on B:\n %+v\nwant %+v (commit)", key.ID, got.d, want)
 		}
-		if trips != 0 {
-			t.Errorf("%s: %d round trips on B from the wake-up to the answer, want 0", key.ID, trips)
+		if trips != 1 {
+			t.Errorf("%s: %d round trips on B from the wake-up to the answer, want 1 (Current confirming the COMMIT)", key.ID, trips)
 		}
+	}
+}
+
+// TestWakeForgedCommit: a wake-up message carrying a record in which the job is
+// committed, though Redis holds it pending (a forged or replayed message: whoever can
+// publish on the session's channel), never makes the Decide parked on B answer
+// COMMIT: a COMMIT is confirmed with Redis first, which says otherwise, and B goes on
+// waiting on what Redis holds, until the user's stop cancels the job.
+func TestWakeForgedCommit(t *testing.T) {
+	h := newHandoff(t, redisstore.Options{})
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "forged"}
+	// forger: the engine alone on a store of its own, taking the same events and then
+	// the user's go-ahead, so that its record commits the job.
+	// Its own clock (at the same start, so the same lifetime) lets its grace window run
+	// out while B's does not.
+	fclock := replay.NewVirtualClock(h.alone.Clock.Now())
+	ref := memory.New(fclock.Now)
+	t.Cleanup(func() { _ = ref.Close() })
+	forger := &arbiter.Service{Engine: h.alone.Engine, Store: ref, Clock: fclock}
+	apply := func(ev arbiter.Event) {
+		t.Helper()
+		if _, _, err := forger.Apply(ctx, key, ev, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register := arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}
+	job := h.both(key, register).Call.JobID
+	apply(register)
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
+	apply(arbiter.Speech{Kind: arbiter.UserActivityStart})
+	done := h.decideOnB(key, job)
+	for _, svc := range []*arbiter.Service{h.alone, forger} { // B's first step recorded the prepare
+		if _, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(arbiter.Speech{Kind: arbiter.UserActivityEnd})
+	apply(arbiter.Transcript{Text: "Yes, please go ahead."})
+	fclock.AdvanceTo(fclock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+	apply(arbiter.Tick{})
+	if d, err := forger.Decide(ctx, key, job, true, 0, nil); err != nil || d.Decision != arbiter.DecisionCommit {
+		t.Fatalf("the forger's Decide: %+v, %v; want a COMMIT to forge", d, err)
+	}
+	committed, err := ref.Load(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := sessioncodec.Encode(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := fmt.Sprintf("99:%d:%s", committed.CreatedAt.UnixNano(), rec)
+	if err := h.bst.Client().SPublish(ctx, redisstore.Key(key)+":w", forged).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("Decide on B answered %+v (%v) on a forged record", got.d, got.err)
+	case <-h.clock.parked: // stepped the forged copy, found it is not what Redis holds, read Redis, waits again
+	}
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
+	h.both(key, arbiter.Transcript{Text: "Actually, stop. Don't book it."})
+	got := <-done
+	want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.err != nil || !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCancel {
+		t.Fatalf("Decide on B: %+v (%v)\nwant %+v (cancel)", got.d, got.err, want)
 	}
 }
 
