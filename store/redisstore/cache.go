@@ -195,6 +195,28 @@ func (c *cache) conflict(key arbiter.SessionKey, version uint64) {
 	}
 }
 
+// stored takes what a failed compare-and-set found in Redis: key at version (in
+// lifetime life, "" unknown) with record data, where the compare-and-set expected
+// expected. As put, except when Redis holds less than expected: the copy that was
+// stepped claimed a version Redis never reached or has gone back from (a forged or
+// replayed wake-up message, a failover that lost writes), so nothing the cache holds
+// or heard above version can be trusted: the stored record replaces it and heard
+// comes down to version. Otherwise every retry would step the same copy and fail.
+func (c *cache) stored(key arbiter.SessionKey, expected, version uint64, life string, data []byte) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok && version < expected {
+		e := el.Value.(*cacheEntry)
+		c.order.MoveToFront(el)
+		e.version, e.life, e.heard, e.data = version, life, 0, data
+		return
+	}
+	c.putLocked(key, version, life, data)
+}
+
 // drop forgets key's record (unknown or gone); an entry that heard a message stays as
 // a tombstone that keeps heard (see cache).
 func (c *cache) drop(key arbiter.SessionKey) {

@@ -532,7 +532,7 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 			if len(res) >= 4 {
 				stored, _ = res[3].(string)
 			}
-			st.cache.put(s.Key, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
+			st.cache.stored(s.Key, s.Version, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
 		} else {
 			st.cache.drop(s.Key)
 		}

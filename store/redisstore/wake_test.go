@@ -354,6 +354,51 @@ func TestWakeUndecidedIsConfirmed(t *testing.T) {
 	}
 }
 
+// TestWakeForgedVersion: a wake-up message announcing a version Redis never wrote
+// (forged, or a save a failover lost) with a record in it does not wedge the session
+// on the replica that heard it: the first compare-and-set on that copy fails, its
+// reply (what Redis holds) replaces the copy, and the retry succeeds, answering as the
+// engine alone does.
+func TestWakeForgedVersion(t *testing.T) {
+	h := newHandoff(t, redisstore.Options{})
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "forged-version"}
+	h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
+	ch, stop, err := h.bst.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
+	<-ch
+	rec := storedRecord(t, h.bst.Client(), key)
+	s, err := h.bst.Load(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := fmt.Sprintf("99:%d:%s", s.CreatedAt.UnixNano(), rec)
+	if err := h.bst.Client().SPublish(ctx, redisstore.Key(key)+":w", forged).Err(); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	if got, cached, err := h.bst.LoadCached(ctx, key); err != nil || !cached || got.Version != 99 {
+		t.Fatalf("B's cache: version %v, cached %v, %v; want the forged version 99", got, cached, err)
+	}
+	for _, ev := range []arbiter.Event{arbiter.Speech{Kind: arbiter.UserActivityEnd}, arbiter.Transcript{Text: "Actually, stop. Don't book it."}} {
+		got, _, err := h.b.Apply(ctx, key, ev, true)
+		if err != nil {
+			t.Fatalf("%T on B after the forged message: %v", ev, err)
+		}
+		want, _, err := h.alone.Apply(ctx, key, ev, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%T on B:\n %+v\nwant %+v", ev, got, want)
+		}
+	}
+}
+
 // TestWakeOutOfOrder: wake-up messages older than B's cached copy, of another
 // lifetime, or from an earlier version (the bare version) never put an older record
 // in B's cache: B's next request on the session answers from what Redis holds.
