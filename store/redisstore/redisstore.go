@@ -211,17 +211,21 @@ func escape(s string, tenant bool) string {
 // HMGET more; with Options.LegacyRecords or JSONRecords the HMGET comes first and a
 // string costs a GET more). The session returned is the caller's. Errors: NotFound
 // (no record, or its idle TTL ran out); Unavailable (network, timeout, Redis loading
-// or down); Internal (a record that does not decode, or a key of another type).
+// or down); Internal, naming the session, for a key of another type or a record that
+// cannot be the session's (see decodeRecord).
 func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
 	hash := st.hash
 	for range 2 {
-		var version uint64
-		var rec []byte
-		var err error
+		var (
+			version uint64
+			life    string
+			rec     []byte
+			err     error
+		)
 		if hash {
-			version, rec, err = st.loadHash(ctx, key)
+			version, life, rec, err = st.loadHash(ctx, key)
 		} else {
-			version, rec, err = st.loadString(ctx, key)
+			version, life, rec, err = st.loadString(ctx, key)
 		}
 		if wrongType(err) {
 			hash = !hash // the other layout
@@ -231,12 +235,11 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 			st.cache.drop(key)
 			return nil, err
 		}
-		s, err := sessioncodec.Decode(rec)
+		s, err := decodeRecord(key, version, life, rec)
 		if err != nil {
 			st.cache.drop(key)
 			return nil, err
 		}
-		s.Version = version
 		st.cache.put(key, version, lifetime(s), rec)
 		return s, nil
 	}
@@ -244,49 +247,79 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 	return nil, arbiter.Errorf(arbiter.Internal, "load session %q: the key holds neither a string nor a hash", key.ID)
 }
 
-// loadString reads a record of the string layout: its version and encoded session.
-// Errors: as Load's; a redis WRONGTYPE error as it is (the key holds another type).
-func (st *Store) loadString(ctx context.Context, key arbiter.SessionKey) (uint64, []byte, error) {
+// loadString reads a record of the string layout: its version, lifetime and encoded
+// session. Errors: as Load's; a redis WRONGTYPE error as it is (the key holds another
+// type).
+func (st *Store) loadString(ctx context.Context, key arbiter.SessionKey) (uint64, string, []byte, error) {
 	val, err := st.client.Get(ctx, Key(key)).Result()
 	if err != nil {
 		if wrongType(err) {
-			return 0, nil, err
+			return 0, "", nil, err
 		}
-		return 0, nil, classify(err, key, "load")
+		return 0, "", nil, classify(err, key, "load")
 	}
-	version, _, rec, ok := parseRecord(val)
+	version, life, rec, ok := parseRecord(val)
 	if !ok {
-		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (no version and lifetime before the session)", key.ID)
+		return 0, "", nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (no version and lifetime before the session)", key.ID)
 	}
-	return version, []byte(rec), nil
+	return version, life, []byte(rec), nil
 }
 
-// loadHash reads a record of the hash layout (fields v and d). Errors: as
-// loadString's.
-func (st *Store) loadHash(ctx context.Context, key arbiter.SessionKey) (uint64, []byte, error) {
-	vals, err := st.client.HMGet(ctx, Key(key), "v", "d").Result()
+// loadHash reads a record of the hash layout (fields v, d and c, which records of the
+// oldest versions lack: then the lifetime is ""). Errors: as loadString's.
+func (st *Store) loadHash(ctx context.Context, key arbiter.SessionKey) (uint64, string, []byte, error) {
+	vals, err := st.client.HMGet(ctx, Key(key), "v", "d", "c").Result()
 	if err != nil {
 		if wrongType(err) {
-			return 0, nil, err
+			return 0, "", nil, err
 		}
-		return 0, nil, classify(err, key, "load")
+		return 0, "", nil, classify(err, key, "load")
 	}
-	if len(vals) != 2 {
-		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
+	if len(vals) != 3 {
+		return 0, "", nil, arbiter.Errorf(arbiter.Internal, "load session %q: HMGET returned %d values", key.ID, len(vals))
 	}
-	if vals[0] == nil && vals[1] == nil {
-		return 0, nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
+	if vals[0] == nil && vals[1] == nil && vals[2] == nil {
+		return 0, "", nil, arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}
 	vs, ok1 := vals[0].(string)
 	data, ok2 := vals[1].(string)
-	if !ok1 || !ok2 {
-		return 0, nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T)", key.ID, vals[0], vals[1])
+	life, ok3 := vals[2].(string)
+	if !ok1 || !ok2 || (!ok3 && vals[2] != nil) {
+		return 0, "", nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (v %T, d %T, c %T)", key.ID, vals[0], vals[1], vals[2])
 	}
 	version, err := strconv.ParseUint(vs, 10, 64)
 	if err != nil {
-		return 0, nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: malformed version", key.ID)
+		return 0, "", nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (version %.20q)", key.ID, vs)
 	}
-	return version, []byte(data), nil
+	return version, life, []byte(data), nil
+}
+
+// maxVersion is the highest version a record may have: 15 digits, as Save's script
+// checks (it compares versions as Lua numbers, doubles, exact up to 2^53).
+const maxVersion = 999_999_999_999_999
+
+// decodeRecord turns the record stored at key (its version, its lifetime as stored, ""
+// when it has none, and the encoded session) into the session, or an Internal error
+// naming the session when the record cannot be the session at key: it does not
+// decode, it is another session's (a record copied to another key), its version is 0
+// or beyond maxVersion, or its stored lifetime is not the one in the record. A record
+// refused here is never saved over by a compare-and-set that could not succeed: the
+// request fails, and the record stays as it is for an operator to look at.
+func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byte) (*arbiter.Session, error) {
+	s, err := sessioncodec.Decode(rec)
+	if err != nil {
+		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: the record does not decode (%v)", key.ID, err)
+	}
+	switch {
+	case s.Key != key:
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: the record there is session %q's (tenant %q)", key.ID, s.Key.ID, s.Key.Tenant)
+	case version == 0 || version > maxVersion:
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (version %d)", key.ID, version)
+	case life != "" && life != lifetime(s):
+		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (stored lifetime %s, the session's %s)", key.ID, life, lifetime(s))
+	}
+	s.Version = version
+	return s, nil
 }
 
 // parseRecord splits a record of the string layout, "V:C:D", into its version, its
@@ -326,12 +359,11 @@ func wrongType(err error) bool {
 // as Load's.
 func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, bool, error) {
 	if version, rec, ok := st.cache.get(key); ok {
-		s, err := sessioncodec.Decode(rec)
+		s, err := decodeRecord(key, version, "", rec)
 		if err == nil {
-			s.Version = version
 			return s, true, nil
 		}
-		st.cache.drop(key)
+		st.cache.drop(key) // a copy that is not the session's (a forged wake-up): ask Redis
 	}
 	s, err := st.Load(ctx, key)
 	return s, false, err
@@ -431,24 +463,29 @@ func lifetime(s *arbiter.Session) string {
 // record of either layout, and returns {1, new version} or, writing nothing, {0,
 // stored version (0: no record), stored record (nil: none), stored lifetime (nil:
 // none)}, so that a caller with a stale copy has the current one without another
-// read. A
-// hash record without a lifetime (written by an earlier version) is compared on its
-// version alone; a string that is not a record, or a key of another type, is a script
-// error. The wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent
-// (see wakeMessage).
+// read. A hash record without a lifetime (written by an earlier version) is compared
+// on its version alone; a record without a version, with version 0 or one of over 15
+// digits (Lua compares numbers as doubles), or a string that is not a record, is the
+// script error "ERR malformed session record" (nothing written: a record that cannot
+// be compared is never overwritten), and a key of another type is WRONGTYPE. The
+// wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent (see
+// wakeMessage).
 var saveScript = redis.NewScript(`
 local kind = redis.call('TYPE', KEYS[1]).ok
 local cur, life, rec = 0, false, false
 if kind == 'string' then
   local s = redis.call('GET', KEYS[1])
   local v, c, at = string.match(s, '^(%d+):(%-?%d+):()')
-  if not v then
+  if not v or #v > 15 or tonumber(v) == 0 then
     return redis.error_reply('ERR malformed session record')
   end
   cur, life, rec = tonumber(v), c, string.sub(s, at)
 elseif kind == 'hash' then
   local h = redis.call('HMGET', KEYS[1], 'v', 'd', 'c')
-  cur, life, rec = tonumber(h[1] or '0'), h[3], h[2]
+  if not h[1] or not h[2] or not string.match(h[1], '^%d+$') or #h[1] > 15 or tonumber(h[1]) == 0 then
+    return redis.error_reply('ERR malformed session record')
+  end
+  cur, life, rec = tonumber(h[1]), h[3], h[2]
 elseif kind ~= 'none' then
   return redis.error_reply('WRONGTYPE the session key holds a ' .. kind)
 end
@@ -521,7 +558,7 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 	}
 	if len(res) < 2 || version < 0 || (ok == 1) != (len(res) == 2) {
 		st.cache.drop(s.Key)
-		return arbiter.Errorf(arbiter.Internal, "save session %q: unexpected script reply %v", s.Key.ID, res)
+		return arbiter.Errorf(arbiter.Internal, "save session %q: unexpected script reply (%d values)", s.Key.ID, len(res))
 	}
 	if ok != 1 {
 		st.cache.conflict(s.Key, s.Version)
@@ -583,8 +620,13 @@ func classify(err error, key arbiter.SessionKey, what string) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) && !transient(rerr.Error()) {
 		// Redis answered, with an error that retrying will not fix (WRONGTYPE, a
-		// script error): a bug or a foreign key in our key space.
-		return arbiter.Wrap(arbiter.Internal, err, "%s session %q", what, key.ID)
+		// script error such as a malformed record): a bug or a foreign key in our key
+		// space. Its first line says which (the script's own replies are short).
+		msg, _, _ := strings.Cut(rerr.Error(), "\n")
+		if len(msg) > 120 {
+			msg = msg[:120]
+		}
+		return arbiter.Wrap(arbiter.Internal, err, "%s session %q: %s", what, key.ID, strings.ToValidUTF8(msg, "?"))
 	}
 	return arbiter.Wrap(arbiter.Unavailable, err, "%s session %q: redis unavailable", what, key.ID)
 }

@@ -6,14 +6,17 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/redistest"
+	"github.com/voicearbiter/arbiter/replay"
 	"github.com/voicearbiter/arbiter/store/redisstore"
 	"github.com/voicearbiter/arbiter/store/sessioncodec"
 	"github.com/voicearbiter/arbiter/store/storetest"
@@ -293,6 +296,82 @@ func TestMalformedRecordIsInternal(t *testing.T) {
 	}
 	if err := st.Save(ctx, arbiter.NewSession(key, time.Now()), time.Minute); arbiter.KindOf(err) != arbiter.Internal {
 		t.Errorf("save over a list: %v, want Internal", err)
+	}
+}
+
+// TestRecordThatCannotBeTheSession: a record at a session's key that cannot be that
+// session (another session's record copied there, version 0, a version Lua cannot
+// compare exactly, a stored lifetime that is not the record's, a hash without a
+// version) makes every request on the session fail with INTERNAL naming it, on a
+// replica with and without a copy of it (so by the read, the compare-and-set, or a
+// new session's blind create), in a short readable message; nothing is written, to
+// that key or the other session's.
+func TestRecordThatCannotBeTheSession(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	e := storetest.BenchEngine(t, "../..")
+	svc := &arbiter.Service{Engine: e, Store: st, Clock: replay.NewVirtualClock(replay.Epoch)}
+	rc := st.Client()
+	good := arbiter.SessionKey{ID: "good"}
+	if _, _, err := svc.Apply(ctx, good, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	val, err := rc.Get(ctx, redisstore.Key(good)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, life, rec, ok := redisstore.ParseRecord(val)
+	if !ok {
+		t.Fatalf("malformed record %q", val)
+	}
+	bad := arbiter.SessionKey{ID: "bad"}
+	for _, tc := range []struct {
+		name string
+		set  func() error
+	}{
+		{"another session's record", func() error { return rc.Set(ctx, redisstore.Key(bad), val, 0).Err() }},
+		{"version 0", func() error { return rc.Set(ctx, redisstore.Key(bad), "0:"+life+":"+rec, 0).Err() }},
+		{"a version of 20 digits", func() error {
+			return rc.Set(ctx, redisstore.Key(bad), "99999999999999999999:"+life+":"+rec, 0).Err()
+		}},
+		{"a stored lifetime not the record's", func() error {
+			return rc.Set(ctx, redisstore.Key(bad), fmt.Sprintf("%d:-5:%s", version, rec), 0).Err()
+		}},
+		{"a hash without a version", func() error { return rc.HSet(ctx, redisstore.Key(bad), "d", rec).Err() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc.Del(ctx, redisstore.Key(bad))
+			if err := tc.set(); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := rc.Dump(ctx, redisstore.Key(bad)).Result()
+			goodBefore, _ := rc.Get(ctx, redisstore.Key(good)).Result()
+			check := func(what string, err error) {
+				t.Helper()
+				msg := arbiter.MessageOf(err)
+				if arbiter.KindOf(err) != arbiter.Internal || !strings.Contains(msg, `"bad"`) || len(msg) > 200 || !utf8.ValidString(msg) {
+					t.Errorf("%s: %v (%q), want INTERNAL naming session \"bad\" in a short message", what, err, msg)
+				}
+			}
+			_, err := st.Load(ctx, bad)
+			check("Load", err)
+			// No copy here: RegisterCall tries a new session's blind create first.
+			_, _, err = svc.Apply(ctx, bad, arbiter.RegisterCall{CallID: "c9", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 4pm"}}, true)
+			check("RegisterCall", err)
+			_, _, err = svc.Apply(ctx, bad, arbiter.Speech{Kind: arbiter.UserActivityStart}, true)
+			check("ReportSpeech", err)
+			if after, _ := rc.Dump(ctx, redisstore.Key(bad)).Result(); after != before {
+				t.Errorf("the record at the key changed")
+			}
+			if goodAfter, _ := rc.Get(ctx, redisstore.Key(good)).Result(); goodAfter != goodBefore {
+				t.Errorf("session \"good\" changed")
+			}
+		})
 	}
 }
 
