@@ -30,6 +30,10 @@ func TestServeConnFlagsValidated(t *testing.T) {
 	for _, args := range [][]string{
 		{"--handshake-timeout", "0s"}, {"--max-concurrent-streams", "0"}, {"--max-header-size", "100"},
 		{"--keepalive-time", "100ms"}, {"--max-connection-age=-1s"}, {"--unauth-burst", "0"},
+		// Not connection limits, but refused the same way: the record formats of older
+		// versions are for the Redis store, one at a time.
+		{"--redis-legacy-records"}, {"--redis-json-records", "--state-file", "x.db"},
+		{"--redis-legacy-records", "--redis-json-records", "--redis-url", "redis://127.0.0.1:1"},
 	} {
 		var stdout, stderr syncBuffer
 		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 1 {

@@ -218,6 +218,12 @@ func (c *serveCmd) validate() error {
 	if c.StateFile != "" && c.RedisURL != "" {
 		return fmt.Errorf("--state-file is for the embedded store; Redis keeps its own state: drop one of --state-file and --redis-url")
 	}
+	if c.RedisLegacy && c.RedisJSON {
+		return fmt.Errorf("--redis-legacy-records and --redis-json-records each write one older record format: choose the one the oldest replica still running reads")
+	}
+	if (c.RedisLegacy || c.RedisJSON) && c.RedisURL == "" {
+		return fmt.Errorf("--redis-legacy-records and --redis-json-records are for the Redis store (--redis-url); the embedded store, --state-file too, writes only the current format")
+	}
 	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
 		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
 	}
