@@ -198,12 +198,12 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // is confirmed by Current first (one small read): it is the answer that starts the
 // side effect, so it never rests on a wake-up message alone (a message is as
 // trustworthy as the store it comes through, and one forged or replayed by whoever can
-// publish there must not be able to commit). Such a copy whose job is still undecided only sets the next
-// wait (a later save wakes the Decide again); the Undecided answer at the end of the
-// wait is stepped from a copy Current confirmed, or from a Load, as in Apply, and a
-// decision the step makes still goes through Save's compare-and-set. A store that
-// puts the records its wake-ups carry into its cache (store/redisstore) so answers a
-// woken Decide with no round trip.
+// publish there must not be able to commit). Such a copy whose job is still undecided
+// only sets the next wait (a later save wakes the Decide again); the Undecided answer
+// at the end of the wait is stepped from a copy Current confirmed, or from a Load, as
+// in Apply, and a decision the step makes still goes through Save's compare-and-set. A
+// store that puts the records its wake-ups carry into its cache (store/redisstore) so
+// answers a woken Decide's CANCEL with no round trip.
 func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()

@@ -32,8 +32,8 @@ import (
 // success, leaves the message empty and marks it with what failed, in two unknown
 // fields of numbers protobuf reserves for itself (19000-19999: no .proto may declare
 // them); after authentication and the rate limit, the chain refuses a marked request
-// before its handler runs (innermost for unary RPCs, refuseUndecodedStream for Watch). Other services' messages
-// (health, reflection) fail as before.
+// before its handler runs (innermost for unary RPCs, refuseUndecodedStream for
+// Watch). Other services' messages (health, reflection) fail as before.
 
 // Unknown-field numbers of the mark: the field at fault, and what is wrong with it.
 const (
