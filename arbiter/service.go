@@ -189,21 +189,17 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // decisions its timers made, for logs and metrics), each once. Errors: NotFound,
 // FailedPrecondition (read-only job), Unavailable, and ctx's error.
 //
-// On a CachedLoader, after a wake-up a CANCEL that the cached copy already holds (the
-// step changed nothing) is returned without Current's read when that copy is of the
-// lifetime (CreatedAt) of the session this Decide last had from the store, at that
-// version or a later one: the store held it during this call (each cached copy is a
-// record the store held; versions only grow within a lifetime), so it is the answer a
-// Load made then would have given, and it is already stored. A COMMIT found that way
-// is confirmed by Current first (one small read): it is the answer that starts the
-// side effect, so it never rests on a wake-up message alone (a message is as
-// trustworthy as the store it comes through, and one forged or replayed by whoever can
-// publish there must not be able to commit). Such a copy whose job is still undecided
-// only sets the next wait (a later save wakes the Decide again); the Undecided answer
-// at the end of the wait is stepped from a copy Current confirmed, or from a Load, as
-// in Apply, and a decision the step makes still goes through Save's compare-and-set. A
-// store that puts the records its wake-ups carry into its cache (store/redisstore) so
-// answers a woken Decide's CANCEL with no round trip.
+// On a CachedLoader, a wake-up makes Decide step the cached copy (which a store such
+// as store/redisstore has just refreshed from the wake-up message, without a read): a
+// final answer found there (CANCEL, or COMMIT when prepared) is confirmed by Current
+// before it is returned (one small read that compares the version and the record's
+// content: a message is only as trustworthy as the channel it came through, and what
+// Decide answers must be what the store holds), and a copy whose job is still
+// undecided only sets the next wait, with no read, when it is of the lifetime
+// (CreatedAt) of the session this Decide last had from the store, at that version or
+// a later one. The Undecided answer at the end of the wait is stepped from a copy
+// Current confirmed, or from a Load, as in Apply, and a decision the step makes still
+// goes through Save's compare-and-set.
 func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
@@ -235,13 +231,11 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		if !held || confirm || out.Decision == nil || !s.CreatedAt.Equal(created) || s.Version < version {
 			return false
 		}
-		switch d := out.Decision.Decision; {
-		case d == DecisionCancel:
-			return true
-		case d == DecisionCommit:
-			// A COMMIT starts the side effect: it is answered only from a copy the
-			// store confirmed (Current), never from one a wake-up message alone
-			// brought, however final it looks.
+		if d := out.Decision.Decision; d == DecisionCancel || d == DecisionCommit {
+			// A final answer is given only from a copy the store confirmed (Current
+			// compares the version and the record's content): never from one a
+			// wake-up message alone brought, however final it looks, since what
+			// the Decide answers must be what the store holds.
 			return false
 		}
 		interim = true

@@ -31,6 +31,13 @@ type Session struct {
 	// Version is the stored version this state was read at; the store's
 	// compare-and-set on it serialises writers. 0 means "never stored".
 	Version uint64 `json:"version"`
+	// Digest is the store's fingerprint of the stored record this state was read from
+	// (store/redisstore: the SHA-1 of the encoded record, hex), "" from a store that
+	// keeps none. Like Version it is the store's, not part of the record: a store that
+	// sets it compares it in Save and CachedLoader.Current too, so that a copy of the
+	// right version but other content (a forged wake-up message, a write Redis lost and
+	// another replica made again) never overwrites what is stored or answers for it.
+	Digest string `json:"-"`
 	// CreatedAt is the time of the first event.
 	CreatedAt time.Time `json:"created_at"`
 	// Epoch names this lifetime of the session: six characters from [0-9a-z], made

@@ -195,6 +195,41 @@ func (c *cache) conflict(key arbiter.SessionKey, version uint64) {
 	}
 }
 
+// heardOf returns the highest version a wake-up message announced for key (0: none),
+// for Save to compare after its compare-and-set (saved).
+func (c *cache) heardOf(key arbiter.SessionKey) uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		return el.Value.(*cacheEntry).heard
+	}
+	return 0
+}
+
+// saved takes the record a successful compare-and-set wrote: key at version (in
+// lifetime life) with record data, the compare-and-set having expected expected. If
+// a message had announced, before that Save began (startHeard), a version beyond
+// expected, Redis never kept it (the compare-and-set found expected): a forged message
+// or a write a failover lost. Unless a message came since, heard is forgotten, so
+// that the session's copies are handed out again (get) instead of every request
+// reading Redis for as long as the entry lives. Otherwise as put.
+func (c *cache) saved(key arbiter.SessionKey, expected, startHeard, version uint64, life string, data []byte) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		if e := el.Value.(*cacheEntry); startHeard > expected && e.heard == startHeard {
+			e.heard = 0
+		}
+	}
+	c.putLocked(key, version, life, data)
+}
+
 // stored takes what a failed compare-and-set found in Redis: key at version (in
 // lifetime life, "" unknown) with record data, where the compare-and-set expected
 // expected. As put, except when Redis holds less than expected: the copy that was

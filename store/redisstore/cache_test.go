@@ -163,10 +163,15 @@ func TestCreateWithoutRead(t *testing.T) {
 	t.Cleanup(func() { _ = ref.Close() })
 	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
 	ctx := context.Background()
-	// Each replica's first script call may cost an EVAL after a NOSCRIPT: warm both.
+	// Each replica's first call of a script may cost an EVAL after a NOSCRIPT: warm
+	// both scripts on both.
 	for i, svc := range svcs {
 		warm := arbiter.SessionKey{ID: fmt.Sprintf("warm%d", i)}
-		if _, _, err := svc.Apply(ctx, warm, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
+		_, s, err := svc.Apply(ctx, warm, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Store.(*redisstore.Store).Current(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,6 +212,113 @@ func TestCreateWithoutRead(t *testing.T) {
 	sameStored(t, svcs[0].Store, ref, "new-call", "new-speech", "reused")
 }
 
+// TestCacheAfterLostWrite: Redis loses a write (a failover to a replica that had not
+// got it; here the record set back by hand) and another replica makes the same
+// version again with other content: the replica that wrote the lost one still caches
+// it, and its next change must not overwrite the other's (the compare-and-set compares
+// the record's content, not only its version). Every session ends as the engine alone
+// makes it from the requests Redis kept, and a business key the kept request booked
+// is a duplicate afterwards.
+func TestCacheAfterLostWrite(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	var svcs [2]*arbiter.Service
+	for i := range svcs {
+		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	}
+	ref := memory.New(clock.Now)
+	t.Cleanup(func() { _ = ref.Close() })
+	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "lost-write"}
+	call := func(id, slot string) arbiter.RegisterCall {
+		return arbiter.RegisterCall{CallID: id, Tool: "book_slot", Args: map[string]any{"slot": slot}}
+	}
+	both := func(replica int, ev arbiter.Event) {
+		t.Helper()
+		got, _, err := svcs[replica].Apply(ctx, key, ev, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := alone.Apply(ctx, key, ev, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v on replica %d:\n %+v\nwant %+v", ev, replica, got, want)
+		}
+	}
+	both(0, call("c1", "tomorrow 10am"))
+	rc := svcs[0].Store.(*redisstore.Store).Client()
+	kept, err := rc.Get(ctx, redisstore.Key(key)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svcs[0].Apply(ctx, key, call("c2", "tomorrow 11am"), true); err != nil { // the write Redis loses
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, redisstore.Key(key), kept, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	both(1, call("c3", "tomorrow 12pm")) // the same version again, on the other replica
+	both(0, call("c4", "tomorrow 1pm"))  // replica 0 still caches its lost write
+	both(0, call("c5", "tomorrow 12pm")) // c3's business key
+	sameStored(t, svcs[1].Store, ref, key.ID)
+}
+
+// TestCacheForgetsAnUnkeptVersion: a wake-up message announcing a version Redis
+// never reaches (forged, or a write a failover lost), without a record, makes the
+// replica that heard it read Redis for its next request, but not for ever: once a
+// compare-and-set succeeded below that version, the replica forgets it, and the
+// requests after cost one round trip each again.
+func TestCacheForgetsAnUnkeptVersion(t *testing.T) {
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	client, err := redisstore.NewClient(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &roundTrips{}
+	client.AddHook(rt)
+	st := redisstore.New(client, redisstore.Options{CacheSessions: 10})
+	t.Cleanup(func() { _ = st.Close() })
+	svc := &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	ctx := context.Background()
+	key := arbiter.SessionKey{ID: "unkept"}
+	_, s, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, stop, err := st.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	msg := fmt.Sprintf("999999999999999:%d:", s.CreatedAt.UnixNano())
+	if err := client.SPublish(ctx, redisstore.Key(key)+":w", msg).Err(); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	kinds := []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}
+	for i := range 4 {
+		before := rt.n.Load()
+		if _, _, err := svc.Apply(ctx, key, arbiter.Speech{Kind: kinds[i%2]}, true); err != nil {
+			t.Fatal(err)
+		}
+		<-ch // its own save's wake-up
+		if n := rt.n.Load() - before; i > 0 && n != 1 {
+			t.Errorf("request %d after the message: %d round trips, want 1", i+1, n)
+		}
+	}
+}
+
 // sameStored fails t unless got holds each session (by id, default tenant) exactly as
 // want, the engine alone's store, does.
 func sameStored(t *testing.T, got, want arbiter.Store, ids ...string) {
@@ -222,6 +334,7 @@ func sameStored(t *testing.T, got, want arbiter.Store, ids ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		g.Digest, w.Digest = "", "" // the stores' fingerprints of their records
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: stored session differs from the engine alone's:\n got %+v\nwant %+v", id, g, w)
 		}

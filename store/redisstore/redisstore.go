@@ -80,6 +80,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -318,7 +320,7 @@ func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byt
 	case life != "" && life != lifetime(s):
 		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (stored lifetime %s, the session's %s)", key.ID, life, lifetime(s))
 	}
-	s.Version = version
+	s.Version, s.Digest = version, digest(rec)
 	return s, nil
 }
 
@@ -375,67 +377,28 @@ func (st *Store) Uncached(key arbiter.SessionKey) bool {
 	return st.cache != nil && !st.cache.holds(key)
 }
 
-// Current implements arbiter.CachedLoader with one GETRANGE of the record's first
-// bytes, its version and lifetime (not the record; a record of the hash layout costs
-// an HMGET of v and c more, which with Options.LegacyRecords or JSONRecords comes
-// first): whether Redis still holds s.Version of s's lifetime. A hash record without a
-// lifetime (written by an earlier version) is compared on its version. On false or an
-// error the session leaves the local cache. Errors: Unavailable; Internal for a key
-// of another type.
+// Current implements arbiter.CachedLoader with one script call (currentScript, which
+// sends back the record's version, lifetime and SHA-1, not the record): whether Redis
+// still holds s as loaded, by version, in s's lifetime, and (s.Digest set) with the
+// very content s was read from. A hash record without a lifetime (written by an
+// earlier version) is compared on its version and content. On false or an error the
+// session leaves the cache. Errors: Unavailable; Internal for a record the scripts
+// refuse (see readRecordLua).
 func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
-	hash := st.hash
-	for range 2 {
-		var ok bool
-		var err error
-		if hash {
-			ok, err = st.currentHash(ctx, s)
-		} else {
-			ok, err = st.currentString(ctx, s)
-		}
-		if wrongType(err) {
-			hash = !hash
-			continue
-		}
-		if err != nil || !ok {
-			st.cache.drop(s.Key)
-		}
-		return ok, err
-	}
-	st.cache.drop(s.Key)
-	return false, arbiter.Errorf(arbiter.Internal, "load session %q: the key holds neither a string nor a hash", s.Key.ID)
-}
-
-// headLen is how many bytes of a string record Current reads: more than the longest
-// "V:C:" (20 digits, ':', '-' and 19 digits, ':').
-const headLen = 48
-
-func (st *Store) currentString(ctx context.Context, s *arbiter.Session) (bool, error) {
-	head, err := st.client.GetRange(ctx, Key(s.Key), 0, headLen-1).Result()
+	res, err := currentScript.Run(ctx, st.client, []string{Key(s.Key)}).Slice()
 	if err != nil {
-		if wrongType(err) {
-			return false, err
-		}
+		st.cache.drop(s.Key)
 		return false, classify(err, s.Key, "load")
 	}
-	version, life, _, ok := parseRecord(head) // a missing key reads as "": not ok
-	return ok && version == s.Version && life == lifetime(s), nil
-}
-
-func (st *Store) currentHash(ctx context.Context, s *arbiter.Session) (bool, error) {
-	vals, err := st.client.HMGet(ctx, Key(s.Key), "v", "c").Result()
-	if err != nil {
-		if wrongType(err) {
-			return false, err
-		}
-		return false, classify(err, s.Key, "load")
-	}
-	ok := len(vals) == 2
+	ok := len(res) == 3
 	if ok {
-		v, _ := vals[0].(string)
-		ok = v == strconv.FormatUint(s.Version, 10)
-		if c, isStr := vals[1].(string); ok && isStr {
-			ok = c == lifetime(s)
-		}
+		version, _ := res[0].(int64)
+		life, _ := res[1].(string) // nil: a record of an earlier version, without one
+		sum, _ := res[2].(string)
+		ok = version > 0 && uint64(version) == s.Version && (res[1] == nil || life == lifetime(s)) && (s.Digest == "" || sum == s.Digest)
+	}
+	if !ok {
+		st.cache.drop(s.Key)
 	}
 	return ok, nil
 }
@@ -455,22 +418,13 @@ func lifetime(s *arbiter.Session) string {
 	return strconv.FormatInt(s.CreatedAt.UnixNano(), 10)
 }
 
-// saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
-// (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
-// none), ARGV[4] the session's lifetime (lifetime), ARGV[5] "hash" to write the hash
-// layout of versions before 2026-12-01 (Options.LegacyRecords), anything else for the
-// string "V:C:D"; ARGV[6] "1" to send the record in the wake-up message. It reads a
-// record of either layout, and returns {1, new version} or, writing nothing, {0,
-// stored version (0: no record), stored record (nil: none), stored lifetime (nil:
-// none)}, so that a caller with a stale copy has the current one without another
-// read. A hash record without a lifetime (written by an earlier version) is compared
-// on its version alone; a record without a version, with version 0 or one of over 15
-// digits (Lua compares numbers as doubles), or a string that is not a record, is the
-// script error "ERR malformed session record" (nothing written: a record that cannot
-// be compared is never overwritten), and a key of another type is WRONGTYPE. The
-// wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent (see
-// wakeMessage).
-var saveScript = redis.NewScript(`
+// readRecordLua reads the record at KEYS[1] of either layout into cur (its version, 0
+// when there is none), life (its stored lifetime, false for none) and rec (the encoded
+// session, false for none). A record without a version, with version 0 or one of
+// over 15 digits (Lua compares numbers as doubles), or a string that is not a record,
+// is the script error "ERR malformed session record"; a key of another type is
+// WRONGTYPE.
+const readRecordLua = `
 local kind = redis.call('TYPE', KEYS[1]).ok
 local cur, life, rec = 0, false, false
 if kind == 'string' then
@@ -489,7 +443,34 @@ elseif kind == 'hash' then
 elseif kind ~= 'none' then
   return redis.error_reply('WRONGTYPE the session key holds a ' .. kind)
 end
-if cur ~= tonumber(ARGV[1]) or (cur > 0 and life and life ~= ARGV[4]) then
+`
+
+// currentScript reads the record at KEYS[1] (readRecordLua) and returns {version,
+// stored lifetime (false: none), SHA-1 of the encoded session, hex}, or {0} when there
+// is none: what Current compares, in one round trip and without sending the record.
+var currentScript = redis.NewScript(readRecordLua + `
+if cur == 0 then
+  return {0}
+end
+return {cur, life, redis.sha1hex(rec)}
+`)
+
+// saveScript is the compare-and-set. KEYS[1] the record; ARGV[1] the expected version
+// (0: must not exist), ARGV[2] the encoded session, ARGV[3] the idle TTL in ms (0:
+// none), ARGV[4] the session's lifetime (lifetime), ARGV[5] "hash" to write the hash
+// layout of versions before 2026-12-01 (Options.LegacyRecords), anything else for the
+// string "V:C:D"; ARGV[6] "1" to send the record in the wake-up message; ARGV[7] the
+// Digest of the record the session was read from ("" for none: the version and the
+// lifetime alone are compared). It reads a record of either layout (readRecordLua),
+// compares its version, its lifetime and the SHA-1 of its encoded session, and returns {1, new version} or, writing nothing, {0,
+// stored version (0: no record), stored record (nil: none), stored lifetime (nil:
+// none)}, so that a caller with a stale copy has the current one without another
+// read. A hash record without a lifetime (written by an earlier version) is compared
+// on its version and digest; a record readRecordLua refuses is never overwritten. The
+// wake-up message is "VERSION:LIFETIME:RECORD", RECORD empty when not sent (see
+// wakeMessage).
+var saveScript = redis.NewScript(readRecordLua + `
+if cur ~= tonumber(ARGV[1]) or (cur > 0 and life and life ~= ARGV[4]) or (cur > 0 and ARGV[7] ~= '' and redis.sha1hex(rec) ~= ARGV[7]) then
   return {0, cur, rec, life}
 end
 local nv = cur + 1
@@ -512,7 +493,7 @@ else
     redis.call('SET', KEYS[1], val)
   end
 end
-local msg = nv .. ':' .. ARGV[4] .. ':'
+local msg = string.format('%d:%s:', nv, ARGV[4])
 if ARGV[6] == '1' then
   msg = msg .. ARGV[2]
 end
@@ -546,7 +527,12 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		send = "1"
 	}
 	life := lifetime(s)
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, layout, send).Slice()
+	expect := ""
+	if s.Version > 0 {
+		expect = s.Digest
+	}
+	startHeard := st.cache.heardOf(s.Key)
+	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, layout, send, expect).Slice()
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
@@ -575,9 +561,16 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		}
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
-	s.Version = uint64(version)
-	st.cache.put(s.Key, s.Version, life, data)
+	st.cache.saved(s.Key, s.Version, startHeard, uint64(version), life, data)
+	s.Version, s.Digest = uint64(version), digest(data)
 	return nil
+}
+
+// digest is a record's fingerprint, as Redis's redis.sha1hex computes it in the
+// scripts: the SHA-1 of the encoded session, in hex.
+func digest(rec []byte) string {
+	sum := sha1.Sum(rec)
+	return hex.EncodeToString(sum[:])
 }
 
 // Watch implements arbiter.Store. It returns once Redis has confirmed the

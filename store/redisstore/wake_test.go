@@ -67,6 +67,11 @@ func newHandoff(t testing.TB, aOpt redisstore.Options) *handoff {
 	aOpt.CacheSessions = 100
 	ast, _ := open(aOpt)
 	bst, brt := open(redisstore.Options{CacheSessions: 100})
+	// B's first Current loads its script (EVALSHA, NOSCRIPT, EVAL): done here, so that
+	// the tests count the steady state's round trips.
+	if _, err := bst.Current(context.Background(), arbiter.NewSession(arbiter.SessionKey{ID: "warm"}, vc.Now())); err != nil {
+		t.Fatal(err)
+	}
 	ref := memory.New(vc.Now)
 	t.Cleanup(func() { _ = ref.Close() })
 	return &handoff{
@@ -165,18 +170,19 @@ func (h *handoff) run(key arbiter.SessionKey, text string) (arbiter.DecisionResu
 }
 
 // TestWakeDecide: a Decide parked on replica B, decided by the saves of replica A,
-// answers as the engine alone does, and costs B no round trip between the wake-up and
-// the answer when A's wake-ups carry the record (B's cache takes it; the CANCEL it
-// holds is stored already). When they do not (a record over WakeRecordBytes), the
-// stale cached copy is dropped on each wake-up and B reads the record once for each:
-// two round trips. Either way the answer is the same.
+// answers as the engine alone does, and costs B one round trip between the wake-up
+// and the answer when A's wake-ups carry the record (B's cache takes it; Current
+// confirms the CANCEL it holds, version and content, without the record). When they
+// do not (a record over WakeRecordBytes), the stale cached copy is dropped on each
+// wake-up and B reads the record once for each: two round trips. Either way the
+// answer is the same.
 func TestWakeDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		opt   redisstore.Options
 		trips int64
 	}{
-		{"record sent", redisstore.Options{}, 0},
+		{"record sent", redisstore.Options{}, 1},
 		{"version only", redisstore.Options{WakeRecordBytes: -1}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,7 +196,7 @@ func TestWakeDecide(t *testing.T) {
 					t.Errorf("session %d: %d round trips on B from the wake-up to the answer, want %d", i, trips, tc.trips)
 				}
 			}
-			if cs := h.bst.CacheStats(); tc.trips == 0 && cs.Woken == 0 {
+			if cs := h.bst.CacheStats(); tc.trips == 1 && cs.Woken == 0 {
 				t.Errorf("B's cache %+v: no record taken from a wake-up", cs)
 			}
 		})
@@ -237,73 +243,158 @@ func TestWakeDecideCommit(t *testing.T) {
 	}
 }
 
-// TestWakeForgedCommit: a wake-up message carrying a record in which the job is
-// committed, though Redis holds it pending (a forged or replayed message: whoever can
-// publish on the session's channel), never makes the Decide parked on B answer
-// COMMIT: a COMMIT is confirmed with Redis first, which says otherwise, and B goes on
-// waiting on what Redis holds, until the user's stop cancels the job.
-func TestWakeForgedCommit(t *testing.T) {
+// TestWakeForgedDecision: a wake-up message carrying a record in which the job is
+// decided, committed or cancelled, though Redis holds it pending (a forged or replayed
+// message: whoever can publish on the session's channel), never makes the Decide
+// parked on B answer: a final answer is confirmed with Redis first (version and
+// content), which says otherwise, and B goes on waiting on what Redis holds, until
+// the user's stop cancels the job.
+func TestWakeForgedDecision(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       arbiter.Decision
+	}{
+		{"commit", "Yes, please go ahead.", arbiter.DecisionCommit},
+		{"cancel", "Stop, don't book it.", arbiter.DecisionCancel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHandoff(t, redisstore.Options{})
+			ctx := context.Background()
+			key := arbiter.SessionKey{ID: "forged-" + tc.name}
+			f := newForger(t, h)
+			register := arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}
+			job := h.both(key, register).Call.JobID
+			f.apply(key, register)
+			h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
+			f.apply(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
+			done := h.decideOnB(key, job)
+			for _, svc := range []*arbiter.Service{h.alone, f.svc} { // B's first step recorded the prepare
+				if _, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.apply(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
+			f.apply(key, arbiter.Transcript{Text: tc.text})
+			f.clock.AdvanceTo(f.clock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+			f.apply(key, arbiter.Tick{})
+			if d, err := f.svc.Decide(ctx, key, job, true, 0, nil); err != nil || d.Decision != tc.want {
+				t.Fatalf("the forger's Decide: %+v, %v; want %v to forge", d, err, tc.want)
+			}
+			f.publish(key, 99)
+			select {
+			case got := <-done:
+				t.Fatalf("Decide on B answered %+v (%v) on a forged record", got.d, got.err)
+			case <-h.clock.parked: // stepped the forged copy, found it is not what Redis holds, read Redis, waits again
+			}
+			h.both(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
+			h.both(key, arbiter.Transcript{Text: "Actually, stop. Don't book it."})
+			got := <-done
+			want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.err != nil || !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCancel {
+				t.Fatalf("Decide on B: %+v (%v)\nwant %+v (cancel)", got.d, got.err, want)
+			}
+		})
+	}
+}
+
+// TestWakeForgedSameVersion: a forged message announcing the very version Redis
+// reaches next, with other content, stays in B's cache when the real save of that
+// version arrives (a message never replaces a copy of the same version); a change
+// then made on B steps the forged copy, and the compare-and-set, which compares the
+// record's content as well as its version, refuses it: B answers as the engine alone
+// does, and Redis holds what the engine alone holds.
+func TestWakeForgedSameVersion(t *testing.T) {
 	h := newHandoff(t, redisstore.Options{})
 	ctx := context.Background()
-	key := arbiter.SessionKey{ID: "forged"}
-	// forger: the engine alone on a store of its own, taking the same events and then
-	// the user's go-ahead, so that its record commits the job.
-	// Its own clock (at the same start, so the same lifetime) lets its grace window run
-	// out while B's does not.
-	fclock := replay.NewVirtualClock(h.alone.Clock.Now())
-	ref := memory.New(fclock.Now)
-	t.Cleanup(func() { _ = ref.Close() })
-	forger := &arbiter.Service{Engine: h.alone.Engine, Store: ref, Clock: fclock}
-	apply := func(ev arbiter.Event) {
-		t.Helper()
-		if _, _, err := forger.Apply(ctx, key, ev, true); err != nil {
-			t.Fatal(err)
-		}
-	}
+	key := arbiter.SessionKey{ID: "same-version"}
+	f := newForger(t, h)
 	register := arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}
-	job := h.both(key, register).Call.JobID
-	apply(register)
-	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart})
-	apply(arbiter.Speech{Kind: arbiter.UserActivityStart})
-	done := h.decideOnB(key, job)
-	for _, svc := range []*arbiter.Service{h.alone, forger} { // B's first step recorded the prepare
-		if _, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apply(arbiter.Speech{Kind: arbiter.UserActivityEnd})
-	apply(arbiter.Transcript{Text: "Yes, please go ahead."})
-	fclock.AdvanceTo(fclock.Now().Add(2 * time.Second)) // past the 1.5 s grace
-	apply(arbiter.Tick{})
-	if d, err := forger.Decide(ctx, key, job, true, 0, nil); err != nil || d.Decision != arbiter.DecisionCommit {
-		t.Fatalf("the forger's Decide: %+v, %v; want a COMMIT to forge", d, err)
-	}
-	committed, err := ref.Load(ctx, key)
+	h.both(key, register)
+	f.apply(key, register)
+	ch, stop, err := h.bst.Watch(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := sessioncodec.Encode(committed)
+	defer stop()
+	if _, _, err := h.b.Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil { // B caches it
+		t.Fatal(err)
+	}
+	if _, _, err := h.alone.Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	f.apply(key, arbiter.Speech{Kind: arbiter.ModelOutputStart})
+	f.apply(key, arbiter.RegisterCall{CallID: "fc_forged", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 9pm"}})
+	s, err := h.bst.Load(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := fmt.Sprintf("99:%d:%s", committed.CreatedAt.UnixNano(), rec)
-	if err := h.bst.Client().SPublish(ctx, redisstore.Key(key)+":w", forged).Err(); err != nil {
-		t.Fatal(err)
+	f.publish(key, s.Version+1)
+	<-ch
+	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart}) // the real save of that version, on A
+	<-ch
+	if got, cached, err := h.bst.LoadCached(ctx, key); err != nil || !cached || got.Version != s.Version+1 || len(got.Calls) != 2 {
+		t.Fatalf("B's cache: %+v, cached %v, %v; want the forged copy at version %d", got, cached, err, s.Version+1)
 	}
-	select {
-	case got := <-done:
-		t.Fatalf("Decide on B answered %+v (%v) on a forged record", got.d, got.err)
-	case <-h.clock.parked: // stepped the forged copy, found it is not what Redis holds, read Redis, waits again
-	}
-	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
-	h.both(key, arbiter.Transcript{Text: "Actually, stop. Don't book it."})
-	got := <-done
-	want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
+	ev := arbiter.RegisterCall{CallID: "fc_2", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 4pm"}}
+	got, _, err := h.b.Apply(ctx, key, ev, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.err != nil || !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.DecisionCancel {
-		t.Fatalf("Decide on B: %+v (%v)\nwant %+v (cancel)", got.d, got.err, want)
+	want, _, err := h.alone.Apply(ctx, key, ev, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RegisterCall on B:\n %+v\nwant %+v", got, want)
+	}
+	sameStored(t, h.bst, h.alone.Store, key.ID)
+}
+
+// forger is the engine alone on a store and a clock of its own (at the handoff's
+// start, so its sessions have the same lifetime), whose records a test publishes as
+// forged wake-up messages.
+type forger struct {
+	t     *testing.T
+	h     *handoff
+	clock *replay.VirtualClock
+	store *memory.Store
+	svc   *arbiter.Service
+}
+
+func newForger(t *testing.T, h *handoff) *forger {
+	clock := replay.NewVirtualClock(h.alone.Clock.Now())
+	st := memory.New(clock.Now)
+	t.Cleanup(func() { _ = st.Close() })
+	return &forger{t: t, h: h, clock: clock, store: st, svc: &arbiter.Service{Engine: h.alone.Engine, Store: st, Clock: clock}}
+}
+
+func (f *forger) apply(key arbiter.SessionKey, ev arbiter.Event) {
+	f.t.Helper()
+	if _, _, err := f.svc.Apply(context.Background(), key, ev, true); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// publish sends the forger's record of key on the session's wake-up channel as
+// version version.
+func (f *forger) publish(key arbiter.SessionKey, version uint64) {
+	f.t.Helper()
+	ctx := context.Background()
+	s, err := f.store.Load(ctx, key)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rec, err := sessioncodec.Encode(s)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	msg := fmt.Sprintf("%d:%d:%s", version, s.CreatedAt.UnixNano(), rec)
+	if err := f.h.bst.Client().SPublish(ctx, redisstore.Key(key)+":w", msg).Err(); err != nil {
+		f.t.Fatal(err)
 	}
 }
 

@@ -28,11 +28,11 @@ var timeType = reflect.TypeFor[time.Time]()
 // pointers, nil or one to three element slices, and JSON-shaped maps (what a map of
 // the session holds: strings, finite float64 numbers, booleans, null, nested maps and
 // lists; at the top never an empty one, which the JSON record, omitting it, reads back as nil).
-// Version is 0: it is not part of the record.
+// Version is 0 and Digest empty: they are the store's, not part of the record.
 func anySession(t *rapid.T) *arbiter.Session {
 	s := new(arbiter.Session)
 	draw(t, reflect.ValueOf(s).Elem(), "session", 0)
-	s.Version = 0
+	s.Version, s.Digest = 0, ""
 	return s
 }
 
