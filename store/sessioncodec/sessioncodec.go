@@ -196,7 +196,7 @@ func Decode(b []byte) (*arbiter.Session, error) {
 		return decodeProto(b[1:])
 	case '\t', '\n', '\r':
 	default:
-		if b[0] < 0x20 || b[0] == 0x7f {
+		if b[0] < 0x20 || b[0] >= 0x7f { // not how a JSON record can start
 			return nil, arbiter.Errorf(arbiter.Internal, "decode session: unknown record format 0x%02x", b[0])
 		}
 	}
