@@ -17,8 +17,8 @@
 // in the same slot.
 //
 // Versions before 2026-12-01 kept a hash of three fields instead (v the version, d the
-// record, c the lifetime, absent in the oldest): a Store reads such a record (Load and
-// Current with one more round trip, Save's script in the same one; the session's next
+// record, c the lifetime, absent in the oldest): a Store reads such a record (Load
+// with one more round trip, Current's and Save's scripts in the same one; the session's next
 // save rewrites it as a string), and with Options.LegacyRecords (or JSONRecords) writes
 // one, which is all those versions read. One string costs Redis 256 B less than that
 // hash for the same record (a hash whose value is over 64 B, hash-max-listpack-value,
@@ -30,10 +30,13 @@
 //     is read by an HMGET after it).
 //   - Save is one Lua script (EVALSHA, falling back to EVAL once per server): read the
 //     record (either layout), compare its version (missing = 0) with the expected
-//     one, and its lifetime with the session's; on a mismatch write nothing, report
-//     Conflict and return the current record; otherwise SET V+1, C and D with the
-//     idle TTL (none: no expiry) and SPUBLISH a wake-up on the session's channel, with
-//     the new record in it when it is small (one round trip).
+//     one, its lifetime with the session's, and its content (SHA-1) with the record
+//     the session was read from (Session.Digest), so that a copy of the right
+//     version but other content (a forged wake-up message, a write a failover lost
+//     and another replica made again) never overwrites it; on a mismatch write
+//     nothing, report Conflict and return the current record; otherwise SET V+1, C
+//     and D with the idle TTL (none: no expiry) and SPUBLISH a wake-up on the
+//     session's channel, with the new record in it when it is small (one round trip).
 //
 // # Local cache
 //
@@ -44,12 +47,14 @@
 // replica, so in the steady state a request that changes a session costs one round
 // trip. A copy made stale by another replica's save fails the compare-and-set, whose
 // reply carries the current record: the cache takes it and the retry reads nothing. A
-// read-only request is answered from the cache only once Current (one GETRANGE of the
-// version and lifetime, not the record) confirmed it, otherwise from a fresh Load
-// (Service.Apply). Any Redis error drops the session from the cache (whether a Save was written
-// is then unknown), so a failure fails closed exactly as without a cache. Without a
-// cache a request that changes a session costs two round trips, one that does not,
-// one.
+// read-only request is answered from the cache only once Current (one script call
+// comparing the version, the lifetime and the record's SHA-1, without sending the
+// record) confirmed it, otherwise from a fresh Load (Service.Apply). A compare-and-set
+// that finds Redis below the version it expected (a copy from a forged message, or a
+// write a failover lost) replaces the copy with what Redis holds. Any Redis error
+// drops the session from the cache (whether a Save was written is then unknown), so a
+// failure fails closed exactly as without a cache. Without a cache a request that
+// changes a session costs two round trips, one that does not, one.
 //
 // # Wake-ups
 //
@@ -65,8 +70,9 @@
 // lifetime (the record's c) and, when it is at most Options.WakeRecordBytes, the
 // record itself (else nothing after the second colon). Before the watchers wake, the
 // local cache takes the record unless it holds the same or a later version of that
-// lifetime (cache.offer), so a woken Decide steps the new record without a read
-// (Service.Decide answers a final decision found in it at once, see there). Versions
+// lifetime (cache.offer), so a woken Decide steps the new record without a read, and a
+// final answer found there costs Current's one small read (Service.Decide). A message
+// is only a hint: nothing is answered or written on its record alone. Versions
 // before this one publish the bare version, which is still understood (a wake-up, and
 // an older cached copy dropped); they ignore whatever follows it in a message.
 //
@@ -327,7 +333,7 @@ func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byt
 // parseRecord splits a record of the string layout, "V:C:D", into its version, its
 // lifetime and the encoded session; ok is false when val does not start with a
 // decimal version and lifetime (an optional '-' then digits), each followed by ':'.
-// It parses a prefix too (Current's GETRANGE): then rec is what of D it holds.
+// It parses a prefix too: then rec is what of D it holds.
 func parseRecord(val string) (version uint64, life, rec string, ok bool) {
 	v, rest, ok1 := strings.Cut(val, ":")
 	life, rec, ok2 := strings.Cut(rest, ":")
