@@ -611,7 +611,7 @@ func whySection(b *strings.Builder, dir string, gs []goal, runs []clusterRun) {
 			if a.P99Ms <= 2 {
 				b.WriteString("within the goal, so the tail at 50 comes with the load (two replicas, Redis and the client on 2 cores) rather than from the hand-off itself")
 			} else {
-				b.WriteString("over the goal too, so the tail is not only this run's own load: other jobs on the machine, or the hand-off path itself (the woken replica's pub/sub reader and its reload of the session)")
+				b.WriteString("over the goal too, so the tail is not only this run's own load: other jobs on the machine, or the hand-off path itself (the woken replica's pub/sub reader and the small read that confirms its answer, version and content, before it is given)")
 			}
 			b.WriteString("; the server profile above is of one replica under RegisterCall and does not show the woken replica.\n")
 		}
