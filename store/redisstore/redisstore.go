@@ -509,10 +509,11 @@ return {1, nv}
 
 // Save implements arbiter.Store with one script call: compare-and-set on the
 // version, write, reset the idle TTL (rounded up to whole milliseconds; 0 keeps the
-// record forever) and publish a wake-up, atomically. On success s.Version is the new
-// version and the local cache (if any) holds the record. Errors: Conflict (the stored
-// version is not s.Version; nothing written; the cache now holds the stored record,
-// or nothing when there is none); Unavailable (whether the write happened is unknown:
+// record forever) and publish a wake-up, atomically. On success s.Version and
+// s.Digest are the new record's and the local cache (if any) holds it. Errors:
+// Conflict (the stored record is not the one s was read from: another version,
+// lifetime or content (s.Digest); nothing written; the cache now holds the stored
+// record, or nothing when there is none); Unavailable (whether the write happened is unknown:
 // reload before deciding; the session leaves the cache); Internal (an unexpected
 // reply).
 func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration) error {
