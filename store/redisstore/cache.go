@@ -10,8 +10,8 @@ import (
 // cache is a replica's bounded local copy of the records it served: for each session
 // the version and the encoded record last read from or written to Redis, or heard in
 // a wake-up message, least recently used first out. It never answers a read alone
-// (Store.LoadCached's callers compare-and-set on the version); a nil *cache is no
-// cache. Safe for concurrent use.
+// (Store.LoadCached's callers compare-and-set on the version and the record's content,
+// or confirm with Current); a nil *cache is no cache. Safe for concurrent use.
 //
 // Each entry also keeps heard, the highest version a wake-up message announced in the
 // entry's lifetime. A copy below it is known to be stale and is not handed out (a
