@@ -23,29 +23,8 @@ import (
 // engine alone makes it from the same requests, and the requests cost about one
 // round trip each, with the cache hit rate the steady state gives.
 func TestTwoReplicasCache(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	type replica struct {
-		st  *redisstore.Store
-		rt  *roundTrips
-		svc *arbiter.Service
-	}
-	var reps [2]replica
-	for i := range reps {
-		client, err := redisstore.NewClient(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt := &roundTrips{}
-		client.AddHook(rt)
-		st := redisstore.New(client, redisstore.Options{CacheSessions: 100})
-		t.Cleanup(func() { _ = st.Close() })
-		reps[i] = replica{st: st, rt: rt, svc: &arbiter.Service{Engine: e, Store: st, Clock: clock}}
-	}
-	ref := memory.New(clock.Now)
-	t.Cleanup(func() { _ = ref.Close() })
-	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
+	r := startReplicas(t, 2, 100)
+	reps, alone, clock := r.reps, r.alone, r.clock
 
 	ctx := context.Background()
 	const sessions, rounds = 20, 20
@@ -91,7 +70,7 @@ func TestTwoReplicasCache(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("s%d", i)
 	}
-	sameStored(t, reps[0].st, ref, ids...)
+	sameStored(t, reps[0].st, r.ref, ids...)
 	var trips int64
 	var hits, misses, stale uint64
 	for _, rep := range reps {
@@ -143,35 +122,18 @@ func TestTwoReplicasCache(t *testing.T) {
 // a save would), and one the stored record refuses the same two (the failed
 // compare-and-set, then Current confirming the refusal). Every answer is the engine alone's.
 func TestCreateWithoutRead(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	var svcs [2]*arbiter.Service
-	var rts [2]*roundTrips
-	for i := range svcs {
-		client, err := redisstore.NewClient(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rts[i] = &roundTrips{}
-		client.AddHook(rts[i])
-		st := redisstore.New(client, redisstore.Options{CacheSessions: 10})
-		t.Cleanup(func() { _ = st.Close() })
-		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
-	}
-	ref := memory.New(clock.Now)
-	t.Cleanup(func() { _ = ref.Close() })
-	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
+	r := startReplicas(t, 2, 10)
+	reps, alone := r.reps, r.alone
 	ctx := context.Background()
 	// Each replica's first call of a script may cost an EVAL after a NOSCRIPT: warm
 	// both scripts on both.
-	for i, svc := range svcs {
+	for i, rep := range reps {
 		warm := arbiter.SessionKey{ID: fmt.Sprintf("warm%d", i)}
-		_, s, err := svc.Apply(ctx, warm, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true)
+		_, s, err := rep.svc.Apply(ctx, warm, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Store.(*redisstore.Store).Current(ctx, s); err != nil {
+		if _, err := rep.st.Current(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,9 +157,10 @@ func TestCreateWithoutRead(t *testing.T) {
 	}
 	for _, st := range steps {
 		key := arbiter.SessionKey{ID: st.key}
-		before := rts[st.replica].n.Load()
-		got, _, gotErr := svcs[st.replica].Apply(ctx, key, st.ev, true)
-		trips := rts[st.replica].n.Load() - before
+		rep := reps[st.replica]
+		before := rep.rt.n.Load()
+		got, _, gotErr := rep.svc.Apply(ctx, key, st.ev, true)
+		trips := rep.rt.n.Load() - before
 		want, _, wantErr := alone.Apply(ctx, key, st.ev, true)
 		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 			t.Fatalf("%s on replica %d: error %v, want %v", st.key, st.replica, gotErr, wantErr)
@@ -209,7 +172,7 @@ func TestCreateWithoutRead(t *testing.T) {
 			t.Errorf("%s (%T) on replica %d: %d round trips, want %d", st.key, st.ev, st.replica, trips, st.trips)
 		}
 	}
-	sameStored(t, svcs[0].Store, ref, "new-call", "new-speech", "reused")
+	sameStored(t, reps[0].st, r.ref, "new-call", "new-speech", "reused")
 }
 
 // TestCacheAfterLostWrite: Redis loses a write (a failover to a replica that had not
@@ -220,21 +183,8 @@ func TestCreateWithoutRead(t *testing.T) {
 // makes it from the requests Redis kept, and a business key the kept request booked
 // is a duplicate afterwards.
 func TestCacheAfterLostWrite(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	var svcs [2]*arbiter.Service
-	for i := range svcs {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
-	}
-	ref := memory.New(clock.Now)
-	t.Cleanup(func() { _ = ref.Close() })
-	alone := &arbiter.Service{Engine: e, Store: ref, Clock: clock}
+	r := startReplicas(t, 2, 10)
+	reps, alone := r.reps, r.alone
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "lost-write"}
 	call := func(id, slot string) arbiter.RegisterCall {
@@ -242,7 +192,7 @@ func TestCacheAfterLostWrite(t *testing.T) {
 	}
 	both := func(replica int, ev arbiter.Event) {
 		t.Helper()
-		got, _, err := svcs[replica].Apply(ctx, key, ev, true)
+		got, _, err := reps[replica].svc.Apply(ctx, key, ev, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,12 +205,12 @@ func TestCacheAfterLostWrite(t *testing.T) {
 		}
 	}
 	both(0, call("c1", "tomorrow 10am"))
-	rc := svcs[0].Store.(*redisstore.Store).Client()
+	rc := reps[0].st.Client()
 	kept, err := rc.Get(ctx, redisstore.Key(key)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svcs[0].Apply(ctx, key, call("c2", "tomorrow 11am"), true); err != nil { // the write Redis loses
+	if _, _, err := reps[0].svc.Apply(ctx, key, call("c2", "tomorrow 11am"), true); err != nil { // the write Redis loses
 		t.Fatal(err)
 	}
 	if err := rc.Set(ctx, redisstore.Key(key), kept, 0).Err(); err != nil {
@@ -269,7 +219,7 @@ func TestCacheAfterLostWrite(t *testing.T) {
 	both(1, call("c3", "tomorrow 12pm")) // the same version again, on the other replica
 	both(0, call("c4", "tomorrow 1pm"))  // replica 0 still caches its lost write
 	both(0, call("c5", "tomorrow 12pm")) // c3's business key
-	sameStored(t, svcs[1].Store, ref, key.ID)
+	sameStored(t, reps[1].st, r.ref, key.ID)
 }
 
 // TestCacheForgetsAnUnkeptVersion: a wake-up message announcing a version Redis
@@ -278,18 +228,8 @@ func TestCacheAfterLostWrite(t *testing.T) {
 // compare-and-set succeeded below that version, the replica forgets it, and the
 // requests after cost one round trip each again.
 func TestCacheForgetsAnUnkeptVersion(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	client, err := redisstore.NewClient(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &roundTrips{}
-	client.AddHook(rt)
-	st := redisstore.New(client, redisstore.Options{CacheSessions: 10})
-	t.Cleanup(func() { _ = st.Close() })
-	svc := &arbiter.Service{Engine: e, Store: st, Clock: clock}
+	rep := startReplicas(t, 1, 10).reps[0]
+	st, rt, svc, client := rep.st, rep.rt, rep.svc, rep.st.Client()
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "unkept"}
 	_, s, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}}, true)
@@ -317,6 +257,57 @@ func TestCacheForgetsAnUnkeptVersion(t *testing.T) {
 			t.Errorf("request %d after the message: %d round trips, want 1", i+1, n)
 		}
 	}
+}
+
+// replicas is a redis-server of a test's own with arbiter replicas on it, each a
+// Service over a Store with a local cache and a go-redis hook counting its round
+// trips, all on one virtual clock; beside them the engine alone on the memory store
+// (alone, over ref), whose answers the tests compare theirs with.
+type replicas struct {
+	reps  []replica
+	alone *arbiter.Service
+	ref   *memory.Store
+	clock *replay.VirtualClock
+}
+
+// replica is one of replicas: its store, its round trips, its service.
+type replica struct {
+	st  *redisstore.Store
+	rt  *roundTrips
+	svc *arbiter.Service
+}
+
+// startReplicas starts n replicas with caches of cacheSessions sessions (see
+// replicas); everything stops at the test's end.
+func startReplicas(t *testing.T, n, cacheSessions int) *replicas {
+	t.Helper()
+	srv := redistest.Start(t)
+	e := storetest.BenchEngine(t, "../..")
+	clock := replay.NewVirtualClock(replay.Epoch)
+	r := &replicas{clock: clock, ref: memory.New(clock.Now)}
+	t.Cleanup(func() { _ = r.ref.Close() })
+	r.alone = &arbiter.Service{Engine: e, Store: r.ref, Clock: clock}
+	for range n {
+		client, err := redisstore.NewClient(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := &roundTrips{}
+		client.AddHook(rt)
+		st := redisstore.New(client, redisstore.Options{CacheSessions: cacheSessions})
+		t.Cleanup(func() { _ = st.Close() })
+		r.reps = append(r.reps, replica{st: st, rt: rt, svc: &arbiter.Service{Engine: e, Store: st, Clock: clock}})
+	}
+	return r
+}
+
+// services returns the replicas' services, in order.
+func (r *replicas) services() []*arbiter.Service {
+	svcs := make([]*arbiter.Service, len(r.reps))
+	for i, rep := range r.reps {
+		svcs[i] = rep.svc
+	}
+	return svcs
 }
 
 // sameStored fails t unless got holds each session (by id, default tenant) exactly as
@@ -398,18 +389,7 @@ func TestCacheFailsClosed(t *testing.T) {
 // below the cached one), is continued from Redis's record: one stale compare-and-set,
 // then the retry on the record it returned, not a lost race every time (ABORTED).
 func TestCacheSessionStartedAgain(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	var svcs [2]*arbiter.Service
-	for i := range svcs {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
-	}
+	svcs := startReplicas(t, 2, 10).services()
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "again"}
 	kinds := []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}
@@ -439,18 +419,8 @@ func TestCacheSessionStartedAgain(t *testing.T) {
 // new lifetime with a step of the old one: the compare-and-set compares the lifetime
 // (the session's creation time) too, so the replica continues the new lifetime.
 func TestCacheLifetime(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	var svcs [2]*arbiter.Service
-	for i := range svcs {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
-	}
+	r := startReplicas(t, 2, 10)
+	svcs, clock := r.services(), r.clock
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "lifetime"}
 	reg := func(svc *arbiter.Service, id string) *arbiter.Session {
@@ -492,18 +462,7 @@ func TestCacheLifetime(t *testing.T) {
 // made stale answers with the change: the copy is checked (Current) before a read-only
 // answer stands.
 func TestCacheReadOnlyIsCurrent(t *testing.T) {
-	srv := redistest.Start(t)
-	e := storetest.BenchEngine(t, "../..")
-	clock := replay.NewVirtualClock(replay.Epoch)
-	var svcs [2]*arbiter.Service
-	for i := range svcs {
-		st, err := redisstore.Open(srv.URL(), redisstore.Options{CacheSessions: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		svcs[i] = &arbiter.Service{Engine: e, Store: st, Clock: clock}
-	}
+	svcs := startReplicas(t, 2, 10).services()
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "readonly"}
 	if _, _, err := svcs[0].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil {
