@@ -41,6 +41,11 @@ type cacheEntry struct {
 	// none).
 	heard uint64
 	data  []byte // never mutated; nil: a tombstone (see cache)
+	// sum is digest(sumOf), kept so that a hit hashes no record: it is data's while
+	// sumOf is the very slice data is (records are never mutated), recomputed by get
+	// otherwise, whichever way data was replaced.
+	sum   string
+	sumOf []byte
 }
 
 func newCache(max int) *cache {
@@ -50,27 +55,36 @@ func newCache(max int) *cache {
 	return &cache{max: max, order: list.New(), entries: make(map[arbiter.SessionKey]*list.Element)}
 }
 
-// get returns the cached version and record of key, counting a hit or a miss (no
-// entry, a tombstone, or a copy older than a version a message announced).
-func (c *cache) get(key arbiter.SessionKey) (uint64, []byte, bool) {
+// get returns the cached version, record and its digest of key, counting a hit or a
+// miss (no entry, a tombstone, or a copy older than a version a message announced).
+func (c *cache) get(key arbiter.SessionKey) (uint64, []byte, string, bool) {
 	if c == nil {
-		return 0, nil, false
+		return 0, nil, "", false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
 	if !ok {
 		c.misses++
-		return 0, nil, false
+		return 0, nil, "", false
 	}
 	e := el.Value.(*cacheEntry)
 	if e.data == nil || e.version < e.heard {
 		c.misses++
-		return 0, nil, false
+		return 0, nil, "", false
 	}
 	c.hits++
 	c.order.MoveToFront(el)
-	return e.version, e.data, true
+	if !sameSlice(e.sumOf, e.data) {
+		e.sum, e.sumOf = digest(e.data), e.data
+	}
+	return e.version, e.data, e.sum, true
+}
+
+// sameSlice reports whether a and b are the same non-empty slice (not equal bytes:
+// the same memory).
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // holds reports whether get would find key, without counting a hit or a miss or
@@ -215,8 +229,9 @@ func (c *cache) heardOf(key arbiter.SessionKey) uint64 {
 // expected, Redis never kept it (the compare-and-set found expected): a forged message
 // or a write a failover lost. Unless a message came since, heard is forgotten, so
 // that the session's copies are handed out again (get) instead of every request
-// reading Redis for as long as the entry lives. Otherwise as put.
-func (c *cache) saved(key arbiter.SessionKey, expected, startHeard, version uint64, life string, data []byte) {
+// reading Redis for as long as the entry lives. sum is data's digest, which Save
+// computed already. Otherwise as put.
+func (c *cache) saved(key arbiter.SessionKey, expected, startHeard, version uint64, life string, data []byte, sum string) {
 	if c == nil {
 		return
 	}
@@ -228,6 +243,9 @@ func (c *cache) saved(key arbiter.SessionKey, expected, startHeard, version uint
 		}
 	}
 	c.putLocked(key, version, life, data)
+	if e := c.entries[key].Value.(*cacheEntry); sameSlice(e.data, data) {
+		e.sum, e.sumOf = sum, data
+	}
 }
 
 // stored takes what a failed compare-and-set found in Redis: key at version (in

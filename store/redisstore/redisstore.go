@@ -243,7 +243,7 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 			st.cache.drop(key)
 			return nil, err
 		}
-		s, err := decodeRecord(key, version, life, rec)
+		s, err := decodeRecord(key, version, life, rec, "")
 		if err != nil {
 			st.cache.drop(key)
 			return nil, err
@@ -307,13 +307,14 @@ func (st *Store) loadHash(ctx context.Context, key arbiter.SessionKey) (uint64, 
 const maxVersion = 999_999_999_999_999
 
 // decodeRecord turns the record stored at key (its version, its lifetime as stored, ""
-// when it has none, and the encoded session) into the session, or an Internal error
+// when it has none, the encoded session, and its digest, "" to compute it) into the
+// session, or an Internal error
 // naming the session when the record cannot be the session at key: it does not
 // decode, it is another session's (a record copied to another key), its version is 0
 // or beyond maxVersion, or its stored lifetime is not the one in the record. A record
 // refused here is never saved over by a compare-and-set that could not succeed: the
 // request fails, and the record stays as it is for an operator to look at.
-func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byte) (*arbiter.Session, error) {
+func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byte, sum string) (*arbiter.Session, error) {
 	s, err := sessioncodec.Decode(rec)
 	if err != nil {
 		return nil, arbiter.Wrap(arbiter.Internal, err, "load session %q: the record does not decode (%v)", key.ID, err)
@@ -326,7 +327,10 @@ func decodeRecord(key arbiter.SessionKey, version uint64, life string, rec []byt
 	case life != "" && life != lifetime(s):
 		return nil, arbiter.Errorf(arbiter.Internal, "load session %q: malformed record (stored lifetime %s, the session's %s)", key.ID, life, lifetime(s))
 	}
-	s.Version, s.Digest = version, digest(rec)
+	if sum == "" {
+		sum = digest(rec)
+	}
+	s.Version, s.Digest = version, sum
 	return s, nil
 }
 
@@ -366,8 +370,8 @@ func wrongType(err error) bool {
 // cache in the package comment), otherwise Load. The session is the caller's. Errors:
 // as Load's.
 func (st *Store) LoadCached(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, bool, error) {
-	if version, rec, ok := st.cache.get(key); ok {
-		s, err := decodeRecord(key, version, "", rec)
+	if version, rec, sum, ok := st.cache.get(key); ok {
+		s, err := decodeRecord(key, version, "", rec, sum)
 		if err == nil {
 			return s, true, nil
 		}
@@ -568,8 +572,9 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		}
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
-	st.cache.saved(s.Key, s.Version, startHeard, uint64(version), life, data)
-	s.Version, s.Digest = uint64(version), digest(data)
+	sum := digest(data)
+	st.cache.saved(s.Key, s.Version, startHeard, uint64(version), life, data, sum)
+	s.Version, s.Digest = uint64(version), sum
 	return nil
 }
 

@@ -36,9 +36,12 @@ func TestCacheOrder(t *testing.T) {
 	key := arbiter.SessionKey{ID: "s"}
 	want := func(c *cache, what string, version uint64, ok bool) {
 		t.Helper()
-		v, data, hit := c.get(key)
+		v, data, sum, hit := c.get(key)
 		if hit != ok || (ok && (v != version || string(data) != "r"+string(rune('0'+version)))) {
 			t.Fatalf("%s: get = %d %q %v, want %d %v", what, v, data, hit, version, ok)
+		}
+		if hit && sum != digest(data) {
+			t.Fatalf("%s: get's digest %s is not the record's, %s", what, sum, digest(data))
 		}
 	}
 	rec := func(v uint64) []byte { return []byte("r" + string(rune('0'+v))) }
