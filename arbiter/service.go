@@ -104,17 +104,16 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 		// CachedLoader.Uncached).
 		blind := cl != nil && create && attempt == 0 && cl.Uncached(key)
 		switch {
-		case blind:
-			err = Errorf(NotFound, "session %q: no local copy", key.ID)
+		case blind: // nothing to read: a new session below
 		case cl != nil:
 			s, cached, err = cl.LoadCached(ctx, key)
 		default:
 			s, err = sv.Store.Load(ctx, key)
 		}
-		if err != nil {
-			if KindOf(err) != NotFound || !create {
-				return Output{}, nil, err
-			}
+		if err != nil && (KindOf(err) != NotFound || !create) {
+			return Output{}, nil, err
+		}
+		if blind || err != nil { // err: NotFound, and create is set
 			s = NewSession(key, now)
 			if Sampled(key, sv.HistorySample) {
 				s.History = &History{Record: true}
