@@ -20,6 +20,7 @@ func TestWakeMessage(t *testing.T) {
 		{"7:123:rec:with:colons", 7, "123", "rec:with:colons", true},
 		{"7:123", 0, "", "", false},
 		{"7::rec", 0, "", "", false},
+		{"7:abc:rec", 0, "", "", false}, // a lifetime is decimal, as in a stored record
 		{"x:123:rec", 0, "", "", false},
 		{"", 0, "", "", false},
 	} {

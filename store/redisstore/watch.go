@@ -336,19 +336,16 @@ func (h *hub) message(s *shard, m *redis.Message) {
 }
 
 // wakeMessage parses a wake-up message: "VERSION" (versions before the record rode
-// along) or "VERSION:LIFETIME:RECORD", RECORD possibly empty (rec nil: not sent). ok
-// is false for anything else, which still wakes the watchers.
+// along) or "VERSION:LIFETIME:RECORD", the shape of a stored record (parseRecord),
+// RECORD possibly empty (rec nil: not sent). ok is false for anything else, which
+// still wakes the watchers.
 func wakeMessage(p string) (version uint64, life string, rec []byte, ok bool) {
-	head, rest, withLife := strings.Cut(p, ":")
-	version, err := strconv.ParseUint(head, 10, 64)
-	if err != nil {
-		return 0, "", nil, false
+	if !strings.Contains(p, ":") {
+		version, err := strconv.ParseUint(p, 10, 64)
+		return version, "", nil, err == nil
 	}
-	if !withLife {
-		return version, "", nil, true
-	}
-	life, data, whole := strings.Cut(rest, ":")
-	if !whole || life == "" {
+	version, life, data, ok := parseRecord(p) // the shape of a stored record
+	if !ok {
 		return 0, "", nil, false
 	}
 	if data != "" {
