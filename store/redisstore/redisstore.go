@@ -484,28 +484,29 @@ if cur ~= tonumber(ARGV[1]) or (cur > 0 and life and life ~= ARGV[4]) or (cur > 
   return {0, cur, rec, life}
 end
 local nv = cur + 1
+local head = string.format('%d:%s:', nv, ARGV[4]) -- the string record's head, and the wake-up's
 local ttl = tonumber(ARGV[3])
 if ARGV[5] == 'hash' then
   if kind == 'string' then
     redis.call('DEL', KEYS[1])
   end
-  redis.call('HSET', KEYS[1], 'v', nv, 'd', ARGV[2], 'c', ARGV[4])
+  redis.call('HSET', KEYS[1], 'v', string.format('%d', nv), 'd', ARGV[2], 'c', ARGV[4])
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
   else
     redis.call('PERSIST', KEYS[1])
   end
 else
-  local val = string.format('%d:%s:', nv, ARGV[4]) .. ARGV[2]
+  local val = head .. ARGV[2]
   if ttl > 0 then
     redis.call('SET', KEYS[1], val, 'PX', ttl)
   else
     redis.call('SET', KEYS[1], val)
   end
 end
-local msg = string.format('%d:%s:', nv, ARGV[4])
+local msg = head
 if ARGV[6] == '1' then
-  msg = msg .. ARGV[2]
+  msg = head .. ARGV[2]
 end
 redis.call('SPUBLISH', KEYS[1] .. ':w', msg)
 return {1, nv}
