@@ -527,3 +527,40 @@ func TestSelfSignedTLS(t *testing.T) {
 		t.Fatalf("over TLS: %v, %v", msgs, ce)
 	}
 }
+
+// TestRefusedTrace: a trace its protocol cannot carry (raw_args over Gemini) is
+// refused after the setup: a `refused` record line with the reason, close 1008 with
+// it, and a later connection naming the trace gets the same answer under the same
+// session; over OpenAI the same trace plays.
+func TestRefusedTrace(t *testing.T) {
+	tr := parseTrace(t, "raw", `{"t_ms": 0, "event": "session_start"}
+{"t_ms": 50, "event": "tool_call", "call_id": "c1", "tool": "book_slot", "raw_args": "{slot: 3pm", "args": {}}
+{"t_ms": 100, "event": "end"}
+`)
+	f := startFake(t, tr)
+	url := f.ws + "/trace/raw/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+	for i := 0; i < 2; i++ {
+		c := dial(t, url, nil)
+		send(t, c, websocket.MessageText, `{"setup": {"model": "m"}}`)
+		_, ce := readAll(t, c, nil)
+		if ce.Code != websocket.StatusPolicyViolation || !strings.HasPrefix(ce.Reason, fakeprovider.RefusedPrefix+"line 2: Gemini Live carries") {
+			t.Fatalf("connection %d closed with %v, want 1008 and the refusal", i+1, ce)
+		}
+	}
+	var refused []fakeprovider.RecordLine
+	for _, l := range f.record(t) {
+		if l.Kind == fakeprovider.KindRefused {
+			refused = append(refused, l)
+		}
+	}
+	if len(refused) != 2 || refused[0].Session != 1 || refused[1].Session != 1 || !strings.Contains(refused[0].Text, "raw_args") {
+		t.Errorf("refused lines %+v, want two of session 1 with the reason", refused)
+	}
+
+	f = startFake(t, tr)
+	c := dial(t, f.ws+"/trace/raw/v1/realtime?model=m", &websocket.DialOptions{Subprotocols: []string{"realtime"}})
+	msgs, ce := readAll(t, c, nil)
+	if ce.Code != websocket.StatusNormalClosure || !strings.Contains(fmt.Sprint(msgs), "{slot: 3pm") {
+		t.Errorf("OpenAI: closed %v after %v; want the unreadable arguments sent and the trace played", ce, msgs)
+	}
+}

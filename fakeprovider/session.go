@@ -89,6 +89,10 @@ func (cs *connState) serveGemini(name string) {
 	for _, b := range early {
 		cs.record(KindClient, st.at, b, nil)
 	}
+	if why := Refusal(ProtoGemini, *st.trace); why != "" {
+		cs.refuseTrace(why)
+		return
+	}
 	cs.play(newGemini(setup, st.handle()))
 }
 
@@ -104,6 +108,10 @@ func (cs *connState) serveOpenAI(name string) {
 	}
 	cs.st = st
 	cs.recordOpen(cs.model)
+	if why := Refusal(ProtoOpenAI, *st.trace); why != "" {
+		cs.refuseTrace(why)
+		return
+	}
 	cs.play(newOpenAI(cs.beta, cs.model, st.ids))
 }
 
@@ -137,6 +145,24 @@ func (cs *connState) idle(tr translator) {
 func (cs *connState) refuse(why string) {
 	cs.srv.log.Warn("fake provider: connection refused", "conn", cs.conn, "proto", cs.proto, "reason", why)
 	cs.c.Close(websocket.StatusPolicyViolation, truncate("arbiter fake-provider: "+why, 123))
+}
+
+// RefusedPrefix starts the close reason of a connection whose trace cannot be played
+// over its protocol (Refusal): an agent under test tells a refusal from a failure by it.
+const RefusedPrefix = "arbiter fake-provider: refused: "
+
+// refuseTrace ends the session of a trace its protocol cannot carry (Refusal: why): a
+// `refused` record line, close 1008 with the reason (cut to 123 bytes), and the
+// session is over; a later connection naming the trace gets the same answer.
+func (cs *connState) refuseTrace(why string) {
+	st := cs.st
+	l := cs.line(KindRefused, st.at)
+	l.Text = why
+	cs.srv.rec.write(l)
+	cs.srv.log.Warn("fake provider: trace refused", "session", st.num, "conn", cs.conn, "trace", st.trace.Name, "proto", cs.proto, "reason", why)
+	cs.srv.markRefused(st)
+	cs.close(st.at, websocket.StatusPolicyViolation, RefusedPrefix+why, "server", false, false)
+	cs.srv.release(st, false)
 }
 
 // truncate cuts s to n bytes (a close reason has at most 123).
