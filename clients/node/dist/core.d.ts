@@ -22,6 +22,13 @@ export interface FunctionCallLike {
      * text into `{}`: every unreadable call would be one business key.
      */
     rawArgs?: string;
+    /**
+     * The agent's own business key for the call (it resolved the request to a slot id),
+     * which wins over the tool policy's key arguments; unset: the policy's.
+     */
+    businessKey?: string;
+    /** The tool choice the model ran under when it issued this call; unset: {@link SessionCore.toolChoice}. */
+    toolChoice?: "auto" | "none";
 }
 /** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
 export type CancellationReason = "withdrawn" | "provider_timeout";
@@ -34,6 +41,13 @@ export interface SessionCoreOptions {
     behaviors?: Record<string, Behavior>;
     /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
     decideWaitMs?: number;
+    /**
+     * Called with each function call the adapter reports, before it is registered (it is
+     * stamped then): returns the call to register. An agent that resolves its own
+     * business keys, or knows the tool choice a call was made under, adds them here
+     * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
+     */
+    resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
     /** Where failures of background work and retried events are logged; default `console`. */
     logger?: Pick<Console, "warn" | "error">;
     /**
@@ -161,6 +175,7 @@ export declare class SessionCore {
      */
     epoch: string;
     protected readonly log: Pick<Console, "warn" | "error">;
+    private readonly resolveCall;
     private readonly waitMs;
     private readonly jobs;
     private readonly answered;

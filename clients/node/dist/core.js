@@ -366,6 +366,7 @@ export class SessionCore {
      */
     epoch = "";
     log;
+    resolveCall;
     waitMs;
     jobs = new Map();
     answered = new Set();
@@ -405,6 +406,7 @@ export class SessionCore {
         this.sessionId = sessionId;
         this.onAction = onAction;
         this.behaviors = { ...opts.behaviors };
+        this.resolveCall = opts.resolveCall;
         this.waitMs = opts.decideWaitMs ?? 20_000;
         this.log = opts.logger ?? console;
         this.language = opts.language ?? "";
@@ -447,13 +449,16 @@ export class SessionCore {
      * responses, skips, notes.
      */
     functionCall(call) {
+        if (this.resolveCall)
+            call = this.resolveCall(call);
         const name = call.name;
         const callId = call.id ?? "";
         const args = { ...call.args };
         const behavior = call.behavior ?? this.behaviors[name];
         const rawArgs = call.rawArgs ?? "";
-        const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
-        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+        const businessKey = call.businessKey ?? "";
+        const toolChoice = (call.toolChoice ?? this.toolChoice) === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, businessKey, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
     }
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI

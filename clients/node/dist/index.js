@@ -20,5 +20,5 @@ export { RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from ".
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";
-export { RealtimeAdapter } from "./openai.js";
+export { RealtimeAdapter, bargeIn } from "./openai.js";
 export { API_VERSION, VERSION } from "./version.js";

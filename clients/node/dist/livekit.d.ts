@@ -105,11 +105,28 @@ export declare class LiveKitArbiter {
     private settle;
     /** @internal The tap's guard: may a final function response for `id` go on the wire? */
     _mayAnswer(id: string): boolean;
+    /**
+     * @internal The OpenAI tap's guard: may this `conversation.item.create` go on a
+     * connection whose model holds `held`? A `function_call_output` of a wrapped tool's
+     * call: not for a dead id, not while the model holds an answer for the id. A user
+     * message that is a note: not beyond the copies the integration sent. Everything
+     * else goes. What goes is recorded in `held`.
+     */
+    _mayCreate(held: HeldItems, item: any): boolean;
     /** @internal Is `id` one of the wrapped tools' calls that Arbiter declared dead? */
     _isDead(id: string): boolean;
-    /** @internal The tap's guard: is this text a note the integration sends as a content turn? */
+    /** @internal The tap's guard: is this text a note the integration sent? */
     _isNote(text: string | undefined): boolean;
-    private readonly notesInFlight;
+    /**
+     * @internal The tap's guard for a note in a context that holds `held` copies of it:
+     * may one more go? As many as the integration sent (a note text Arbiter handed out
+     * twice goes twice); a copy beyond that is the framework's re-send.
+     */
+    _mayHoldNote(text: string, held: number): boolean;
+    /** @internal The Gemini context a new connection talks to: the last one when it resumes (handle), else a new one. */
+    _geminiContext(resumes: boolean): Map<string, number>;
+    private readonly noteCopies;
+    private geminiNotes;
     private act;
     private readonly jobTools;
     private readonly jobArgs;
@@ -134,5 +151,20 @@ export declare class LiveKitArbiter {
      */
     private updateCtx;
     private log;
+}
+/**
+ * What one OpenAI connection's model holds of the integration's items, by item id:
+ * `add` an item under a key (an answer's call id, a note's text), `deleted` when the
+ * client deletes the item, `count` the items held under a key (an item created again
+ * under an id it already holds counts as held: a second copy).
+ */
+export declare class HeldItems {
+    private readonly byItem;
+    private readonly counts;
+    private anon;
+    /** Items held under `key`; `itemId`: the item about to be created (held already: counts as one more). */
+    count(key: string, itemId?: string): number;
+    add(key: string, itemId?: string): void;
+    deleted(itemId: unknown): void;
 }
 export type { SessionCore };

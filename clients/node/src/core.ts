@@ -32,6 +32,13 @@ export interface FunctionCallLike {
    * text into `{}`: every unreadable call would be one business key.
    */
   rawArgs?: string;
+  /**
+   * The agent's own business key for the call (it resolved the request to a slot id),
+   * which wins over the tool policy's key arguments; unset: the policy's.
+   */
+  businessKey?: string;
+  /** The tool choice the model ran under when it issued this call; unset: {@link SessionCore.toolChoice}. */
+  toolChoice?: "auto" | "none";
 }
 
 /** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
@@ -51,6 +58,13 @@ export interface SessionCoreOptions {
   behaviors?: Record<string, Behavior>;
   /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
   decideWaitMs?: number;
+  /**
+   * Called with each function call the adapter reports, before it is registered (it is
+   * stamped then): returns the call to register. An agent that resolves its own
+   * business keys, or knows the tool choice a call was made under, adds them here
+   * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
+   */
+  resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
   /** Where failures of background work and retried events are logged; default `console`. */
   logger?: Pick<Console, "warn" | "error">;
   /**
@@ -429,6 +443,7 @@ export class SessionCore {
   epoch = "";
 
   protected readonly log: Pick<Console, "warn" | "error">;
+  private readonly resolveCall: ((call: FunctionCallLike) => FunctionCallLike) | undefined;
   private readonly waitMs: number;
   private readonly jobs = new Map<string, Job>();
   private readonly answered = new Set<string>();
@@ -471,6 +486,7 @@ export class SessionCore {
     opts: SessionCoreOptions = {},
   ) {
     this.behaviors = { ...opts.behaviors };
+    this.resolveCall = opts.resolveCall;
     this.waitMs = opts.decideWaitMs ?? 20_000;
     this.log = opts.logger ?? console;
     this.language = opts.language ?? "";
@@ -516,17 +532,19 @@ export class SessionCore {
    * responses, skips, notes.
    */
   functionCall(call: FunctionCallLike): Promise<void> {
+    if (this.resolveCall) call = this.resolveCall(call);
     const name = call.name;
     const callId = call.id ?? "";
     const args = { ...call.args };
     const behavior = call.behavior ?? this.behaviors[name];
     const rawArgs = call.rawArgs ?? "";
-    const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
+    const businessKey = call.businessKey ?? "";
+    const toolChoice = (call.toolChoice ?? this.toolChoice) === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
     return this.outbox.put(
       `RegisterCall(${callId || name})`,
       (age, signal) =>
         this.client.registerCall(
-          { sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch },
+          { sessionId: this.sessionId, callId, tool: name, args, rawArgs, businessKey, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch },
           { retry: false, signal },
         ),
       (res: pb.RegisterCallResponse) => this.registered(res, name, args),

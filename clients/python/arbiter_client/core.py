@@ -496,6 +496,8 @@ class SessionCore:
         *,
         behavior: Optional[str] = None,
         raw_args: Optional[str] = None,
+        business_key: Optional[str] = None,
+        tool_choice: Optional[str] = None,
     ) -> "asyncio.Future[None]":
         """The model issued a function call (Gemini ``FunctionCall``, OpenAI
         ``function_call`` item): RegisterCall. ``call_id`` may be empty (the arbiter
@@ -504,17 +506,21 @@ class SessionCore:
         sent it, when it could not be parsed into ``args`` (OpenAI's arguments are JSON
         text): the arbiter rejects the call (an error response saying its arguments
         could not be read) and nothing runs; never pass ``{}`` for unreadable
-        arguments. What comes back: :class:`Execute`, function responses, skips,
-        notes."""
+        arguments. ``business_key``: the agent's own key for the call (it resolved the
+        request to a slot id), over the tool policy's key arguments. ``tool_choice``
+        (``"auto"`` / ``"none"``): the tool choice the model ran under for this call;
+        ``None``: :attr:`tool_choice`. What comes back: :class:`Execute`, function
+        responses, skips, notes."""
         call_args: Dict[str, Any] = dict(args or {})
         behavior = behavior or self.behaviors.get(name)
-        tool_choice = pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO
+        choice = tool_choice or self.tool_choice
+        tool_choice_pb = pb.TOOL_CHOICE_NONE if choice == "none" else pb.TOOL_CHOICE_AUTO
 
         async def send(age: duration_pb2.Duration) -> pb.RegisterCallResponse:
             req = pb.RegisterCallRequest(
                 session_id=self.session_id, call_id=call_id, tool=name,
-                behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice, age=age,
-                epoch=self.epoch,
+                behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice_pb, age=age,
+                epoch=self.epoch, business_key=business_key or "",
             )
             if raw_args is not None:
                 req.raw_args = raw_args
