@@ -20,9 +20,10 @@ type fpCheckCmd struct {
 }
 
 // Run checks the record against each trace's reference and prints a line per session,
-// the warnings, the mismatches and the summary line
-// ("STACK: sessions N, responses N, dead ids answered N, notes N, commits N, max
-// decision offset Nms"). Exit code 1 on any mismatch, 2 for a usage error.
+// the warnings, the sessions the fake refused ("skipped: ..." with the reason), the
+// mismatches and the summary line ("STACK: sessions N, responses N, dead ids answered
+// N, notes N, commits N, max decision offset Nms, skipped N"). Exit code 1 on any
+// mismatch, 2 for a usage error.
 func (c *fpCheckCmd) Run(env *runEnv) error {
 	traces, err := fakeprovider.LoadTraces(c.Traces, env.stderr)
 	if err != nil {
@@ -60,6 +61,9 @@ func (c *fpCheckCmd) Run(env *runEnv) error {
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(env.stdout, "warning:", w)
+	}
+	for _, sk := range rep.Skips {
+		fmt.Fprintln(env.stdout, "skipped:", sk)
 	}
 	if c.BackendLog == "" {
 		fmt.Fprintln(env.stdout, "note: no --backend-log: commits not checked")

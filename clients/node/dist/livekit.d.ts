@@ -9,7 +9,8 @@ import { RealtimeAdapter } from "./openai.js";
  * says so and resolves with its result (a booking reference), which goes into the
  * function response; `release` lets go of a prepare that will not be committed (`how`:
  * `"abortPrepare"` while it still runs, its `signal` aborted too; `"cancel"` after it).
- * A prepare or commit that rejects reports the job failed (nothing was done).
+ * A prepare or commit that rejects reports the job failed (nothing was done), except a
+ * commit that rejects with {@link CommitOutcomeUnknown}.
  */
 export interface TwoPhase<Args = any> {
     prepare(args: Args, job: {
@@ -20,6 +21,16 @@ export interface TwoPhase<Args = any> {
     }): Promise<void>;
     commit(jobId: string, args: Args): Promise<Record<string, unknown> | void>;
     release(jobId: string, how: "cancel" | "abortPrepare"): void | Promise<void>;
+}
+/**
+ * What a {@link TwoPhase} commit rejects with when it cannot tell whether the side effect
+ * happened (the backend timed out): the job is reported unknown (`core.unknown`: the
+ * model is told the outcome is being confirmed), not failed. Report the real outcome
+ * once the backend knows it, with `lk.core.committed(jobId, result)` or
+ * `lk.core.failed(jobId, why)`.
+ */
+export declare class CommitOutcomeUnknown extends Error {
+    constructor(message?: string);
 }
 /** Options of {@link LiveKitArbiter}. */
 export interface LiveKitArbiterOptions extends SessionCoreOptions {
@@ -87,8 +98,8 @@ export declare class LiveKitArbiter {
     endRealtime(): void;
     /** Closes the arbiter session (delivers what is queued, then CloseSession; see `SessionCore.close`). */
     close(timeoutMs?: number): Promise<void>;
-    /** @internal A Gemini connection of one of this integration's sessions opened. */
-    _geminiOpened(): void;
+    /** @internal A provider connection of one of this integration's sessions opened: Connect. */
+    _connectionOpened(): void;
     /** @internal A Gemini server message, as it arrives. */
     _geminiMessage(m: LiveServerMessageLike): void;
     /** @internal The provider closed a connection (not one the plugin closed itself). */

@@ -83,6 +83,19 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { llm, voice } from "@livekit/agents";
 import { LiveAdapter } from "./live.js";
 import { RealtimeAdapter } from "./openai.js";
+/**
+ * What a {@link TwoPhase} commit rejects with when it cannot tell whether the side effect
+ * happened (the backend timed out): the job is reported unknown (`core.unknown`: the
+ * model is told the outcome is being confirmed), not failed. Report the real outcome
+ * once the backend knows it, with `lk.core.committed(jobId, result)` or
+ * `lk.core.failed(jobId, why)`.
+ */
+export class CommitOutcomeUnknown extends Error {
+    constructor(message = "the commit's outcome is not known") {
+        super(message);
+        this.name = "CommitOutcomeUnknown";
+    }
+}
 /** The instructions a note's reply goes with. */
 export const NOTE_INSTRUCTIONS = "Tell the user, briefly, what the system note says about their request.";
 /** The integration whose model a realtime session was created for (the tap's scope). */
@@ -107,7 +120,12 @@ export class LiveKitArbiter {
         this.opts = opts;
         const onAction = (a) => this.act(a);
         const coreOpts = opts;
-        this.core = opts.provider === "google" ? new LiveAdapter(client, sessionId, onAction, coreOpts) : new RealtimeAdapter(client, sessionId, onAction, coreOpts);
+        // OpenAI: the plugin reads session.created before its event handler is on (the tap
+        // never sees it): the tap reports each connection itself (_connectionOpened).
+        this.core =
+            opts.provider === "google"
+                ? new LiveAdapter(client, sessionId, onAction, coreOpts)
+                : new RealtimeAdapter(client, sessionId, onAction, { ...coreOpts, connectOnSessionCreated: false });
     }
     /**
      * Creates the integration and installs the provider tap once per process (a wrapper
@@ -172,8 +190,8 @@ export class LiveKitArbiter {
             this.settle(st);
     }
     // --- the provider tap ---------------------------------------------------------------
-    /** @internal A Gemini connection of one of this integration's sessions opened. */
-    _geminiOpened() {
+    /** @internal A provider connection of one of this integration's sessions opened: Connect. */
+    _connectionOpened() {
         if (this.ended)
             return;
         void this.core.reconnect(`lk-${++this.connections}`);
@@ -335,7 +353,7 @@ export class LiveKitArbiter {
                 case "commit": {
                     const w = this.jobTools.get(a.jobId);
                     const args = this.jobArgs.get(a.jobId);
-                    void Promise.resolve(w?.twoPhase?.commit(a.jobId, args)).then((r) => this.core.committed(a.jobId, r ?? undefined), (err) => this.core.failed(a.jobId, String(err?.message ?? err))).catch((err) => this.log(`reporting job ${a.jobId}: ${err}`));
+                    void Promise.resolve(w?.twoPhase?.commit(a.jobId, args)).then((r) => this.core.committed(a.jobId, r ?? undefined), (err) => (err instanceof CommitOutcomeUnknown ? this.core.unknown(a.jobId) : this.core.failed(a.jobId, String(err?.message ?? err)))).catch((err) => this.log(`reporting job ${a.jobId}: ${err}`));
                     break;
                 }
                 case "sendFunctionResponse":
@@ -399,8 +417,15 @@ export class LiveKitArbiter {
         this.updateCtx(`answering ${st.id}`, (ctx) => ctx.insert(llm.FunctionCallOutput.create({ callId: st.id, name: st.name, output: JSON.stringify(payload), isError: false }))).then((ok) => {
             // OpenAI speaks about a function output only when asked (response.create); Gemini
             // replies to a tool response by itself.
-            if (ok && this.opts.provider === "openai")
+            if (!ok || this.opts.provider !== "openai")
+                return;
+            try {
                 this.session?.generateReply();
+            }
+            catch (err) {
+                // The AgentSession is closing: the answer is in the chat context, no reply comes.
+                this.log(`asking for a reply to ${st.id}'s answer: ${err}`);
+            }
         });
         this.settle(st);
     }
@@ -496,7 +521,7 @@ async function tapGemini() {
             callbacks: {
                 ...cb,
                 onopen: () => {
-                    lk._geminiOpened();
+                    lk._connectionOpened();
                     cb.onopen?.();
                 },
                 onmessage: (m) => {
@@ -586,6 +611,7 @@ async function tapOpenAI() {
         const lk = current();
         const ws = await create.apply(this, a);
         if (lk) {
+            lk._connectionOpened(); // a new connection is a new Realtime session
             // Registered before the plugin's own close handler: an agent that ends here
             // (endRealtime) stops the plugin before it reconnects.
             ws.on("close", (code, reason) => {

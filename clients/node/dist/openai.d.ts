@@ -116,6 +116,11 @@ export declare class RealtimeAdapter extends SessionCore {
      */
     deliver(action: Action, send: (ev: RealtimeClientEvent) => void): Promise<boolean>;
     /**
+     * A new connection (a new Realtime session): Connect (see {@link SessionCore.reconnect});
+     * no response is in progress on it.
+     */
+    reconnect(connectionId: string): Promise<void>;
+    /**
      * Tells the adapter about a client event sent on the socket (the application's own,
      * or its framework's: LiveKit's plugin deletes and re-creates items to move them).
      * Call it before the event goes out. A `conversation.item.delete` is the client's: the

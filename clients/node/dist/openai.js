@@ -71,7 +71,6 @@ export class RealtimeAdapter extends SessionCore {
         const ps = [];
         switch (ev.type) {
             case "session.created":
-                this.responseOpen = false;
                 this.readToolChoice(ev.session);
                 if (this.connectOnCreated)
                     ps.push(this.reconnect(String(ev.session?.id || "conn")));
@@ -186,6 +185,16 @@ export class RealtimeAdapter extends SessionCore {
             return true;
         }
         return false;
+    }
+    /**
+     * A new connection (a new Realtime session): Connect (see {@link SessionCore.reconnect});
+     * no response is in progress on it.
+     */
+    reconnect(connectionId) {
+        this.responseOpen = false;
+        this.speechDuringResponse = false;
+        this.responseWanted = false;
+        return super.reconnect(connectionId);
     }
     /**
      * Tells the adapter about a client event sent on the socket (the application's own,

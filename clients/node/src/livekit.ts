@@ -93,12 +93,27 @@ import { RealtimeAdapter, type RealtimeServerEventLike } from "./openai.js";
  * says so and resolves with its result (a booking reference), which goes into the
  * function response; `release` lets go of a prepare that will not be committed (`how`:
  * `"abortPrepare"` while it still runs, its `signal` aborted too; `"cancel"` after it).
- * A prepare or commit that rejects reports the job failed (nothing was done).
+ * A prepare or commit that rejects reports the job failed (nothing was done), except a
+ * commit that rejects with {@link CommitOutcomeUnknown}.
  */
 export interface TwoPhase<Args = any> {
   prepare(args: Args, job: { jobId: string; callId: string; businessKey: string; signal: AbortSignal }): Promise<void>;
   commit(jobId: string, args: Args): Promise<Record<string, unknown> | void>;
   release(jobId: string, how: "cancel" | "abortPrepare"): void | Promise<void>;
+}
+
+/**
+ * What a {@link TwoPhase} commit rejects with when it cannot tell whether the side effect
+ * happened (the backend timed out): the job is reported unknown (`core.unknown`: the
+ * model is told the outcome is being confirmed), not failed. Report the real outcome
+ * once the backend knows it, with `lk.core.committed(jobId, result)` or
+ * `lk.core.failed(jobId, why)`.
+ */
+export class CommitOutcomeUnknown extends Error {
+  constructor(message = "the commit's outcome is not known") {
+    super(message);
+    this.name = "CommitOutcomeUnknown";
+  }
 }
 
 /** Options of {@link LiveKitArbiter}. */
@@ -159,7 +174,12 @@ export class LiveKitArbiter {
     this.opts = opts;
     const onAction = (a: Action) => this.act(a);
     const coreOpts: SessionCoreOptions = opts;
-    this.core = opts.provider === "google" ? new LiveAdapter(client, sessionId, onAction, coreOpts) : new RealtimeAdapter(client, sessionId, onAction, coreOpts);
+    // OpenAI: the plugin reads session.created before its event handler is on (the tap
+    // never sees it): the tap reports each connection itself (_connectionOpened).
+    this.core =
+      opts.provider === "google"
+        ? new LiveAdapter(client, sessionId, onAction, coreOpts)
+        : new RealtimeAdapter(client, sessionId, onAction, { ...coreOpts, connectOnSessionCreated: false });
   }
 
   /**
@@ -229,8 +249,8 @@ export class LiveKitArbiter {
 
   // --- the provider tap ---------------------------------------------------------------
 
-  /** @internal A Gemini connection of one of this integration's sessions opened. */
-  _geminiOpened(): void {
+  /** @internal A provider connection of one of this integration's sessions opened: Connect. */
+  _connectionOpened(): void {
     if (this.ended) return;
     void this.core.reconnect(`lk-${++this.connections}`);
   }
@@ -400,7 +420,7 @@ export class LiveKitArbiter {
           const args = this.jobArgs.get(a.jobId);
           void Promise.resolve(w?.twoPhase?.commit(a.jobId, args)).then(
             (r) => this.core.committed(a.jobId, r ?? undefined),
-            (err) => this.core.failed(a.jobId, String(err?.message ?? err)),
+            (err) => (err instanceof CommitOutcomeUnknown ? this.core.unknown(a.jobId) : this.core.failed(a.jobId, String(err?.message ?? err))),
           ).catch((err) => this.log(`reporting job ${a.jobId}: ${err}`));
           break;
         }
@@ -471,7 +491,13 @@ export class LiveKitArbiter {
     ).then((ok) => {
       // OpenAI speaks about a function output only when asked (response.create); Gemini
       // replies to a tool response by itself.
-      if (ok && this.opts.provider === "openai") this.session?.generateReply();
+      if (!ok || this.opts.provider !== "openai") return;
+      try {
+        this.session?.generateReply();
+      } catch (err) {
+        // The AgentSession is closing: the answer is in the chat context, no reply comes.
+        this.log(`asking for a reply to ${st.id}'s answer: ${err}`);
+      }
     });
     this.settle(st);
   }
@@ -567,7 +593,7 @@ async function tapGemini(): Promise<void> {
       callbacks: {
         ...cb,
         onopen: () => {
-          lk._geminiOpened();
+          lk._connectionOpened();
           cb.onopen?.();
         },
         onmessage: (m: LiveServerMessageLike) => {
@@ -647,6 +673,7 @@ async function tapOpenAI(): Promise<void> {
     const lk = current();
     const ws = await create.apply(this, a);
     if (lk) {
+      lk._connectionOpened(); // a new connection is a new Realtime session
       // Registered before the plugin's own close handler: an agent that ends here
       // (endRealtime) stops the plugin before it reconnects.
       ws.on("close", (code: number, reason: Buffer) => {

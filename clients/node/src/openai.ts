@@ -110,7 +110,6 @@ export class RealtimeAdapter extends SessionCore {
     const ps: Promise<void>[] = [];
     switch (ev.type) {
       case "session.created":
-        this.responseOpen = false;
         this.readToolChoice(ev.session);
         if (this.connectOnCreated) ps.push(this.reconnect(String(ev.session?.id || "conn")));
         break;
@@ -217,6 +216,17 @@ export class RealtimeAdapter extends SessionCore {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A new connection (a new Realtime session): Connect (see {@link SessionCore.reconnect});
+   * no response is in progress on it.
+   */
+  override reconnect(connectionId: string): Promise<void> {
+    this.responseOpen = false;
+    this.speechDuringResponse = false;
+    this.responseWanted = false;
+    return super.reconnect(connectionId);
   }
 
   /**

@@ -104,7 +104,7 @@ describe("LiveKit Google tap", () => {
 });
 
 describe("LiveKit OpenAI tap", () => {
-  it("a function_call_output moved by delete + create goes; a second answer held at once does not; the plugin's own delete of a call item is no withdrawal", async () => {
+  it("each connection is a Connect; a function_call_output moved by delete + create goes; a second answer held at once does not; the plugin's own delete of a call item is no withdrawal", async () => {
     const plugin: any = await import("@livekit/agents-plugin-openai");
     const wire: any[] = [];
     plugin.realtime.RealtimeSession.prototype.createWsConn = async function () {
@@ -126,6 +126,10 @@ describe("LiveKit OpenAI tap", () => {
     } as any);
     model.session();
     const sock = await ws;
+    await sleep(20);
+    // The plugin reads session.created before its event handler is on: the tap reports
+    // the connection itself.
+    assert.deepEqual(script.sent("Connect").filter((r) => r.sessionId === "lk-openai-1").map((r) => r.connectionId), ["lk-1"]);
     script.register = (r) => pb.RegisterCallResponse.fromPartial({ callId: r.callId, disposition: pb.Disposition.DISPOSITION_EXECUTE, jobId: "job-1", sideEffect: true });
     server({ type: "response.output_item.done", item: { id: "item_fc", type: "function_call", call_id: "call_1", name: "book_slot", arguments: '{"slot":"x"}' } });
     await sleep(20);

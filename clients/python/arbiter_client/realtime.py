@@ -298,10 +298,12 @@ def session_update(
     transcription_model: str = "gpt-4o-transcribe",
     beta: bool = False,
     instructions: Optional[str] = None,
+    language: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The ``session.update`` that declares ``tools`` (each ``{"name", "description",
     "parameters"}``) as functions and turns input audio transcription on (the arbiter
-    reads the user's words from it): GA shape (``session.type: realtime``,
+    reads the user's words from it), in ``language`` when given (ISO 639-1, as the
+    transcription model takes it): GA shape (``session.type: realtime``,
     ``audio.input.transcription``), or beta (``input_audio_transcription``)."""
     funcs: List[Dict[str, Any]] = []
     for t in tools:
@@ -311,10 +313,13 @@ def session_update(
         f["parameters"] = t.get("parameters") or {"type": "object", "properties": {}}
         funcs.append(f)
     session: Dict[str, Any]
+    transcription: Dict[str, Any] = {"model": transcription_model}
+    if language:
+        transcription["language"] = language
     if beta:
-        session = {"input_audio_transcription": {"model": transcription_model}, "tools": funcs, "tool_choice": "auto"}
+        session = {"input_audio_transcription": transcription, "tools": funcs, "tool_choice": "auto"}
     else:
-        session = {"type": "realtime", "audio": {"input": {"transcription": {"model": transcription_model}}},
+        session = {"type": "realtime", "audio": {"input": {"transcription": transcription}},
                    "tools": funcs, "tool_choice": "auto"}
     if instructions is not None:
         session["instructions"] = instructions
