@@ -275,14 +275,14 @@ func jobKey(id string) string {
 // refFacts is what a reference says about a session.
 type refFacts struct {
 	live      map[string]replay.Line // call id -> its final response
-	dead      map[string]string      // call id -> skip reason
+	dead      map[string]replay.Line // call id -> its skip
 	notes     []replay.Line
 	decisions map[string]replay.Line // job id -> decision
 	commits   int
 }
 
 func readReference(lines []replay.Line) refFacts {
-	f := refFacts{live: map[string]replay.Line{}, dead: map[string]string{}, decisions: map[string]replay.Line{}}
+	f := refFacts{live: map[string]replay.Line{}, dead: map[string]replay.Line{}, decisions: map[string]replay.Line{}}
 	for _, l := range lines {
 		l.JobID = jobKey(l.JobID)
 		switch l.Out {
@@ -293,7 +293,7 @@ func readReference(lines []replay.Line) refFacts {
 				}
 			}
 		case "skip":
-			f.dead[l.CallID] = l.Reason
+			f.dead[l.CallID] = l
 		case "note":
 			f.notes = append(f.notes, l)
 		case "decision":
@@ -336,8 +336,9 @@ func checkSession(rep *Report, s *sessionRecord, tr Trace, lines []replay.Line, 
 }
 
 // checkResponses judges the function responses the model ends up holding, per context
-// (heldOps): a dead id is never answered (interim responses included, and an answer
-// deleted later still counts: the model had it); an id the trace never called never;
+// (heldOps): a dead id is never answered (a final response at any time, an answer
+// deleted later included: the model had it; an interim one once the id died, by the
+// reference's time of death: one sent while it was live answers nothing); an id the trace never called never;
 // a live id is held by some context exactly once at its end (with the reference's
 // status when both say one), and no context ever holds two answers for one id at once
 // (a later context holding it once is history: LiveKit replays its chat context on a
@@ -360,9 +361,11 @@ func checkResponses(rep *Report, name string, tr Trace, ref refFacts, ops []held
 				seen[it.callID] = true
 				ids = append(ids, it.callID)
 			}
-			if reason, dead := ref.dead[it.callID]; dead {
+			if d, dead := ref.dead[it.callID]; dead && (it.final || it.tMs >= tms(d)) {
+				// An interim response sent while the id was still live (LiveKit's
+				// acknowledgement of a NON_BLOCKING Gemini call) answers nothing.
 				rep.DeadAnswered++
-				rep.fail("%s: %s answered at %d ms, but it is dead (%s): it must never be answered", name, it.callID, it.tMs, reason)
+				rep.fail("%s: %s answered at %d ms, but it is dead (%s): it must never be answered", name, it.callID, it.tMs, d.Reason)
 			}
 		}
 	}

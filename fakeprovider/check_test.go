@@ -116,6 +116,10 @@ func TestCheckFails(t *testing.T) {
 	}{
 		{"dead id answered", []string{recOpen, gemAnswer2, gemAnswer1, gemNote, recClose}, nil,
 			"fc_1 answered at 705 ms, but it is dead (abandoned): it must never be answered"},
+		{"interim response to a dead id", []string{recOpen, gemInterimDead, gemAnswer2, gemNote, recClose}, nil,
+			"fc_1 answered at 600 ms, but it is dead (abandoned): it must never be answered"},
+		{"dead id answered before it died (a final answer)", []string{recOpen, strings.Replace(gemAnswer1, `"t_ms":705`, `"t_ms":460`, 1), gemAnswer2, gemNote, recClose}, nil,
+			"fc_1 answered at 460 ms, but it is dead (abandoned): it must never be answered"},
 		{"live id answered twice", []string{recOpen, gemAnswer2, gemAnswer2, gemNote, recClose}, nil,
 			"fc_2 answered 2 times (at 704, 704 ms), the model holding them at once on connection 1; a call id gets exactly one response"},
 		{"live id never answered", []string{recOpen, gemNote, recClose}, nil,
@@ -188,6 +192,9 @@ const (
 	oaiAnswerNoID = `{"t_ms":703,"session":1,"conn":1,"trace":"synthetic","proto":"openai","kind":"client","msg":{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"fc_2","output":"{\"status\":\"committed\"}"}}}`
 	oaiEcho       = `{"t_ms":703,"session":1,"conn":1,"trace":"synthetic","proto":"openai","kind":"server","msg":{"type":"conversation.item.added","item":{"id":"item_077","type":"function_call_output","call_id":"fc_2"}}}`
 	oaiEchoDel    = `{"t_ms":725,"session":1,"conn":1,"trace":"synthetic","proto":"openai","kind":"client","msg":{"type":"conversation.item.delete","item_id":"item_077"}}`
+	// Gemini interim responses for fc_1 (dead at 500 ms): before it died, after.
+	gemInterimLive = `{"t_ms":460,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_1","name":"book_slot","response":{},"willContinue":true}]}}}`
+	gemInterimDead = `{"t_ms":600,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"toolResponse":{"functionResponses":[{"id":"fc_1","name":"book_slot","response":{"status":"in_progress"},"willContinue":true}]}}}`
 	// Gemini: one turn carrying two notes, the second a note of the reference too.
 	gemTwoNotes = `{"t_ms":706,"session":1,"conn":1,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"clientContent":{"turns":[{"role":"user","parts":[{"text":"System note: the booking for tomorrow at 3pm is confirmed."},{"text":"System note: the user's name is Dana."}]}],"turnComplete":true}}}`
 )
@@ -205,6 +212,7 @@ func TestCheckJudgesWhatIsHeld(t *testing.T) {
 		ref    string
 	}{
 		{"answer and note moved (delete + create)", "openai", []string{recOpen, oaiAnswerItem, oaiNoteItem, oaiAnswerDel, oaiAnswerMove, oaiNoteDel, oaiNoteMove, recClose}, syntheticRef},
+		{"an interim response while the id was live (LiveKit's acknowledgement)", "gemini", []string{recOpen, gemInterimLive, gemAnswer2, gemNote, recClose}, syntheticRef},
 		{"a turn with two notes holds both", "gemini", []string{recOpen, gemAnswer2, gemTwoNotes, recClose},
 			strings.Replace(syntheticRef, `{"out":"summary"`, `{"out":"note","t_ms":706,"job_id":"job-2","text":"System note: the user's name is Dana.","deliver":"now"}`+"\n"+`{"out":"summary"`, 1)},
 	}

@@ -21,7 +21,7 @@ export async function run(trace: TraceInfo, o: StackOptions): Promise<Ending> {
     if (backend.handle(a)) return; // execute / commit / cancel / abortPrepare
     if (!rt) return void pending.push(a);
     await arbiter.deliver(a, (ev) => rt!.send(ev as any)); // function_call_output or a user message, then response.create
-  }, { resolveCall: resolveCall(trace) }); // no behavior: the tool policy's decides what a barge-in does to a call
+  }, { language: trace.language, resolveCall: resolveCall(trace) }); // no behavior: the tool policy's decides what a barge-in does to a call
   const connect = () => {
     const ws = new OpenAIRealtimeWS({ model: "gpt-realtime" }, openai);
     ws.on("event", (ev) => {
