@@ -59,7 +59,7 @@ type serveCmd struct {
 	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
 	Handshake      time.Duration `name:"handshake-timeout" default:"5s" env:"ARBITER_HANDSHAKE_TIMEOUT" help:"A new connection that has not finished its TLS and HTTP/2 handshake this long after it was accepted is closed."`
 	MaxStreams     uint32        `name:"max-concurrent-streams" default:"1024" env:"ARBITER_MAX_CONCURRENT_STREAMS" help:"RPCs in flight on one connection (about 8 per live conversation: a Watch, a Decide per job, a few unary calls); clients queue past it."`
-	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes."`
+	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes, as HTTP/2 counts it; an RPC over it fails with RESOURCE_EXHAUSTED."`
 	KeepaliveMin   time.Duration `name:"keepalive-min-time" default:"10s" env:"ARBITER_KEEPALIVE_MIN_TIME" help:"Shortest interval between a client's keepalive pings (allowed with no RPC in flight); a client pinging more often gets GOAWAY too_many_pings."`
 	KeepaliveTime  time.Duration `name:"keepalive-time" default:"1m" env:"ARBITER_KEEPALIVE_TIME" help:"How long a connection may stay silent before the server pings it (to find clients that vanished)."`
 	KeepaliveWait  time.Duration `name:"keepalive-timeout" default:"20s" env:"ARBITER_KEEPALIVE_TIMEOUT" help:"How long the server waits for the answer to its keepalive ping before it closes the connection."`
