@@ -8,7 +8,7 @@
 #             the primary SIGKILLed, the replica promoted: every count 0, lost sessions too
 #   embedded  1 replica with --state-file (durable per decision); SIGKILLed: every count 0
 #   volatile  3 replicas on Redis without persistence (--allow-volatile-store), Redis
-#             restarted empty: counted, not judged (README: this configuration can lose
+#             restarted empty: counted, not judged (docs/stores.md: this configuration can lose
 #             data, and serve refuses it by default); lost sessions must be reported
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -67,12 +67,27 @@ func TestJanitorLooksOnlyAtExpired(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for i := range 100 { // the call index's entries expire by the same rule
+		ttl := time.Hour
+		if i < 2 {
+			ttl = time.Minute
+		}
+		if err := m.IndexCall(ctx, "", fmt.Sprintf("call-%d", i), "idle-1", ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mu.Lock()
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	m.janitorTick()
-	if m.swept != 7 {
-		t.Errorf("the janitor examined %d sessions, want the 7 expired ones", m.swept)
+	if m.swept != 7+2 {
+		t.Errorf("the janitor examined %d sessions and call-index entries, want the 7 + 2 expired ones", m.swept)
+	}
+	if _, err := m.LookupCall(ctx, "", "call-1"); arbiter.KindOf(err) != arbiter.NotFound {
+		t.Errorf("an expired call-index entry: %v", err)
+	}
+	if id, err := m.LookupCall(ctx, "", "call-2"); err != nil || id != "idle-1" {
+		t.Errorf("a live call-index entry: %q %v", id, err)
 	}
 	if n := m.Len(); n != 1000+5+3 {
 		t.Errorf("%d sessions left, want 1008", n)
@@ -87,7 +102,7 @@ func TestJanitorLooksOnlyAtExpired(t *testing.T) {
 	now = now.Add(3 * time.Hour)
 	mu.Unlock()
 	m.janitorTick()
-	if n, x := m.Len(), m.expiries.len(); n != 5 || x != 0 {
+	if n, x := m.Len(), m.expiries.len()+m.callExpiries.len(); n != 5 || x != 0 || len(m.calls) != 0 {
 		t.Errorf("after every TTL ran out: %d sessions, %d in the time index; want the 5 without a TTL, none indexed", n, x)
 	}
 }

@@ -40,11 +40,15 @@ type Store struct {
 	// (the janitor deletes them there).
 	gone []arbiter.SessionKey
 	// expiries indexes the sessions that have an idle TTL by when it runs out (see
-	// expiry.go), so the janitor finds the expired ones without walking the rest.
-	expiries expiryIndex
-	// swept counts the sessions the janitor examined (tests).
-	swept       int
-	watchers    map[arbiter.SessionKey]map[chan struct{}]struct{}
+	// expiry.go), and callExpiries the call index's entries, so the janitor finds the
+	// expired ones without walking the rest.
+	expiries     expiryIndex[arbiter.SessionKey]
+	callExpiries expiryIndex[callKey]
+	// swept counts the sessions and call-index entries the janitor examined (tests).
+	swept    int
+	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
+	// calls is the call index (IndexCall), in memory only: a restart forgets it.
+	calls       map[callKey]callEntry
 	stop        chan struct{}
 	stopOnce    sync.Once
 	janitorDone chan struct{}
@@ -81,13 +85,15 @@ func newStore(now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{
-		now:         now,
-		sessions:    map[arbiter.SessionKey]*record{},
-		expiries:    newExpiryIndex(),
-		writing:     map[arbiter.SessionKey]chan struct{}{},
-		watchers:    map[arbiter.SessionKey]map[chan struct{}]struct{}{},
-		stop:        make(chan struct{}),
-		janitorDone: make(chan struct{}),
+		now:          now,
+		sessions:     map[arbiter.SessionKey]*record{},
+		expiries:     newExpiryIndex[arbiter.SessionKey](),
+		callExpiries: newExpiryIndex[callKey](),
+		writing:      map[arbiter.SessionKey]chan struct{}{},
+		watchers:     map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+		calls:        map[callKey]callEntry{},
+		stop:         make(chan struct{}),
+		janitorDone:  make(chan struct{}),
 	}
 }
 
@@ -279,18 +285,60 @@ func (m *Store) storeLocked(key arbiter.SessionKey, r *record) {
 	}
 }
 
-// sweepLocked drops every expired session, earliest expiry first, taking them from
-// the time index: it looks at no session that has time left.
+// sweepLocked drops every expired session and call-index entry, earliest expiry
+// first, taking them from the time indexes: it looks at none that has time left.
 func (m *Store) sweepLocked() {
 	now := m.now()
 	for {
 		key, at, ok := m.expiries.first()
 		if !ok || now.Before(at) {
-			return
+			break
 		}
 		m.swept++
 		m.dropLocked(key)
 	}
+	for {
+		key, at, ok := m.callExpiries.first()
+		if !ok || now.Before(at) {
+			break
+		}
+		m.swept++
+		m.callExpiries.remove(key)
+		delete(m.calls, key)
+	}
+}
+
+// callKey and callEntry are the call index's entries: a call id in a tenant, and its
+// session.
+type callKey struct{ tenant, call string }
+type callEntry struct {
+	session string
+	expires time.Time // zero: never
+}
+
+// IndexCall implements arbiter.CallIndex, in memory only (not on the Disk: the index
+// is a lookup aid, and a restart forgets it).
+func (m *Store) IndexCall(_ context.Context, tenant, callID, id string, ttl time.Duration) error {
+	e := callEntry{session: id}
+	if ttl > 0 {
+		e.expires = m.now().Add(ttl)
+	}
+	m.mu.Lock()
+	m.calls[callKey{tenant, callID}] = e
+	m.callExpiries.set(callKey{tenant, callID}, e.expires)
+	m.mu.Unlock()
+	return nil
+}
+
+// LookupCall implements arbiter.CallIndex.
+func (m *Store) LookupCall(_ context.Context, tenant, callID string) (string, error) {
+	m.mu.Lock()
+	e, ok := m.calls[callKey{tenant, callID}]
+	m.mu.Unlock()
+	if !ok || (!e.expires.IsZero() && !m.now().Before(e.expires)) {
+		return "", arbiter.Fieldf(arbiter.NotFound, "call_id", "call %q is not known here (only calls the wire guard registered are found by their id alone): give session_id", callID)
+	}
+	return e.session, nil
 }
 
 // Len returns how many sessions are stored, expired ones included until the janitor
