@@ -400,7 +400,7 @@ func (c *cluster) faults(ctx context.Context, cfg config, rng *rand.Rand, res *r
 			pause(500*time.Millisecond, 3*time.Second)
 			c.redis.signal(syscall.SIGCONT)
 		case "lagging failover":
-			if err := c.laggingFailover(ctx, rng); err != nil {
+			if err := c.laggingFailover(ctx, rng); err != nil && ctx.Err() == nil { // not the run ending mid-failover
 				res.add(func(r *result) { r.examples = append(r.examples, "failover: "+err.Error()) })
 			}
 		case "kill redis", "restart redis (volatile)":
@@ -1122,7 +1122,14 @@ func (c *cluster) laggingFailover(ctx context.Context, rng *rand.Rand) error {
 	if err := c.redisPair[p].start(); err != nil {
 		return err
 	}
-	return waitTCP(ctx, c.redisAddrOf(p), "PING\r\n", "+PONG")
+	if err := waitTCP(ctx, c.redisAddrOf(p), "PING\r\n", "+PONG"); err != nil {
+		log, _ := os.ReadFile(c.redisPair[p].log)
+		if len(log) > 2000 {
+			log = log[len(log)-2000:]
+		}
+		return fmt.Errorf("the old primary, restarted as a replica: %v; its log ends:\n%s", err, log)
+	}
+	return nil
 }
 
 // replicaOnline reports whether the Redis server at addr has a replica online.
