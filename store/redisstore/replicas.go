@@ -99,7 +99,13 @@ func (st *Store) primary(ctx context.Context, key arbiter.SessionKey) (redis.Cmd
 		r.known[addr] = k
 		r.mu.Unlock()
 	}
-	return c, addr, min(r.want, k.online), nil
+	n := min(r.want, k.online)
+	if n == 0 {
+		// Nothing to wait for: the Store's own client (on a Cluster it follows
+		// MOVED and ASK redirections, which a node's client does not).
+		return st.client, addr, 0, nil
+	}
+	return c, addr, n, nil
 }
 
 // onlineReplicas counts the replicas in state online in an INFO replication reply
@@ -133,6 +139,9 @@ func (st *Store) acked(ctx context.Context, key arbiter.SessionKey, what string,
 		}
 		return nil
 	})
+	if cc, ok := st.client.(*redis.ClusterClient); ok && err != nil && (strings.HasPrefix(err.Error(), "MOVED") || strings.HasPrefix(err.Error(), "ASK")) {
+		cc.ReloadState(ctx) // the slot moved (a node's client does not follow): the retry asks its new primary
+	}
 	if wait == nil {
 		return nil // the queued commands' errors are theirs
 	}
