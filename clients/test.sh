@@ -50,11 +50,18 @@
 #     SIGTERMed during parked Decides: every job commits on the other, none released.
 #   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
 #     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
-#     Python stacks) play the 12 recorded sessions through `arbiter fake-provider`,
-#     against one `arbiter serve` and against three replicas on one redis-server; for each
-#     stack and configuration `arbiter fake-provider check` must pass (one answer per live
-#     id, none for a dead one, each note once, the reference's cancels), and its summary
-#     line is printed.
+#     Python stacks) play four sets of sessions through `arbiter fake-provider`, each
+#     under its policy: the 12 recorded ones (testdata/traces, booking.yaml), the
+#     workflows (testdata/workflows, its tools.yaml) and the wire sessions
+#     (testdata/wire, its tools.yaml: barge-in on BLOCKING tools, reconnects, late
+#     transcripts, several tools, a failing backend; testdata/wire/limits: a result
+#     over the size limit, its own set: it needs the engine to answer it, issue 25),
+#     against one `arbiter serve` and against three replicas on one redis-server; for
+#     each set, stack and configuration `arbiter fake-provider check` must pass (one
+#     answer per live id, none for a dead one, each note once, the reference's cancels),
+#     and its summary line is printed, with each session the fake refused (a trace its
+#     protocol cannot carry) and why; the time per set too. WIRE_SETS (space-separated
+#     set names) narrows the sets.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -305,10 +312,19 @@ done
 # ---- end of the Python client's issue-15 block ---------------------------------------------
 
 echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, one and three arbiter replicas (clients/e2e/wire.sh)"
-# Each stack plays the 12 recorded sessions through its real SDK; the checker's verdict is
-# the check.
+# Each stack plays each set through its real SDK; the checker's verdict is the check.
 source "$root/clients/e2e/wire.sh"
-wire_checks
+t_wire=$SECONDS
+for set in ${WIRE_SETS:-traces workflows wire limits}; do
+  case "$set" in
+    traces) wire_checks traces "$root/testdata/traces" "$root/testdata/tools/booking.yaml" ;;
+    workflows) wire_checks workflows "$root/testdata/workflows" "$root/testdata/workflows/tools.yaml" ;;
+    wire) wire_checks wire "$root/testdata/wire" "$root/testdata/wire/tools.yaml" ;;
+    limits) wire_checks limits "$root/testdata/wire/limits" "$root/testdata/wire/tools.yaml" ;; # a result over the size limit: answered by the engine since issue 25
+    *) die "WIRE_SETS: no set named $set" ;;
+  esac
+done
+echo "(wire, every set: $((SECONDS - t_wire))s)"
 
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
