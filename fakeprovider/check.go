@@ -387,7 +387,7 @@ func checkResponses(rep *Report, name string, tr Trace, ref refFacts, ops []held
 		for _, c := range order {
 			hc := counts[c]
 			if hc.max > 1 && live {
-				rep.fail("%s: %s answered %d times (at %s ms), the model holding them at once on connection %d; a call id gets exactly one response", name, id, hc.max, times(hc.adds), c)
+				rep.fail("%s: %s answered %d times (at %s ms), the model holding them at once on connection %d%s; a call id gets exactly one response", name, id, hc.max, times(hc.adds), c, resumed(ops, c))
 			}
 			if got == nil && hc.end >= 1 {
 				got = hc
@@ -473,7 +473,7 @@ func checkNotes(rep *Report, name string, notes []replay.Line, ops []heldOp, det
 		for _, c := range ctxs {
 			hc := counts[c]
 			if hc.max > len(refs) {
-				rep.fail("%s: note sent %d times on connection %d, the model holding them at once; the reference hands it out %d: %q", name, hc.max, c, len(refs), refs[0].Text)
+				rep.fail("%s: note sent %d times on connection %d, the model holding them at once%s; the reference hands it out %d: %q", name, hc.max, c, resumed(ops, c), len(refs), refs[0].Text)
 			}
 			if got == nil && hc.end >= len(refs) {
 				got = hc
@@ -518,6 +518,7 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 func checkBackend(rep *Report, name string, ref refFacts, lines []BackendLine, detail *[]string) {
 	commits := map[string]int{}
 	cancels := map[string]bool{}
+	committed := 0 // this session's commits
 	var jobs []string
 	seen := map[string]bool{}
 	for _, l := range lines {
@@ -530,6 +531,7 @@ func checkBackend(rep *Report, name string, ref refFacts, lines []BackendLine, d
 		}
 		if l.Out == "commit" {
 			commits[l.JobID]++
+			committed++
 			rep.Commits++
 		} else {
 			cancels[l.JobID] = true
@@ -560,7 +562,7 @@ func checkBackend(rep *Report, name string, ref refFacts, lines []BackendLine, d
 			rep.fail("%s: the reference cancels %s; the backend log has no cancel (or abort_prepare) for it", name, j)
 		}
 	}
-	if ref.commits == 0 && rep.Commits > 0 {
+	if ref.commits == 0 && committed > 0 {
 		*detail = append(*detail, "backend committed where the reference commits nothing")
 	}
 }

@@ -128,6 +128,12 @@ func TestCheckFails(t *testing.T) {
 			`note sent 2 times on connection 1, the model holding them at once; the reference hands it out 1: "System note: the booking for tomorrow at 3pm is confirmed."`},
 		{"note sent twice, once riding", []string{recOpen, gemRider, gemNote, recClose}, nil, "note sent 2 times"},
 		{"note never sent", []string{recOpen, gemAnswer2, recClose}, nil, "note never sent"},
+		// A connection that resumes the session (its setup names the handle) holds what the
+		// last one held: the note again there is a second copy, not history.
+		{"note again on a resumed connection", []string{recOpen, gemAnswer2, gemNote,
+			`{"t_ms":900,"session":1,"conn":2,"trace":"synthetic","proto":"gemini","kind":"client","msg":{"setup":{"model":"m","sessionResumption":{"handle":"fake-session-1"}}}}`,
+			strings.Replace(gemNote, `"conn":1`, `"conn":2`, 1), recClose}, nil,
+			`note sent 2 times on connection 1, the model holding them at once (and connection 2, which resumed it)`},
 		{"a note of its own", []string{recOpen, gemAnswer2, gemNote, gemOther, recClose}, nil,
 			`a note the reference does not have, at 900 ms via clientContent: "System note: the user's name is Dana."`},
 		{"wrong status", []string{recOpen, gemWrong, gemNote, recClose}, nil, `fc_2 answered with status "cancelled"; the reference's status is "committed"`},

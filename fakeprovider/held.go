@@ -230,3 +230,22 @@ func countHeld(ops []heldOp, weigh func(wireItem) int) (map[int]*heldCount, []in
 	}
 	return counts, order
 }
+
+// resumed says, for a message about context ctx, which later connections resumed it
+// (Gemini session resumption): " (and connections 3, 4 that resumed it)", or "".
+func resumed(ops []heldOp, ctx int) string {
+	var conns []string
+	seen := map[int]bool{ctx: true}
+	for _, op := range ops {
+		for _, it := range op.add {
+			if op.ctx == ctx && !seen[it.conn] && it.conn != 0 {
+				seen[it.conn] = true
+				conns = append(conns, fmt.Sprint(it.conn))
+			}
+		}
+	}
+	if len(conns) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and connection %s, which resumed it)", strings.Join(conns, ", "))
+}

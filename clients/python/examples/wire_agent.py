@@ -48,7 +48,7 @@ import ssl
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Dict, List, Mapping, Optional, Set, TextIO
+from typing import Any, AsyncIterator, Awaitable, Dict, List, Mapping, Optional, Set, TextIO
 
 try:
     import arbiter_client  # noqa: F401
@@ -465,6 +465,17 @@ class Session:
         await asyncio.gather(*self.backend.tasks, return_exceptions=True)
 
 
+async def messages(ws: Any) -> AsyncIterator[Any]:
+    """The connection's messages until it closes, however it closes (websockets raises
+    for a close other than 1000/1001, such as the fake's 1008 refusal: the caller reads
+    the close code and reason)."""
+    try:
+        async for raw in ws:
+            yield raw
+    except ConnectionClosed:
+        return
+
+
 class TraceCalls:
     """Mixin for an adapter: each call is registered with what the recorded app knew of
     it (its tool choice, its own business key)."""
@@ -529,7 +540,7 @@ class GeminiSession(Session):
                 # calls it makes are its own, and those of an earlier one die.
                 self.adapter.connection_opened(f"{self.session_id}-c{self.conn}")
                 await ws.send(json.dumps(self.setup(handle)))
-                async for raw in ws:
+                async for raw in messages(ws):
                     m = json.loads(raw)
                     self.live.feed(m)  # stamped and queued now; not awaited
                     if "setupComplete" in m:
@@ -606,7 +617,7 @@ class OpenAISession(Session):
             async with ws_connect(url, max_size=None, ssl=self.ssl(), extra_headers=headers) as ws:
                 # OpenAI has no resumption: each connection is a new Realtime session.
                 self.adapter.connection_opened(f"{self.session_id}-c{self.conn}")
-                async for raw in ws:
+                async for raw in messages(ws):
                     ev = json.loads(raw)
                     self.rt.feed(ev)  # stamped and queued now; not awaited
                     typ = ev.get("type")
