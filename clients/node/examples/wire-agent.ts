@@ -17,7 +17,8 @@
  * with several addresses (replicas on one Redis): one channel, RPCs round-robin over
  * them. `--response-scheduling` (genai): notes may ride on NON_BLOCKING function
  * responses in every session (else only where the trace says the provider honours
- * scheduling). `--only NAME,...` plays only those traces.
+ * scheduling). `--only NAME,...` plays only those traces. WIRE_DEBUG=1 (LiveKit stacks)
+ * logs each session's arbiter session id and every action to stderr.
  */
 import { parseArgs } from "node:util";
 import type { ArbiterClient } from "../src/index.js";
