@@ -68,7 +68,7 @@ check() {
 selected() { [[ " ${RELEASE_CHECKS:-go-install snapshot npm} " == *" $1 "* ]]; }
 
 # --- 1. the GoReleaser snapshot -------------------------------------------------------
-snapshot() {
+snapshot() ( # a subshell: it changes directory
   local dist="$tmp/dist" arch os cpu
   goreleaser check || return 1
   echo "(docker: skipped, no Docker engine is needed here; the image step is checked by deploy/helm/test.sh)"
@@ -98,10 +98,10 @@ snapshot() {
   local v
   v="$("$tmp/unpacked/arbiter" --version)" || return 1
   echo "  > $v"
-  echo "  > $(cd "$dist" && ls arbiter_* checksums.txt | tr '\n' ' ')"
+  echo "  > $(cd "$dist" && ls -d arbiter_*.tar.gz *.cdx.json checksums.txt | tr "\n" " ")"
   [[ "$v" == *"-snapshot+$(git rev-parse --short HEAD) (commit $(git rev-parse HEAD),"* ]] || { echo "--version does not say the snapshot version and HEAD"; return 1; }
   grep -q '"name": *"google.golang.org/grpc"' "${sboms[0]}" || { echo "the SBOM does not list google.golang.org/grpc"; return 1; }
-}
+)
 selected snapshot && check "goreleaser release --snapshot --skip=docker (.goreleaser.yaml; targets: ${RELEASE_CHECK_TARGETS:-host})" snapshot
 
 # --- 2. go install from a clean module cache ------------------------------------------
