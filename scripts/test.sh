@@ -143,7 +143,7 @@ suite "clients (Python, Node)" ./clients/test.sh
 suite "timeline picture in headless Chromium (timeline/test.sh)" ./timeline/test.sh
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
 suite "bench/ builds (nested Go module; the load test itself is bench/run.sh), bench/report's and bench/load's tests" bash -c 'cd bench && go vet ./... && go test ./report ./load'
-suite "chaos: replicas and Redis killed and frozen, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
+suite "chaos: replicas and Redis killed and frozen, a lagging Redis replica promoted, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
 suite "install paths: the GoReleaser snapshot, go install from a clean module cache, the npm package from its artifact (scripts/release-check.sh)" ./scripts/release-check.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then
