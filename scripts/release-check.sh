@@ -24,7 +24,9 @@
 #      publishes); a scratch project installs that file and imports it; and each Node
 #      agent file the README links (clients/node/examples/stack-*.ts), copied whole into
 #      the scratch project with the SDKs it names, type-checks against the installed
-#      package (tsc --noEmit): a user can copy it as it is.
+#      package (tsc): a user can copy it as it is. The copied Gemini agent then runs as
+#      the README shows, against arbiter serve and the fake provider playing C_on_run2:
+#      its backend prepares, and cancels on "Actually, stop" (never commits).
 # RELEASE_CHECKS="go-install snapshot npm" (the default) narrows the checks run.
 # Prints one line per check; exits 1 if any failed.
 set -uo pipefail
@@ -162,13 +164,35 @@ npm_artifact() {
   mkdir -p agents && cp "$node"/examples/stack-*.ts agents/ || return 1
   cat >tsconfig.json <<'EOF'
 { "compilerOptions": { "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true,
-    "esModuleInterop": true, "skipLibCheck": true, "noEmit": true, "types": ["node"] }, "include": ["agents"] }
+    "esModuleInterop": true, "skipLibCheck": true, "outDir": "build", "types": ["node"] }, "include": ["agents"] }
 EOF
   node -e 'const p=require("./package.json"); p.type="module"; require("fs").writeFileSync("package.json", JSON.stringify(p, null, 2))' || return 1
   npx tsc -p . || return 1
   echo "  > $(ls agents | tr '\n' ' ')type-check as copied, against $(basename "$tgz")"
+  # The copied Gemini agent, run as the README runs it: against arbiter serve and the
+  # fake provider playing C_on_run2, where the user says "Actually, stop" during the
+  # prepare. Its backend must prepare, then cancel, and never commit.
+  local a f sp fp
+  (cd "$root" && go build -o "$tmp/arbiter" ./cmd/arbiter) || return 1
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" >"$tmp/agent-serve.log" 2>&1 &
+  sp=$!
+  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces/" >"$tmp/agent-fake.log" 2>&1 &
+  fp=$!
+  for _ in $(seq 100); do
+    a="$(sed -n 's/.*arbiter serving.* addr=\([^ ]*\).*/\1/p' "$tmp/agent-serve.log" | head -1)"
+    f="$(sed -n 's/.*fake-provider serving.* addr=\([^ ]*\).*/\1/p' "$tmp/agent-fake.log" | head -1)"
+    [ -n "$a" ] && [ -n "$f" ] && break
+    sleep 0.1
+  done
+  ARBITER_TARGET="$a" GEMINI_BASE_URL="http://$f/trace/C_on_run2" GEMINI_API_KEY=none timeout 60 node build/stack-genai.js </dev/null >/dev/null 2>"$tmp/agent.err"
+  local code=$?
+  kill "$sp" "$fp" 2>/dev/null
+  wait "$sp" "$fp" 2>/dev/null
+  echo "  > the copied stack-genai.ts on C_on_run2: $(grep -o '"out":"[a-z_]*"' "$tmp/agent.err" | tr '\n' ' ')"
+  [ "$code" = 0 ] && grep -q '"out":"execute"' "$tmp/agent.err" && grep -q '"out":"cancel"' "$tmp/agent.err" &&
+    ! grep -q '"out":"commit"' "$tmp/agent.err" || { echo "exit $code"; cat "$tmp/agent.err"; return 1; }
 }
-selected npm && check "npm pack ./clients/node, installed from the .tgz; the agent files copied whole type-check against it" npm_artifact
+selected npm && check "npm pack ./clients/node, installed from the .tgz; the agent files copied whole type-check against it, and the Gemini one cancels on a spoken stop" npm_artifact
 
 echo "release-check: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

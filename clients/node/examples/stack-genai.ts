@@ -13,7 +13,13 @@
  * The user's voice comes in on stdin (16 kHz, 16-bit, mono PCM) and the model's goes out
  * on stdout (24 kHz); sox is one way to wire a microphone and a speaker, a telephony or
  * WebRTC transport another. ARBITER_TARGET names the arbiter (default 127.0.0.1:50051),
- * GEMINI_MODEL the model; the log goes to stderr.
+ * GEMINI_MODEL the model; the log goes to stderr. Ctrl-C ends the session.
+ *
+ * Without an API key, against a recorded session: `arbiter fake-provider --trace
+ * testdata/traces/ --listen 127.0.0.1:8765`, then
+ * `GEMINI_BASE_URL=http://127.0.0.1:8765/trace/C_on_run2 GEMINI_API_KEY=none node
+ * stack-genai.js </dev/null`: the user says "Actually, stop" during the prepare, and the
+ * backend's log shows the cancel (no commit). The session ends with the recording.
  *
  * Input transcription is on (`inputAudioTranscription`): the arbiter reads "stop" in the
  * user's words. Without it no stop can be heard, user speech during a prepare cancels
@@ -164,7 +170,7 @@ async function main(): Promise<void> {
   const { session, done } = await startAgent({
     client,
     sessionId: `agent-${process.pid}-${Date.now()}`,
-    ai: new GoogleGenAI({ apiKey: process.env.GEMINI_API_KEY }),
+    ai: new GoogleGenAI({ apiKey: process.env.GEMINI_API_KEY, httpOptions: { baseUrl: process.env.GEMINI_BASE_URL } }),
     model: process.env.GEMINI_MODEL ?? "gemini-3.8-live",
     backend,
     onOpen: () => backend.start(),
@@ -173,10 +179,10 @@ async function main(): Promise<void> {
     },
   });
   process.stdin.on("data", (pcm: Buffer) => session.sendRealtimeInput({ audio: { data: pcm.toString("base64"), mimeType: "audio/pcm;rate=16000" } }));
-  process.stdin.on("end", () => session.close());
   process.once("SIGINT", () => session.close());
   await done;
   client.close();
+  process.exit(0); // stdin may still be open
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
