@@ -51,6 +51,8 @@ func (st *step) pendingReason(j *Job) string {
 	switch {
 	case j.Abandoned:
 		return pendingAbandoned
+	case j.asking():
+		return pendingAsked
 	case j.PreparedAt.IsZero():
 		return pendingPrepare
 	case len(st.holding(j, tp)) > 0:

@@ -233,6 +233,9 @@ type step struct {
 	holds    []Hold
 	utt      int
 	prepared bool
+	// echoed is how many words of the user transcript the step read were the model's
+	// echo (utterances.go), for its history entry.
+	echoed int
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).

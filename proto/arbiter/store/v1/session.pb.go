@@ -90,7 +90,9 @@ type Session struct {
 	// Log.
 	Log []*LogEntry `protobuf:"bytes,23,rep,name=log,proto3" json:"log,omitempty"`
 	// History (absent: nil).
-	History       *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	History *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	// ModelSaid (absent: the zero ModelSaid).
+	ModelSaid     *ModelSaid `protobuf:"bytes,30,opt,name=model_said,json=modelSaid,proto3" json:"model_said,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +295,68 @@ func (x *Session) GetHistory() *History {
 	return nil
 }
 
+func (x *Session) GetModelSaid() *ModelSaid {
+	if x != nil {
+		return x.ModelSaid
+	}
+	return nil
+}
+
+// ModelSaid is arbiter.ModelSaid.
+type ModelSaid struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Text.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// At.
+	At            int64 `protobuf:"zigzag64,2,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelSaid) Reset() {
+	*x = ModelSaid{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSaid) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSaid) ProtoMessage() {}
+
+func (x *ModelSaid) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSaid.ProtoReflect.Descriptor instead.
+func (*ModelSaid) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ModelSaid) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ModelSaid) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
 // TurnJoiner is speech.TurnJoiner.
 type TurnJoiner struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -316,7 +380,7 @@ type TurnJoiner struct {
 
 func (x *TurnJoiner) Reset() {
 	*x = TurnJoiner{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +392,7 @@ func (x *TurnJoiner) String() string {
 func (*TurnJoiner) ProtoMessage() {}
 
 func (x *TurnJoiner) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +405,7 @@ func (x *TurnJoiner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnJoiner.ProtoReflect.Descriptor instead.
 func (*TurnJoiner) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{1}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TurnJoiner) GetWindowNs() int64 {
@@ -412,7 +476,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +488,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +501,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ModelTurn) GetStart() int64 {
@@ -495,14 +559,16 @@ type Utterance struct {
 	// Intent.
 	Intent string `protobuf:"bytes,8,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Stop.
-	Stop          string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	// Echo.
+	Echo          bool `protobuf:"varint,30,opt,name=echo,proto3" json:"echo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Utterance) Reset() {
 	*x = Utterance{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +580,7 @@ func (x *Utterance) String() string {
 func (*Utterance) ProtoMessage() {}
 
 func (x *Utterance) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +593,7 @@ func (x *Utterance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Utterance.ProtoReflect.Descriptor instead.
 func (*Utterance) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Utterance) GetId() int64 {
@@ -593,6 +659,13 @@ func (x *Utterance) GetStop() string {
 	return ""
 }
 
+func (x *Utterance) GetEcho() bool {
+	if x != nil {
+		return x.Echo
+	}
+	return false
+}
+
 // Call is arbiter.Call.
 type Call struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -624,7 +697,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +709,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +722,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Call) GetId() string {
@@ -752,7 +825,7 @@ type CallOutcome struct {
 
 func (x *CallOutcome) Reset() {
 	*x = CallOutcome{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +837,7 @@ func (x *CallOutcome) String() string {
 func (*CallOutcome) ProtoMessage() {}
 
 func (x *CallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +850,7 @@ func (x *CallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOutcome.ProtoReflect.Descriptor instead.
 func (*CallOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallOutcome) GetAt() int64 {
@@ -891,13 +964,21 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// AskedAt.
+	AskedAt int64 `protobuf:"zigzag64,33,opt,name=asked_at,json=askedAt,proto3" json:"asked_at,omitempty"`
+	// AskedBy.
+	AskedBy int64 `protobuf:"varint,34,opt,name=asked_by,json=askedBy,proto3" json:"asked_by,omitempty"`
+	// Asking.
+	Asking bool `protobuf:"varint,35,opt,name=asking,proto3" json:"asking,omitempty"`
+	// AnsweredBy.
+	AnsweredBy    int64 `protobuf:"varint,36,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +990,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1003,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetId() string {
@@ -1149,6 +1230,34 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 	return nil
 }
 
+func (x *Job) GetAskedAt() int64 {
+	if x != nil {
+		return x.AskedAt
+	}
+	return 0
+}
+
+func (x *Job) GetAskedBy() int64 {
+	if x != nil {
+		return x.AskedBy
+	}
+	return 0
+}
+
+func (x *Job) GetAsking() bool {
+	if x != nil {
+		return x.Asking
+	}
+	return false
+}
+
+func (x *Job) GetAnsweredBy() int64 {
+	if x != nil {
+		return x.AnsweredBy
+	}
+	return 0
+}
+
 // Effects is arbiter.Effects.
 type Effects struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1166,7 +1275,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1287,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1300,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Effects) GetResponses() []*Response {
@@ -1243,7 +1352,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1364,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1377,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Response) GetCallId() string {
@@ -1332,7 +1441,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1453,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1466,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Skip) GetCallId() string {
@@ -1422,7 +1531,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1543,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1556,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Note) GetJobId() string {
@@ -1538,7 +1647,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1659,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1672,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1657,7 +1766,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1778,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1791,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Run) GetId() string {
@@ -1797,7 +1906,7 @@ type LogEntry struct {
 
 func (x *LogEntry) Reset() {
 	*x = LogEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1918,7 @@ func (x *LogEntry) String() string {
 func (*LogEntry) ProtoMessage() {}
 
 func (x *LogEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1931,7 @@ func (x *LogEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
 func (*LogEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogEntry) GetSeq() uint64 {
@@ -1890,7 +1999,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2011,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2024,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *History) GetRecord() bool {
@@ -1982,7 +2091,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2103,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2116,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Hold) GetJob() string {
@@ -2075,7 +2184,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2196,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2209,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HistoryEntry) GetMs() int64 {
@@ -2259,7 +2368,7 @@ type CallEntry struct {
 
 func (x *CallEntry) Reset() {
 	*x = CallEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2380,7 @@ func (x *CallEntry) String() string {
 func (*CallEntry) ProtoMessage() {}
 
 func (x *CallEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2393,7 @@ func (x *CallEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEntry.ProtoReflect.Descriptor instead.
 func (*CallEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallEntry) GetId() string {
@@ -2400,7 +2509,7 @@ type SpeechEntry struct {
 
 func (x *SpeechEntry) Reset() {
 	*x = SpeechEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2521,7 @@ func (x *SpeechEntry) String() string {
 func (*SpeechEntry) ProtoMessage() {}
 
 func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2534,7 @@ func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechEntry.ProtoReflect.Descriptor instead.
 func (*SpeechEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SpeechEntry) GetKind() string {
@@ -2463,14 +2572,16 @@ type TranscriptEntry struct {
 	// Utterance.
 	Utterance int64 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
 	// Intent.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// Discarded.
+	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TranscriptEntry) Reset() {
 	*x = TranscriptEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2593,7 @@ func (x *TranscriptEntry) String() string {
 func (*TranscriptEntry) ProtoMessage() {}
 
 func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2606,7 @@ func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
 func (*TranscriptEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TranscriptEntry) GetModel() bool {
@@ -2540,6 +2651,13 @@ func (x *TranscriptEntry) GetIntent() string {
 	return ""
 }
 
+func (x *TranscriptEntry) GetDiscarded() string {
+	if x != nil {
+		return x.Discarded
+	}
+	return ""
+}
+
 // WithdrawEntry is arbiter.WithdrawEntry.
 type WithdrawEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2553,7 +2671,7 @@ type WithdrawEntry struct {
 
 func (x *WithdrawEntry) Reset() {
 	*x = WithdrawEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2683,7 @@ func (x *WithdrawEntry) String() string {
 func (*WithdrawEntry) ProtoMessage() {}
 
 func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2696,7 @@ func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawEntry.ProtoReflect.Descriptor instead.
 func (*WithdrawEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WithdrawEntry) GetCallIds() []string {
@@ -2606,7 +2724,7 @@ type JobEntry struct {
 
 func (x *JobEntry) Reset() {
 	*x = JobEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2736,7 @@ func (x *JobEntry) String() string {
 func (*JobEntry) ProtoMessage() {}
 
 func (x *JobEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2749,7 @@ func (x *JobEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEntry.ProtoReflect.Descriptor instead.
 func (*JobEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobEntry) GetJob() string {
@@ -2658,7 +2776,7 @@ type CompleteEntry struct {
 
 func (x *CompleteEntry) Reset() {
 	*x = CompleteEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2788,7 @@ func (x *CompleteEntry) String() string {
 func (*CompleteEntry) ProtoMessage() {}
 
 func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2801,7 @@ func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteEntry.ProtoReflect.Descriptor instead.
 func (*CompleteEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompleteEntry) GetJob() string {
@@ -2729,7 +2847,7 @@ type ConfigureEntry struct {
 
 func (x *ConfigureEntry) Reset() {
 	*x = ConfigureEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2741,7 +2859,7 @@ func (x *ConfigureEntry) String() string {
 func (*ConfigureEntry) ProtoMessage() {}
 
 func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2754,7 +2872,7 @@ func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureEntry.ProtoReflect.Descriptor instead.
 func (*ConfigureEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConfigureEntry) GetLanguage() string {
@@ -2791,7 +2909,7 @@ type ConnectEntry struct {
 
 func (x *ConnectEntry) Reset() {
 	*x = ConnectEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2803,7 +2921,7 @@ func (x *ConnectEntry) String() string {
 func (*ConnectEntry) ProtoMessage() {}
 
 func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2816,7 +2934,7 @@ func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectEntry.ProtoReflect.Descriptor instead.
 func (*ConnectEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConnectEntry) GetId() string {
@@ -2846,7 +2964,7 @@ type ProgressEntry struct {
 
 func (x *ProgressEntry) Reset() {
 	*x = ProgressEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2976,7 @@ func (x *ProgressEntry) String() string {
 func (*ProgressEntry) ProtoMessage() {}
 
 func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +2989,7 @@ func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEntry.ProtoReflect.Descriptor instead.
 func (*ProgressEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ProgressEntry) GetJob() string {
@@ -2905,7 +3023,7 @@ type DecisionEntry struct {
 
 func (x *DecisionEntry) Reset() {
 	*x = DecisionEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3035,7 @@ func (x *DecisionEntry) String() string {
 func (*DecisionEntry) ProtoMessage() {}
 
 func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3048,7 @@ func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
 func (*DecisionEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecisionEntry) GetJob() string {
@@ -2976,7 +3094,7 @@ type HoldEntry struct {
 
 func (x *HoldEntry) Reset() {
 	*x = HoldEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3106,7 @@ func (x *HoldEntry) String() string {
 func (*HoldEntry) ProtoMessage() {}
 
 func (x *HoldEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3119,7 @@ func (x *HoldEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldEntry.ProtoReflect.Descriptor instead.
 func (*HoldEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HoldEntry) GetJob() string {
@@ -3029,7 +3147,7 @@ var File_arbiter_store_v1_session_proto protoreflect.FileDescriptor
 
 const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xe7\x06\n" +
+	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xa3\a\n" +
 	"\aSession\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12/\n" +
@@ -3060,7 +3178,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\tevent_ids\x18\x15 \x03(\tR\beventIds\x12\x17\n" +
 	"\alog_seq\x18\x16 \x01(\x04R\x06logSeq\x12,\n" +
 	"\x03log\x18\x17 \x03(\v2\x1a.arbiter.store.v1.LogEntryR\x03log\x123\n" +
-	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\"\xd2\x01\n" +
+	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\x12:\n" +
+	"\n" +
+	"model_said\x18\x1e \x01(\v2\x1b.arbiter.store.v1.ModelSaidR\tmodelSaid\"/\n" +
+	"\tModelSaid\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x12R\x02at\"\xd2\x01\n" +
 	"\n" +
 	"TurnJoiner\x12\x1b\n" +
 	"\twindow_ns\x18\x01 \x01(\x03R\bwindowNs\x12\x12\n" +
@@ -3076,7 +3199,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x03end\x18\x02 \x01(\x12R\x03end\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06joined\x18\x04 \x01(\bR\x06joined\x12\x10\n" +
-	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xd4\x01\n" +
+	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xe8\x01\n" +
 	"\tUtterance\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
 	"\vprovider_id\x18\x02 \x01(\tR\n" +
@@ -3087,7 +3210,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\ainterim\x18\x06 \x01(\tR\ainterim\x12\x14\n" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x16\n" +
 	"\x06intent\x18\b \x01(\tR\x06intent\x12\x12\n" +
-	"\x04stop\x18\t \x01(\tR\x04stop\"\xd8\x02\n" +
+	"\x04stop\x18\t \x01(\tR\x04stop\x12\x12\n" +
+	"\x04echo\x18\x1e \x01(\bR\x04echo\"\xd8\x02\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -3110,7 +3234,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xeb\a\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xda\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3154,7 +3278,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\"\xd0\x01\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x19\n" +
+	"\basked_at\x18! \x01(\x12R\aaskedAt\x12\x19\n" +
+	"\basked_by\x18\" \x01(\x03R\aaskedBy\x12\x16\n" +
+	"\x06asking\x18# \x01(\bR\x06asking\x12\x1f\n" +
+	"\vanswered_by\x18$ \x01(\x03R\n" +
+	"answeredBy\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
@@ -3271,14 +3400,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vSpeechEntry\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xae\x01\n" +
+	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xcc\x01\n" +
 	"\x0fTranscriptEntry\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\bR\x05model\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x03R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"B\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"B\n" +
 	"\rWithdrawEntry\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x1c\n" +
@@ -3323,75 +3453,77 @@ func file_arbiter_store_v1_session_proto_rawDescGZIP() []byte {
 	return file_arbiter_store_v1_session_proto_rawDescData
 }
 
-var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Session)(nil),         // 0: arbiter.store.v1.Session
-	(*TurnJoiner)(nil),      // 1: arbiter.store.v1.TurnJoiner
-	(*ModelTurn)(nil),       // 2: arbiter.store.v1.ModelTurn
-	(*Utterance)(nil),       // 3: arbiter.store.v1.Utterance
-	(*Call)(nil),            // 4: arbiter.store.v1.Call
-	(*CallOutcome)(nil),     // 5: arbiter.store.v1.CallOutcome
-	(*Job)(nil),             // 6: arbiter.store.v1.Job
-	(*Effects)(nil),         // 7: arbiter.store.v1.Effects
-	(*Response)(nil),        // 8: arbiter.store.v1.Response
-	(*Skip)(nil),            // 9: arbiter.store.v1.Skip
-	(*Note)(nil),            // 10: arbiter.store.v1.Note
-	(*RunUpdate)(nil),       // 11: arbiter.store.v1.RunUpdate
-	(*Run)(nil),             // 12: arbiter.store.v1.Run
-	(*LogEntry)(nil),        // 13: arbiter.store.v1.LogEntry
-	(*History)(nil),         // 14: arbiter.store.v1.History
-	(*Hold)(nil),            // 15: arbiter.store.v1.Hold
-	(*HistoryEntry)(nil),    // 16: arbiter.store.v1.HistoryEntry
-	(*CallEntry)(nil),       // 17: arbiter.store.v1.CallEntry
-	(*SpeechEntry)(nil),     // 18: arbiter.store.v1.SpeechEntry
-	(*TranscriptEntry)(nil), // 19: arbiter.store.v1.TranscriptEntry
-	(*WithdrawEntry)(nil),   // 20: arbiter.store.v1.WithdrawEntry
-	(*JobEntry)(nil),        // 21: arbiter.store.v1.JobEntry
-	(*CompleteEntry)(nil),   // 22: arbiter.store.v1.CompleteEntry
-	(*ConfigureEntry)(nil),  // 23: arbiter.store.v1.ConfigureEntry
-	(*ConnectEntry)(nil),    // 24: arbiter.store.v1.ConnectEntry
-	(*ProgressEntry)(nil),   // 25: arbiter.store.v1.ProgressEntry
-	(*DecisionEntry)(nil),   // 26: arbiter.store.v1.DecisionEntry
-	(*HoldEntry)(nil),       // 27: arbiter.store.v1.HoldEntry
+	(*ModelSaid)(nil),       // 1: arbiter.store.v1.ModelSaid
+	(*TurnJoiner)(nil),      // 2: arbiter.store.v1.TurnJoiner
+	(*ModelTurn)(nil),       // 3: arbiter.store.v1.ModelTurn
+	(*Utterance)(nil),       // 4: arbiter.store.v1.Utterance
+	(*Call)(nil),            // 5: arbiter.store.v1.Call
+	(*CallOutcome)(nil),     // 6: arbiter.store.v1.CallOutcome
+	(*Job)(nil),             // 7: arbiter.store.v1.Job
+	(*Effects)(nil),         // 8: arbiter.store.v1.Effects
+	(*Response)(nil),        // 9: arbiter.store.v1.Response
+	(*Skip)(nil),            // 10: arbiter.store.v1.Skip
+	(*Note)(nil),            // 11: arbiter.store.v1.Note
+	(*RunUpdate)(nil),       // 12: arbiter.store.v1.RunUpdate
+	(*Run)(nil),             // 13: arbiter.store.v1.Run
+	(*LogEntry)(nil),        // 14: arbiter.store.v1.LogEntry
+	(*History)(nil),         // 15: arbiter.store.v1.History
+	(*Hold)(nil),            // 16: arbiter.store.v1.Hold
+	(*HistoryEntry)(nil),    // 17: arbiter.store.v1.HistoryEntry
+	(*CallEntry)(nil),       // 18: arbiter.store.v1.CallEntry
+	(*SpeechEntry)(nil),     // 19: arbiter.store.v1.SpeechEntry
+	(*TranscriptEntry)(nil), // 20: arbiter.store.v1.TranscriptEntry
+	(*WithdrawEntry)(nil),   // 21: arbiter.store.v1.WithdrawEntry
+	(*JobEntry)(nil),        // 22: arbiter.store.v1.JobEntry
+	(*CompleteEntry)(nil),   // 23: arbiter.store.v1.CompleteEntry
+	(*ConfigureEntry)(nil),  // 24: arbiter.store.v1.ConfigureEntry
+	(*ConnectEntry)(nil),    // 25: arbiter.store.v1.ConnectEntry
+	(*ProgressEntry)(nil),   // 26: arbiter.store.v1.ProgressEntry
+	(*DecisionEntry)(nil),   // 27: arbiter.store.v1.DecisionEntry
+	(*HoldEntry)(nil),       // 28: arbiter.store.v1.HoldEntry
 }
 var file_arbiter_store_v1_session_proto_depIdxs = []int32{
-	1,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
-	3,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
-	4,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
-	6,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
-	12, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
-	13, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
-	14, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
-	2,  // 7: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
-	5,  // 8: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
-	7,  // 9: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
-	8,  // 10: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
-	9,  // 11: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
-	10, // 12: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
-	11, // 13: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
-	8,  // 14: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
-	9,  // 15: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
-	10, // 16: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
-	11, // 17: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
-	16, // 18: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
-	15, // 19: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
-	17, // 20: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
-	18, // 21: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
-	19, // 22: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
-	20, // 23: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
-	21, // 24: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
-	22, // 25: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
-	23, // 26: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
-	24, // 27: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
-	25, // 28: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
-	26, // 29: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
-	21, // 30: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
-	27, // 31: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	2,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
+	4,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
+	5,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
+	7,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
+	13, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
+	14, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
+	15, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
+	1,  // 7: arbiter.store.v1.Session.model_said:type_name -> arbiter.store.v1.ModelSaid
+	3,  // 8: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
+	6,  // 9: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
+	8,  // 10: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
+	9,  // 11: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
+	10, // 12: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
+	11, // 13: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
+	12, // 14: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
+	9,  // 15: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
+	10, // 16: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
+	11, // 17: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
+	12, // 18: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
+	17, // 19: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
+	16, // 20: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
+	18, // 21: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
+	19, // 22: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
+	20, // 23: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
+	21, // 24: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
+	22, // 25: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
+	23, // 26: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
+	24, // 27: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
+	25, // 28: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
+	26, // 29: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
+	27, // 30: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
+	22, // 31: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
+	28, // 32: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
@@ -3399,14 +3531,14 @@ func file_arbiter_store_v1_session_proto_init() {
 	if File_arbiter_store_v1_session_proto != nil {
 		return
 	}
-	file_arbiter_store_v1_session_proto_msgTypes[16].OneofWrappers = []any{}
+	file_arbiter_store_v1_session_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_store_v1_session_proto_rawDesc), len(file_arbiter_store_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
