@@ -280,19 +280,19 @@ func (m *sim) checkHoldBound() {
 			continue
 		}
 		tp := m.e.Policy.lookup(j.Tool)
-		if j.Asking {
+		if j.QuestionOpen {
 			// Issue 25: the question an unclear reply raised holds it, up to max_hold
 			// after the ask, the model's last output and the user's last words since,
 			// except while the model speaks (asking it).
-			bound := j.AskedAt
+			bound := j.QuestionAt
 			if m.s.ModelSaid.At.After(bound) {
 				bound = m.s.ModelSaid.At
 			}
 			for _, u := range m.s.Utterances {
-				if u.ID > j.AskedBy && u.Start.After(bound) {
+				if u.ID > j.QuestionBy && u.Start.After(bound) {
 					bound = u.Start
 				}
-				if u.ID > j.AskedBy && u.End.After(bound) {
+				if u.ID > j.QuestionBy && u.End.After(bound) {
 					bound = u.End
 				}
 			}
@@ -906,8 +906,8 @@ func (m *sim) checkHolds() {
 		}
 		// Issue 25: a job whose unclear reply raised a question commits only once the
 		// user said yes, or, under on_transcript_timeout: commit, when it went unanswered.
-		if !j.AskedAt.IsZero() && j.AnsweredBy == 0 && tp.timings.OnTranscriptTimeout != Commit {
-			m.fatalf("job %s committed at %d: asked at %d and never answered", j.ID, msOf(d), msOf(j.AskedAt))
+		if !j.QuestionAt.IsZero() && j.AnsweredBy == 0 && tp.timings.OnTranscriptTimeout != Commit {
+			m.fatalf("job %s committed at %d: asked at %d and never answered", j.ID, msOf(d), msOf(j.QuestionAt))
 		}
 		for id, u := range m.utts {
 			trigger := id == m.triggers[j.ID]

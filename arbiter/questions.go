@@ -28,8 +28,8 @@ import "time"
 // abandoned job (its call ids dead after `interrupted`): it is held until a re-issue
 // revives it, and asked about when none comes (on_abandon: cancel).
 
-// asking reports whether the arbiter's question about j is open: it holds j's commit.
-func (j *Job) asking() bool { return j.Asking && j.Decision == Undecided }
+// questionOpen reports whether the arbiter's question about j is open: it holds j's commit.
+func (j *Job) questionOpen() bool { return j.QuestionOpen && j.Decision == Undecided }
 
 // unclear applies an unclear reading of utterance u to job j (one u bears on), as the
 // tool's on_unclear says.
@@ -44,10 +44,10 @@ func (st *step) unclear(j *Job, u *Utterance) {
 	case tp.timings.OnUnclear == CommitUnclear, tp.tool.NoHold:
 		// no stop; a tool that is never held on speech is not held by a question
 	default:
-		if j.Asking {
+		if j.QuestionOpen {
 			return // asked already: the question stands
 		}
-		j.AskedAt, j.AskedBy, j.Asking, j.AnsweredBy = st.s.Now, u.ID, true, 0
+		j.QuestionAt, j.QuestionBy, j.QuestionOpen, j.AnsweredBy = st.s.Now, u.ID, true, 0
 		st.issueNote(j, askNote(st.describe(j.Tool, j.Args), j.Tool, u.Text), "")
 	}
 }
@@ -56,10 +56,10 @@ func (st *step) unclear(j *Job, u *Utterance) {
 // question's hold ends, and the job commits by the grace rules (timers.go). A go-ahead
 // said before the question, or by the reply that raised it, answers nothing.
 func (st *step) answered(j *Job, u *Utterance) {
-	if !j.asking() || u.ID <= j.AskedBy {
+	if !j.questionOpen() || u.ID <= j.QuestionBy {
 		return
 	}
-	j.Asking, j.AnsweredBy = false, u.ID
+	j.QuestionOpen, j.AnsweredBy = false, u.ID
 }
 
 // questionTimers offers the timers of job j while its question is open: the
@@ -67,7 +67,7 @@ func (st *step) answered(j *Job, u *Utterance) {
 // question's own expiry (questionDue).
 func (st *step) questionTimers(j *Job, tp toolPolicy, consider func(timer)) {
 	for _, u := range st.s.Utterances {
-		if u.ID > j.AskedBy && relevant(j, u) && !u.settled() && !u.End.IsZero() && !containsInt(j.Released, u.ID) {
+		if u.ID > j.QuestionBy && relevant(j, u) && !u.settled() && !u.End.IsZero() && !containsInt(j.Released, u.ID) {
 			u := u
 			consider(timer{u.End.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) }})
 		}
@@ -86,12 +86,12 @@ func (st *step) questionDue(j *Job, tp toolPolicy) (due time.Time, ok bool) {
 	if st.s.ModelSpeaking {
 		return time.Time{}, false
 	}
-	from := j.AskedAt
+	from := j.QuestionAt
 	if m := st.s.ModelSaid.At; m.After(from) {
 		from = m
 	}
 	for _, u := range st.s.Utterances {
-		if u.ID <= j.AskedBy || !relevant(j, u) {
+		if u.ID <= j.QuestionBy || !relevant(j, u) {
 			continue
 		}
 		last := u.End
@@ -109,7 +109,7 @@ func (st *step) questionDue(j *Job, tp toolPolicy) (due time.Time, ok bool) {
 // job is cancelled (CauseUnanswered), or the hold ends and it commits.
 func (st *step) questionExpired(j *Job, tp toolPolicy) {
 	if tp.timings.OnTranscriptTimeout == Commit {
-		j.Asking = false
+		j.QuestionOpen = false
 		return
 	}
 	st.decideJob(j, DecisionCancel, CauseUnanswered, reasonUnanswered(tp.timings.MaxHold))
@@ -120,7 +120,7 @@ func (st *step) questionExpired(j *Job, tp toolPolicy) {
 // on_transcript_timeout: commit.
 func (st *step) questionReason(j *Job, tp toolPolicy) string {
 	switch {
-	case j.AskedAt.IsZero():
+	case j.QuestionAt.IsZero():
 		return ""
 	case j.AnsweredBy != 0:
 		if u := st.s.utterance(j.AnsweredBy); u != nil {

@@ -330,14 +330,23 @@ type Job struct {
 	RunID string `json:"run_id,omitempty"`
 	// WasUnknown is set when the job was first completed Unknown and later resolved.
 	WasUnknown bool `json:"was_unknown,omitempty"`
-	// The question about the job (questions.go): AskedAt is when an unclear reply,
-	// utterance AskedBy, made the arbiter ask the user whether they still want it
-	// (zero: never); Asking while the question holds the commit; AnsweredBy is the
-	// utterance that said yes (0: none).
-	AskedAt    time.Time `json:"asked_at,omitzero"`
-	AskedBy    int       `json:"asked_by,omitempty"`
-	Asking     bool      `json:"asking,omitempty"`
-	AnsweredBy int       `json:"answered_by,omitempty"`
+	// The question about the job an unclear reply raised (questions.go; not Asked):
+	// QuestionAt is when utterance QuestionBy, unclear, made the arbiter ask the user
+	// whether they still want it (zero: never); QuestionOpen while the question holds
+	// the commit; AnsweredBy is the utterance that said yes (0: none).
+	QuestionAt   time.Time `json:"question_at,omitzero"`
+	QuestionBy   int       `json:"question_by,omitempty"`
+	QuestionOpen bool      `json:"question_open,omitempty"`
+	AnsweredBy   int       `json:"answered_by,omitempty"`
+	// Asked is set once a Decide named the job by its call id (the tool helper of a
+	// tool behind the wire guard): the tool talks to the arbiter, so an answer the
+	// agent sends for the call before the job completes is not the tool's result but
+	// the framework's own (ToolAnswer holds it).
+	Asked bool `json:"asked,omitempty"`
+	// Unguarded is set when the job was completed by the agent's own answer to its
+	// call, its tool never having asked Decide (ToolAnswer): the side effect, if any,
+	// was the tool's, outside the arbiter's decisions, and the outcome is Result.
+	Unguarded bool `json:"unguarded,omitempty"`
 }
 
 func (j *Job) opener() string { return j.CallIDs[0] }

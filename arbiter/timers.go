@@ -123,7 +123,7 @@ func (st *step) jobTimers(j *Job, consider func(timer)) {
 		consider(timer{j.AbandonedAt.Add(tp.timings.AbandonWait), func() { st.abandonExpired(j, tp) }})
 		return
 	}
-	if j.asking() {
+	if j.questionOpen() {
 		st.questionTimers(j, tp, consider) // questions.go
 		return
 	}

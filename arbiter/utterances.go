@@ -401,7 +401,7 @@ func (st *step) mayHear(j *Job, u *Utterance, late bool) bool {
 // refuse this one).
 func (st *step) intentOf(u *Utterance, j *Job, ctx speech.Context) (speech.Intent, string) {
 	ctx.Action = st.e.Policy.lookup(j.Tool).tool.Vocabulary()
-	ctx.Asked = j.Asking && u.ID > j.AskedBy
+	ctx.Asked = j.QuestionOpen && u.ID > j.QuestionBy
 	for _, k := range st.s.Jobs {
 		if containsInt(k.Triggers, u.ID) {
 			ctx.Carried = argTexts(k.Args, ctx.Carried)

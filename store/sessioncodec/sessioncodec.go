@@ -425,7 +425,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				AskedAt: e.t(j.AskedAt), AskedBy: int64(j.AskedBy), Asking: j.Asking, AnsweredBy: int64(j.AnsweredBy)}
+				Asked: j.Asked, Unguarded: j.Unguarded, QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy),
+				QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -610,8 +611,8 @@ func (d *decoder) json(b []byte) map[string]any {
 	if len(b) == 0 {
 		return nil
 	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil && d.err == nil {
+	v, err := decodeJSONObject(b) // json.Unmarshal, through the memo (jsonmemo.go)
+	if err != nil && d.err == nil {
 		d.err = err
 	}
 	return v
@@ -702,8 +703,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, AskedAt: d.t(j.AskedAt),
-				AskedBy: int(j.AskedBy), Asking: j.Asking, AnsweredBy: int(j.AnsweredBy)}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, Asked: j.Asked, Unguarded: j.Unguarded,
+				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {

@@ -964,14 +964,18 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
-	// AskedAt.
-	AskedAt int64 `protobuf:"zigzag64,33,opt,name=asked_at,json=askedAt,proto3" json:"asked_at,omitempty"`
-	// AskedBy.
-	AskedBy int64 `protobuf:"varint,34,opt,name=asked_by,json=askedBy,proto3" json:"asked_by,omitempty"`
-	// Asking.
-	Asking bool `protobuf:"varint,35,opt,name=asking,proto3" json:"asking,omitempty"`
+	// QuestionAt.
+	QuestionAt int64 `protobuf:"zigzag64,33,opt,name=question_at,json=questionAt,proto3" json:"question_at,omitempty"`
+	// QuestionBy.
+	QuestionBy int64 `protobuf:"varint,34,opt,name=question_by,json=questionBy,proto3" json:"question_by,omitempty"`
+	// QuestionOpen.
+	QuestionOpen bool `protobuf:"varint,35,opt,name=question_open,json=questionOpen,proto3" json:"question_open,omitempty"`
 	// AnsweredBy.
-	AnsweredBy    int64 `protobuf:"varint,36,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	AnsweredBy int64 `protobuf:"varint,36,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
+	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
+	// Unguarded (completed by the agent's own answer, its tool never having asked).
+	Unguarded     bool `protobuf:"varint,51,opt,name=unguarded,proto3" json:"unguarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1230,23 +1234,23 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 	return nil
 }
 
-func (x *Job) GetAskedAt() int64 {
+func (x *Job) GetQuestionAt() int64 {
 	if x != nil {
-		return x.AskedAt
+		return x.QuestionAt
 	}
 	return 0
 }
 
-func (x *Job) GetAskedBy() int64 {
+func (x *Job) GetQuestionBy() int64 {
 	if x != nil {
-		return x.AskedBy
+		return x.QuestionBy
 	}
 	return 0
 }
 
-func (x *Job) GetAsking() bool {
+func (x *Job) GetQuestionOpen() bool {
 	if x != nil {
-		return x.Asking
+		return x.QuestionOpen
 	}
 	return false
 }
@@ -1256,6 +1260,20 @@ func (x *Job) GetAnsweredBy() int64 {
 		return x.AnsweredBy
 	}
 	return 0
+}
+
+func (x *Job) GetAsked() bool {
+	if x != nil {
+		return x.Asked
+	}
+	return false
+}
+
+func (x *Job) GetUnguarded() bool {
+	if x != nil {
+		return x.Unguarded
+	}
+	return false
 }
 
 // Effects is arbiter.Effects.
@@ -3234,7 +3252,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xda\b\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xa7\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3278,12 +3296,16 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x19\n" +
-	"\basked_at\x18! \x01(\x12R\aaskedAt\x12\x19\n" +
-	"\basked_by\x18\" \x01(\x03R\aaskedBy\x12\x16\n" +
-	"\x06asking\x18# \x01(\bR\x06asking\x12\x1f\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x1f\n" +
+	"\vquestion_at\x18! \x01(\x12R\n" +
+	"questionAt\x12\x1f\n" +
+	"\vquestion_by\x18\" \x01(\x03R\n" +
+	"questionBy\x12#\n" +
+	"\rquestion_open\x18# \x01(\bR\fquestionOpen\x12\x1f\n" +
 	"\vanswered_by\x18$ \x01(\x03R\n" +
-	"answeredBy\"\xd0\x01\n" +
+	"answeredBy\x12\x14\n" +
+	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
+	"\tunguarded\x183 \x01(\bR\tunguarded\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
