@@ -357,7 +357,7 @@ func (st *step) stopHeardBefore(j *Job) {
 		if u == nil || !u.Final || u.Echo || u.Intent == speech.IntentUnknown || u.Intent == speech.IntentOther {
 			continue
 		}
-		if in, _ := st.intentOf(u, j, st.speechContext()); in == speech.IntentStop {
+		if in, _ := st.intentOf(u, j, st.speechContext(u)); in == speech.IntentStop {
 			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
 			return
 		}

@@ -103,7 +103,16 @@ func playCorpusCase(t *testing.T, p *arbiter.Policy, c corpusCase) string {
 		call(10)
 		step(100, arbiter.Decide{JobID: job, Prepared: true})
 		model()
-		step(800, arbiter.Speech{Kind: arbiter.UserActivityStart})
+		step(1000, arbiter.Speech{Kind: arbiter.UserActivityStart})
+		step(1400, arbiter.Speech{Kind: arbiter.UserActivityEnd})
+		step(1500, arbiter.Transcript{Text: c.text})
+	case "echo": // the utterance begins while the model still speaks
+		call(10)
+		step(100, arbiter.Decide{JobID: job, Prepared: true})
+		step(200, arbiter.Speech{Kind: arbiter.ModelOutputStart})
+		step(250, arbiter.Transcript{Model: true, Text: c.context})
+		step(400, arbiter.Speech{Kind: arbiter.UserActivityStart})
+		step(1200, arbiter.Speech{Kind: arbiter.ModelTurnComplete})
 		step(1400, arbiter.Speech{Kind: arbiter.UserActivityEnd})
 		step(1500, arbiter.Transcript{Text: c.text})
 	case "request":

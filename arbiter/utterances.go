@@ -297,13 +297,23 @@ func (st *step) modelEnded() {
 	}
 }
 
-// speechContext is what a user utterance is read against now: what the model said
-// last (the question a reply answers), and, while it may still come back as echo (the
-// model speaks, or said something within EchoWindow), the same words as the echo.
-func (st *step) speechContext() speech.Context {
+// EchoTail is how long after the model's last output (a transcription piece, the end
+// of its turn) an utterance that begins may still be its echo: the client plays the
+// turn's last audio after the turn's end reaches it. A reply begins after the user has
+// heard the model out, so one that repeats the model's words ("Cancel the booking."
+// after "Do you want me to cancel the booking?") is the user's.
+const EchoTail = 500 * time.Millisecond
+
+// speechContext is what user utterance u is read against now: what the model said last
+// (the question a reply answers), and, when u may be its echo, the same words as the
+// echo: u began while the model was speaking, or within EchoTail of its last output,
+// and that output is within EchoWindow (echo is the model's own audio, so it overlaps
+// the model's speech; a reply follows it).
+func (st *step) speechContext(u *Utterance) speech.Context {
 	m := st.s.ModelSaid
 	ctx := speech.Context{Said: m.Text}
-	if m.Text != "" && (st.s.ModelSpeaking || st.s.Now.Sub(m.At) <= EchoWindow) {
+	overlaps := st.s.ModelSpeaking || !u.Start.After(m.At.Add(EchoTail))
+	if m.Text != "" && overlaps && st.s.Now.Sub(m.At) <= EchoWindow {
 		ctx.Echo = m.Text
 	}
 	return ctx
@@ -319,7 +329,7 @@ func (st *step) speechContext() speech.Context {
 func (st *step) hear(u *Utterance, alt string, late bool) {
 	s := st.s
 	phrases := st.e.Policy.Phrases(s.Language)
-	ctx := st.speechContext()
+	ctx := st.speechContext(u)
 	r := speech.Read(u.Text, phrases, ctx)
 	if alt != "" && r.Intent != speech.IntentStop {
 		// The other reading of the join: a stop in either is a stop (fail closed).

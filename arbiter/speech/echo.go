@@ -16,10 +16,10 @@ const echoRun = 3
 
 // dropEcho returns text (normalised; words = Words(text)) without the words that
 // repeat a run of echoRun or more words of echo (the model's recent output, read with
-// Words), how many it dropped, and, for a text of fewer words than echoRun, whether
-// they occur in echo in the same order (a possible echo, not dropped). A dropped word's
-// span is replaced by a space, so the words around it stay apart and the punctuation
-// stays.
+// Words), or that one such word is between two of (a word misheard), how many it
+// dropped, and, for a text of fewer words than echoRun, whether they occur in echo in
+// the same order (a possible echo, not dropped). A dropped word's span is replaced by a
+// space, so the words around it stay apart and the punctuation stays.
 func dropEcho(text string, words []string, echo string, steps *int) (rest string, dropped int, short bool) {
 	said := Words(echo)
 	count(steps, len(said))
@@ -45,6 +45,15 @@ func dropEcho(text string, words []string, echo string, steps *int) (rest string
 					dropped++
 				}
 			}
+		}
+	}
+	// One word between two echoed ones is echo misheard ("hold on while I look that for
+	// you" for "book").
+	for i := 1; i+1 < len(words); i++ {
+		count(steps, 1)
+		if !covered[i] && covered[i-1] && covered[i+1] {
+			covered[i] = true
+			dropped++
 		}
 	}
 	if dropped == 0 {

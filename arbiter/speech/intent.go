@@ -394,10 +394,13 @@ func classify(text string, words []string, p Phrases, ctx Context) (Intent, stri
 		amendAt = -1
 	}
 	ends := sentenceEnds(words, breaks)
-	if at, marker := correctionAt(words, breaks, ends, replyFrom, indexPhrases(p.Correct)); at > amendAt {
+	noDetails := func(j int) bool { // the words at j start no new details: no correction
+		return replyFrom[j] || ends[j] == '?' || questionWords[words[j]] || (notStop != nil && notStop[j])
+	}
+	if at, marker := correctionAt(words, breaks, noDetails, indexPhrases(p.Correct)); at > amendAt {
 		amendAt, amend = at, marker
 	}
-	bare := bareClauses(words, breaks, ends, replyFrom, indexPhrases(p.Bare), indexPhrases(p.Refuse), h.end)
+	bare := bareClauses(words, breaks, replyFrom, noDetails, indexPhrases(p.Bare), indexPhrases(p.Refuse), h.end)
 	if bare.stopAt > stopAt {
 		stopAt, stop = bare.stopAt, bare.stop
 	}
@@ -492,13 +495,13 @@ func sentenceEnds(words []string, breaks []byte) []byte {
 }
 
 // correctionAt returns the word index and the marker of the last correction (words
-// and breaks as wordBreaks gives them, ends as sentenceEnds, replyFrom as readHead): a
-// clause — the start of a sentence, or after a comma — that begins with a marker of x
-// and has words after it, followed in the same sentence by a comma and more words
-// ("Not Friday, Saturday", "No, not that one, the 5pm"), where the words after the
-// comma are neither a question nor only reply words ("Not now, thanks" is no
-// correction); -1 and "" when there is none.
-func correctionAt(words []string, breaks, ends []byte, replyFrom []bool, x *phraseIndex) (int, string) {
+// and breaks as wordBreaks gives them): a clause — the start of a sentence, or after a
+// comma — that begins with a marker of x and has words after it, followed in the same
+// sentence by a comma and more words ("Not Friday, Saturday", "No, not that one, the
+// 5pm") that start new details (noDetails is false for the first of them: they are
+// not a question, only reply words, or a NotStop phrase: "Not now, thanks" and "No,
+// don't cancel it" are no corrections); -1 and "" when there is none.
+func correctionAt(words []string, breaks []byte, noDetails func(int) bool, x *phraseIndex) (int, string) {
 	if !anyFirst(words, x) {
 		return -1, ""
 	}
@@ -513,8 +516,8 @@ func correctionAt(words []string, breaks, ends []byte, replyFrom []bool, x *phra
 			}
 			for j := i + n + 1; j < len(words) && !isEnd(breaks[j]); j++ {
 				if breaks[j] == ',' {
-					if replyFrom[j] || ends[j] == '?' || questionWords[words[j]] {
-						break // reply words, or a question: no new details
+					if noDetails(j) {
+						break // reply words, a question, "don't cancel": no new details
 					}
 					return i, p.text
 				}
@@ -532,15 +535,16 @@ type bareResult struct {
 }
 
 // bareClauses finds the clauses of Bare (x) and Refuse (r) phrases (words, breaks as
-// wordBreaks gives them, ends as sentenceEnds, replyFrom and headEnd, where the
-// utterance's opening reply ends, as readHead). A clause is a run of words that begins
-// the text, a sentence or follows a comma, and ends at a comma, a sentence end or the
-// end of the text; it is such a clause when those phrases make up all its words. One
-// that ends its sentence, or that only reply words follow in it ("No, thanks."),
-// stops, unless it is a Refuse clause of the opening reply (read as a reply,
-// readReply); one that a comma and more words of its sentence follow corrects, unless
-// those words are a question. The index returned is that of the clause's last phrase.
-func bareClauses(words []string, breaks, ends []byte, replyFrom []bool, x, r *phraseIndex, headEnd int) bareResult {
+// wordBreaks gives them, replyFrom and headEnd, where the utterance's opening reply
+// ends, as readHead).
+// A clause is a run of words that begins the text, a sentence or follows a comma, and
+// ends at a comma, a sentence end or the end of the text; it is such a clause when
+// those phrases make up all its words. One that ends its sentence, or that only reply
+// words follow in it ("No, thanks."), stops, unless it is a Refuse clause of the
+// opening reply (read as a reply, readReply); one that a comma and more words of its
+// sentence follow corrects, unless those words start no new details (noDetails, as in
+// correctionAt). The index returned is that of the clause's last phrase.
+func bareClauses(words []string, breaks []byte, replyFrom []bool, noDetails func(int) bool, x, r *phraseIndex, headEnd int) bareResult {
 	res := bareResult{stopAt: -1, amendAt: -1}
 	if !anyFirst(words, x) && !anyFirst(words, r) {
 		return res
@@ -568,8 +572,8 @@ func bareClauses(words []string, breaks, ends []byte, replyFrom []bool, x, r *ph
 				if clear || j > headEnd {
 					res.stopAt, res.stop = last, lastText
 				}
-			case ends[j] == '?' || questionWords[words[j]]:
-				// a question after the comma: no new details
+			case noDetails(j):
+				// a question or "don't cancel" after the comma: no new details
 			default:
 				res.amendAt, res.amend = last, lastText
 			}

@@ -30,8 +30,9 @@ type Context struct {
 	// their words in the utterance are the request, not intent about it (rule 3 of
 	// Read). Empty for an utterance that did not trigger the call.
 	Carried []string
-	// Echo is what the model said within the last few seconds, whose words may come
-	// back through the user's microphone (rule 2 of Read). Empty: no echo is possible.
+	// Echo is what the model said within the last few seconds, when the utterance may
+	// be its echo (it overlapped the model's speech): words of it may come back through
+	// the user's microphone (rule 2 of Read). Empty: no echo is possible.
 	Echo string
 }
 

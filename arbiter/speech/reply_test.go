@@ -299,3 +299,38 @@ func costText() *rapid.Generator[string] {
 		return b.String()
 	})
 }
+
+// TestReadProperties: Read in any context answers the same twice, with an intent and
+// a phrase Classify's rules allow; what the model said, the action's words and the
+// arbiter's question never turn a stop by the words alone into anything else (context
+// only reads replies), nor an utterance with no reply in it; and with an echo, the
+// words read are never more than the words heard.
+func TestReadProperties(t *testing.T) {
+	said := rapid.OneOf(rapid.SampledFrom([]string{"", "Anything else?", "Shall I book it?", "Should I cancel it?",
+		"Shall I book it, or anything else?", "Have a nice day!", "Please hold on while I book that for you."}), statement())
+	rapid.Check(t, func(t *rapid.T) {
+		s := statement().Draw(t, "s")
+		lang := rapid.SampledFrom([]string{"en", "es", "fr", "de", "zh", "ja", "th"}).Draw(t, "lang")
+		p := DefaultPhrases[lang]
+		ctx := Context{Said: said.Draw(t, "said"), Action: Booking, Asked: rapid.Bool().Draw(t, "asked")}
+		r := Read(s, p, ctx)
+		if r2 := Read(s, p, ctx); r2 != r {
+			t.Fatalf("Read(%q) not deterministic: %+v then %+v", s, r, r2)
+		}
+		checkReading(t, s, p, r.Intent, r.Phrase)
+		if in, _ := Classify(s, p); in == IntentStop && r.Intent != IntentStop {
+			t.Fatalf("Read(%q) in %+v = %s, but the words alone stop", s, ctx, r.Intent)
+		}
+		if in, _ := Classify(s, p); in != IntentUnclear && in != IntentGoAhead && in != IntentOther && r.Intent != in {
+			t.Fatalf("Read(%q) in %+v = %s, Classify %s: only a reply reads by its context", s, ctx, r.Intent, in)
+		}
+		ctx.Echo = rapid.OneOf(rapid.Just(s), said).Draw(t, "echo")
+		r = Read(s, p, ctx)
+		if r.Echoed > r.Words || (r.Echo() && r.Intent != IntentUnknown) {
+			t.Fatalf("Read(%q) with echo %q: %+v", s, ctx.Echo, r)
+		}
+		if ctx.Echo == s && len(Words(s)) >= echoRun && !r.Echo() {
+			t.Fatalf("Read(%q) with itself as the echo: %+v, want all echo", s, r)
+		}
+	})
+}
