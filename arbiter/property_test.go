@@ -81,7 +81,8 @@ type sim struct {
 // held it settled (final transcript and activity ended) and first heard a stop in it.
 type uttSeen struct {
 	start, end, stop            time.Time
-	step, settledStep, stopStep int // the steps that first showed it, settled, with a stop
+	step, settledStep, stopStep int    // the steps that first showed it, settled, with a stop
+	classified                  string // the text last read for a stop
 }
 
 type emittedOutcome struct {
@@ -390,7 +391,11 @@ func (m *sim) checkStep(out Output) {
 		// A stop by its words alone is a stop for every job it bears on; a refusal
 		// ("No.") is one only for a job whose question it answers (issue 25), which
 		// checkHolds checks through the question's state.
-		if in, _ := speech.Classify(u.Text, m.e.Policy.Phrases(m.s.Language)); seen.stopStep == 0 && u.Final && !u.Echo && in == speech.IntentStop {
+		if seen.stopStep == 0 && u.Final && !u.Echo && seen.classified != u.Text {
+			seen.classified = u.Text
+			if in, _ := speech.Classify(u.Text, m.e.Policy.Phrases(m.s.Language)); in != speech.IntentStop {
+				continue
+			}
 			seen.stop, seen.stopStep = m.s.Now, m.stepCount
 		}
 	}

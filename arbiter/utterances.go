@@ -305,16 +305,24 @@ func (st *step) modelEnded() {
 const EchoTail = 500 * time.Millisecond
 
 // speechContext is what user utterance u is read against now: what the model said last
-// (the question a reply answers), and, when u may be its echo, the same words as the
-// echo: u began while the model was speaking, or within EchoTail of its last output,
-// and that output is within EchoWindow (echo is the model's own audio, so it overlaps
-// the model's speech; a reply follows it).
+// (the question a reply answers); when u may be its echo, the same words as the echo
+// (u began while the model was speaking, or within EchoTail of its last output, and
+// that output is within EchoWindow: echo is the model's own audio, so it overlaps the
+// model's speech, where a reply follows it); and the request's own words.
 func (st *step) speechContext(u *Utterance) speech.Context {
 	m := st.s.ModelSaid
 	ctx := speech.Context{Said: m.Text}
 	overlaps := st.s.ModelSpeaking || !u.Start.After(m.At.Add(EchoTail))
 	if m.Text != "" && overlaps && st.s.Now.Sub(m.At) <= EchoWindow {
 		ctx.Echo = m.Text
+	}
+	// The argument texts of every call u triggered (issue 25, pattern 4: "two tickets
+	// for Stop Making Sense" names the show: it stops nothing, neither that booking nor
+	// another).
+	for _, k := range st.s.Jobs {
+		if containsInt(k.Triggers, u.ID) {
+			ctx.Carried = argTexts(k.Args, ctx.Carried)
+		}
 	}
 	return ctx
 }
@@ -401,22 +409,15 @@ func (st *step) mayHear(j *Job, u *Utterance, late bool) bool {
 	return false
 }
 
-// intentOf reads utterance u's text for job j in ctx (what the model said) with j's
-// context added: its tool's vocabulary, whether the arbiter's question about j is open
-// and u came after it, and the argument texts of every call u triggered (issue 25,
-// pattern 4: "two tickets for Stop Making Sense" names the show, it stops nothing,
-// neither this booking nor another). What the model said is the question u answers
-// only if it said it once j existed, or u is j's request: a question from before j is
-// about something else ("Shall I book it?" of an earlier booking does not make a "No."
-// refuse this one).
+// intentOf reads utterance u's text for job j in ctx (speechContext: what the model
+// said, the request's own words) with j's context added: its tool's vocabulary, and
+// whether the arbiter's question about j is open and u came after it. What the model
+// said is the question u answers only if it said it once j existed, or u is j's
+// request: a question from before j is about something else ("Shall I book it?" of an
+// earlier booking does not make a "No." refuse this one).
 func (st *step) intentOf(u *Utterance, j *Job, ctx speech.Context) (speech.Intent, string) {
 	ctx.Action = st.e.Policy.lookup(j.Tool).tool.Vocabulary()
 	ctx.Asked = j.QuestionOpen && u.ID > j.QuestionBy
-	for _, k := range st.s.Jobs {
-		if containsInt(k.Triggers, u.ID) {
-			ctx.Carried = argTexts(k.Args, ctx.Carried)
-		}
-	}
 	if !containsInt(j.Triggers, u.ID) && st.s.ModelSaid.At.Before(j.CreatedAt) {
 		ctx.Said = ""
 	}
