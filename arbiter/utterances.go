@@ -268,10 +268,10 @@ func (ev Transcript) apply(st *step) error {
 // after its text and the transcription's delay.
 const EchoWindow = 10 * time.Second
 
-// MaxModelSaidBytes bounds the text of what the model said last (ModelSaid): 1 KiB, the
-// last half minute or so of its speech, where its last question is and what can still
-// come back as echo.
-const MaxModelSaidBytes = 1 << 10
+// MaxModelSaidBytes bounds the text of what the model said last (ModelSaid): 512 bytes,
+// about 85 words, 25 s of speech: its last question, and more than EchoWindow of its
+// words (what can still come back as echo), while the session record stays small.
+const MaxModelSaidBytes = 512
 
 // modelPiece keeps a final piece of the model's output transcription in ModelSaid: it
 // continues the turn the model is in, or one that ended within EchoWindow; otherwise
