@@ -153,12 +153,17 @@ func TestIntentCorpus(t *testing.T) {
 	report := os.Getenv("INTENT_CORPUS_REPORT") != ""
 	p := corpusPolicy(t)
 	counts := map[string]map[string]int{}
+	byLang := map[string]map[string]int{} // want/lang -> outcome -> count
 	for _, c := range readCorpus(t) {
 		got := playCorpusCase(t, p, c)
 		if counts[c.want] == nil {
 			counts[c.want] = map[string]int{}
 		}
 		counts[c.want][got]++
+		if byLang[c.want+"/"+c.lang] == nil {
+			byLang[c.want+"/"+c.lang] = map[string]int{}
+		}
+		byLang[c.want+"/"+c.lang][got]++
 		if report {
 			if (c.want == "go" && got == "cancel") || (c.want == "stop" && got == "commit") {
 				t.Logf("intents.tsv:%d: %s %s %q after %q: %s", c.line, c.want, c.lang, c.text, c.context, got)
@@ -173,6 +178,15 @@ func TestIntentCorpus(t *testing.T) {
 	for _, want := range []string{"go", "stop", "either"} {
 		m := counts[want]
 		fmt.Fprintf(&b, "\n  %-6s %3d cases: commit %3d, cancel %3d, ask %3d", want, m["commit"]+m["cancel"]+m["ask"], m["commit"], m["cancel"], m["ask"])
+	}
+	for _, want := range []string{"go", "stop", "either"} {
+		fmt.Fprintf(&b, "\n  %s by language:", want)
+		for _, lang := range []string{"en", "es", "fr", "de", "zh", "ja", "th"} {
+			if m := byLang[want+"/"+lang]; m != nil {
+				fmt.Fprintf(&b, " %s %d/%d/%d", lang, m["commit"], m["cancel"], m["ask"])
+			}
+		}
+		b.WriteString(" (commit/cancel/ask)")
 	}
 	t.Logf("intent corpus:%s", b.String())
 }

@@ -22,7 +22,7 @@ var DefaultPhrases = map[string]Phrases{
 		WeakAmend: []string{"actually", "rather"},
 		NotStop: []string{"don't stop", "do not stop", "don't forget", "do not forget", "don't cancel", "do not cancel", "don't wait", "do not wait", "never stop",
 			"don't worry", "do not worry", "don't mind", "do not mind", "can't wait", "cannot wait", "bus stop",
-			"don't know", "do not know", "don't think so", "do not think so"},
+			"don't know", "do not know", "don't think so", "do not think so", "stop by"},
 		Correct: []string{"not"},
 		Refuse: []string{"no", "nope", "nah", "no thanks", "no thank you", "not now", "not yet", "not right now", "not at the moment", "not today",
 			"not really", "no need", "i'm good", "i am good", "i'm fine", "i am fine", "we're good", "we are good", "i'm all set",
@@ -107,7 +107,7 @@ var DefaultPhrases = map[string]Phrases{
 	},
 	"zh": {
 		Stop: []string{"停止", "停下", "取消", "算了", "别订", "别预订", "别预定", "不要订", "不要预订", "不订了", "先别", "改主意",
-			"别弄了", "别办了", "stop"},
+			"别弄了", "别办了", "不用订", "不用预订", "不想订", "不想预订", "stop"},
 		Soft:      []string{"等一下", "等等", "等一等", "稍等", "慢着", "停一下"},
 		Amend:     []string{"改成", "改为", "换成", "改到", "换到", "我是说", "我的意思是"},
 		WeakAmend: []string{"其实"},
@@ -143,7 +143,7 @@ var DefaultPhrases = map[string]Phrases{
 		UndoCues:   []string{"キャンセル", "取り消", "中止"},
 	},
 	"th": {
-		Stop:    []string{"หยุด", "ยกเลิก", "อย่าจอง", "ไม่ต้องจอง", "ไม่จองแล้ว", "ช่างมัน", "เปลี่ยนใจ", "พอแล้ว", "stop"},
+		Stop:    []string{"หยุด", "ยกเลิก", "อย่าจอง", "ไม่ต้องจอง", "ไม่จองแล้ว", "ไม่เอาแล้ว", "ช่างมัน", "เปลี่ยนใจ", "พอแล้ว", "stop"},
 		Soft:    []string{"เดี๋ยวก่อน", "รอก่อน", "รอเดี๋ยว", "เดี๋ยวนะ"},
 		Amend:   []string{"เปลี่ยนเป็น", "เอาเป็น", "ขอเป็น"},
 		NotStop: []string{"วันหยุด", "หยุดรถ", "ป้ายหยุด", "ไม่ยกเลิก", "อย่ายกเลิก", "ไม่ต้องยกเลิก", "การยกเลิก", "ไม่หยุด", "อย่าหยุด"},
