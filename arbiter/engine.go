@@ -177,7 +177,8 @@ type Output struct {
 	// step: what the model said about a job contradicted its state (claimcheck.go).
 	Corrections []Correction
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
-	// other or unknown.
+	// unclear, go_ahead, other or unknown (the strongest of its readings for the jobs
+	// it bears on, utterances.go).
 	Intent speech.Intent
 	// LogStart is the session's LogSeq when the step began: the effects numbered
 	// above it were handed out by this step; those at or below it are repeats (a

@@ -168,7 +168,8 @@ type Utterance struct {
 	Interim string `json:"interim,omitempty"`
 	// Final is true once a final transcript piece arrived.
 	Final bool `json:"final,omitempty"`
-	// Intent is the final text's intent (empty until a final transcript arrives).
+	// Intent is the final text's intent (empty until a final transcript arrives): the
+	// strongest of its readings for the jobs it bears on (utterances.go).
 	Intent speech.Intent `json:"intent,omitempty"`
 	// Stop is the phrase that decided a stop or amend intent, if any.
 	Stop string `json:"stop,omitempty"`
