@@ -438,19 +438,21 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 func stopped(j *Job) bool { return j.Cause == CauseStop || j.Cause == CauseUnclear }
 
 // askedSince reports whether the user said something since t that can be a request: an
-// utterance started at or after t whose final text is neither a stop, an unclear reply
-// nor only an acknowledgement ("Okay, thanks."), and is not the model's echo. One
-// without final text yet does not count (fail closed: what it says is not known, and a
-// job the user stopped must not run on a guess). A job the user stopped stays the
-// answer to its re-issues until then: after "Stop, don't book it." and "Okay, thanks.",
-// the model's re-issue of the booking is not the user's request; after "OK, book it
-// after all." it is.
+// utterance started at or after t whose final text is neither a stop, a refusal or a
+// hedge (unclear by its words alone: "No, that's all." after the cancel note is a
+// go-ahead for nothing), nor only an acknowledgement ("Okay, thanks."), and is not the
+// model's echo. One without final text yet does not count (fail closed: what it says
+// is not known, and a job the user stopped must not run on a guess). A job the user
+// stopped stays the answer to its re-issues until then: after "Stop, don't book it."
+// and "Okay, thanks.", the model's re-issue of the booking is not the user's request;
+// after "OK, book it after all." it is.
 func (st *step) askedSince(t time.Time) bool {
 	for _, u := range st.s.Utterances {
-		if u.Start.Before(t) || !u.Final || u.Echo {
+		if u.Start.Before(t) || !u.Final || u.Echo || u.Intent == speech.IntentStop {
 			continue
 		}
-		if u.Intent != speech.IntentStop && u.Intent != speech.IntentUnclear && !speech.IsAcknowledgement(u.Text) {
+		if in, _ := speech.Classify(u.Text, st.e.Policy.Phrases(st.s.Language)); in != speech.IntentStop &&
+			in != speech.IntentUnclear && !speech.IsAcknowledgement(u.Text) {
 			return true
 		}
 	}
