@@ -356,7 +356,7 @@ func (st *step) hear(u *Utterance, alt string, late bool) {
 		// A run waits for its own answer (the confirmation call): only a stop by the
 		// words alone cancels it, not a reply to its question ("No, not right now."
 		// is the user's answer, which the model gives with confirmed false).
-		if r := speech.Read(u.Text, phrases, speech.Context{Echo: ctx.Echo}); r.Intent == speech.IntentStop {
+		if r := speech.Read(u.Text, phrases, speech.Context{Echo: ctx.Echo, Carried: ctx.Carried}); r.Intent == speech.IntentStop {
 			u.Intent, u.Stop, read = r.Intent, r.Phrase, true
 			for _, run := range s.Runs {
 				if run.State == RunOpened {
