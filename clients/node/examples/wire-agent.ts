@@ -22,7 +22,8 @@
  */
 import { parseArgs } from "node:util";
 import type { ArbiterClient } from "../src/index.js";
-import { arbiterClient, BackendLog, readPolicy, readTraces, type TraceInfo } from "./wire-common.js";
+import type { FunctionCallLike } from "../src/index.js";
+import { arbiterClient, Backend, BackendLog, closeKind, readPolicy, readTraces, resolveCall, type TraceInfo } from "./wire-common.js";
 
 /** How a session ended: at its trace's end, or refused by the fake provider (its protocol cannot carry the trace). */
 export type Ending = "ended" | "refused";
@@ -33,6 +34,12 @@ export interface StackOptions {
   backendLog: BackendLog;
   responseScheduling: boolean;
   sessionId: (t: TraceInfo) => string;
+  /** The trace's backend for one session (it writes the backend log). */
+  backend: (t: TraceInfo) => Backend;
+  /** The call as the recorded app registered it (its tool choice, its business key). */
+  resolveCall: (t: TraceInfo) => (call: FunctionCallLike) => FunctionCallLike;
+  /** What the fake provider's close of a connection means: the end, a refusal, or a reconnect. */
+  closeKind: (code: number, reason: string) => "end" | "refused" | "reconnect";
 }
 
 const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions) => Promise<Ending> }>> = {
@@ -72,6 +79,9 @@ async function main(): Promise<number> {
     backendLog,
     responseScheduling: values["response-scheduling"]!,
     sessionId: (t) => `node-${values.stack}-${t.name}-${run}`,
+    backend: (t) => new Backend(t, backendLog),
+    resolveCall,
+    closeKind,
   };
   const results = await Promise.allSettled(traces.map((t) => stack.run(t, opts)));
   let failed = 0;

@@ -10,7 +10,20 @@ import { createWriteStream, readdirSync, readFileSync, statSync, type WriteStrea
 import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ArbiterClient, type Action, type Behavior, type FunctionCallLike, type SessionCore } from "../src/index.js";
+import { ArbiterClient, type Action, type Behavior, type FunctionCallLike } from "../src/index.js";
+
+/**
+ * What the backend reports a job's outcome to: an adapter (any copy of the package's
+ * classes: the stack files use the package as installed, the harness its source).
+ */
+export interface JobReporter {
+  prepared(jobId: string): Promise<void>;
+  committed(jobId: string, result?: Record<string, unknown>): Promise<void>;
+  failed(jobId: string, error: string): Promise<void>;
+  unknown(jobId: string, result?: Record<string, unknown>): Promise<void>;
+  result(jobId: string, result?: Record<string, unknown>): Promise<void>;
+  progress(jobId: string, result?: Record<string, unknown>): Promise<void>;
+}
 
 /** The fake backend's behaviour for one tool or call (docs/trace-format.md, `backend`). */
 export interface BackendSpec {
@@ -207,6 +220,8 @@ export class BackendLog {
 
 /** The outcome of a commit the backend cannot confirm (`commit: unknown`): see {@link Backend.commit}. */
 export class UnknownOutcome extends Error {
+  /** Marks it for code that cannot import this class (the stack files). */
+  readonly unknownOutcome = true;
   constructor(readonly jobId: string) {
     super(`the commit of ${jobId} timed out: its outcome is not known`);
   }
@@ -230,7 +245,7 @@ export class Backend {
   private readonly jobs = new Map<string, { tool: string; callId: string }>();
   private readonly timers = new AbortController();
   private refs = 0;
-  core!: SessionCore;
+  core!: JobReporter;
 
   constructor(
     readonly trace: TraceInfo,
@@ -329,7 +344,8 @@ export class Backend {
   }
 
   /** Handles the backend's actions of `core` (true), or says it is not one (false). */
-  handle(a: Action): boolean {
+  handle(a: Action, core?: JobReporter): boolean {
+    if (core) this.core = core;
     const report = (p: Promise<unknown>) => void p.catch((err) => console.error(`${this.trace.name} ${a.type}: ${err}`));
     switch (a.type) {
       case "execute": {
