@@ -50,9 +50,10 @@
 #     SIGTERMed during parked Decides: every job commits on the other, none released.
 #   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
 #     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
-#     Python stacks) play four sets of sessions through `arbiter fake-provider`, each
+#     Python stacks) play five sets of sessions through `arbiter fake-provider`, each
 #     under its policy: the 12 recorded ones (testdata/traces, booking.yaml), the
-#     workflows (testdata/workflows, its tools.yaml) and the wire sessions
+#     workflows (testdata/workflows, its tools.yaml), the engine's scenarios
+#     (testdata/scenarios, every one under its policy.yaml) and the wire sessions
 #     (testdata/wire, its tools.yaml: barge-in on BLOCKING tools, reconnects, late
 #     transcripts, several tools, a failing backend; testdata/wire/limits: a result
 #     over the size limit, its own set: it needs the engine to answer it, issue 25),
@@ -315,11 +316,12 @@ echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, 
 # Each stack plays each set through its real SDK; the checker's verdict is the check.
 source "$root/clients/e2e/wire.sh"
 t_wire=$SECONDS
-for set in ${WIRE_SETS:-traces workflows wire limits}; do
+for set in ${WIRE_SETS:-traces workflows wire scenarios limits}; do
   case "$set" in
     traces) wire_checks traces "$root/testdata/traces" "$root/testdata/tools/booking.yaml" ;;
     workflows) wire_checks workflows "$root/testdata/workflows" "$root/testdata/workflows/tools.yaml" ;;
     wire) wire_checks wire "$root/testdata/wire" "$root/testdata/wire/tools.yaml" ;;
+    scenarios) wire_checks scenarios "$root/testdata/scenarios" "$root/testdata/scenarios/policy.yaml" ;; # every one under policy.yaml
     limits) wire_checks limits "$root/testdata/wire/limits" "$root/testdata/wire/tools.yaml" ;; # a result over the size limit: answered by the engine since issue 25
     *) die "WIRE_SETS: no set named $set" ;;
   esac
