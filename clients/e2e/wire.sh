@@ -50,12 +50,15 @@ if ! declare -F check >/dev/null; then
   }
   die() { echo "wire.sh: $*" >&2; exit 1; }
   go build -o "$tmp/arbiter" ./cmd/arbiter || die "go build failed"
+  # The Python stacks' environments, the client's wheel installed in each.
+  clients/python/envs.sh --wheel "$(clients/python/envs.sh build "$tmp/py-dist")" || die "clients/python/envs.sh failed"
   (cd clients/node && npm ci --no-audit --no-fund --loglevel=error && npx tsc -p tsconfig.test.json) >"$tmp/npm.log" 2>&1 || { cat "$tmp/npm.log"; die "npm ci / build failed"; }
 fi
 
 wire_node="$root/clients/node"
 wire_py_agent="$root/clients/python/examples/wire_agent.py"
-wire_python="${WIRE_PYTHON:-$([ -x "$tmp/venv/bin/python" ] && echo "$tmp/venv/bin/python" || echo /usr/bin/python3)}"
+wire_venvs="$root/clients/python/.venvs" # clients/python/envs.sh: one locked environment per Python stack
+wire_python="${WIRE_PYTHON:-$wire_venvs/test-highest/bin/python}"
 wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
 wire_pids=()
 

@@ -29,6 +29,7 @@ from .actions import (
     Skip,
 )
 from .client import USER_AGENT, ArbiterClient, RetryPolicy, service_config
+from .core import SessionCore, UndeliveredEventsError
 from .errors import (
     AbortedError,
     ArbiterError,
@@ -41,7 +42,6 @@ from .errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from .core import SessionCore, UndeliveredEventsError
 from .live import LiveAdapter
 from .realtime import RealtimeAdapter
 from .v1 import API_VERSION

@@ -103,7 +103,7 @@ from .v1 import arbiter_pb2 as pb
 log = logging.getLogger("arbiter_client")
 
 #: What ``on_action`` may be: a plain function or a coroutine function.
-ActionHandler = Callable[[Action], Union[None, Awaitable[None]]]
+ActionHandler = Callable[[Action], Union[Awaitable[None], None]]
 
 #: A function's scheduling mode (Gemini ``FunctionDeclaration.behavior``).
 Behavior = Literal["BLOCKING", "NON_BLOCKING"]
@@ -160,7 +160,7 @@ class _Job:
     side_effect: bool
     prepared: asyncio.Event = field(default_factory=asyncio.Event)
     settled: bool = False  # decided locally (commit/cancel handed out) or reported failed
-    task: Optional[asyncio.Task] = None
+    task: Optional["asyncio.Task[None]"] = None
 
 
 class _Seqs:
@@ -270,7 +270,7 @@ class _Outbox:
         self._busy = busy  # +1 / -1 around each attempt (the Watch holds its effects meanwhile)
         self._before = before  # run before each attempt (ConfigureSession, once); fails like it
         self._queue: Deque[_Event] = deque()
-        self._worker: Optional[asyncio.Task] = None
+        self._worker: Optional["asyncio.Task[None]"] = None
         self._waiters: List[Tuple[int, "asyncio.Future[bool]"]] = []
         self.observed = 0
         self.settled = 0
@@ -385,7 +385,7 @@ class _Outbox:
                 else:
                     try:
                         await ev.handle(resp)
-                    except Exception as err:  # noqa: BLE001 - the caller's handler, or ours
+                    except Exception as err:
                         log.exception("arbiter: handing out what %s made due", ev.what)
                         return err
                     return None
@@ -476,10 +476,10 @@ class SessionCore:
         self._closed = False
         self._seqs = _Seqs()  # the seqs acted on
         self.watch = bool(watch)
-        self._watch_task: Optional[asyncio.Task] = None
+        self._watch_task: Optional["asyncio.Task[None]"] = None
         self._watch_last = 0  # the highest seq the Watch streamed
         self._watched: Dict[int, pb.WatchResponse] = {}  # streamed, not acted on yet
-        self._flush_task: Optional[asyncio.Task] = None
+        self._flush_task: Optional["asyncio.Task[None]"] = None
         self._flushing = asyncio.Lock()
         self._inflight = 0  # unary RPCs (with their effects) under way
         self._call_jobs: Dict[str, str] = {}  # call id -> job id ("" for none), of the current epoch
@@ -891,7 +891,7 @@ class SessionCore:
                     await asyncio.sleep(1.0)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+        except Exception:
             log.exception("arbiter: Watch(%s)", self.session_id)
 
     def _stream(self, w: pb.WatchResponse) -> None:
@@ -909,13 +909,13 @@ class SessionCore:
         start = loop.time()
         try:
             await asyncio.sleep(_WATCH_HOLD)
-            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:
+            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:  # noqa: ASYNC110 - bounded by _WATCH_HOLD_MAX, not an event
                 await asyncio.sleep(0.01)
         finally:
             self._flush_task = None
         try:
             await self._flush_watched()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("arbiter: acting on the Watch's effects")
 
     async def _flush_watched(self) -> None:
@@ -996,7 +996,7 @@ class SessionCore:
                 if isinstance(err, NotFoundError) and err.reason == "SESSION_NOT_FOUND":
                     return  # no session to report into (expired, or its store lost it)
                 await self._complete(job.id, pb.OUTCOME_FAILED, error=error)
-            except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+            except Exception:
                 log.exception("arbiter: reporting job %s as failed", job.id)
             return
         if job.settled:
@@ -1008,7 +1008,7 @@ class SessionCore:
             else:
                 await self._emit(Cancel(job.id, resp.reason) if job.prepared.is_set() else AbortPrepare(job.id, resp.reason))
                 await self._complete(job.id, pb.OUTCOME_CANCELLED)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("arbiter: handing out the decision for job %s", job.id)
 
     async def _decide(self, job: _Job) -> pb.DecideResponse:
