@@ -13,7 +13,9 @@
 #             (openai OpenAIRealtimeWS over wss, the fake's self-signed certificate),
 #             node-livekit-google and node-livekit-openai (@livekit/agents AgentSession,
 #             headless), and the Python stacks py-gemini and py-openai
-#             (clients/python/examples/wire_agent.py)
+#             (clients/python/examples/wire_agent.py), py-genai (google-genai Live) and
+#             py-openai-sdk (openai's client.realtime.connect), each in its own locked
+#             environment (clients/python/examples/wire_stacks.py, stack_*.py)
 # one process per stack plays all 12 traces concurrently, one session per trace under
 # its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`; then
 # `arbiter fake-provider check --tools testdata/tools/booking.yaml` with the record and
@@ -60,6 +62,10 @@ wire_py_agent="$root/clients/python/examples/wire_agent.py"
 wire_venvs="$root/clients/python/.venvs" # clients/python/envs.sh: one locked environment per Python stack
 wire_python="${WIRE_PYTHON:-$wire_venvs/test-highest/bin/python}"
 wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
+# The Python stacks through their SDKs (clients/python/examples/wire_stacks.py), each in its
+# own locked environment (clients/python/.venvs/STACK).
+wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
+[ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
 wire_pids=()
 
 wire_stop() {
@@ -114,6 +120,8 @@ wire_run() {
   local stack="$1" dir="$2" target="$3" tls=() scheme=http cmd=() fp code
   mkdir -p "$dir"
   [ "$stack" = node-openai-realtime ] && tls=(--tls-self-signed "$dir/cert.pem") && scheme=https
+  # google-genai and openai dial wss:// (genai whatever the base URL says); both trust SSL_CERT_FILE.
+  case "$stack" in py-genai | py-openai-sdk) tls=(--tls-self-signed "$dir/cert.pem") && scheme=https ;; esac
   "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
   fp=$!
   local addr
@@ -127,6 +135,8 @@ wire_run() {
     node-livekit-openai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-openai "${common[@]}") ;;
     py-gemini) cmd=("$wire_python" "$wire_py_agent" --stack gemini "${common[@]}") ;;
     py-openai) cmd=("$wire_python" "$wire_py_agent" --stack openai "${common[@]}") ;;
+    py-genai) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/genai/bin/python" "$wire_py_stacks" --stack genai "${common[@]}") ;;
+    py-openai-sdk) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/openai/bin/python" "$wire_py_stacks" --stack openai-sdk "${common[@]}") ;;
   esac
   (cd "$root/clients/node" && timeout 180 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
   code=$?
