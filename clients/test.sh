@@ -8,8 +8,8 @@
 # clients/python/locks/*.txt, hashes required, then the wheel), then checks, with
 # nothing downloaded from here on (UV_OFFLINE, PIP_NO_INDEX, HF_HUB_OFFLINE):
 #   - the committed stubs are what generate.sh makes from proto/ (both clients), and the
-#     committed Node build (dist/) is what tsc makes from src/; the snippets README.md and
-#     node/README.md mark with <!-- snippet: FILE --> are cut from FILE (e2e/snippets.py);
+#     committed Node build (dist/) is what tsc makes from src/; the snippets README.md,
+#     docs/stacks.md and node/README.md mark with <!-- snippet: FILE --> are cut from FILE (e2e/snippets.py);
 #   - the wheel imports from each Python environment (and `uv pip check` found its
 #     dependencies in each lock); `npm install ./clients/node` into a scratch project
 #     (packed with --install-links, and linked), then import;
@@ -153,7 +153,7 @@ check "node stubs match proto/ (clients/node/generate.sh)" \
 check "node dist/ matches src/ (npm run build)" \
   bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
 check "the READMEs' stack snippets are cut from the agents the wire checks run (e2e/snippets.py)" \
-  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$node/README.md"
+  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md"
 
 echo "== packages install offline and import"
 check "python: the lowest environment pins pyproject.toml's floors (grpcio, protobuf)" \
