@@ -484,6 +484,9 @@ class SessionCore:
         self._inflight = 0  # unary RPCs (with their effects) under way
         self._call_jobs: Dict[str, str] = {}  # call id -> job id ("" for none), of the current epoch
         self._lost_epochs: Set[str] = set()  # epochs whose loss was handed out
+        self._utterances = 0  # voice activity STARTs reported
+        self._transcribed = False  # an input transcript (a piece, interim or final) came
+        self._untranscribed_warned = False
         self._outbox = _Outbox(client.retry, self._busy, self._configure, self._session_lost)
 
     # --- what happened in the model session (stamped now, delivered in order) --------
@@ -533,7 +536,14 @@ class SessionCore:
         ``input_audio_buffer.speech_started``): it holds due commits until the
         utterance's transcript is in. ``utterance_id``: the provider's id for the
         utterance when it gives one (OpenAI: the event's ``item_id``), so that its
-        transcript is attributed to it (:meth:`input_transcript`)."""
+        transcript is attributed to it (:meth:`input_transcript`).
+
+        A second utterance starting while no input transcript ever came (or the session
+        closing after speech without one) logs one warning for the session: input
+        transcription is off (:meth:`_warn_untranscribed`)."""
+        self._utterances += 1
+        if self._utterances >= 2:
+            self._warn_untranscribed()
         return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START, utterance_id)
 
     def voice_activity_end(self, *, utterance_id: str = "") -> "asyncio.Future[None]":
@@ -574,6 +584,7 @@ class SessionCore:
         transcript, else the open one (Gemini's transcription comes late)."""
         if not text or not text.strip():
             return _done()
+        self._transcribed = True
         return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id)
 
     def output_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
@@ -712,6 +723,8 @@ class SessionCore:
         if self._closed:
             return
         self._closed = True
+        if self._utterances:
+            self._warn_untranscribed()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await self._outbox.drain(timeout)
@@ -730,6 +743,24 @@ class SessionCore:
                 t.cancel()
         # CloseSession ends the stream (OK) after the session's last effects.
         await self._stop_watch(max(0.0, min(2.0, deadline - loop.time())))
+
+    def _warn_untranscribed(self) -> None:
+        """Logs, once per session and at WARNING (a level an application's default
+        logging shows), that the user spoke but no input transcript ever came: input
+        transcription is off (or its events are not fed), so the arbiter cannot read a
+        stop, and every commit the user's speech holds is cancelled once the policy's
+        transcript_timeout passes. Judged on events (a second utterance, the close),
+        never on a timer."""
+        if self._transcribed or self._untranscribed_warned:
+            return
+        self._untranscribed_warned = True
+        log.warning(
+            "arbiter: session %s: the user spoke (%d utterance%s reported by voice activity) and no input transcript "
+            "came: is input transcription on? Without the user's words the arbiter cannot read a stop, and every "
+            "commit the user talks over is cancelled after the policy's transcript_timeout. Switch it on: Gemini "
+            "Live `input_audio_transcription` in the setup, OpenAI Realtime `audio.input.transcription` "
+            "(beta: `input_audio_transcription`) in session.update; and feed its events to the adapter.",
+            self.session_id, self._utterances, "" if self._utterances == 1 else "s")
 
     async def poll(self) -> None:
         """Poll: steps the session's timers and acts on every effect after the highest
