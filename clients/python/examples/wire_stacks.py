@@ -35,7 +35,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, List, TextIO
+from typing import Any, Awaitable, Callable, Dict, List, Optional, TextIO
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # wire_agent.py and the stack files beside this one
@@ -45,7 +45,15 @@ from wire_agent import Backend, Clock, Tool, Trace, declared_tools, make_client,
 
 log = logging.getLogger("wire_stacks")
 
-STACKS = {"genai": "stack_genai", "openai-sdk": "stack_openai"}
+STACKS = {
+    "genai": "stack_genai",
+    "openai-sdk": "stack_openai",
+    "livekit-google": "stack_livekit",
+    "livekit-openai": "stack_livekit",
+    "pipecat-google": "stack_pipecat",
+    "pipecat-openai": "stack_pipecat",
+    "agents": "stack_agents",
+}
 
 
 @dataclass
@@ -61,6 +69,7 @@ class StackSession:
     clock: Clock
     args: argparse.Namespace
     sent: Dict[str, int] = field(default_factory=lambda: {"responses": 0, "interim": 0, "notes": 0})
+    jobs: int = 0
 
     def behavior(self, tool: str) -> str:
         """The behavior the recorded app declared for ``tool`` (else the policy's, else
@@ -85,14 +94,27 @@ class StackSession:
             return False
         return True
 
-    async def finish(self, adapter: SessionCore) -> None:
+    async def book_on_its_own(self, tool: str, call_id: str) -> Dict[str, Any]:
+        """A tool with no arbiter in it, as a framework's own tool would run: it
+        prepares (the trace's ``prepare_ms``) and commits at once, and returns the
+        result. For the runs that show what a framework does on its own
+        (``--on-its-own``); the backend log says what it executed."""
+        self.jobs += 1
+        job_id = f"job-{self.jobs}"
+        self.backend.log("execute", job_id, call_id=call_id, tool=tool, side_effect=True)
+        await asyncio.sleep(self.backend.spec(tool).get("prepare_ms", self.trace.prepare_ms) / 1000)
+        self.backend.log("commit", job_id)
+        return {"status": "committed", "result": self.backend.result()}
+
+    async def finish(self, adapter: Optional[SessionCore]) -> None:
         """The model session is over: lets the commits in flight report (up to 5 s),
         closes the arbiter session, stops what is left of the backend."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 5
         while any(not t.get_name().startswith("prepare-") for t in self.backend.tasks) and loop.time() < deadline:
             await asyncio.sleep(0.05)
-        await adapter.close()
+        if adapter is not None:
+            await adapter.close()
         for t in list(self.backend.tasks):
             t.cancel()
         await asyncio.gather(*self.backend.tasks, return_exceptions=True)
@@ -131,6 +153,9 @@ def main() -> int:
     ap.add_argument("--tools", help="the arbiter's tool policy (YAML): its tools are declared to the model too")
     ap.add_argument("--no-response-scheduling", action="store_true",
                     help="Gemini: do not let notes ride on NON_BLOCKING function responses")
+    ap.add_argument("--on-its-own", action="store_true",
+                    help="frameworks: tools with no arbiter in them (prepare, then commit at once): what the framework "
+                         "does on its own")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
