@@ -71,6 +71,19 @@ class StackSession:
     sent: Dict[str, int] = field(default_factory=lambda: {"responses": 0, "interim": 0, "notes": 0})
     jobs: int = 0
 
+    def end_ms(self) -> int:
+        """The trace's ``end`` (ms after the greeting): when the fake provider closes
+        the session. For the frameworks that take every close for an error and
+        reconnect, with no event for it (Pipecat): the harness ends them past it."""
+        end = 0
+        with open(self.trace.path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    ev = json.loads(line)
+                    if ev.get("event") == "end":
+                        end = int(ev.get("t_ms", 0))
+        return end
+
     def behavior(self, tool: str) -> str:
         """The behavior the recorded app declared for ``tool`` (else the policy's, else
         BLOCKING, Gemini's default)."""
