@@ -450,9 +450,19 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
+// jobKey is the session of a Decide or Complete: the one session_id names, or, with
+// call_id and no session_id, the one the wire guard indexed the call under. Errors:
+// Invalid naming session_id (neither given, or malformed), those of FindCall.
+func (s *Server) jobKey(ctx context.Context, sessionID, callID string) (arbiter.SessionKey, error) {
+	if sessionID == "" && callID != "" {
+		return s.svc.FindCall(ctx, TenantFrom(ctx), callID)
+	}
+	return s.key(ctx, sessionID)
+}
+
 // Decide implements arbiterv1.ArbiterServiceServer.
 func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arbiterv1.DecideResponse, error) {
-	key, err := s.key(ctx, req.GetSessionId())
+	key, err := s.jobKey(ctx, req.GetSessionId(), req.GetCallId())
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +487,8 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		defer context.AfterFunc(s.closing, cancel)()
 	}
 	began := time.Now()
-	d, err := s.svc.Decide(dctx, key, req.GetJobId(), req.GetPrepared(), wait, func(out arbiter.Output, sess *arbiter.Session) {
+	ev := arbiter.Decide{JobID: req.GetJobId(), CallID: req.GetCallId(), Prepared: req.GetPrepared()}
+	d, err := s.svc.DecideBy(dctx, key, ev, wait, func(out arbiter.Output, sess *arbiter.Session) {
 		s.record(ctx, out, sess) // the prepare it recorded, the decisions its steps made
 	})
 	if s.metrics != nil {
@@ -490,7 +501,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		return nil, err
 	}
 	traceDecision(ctx, d)
-	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
+	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason, SessionId: key.ID}
 	switch d.Decision {
 	case arbiter.DecisionCommit:
 		resp.Decision = arbiterv1.Decision_DECISION_COMMIT
@@ -507,7 +518,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 
 // Complete implements arbiterv1.ArbiterServiceServer.
 func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (*arbiterv1.CompleteResponse, error) {
-	key, err := s.key(ctx, req.GetSessionId())
+	key, err := s.jobKey(ctx, req.GetSessionId(), req.GetCallId())
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +541,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), CallID: req.GetCallId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
 	if err != nil {
 		return nil, err
 	}

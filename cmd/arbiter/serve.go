@@ -124,7 +124,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	svc := &arbiter.Service{
 		Engine: &arbiter.Engine{Policy: policy, MaxCalls: c.MaxCalls, HistoryBytes: historyBytes, RecordBytes: c.RecordBytes},
 		Store:  server.InstrumentStore(st.store, opts.Metrics), Clock: arbiter.SystemClock{},
-		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait, HistorySample: c.HistorySample,
+		IdleTTL: c.IdleTTL, MaxWait: c.MaxWait, HistorySample: c.HistorySample, Calls: st.calls(),
 	}
 	srv := server.New(svc, log)
 	gs, hs := server.NewGRPCServer(srv, opts)
@@ -312,6 +312,15 @@ func (st *openedStore) count(ctx context.Context) (int64, error) {
 		return st.redis.Keys(ctx)
 	}
 	return int64(st.mem.Len()), nil
+}
+
+// calls is the store's call index (arbiter.CallIndex): Redis's, shared by every
+// replica, or the embedded store's.
+func (st *openedStore) calls() arbiter.CallIndex {
+	if st.redis != nil {
+		return st.redis
+	}
+	return st.mem
 }
 
 // refused receives the gate's refusal of a volatile Redis; nil (never) without a gate.

@@ -38,8 +38,10 @@ type Store struct {
 	creating int
 	// gone lists the expired sessions dropped from memory but not yet from the disk
 	// (the janitor deletes them there).
-	gone        []arbiter.SessionKey
-	watchers    map[arbiter.SessionKey]map[chan struct{}]struct{}
+	gone     []arbiter.SessionKey
+	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
+	// calls is the call index (IndexCall), in memory only: a restart forgets it.
+	calls       map[callKey]callEntry
 	stop        chan struct{}
 	stopOnce    sync.Once
 	janitorDone chan struct{}
@@ -77,6 +79,7 @@ func newStore(now func() time.Time) *Store {
 		sessions:    map[arbiter.SessionKey]*record{},
 		writing:     map[arbiter.SessionKey]chan struct{}{},
 		watchers:    map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+		calls:       map[callKey]callEntry{},
 		stop:        make(chan struct{}),
 		janitorDone: make(chan struct{}),
 	}
@@ -269,6 +272,44 @@ func (m *Store) sweepLocked() {
 			m.dropLocked(k)
 		}
 	}
+	now := m.now()
+	for k, c := range m.calls {
+		if !c.expires.IsZero() && !now.Before(c.expires) {
+			delete(m.calls, k)
+		}
+	}
+}
+
+// callKey and callEntry are the call index's entries: a call id in a tenant, and its
+// session.
+type callKey struct{ tenant, call string }
+type callEntry struct {
+	session string
+	expires time.Time // zero: never
+}
+
+// IndexCall implements arbiter.CallIndex, in memory only (not on the Disk: the index
+// is a lookup aid, and a restart forgets it).
+func (m *Store) IndexCall(_ context.Context, tenant, callID, id string, ttl time.Duration) error {
+	e := callEntry{session: id}
+	if ttl > 0 {
+		e.expires = m.now().Add(ttl)
+	}
+	m.mu.Lock()
+	m.calls[callKey{tenant, callID}] = e
+	m.mu.Unlock()
+	return nil
+}
+
+// LookupCall implements arbiter.CallIndex.
+func (m *Store) LookupCall(_ context.Context, tenant, callID string) (string, error) {
+	m.mu.Lock()
+	e, ok := m.calls[callKey{tenant, callID}]
+	m.mu.Unlock()
+	if !ok || (!e.expires.IsZero() && !m.now().Before(e.expires)) {
+		return "", arbiter.Fieldf(arbiter.NotFound, "call_id", "call %q is not known here (only calls the wire guard registered are found by their id alone): give session_id", callID)
+	}
+	return e.session, nil
 }
 
 // Len returns how many sessions are stored, expired ones included until the janitor

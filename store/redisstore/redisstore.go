@@ -702,3 +702,31 @@ func keyspaceKeys(info string, db int) (int64, error) {
 	}
 	return 0, nil
 }
+
+// callKey is the call index's key of a call id in a tenant: arb:c:{TENANT:CALL}, the
+// tenant and the call id escaped as Key escapes a session's (its own slot: a call is
+// looked up before its session is known).
+func callKey(tenant, callID string) string {
+	return "arb:c:{" + escape(tenant, true) + ":" + escape(callID, false) + "}"
+}
+
+// IndexCall implements arbiter.CallIndex with one SET (EX ttl): every replica finds
+// the call's session.
+func (st *Store) IndexCall(ctx context.Context, tenant, callID, id string, ttl time.Duration) error {
+	if err := st.client.Set(ctx, callKey(tenant, callID), id, ttl).Err(); err != nil {
+		return arbiter.Wrap(arbiter.Unavailable, err, "index call %q: redis unavailable", callID)
+	}
+	return nil
+}
+
+// LookupCall implements arbiter.CallIndex with one GET.
+func (st *Store) LookupCall(ctx context.Context, tenant, callID string) (string, error) {
+	id, err := st.client.Get(ctx, callKey(tenant, callID)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", arbiter.Fieldf(arbiter.NotFound, "call_id", "call %q is not known (only calls the wire guard registered are found by their id alone): give session_id", callID)
+	case err != nil:
+		return "", arbiter.Wrap(arbiter.Unavailable, err, "look up call %q: redis unavailable", callID)
+	}
+	return id, nil
+}

@@ -421,7 +421,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				Decision: string(j.Decision), Cause: string(j.Cause), Reason: j.Reason, DecidedAt: e.t(j.DecidedAt),
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
-				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown}
+				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
+				Asked: j.Asked, Unguarded: j.Unguarded}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -695,7 +696,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, Asked: j.Asked, Unguarded: j.Unguarded}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {

@@ -891,8 +891,12 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
+	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
+	// Unguarded (completed by the agent's own answer, its tool never having asked).
+	Unguarded     bool `protobuf:"varint,51,opt,name=unguarded,proto3" json:"unguarded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1147,6 +1151,20 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 		return x.CompletionSeqs
 	}
 	return nil
+}
+
+func (x *Job) GetAsked() bool {
+	if x != nil {
+		return x.Asked
+	}
+	return false
+}
+
+func (x *Job) GetUnguarded() bool {
+	if x != nil {
+		return x.Unguarded
+	}
+	return false
 }
 
 // Effects is arbiter.Effects.
@@ -3110,7 +3128,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xeb\a\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\x9f\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3154,7 +3172,9 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\"\xd0\x01\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x14\n" +
+	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
+	"\tunguarded\x183 \x01(\bR\tunguarded\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
