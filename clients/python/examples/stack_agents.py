@@ -29,9 +29,7 @@ from wire_stacks import StackSession
 def tools(s: StackSession) -> List[FunctionTool]:
     def make(name: str, parameters: Any) -> FunctionTool:
         async def invoke(ctx: ToolContext[Any], args: str) -> str:
-            if s.args.on_its_own:
-                return json.dumps(await s.book_on_its_own(name, ctx.tool_call_id))
-            raise NotImplementedError("behind the wire guard: arbiter_client.tool.ToolJob by call id (issue 23)")
+            return json.dumps(await s.book(name, ctx.tool_call_id))
 
         return FunctionTool(name=name, description=f"{name} (booking agent)", params_json_schema=parameters,
                             on_invoke_tool=invoke, strict_json_schema=False)

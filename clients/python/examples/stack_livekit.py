@@ -43,10 +43,7 @@ def tools(s: StackSession) -> List[Any]:
 
     def make(name: str, parameters: Dict[str, Any]) -> Any:
         async def call(raw_arguments: Dict[str, object], ctx: RunContext) -> Any:
-            call_id = ctx.function_call.call_id
-            if s.args.on_its_own:
-                return await s.book_on_its_own(name, call_id)
-            raise NotImplementedError("behind the wire guard: arbiter_client.tool.ToolJob by call id (issue 23)")
+            return await s.book(name, ctx.function_call.call_id)  # the call id LiveKit hands the tool
 
         return function_tool(call, raw_schema={"name": name, "description": f"{name} (booking agent)",
                                                "parameters": parameters})

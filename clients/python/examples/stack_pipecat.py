@@ -64,10 +64,7 @@ async def run(s: StackSession) -> bool:
         )
 
     async def call(params: FunctionCallParams) -> None:
-        if s.args.on_its_own:
-            await params.result_callback(await s.book_on_its_own(params.function_name, params.tool_call_id))
-            return
-        raise NotImplementedError("behind the wire guard: arbiter_client.tool.ToolJob by call id (issue 23)")
+        await params.result_callback(await s.book(params.function_name, params.tool_call_id))
 
     for t in s.tools:
         llm.register_function(t, call)

@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # wire_agent.py and the stack files beside this one
 
 from arbiter_client import AbortPrepare, Action, ArbiterClient, Cancel, Commit, Execute, SessionCore  # noqa: E402
+from arbiter_client.tool import Cancelled, ToolJob  # noqa: E402
 from wire_agent import Backend, Clock, Tool, Trace, declared_tools, make_client, read_policy  # noqa: E402
 
 log = logging.getLogger("wire_stacks")
@@ -118,6 +119,31 @@ class StackSession:
         await asyncio.sleep(self.backend.spec(tool).get("prepare_ms", self.trace.prepare_ms) / 1000)
         self.backend.log("commit", job_id)
         return {"status": "committed", "result": self.backend.result()}
+
+    async def book_through_arbiter(self, tool: str, call_id: str) -> Dict[str, Any]:
+        """A two-phase tool behind the wire guard (issue 23): the job is the arbiter's,
+        named by the call id the framework hands the tool (:class:`ToolJob`): prepare
+        (the trace's ``prepare_ms``) while a CANCEL may abort it, commit only on COMMIT,
+        release on CANCEL; returns the arbiter's payload for the call (the guard sends
+        the arbiter's own answer upstream whatever the framework makes of it)."""
+        async with ToolJob(self.client, call_id) as job:
+            self.backend.log("execute", job.job_id, call_id=call_id, tool=tool, side_effect=True)
+            try:
+                await job.preparing(asyncio.sleep(self.backend.spec(tool).get("prepare_ms", self.trace.prepare_ms) / 1000))
+            except Cancelled:
+                self.backend.log("abort_prepare", job.job_id, reason="cancelled while preparing")
+                return await job.cancelled()
+            if await job.commit():
+                self.backend.log("commit", job.job_id)
+                return await job.committed(self.backend.result())
+            self.backend.log("cancel", job.job_id, reason="cancelled")
+            return await job.cancelled()
+
+    async def book(self, tool: str, call_id: str) -> Dict[str, Any]:
+        """The frameworks' tool body: through the arbiter, or ``--on-its-own``."""
+        if self.args.on_its_own:
+            return await self.book_on_its_own(tool, call_id)
+        return await self.book_through_arbiter(tool, call_id)
 
     async def finish(self, adapter: Optional[SessionCore]) -> None:
         """The model session is over: lets the commits in flight report (up to 5 s),
