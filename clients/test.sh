@@ -346,5 +346,34 @@ echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, 
 source "$root/clients/e2e/wire.sh"
 wire_checks
 
+echo "== python quickstarts (clients/python/quickstart): pasted into an empty folder, run with the wheel's environment"
+# Each file as a newcomer pastes it, run from a folder of its own (the checkout is not on
+# its path: it imports the installed wheel) against the fake provider playing one recorded
+# session through the booking arbiter; `fake-provider check` must pass (no backend log: its
+# bookings are its own toy's, the answers and notes on the wire are judged).
+# quickstart FILE ENV TRACE BASE_URL_VAR URL_SUFFIX
+quickstart() {
+  local name="$1" env="$2" trace="$3" var="$4" suffix="$5" dir="$tmp/quickstart-$1" fp addr rc
+  mkdir -p "$dir" && cp "$py/quickstart/$name.py" "$dir/"
+  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces/$trace.jsonl" --record "$dir/rec.jsonl" \
+    --tls-self-signed "$dir/cert.pem" >"$dir/fake.log" 2>&1 &
+  fp=$!
+  addr="$(wire_addr "$dir/fake.log" $fp)"
+  (cd "$dir" && env GEMINI_API_KEY=x OPENAI_API_KEY=x "$var=https://$addr$suffix" SSL_CERT_FILE="$dir/cert.pem" \
+    ARBITER_TARGET="$booking_addr" timeout 60 "$py/.venvs/$env/bin/python" "$name.py")
+  rc=$?
+  kill -TERM $fp 2>/dev/null
+  wait $fp 2>/dev/null
+  [ "$rc" = 0 ] || { echo "the quickstart exited $rc"; return 1; }
+  "$tmp/arbiter" fake-provider check --record "$dir/rec.jsonl" --tools "$root/testdata/tools/booking.yaml" \
+    --stack "quickstart-$name" "$root/testdata/traces/$trace.jsonl"
+}
+check "python quickstart genai_live.py (google-genai Live), A_on_run1: the stop cancels, one answer, the note once" \
+  quickstart genai_live genai A_on_run1 GEMINI_BASE_URL ""
+grep -E "^quickstart-" "$log" | sed 's/^/    /'
+check "python quickstart openai_realtime.py (openai realtime), A_on_run2: the stop cancels, one answer, the note once" \
+  quickstart openai_realtime openai A_on_run2 OPENAI_BASE_URL /v1
+grep -E "^quickstart-" "$log" | sed 's/^/    /'
+
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
