@@ -54,7 +54,7 @@ async def run(s: StackSession) -> bool:
 
     tools: List[Dict[str, Any]] = [{"name": t.name, "parameters": t.parameters()} for t in s.tools.values()]
     # --- the snippet README.md shows ---
-    rt = RealtimeAdapter(s.client, s.session_id, on_action)  # every call NON_BLOCKING: a barge-in cancels the response
+    rt = RealtimeAdapter(s.client, s.session_id, on_action)  # OpenAI calls carry no behavior: see RealtimeAdapter
     openai = AsyncOpenAI(api_key="fake-key", base_url=f"{s.base_url}/v1")
     async with openai.realtime.connect(model="gpt-realtime") as connection:
         conn = connection

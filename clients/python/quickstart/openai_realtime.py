@@ -113,7 +113,7 @@ async def main(say: str) -> int:
             await respond()
 
     client = ArbiterClient(os.environ.get("ARBITER_TARGET", "127.0.0.1:50051"))
-    arbiter = RealtimeAdapter(client, f"quickstart-{uuid.uuid4().hex[:8]}", act)  # calls reported NON_BLOCKING
+    arbiter = RealtimeAdapter(client, f"quickstart-{uuid.uuid4().hex[:8]}", act)  # feed() reads every server event
     openai = AsyncOpenAI()  # OPENAI_API_KEY, OPENAI_BASE_URL
     async with client, openai.realtime.connect(model="gpt-realtime") as connection:
         conn = connection
