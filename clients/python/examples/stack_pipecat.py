@@ -12,7 +12,10 @@ Gemini's ``toolCallCancellation`` and ``goAway``, takes every close of the socke
 at a session's end included) for a connection error and reconnects with the resumption
 handle, and re-sends earlier tool results after a reconnect. So its answers are held to
 one per live call id only behind the wire guard (issue 23); its tools ask Decide/Complete
-by the call id it hands them (``params.tool_call_id``).
+by the call id it hands them (``params.tool_call_id``), and are registered with
+``cancel_on_interruption=False``: the job is the arbiter's, which cancels it on a stop
+and not on any barge-in (with Pipecat's default the tool's task is cancelled mid-job, and
+the job fails).
 
 The pipeline is ended (EndFrame) past the trace's end: Pipecat has no event for the
 provider's close (it logs it and reconnects). Pipecat 1.14 does not load NLTK (its
@@ -67,7 +70,9 @@ async def run(s: StackSession) -> bool:
         await params.result_callback(await s.book(params.function_name, params.tool_call_id))
 
     for t in s.tools:
-        llm.register_function(t, call)
+        # Pipecat cancels a running tool on a barge-in by default and answers "CANCELLED":
+        # the job is the arbiter's (a stop cancels it, a question does not), so it runs on.
+        llm.register_function(t, call, cancel_on_interruption=False)
     context = LLMContext(tools=schema)
     aggregators = LLMContextAggregatorPair(context)
     worker = PipelineWorker(Pipeline([aggregators.user(), llm, aggregators.assistant()]), idle_timeout_secs=None)
