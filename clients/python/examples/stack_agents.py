@@ -49,7 +49,7 @@ async def run(s: StackSession) -> bool:
     s.clock.start()
     async with session:
         async def end_past_the_trace() -> None:
-            await asyncio.sleep(s.end_ms() / 1000 + 1.5)
+            await asyncio.sleep(s.end_ms() / 1000 + 5)  # from before the first connection: a margin for its setup
             await session.close()
 
         ender = asyncio.ensure_future(end_past_the_trace())

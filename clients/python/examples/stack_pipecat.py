@@ -12,10 +12,11 @@ Gemini's ``toolCallCancellation`` and ``goAway``, takes every close of the socke
 at a session's end included) for a connection error and reconnects with the resumption
 handle, and re-sends earlier tool results after a reconnect. So its answers are held to
 one per live call id only behind the wire guard (issue 23); its tools ask Decide/Complete
-by the call id it hands them (``params.tool_call_id``), and are registered with
-``cancel_on_interruption=False``: the job is the arbiter's, which cancels it on a stop
-and not on any barge-in (with Pipecat's default the tool's task is cancelled mid-job, and
-the job fails).
+by the call id it hands them (``params.tool_call_id``), registered with
+``cancel_on_interruption`` true only for a BLOCKING tool (which Pipecat then declares as
+such to Gemini): a NON_BLOCKING job is the arbiter's to cancel on a stop, not Pipecat's on
+any barge-in (with Pipecat's default the tool's task was cancelled mid-job behind the
+guard, and the job failed: "failed" where the reference cancels).
 
 The pipeline is ended (EndFrame) past the trace's end: Pipecat has no event for the
 provider's close (it logs it and reconnects). Pipecat 1.14 does not load NLTK (its
@@ -69,10 +70,15 @@ async def run(s: StackSession) -> bool:
     async def call(params: FunctionCallParams) -> None:
         await params.result_callback(await s.book(params.function_name, params.tool_call_id))
 
-    for t in s.tools:
-        # Pipecat cancels a running tool on a barge-in by default and answers "CANCELLED":
-        # the job is the arbiter's (a stop cancels it, a question does not), so it runs on.
-        llm.register_function(t, call, cancel_on_interruption=False)
+    google = s.args.stack.endswith("google")
+    for t, tool in s.tools.items():
+        # Pipecat cancels a running tool on a barge-in (cancel_on_interruption, its default)
+        # and declares the tool NON_BLOCKING to Gemini exactly when it does not. A
+        # BLOCKING call dies at a barge-in (the arbiter abandons its job too); a
+        # NON_BLOCKING one is the arbiter's to decide (a stop cancels it, a question does
+        # not), so its tool must run on.
+        behavior = s.behavior(t) if google else (tool.behavior or "NON_BLOCKING")  # OpenAI: the policy's
+        llm.register_function(t, call, cancel_on_interruption=behavior == "BLOCKING")
     context = LLMContext(tools=schema)
     aggregators = LLMContextAggregatorPair(context)
     worker = PipelineWorker(Pipeline([aggregators.user(), llm, aggregators.assistant()]), idle_timeout_secs=None)
@@ -82,7 +88,7 @@ async def run(s: StackSession) -> bool:
     s.clock.start()
 
     async def end_past_the_trace() -> None:
-        await asyncio.sleep(s.end_ms() / 1000 + 1.5)
+        await asyncio.sleep(s.end_ms() / 1000 + 5)  # from before the first connection: a margin for its setup
         await worker.queue_frame(EndFrame())
 
     ender = asyncio.ensure_future(end_past_the_trace())
