@@ -78,7 +78,10 @@ async def run(s: StackSession) -> bool:
         # NON_BLOCKING one is the arbiter's to decide (a stop cancels it, a question does
         # not), so its tool must run on.
         behavior = s.behavior(t) if google else (tool.behavior or "NON_BLOCKING")  # OpenAI: the policy's
-        llm.register_function(t, call, cancel_on_interruption=behavior == "BLOCKING")
+        if s.args.on_its_own:
+            llm.register_function(t, call)  # Pipecat's defaults
+        else:
+            llm.register_function(t, call, cancel_on_interruption=behavior == "BLOCKING")
     context = LLMContext(tools=schema)
     aggregators = LLMContextAggregatorPair(context)
     worker = PipelineWorker(Pipeline([aggregators.user(), llm, aggregators.assistant()]), idle_timeout_secs=None)
