@@ -15,7 +15,13 @@
 #             headless), and the Python stacks py-gemini and py-openai
 #             (clients/python/examples/wire_agent.py), py-genai (google-genai Live) and
 #             py-openai-sdk (openai's client.realtime.connect), each in its own locked
-#             environment (clients/python/examples/wire_stacks.py, stack_*.py)
+#             environment (clients/python/examples/wire_stacks.py, stack_*.py); and,
+#             when serve has the wire guard (--proxy-listen, issue 23), behind it:
+#             py-livekit-google, py-livekit-openai (LiveKit Agents 1.8), py-pipecat-google,
+#             py-pipecat-openai (Pipecat 1.14), py-agents (OpenAI Agents SDK 0.24): each
+#             stack gets a serve of its own with --proxy-listen (TLS) in front of its fake
+#             provider, on the configuration's store (the replicas' Redis: its tools'
+#             Decide/Complete by call id go round-robin over it and the three replicas)
 # one process per stack plays all 12 traces concurrently, one session per trace under
 # its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`; then
 # `arbiter fake-provider check --tools testdata/tools/booking.yaml` with the record and
@@ -66,6 +72,42 @@ wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google 
 # own locked environment (clients/python/.venvs/STACK).
 wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
 [ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
+# The Python frameworks that answer every call themselves run behind the wire guard
+# (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
+wire_guarded="py-livekit-google py-livekit-openai py-pipecat-google py-pipecat-openai py-agents"
+if "$tmp/arbiter" serve --help 2>/dev/null | grep -q -- --proxy-listen; then
+  [ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" $wire_guarded"
+else
+  echo "wire: $wire_guarded wait for the wire guard (this arbiter's serve has no --proxy-listen)"
+fi
+
+# wire_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
+# forwards to the fake provider at FAKE_ADDR (trusting DIR/cert.pem), on the configuration's
+# store (wire_redis, else its own embedded one); sets guard_url (the agents' provider base
+# URL) and guard_target (the arbiter(s) its tools ask: the guard's serve first, then TARGET's
+# replicas when they share its store).
+wire_guard() {
+  local dir="$1" fake="$2" target="$3" port store=() grpc
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/guard.key" -out "$dir/guard.pem" -days 1 -subj /CN=127.0.0.1 \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1 || return 1
+  port="$(wire_free_port)"
+  [ -n "$wire_redis" ] && store=(--redis-url "$wire_redis")
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" "${store[@]}" \
+    --proxy-listen "127.0.0.1:$port" --proxy-gemini-upstream "wss://$fake" --proxy-openai-upstream "wss://$fake" \
+    --proxy-ca-file "$dir/cert.pem" --proxy-tls-cert "$dir/guard.pem" --proxy-tls-key "$dir/guard.key" >"$dir/guard.log" 2>&1 &
+  guard_pid=$!
+  for _ in $(seq 100); do
+    grpc="$(grep 'arbiter serving' "$dir/guard.log" 2>/dev/null | grep -o ' addr=[^ ]*' | head -1 | cut -d= -f2)"
+    [ -n "$grpc" ] && grep -q 'wire guard serving' "$dir/guard.log" && break
+    kill -0 $guard_pid 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$grpc" ] || { cat "$dir/guard.log"; return 1; }
+  guard_url="https://127.0.0.1:$port"
+  guard_target="$grpc"
+  [ -n "$wire_redis" ] && guard_target="$grpc,$target"
+  return 0
+}
 wire_pids=()
 
 wire_stop() {
@@ -91,10 +133,12 @@ wire_free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind
 # wire_arbiters CONFIG DIR: starts the arbiter(s) of CONFIG; sets wire_target.
 wire_arbiters() {
   local config="$1" dir="$2" addrs=() i
+  wire_redis=""
   if [ "$config" = replicas ]; then
     command -v redis-server >/dev/null || die "redis-server is needed for the replicas configuration"
     local port
     port="$(wire_free_port)"
+    wire_redis="redis://127.0.0.1:$port" # the guard's serve (wire_guard) joins the same store
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync always --dir "$dir" >"$dir/redis.log" 2>&1 &
     wire_pids+=($!)
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -121,13 +165,19 @@ wire_run() {
   mkdir -p "$dir"
   [ "$stack" = node-openai-realtime ] && tls=(--tls-self-signed "$dir/cert.pem") && scheme=https
   # google-genai and openai dial wss:// (genai whatever the base URL says); both trust SSL_CERT_FILE.
-  case "$stack" in py-genai | py-openai-sdk) tls=(--tls-self-signed "$dir/cert.pem") && scheme=https ;; esac
+  case "$stack" in py-genai | py-openai-sdk | py-livekit-* | py-pipecat-* | py-agents) tls=(--tls-self-signed "$dir/cert.pem") && scheme=https ;; esac
   "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
   fp=$!
   local addr
   addr="$(wire_addr "$dir/fake.log" $fp)"
   [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
   local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+  local guard_pid="" guard_url guard_target
+  case "$stack" in py-livekit-* | py-pipecat-* | py-agents)
+    wire_guard "$dir" "$addr" "$target" || { kill $fp 2>/dev/null; return 1; }
+    common=(--provider "$guard_url" --arbiter "$guard_target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+    ;;
+  esac
   case "$stack" in
     node-genai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack genai --response-scheduling "${common[@]}") ;;
     node-openai-realtime) cmd=(env NODE_EXTRA_CA_CERTS="$dir/cert.pem" node "$wire_node/build/examples/wire-agent.js" --stack openai-realtime "${common[@]}") ;;
@@ -137,9 +187,14 @@ wire_run() {
     py-openai) cmd=("$wire_python" "$wire_py_agent" --stack openai "${common[@]}") ;;
     py-genai) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/genai/bin/python" "$wire_py_stacks" --stack genai "${common[@]}") ;;
     py-openai-sdk) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/openai/bin/python" "$wire_py_stacks" --stack openai-sdk "${common[@]}") ;;
+    # Behind the wire guard: the agents trust the guard's certificate.
+    py-livekit-google | py-livekit-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/livekit/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
+    py-pipecat-google | py-pipecat-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/pipecat/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
+    py-agents) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/agents/bin/python" "$wire_py_stacks" --stack agents "${common[@]}") ;;
   esac
   (cd "$root/clients/node" && timeout 180 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
   code=$?
+  [ -n "$guard_pid" ] && kill -TERM "$guard_pid" 2>/dev/null && wait "$guard_pid" 2>/dev/null
   kill -TERM $fp 2>/dev/null
   wait $fp 2>/dev/null
   return $code
