@@ -75,8 +75,9 @@ wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
 # The Python frameworks that answer every call themselves run behind the wire guard
 # (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
 # They run in batches of their own (wire_guard_checks), after the other stacks: a guard
-# per stack and LiveKit's and Pipecat's sessions are heavy for two cores at once.
-wire_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google py-pipecat-openai")
+# per stack and LiveKit's and Pipecat's sessions are heavy for two cores at once (two Pipecat
+# stacks at once, 24 pipelines, made the replicas' decisions seconds late here).
+wire_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google" "py-pipecat-openai")
 
 # wire_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
 # forwards to the fake provider at FAKE_ADDR (trusting DIR/cert.pem), on the configuration's
