@@ -345,7 +345,7 @@ echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, 
 # the check.
 source "$root/clients/e2e/wire.sh"
 wire_checks
-wire_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen)
+wire_py_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen)
 
 echo "== python quickstarts (clients/python/quickstart): pasted into an empty folder, run with the wheel's environment"
 # Each file as a newcomer pastes it, run from a folder of its own (the checkout is not on

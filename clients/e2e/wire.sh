@@ -74,17 +74,19 @@ wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
 [ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
 # The Python frameworks that answer every call themselves run behind the wire guard
 # (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
-# They run in batches of their own (wire_guard_checks), after the other stacks: a guard
-# per stack and LiveKit's and Pipecat's sessions are heavy for two cores at once (two Pipecat
-# stacks at once, 24 pipelines, made the replicas' decisions seconds late here).
-wire_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google" "py-pipecat-openai")
+# They run after the other stacks (wire_py_guard_checks): on one arbiter in batches (a
+# guard per stack, and LiveKit's and Pipecat's sessions are heavy for two cores at once),
+# on the replicas one stack at a time (every stack plays the same traces: on one Redis
+# their call ids would be the same calls of several sessions, which the guard's call
+# index refuses to guess between).
+wire_py_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google" "py-pipecat-openai")
 
-# wire_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
+# wire_py_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
 # forwards to the fake provider at FAKE_ADDR (trusting DIR/cert.pem), on the configuration's
 # store (wire_redis, else its own embedded one); sets guard_url (the agents' provider base
 # URL) and guard_target (the arbiter(s) its tools ask: the guard's serve first, then TARGET's
 # replicas when they share its store).
-wire_guard() {
+wire_py_guard() {
   local dir="$1" fake="$2" target="$3" port store=() grpc
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/guard.key" -out "$dir/guard.pem" -days 1 -subj /CN=127.0.0.1 \
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1 || return 1
@@ -128,7 +130,8 @@ wire_addr() {
 # wire_free_port: a free TCP port on 127.0.0.1.
 wire_free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# wire_arbiters CONFIG DIR: starts the arbiter(s) of CONFIG; sets wire_target.
+# wire_arbiters CONFIG DIR: starts the arbiter(s) of CONFIG; sets wire_target (and
+# wire_redis, the Redis URL of the replicas).
 wire_arbiters() {
   local config="$1" dir="$2" addrs=() i
   wire_redis=""
@@ -136,11 +139,11 @@ wire_arbiters() {
     command -v redis-server >/dev/null || die "redis-server is needed for the replicas configuration"
     local port
     port="$(wire_free_port)"
-    wire_redis="redis://127.0.0.1:$port" # the guard's serve (wire_guard) joins the same store
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync always --dir "$dir" >"$dir/redis.log" 2>&1 &
     wire_pids+=($!)
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$port" ping >/dev/null 2>&1 || { cat "$dir/redis.log"; die "redis-server did not start"; }
+    wire_redis="redis://127.0.0.1:$port"
     for i in 1 2 3; do
       "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" --redis-url "redis://127.0.0.1:$port" >"$dir/serve-$i.log" 2>&1 &
       wire_pids+=($!)
@@ -172,7 +175,7 @@ wire_run() {
   local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
   local guard_pid="" guard_url guard_target
   case "$stack" in py-livekit-* | py-pipecat-* | py-agents)
-    wire_guard "$dir" "$addr" "$target" || { kill $fp 2>/dev/null; return 1; }
+    wire_py_guard "$dir" "$addr" "$target" || { kill $fp 2>/dev/null; return 1; }
     common=(--provider "$guard_url" --arbiter "$guard_target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
     ;;
   esac
@@ -244,24 +247,69 @@ wire_checks() {
   echo "(wire checks: $((SECONDS - t_all))s)"
 }
 
-# wire_guard_checks: the stacks behind the wire guard, batch by batch (both configurations
-# each); only with a serve that has the guard (--proxy-listen, issue 23): otherwise says so.
-wire_guard_checks() {
+# wire_py_guard_counts DIR: what the guard did for a stack (its "wire guard connection
+# closed" lines: answers dropped, responses and notes injected, calls kept), summed.
+wire_py_guard_counts() {
+  /usr/bin/python3 - "$1/guard.log" <<'PY'
+import re, sys
+from collections import Counter
+c = Counter()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if "wire guard connection closed" in line:
+        for k, v in re.findall(r'"([a-z][^"=]*)"=(\d+)', line):
+            c[k] += int(v)
+print("guard: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothing dropped or injected"))
+PY
+}
+
+# wire_py_guard_batch CONFIG STACKS: the stacks at once against CONFIG's arbiter(s), each
+# behind a guard of its own (wire_run), judged as the others are.
+wire_py_guard_batch() {
+  local config="$1" stacks="$2" t0=$SECONDS run=() pids=() codes=() i stack base
+  base="$(mktemp -d "$tmp/wire/pyguard-$config-XXXX")"
+  wire_arbiters "$config" "$base"
+  for stack in $stacks; do
+    wire_run "$stack" "$base/$stack" "$wire_target" &
+    pids+=($!)
+    run+=("$stack")
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    codes[$i]=$?
+  done
+  echo "(${run[*]} behind the wire guard, $config, $((SECONDS - t0))s)"
+  for i in "${!run[@]}"; do
+    stack="${run[$i]}"
+    check "wire $stack@$config behind the wire guard: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
+      wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+    grep -E "^$stack@$config: sessions " "$log" | sed 's/^/    /'
+    wire_py_guard_counts "$base/$stack" 2>/dev/null | sed 's/^/    /'
+  done
+  wire_stop
+}
+
+# wire_py_guard_checks: the Python frameworks behind the wire guard (see
+# wire_py_guarded_batches); only with a serve that has the guard (--proxy-listen, issue
+# 23): otherwise says so.
+wire_py_guard_checks() {
   if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -q -- --proxy-listen; then
-    echo "wire: ${wire_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
+    echo "wire: ${wire_py_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
     return 0
   fi
-  local saved="$wire_stacks" batch
-  for batch in "${wire_guarded_batches[@]}"; do
-    wire_stacks="$batch"
-    wire_checks
+  local t_all=$SECONDS batch stack
+  mkdir -p "$tmp/wire"
+  for batch in "${wire_py_guarded_batches[@]}"; do
+    wire_py_guard_batch embedded "$batch"
   done
-  wire_stacks="$saved"
+  for stack in ${wire_py_guarded_batches[*]}; do
+    wire_py_guard_batch replicas "$stack"
+  done
+  echo "(wire checks behind the guard, the Python frameworks: $((SECONDS - t_all))s)"
 }
 
 if [ -n "$wire_standalone" ]; then
   wire_checks
-  [ -n "${WIRE_STACKS:-}" ] || wire_guard_checks
+  [ -n "${WIRE_STACKS:-}" ] || wire_py_guard_checks
   echo "wire: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 fi
