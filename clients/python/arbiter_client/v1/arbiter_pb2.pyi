@@ -772,20 +772,22 @@ class HistorySpeech(_message.Message):
     def __init__(self, event: _Optional[_Union[SpeechEvent, str]] = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ...) -> None: ...
 
 class HistoryTranscript(_message.Message):
-    __slots__ = ("role", "text", "interim", "utterance_id", "utterance", "intent")
+    __slots__ = ("role", "text", "interim", "utterance_id", "utterance", "intent", "discarded")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
     role: Role
     text: str
     interim: bool
     utterance_id: str
     utterance: int
     intent: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ...) -> None: ...
+    discarded: str
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., discarded: _Optional[str] = ...) -> None: ...
 
 class HistoryWithdraw(_message.Message):
     __slots__ = ("call_ids", "reason")
