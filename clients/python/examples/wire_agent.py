@@ -217,9 +217,9 @@ class Backend:
         self.out.write(json.dumps(line) + "\n")
         self.out.flush()
 
-    def spec(self, tool: str, call_id: str) -> Dict[str, Any]:
+    def spec(self, tool: str, call_id: str = "") -> Dict[str, Any]:
         """The backend of a job of ``tool`` that call ``call_id`` opened: the tool's,
-        with the call's over it."""
+        with the call's over it (none given: the tool's)."""
         facts = self.trace.calls.get(call_id)
         return {**(self.trace.backend.get(tool) or {}), **(facts.backend if facts else {})}
 
@@ -273,9 +273,11 @@ class Backend:
         else:
             await self.adapter.committed(job_id, self.result(spec))
 
-    def result(self, spec: Mapping[str, Any]) -> Dict[str, Any]:
+    def result(self, spec: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """What a commit returns: the job's ``commit_result``, else the trace's, else a
+        reference ``R-n``."""
         self.commits += 1
-        if spec.get("commit_result") is not None:
+        if spec and spec.get("commit_result") is not None:
             return dict(spec["commit_result"])
         return dict(self.trace.commit_result) if self.trace.commit_result else {"reference": f"R-{self.commits}"}
 
@@ -480,10 +482,10 @@ class TraceCalls:
     """Mixin for an adapter: each call is registered with what the recorded app knew of
     it (its tool choice, its own business key)."""
 
-    trace_calls: Dict[str, CallFacts] = {}
+    trace_calls: Optional[Dict[str, CallFacts]] = None  # call id -> its facts (Trace.calls)
 
     def function_call(self, call_id: str, name: str, args: Optional[Mapping[str, Any]] = None, **kw: Any) -> Any:
-        facts = self.trace_calls.get(call_id)
+        facts = (self.trace_calls or {}).get(call_id)
         if facts is not None:
             kw.setdefault("tool_choice", facts.tool_choice)
             kw.setdefault("business_key", facts.business_key)
