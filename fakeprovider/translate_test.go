@@ -87,7 +87,7 @@ func TestGeminiFollowsSetup(t *testing.T) {
 	s.merge(g.goAway())
 	if got, want := wire(s), `{"setupComplete":{}}
 {"sessionResumptionUpdate":{"newHandle":"fake-session-1","resumable":true}}
-{"voiceActivity":{"voiceActivityType":"ACTIVITY_START"}}
+{"voiceActivity":{"type":"ACTIVITY_START"}}
 {"voiceActivityDetectionSignal":{"vadSignalType":"VAD_SIGNAL_TYPE_SOS"}}
 {"serverContent":{"modelTurn":{"parts":[{"text":"Okay."}]}}}
 {"sessionResumptionUpdate":{"newHandle":"fake-session-1","resumable":true}}

@@ -442,6 +442,19 @@ describe("LiveAdapter", () => {
     assert.deepEqual(of("skip").map((a) => [a.id, a.seq]), [["a", 1], ["b", 2], ["d", 4], ["c", 3]]);
   });
 
+  it("reads voice activity as the wire names it (voiceActivity.type) and as converted (voiceActivityType)", async () => {
+    // The Developer API's message as @google/genai hands it over (unconverted), then the
+    // SDK's Vertex AI conversion: both are the user's voice activity.
+    await adapter.feed({ voiceActivity: { type: "ACTIVITY_START" } });
+    await adapter.feed({ voiceActivity: { type: "ACTIVITY_END" } });
+    await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    assert.deepEqual(script.sent("ReportSpeech").map((r) => pb.speechEventToJSON(r.event)), [
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+      "SPEECH_EVENT_USER_ACTIVITY_END",
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+    ]);
+  });
+
   it("maps LiveServerMessage fields to reports", async () => {
     await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
     await adapter.feed({ serverContent: { interimInputTranscription: { text: "st" } } });

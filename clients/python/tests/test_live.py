@@ -472,6 +472,16 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(texts, [(pb.ROLE_USER, "st", True), (pb.ROLE_USER, "stop", False), (pb.ROLE_MODEL, "OK", False)])
         self.assertEqual(list(self.script.sent("ReportToolCallCancellation")[0].call_ids), ["fc_9"])
 
+    async def test_voice_activity_as_the_wire_names_it(self):
+        # The kind is voiceActivity.type on the wire (google-genai's converters read it
+        # there); a raw agent feeds that dict, an SDK its voice_activity_type.
+        await self.adapter.feed({"voiceActivity": {"type": "ACTIVITY_START"}})
+        await self.adapter.feed({"voiceActivity": {"type": "ACTIVITY_END"}})
+        await self.adapter.feed({"voiceActivity": {"voiceActivityType": "ACTIVITY_START"}})
+        speech = [pb.SpeechEvent.Name(r.event) for r in self.script.sent("ReportSpeech")]
+        self.assertEqual(speech, ["SPEECH_EVENT_USER_ACTIVITY_START", "SPEECH_EVENT_USER_ACTIVITY_END",
+                                  "SPEECH_EVENT_USER_ACTIVITY_START"])
+
     async def test_configure_sent_first_with_the_options(self):
         self.script.fail["ConfigureSession"] = [grpc.StatusCode.UNAVAILABLE]  # retried: idempotent
         self.script.configure_delay = 0.2
