@@ -50,6 +50,9 @@ type RegisterCall struct {
 func (ev RegisterCall) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev RegisterCall) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if ev.CallID != "" {
 		if err := CheckName("call_id", ev.CallID); err != nil {
 			return err
@@ -69,6 +72,9 @@ func (ev RegisterCall) validate() error {
 	}
 	if len(ev.BusinessKey) > MaxKeyBytes {
 		return Fieldf(Invalid, "business_key", "%d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
+	}
+	if err := checkText("business_key", ev.BusinessKey, false); err != nil {
+		return err
 	}
 	switch ev.Behavior {
 	case BehaviorUnspecified, Blocking, NonBlocking:

@@ -21,6 +21,9 @@ type Configure struct {
 }
 
 func (ev Configure) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
 		return Fieldf(Invalid, "language", "%q is not a BCP 47 language tag", Clip(ev.Language))
 	}
@@ -87,7 +90,12 @@ type ConnectResult struct {
 	State ConnectState
 }
 
-func (ev Connect) validate() error { return CheckName("connection_id", ev.ConnectionID) }
+func (ev Connect) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
+	return CheckName("connection_id", ev.ConnectionID)
+}
 
 func (ev Connect) check(st *step) error {
 	s := st.s

@@ -57,6 +57,9 @@ func (ev Speech) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
 		return err
 	}
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err
@@ -189,6 +192,9 @@ func (ev Transcript) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
 		return err
 	}
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if ev.UtteranceID != "" {
 		if err := CheckName("utterance_id", ev.UtteranceID); err != nil {
 			return err
@@ -196,6 +202,9 @@ func (ev Transcript) validate() error {
 	}
 	if len(ev.Text) > MaxTextBytes {
 		return Fieldf(Invalid, "text", "%d bytes, at most %d", len(ev.Text), MaxTextBytes)
+	}
+	if err := checkText("text", ev.Text, true); err != nil {
+		return err
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
 		return Fieldf(Invalid, "text", "required for a user transcript")

@@ -288,7 +288,7 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 // the age it reports (unset: 0). It is taken as the request arrives, before the store
 // is read, so an event whose step waits for a slow store (a frozen Redis) keeps its
 // place on the session's timeline instead of taking the session clock's later time.
-// Errors: Invalid naming age when it is malformed or negative.
+// Errors: Invalid naming age when it is malformed, negative or beyond arbiter.MaxAge.
 func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 	arrived := s.svc.Clock.Now()
 	if age == nil {
@@ -300,6 +300,9 @@ func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 	d := age.AsDuration()
 	if d < 0 {
 		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
+	}
+	if err := arbiter.CheckAge(d); err != nil {
+		return time.Time{}, err
 	}
 	return arrived.Add(-d), nil
 }
