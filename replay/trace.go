@@ -113,7 +113,9 @@ func ReadTraceFile(path string, warn io.Writer) ([]TraceEvent, error) {
 
 // ParseTrace reads a trace. A malformed line (not a JSON object, no integer t_ms, no
 // event, t_ms decreasing, a tool_call without tool, a connection without id) is an
-// error naming its line number. Events the format does not name are skipped with a
+// error naming its line number, and so is any line but a `ref_*` one after `end`: the
+// session is closed there, and what follows would replay as nothing (issue 25: such a
+// trace replayed silently, exit 0). Events the format does not name are skipped with a
 // warning on warn; `ref_*` lines are kept (tests compare against them) but never
 // played.
 func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) {
@@ -121,6 +123,7 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	var out []TraceEvent
 	var last int64
+	end := 0 // the line of `end`, once read
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
@@ -147,6 +150,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 		last = ev.TMs
 		switch {
 		case strings.HasPrefix(ev.Event, "ref_"):
+		case end > 0:
+			return nil, fmt.Errorf("%s:%d: %s after end (line %d): the session closes at end, so nothing after it can be played; cut the trace there, or move end to the last line", name, n, ev.Event, end)
 		case !known[ev.Event]:
 			fmt.Fprintf(warn, "%s:%d: warning: unknown event %q skipped\n", name, n, ev.Event)
 			continue
@@ -164,6 +169,9 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: call_ids: required for tool_call_cancellation", name, n)
 		case ev.Event == "tool_call_cancellation" && ev.Reason != "" && ev.Reason != "withdrawn" && ev.Reason != "provider_timeout":
 			return nil, fmt.Errorf("%s:%d: reason: %q is not withdrawn or provider_timeout", name, n, ev.Reason)
+		}
+		if ev.Event == "end" {
+			end = n
 		}
 		out = append(out, ev)
 	}
