@@ -186,12 +186,15 @@ type JobEntry struct {
 	Job string `json:"job"`
 }
 
-// CompleteEntry is a Complete that recorded an outcome.
+// CompleteEntry is a Complete that recorded an outcome, with the result and error as
+// the job kept them (Complete: a result over its bound is left out, ResultOmitted
+// saying why; an error is cleaned and cut).
 type CompleteEntry struct {
-	Job     string         `json:"job"`
-	Outcome Outcome        `json:"outcome"`
-	Result  map[string]any `json:"result,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	Job           string          `json:"job"`
+	Outcome       Outcome         `json:"outcome"`
+	Result        map[string]any  `json:"result,omitempty"`
+	ResultOmitted *ResultOmission `json:"result_omitted,omitempty"`
+	Error         string          `json:"error,omitempty"`
 }
 
 // ConfigureEntry is a Configure.
@@ -424,7 +427,11 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		}
 		e.Prepared = &JobEntry{Job: ev.JobID}
 	case Complete:
-		e.Complete = &CompleteEntry{Job: ev.JobID, Outcome: ev.Outcome, Result: ev.Result, Error: ev.Error}
+		ce := &CompleteEntry{Job: ev.JobID, Outcome: ev.Outcome}
+		if j := st.s.job(ev.JobID); j != nil {
+			ce.Result, ce.ResultOmitted, ce.Error = j.Result, j.ResultOmitted, j.Error
+		}
+		e.Complete = ce
 	case Configure:
 		e.Configure = &ConfigureEntry{Language: ev.Language, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
 	case Connect:

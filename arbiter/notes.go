@@ -49,6 +49,9 @@ const (
 	// keyResult holds the backend's result (a commit's, a read-only call's, a progress
 	// report's) whole: it never overwrites the arbiter's own fields.
 	keyResult = "result"
+	// keyResultOmitted replaces keyResult when the result was over the size or depth
+	// bound (ResultOmission): the outcome in keyStatus stands.
+	keyResultOmitted = "result_omitted"
 )
 
 // SkipReason says why a call id is dead: it must never be answered.
@@ -89,18 +92,14 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 	switch j.Outcome {
 	case Committed:
 		p[keyStatus] = string(StatusCommitted)
-		if len(j.Result) > 0 {
-			p[keyResult] = j.Result
-		}
+		putResult(p, j)
 	case Cancelled:
 		p[keyStatus], p[keyExecuted], p[keyReason] = string(StatusCancelled), false, j.Reason
 	case Failed:
 		p[keyStatus], p[keyExecuted], p[keyError] = string(StatusFailed), false, j.Error
 	case Result:
 		p[keyStatus] = string(StatusOK)
-		if len(j.Result) > 0 {
-			p[keyResult] = j.Result
-		}
+		putResult(p, j)
 	case Unknown:
 		desc := st.describe(j.Tool, j.Args)
 		p[keyStatus] = string(StatusUnknown)
@@ -110,6 +109,44 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 		p[keyDuplicateOf] = c.DuplicateOf
 	}
 	return p
+}
+
+// putResult puts j's result into a payload: whole under keyResult, or, when it was left
+// out, why under keyResultOmitted.
+func putResult(p map[string]any, j *Job) {
+	switch o := j.ResultOmitted; {
+	case o != nil:
+		p[keyResultOmitted] = o.Payload()
+	case len(j.Result) > 0:
+		p[keyResult] = j.Result
+	}
+}
+
+// Payload is what a function response carries under `result_omitted`: reason,
+// message, and bytes and max_bytes (too_large) or max_depth (too_deep). The map is new.
+func (o *ResultOmission) Payload() map[string]any {
+	m := map[string]any{"reason": o.Reason, keyMessage: o.Message}
+	if o.Bytes > 0 {
+		m["bytes"], m["max_bytes"] = o.Bytes, o.MaxBytes
+	}
+	if o.MaxDepth > 0 {
+		m["max_depth"] = o.MaxDepth
+	}
+	return m
+}
+
+// What a response says of a result left out (ResultOmission.Message), and the marker
+// of an error text cut to its bound.
+func resultTooLarge(n, max int) string {
+	return fmt.Sprintf("the backend's result was %d bytes, over the %d-byte limit, so it is not shown; the status above stands", n, max)
+}
+
+func resultTooDeep(max int) string {
+	return fmt.Sprintf("the backend's result nested objects and lists more than %d levels deep, so it is not shown; the status above stands", max)
+}
+
+func errorCut(n, max int) string {
+	return fmt.Sprintf(" [... cut: the error was %d bytes, at most %d are kept]", n, max)
 }
 
 // rejectedPayload answers a call refused before anything ran.
@@ -348,10 +385,10 @@ func (st *step) completionNote(j *Job, live int) string {
 		}
 	case Result:
 		if j.TimedOut && live == 0 {
-			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, compactJSON(j.Result))
+			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, resultText(j))
 		}
 		if live == 0 && st.lostOnReconnect(j) {
-			return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, compactJSON(j.Result))
+			return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, resultText(j))
 		}
 	case Failed:
 		if live == 0 && j.Cause != CauseClosed {
@@ -479,6 +516,14 @@ func (st *step) describe(tool string, args map[string]any) string {
 		out = strings.ReplaceAll(out, "{"+k+"}", fmt.Sprint(args[k]))
 	}
 	return out
+}
+
+// resultText renders a job's result for a note: the result, or why it was left out.
+func resultText(j *Job) string {
+	if o := j.ResultOmitted; o != nil {
+		return o.Message
+	}
+	return compactJSON(j.Result)
 }
 
 // compactJSON renders a result for a note.

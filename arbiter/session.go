@@ -297,7 +297,10 @@ type Job struct {
 	Outcome     Outcome        `json:"outcome,omitempty"`
 	CompletedAt time.Time      `json:"completed_at,omitzero"`
 	Result      map[string]any `json:"result,omitempty"`
-	Error       string         `json:"error,omitempty"`
+	// ResultOmitted, when set, says why the reported result was left out (it was over
+	// the size or depth bound): the responses carry it instead of Result, which is nil.
+	ResultOmitted *ResultOmission `json:"result_omitted,omitempty"`
+	Error         string          `json:"error,omitempty"`
 	// TimedOut is set when a call of the job was answered by its max_pending deadline
 	// before the job completed: the job's own result then comes as a note.
 	TimedOut bool `json:"timed_out,omitempty"`

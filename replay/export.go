@@ -316,6 +316,7 @@ func (x *exporter) sideEffectBackend(id string, j *exportJob, b map[string]any) 
 	}
 	first := j.completes[0]
 	result := func(c *arbiterv1.HistoryComplete) map[string]any {
+		x.omitted(id, c)
 		if c.GetResult() == nil {
 			return map[string]any{}
 		}
@@ -345,6 +346,14 @@ func (x *exporter) sideEffectBackend(id string, j *exportJob, b map[string]any) 
 	}
 }
 
+// omitted warns that a job's result was over its bound and left out (the session's
+// responses said result_omitted): the trace has no result to replay in its place.
+func (x *exporter) omitted(id string, c *arbiterv1.HistoryComplete) {
+	if o := c.GetResultOmitted(); o != nil {
+		fmt.Fprintf(x.warn, "warning: job %s: its result was left out (%v): the trace replays it as an empty result, so its responses differ\n", id, o.AsMap()["message"])
+	}
+}
+
 func (x *exporter) readOnlyBackend(id string, j *exportJob, b map[string]any) {
 	for _, p := range j.progress {
 		ms, _ := b["progress_ms"].([]any)
@@ -359,6 +368,7 @@ func (x *exporter) readOnlyBackend(id string, j *exportJob, b map[string]any) {
 	if c.GetOutcome() == arbiterv1.Outcome_OUTCOME_FAILED {
 		fmt.Fprintf(x.warn, "warning: read-only job %s failed (%q): the fake backend's read-only results do not fail; the replay reports a result\n", id, c.GetError())
 	}
+	x.omitted(id, c)
 	if c.GetResult() != nil {
 		b["result"] = c.GetResult().AsMap()
 	} else {

@@ -160,6 +160,11 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 		if hc.Result, err = strct(e.Complete.Result); err != nil {
 			return nil, err
 		}
+		if o := e.Complete.ResultOmitted; o != nil {
+			if hc.ResultOmitted, err = strct(o.Payload()); err != nil {
+				return nil, err
+			}
+		}
 		m.Entry = &arbiterv1.HistoryEntry_Complete{Complete: hc}
 	case e.Configure != nil:
 		c := e.Configure

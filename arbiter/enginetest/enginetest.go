@@ -29,8 +29,10 @@
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
 //	decide t=MS job=JOB [prepared]        Decide
-//	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
-//	                                      body: the result (JSON), or for failed the error (text)
+//	complete t=MS job=JOB outcome=OUTCOME [pad=N]
+//	                                      Complete (committed, cancelled, failed, result, unknown);
+//	                                      body: the result (JSON), or for failed the error (text);
+//	                                      pad=N adds N x's (the result's field "pad", or the error's end)
 //	configure t=MS [language=TAG] [response_scheduling]
 //	                                      Configure
 //	connect t=MS id=CONNECTION            Connect

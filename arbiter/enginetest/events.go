@@ -129,7 +129,7 @@ func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job", "outcome")
+	checkArgs(t, td, "t", "job", "outcome", "pad")
 	c := arbiter.Complete{}
 	td.ScanArgs(t, "job", &c.JobID)
 	o := strArg(t, td, "outcome")
@@ -137,10 +137,18 @@ func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
 	if c.Outcome, ok = outcomes[o]; !ok {
 		td.Fatalf(t, "outcome: %q is not committed, cancelled, failed, result or unknown", o)
 	}
+	pad := 0
+	td.MaybeScanArgs(t, "pad", &pad)
 	if c.Outcome == arbiter.Failed {
-		c.Error = textBody(t, td)
+		c.Error = textBody(t, td) + strings.Repeat("x", pad)
 	} else {
 		c.Result = jsonBody(t, td)
+		if pad > 0 {
+			if c.Result == nil {
+				c.Result = map[string]any{}
+			}
+			c.Result["pad"] = strings.Repeat("x", pad)
+		}
 	}
 	return c
 }

@@ -350,6 +350,22 @@ func (e *encoder) json(v map[string]any) []byte {
 	return b
 }
 
+func omissionPB(o *arbiter.ResultOmission) *pb.ResultOmission {
+	if o == nil {
+		return nil
+	}
+	return &pb.ResultOmission{Reason: o.Reason, Bytes: int64(o.Bytes), MaxBytes: int64(o.MaxBytes), MaxDepth: int64(o.MaxDepth),
+		Message: o.Message, Digest: o.Digest}
+}
+
+func omission(o *pb.ResultOmission) *arbiter.ResultOmission {
+	if o == nil {
+		return nil
+	}
+	return &arbiter.ResultOmission{Reason: o.Reason, Bytes: int(o.Bytes), MaxBytes: int(o.MaxBytes), MaxDepth: int(o.MaxDepth),
+		Message: o.Message, Digest: o.Digest}
+}
+
 func ints(v []int) []int64 {
 	if len(v) == 0 {
 		return nil
@@ -421,7 +437,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				Decision: string(j.Decision), Cause: string(j.Cause), Reason: j.Reason, DecidedAt: e.t(j.DecidedAt),
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
-				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown}
+				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
+				ResultOmitted: omissionPB(j.ResultOmitted)}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -537,7 +554,8 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 		m.Prepared = &pb.JobEntry{Job: j.Job}
 	}
 	if c := x.Complete; c != nil {
-		m.Complete = &pb.CompleteEntry{Job: c.Job, Outcome: string(c.Outcome), ResultJson: e.json(c.Result), Error: c.Error}
+		m.Complete = &pb.CompleteEntry{Job: c.Job, Outcome: string(c.Outcome), ResultJson: e.json(c.Result), Error: c.Error,
+			ResultOmitted: omissionPB(c.ResultOmitted)}
 	}
 	if c := x.Configure; c != nil {
 		m.Configure = &pb.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
@@ -695,7 +713,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted)}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {
@@ -818,7 +836,8 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 		x.Prepared = &arbiter.JobEntry{Job: j.Job}
 	}
 	if c := m.Complete; c != nil {
-		x.Complete = &arbiter.CompleteEntry{Job: c.Job, Outcome: arbiter.Outcome(c.Outcome), Result: d.json(c.ResultJson), Error: c.Error}
+		x.Complete = &arbiter.CompleteEntry{Job: c.Job, Outcome: arbiter.Outcome(c.Outcome), Result: d.json(c.ResultJson), Error: c.Error,
+			ResultOmitted: omission(c.ResultOmitted)}
 	}
 	if c := m.Configure; c != nil {
 		x.Configure = &arbiter.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}

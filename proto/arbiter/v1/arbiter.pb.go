@@ -962,7 +962,9 @@ type RegisterCallRequest struct {
 	// The tool choice of the generation that issued the call; NONE rejects the call.
 	ToolChoice ToolChoice `protobuf:"varint,6,opt,name=tool_choice,json=toolChoice,proto3,enum=arbiter.v1.ToolChoice" json:"tool_choice,omitempty"`
 	// Optional explicit business key (the agent resolved the request, e.g. to a slot id):
-	// at most 512 bytes. When set it replaces the policy's key for deduplication.
+	// at most 512 bytes, no control characters (tab and line feed included), else
+	// INVALID_ARGUMENT naming `business_key`. When set it replaces the policy's key for
+	// deduplication.
 	BusinessKey string `protobuf:"bytes,7,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
@@ -972,7 +974,9 @@ type RegisterCallRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
 	// The argument text the model sent when the agent could not parse it into `args`
 	// (a provider's malformed JSON), at most 64 KiB: the call is rejected
@@ -980,8 +984,9 @@ type RegisterCallRequest struct {
 	// the id is answered and nothing runs; `args` is ignored. Do not turn unparseable
 	// arguments into {}: an empty object makes every such call one business key.
 	RawArgs string `protobuf:"bytes,10,opt,name=raw_args,json=rawArgs,proto3" json:"raw_args,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1231,8 +1236,9 @@ type ReportSpeechRequest struct {
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Required. What happened.
 	Event SpeechEvent `protobuf:"varint,2,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1251,7 +1257,9 @@ type ReportSpeechRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	// The agent's id for this event (optional): 1 to 128 characters from
 	// [A-Za-z0-9_.:-], unique among the session's ReportSpeech requests, else
@@ -1405,15 +1413,17 @@ type ReportTranscriptRequest struct {
 	// Whose words these are.
 	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=arbiter.v1.Role" json:"role,omitempty"`
 	// Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-	// Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
-	// 8 KiB of its text.
+	// Control characters are refused (INVALID_ARGUMENT naming `text`) but tab, line feed
+	// and carriage return, which are white space. Which utterance it belongs to: see
+	// `utterance_id`. An utterance keeps the last 8 KiB of its text.
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	// True for a partial transcript that will be replaced or continued. Only a final
 	// (interim=false, the default) user transcript is checked for stop intent and can
 	// release a held commit.
 	Interim bool `protobuf:"varint,4,opt,name=interim,proto3" json:"interim,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1434,7 +1444,9 @@ type ReportTranscriptRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,5,opt,name=age,proto3" json:"age,omitempty"`
 	// The agent's id for this event (optional): 1 to 128 characters from
 	// [A-Za-z0-9_.:-], unique among the session's ReportTranscript requests, else
@@ -1631,7 +1643,9 @@ type ReportToolCallCancellationRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	// Why the ids died; unspecified means WITHDRAWN.
 	Reason CancellationReason `protobuf:"varint,4,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
@@ -1941,11 +1955,20 @@ type CompleteRequest struct {
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
 	// The backend's result (a booking reference, a read-only tool's output): the function
 	// responses carry it whole under `result` (FunctionResponse.payload), so none of its
-	// fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
-	// JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
-	// `result` above either bound and nothing changes.
+	// fields can overwrite the arbiter's. A result over 64 KiB JSON-encoded, or nesting
+	// JSON objects and lists more than 16 levels deep, is not passed on, and never
+	// refused: every call of the job is still answered with its outcome (a COMMITTED job
+	// stays committed), and the responses carry `result_omitted` in place of `result`:
+	// {"reason": "too_large", "bytes": 70123, "max_bytes": 65536, "message": "..."} or
+	// {"reason": "too_deep", "max_depth": 16, "message": "..."}. A retry of the same
+	// report is recognised by the result's digest. NaN and infinite numbers are taken as
+	// null. A message over the server's --max-msg-size (1 MiB by default) is refused by
+	// gRPC before the arbiter sees it (RESOURCE_EXHAUSTED): report such a result without
+	// it.
 	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
-	// For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model.
+	// For OUTCOME_FAILED: what went wrong, passed to the model. Never refused: control
+	// characters (but tab, line feed and carriage return) become U+FFFD, and a text over
+	// 4 KiB is cut to 4 KiB ending with a marker that gives its length.
 	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2083,8 +2106,9 @@ type ConfigureSessionRequest struct {
 	// ReportProgress gives interim responses. Every ConfigureSession sets it: false
 	// (the default) turns it off, so send it along with a language change.
 	ResponseScheduling bool `protobuf:"varint,3,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -2768,10 +2792,12 @@ type ConnectRequest struct {
 	// provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
 	// INVALID_ARGUMENT naming `connection_id`.
 	ConnectionId string `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
-	// The epoch an earlier Connect returned, when the agent had one (optional). If the
-	// session no longer has it (its store lost the session), the answer's state is
-	// SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
-	// call still in flight from the lost one as of unknown outcome, never as not done.
+	// The epoch an earlier Connect returned, when the agent had one (optional; 6
+	// characters from [0-9a-z], any other value is INVALID_ARGUMENT naming `epoch`, not a
+	// lost session). If the session no longer has it (its store lost the session), the
+	// answer's state is SESSION_STATE_LOST and the agent goes on in the session's new
+	// epoch: report every call still in flight from the lost one as of unknown outcome,
+	// never as not done.
 	Epoch         string `protobuf:"bytes,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4986,10 +5012,15 @@ type HistoryComplete struct {
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The outcome reported.
 	Outcome Outcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
-	// The backend's result (unset when clipped).
+	// The backend's result (unset when clipped, or when it was left out: see
+	// result_omitted).
 	Result *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
-	// The error reported with OUTCOME_FAILED.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The error reported with OUTCOME_FAILED, as the job kept it (cleaned of control
+	// characters and cut to 4 KiB: see CompleteRequest.error).
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// Set when the result was over its bound and left out: the same object the job's
+	// function responses carry under `result_omitted` (see CompleteRequest.result).
+	ResultOmitted *structpb.Struct `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5050,6 +5081,13 @@ func (x *HistoryComplete) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *HistoryComplete) GetResultOmitted() *structpb.Struct {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
 }
 
 // HistoryConfigure is a ConfigureSession.
@@ -5733,12 +5771,13 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +
 	"\n" +
 	"HistoryJob\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x9e\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xde\x01\n" +
 	"\x0fHistoryComplete\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
 	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"w\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12>\n" +
+	"\x0eresult_omitted\x18( \x01(\v2\x17.google.protobuf.StructR\rresultOmitted\"w\n" +
 	"\x10HistoryConfigure\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
@@ -6023,42 +6062,43 @@ var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
 	5,   // 82: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
 	7,   // 83: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
 	63,  // 84: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
-	9,   // 85: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
-	63,  // 86: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
-	6,   // 87: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
-	14,  // 88: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	16,  // 89: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	18,  // 90: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	20,  // 91: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	22,  // 92: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	24,  // 93: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	26,  // 94: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	28,  // 95: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	30,  // 96: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	42,  // 97: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	34,  // 98: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	36,  // 99: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	38,  // 100: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	48,  // 101: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
-	15,  // 102: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	17,  // 103: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	19,  // 104: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	21,  // 105: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	23,  // 106: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	25,  // 107: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	27,  // 108: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	29,  // 109: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	31,  // 110: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	43,  // 111: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	35,  // 112: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	37,  // 113: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	39,  // 114: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	49,  // 115: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
-	102, // [102:116] is the sub-list for method output_type
-	88,  // [88:102] is the sub-list for method input_type
-	88,  // [88:88] is the sub-list for extension type_name
-	88,  // [88:88] is the sub-list for extension extendee
-	0,   // [0:88] is the sub-list for field type_name
+	63,  // 85: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
+	9,   // 86: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
+	63,  // 87: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
+	6,   // 88: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
+	14,  // 89: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16,  // 90: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18,  // 91: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	20,  // 92: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	22,  // 93: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	24,  // 94: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	26,  // 95: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	28,  // 96: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	30,  // 97: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	42,  // 98: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	34,  // 99: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	36,  // 100: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	38,  // 101: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	48,  // 102: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
+	15,  // 103: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17,  // 104: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	19,  // 105: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	21,  // 106: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	23,  // 107: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	25,  // 108: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	27,  // 109: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	29,  // 110: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	31,  // 111: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	43,  // 112: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	35,  // 113: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	37,  // 114: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	39,  // 115: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	49,  // 116: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
+	103, // [103:117] is the sub-list for method output_type
+	89,  // [89:103] is the sub-list for method input_type
+	89,  // [89:89] is the sub-list for extension type_name
+	89,  // [89:89] is the sub-list for extension extendee
+	0,   // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }

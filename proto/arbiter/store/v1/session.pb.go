@@ -891,8 +891,10 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// ResultOmitted (absent: nil).
+	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1149,6 +1151,104 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 	return nil
 }
 
+func (x *Job) GetResultOmitted() *ResultOmission {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
+}
+
+// ResultOmission is arbiter.ResultOmission.
+type ResultOmission struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Reason.
+	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Bytes.
+	Bytes int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// MaxBytes.
+	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// MaxDepth.
+	MaxDepth int64 `protobuf:"varint,4,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	// Message.
+	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// Digest.
+	Digest        string `protobuf:"bytes,6,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultOmission) Reset() {
+	*x = ResultOmission{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultOmission) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultOmission) ProtoMessage() {}
+
+func (x *ResultOmission) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultOmission.ProtoReflect.Descriptor instead.
+func (*ResultOmission) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ResultOmission) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ResultOmission) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMaxDepth() int64 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ResultOmission) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 // Effects is arbiter.Effects.
 type Effects struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1166,7 +1266,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1278,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1291,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Effects) GetResponses() []*Response {
@@ -1243,7 +1343,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1355,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1368,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Response) GetCallId() string {
@@ -1332,7 +1432,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1444,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1457,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Skip) GetCallId() string {
@@ -1422,7 +1522,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1534,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1547,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Note) GetJobId() string {
@@ -1538,7 +1638,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1650,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1663,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1657,7 +1757,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1769,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1782,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Run) GetId() string {
@@ -1797,7 +1897,7 @@ type LogEntry struct {
 
 func (x *LogEntry) Reset() {
 	*x = LogEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1909,7 @@ func (x *LogEntry) String() string {
 func (*LogEntry) ProtoMessage() {}
 
 func (x *LogEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1922,7 @@ func (x *LogEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
 func (*LogEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogEntry) GetSeq() uint64 {
@@ -1890,7 +1990,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2002,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2015,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *History) GetRecord() bool {
@@ -1982,7 +2082,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2094,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2107,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Hold) GetJob() string {
@@ -2075,7 +2175,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2187,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2200,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HistoryEntry) GetMs() int64 {
@@ -2259,7 +2359,7 @@ type CallEntry struct {
 
 func (x *CallEntry) Reset() {
 	*x = CallEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2371,7 @@ func (x *CallEntry) String() string {
 func (*CallEntry) ProtoMessage() {}
 
 func (x *CallEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2384,7 @@ func (x *CallEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEntry.ProtoReflect.Descriptor instead.
 func (*CallEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallEntry) GetId() string {
@@ -2400,7 +2500,7 @@ type SpeechEntry struct {
 
 func (x *SpeechEntry) Reset() {
 	*x = SpeechEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2512,7 @@ func (x *SpeechEntry) String() string {
 func (*SpeechEntry) ProtoMessage() {}
 
 func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2525,7 @@ func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechEntry.ProtoReflect.Descriptor instead.
 func (*SpeechEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SpeechEntry) GetKind() string {
@@ -2470,7 +2570,7 @@ type TranscriptEntry struct {
 
 func (x *TranscriptEntry) Reset() {
 	*x = TranscriptEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2582,7 @@ func (x *TranscriptEntry) String() string {
 func (*TranscriptEntry) ProtoMessage() {}
 
 func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2595,7 @@ func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
 func (*TranscriptEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TranscriptEntry) GetModel() bool {
@@ -2553,7 +2653,7 @@ type WithdrawEntry struct {
 
 func (x *WithdrawEntry) Reset() {
 	*x = WithdrawEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2665,7 @@ func (x *WithdrawEntry) String() string {
 func (*WithdrawEntry) ProtoMessage() {}
 
 func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2678,7 @@ func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawEntry.ProtoReflect.Descriptor instead.
 func (*WithdrawEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WithdrawEntry) GetCallIds() []string {
@@ -2606,7 +2706,7 @@ type JobEntry struct {
 
 func (x *JobEntry) Reset() {
 	*x = JobEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2718,7 @@ func (x *JobEntry) String() string {
 func (*JobEntry) ProtoMessage() {}
 
 func (x *JobEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2731,7 @@ func (x *JobEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEntry.ProtoReflect.Descriptor instead.
 func (*JobEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobEntry) GetJob() string {
@@ -2651,14 +2751,16 @@ type CompleteEntry struct {
 	// Result as JSON (absent: nil).
 	ResultJson []byte `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	// Error.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// ResultOmitted (absent: nil).
+	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteEntry) Reset() {
 	*x = CompleteEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2772,7 @@ func (x *CompleteEntry) String() string {
 func (*CompleteEntry) ProtoMessage() {}
 
 func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2785,7 @@ func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteEntry.ProtoReflect.Descriptor instead.
 func (*CompleteEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompleteEntry) GetJob() string {
@@ -2714,6 +2816,13 @@ func (x *CompleteEntry) GetError() string {
 	return ""
 }
 
+func (x *CompleteEntry) GetResultOmitted() *ResultOmission {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
+}
+
 // ConfigureEntry is arbiter.ConfigureEntry.
 type ConfigureEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2729,7 +2838,7 @@ type ConfigureEntry struct {
 
 func (x *ConfigureEntry) Reset() {
 	*x = ConfigureEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2741,7 +2850,7 @@ func (x *ConfigureEntry) String() string {
 func (*ConfigureEntry) ProtoMessage() {}
 
 func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2754,7 +2863,7 @@ func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureEntry.ProtoReflect.Descriptor instead.
 func (*ConfigureEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConfigureEntry) GetLanguage() string {
@@ -2791,7 +2900,7 @@ type ConnectEntry struct {
 
 func (x *ConnectEntry) Reset() {
 	*x = ConnectEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2803,7 +2912,7 @@ func (x *ConnectEntry) String() string {
 func (*ConnectEntry) ProtoMessage() {}
 
 func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2816,7 +2925,7 @@ func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectEntry.ProtoReflect.Descriptor instead.
 func (*ConnectEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConnectEntry) GetId() string {
@@ -2846,7 +2955,7 @@ type ProgressEntry struct {
 
 func (x *ProgressEntry) Reset() {
 	*x = ProgressEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2967,7 @@ func (x *ProgressEntry) String() string {
 func (*ProgressEntry) ProtoMessage() {}
 
 func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +2980,7 @@ func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEntry.ProtoReflect.Descriptor instead.
 func (*ProgressEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ProgressEntry) GetJob() string {
@@ -2905,7 +3014,7 @@ type DecisionEntry struct {
 
 func (x *DecisionEntry) Reset() {
 	*x = DecisionEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3026,7 @@ func (x *DecisionEntry) String() string {
 func (*DecisionEntry) ProtoMessage() {}
 
 func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3039,7 @@ func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
 func (*DecisionEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecisionEntry) GetJob() string {
@@ -2976,7 +3085,7 @@ type HoldEntry struct {
 
 func (x *HoldEntry) Reset() {
 	*x = HoldEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3097,7 @@ func (x *HoldEntry) String() string {
 func (*HoldEntry) ProtoMessage() {}
 
 func (x *HoldEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3110,7 @@ func (x *HoldEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldEntry.ProtoReflect.Descriptor instead.
 func (*HoldEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HoldEntry) GetJob() string {
@@ -3110,7 +3219,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xeb\a\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xb4\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3154,7 +3263,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\"\xd0\x01\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12G\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"\xaa\x01\n" +
+	"\x0eResultOmission\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x12\x1b\n" +
+	"\tmax_depth\x18\x04 \x01(\x03R\bmaxDepth\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12\x16\n" +
+	"\x06digest\x18\x06 \x01(\tR\x06digest\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
@@ -3283,13 +3400,14 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x1c\n" +
 	"\bJobEntry\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\"r\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\"\xbb\x01\n" +
 	"\rCompleteEntry\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\fR\n" +
 	"resultJson\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"u\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12G\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"u\n" +
 	"\x0eConfigureEntry\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
@@ -3323,7 +3441,7 @@ func file_arbiter_store_v1_session_proto_rawDescGZIP() []byte {
 	return file_arbiter_store_v1_session_proto_rawDescData
 }
 
-var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Session)(nil),         // 0: arbiter.store.v1.Session
 	(*TurnJoiner)(nil),      // 1: arbiter.store.v1.TurnJoiner
@@ -3332,66 +3450,69 @@ var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Call)(nil),            // 4: arbiter.store.v1.Call
 	(*CallOutcome)(nil),     // 5: arbiter.store.v1.CallOutcome
 	(*Job)(nil),             // 6: arbiter.store.v1.Job
-	(*Effects)(nil),         // 7: arbiter.store.v1.Effects
-	(*Response)(nil),        // 8: arbiter.store.v1.Response
-	(*Skip)(nil),            // 9: arbiter.store.v1.Skip
-	(*Note)(nil),            // 10: arbiter.store.v1.Note
-	(*RunUpdate)(nil),       // 11: arbiter.store.v1.RunUpdate
-	(*Run)(nil),             // 12: arbiter.store.v1.Run
-	(*LogEntry)(nil),        // 13: arbiter.store.v1.LogEntry
-	(*History)(nil),         // 14: arbiter.store.v1.History
-	(*Hold)(nil),            // 15: arbiter.store.v1.Hold
-	(*HistoryEntry)(nil),    // 16: arbiter.store.v1.HistoryEntry
-	(*CallEntry)(nil),       // 17: arbiter.store.v1.CallEntry
-	(*SpeechEntry)(nil),     // 18: arbiter.store.v1.SpeechEntry
-	(*TranscriptEntry)(nil), // 19: arbiter.store.v1.TranscriptEntry
-	(*WithdrawEntry)(nil),   // 20: arbiter.store.v1.WithdrawEntry
-	(*JobEntry)(nil),        // 21: arbiter.store.v1.JobEntry
-	(*CompleteEntry)(nil),   // 22: arbiter.store.v1.CompleteEntry
-	(*ConfigureEntry)(nil),  // 23: arbiter.store.v1.ConfigureEntry
-	(*ConnectEntry)(nil),    // 24: arbiter.store.v1.ConnectEntry
-	(*ProgressEntry)(nil),   // 25: arbiter.store.v1.ProgressEntry
-	(*DecisionEntry)(nil),   // 26: arbiter.store.v1.DecisionEntry
-	(*HoldEntry)(nil),       // 27: arbiter.store.v1.HoldEntry
+	(*ResultOmission)(nil),  // 7: arbiter.store.v1.ResultOmission
+	(*Effects)(nil),         // 8: arbiter.store.v1.Effects
+	(*Response)(nil),        // 9: arbiter.store.v1.Response
+	(*Skip)(nil),            // 10: arbiter.store.v1.Skip
+	(*Note)(nil),            // 11: arbiter.store.v1.Note
+	(*RunUpdate)(nil),       // 12: arbiter.store.v1.RunUpdate
+	(*Run)(nil),             // 13: arbiter.store.v1.Run
+	(*LogEntry)(nil),        // 14: arbiter.store.v1.LogEntry
+	(*History)(nil),         // 15: arbiter.store.v1.History
+	(*Hold)(nil),            // 16: arbiter.store.v1.Hold
+	(*HistoryEntry)(nil),    // 17: arbiter.store.v1.HistoryEntry
+	(*CallEntry)(nil),       // 18: arbiter.store.v1.CallEntry
+	(*SpeechEntry)(nil),     // 19: arbiter.store.v1.SpeechEntry
+	(*TranscriptEntry)(nil), // 20: arbiter.store.v1.TranscriptEntry
+	(*WithdrawEntry)(nil),   // 21: arbiter.store.v1.WithdrawEntry
+	(*JobEntry)(nil),        // 22: arbiter.store.v1.JobEntry
+	(*CompleteEntry)(nil),   // 23: arbiter.store.v1.CompleteEntry
+	(*ConfigureEntry)(nil),  // 24: arbiter.store.v1.ConfigureEntry
+	(*ConnectEntry)(nil),    // 25: arbiter.store.v1.ConnectEntry
+	(*ProgressEntry)(nil),   // 26: arbiter.store.v1.ProgressEntry
+	(*DecisionEntry)(nil),   // 27: arbiter.store.v1.DecisionEntry
+	(*HoldEntry)(nil),       // 28: arbiter.store.v1.HoldEntry
 }
 var file_arbiter_store_v1_session_proto_depIdxs = []int32{
 	1,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
 	3,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
 	4,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
 	6,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
-	12, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
-	13, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
-	14, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
+	13, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
+	14, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
+	15, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
 	2,  // 7: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
 	5,  // 8: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
-	7,  // 9: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
-	8,  // 10: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
-	9,  // 11: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
-	10, // 12: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
-	11, // 13: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
-	8,  // 14: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
-	9,  // 15: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
-	10, // 16: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
-	11, // 17: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
-	16, // 18: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
-	15, // 19: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
-	17, // 20: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
-	18, // 21: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
-	19, // 22: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
-	20, // 23: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
-	21, // 24: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
-	22, // 25: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
-	23, // 26: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
-	24, // 27: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
-	25, // 28: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
-	26, // 29: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
-	21, // 30: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
-	27, // 31: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	8,  // 9: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
+	7,  // 10: arbiter.store.v1.Job.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	9,  // 11: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
+	10, // 12: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
+	11, // 13: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
+	12, // 14: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
+	9,  // 15: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
+	10, // 16: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
+	11, // 17: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
+	12, // 18: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
+	17, // 19: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
+	16, // 20: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
+	18, // 21: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
+	19, // 22: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
+	20, // 23: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
+	21, // 24: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
+	22, // 25: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
+	23, // 26: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
+	24, // 27: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
+	25, // 28: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
+	26, // 29: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
+	27, // 30: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
+	22, // 31: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
+	28, // 32: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
+	7,  // 33: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
@@ -3399,14 +3520,14 @@ func file_arbiter_store_v1_session_proto_init() {
 	if File_arbiter_store_v1_session_proto != nil {
 		return
 	}
-	file_arbiter_store_v1_session_proto_msgTypes[16].OneofWrappers = []any{}
+	file_arbiter_store_v1_session_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_store_v1_session_proto_rawDesc), len(file_arbiter_store_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
