@@ -5,7 +5,7 @@
 #             Redis SIGSTOPped: every count must be 0
 #   embedded  1 replica with --state-file (durable per decision); SIGKILLed: every count 0
 #   volatile  3 replicas on Redis without persistence (--allow-volatile-store), Redis
-#             restarted empty: counted, not judged (README: this configuration can lose
+#             restarted empty: counted, not judged (docs/stores.md: this configuration can lose
 #             data, and serve refuses it by default); lost sessions must be reported
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -17,7 +17,7 @@
 //	          it (then restart it on the same file). Every count must be 0.
 //	volatile  three replicas on a redis-server with no persistence, run with
 //	          --allow-volatile-store: a Redis restart loses every session. Counted, not
-//	          judged: README's "What each store configuration can lose" says this
+//	          judged: docs/stores.md's "What each store configuration can lose" says this
 //	          configuration can lose data, and serve refuses it by default. Lost sessions
 //	          must be reported (DATA_LOSS, Connect LOST), never started again silently.
 //
