@@ -344,12 +344,19 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 // midnight ("tomorrow 3pm" at 23:59:58 and its re-issue at 00:00:03 are one booking; read
 // at each call's time they were two days, two jobs, two commits). A session that goes
 // on past midnight reads "tomorrow" from the day it started. Zero CreatedAt (not
-// possible once the session has an event): the step's time.
+// possible once the session has an event): the step's time. It is in the session's
+// time zone (Session.TimeZone; UTC when none), where days and wall-clock times are
+// read.
 func (st *step) keyRef() time.Time {
-	if st.s.CreatedAt.IsZero() {
-		return st.s.Now
+	ref := st.s.CreatedAt
+	if ref.IsZero() {
+		ref = st.s.Now
 	}
-	return st.s.CreatedAt
+	zone := zoneOf(st.s.TimeZone)
+	if zone == nil {
+		zone = time.UTC // a zone this machine does not know (another replica's newer tz database)
+	}
+	return ref.In(zone)
 }
 
 // stopHeardBefore cancels a new side-effecting job at once when a triggering utterance

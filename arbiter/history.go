@@ -200,6 +200,7 @@ type CompleteEntry struct {
 // ConfigureEntry is a Configure.
 type ConfigureEntry struct {
 	Language           string `json:"language,omitempty"`
+	TimeZone           string `json:"time_zone,omitempty"`
 	ResponseScheduling bool   `json:"response_scheduling,omitempty"`
 	Record             bool   `json:"record,omitempty"`
 }
@@ -433,7 +434,7 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		}
 		e.Complete = ce
 	case Configure:
-		e.Configure = &ConfigureEntry{Language: ev.Language, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
+		e.Configure = &ConfigureEntry{Language: ev.Language, TimeZone: ev.TimeZone, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
 	case Connect:
 		e.Connect = &ConnectEntry{ID: ev.ConnectionID, State: st.out.Connect.State}
 	case Progress:

@@ -378,7 +378,7 @@ func (st *step) completionNote(j *Job, live int) string {
 	desc := st.describe(j.Tool, j.Args)
 	switch j.Outcome {
 	case Cancelled:
-		return cancelNote(j, desc)
+		return st.cancelNote(j, desc)
 	case Committed:
 		if j.StopAfterCommit || j.AmendAfterCommit || j.Withdrawn || live == 0 {
 			return st.commitNote(j)
@@ -403,19 +403,60 @@ func (st *step) completionNote(j *Job, live int) string {
 }
 
 // cancelNote is the note after a cancel, by its cause; "" when the response already
-// told the model (withdrawn, timed out, closed).
-func cancelNote(j *Job, desc string) string {
+// told the model (withdrawn, timed out, closed). Where it would say nothing is
+// scheduled, it says so only when nothing of the job's business key is (notScheduled).
+func (st *step) cancelNote(j *Job, desc string) string {
+	const ask = " Ask the user whether they still want it."
 	switch j.Cause {
 	case CauseStop:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed. Nothing is scheduled.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed. %s", desc, st.notScheduled(j, ""))
 	case CauseAmend:
+		if o := st.standing(j); o != nil {
+			return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed. %s Call %s again with the new details.", j.AmendText, desc, st.notScheduled(j, ""), j.Tool)
+		}
 		return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed, so nothing is scheduled. Call %s again with the new details.", j.AmendText, desc, j.Tool)
 	case CauseTimeout:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. %s", desc, st.notScheduled(j, ask))
 	case CauseAbandoned:
-		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. %s", desc, st.notScheduled(j, ask))
 	}
 	return ""
+}
+
+// notScheduled ends a note about job j, which was not made: "Nothing is scheduled."
+// (then ask), unless another job of j's business key committed or may have (it was
+// decided commit and its outcome is not reported, or unknown): the note then says that
+// one stands, or that it is not known yet, and never that nothing is scheduled (issue
+// 25: a booking's re-issue in another spelling of its time committed, and the first
+// job's note said "Nothing is scheduled" while the slot was booked).
+func (st *step) notScheduled(j *Job, ask string) string {
+	o := st.standing(j)
+	if o == nil {
+		return "Nothing is scheduled." + ask
+	}
+	desc := st.describe(o.Tool, o.Args)
+	if o.Outcome == Committed {
+		return fmt.Sprintf("But %s, the same request made by another call, IS confirmed%s: tell the user it stands.", desc, reference(o))
+	}
+	return fmt.Sprintf("But %s, the same request made by another call, may have been made: its outcome is not known yet. Do not tell the user it is done or not done until a status note says so.", desc)
+}
+
+// standing returns the latest other job of j's business key that committed, or may
+// have (decided commit with no outcome yet, or an unknown one), or nil.
+func (st *step) standing(j *Job) *Job {
+	for i := len(st.s.Jobs) - 1; i >= 0; i-- {
+		o := st.s.Jobs[i]
+		if o == j || !o.SideEffect || o.Key != j.Key {
+			continue
+		}
+		switch {
+		case o.Outcome == Committed, o.Outcome == Unknown:
+			return o
+		case o.Decision == DecisionCommit && o.Outcome == NotCompleted:
+			return o
+		}
+	}
+	return nil
 }
 
 // commitNote is the note after a commit that needs one: despite a stop or an
@@ -440,6 +481,9 @@ func (st *step) resolvedNote(j *Job, _ int) string {
 	desc := st.describe(j.Tool, j.Args)
 	if j.Outcome == Committed {
 		return fmt.Sprintf("System note: %s IS confirmed%s. Its outcome was unknown earlier and is now known. Tell the user it is done.", desc, reference(j))
+	}
+	if st.standing(j) != nil {
+		return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). %s", desc, j.Error, st.notScheduled(j, ""))
 	}
 	return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). Nothing is scheduled. Tell the user it was not made and offer to try again.", desc, j.Error)
 }

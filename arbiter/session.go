@@ -54,6 +54,10 @@ type Session struct {
 	Closed bool `json:"closed,omitempty"`
 	// Language is the session's language (BCP 47) for intent phrases; empty: English.
 	Language string `json:"language,omitempty"`
+	// TimeZone is the session's IANA time zone ("Europe/Paris"; Configure): `as:
+	// datetime` keys read relative dates and times said without an offset in it
+	// (zones.go). Empty: UTC.
+	TimeZone string `json:"time_zone,omitempty"`
 	// ResponseScheduling is set when the provider honours a function response's
 	// scheduling (Gemini Live: WHEN_IDLE, SILENT, INTERRUPT for NON_BLOCKING calls), so
 	// a note can ride on a function response instead of a user turn.

@@ -273,16 +273,20 @@ func (x *exporter) configure(t int64, c *arbiterv1.HistoryConfigure) {
 		if c.GetLanguage() != "" {
 			x.start["language"] = c.GetLanguage()
 		}
+		if c.GetTimeZone() != "" {
+			x.start["time_zone"] = c.GetTimeZone()
+		}
 		if c.GetResponseScheduling() {
 			x.start["response_scheduling"] = true
 		}
 		return
 	}
 	lang, _ := x.start["language"].(string)
+	zone, _ := x.start["time_zone"].(string)
 	sched, _ := x.start["response_scheduling"].(bool)
-	if (c.GetLanguage() != "" && c.GetLanguage() != lang) || c.GetResponseScheduling() != sched {
-		fmt.Fprintf(x.warn, "warning: t_ms %d: a ConfigureSession (language %q, response scheduling %v) after the session began: a trace configures at its start only, so it is left out\n",
-			t, c.GetLanguage(), c.GetResponseScheduling())
+	if (c.GetLanguage() != "" && c.GetLanguage() != lang) || (c.GetTimeZone() != "" && c.GetTimeZone() != zone) || c.GetResponseScheduling() != sched {
+		fmt.Fprintf(x.warn, "warning: t_ms %d: a ConfigureSession (language %q, time zone %q, response scheduling %v) after the session began: a trace configures at its start only, so it is left out\n",
+			t, c.GetLanguage(), c.GetTimeZone(), c.GetResponseScheduling())
 	}
 }
 

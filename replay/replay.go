@@ -469,11 +469,11 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	if ev.CommitResult != nil {
 		r.commitResult = ev.CommitResult
 	}
-	if ev.ResponseScheduling != nil || ev.Language != "" {
-		// One call sets both (ConfigureSession): response_scheduling left out is false.
+	if ev.ResponseScheduling != nil || ev.Language != "" || ev.TimeZone != "" {
+		// One call sets them all (ConfigureSession): response_scheduling left out is false.
 		if _, err := r.c.ConfigureSession(r.ctx, &arbiterv1.ConfigureSessionRequest{
 			SessionId: r.opt.SessionID, ResponseScheduling: ev.ResponseScheduling != nil && *ev.ResponseScheduling,
-			Language: ev.Language,
+			Language: ev.Language, TimeZone: ev.TimeZone,
 		}); err != nil {
 			return fmt.Errorf("ConfigureSession: %w", err)
 		}

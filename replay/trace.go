@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
 )
 
 // TraceEvent is one line of a trace. Fields not used by an event are zero.
@@ -34,6 +36,10 @@ type TraceEvent struct {
 	// the replay gives the arbiter with ConfigureSession: intent phrases and `as:
 	// datetime` keys are read in it.
 	Language string `json:"language,omitempty"`
+	// TimeZone, when set, is the session's IANA time zone ("Europe/Paris"), which the
+	// replay gives the arbiter with ConfigureSession: `as: datetime` keys read relative
+	// dates and times said without an offset in it.
+	TimeZone string `json:"time_zone,omitempty"`
 	// Policy names the tool-policy file a scenario runs under, relative to the trace
 	// (a test extension: `arbiter replay` takes the policy from --tools).
 	Policy string `json:"policy,omitempty"`
@@ -163,6 +169,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: tool_choice: %q is not auto or none", name, n, ev.ToolChoice)
 		case ev.Event == "session_start" && ev.CreatedAt != "" && !isTime(ev.CreatedAt):
 			return nil, fmt.Errorf("%s:%d: created_at: %q is not an RFC 3339 time", name, n, ev.CreatedAt)
+		case ev.Event == "session_start" && arbiter.CheckTimeZone("time_zone", ev.TimeZone) != nil:
+			return nil, fmt.Errorf("%s:%d: %v", name, n, arbiter.CheckTimeZone("time_zone", ev.TimeZone))
 		case ev.Event == "connection" && ev.ID == "":
 			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:

@@ -169,7 +169,7 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 	case e.Configure != nil:
 		c := e.Configure
 		m.Entry = &arbiterv1.HistoryEntry_Configure{Configure: &arbiterv1.HistoryConfigure{
-			Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}}
+			Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}}
 	case e.Connect != nil:
 		m.Entry = &arbiterv1.HistoryEntry_Connect{Connect: &arbiterv1.HistoryConnect{
 			ConnectionId: e.Connect.ID, State: sessionStatePB[e.Connect.State]}}

@@ -546,7 +546,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), TimeZone: req.GetTimeZone(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +554,16 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if lang == "" {
 		lang = speech.DefaultLanguage
 	}
-	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record}, nil
+	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record,
+		TimeZone: timeZone(sess)}, nil
+}
+
+// timeZone is the session's time zone as the API reports it: "UTC" when none was set.
+func timeZone(s *arbiter.Session) string {
+	if s.TimeZone == "" {
+		return "UTC"
+	}
+	return s.TimeZone
 }
 
 // Poll implements arbiterv1.ArbiterServiceServer.
@@ -599,7 +608,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
 		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
 		Language: cmp.Or(ss.Language, speech.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
-		Epoch: ss.Epoch,
+		Epoch: ss.Epoch, TimeZone: timeZone(ss),
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)

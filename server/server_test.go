@@ -420,3 +420,32 @@ func TestCompleteAnswersWhateverItCarries(t *testing.T) {
 		t.Fatalf("error %q (%d bytes): want it cleaned, cut to 4096 bytes with the marker", msg, len(msg))
 	}
 }
+
+// TestConfigureTimeZone: issue 25, item 6. ConfigureSession sets the session's time
+// zone (GetSession and the answer report it, "UTC" by default); `as: datetime` keys then
+// read "tomorrow 3pm" in it and an ISO date-time with an offset as its instant. An
+// unknown zone is INVALID_ARGUMENT naming time_zone.
+func TestConfigureTimeZone(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	if gs, err := f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z"}); err != nil || gs.TimeZone != "UTC" {
+		t.Fatalf("ConfigureSession without a zone: %v %v, want UTC", gs, err)
+	}
+	cfg, err := f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z", TimeZone: "America/New_York"})
+	if err != nil || cfg.TimeZone != "America/New_York" {
+		t.Fatalf("ConfigureSession: %v %v", cfg, err)
+	}
+	if gs, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "z"}); err != nil || gs.TimeZone != "America/New_York" {
+		t.Fatalf("GetSession: %v %v, want the zone", gs, err)
+	}
+	a, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "z", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "2026-11-05T14:30:00Z"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "z", CallId: "c2", Tool: "book_slot", Args: args(t, map[string]any{"slot": "2026-11-05 09:30"})})
+	if err != nil || b.Disposition != arbiterv1.Disposition_DISPOSITION_DUPLICATE || b.BusinessKey != a.BusinessKey || a.BusinessKey != "book_slot(slot=2026-11-05T14:30)" {
+		t.Fatalf("09:30 in New York after 14:30Z: %v %v (first key %q), want a duplicate of one key", b, err, a.BusinessKey)
+	}
+	_, err = f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z", TimeZone: "Mars/Olympus_Mons"})
+	wantCode(t, err, codes.InvalidArgument, "time_zone")
+}

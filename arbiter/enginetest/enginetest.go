@@ -33,7 +33,7 @@
 //	                                      Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text);
 //	                                      pad=N adds N x's (the result's field "pad", or the error's end)
-//	configure t=MS [language=TAG] [response_scheduling]
+//	configure t=MS [language=TAG] [time_zone=ZONE] [response_scheduling]
 //	                                      Configure
 //	connect t=MS id=CONNECTION            Connect
 //	progress t=MS job=JOB [event=ID]      Progress; body: the interim result (JSON)

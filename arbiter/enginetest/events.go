@@ -154,9 +154,10 @@ func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseConfigure(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "epoch", "language", "response_scheduling")
+	checkArgs(t, td, "t", "epoch", "language", "time_zone", "response_scheduling")
 	c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling"), Epoch: strArg(t, td, "epoch")}
 	td.MaybeScanArgs(t, "language", &c.Language)
+	td.MaybeScanArgs(t, "time_zone", &c.TimeZone)
 	return c
 }
 

@@ -118,7 +118,7 @@ func (r *recorder) Complete(ctx context.Context, req *arbiterv1.CompleteRequest,
 }
 
 func (r *recorder) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureSessionRequest, o ...grpc.CallOption) (*arbiterv1.ConfigureSessionResponse, error) {
-	r.add(arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()})
+	r.add(arbiter.Configure{Language: req.GetLanguage(), TimeZone: req.GetTimeZone(), ResponseScheduling: req.GetResponseScheduling()})
 	return r.ArbiterServiceClient.ConfigureSession(ctx, req, o...)
 }
 
@@ -275,6 +275,9 @@ func command(at time.Time, ev arbiter.Event) string {
 		head = []string{"configure", t}
 		if ev.Language != "" {
 			head = append(head, "language="+arg(ev.Language))
+		}
+		if ev.TimeZone != "" {
+			head = append(head, "time_zone="+arg(ev.TimeZone))
 		}
 		if ev.ResponseScheduling {
 			head = append(head, "response_scheduling")

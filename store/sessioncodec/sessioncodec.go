@@ -386,6 +386,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		Now:                e.t(s.Now),
 		Closed:             s.Closed,
 		Language:           s.Language,
+		TimeZone:           s.TimeZone,
 		ResponseScheduling: s.ResponseScheduling,
 		Seq:                int64(s.Seq),
 		JobSeq:             int64(s.JobSeq),
@@ -558,7 +559,7 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 			ResultOmitted: omissionPB(c.ResultOmitted)}
 	}
 	if c := x.Configure; c != nil {
-		m.Configure = &pb.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
+		m.Configure = &pb.ConfigureEntry{Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
 	}
 	if c := x.Connect; c != nil {
 		m.Connect = &pb.ConnectEntry{Id: c.ID, State: string(c.State)}
@@ -657,6 +658,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		Now:                d.t(m.Now),
 		Closed:             m.Closed,
 		Language:           m.Language,
+		TimeZone:           m.TimeZone,
 		ResponseScheduling: m.ResponseScheduling,
 		Seq:                int(m.Seq),
 		JobSeq:             int(m.JobSeq),
@@ -840,7 +842,7 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 			ResultOmitted: omission(c.ResultOmitted)}
 	}
 	if c := m.Configure; c != nil {
-		x.Configure = &arbiter.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
+		x.Configure = &arbiter.ConfigureEntry{Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
 	}
 	if c := m.Connect; c != nil {
 		x.Connect = &arbiter.ConnectEntry{ID: c.Id, State: arbiter.ConnectState(c.State)}

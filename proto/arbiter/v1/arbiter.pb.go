@@ -2119,7 +2119,15 @@ type ConfigureSessionRequest struct {
 	// Send it in the session's first request to record it from its start. False leaves
 	// recording as it is: it is never turned off. Recording costs: every RPC of the
 	// session reads and writes its history with it.
-	Record        bool `protobuf:"varint,5,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,5,opt,name=record,proto3" json:"record,omitempty"`
+	// The session's time zone, an IANA name ("Europe/Paris", "America/New_York", "UTC";
+	// at most 64 bytes), else INVALID_ARGUMENT naming `time_zone`. `as: datetime` keys
+	// read relative dates ("tomorrow", "friday") and times said without an offset ("3pm",
+	// "2026-11-05T09:30") in it, counting days from the session's start there; an ISO
+	// 8601 date-time with an offset or `Z` is the instant it names whatever the zone.
+	// Empty keeps the current one (default UTC). Send it before the session's first
+	// call: a job keeps the key it was given.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2189,6 +2197,13 @@ func (x *ConfigureSessionRequest) GetRecord() bool {
 	return false
 }
 
+func (x *ConfigureSessionRequest) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // ConfigureSessionResponse confirms the options.
 type ConfigureSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2197,7 +2212,9 @@ type ConfigureSessionResponse struct {
 	// Whether notes may ride on function responses.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Whether the session records (asked for, or sampled by `--history-sample`).
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// The time zone now in force ("UTC" when none was ever set).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2251,6 +2268,13 @@ func (x *ConfigureSessionResponse) GetRecord() bool {
 		return x.Record
 	}
 	return false
+}
+
+func (x *ConfigureSessionResponse) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
 }
 
 // PollRequest names a session.
@@ -2448,7 +2472,9 @@ type GetSessionResponse struct {
 	// (ConfigureSession).
 	ResponseScheduling bool `protobuf:"varint,13,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// The session's epoch (see ConnectResponse.epoch).
-	Epoch         string `protobuf:"bytes,14,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Epoch string `protobuf:"bytes,14,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The session's time zone ("UTC" when none was set; ConfigureSession).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2577,6 +2603,13 @@ func (x *GetSessionResponse) GetResponseScheduling() bool {
 func (x *GetSessionResponse) GetEpoch() string {
 	if x != nil {
 		return x.Epoch
+	}
+	return ""
+}
+
+func (x *GetSessionResponse) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
 	}
 	return ""
 }
@@ -5098,7 +5131,9 @@ type HistoryConfigure struct {
 	// Whether the provider honours response scheduling.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Whether it asked to record.
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// The time zone asked for (empty: kept).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5152,6 +5187,13 @@ func (x *HistoryConfigure) GetRecord() bool {
 		return x.Record
 	}
 	return false
+}
+
+func (x *HistoryConfigure) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
 }
 
 // HistoryConnect is a Connect that switched connections.
@@ -5542,18 +5584,20 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb3\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xd0\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\blanguage\x18\x02 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\x12\x14\n" +
 	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12\x16\n" +
-	"\x06record\x18\x05 \x01(\bR\x06record\"\x7f\n" +
+	"\x06record\x18\x05 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\x9c\x01\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"\\\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\\\n" +
 	"\vPollRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
@@ -5566,7 +5610,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x99\x04\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb6\x04\n" +
 	"\x12GetSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -5584,7 +5628,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1a\n" +
 	"\blanguage\x18\f \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\r \x01(\bR\x12responseScheduling\x12\x14\n" +
-	"\x05epoch\x18\x0e \x01(\tR\x05epoch\"\xdf\x01\n" +
+	"\x05epoch\x18\x0e \x01(\tR\x05epoch\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\xdf\x01\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
@@ -5777,11 +5822,12 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
 	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12>\n" +
-	"\x0eresult_omitted\x18( \x01(\v2\x17.google.protobuf.StructR\rresultOmitted\"w\n" +
+	"\x0eresult_omitted\x18( \x01(\v2\x17.google.protobuf.StructR\rresultOmitted\"\x94\x01\n" +
 	"\x10HistoryConfigure\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"e\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"e\n" +
 	"\x0eHistoryConnect\x12#\n" +
 	"\rconnection_id\x18\x01 \x01(\tR\fconnectionId\x12.\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"Y\n" +

@@ -90,7 +90,9 @@ type Session struct {
 	// Log.
 	Log []*LogEntry `protobuf:"bytes,23,rep,name=log,proto3" json:"log,omitempty"`
 	// History (absent: nil).
-	History       *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	History *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	// TimeZone.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -291,6 +293,13 @@ func (x *Session) GetHistory() *History {
 		return x.History
 	}
 	return nil
+}
+
+func (x *Session) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
 }
 
 // TurnJoiner is speech.TurnJoiner.
@@ -2831,7 +2840,9 @@ type ConfigureEntry struct {
 	// ResponseScheduling.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Record.
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// TimeZone.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2885,6 +2896,13 @@ func (x *ConfigureEntry) GetRecord() bool {
 		return x.Record
 	}
 	return false
+}
+
+func (x *ConfigureEntry) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
 }
 
 // ConnectEntry is arbiter.ConnectEntry.
@@ -3138,7 +3156,7 @@ var File_arbiter_store_v1_session_proto protoreflect.FileDescriptor
 
 const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xe7\x06\n" +
+	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\x84\a\n" +
 	"\aSession\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12/\n" +
@@ -3169,7 +3187,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\tevent_ids\x18\x15 \x03(\tR\beventIds\x12\x17\n" +
 	"\alog_seq\x18\x16 \x01(\x04R\x06logSeq\x12,\n" +
 	"\x03log\x18\x17 \x03(\v2\x1a.arbiter.store.v1.LogEntryR\x03log\x123\n" +
-	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\"\xd2\x01\n" +
+	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\xd2\x01\n" +
 	"\n" +
 	"TurnJoiner\x12\x1b\n" +
 	"\twindow_ns\x18\x01 \x01(\x03R\bwindowNs\x12\x12\n" +
@@ -3407,11 +3426,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vresult_json\x18\x03 \x01(\fR\n" +
 	"resultJson\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12G\n" +
-	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"u\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"\x92\x01\n" +
 	"\x0eConfigureEntry\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"4\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"4\n" +
 	"\fConnectEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\"B\n" +
