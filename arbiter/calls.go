@@ -324,11 +324,14 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 			return nil
 		}
 	}
+	triggers := st.triggers(now, tp)
+	if old := st.continued(tp, args, key, explicitKey, triggers); old != nil {
+		st.supersede(old, c) // the whole request replaces the half-told one (continuation.go)
+	}
 	j := &Job{
 		ID: st.mintJobID(), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
-		CallIDs: []string{c.ID}, Args: args, CreatedAt: now,
+		CallIDs: []string{c.ID}, Args: args, CreatedAt: now, Triggers: triggers,
 	}
-	j.Triggers = st.triggers(now, tp)
 	s.Jobs = append(s.Jobs, j)
 	c.Disposition = Execute
 	c.JobID = j.ID

@@ -57,6 +57,8 @@ func (st *step) pendingReason(j *Job) string {
 		return pendingPrepare
 	case len(st.holding(j, tp)) > 0:
 		return pendingHeld
+	case !st.s.Now.Before(j.PreparedAt.Add(tp.timings.Grace)) && st.s.Now.Before(st.continuationUntil(j, tp)):
+		return pendingContinuation
 	default:
 		return pendingGrace
 	}

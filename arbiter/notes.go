@@ -30,6 +30,7 @@ const (
 	StatusNeedsInput        Status = "needs_input"        // a run asks the user a step's question
 	StatusUnclear           Status = "unclear"            // a run's answer was not clear: asked again
 	StatusInProgress        Status = "in_progress"        // an interim (non-final) response
+	StatusSuperseded        Status = "superseded"         // replaced by a later call completing the request; not executed
 )
 
 // The payload fields the arbiter writes (a backend's result fields are merged in
@@ -42,10 +43,12 @@ const (
 	keyMessage     = "message"
 	keyDuplicateOf = "duplicate_of"
 	keyStatusNote  = "status_note"
-	keyRunID       = "run_id"
-	keyAsk         = "ask"
-	keyNext        = "next"
-	keyAlreadyOpen = "already_open"
+	// keySupersededBy names the call that replaced a superseded one.
+	keySupersededBy = "superseded_by"
+	keyRunID        = "run_id"
+	keyAsk          = "ask"
+	keyNext         = "next"
+	keyAlreadyOpen  = "already_open"
 	// keyResult holds the backend's result (a commit's, a read-only call's, a progress
 	// report's) whole: it never overwrites the arbiter's own fields.
 	keyResult = "result"
@@ -95,6 +98,9 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 		putResult(p, j)
 	case Cancelled:
 		p[keyStatus], p[keyExecuted], p[keyReason] = string(StatusCancelled), false, j.Reason
+		if j.Cause == CauseSuperseded {
+			p[keyStatus], p[keySupersededBy] = string(StatusSuperseded), j.SupersededBy
+		}
 	case Failed:
 		p[keyStatus], p[keyExecuted], p[keyError] = string(StatusFailed), false, j.Error
 	case Result:
@@ -324,6 +330,17 @@ const (
 
 func reasonFailed(err string) string { return "failed: " + err }
 
+// reasonSuperseded: the call id that continued the request and replaced this one.
+func reasonSuperseded(by string) string {
+	return fmt.Sprintf("superseded: the user went on speaking and call %s made the whole request, which replaces this one; do not tell the user this one failed", by)
+}
+
+// reasonContinuationWaited: a commit held after the user's speech for a call of the
+// whole request, which did not come.
+func reasonContinuationWaited(text string, wait time.Duration) string {
+	return fmt.Sprintf("held %v after the user's speech ended for a call completing the request, and none came: user speech %q was not a stop or a change", wait, text)
+}
+
 func reasonDeadline(d time.Duration) string {
 	return fmt.Sprintf("no outcome within max_pending %v", d)
 }
@@ -368,6 +385,9 @@ const (
 	pendingPrepare   = "waiting for prepare to finish"
 	pendingHeld      = "held: the user is speaking; waiting for the utterance's transcript"
 	pendingGrace     = "in the grace window"
+	// pendingContinuation: the user went on speaking after the call; the commit waits
+	// for a call completing the request (continuation.go).
+	pendingContinuation = "waiting for a call completing the request: the user went on speaking after this call"
 )
 
 // ---- status notes -------------------------------------------------------------------

@@ -122,6 +122,11 @@ type Tool struct {
 	// asked in all: an unclear answer asks again until then, and the next unclear
 	// answer cancels the run. Zero means DefaultMaxAsks (2: ask, then once more).
 	MaxAsks int
+	// Continuation says whether a call of this tool that continues an earlier one
+	// (the whole request after the half-told one) replaces it (continuation.go). Zero
+	// means ContinuationReplace for a side-effecting tool with key args, and
+	// ContinuationOff otherwise; read-only tools never replace.
+	Continuation ContinuationMode
 }
 
 // Step is one question of a run.
@@ -229,6 +234,11 @@ type Timings struct {
 	// RunTimeout is how long a confirm-then-act run may stay open without being
 	// resolved; then it expires, nothing is executed, and a note says so. Default 60 s.
 	RunTimeout time.Duration
+	// ContinuationWait is how long after the end of a user utterance that went on past
+	// a job's call the job's commit waits for the model's call of the whole request, for
+	// a tool that continues (Tool.Continues, continuation.go). Default 2 s, the
+	// trigger lookback: a call that late still answers that utterance.
+	ContinuationWait time.Duration
 }
 
 // DefaultTimings are the built-in defaults, from the spec's tool-policy format.
@@ -243,6 +253,7 @@ var DefaultTimings = Timings{
 	MaxPending:          60 * time.Second,
 	RunTimeout:          60 * time.Second,
 	MaxHold:             5 * time.Second,
+	ContinuationWait:    2 * time.Second,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (speech.DefaultPhrases["en"].Stop),
@@ -366,7 +377,7 @@ func (t Timings) validate(at ...any) error {
 		v    time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
 		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
-		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}} {
+		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}, {"continuation_wait", t.ContinuationWait}} {
 		if d.v < 0 {
 			return &FieldError{Path: field(at, d.name), Value: strconv.Quote(d.v.String()), Problem: "is negative"}
 		}
@@ -414,6 +425,9 @@ func (t Timings) inherit(d Timings) Timings {
 	if t.MaxHold == 0 {
 		t.MaxHold = d.MaxHold
 	}
+	if t.ContinuationWait == 0 {
+		t.ContinuationWait = d.ContinuationWait
+	}
 	return t
 }
 
@@ -443,6 +457,12 @@ func (t *Tool) validate(p *Policy, name string) error {
 	}
 	if err := t.validateKey(at); err != nil {
 		return err
+	}
+	switch t.Continuation {
+	case "", ContinuationReplace, ContinuationOff:
+	default:
+		return &FieldError{Path: field(at, "continuation"), Value: strconv.Quote(string(t.Continuation)),
+			Problem: "is not replace or off"}
 	}
 	if err := t.validateClaims(at); err != nil {
 		return err

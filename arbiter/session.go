@@ -257,6 +257,9 @@ const (
 	CauseClosed    Cause = "session_closed"
 	CauseFailed    Cause = "failed"
 	CauseDeadline  Cause = "deadline"
+	// CauseSuperseded: a later call of the tool continued the request (continuation.go)
+	// and replaced it.
+	CauseSuperseded Cause = "superseded"
 )
 
 // Job is one execution of a tool: one business key, any number of call ids.
@@ -316,6 +319,9 @@ type Job struct {
 	RunID string `json:"run_id,omitempty"`
 	// WasUnknown is set when the job was first completed Unknown and later resolved.
 	WasUnknown bool `json:"was_unknown,omitempty"`
+	// SupersededBy is the call id of the later call that continued this job's request
+	// and replaced it (CauseSuperseded).
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 func (j *Job) opener() string { return j.CallIDs[0] }

@@ -43,6 +43,7 @@ type timings struct {
 	MaxPending          duration `yaml:"max_pending"`
 	RunTimeout          duration `yaml:"run_timeout"`
 	MaxHold             duration `yaml:"max_hold"`
+	ContinuationWait    duration `yaml:"continuation_wait"`
 }
 
 type tool struct {
@@ -60,7 +61,10 @@ type tool struct {
 	ConfirmTool           text    `yaml:"confirm_tool"`
 	Steps                 []*step `yaml:"steps"` // nil: a null item
 	MaxAsks               count   `yaml:"max_asks"`
-	Timings               timings `yaml:",inline"`
+	// Continuation true: arbiter.ContinuationReplace, false: ContinuationOff; left out:
+	// the default (replace for a side-effecting tool with key args).
+	Continuation boolean `yaml:"continuation"`
+	Timings      timings `yaml:",inline"`
 }
 
 type keyArg struct {
@@ -278,6 +282,7 @@ func (t timings) timings() arbiter.Timings {
 		MaxPending:          t.MaxPending.d,
 		RunTimeout:          t.RunTimeout.d,
 		MaxHold:             t.MaxHold.d,
+		ContinuationWait:    t.ContinuationWait.d,
 	}
 }
 
@@ -303,6 +308,12 @@ func (ft *tool) tool(i int) (*arbiter.Tool, error) {
 		Confirm:          ft.Confirm.b,
 		ConfirmTool:      ft.ConfirmTool.s,
 		MaxAsks:          ft.MaxAsks.n,
+	}
+	switch {
+	case ft.Continuation.set && ft.Continuation.b:
+		t.Continuation = arbiter.ContinuationReplace
+	case ft.Continuation.set:
+		t.Continuation = arbiter.ContinuationOff
 	}
 	var err error
 	if t.Claims, err = phrases(ft.Claims, "tools", i, "claims"); err != nil {

@@ -32,6 +32,7 @@ func TestLoadBooking(t *testing.T) {
 		MaxPending:          time.Minute,     // not in the file: the built-in default
 		RunTimeout:          time.Minute,     // not in the file: the built-in default
 		MaxHold:             5 * time.Second, // not in the file: the built-in default
+		ContinuationWait:    2 * time.Second, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -120,6 +121,8 @@ tools:
     trigger_lookback: 1s
     abandon_wait: *wait
     on_abandon: cancel
+    continuation: false
+    continuation_wait: 1s
   - name: end_call
     allowed: false
   - {name: get_weather, side_effect: false, behavior: NON_BLOCKING, key: [{arg: city, as: text}]}
@@ -139,6 +142,7 @@ tools:
 		MaxPending:          time.Minute,
 		RunTimeout:          time.Minute,
 		MaxHold:             5 * time.Second,
+		ContinuationWait:    2 * time.Second,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -160,8 +164,9 @@ tools:
 				{Arg: "name"},
 				{Arg: "ref", As: arbiter.KeyExact},
 			},
-			Describe: "the booking for {slot}",
-			NoHold:   true,
+			Describe:     "the booking for {slot}",
+			NoHold:       true,
+			Continuation: arbiter.ContinuationOff,
 			Timings: arbiter.Timings{
 				Grace:               2 * time.Second,
 				TranscriptTimeout:   5 * time.Second,
@@ -170,6 +175,7 @@ tools:
 				TriggerLookback:     time.Second,
 				AbandonWait:         7 * time.Second,
 				OnAbandon:           arbiter.Cancel,
+				ContinuationWait:    time.Second,
 			},
 		},
 		"end_call": {Name: "end_call", Disallowed: true},

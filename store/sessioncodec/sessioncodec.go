@@ -439,7 +439,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				ResultOmitted: omissionPB(j.ResultOmitted)}
+				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -715,7 +715,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted)}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted),
+				SupersededBy: j.SupersededBy}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {

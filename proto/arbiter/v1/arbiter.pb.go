@@ -3700,16 +3700,23 @@ type FunctionResponse struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The response body, written by the arbiter:
 	//   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
-	//     false); "ok" for a read-only call's result; "timeout" at a max_pending
-	//     deadline; "unknown" for a commit whose outcome is not known yet (with
-	//     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
-	//     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
-	//     answers no open run; "in_progress" for an interim response.
+	//     false); "superseded" (with `executed` false and `superseded_by`: the user went
+	//     on speaking and a later call of the tool made the whole request, which
+	//     replaced this half-told one; see the tool policy's `continuation`); "ok" for a
+	//     read-only call's result; "timeout" at a max_pending deadline; "unknown" for a
+	//     commit whose outcome is not known yet (with `message`); "needs_input",
+	//     "needs_confirmation" or "unclear" with `run_id`, `ask` and `next` for a
+	//     confirm-then-act run; "error" for a confirmation that answers no open run;
+	//     "in_progress" for an interim response.
 	//   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
 	//     under this one key: it never overwrites the arbiter's fields, whatever names
 	//     it uses ("status", "executed", ...). Absent when the result was empty.
+	//     `result_omitted` instead when the result was over 64 KiB or 16 levels deep:
+	//     {"reason": "too_large", "bytes": N, "max_bytes": 65536, "message": "..."} or
+	//     {"reason": "too_deep", "max_depth": 16, "message": "..."}; `status` stands.
 	//   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
-	//     call this one repeated), `status_note` (a note riding on this response).
+	//     call this one repeated), `superseded_by` (the call that replaced this one),
+	//     `status_note` (a note riding on this response).
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// The job it reports on; empty for a rejected call.
 	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -5351,7 +5358,8 @@ type HistoryDecision struct {
 	// COMMIT or CANCEL.
 	Decision Decision `protobuf:"varint,2,opt,name=decision,proto3,enum=arbiter.v1.Decision" json:"decision,omitempty"`
 	// Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
-	// session_closed, failed or deadline; empty for a commit.
+	// session_closed, failed, deadline or superseded (a later call of the tool that
+	// continued the request replaced it); empty for a commit.
 	Cause string `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"`
 	// Why, in words (as DecideResponse.reason).
 	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`

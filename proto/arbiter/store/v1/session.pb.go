@@ -902,6 +902,8 @@ type Job struct {
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
 	// ResultOmitted (absent: nil).
 	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
+	// SupersededBy.
+	SupersededBy  string `protobuf:"bytes,41,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1165,6 +1167,13 @@ func (x *Job) GetResultOmitted() *ResultOmission {
 		return x.ResultOmitted
 	}
 	return nil
+}
+
+func (x *Job) GetSupersededBy() string {
+	if x != nil {
+		return x.SupersededBy
+	}
+	return ""
 }
 
 // ResultOmission is arbiter.ResultOmission.
@@ -3238,7 +3247,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xb4\b\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xd9\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3283,7 +3292,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
 	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12G\n" +
-	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"\xaa\x01\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\x12#\n" +
+	"\rsuperseded_by\x18) \x01(\tR\fsupersededBy\"\xaa\x01\n" +
 	"\x0eResultOmission\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1b\n" +
