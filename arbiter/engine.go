@@ -88,7 +88,8 @@ type Engine struct {
 }
 
 // Event is one input to the engine: RegisterCall, Speech, Transcript,
-// ToolCallCancellation, Decide, Complete, Configure, Connect, Progress, Close or Tick.
+// ToolCallCancellation, Decide, Complete, ToolAnswer, Configure, Connect, Progress,
+// Close or Tick.
 // The set is closed: each event's file holds its checks and its rules.
 type Event interface {
 	// validate checks the event's own fields (shapes, sizes, enum values) before any
@@ -150,6 +151,8 @@ type Output struct {
 	Decision *DecisionResult
 	// Connect is set for Connect.
 	Connect *ConnectResult
+	// Answer is set for ToolAnswer: what the model gets for the agent's answer.
+	Answer *AnswerResult
 	// Effects are the responses, skips and notes this step made due for the caller.
 	Effects Effects
 	// Decisions are every decision made during this step (by the event or by timers),

@@ -378,6 +378,15 @@ func (st *step) jobTool(id string) string {
 
 // beginHistory readies the step's history: whether the session keeps one, and the
 // holds open at its last step.
+// jobOf is the id of the job a Decide or Complete named (jobRef), for its entry;
+// jobID as given when it names none.
+func (st *step) jobOf(jobID, callID string) string {
+	if j, err := jobRef(st.s, jobID, callID); err == nil {
+		return j.ID
+	}
+	return jobID
+}
+
 func (st *step) beginHistory() {
 	st.hist = st.e.historyBudget(st.s) > 0
 	if st.hist && st.s.History != nil {
@@ -426,10 +435,10 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		if !ev.Prepared || !st.prepared {
 			return e, false
 		}
-		e.Prepared = &JobEntry{Job: ev.JobID}
+		e.Prepared = &JobEntry{Job: st.jobOf(ev.JobID, ev.CallID)}
 	case Complete:
-		ce := &CompleteEntry{Job: ev.JobID, Outcome: ev.Outcome}
-		if j := st.s.job(ev.JobID); j != nil {
+		ce := &CompleteEntry{Job: st.jobOf(ev.JobID, ev.CallID), Outcome: ev.Outcome}
+		if j := st.s.job(ce.Job); j != nil {
 			ce.Result, ce.ResultOmitted, ce.Error = j.Result, j.ResultOmitted, j.Error
 		}
 		e.Complete = ce

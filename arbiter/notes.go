@@ -325,7 +325,10 @@ func amendReason(u *Utterance) string {
 const (
 	reasonCommittedAfterRevoke = "committed by the agent on a COMMIT that was withdrawn: an event observed before it arrived late"
 	reasonWithdrawn            = "withdrawn by the server (tool-call cancellation)"
-	reasonClosed               = "the session closed before a decision"
+	// reasonUnguarded: the agent answered a side-effecting call whose tool never
+	// asked Decide (ToolAnswer): whatever it did, it did on its own.
+	reasonUnguarded = "the tool answered without asking the arbiter (it has no arbiter code): its answer is its result"
+	reasonClosed    = "the session closed before a decision"
 )
 
 func reasonFailed(err string) string { return "failed: " + err }
@@ -404,6 +407,9 @@ func (st *step) completionNote(j *Job, live int) string {
 			return st.commitNote(j)
 		}
 	case Result:
+		if j.Unguarded && j.Decision == DecisionCancel {
+			return fmt.Sprintf("System note: %s was to be cancelled (%s), but the %s tool ran without waiting for that decision and answered: %s. Tell the user what it did and offer to undo it.", desc, j.Reason, j.Tool, compactJSON(j.Result))
+		}
 		if j.TimedOut && live == 0 {
 			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, resultText(j))
 		}

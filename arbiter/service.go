@@ -43,6 +43,35 @@ type Service struct {
 	// picked by a hash of the session key (Sampled), so every replica picks the same
 	// ones. Zero means none: a session then records only once Configure asks.
 	HistorySample float64
+	// Calls, when set, indexes the calls the wire guard registers by call id
+	// (IndexCall), so that FindCall finds their session. Nil: FindCall is NotFound.
+	Calls CallIndex
+}
+
+// IndexCall records that callID belongs to the session key, for the session's idle
+// TTL (see CallIndex). Without Calls it does nothing. Errors: Unavailable.
+func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string) error {
+	if sv.Calls == nil {
+		return nil
+	}
+	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, sv.idleTTL())
+}
+
+// FindCall returns the session of a call the wire guard registered, in tenant.
+// Errors: Invalid naming call_id (malformed); NotFound naming call_id (no session of
+// the tenant has it indexed: give session_id); Unavailable.
+func (sv *Service) FindCall(ctx context.Context, tenant, callID string) (SessionKey, error) {
+	if err := CheckName("call_id", callID); err != nil {
+		return SessionKey{}, err
+	}
+	if sv.Calls == nil {
+		return SessionKey{}, Fieldf(NotFound, "call_id", "call %q: no session is known by its call id here (only the wire guard's are): give session_id", callID)
+	}
+	id, err := sv.Calls.LookupCall(ctx, tenant, callID)
+	if err != nil {
+		return SessionKey{}, err
+	}
+	return SessionKey{Tenant: tenant, ID: id}, nil
 }
 
 func (sv *Service) idleTTL() time.Duration {
@@ -200,6 +229,13 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // Current confirmed, or from a Load, as in Apply, and a decision the step makes still
 // goes through Save's compare-and-set.
 func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
+	return sv.DecideBy(ctx, key, Decide{JobID: jobID, Prepared: prepared}, wait, observe)
+}
+
+// DecideBy is Decide for the job ev names: by job id, or by call id (see Decide, the
+// event). Errors: those of Decide, and of the event's job reference (jobRef).
+func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
+	prepared := ev.Prepared
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
@@ -216,7 +252,6 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		changes, stop = ch, cancel
 	}
 	defer stop()
-	ev := Decide{JobID: jobID, Prepared: prepared}
 	// held: the lifetime and version of the session the last step had from the store
 	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
 	// last step's copy stood unconfirmed with an answer that is not final, good only

@@ -322,6 +322,15 @@ type Job struct {
 	// SupersededBy is the call id of the later call that continued this job's request
 	// and replaced it (CauseSuperseded).
 	SupersededBy string `json:"superseded_by,omitempty"`
+	// Asked is set once a Decide named the job by its call id (the tool helper of a
+	// tool behind the wire guard): the tool talks to the arbiter, so an answer the
+	// agent sends for the call before the job completes is not the tool's result but
+	// the framework's own (ToolAnswer holds it).
+	Asked bool `json:"asked,omitempty"`
+	// Unguarded is set when the job was completed by the agent's own answer to its
+	// call, its tool never having asked Decide (ToolAnswer): the side effect, if any,
+	// was the tool's, outside the arbiter's decisions, and the outcome is Result.
+	Unguarded bool `json:"unguarded,omitempty"`
 }
 
 func (j *Job) opener() string { return j.CallIDs[0] }

@@ -439,7 +439,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy}
+				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -625,8 +625,8 @@ func (d *decoder) json(b []byte) map[string]any {
 	if len(b) == 0 {
 		return nil
 	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil && d.err == nil {
+	v, err := decodeJSONObject(b) // json.Unmarshal, through the memo (jsonmemo.go)
+	if err != nil && d.err == nil {
 		d.err = err
 	}
 	return v
@@ -716,7 +716,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
 				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted),
-				SupersededBy: j.SupersededBy}
+				SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {

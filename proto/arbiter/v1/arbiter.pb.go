@@ -1795,19 +1795,34 @@ func (x *ReportToolCallCancellationResponse) GetRepeat() bool {
 	return false
 }
 
-// DecideRequest asks for a job's decision.
+// DecideRequest asks for a job's decision. The job is named by `job_id`, or by
+// `call_id`, the id of the function call that opened it: the id a framework hands its
+// tool, so that a tool behind the wire guard (`arbiter serve --proxy-listen`) needs
+// nothing else from the arbiter (the clients' tool helpers send only it).
 type DecideRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required. The session id.
+	// The session id. Required, except with `call_id` alone for a call the wire guard
+	// registered: the guard's sessions are found by their calls' ids (NOT_FOUND naming
+	// `call_id` when no session of the caller's tenant has it).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown.
+	// The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. Required
+	// unless `call_id` is given; with both, the call's job must be this one.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// True once the backend's prepare (the slow, reversible phase) finished. The first
 	// Decide with prepared=true starts the grace window; later ones change nothing.
 	Prepared bool `protobuf:"varint,3,opt,name=prepared,proto3" json:"prepared,omitempty"`
 	// How long to wait for a decision: 0 answers at once; capped server-side at 30 s (and
 	// by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
-	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// The call id of the function call that opened the job (RegisterCallRequest.call_id
+	// with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
+	// [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
+	// `call_id` when the session has no such call; FAILED_PRECONDITION naming it for a
+	// call that executes nothing (a DUPLICATE, REJECT or RUN). A Decide by call id also
+	// tells the wire guard that the job's tool reports to the arbiter: an answer the
+	// agent's framework sends for the call before the job completes (a "CANCELLED" on
+	// barge-in, an error text) is then held, and the model gets the job's own response.
+	CallId        string `protobuf:"bytes,50,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1870,6 +1885,13 @@ func (x *DecideRequest) GetWait() *durationpb.Duration {
 	return nil
 }
 
+func (x *DecideRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
 // DecideResponse is the decision.
 type DecideResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1881,7 +1903,10 @@ type DecideResponse struct {
 	// When the decision was made (arbiter clock); unset for PENDING.
 	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	// The job id asked about.
-	JobId         string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The session the job belongs to (as the request named it, or as its call id found
+	// it).
+	SessionId     string `protobuf:"bytes,50,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1944,12 +1969,22 @@ func (x *DecideResponse) GetJobId() string {
 	return ""
 }
 
-// CompleteRequest reports a job's outcome.
+func (x *DecideResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// CompleteRequest reports a job's outcome. The job is named by `job_id` or `call_id`,
+// as in DecideRequest.
 type CompleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required. The session id.
+	// The session id. Required, except with `call_id` alone for a call the wire guard
+	// registered (as DecideRequest.session_id).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Required. The job id. NOT_FOUND when unknown.
+	// The job id. NOT_FOUND when unknown. Required unless `call_id` is given; with both,
+	// the call's job must be this one.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// Required. What happened.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
@@ -1969,7 +2004,10 @@ type CompleteRequest struct {
 	// For OUTCOME_FAILED: what went wrong, passed to the model. Never refused: control
 	// characters (but tab, line feed and carriage return) become U+FFFD, and a text over
 	// 4 KiB is cut to 4 KiB ending with a marker that gives its length.
-	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// The call id of the function call that opened the job, instead of `job_id` (as
+	// DecideRequest.call_id, with the same errors).
+	CallId        string `protobuf:"bytes,50,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2035,6 +2073,13 @@ func (x *CompleteRequest) GetResult() *structpb.Struct {
 func (x *CompleteRequest) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
 	}
 	return ""
 }
@@ -5571,26 +5616,30 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
 	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\x12\x16\n" +
-	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\x90\x01\n" +
+	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\xa9\x01\n" +
 	"\rDecideRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\bprepared\x18\x03 \x01(\bR\bprepared\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xac\x01\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x17\n" +
+	"\acall_id\x182 \x01(\tR\x06callId\"\xcb\x01\n" +
 	"\x0eDecideResponse\x120\n" +
 	"\bdecision\x18\x01 \x01(\x0e2\x14.arbiter.v1.DecisionR\bdecision\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x129\n" +
 	"\n" +
 	"decided_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x15\n" +
-	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"\xbd\x01\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"session_id\x182 \x01(\tR\tsessionId\"\xd6\x01\n" +
 	"\x0fCompleteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12-\n" +
 	"\aoutcome\x18\x03 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x17\n" +
+	"\acall_id\x182 \x01(\tR\x06callId\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xd0\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +

@@ -84,18 +84,20 @@ class CloseSessionResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ["error", "job_id", "outcome", "result", "session_id"]
+    __slots__ = ["call_id", "error", "job_id", "outcome", "result", "session_id"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
     error: str
     job_id: str
     outcome: Outcome
     result: _struct_pb2.Struct
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class CompleteResponse(_message.Message):
     __slots__ = ["effects"]
@@ -148,28 +150,32 @@ class ConnectResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., epoch: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ["job_id", "prepared", "session_id", "wait"]
+    __slots__ = ["call_id", "job_id", "prepared", "session_id", "wait"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     PREPARED_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
     job_id: str
     prepared: bool
     session_id: str
     wait: _duration_pb2.Duration
-    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., prepared: bool = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., prepared: bool = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
-    __slots__ = ["decided_at", "decision", "job_id", "reason"]
+    __slots__ = ["decided_at", "decision", "job_id", "reason", "session_id"]
     DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     decided_at: _timestamp_pb2.Timestamp
     decision: Decision
     job_id: str
     reason: str
-    def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., decided_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
+    session_id: str
+    def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., decided_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., job_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class Effects(_message.Message):
     __slots__ = ["notes", "responses", "runs", "skips"]

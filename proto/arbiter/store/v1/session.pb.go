@@ -903,7 +903,11 @@ type Job struct {
 	// ResultOmitted (absent: nil).
 	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
 	// SupersededBy.
-	SupersededBy  string `protobuf:"bytes,41,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
+	SupersededBy string `protobuf:"bytes,41,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
+	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
+	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
+	// Unguarded (completed by the agent's own answer, its tool never having asked).
+	Unguarded     bool `protobuf:"varint,51,opt,name=unguarded,proto3" json:"unguarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1174,6 +1178,20 @@ func (x *Job) GetSupersededBy() string {
 		return x.SupersededBy
 	}
 	return ""
+}
+
+func (x *Job) GetAsked() bool {
+	if x != nil {
+		return x.Asked
+	}
+	return false
+}
+
+func (x *Job) GetUnguarded() bool {
+	if x != nil {
+		return x.Unguarded
+	}
+	return false
 }
 
 // ResultOmission is arbiter.ResultOmission.
@@ -3247,7 +3265,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xd9\b\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\x8d\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3293,7 +3311,9 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"wasUnknown\x12'\n" +
 	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12G\n" +
 	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\x12#\n" +
-	"\rsuperseded_by\x18) \x01(\tR\fsupersededBy\"\xaa\x01\n" +
+	"\rsuperseded_by\x18) \x01(\tR\fsupersededBy\x12\x14\n" +
+	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
+	"\tunguarded\x183 \x01(\bR\tunguarded\"\xaa\x01\n" +
 	"\x0eResultOmission\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1b\n" +
