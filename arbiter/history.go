@@ -172,6 +172,8 @@ type TranscriptEntry struct {
 	// and Intent its intent after a final piece.
 	Utterance int           `json:"utt,omitempty"`
 	Intent    speech.Intent `json:"intent,omitempty"`
+	// Reading is the agent's reading the piece carried (Transcript.Reading).
+	Reading *speech.Reading `json:"reading,omitempty"`
 }
 
 // WithdrawEntry is a ToolCallCancellation.
@@ -428,7 +430,7 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		e.Speech = &SpeechEntry{Kind: ev.Kind, UtteranceID: ev.UtteranceID, Utterance: st.utt}
 	case Transcript:
 		e.Transcript = &TranscriptEntry{Model: ev.Model, Text: ev.Text, Interim: ev.Interim, UtteranceID: ev.UtteranceID,
-			Utterance: st.utt, Intent: st.out.Intent}
+			Utterance: st.utt, Intent: st.out.Intent, Reading: ev.Reading}
 	case ToolCallCancellation:
 		e.Withdraw = &WithdrawEntry{CallIDs: ev.CallIDs, Reason: ev.Reason}
 	case Decide:

@@ -282,6 +282,11 @@ type Policy struct {
 	// Stop left nil takes the language's built-in stop phrases (Validate fills it; a
 	// language with none must list them); an empty Stop is refused.
 	Languages map[string]speech.Phrases
+	// AgentIntent says how an agent's own reading of an utterance (Transcript.Reading:
+	// its NLU or LLM, with a confidence) is fused with the built-in reader's
+	// (speech.Fuse); the zero value is cautious with a confidence bound of 0.7. A clear
+	// built-in stop always stops.
+	AgentIntent speech.FusePolicy
 
 	// digest is Digest's value, set by Validate.
 	digest string
@@ -333,7 +338,8 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 // (speech.Words); StopPhrases empty but not nil (stop_phrases: [] would turn every
 // stop off); a language that is not a primary subtag (2-8 characters, lower case, no
 // "-", "_" or space), a language's Stop empty, or nil for a language with no built-in
-// set, or a phrase of it without words.
+// set, or a phrase of it without words; AgentIntent's mode not cautious, prefer or
+// ignore, or its MinConfidence outside 0 to 1.
 func (p *Policy) Validate() error {
 	p.Defaults = p.Defaults.inherit(DefaultTimings)
 	if err := p.Defaults.validate("defaults"); err != nil {
@@ -362,6 +368,14 @@ func (p *Policy) Validate() error {
 			return err
 		}
 		p.Languages[lang] = ph
+	}
+	switch p.AgentIntent.Mode {
+	case "", speech.FuseCautious, speech.FusePrefer, speech.FuseIgnore:
+	default:
+		return &FieldError{Path: []any{"agent_intent", "use"}, Value: strconv.Quote(string(p.AgentIntent.Mode)), Problem: "is not cautious, prefer or ignore"}
+	}
+	if c := p.AgentIntent.MinConfidence; !(c >= 0 && c <= 1) {
+		return &FieldError{Path: []any{"agent_intent", "min_confidence"}, Value: strconv.FormatFloat(c, 'g', -1, 64), Problem: "is not between 0 and 1"}
 	}
 	p.digest = p.computeDigest()
 	return nil

@@ -164,6 +164,12 @@ type Utterance struct {
 	Intent speech.Intent `json:"intent,omitempty"`
 	// Stop is the phrase that decided a stop or amend intent, if any.
 	Stop string `json:"stop,omitempty"`
+	// Reading is the agent's own reading of the utterance (Transcript.Reading), the
+	// latest reported; nil when the agent reported none.
+	Reading *speech.Reading `json:"reading,omitempty"`
+	// ReadBy names the reader whose reading decided Intent when the built-in one did
+	// not (the Reading's source, or "agent"); empty when the built-in reading stands.
+	ReadBy string `json:"read_by,omitempty"`
 }
 
 // settled reports whether the utterance no longer holds commits: voice activity ended

@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"cmp"
 	"strings"
 	"time"
 
@@ -184,9 +185,33 @@ type Transcript struct {
 	// EventID, when not empty, is the agent's id for this piece (eventids.go): a
 	// repeat of a piece whose id the session keeps changes nothing.
 	EventID string
+	// Reading, when not nil, is the agent's own reading of the utterance as of this
+	// final user piece (its NLU or LLM; issue 25): fused with the built-in reading as
+	// Policy.AgentIntent says (speech.Fuse). Invalid naming reading.intent,
+	// reading.confidence or reading.source when malformed, and naming reading on an
+	// interim or model piece (only a final user transcript is read).
+	Reading *speech.Reading
 }
 
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
+
+// checkReading checks an agent's reading of a transcript piece (Transcript.Reading).
+func (ev Transcript) checkReading() error {
+	r := ev.Reading
+	switch {
+	case r == nil:
+		return nil
+	case ev.Model || ev.Interim:
+		return Fieldf(Invalid, "reading", "only a final user transcript is read: leave it out on an interim or model piece")
+	case !speech.ReadingIntent(r.Intent):
+		return Fieldf(Invalid, "reading.intent", "%q is not stop, go_ahead, amend, other or unclear", Clip(string(r.Intent)))
+	case !(r.Confidence >= 0 && r.Confidence <= 1):
+		return Fieldf(Invalid, "reading.confidence", "%v is not between 0 and 1", r.Confidence)
+	case r.Source != "" && !validName(r.Source):
+		return Fieldf(Invalid, "reading.source", "%q must be 1-128 characters from [A-Za-z0-9_.:-]", Clip(r.Source))
+	}
+	return nil
+}
 
 func (ev Transcript) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
@@ -204,6 +229,9 @@ func (ev Transcript) validate() error {
 		return Fieldf(Invalid, "text", "%d bytes, at most %d", len(ev.Text), MaxTextBytes)
 	}
 	if err := checkText("text", ev.Text, true); err != nil {
+		return err
+	}
+	if err := ev.checkReading(); err != nil {
 		return err
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
@@ -262,6 +290,7 @@ func (ev Transcript) apply(st *step) error {
 			u.Text, u.Intent, u.Stop = speech.KeepTail(alt, MaxUtteranceBytes), in, stop
 		}
 	}
+	u.Intent = st.fuse(u, ev.Reading, u.Intent)
 	st.out.Intent = u.Intent
 	switch u.Intent {
 	case speech.IntentStop:
@@ -270,6 +299,22 @@ func (ev Transcript) apply(st *step) error {
 		st.applyAmend(u)
 	}
 	return nil
+}
+
+// fuse returns the intent of utterance u from the built-in reading builtin and the
+// agent's reading (r, the one this piece carries, else the utterance's last), as
+// Policy.AgentIntent says (speech.Fuse), and records in u the reading and whether it
+// decided (ReadBy).
+func (st *step) fuse(u *Utterance, r *speech.Reading, builtin speech.Intent) speech.Intent {
+	if r != nil {
+		u.Reading = r
+	}
+	in := speech.Fuse(builtin, u.Reading, st.e.Policy.AgentIntent)
+	u.ReadBy = ""
+	if in != builtin {
+		u.ReadBy = cmp.Or(u.Reading.Source, "agent")
+	}
+	return in
 }
 
 // awaitingTranscript is the utterance a user transcript that names none belongs to:

@@ -31,6 +31,16 @@ func Document(p *arbiter.Policy) map[string]any {
 	if p.AmendPhrases != nil {
 		doc["amend_phrases"] = list(p.AmendPhrases)
 	}
+	if ai := p.AgentIntent; ai != (speech.FusePolicy{}) {
+		m := map[string]any{}
+		if ai.Mode != "" {
+			m["use"] = string(ai.Mode)
+		}
+		if ai.MinConfidence != 0 {
+			m["min_confidence"] = ai.MinConfidence
+		}
+		doc["agent_intent"] = m
+	}
 	if p.Languages != nil {
 		langs := map[string]any{}
 		for lang, ph := range p.Languages {

@@ -100,6 +100,7 @@ func TestParseAllFields(t *testing.T) {
   on_abandon: commit
   unknown_tools: reject
 stop_phrases: ["halt", "hang on"]
+agent_intent: {use: prefer, min_confidence: 0.85}
 tools:
   - name: book_slot
     side_effect: true
@@ -152,6 +153,9 @@ tools:
 	}
 	if want := []string{"halt", "hang on"}; !reflect.DeepEqual(p.StopPhrases, want) {
 		t.Errorf("StopPhrases = %q, want %q", p.StopPhrases, want)
+	}
+	if want := (speech.FusePolicy{Mode: speech.FusePrefer, MinConfidence: 0.85}); p.AgentIntent != want {
+		t.Errorf("AgentIntent = %+v, want %+v", p.AgentIntent, want)
 	}
 	want := map[string]*arbiter.Tool{
 		"book_slot": {
@@ -322,6 +326,19 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`tools[1].name: "book_slot" is defined twice, first on line 5`}},
 		{name: "bad behavior", line: 7, repl: "    behavior: blocking", wantLine: 7,
 			want: []string{`tools[0].behavior: "blocking" is not BLOCKING or NON_BLOCKING`}},
+		// issue 25: continuation, continuation_wait, agent_intent.
+		{name: "continuation not a boolean", line: 11, repl: "    describe: x\n    continuation: replace", wantLine: 12,
+			want: []string{"tools[0].continuation: must be true or false, not a string"}},
+		{name: "negative continuation_wait", line: 2, repl: "  continuation_wait: -1s", wantLine: 2,
+			want: []string{`defaults.continuation_wait: "-1s" is negative`}},
+		{name: "agent_intent use", line: 4, repl: "agent_intent:\n  use: trust\ntools:", wantLine: 5,
+			want: []string{`agent_intent.use: "trust" is not cautious, prefer or ignore`}},
+		{name: "agent_intent min_confidence over 1", line: 4, repl: "agent_intent:\n  min_confidence: 1.5\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: 1.5 is not between 0 and 1"}},
+		{name: "agent_intent min_confidence zero", line: 4, repl: "agent_intent:\n  min_confidence: 0\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: 0 is not supported"}},
+		{name: "agent_intent min_confidence a string", line: 4, repl: "agent_intent:\n  min_confidence: high\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: must be a number from 0 to 1, not a string"}},
 		{name: "unknown_tools maybe", line: 3, repl: "  unknown_tools: maybe", wantLine: 3,
 			want: []string{`defaults.unknown_tools: "maybe" is not pass or reject`}},
 		{name: "bad on_abandon", line: 3, repl: "  on_abandon: retry", wantLine: 3,

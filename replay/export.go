@@ -154,6 +154,13 @@ func (x *exporter) walk() {
 			if id := tr.GetUtteranceId(); id != "" {
 				f["utterance"] = id
 			}
+			if r := tr.GetReading(); r != nil {
+				rf := map[string]any{"intent": r.GetIntent(), "confidence": r.GetConfidence()}
+				if r.GetSource() != "" {
+					rf["source"] = r.GetSource()
+				}
+				f["reading"] = rf
+			}
 			ev := "transcript"
 			if tr.GetRole() == arbiterv1.Role_ROLE_MODEL {
 				ev = "model_transcript"

@@ -435,10 +435,14 @@ func (r *runner) apply(ev TraceEvent) error {
 		if role == arbiterv1.Role_ROLE_USER && len(ev.Text) == 0 {
 			return nil // nothing said
 		}
-		resp, err := r.c.ReportTranscript(r.ctx, &arbiterv1.ReportTranscriptRequest{
+		req := &arbiterv1.ReportTranscriptRequest{
 			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
 			UtteranceId: ev.Utterance,
-		})
+		}
+		if rd := ev.Reading; rd != nil {
+			req.Reading = &arbiterv1.AgentReading{Intent: rd.Intent, Confidence: rd.Confidence, Source: rd.Source}
+		}
+		resp, err := r.c.ReportTranscript(r.ctx, req)
 		if err != nil {
 			return fmt.Errorf("ReportTranscript: %w", err)
 		}

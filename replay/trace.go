@@ -59,6 +59,9 @@ type TraceEvent struct {
 	// Utterance is the model server's id of the user utterance a speech_start,
 	// speech_end or transcript belongs to, when it gives one (OpenAI Realtime item_id).
 	Utterance string `json:"utterance,omitempty"`
+	// Reading is the agent's own reading of a final user transcript (its NLU or LLM),
+	// which the replay sends with it (ReportTranscriptRequest.reading).
+	Reading *Reading `json:"reading,omitempty"`
 	// tool_call
 	CallID     string         `json:"call_id,omitempty"`
 	Tool       string         `json:"tool,omitempty"`
@@ -91,6 +94,13 @@ type TraceEvent struct {
 	State       string         `json:"state,omitempty"`
 	Payload     map[string]any `json:"payload,omitempty"`
 	Deliver     string         `json:"deliver,omitempty"`
+}
+
+// Reading is a transcript line's `reading`: the agent's own reading of the utterance.
+type Reading struct {
+	Intent     string  `json:"intent"`
+	Confidence float64 `json:"confidence"`
+	Source     string  `json:"source,omitempty"`
 }
 
 // known are the events the format names.
@@ -171,6 +181,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: created_at: %q is not an RFC 3339 time", name, n, ev.CreatedAt)
 		case ev.Event == "session_start" && arbiter.CheckTimeZone("time_zone", ev.TimeZone) != nil:
 			return nil, fmt.Errorf("%s:%d: %v", name, n, arbiter.CheckTimeZone("time_zone", ev.TimeZone))
+		case ev.Reading != nil && (ev.Event != "transcript" || (ev.Final != nil && !*ev.Final)):
+			return nil, fmt.Errorf("%s:%d: reading: only a final transcript carries the agent's reading", name, n)
 		case ev.Event == "connection" && ev.ID == "":
 			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:

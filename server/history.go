@@ -145,8 +145,12 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 		if t.Model {
 			role = arbiterv1.Role_ROLE_MODEL
 		}
-		m.Entry = &arbiterv1.HistoryEntry_Transcript{Transcript: &arbiterv1.HistoryTranscript{
-			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent)}}
+		ht := &arbiterv1.HistoryTranscript{
+			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent)}
+		if r := t.Reading; r != nil {
+			ht.Reading = &arbiterv1.AgentReading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
+		}
+		m.Entry = &arbiterv1.HistoryEntry_Transcript{Transcript: ht}
 	case e.Withdraw != nil:
 		r := arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN
 		if e.Withdraw.Reason == arbiter.CancelProviderTimeout {

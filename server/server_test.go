@@ -450,3 +450,28 @@ func TestConfigureTimeZone(t *testing.T) {
 	_, err = f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z", TimeZone: "Mars/Olympus_Mons"})
 	wantCode(t, err, codes.InvalidArgument, "time_zone")
 }
+
+// TestReportTranscriptReading: issue 25, item 8. ReportTranscript carries the agent's
+// own reading of the utterance; fused with the arbiter's (cautious by default), a
+// confident stop cancels what the arbiter's phrases did not hear as one, and a
+// malformed reading is INVALID_ARGUMENT naming its field.
+func TestReportTranscriptReading(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	reg, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "r", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "r", Text: "Let's leave it for now.",
+		Reading: &arbiterv1.AgentReading{Intent: "stop", Confidence: 1.2}})
+	wantCode(t, err, codes.InvalidArgument, "reading.confidence")
+	resp, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "r", Text: "Let's leave it for now.",
+		Reading: &arbiterv1.AgentReading{Intent: "stop", Confidence: 0.9, Source: "nlu-v3"}})
+	if err != nil || resp.Intent != "stop" || len(resp.CancelledJobIds) != 1 || resp.CancelledJobIds[0] != reg.JobId {
+		t.Fatalf("ReportTranscript with a stop reading: %v %v, want the job cancelled", resp, err)
+	}
+	d, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "r", JobId: reg.JobId})
+	if err != nil || d.Decision != arbiterv1.Decision_DECISION_CANCEL || !strings.Contains(d.Reason, "read by nlu-v3, confidence 0.9") {
+		t.Fatalf("Decide: %v %v", d, err)
+	}
+}

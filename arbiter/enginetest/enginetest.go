@@ -24,8 +24,9 @@
 //	                                      with raw the argument text the agent could not parse
 //	speech t=MS KIND [event=ID]           Speech; KIND is user-start, user-end, model-start,
 //	                                      generation-complete, turn-complete or interrupted
-//	transcript t=MS [model] [interim] [event=ID]
-//	                                      Transcript; body: the text
+//	transcript t=MS [model] [interim] [event=ID] [reading=INTENT confidence=C [source=S]]
+//	                                      Transcript; body: the text; reading: the agent's own
+//	                                      reading (stop, go_ahead, amend, other, unclear)
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
 //	decide t=MS job=JOB [prepared]        Decide

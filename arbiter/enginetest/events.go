@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // speechKinds are the speech command's kinds.
@@ -107,9 +108,15 @@ func parseSpeech(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseTranscript(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event")
-	return arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
+	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event", "reading", "confidence", "source")
+	tr := arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
 		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
+	if td.HasArg("reading") {
+		r := &speech.Reading{Intent: speech.Intent(strArg(t, td, "reading")), Source: strArg(t, td, "source")}
+		td.MaybeScanArgs(t, "confidence", &r.Confidence)
+		tr.Reading = r
+	}
+	return tr
 }
 
 func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {

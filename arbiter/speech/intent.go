@@ -26,6 +26,15 @@ const (
 	// the model to call the tool again with the new details; that new call is a new
 	// job, not cancelled by the same utterance.
 	IntentAmend Intent = "amend"
+	// IntentGoAhead: the user says yes to the pending action, or a refusal answers
+	// another question ("No, that's all." after "Anything else?"): releases the hold,
+	// and answers the arbiter's question about the action (Context.Asked).
+	IntentGoAhead Intent = "go_ahead"
+	// IntentUnclear: the words cannot say whether the user still wants the pending
+	// action (issue 25): a bare refusal ("No.") when nothing tells what it refuses, a
+	// hedge ("I'm not sure"), a reply whose target is ambiguous. The engine holds the
+	// commit and asks (the policy's on_unclear).
+	IntentUnclear Intent = "unclear"
 	// IntentOther: anything else (a follow-up question, thanks): releases the hold.
 	IntentOther Intent = "other"
 	// IntentUnknown: nothing to read (no words): treated like other for holds.

@@ -350,6 +350,20 @@ func (e *encoder) json(v map[string]any) []byte {
 	return b
 }
 
+func readingPB(r *speech.Reading) *pb.Reading {
+	if r == nil {
+		return nil
+	}
+	return &pb.Reading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
+}
+
+func reading(r *pb.Reading) *speech.Reading {
+	if r == nil {
+		return nil
+	}
+	return &speech.Reading{Intent: speech.Intent(r.Intent), Confidence: r.Confidence, Source: r.Source}
+}
+
 func omissionPB(o *arbiter.ResultOmission) *pb.ResultOmission {
 	if o == nil {
 		return nil
@@ -409,7 +423,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		m.Utterances = make([]*pb.Utterance, len(s.Utterances))
 		for i, u := range s.Utterances {
 			m.Utterances[i] = &pb.Utterance{Id: int64(u.ID), ProviderId: u.ProviderID, Start: e.t(u.Start), End: e.t(u.End),
-				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop}
+				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop,
+				Reading: readingPB(u.Reading), ReadBy: u.ReadBy}
 		}
 	}
 	if len(s.Calls) > 0 {
@@ -546,7 +561,7 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if t := x.Transcript; t != nil {
 		m.Transcript = &pb.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID,
-			Utterance: int64(t.Utterance), Intent: string(t.Intent)}
+			Utterance: int64(t.Utterance), Intent: string(t.Intent), Reading: readingPB(t.Reading)}
 	}
 	if w := x.Withdraw; w != nil {
 		m.Withdraw = &pb.WithdrawEntry{CallIds: w.CallIDs, Reason: string(w.Reason)}
@@ -682,7 +697,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		us := make([]arbiter.Utterance, len(m.Utterances))
 		for i, u := range m.Utterances {
 			us[i] = arbiter.Utterance{ID: int(u.Id), ProviderID: u.ProviderId, Start: d.t(u.Start), End: d.t(u.End), Text: u.Text,
-				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop}
+				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop,
+				Reading: reading(u.Reading), ReadBy: u.ReadBy}
 			s.Utterances[i] = &us[i]
 		}
 	}
@@ -830,7 +846,7 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if t := m.Transcript; t != nil {
 		x.Transcript = &arbiter.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceID: t.UtteranceId,
-			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent)}
+			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Reading: reading(t.Reading)}
 	}
 	if w := m.Withdraw; w != nil {
 		x.Withdraw = &arbiter.WithdrawEntry{CallIDs: strs(w.CallIds), Reason: arbiter.CancelReason(w.Reason)}

@@ -1459,7 +1459,18 @@ type ReportTranscriptRequest struct {
 	// session keeps for another event (another kind, text, call ids or result: what
 	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
 	// EVENT_ID_REUSED) and changes nothing.
-	EventId       string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	EventId string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// The agent's own reading of the utterance as of this final user piece (its NLU, or
+	// an LLM asked about it), optional: fused with the arbiter's own reading as the tool
+	// policy's `agent_intent` says (cautious by default: it can hold, ask or cancel
+	// where the arbiter heard nothing, never release what the arbiter holds), and a stop
+	// the arbiter reads in the user's words always stops. It rides on the transcript,
+	// not an RPC of its own, because it is a reading of that text: the utterance holds
+	// the commit until its final piece arrives, so an agent whose reader is slow sends
+	// the final piece when the reading is ready and nothing commits meanwhile, and the
+	// piece's `event_id` makes the pair one retry. Only on a final user piece, else
+	// INVALID_ARGUMENT naming `reading`.
+	Reading       *AgentReading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1550,6 +1561,83 @@ func (x *ReportTranscriptRequest) GetEventId() string {
 	return ""
 }
 
+func (x *ReportTranscriptRequest) GetReading() *AgentReading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
+// AgentReading is an agent's own reading of a user utterance.
+type AgentReading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the utterance means for the pending action: "stop", "go_ahead", "amend",
+	// "other" or "unclear" (the arbiter then asks the user, as the policy's
+	// `on_unclear` says); else INVALID_ARGUMENT naming `reading.intent`.
+	Intent string `protobuf:"bytes,1,opt,name=intent,proto3" json:"intent,omitempty"`
+	// How sure the reader is, from 0 to 1 (else INVALID_ARGUMENT naming
+	// `reading.confidence`). Below the policy's `min_confidence` (0.7 by default) a
+	// reading counts for nothing, except a stop, which counts as unclear.
+	Confidence float64 `protobuf:"fixed64,2,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// Which reader it was ("nlu-v3", "gpt-4o-mini"), optional: 1 to 128 characters from
+	// [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming `reading.source`. Named in the
+	// reason of a decision it made and in the history.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentReading) Reset() {
+	*x = AgentReading{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentReading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentReading) ProtoMessage() {}
+
+func (x *AgentReading) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentReading.ProtoReflect.Descriptor instead.
+func (*AgentReading) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *AgentReading) GetIntent() string {
+	if x != nil {
+		return x.Intent
+	}
+	return ""
+}
+
+func (x *AgentReading) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *AgentReading) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // ReportTranscriptResponse carries what the transcript made due.
 type ReportTranscriptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1558,7 +1646,8 @@ type ReportTranscriptResponse struct {
 	// The intent read from the utterance's text so far: "stop" (undecided jobs it bears
 	// on are cancelled), "amend" (the user changed the request: jobs from before the
 	// utterance are cancelled with a note asking to call again with the new details),
-	// "other" or "unknown"; empty for an interim or model transcript.
+	// "other" or "unknown"; empty for an interim or model transcript. With an agent's
+	// reading (`reading`), the intent fused from both.
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
@@ -1571,7 +1660,7 @@ type ReportTranscriptResponse struct {
 
 func (x *ReportTranscriptResponse) Reset() {
 	*x = ReportTranscriptResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1672,7 @@ func (x *ReportTranscriptResponse) String() string {
 func (*ReportTranscriptResponse) ProtoMessage() {}
 
 func (x *ReportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1685,7 @@ func (x *ReportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ReportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReportTranscriptResponse) GetEffects() *Effects {
@@ -1667,7 +1756,7 @@ type ReportToolCallCancellationRequest struct {
 
 func (x *ReportToolCallCancellationRequest) Reset() {
 	*x = ReportToolCallCancellationRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1768,7 @@ func (x *ReportToolCallCancellationRequest) String() string {
 func (*ReportToolCallCancellationRequest) ProtoMessage() {}
 
 func (x *ReportToolCallCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1781,7 @@ func (x *ReportToolCallCancellationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReportToolCallCancellationRequest.ProtoReflect.Descriptor instead.
 func (*ReportToolCallCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReportToolCallCancellationRequest) GetSessionId() string {
@@ -1746,7 +1835,7 @@ type ReportToolCallCancellationResponse struct {
 
 func (x *ReportToolCallCancellationResponse) Reset() {
 	*x = ReportToolCallCancellationResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1847,7 @@ func (x *ReportToolCallCancellationResponse) String() string {
 func (*ReportToolCallCancellationResponse) ProtoMessage() {}
 
 func (x *ReportToolCallCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1860,7 @@ func (x *ReportToolCallCancellationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportToolCallCancellationResponse.ProtoReflect.Descriptor instead.
 func (*ReportToolCallCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReportToolCallCancellationResponse) GetEffects() *Effects {
@@ -1829,7 +1918,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1930,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1943,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DecideRequest) GetSessionId() string {
@@ -1913,7 +2002,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2014,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2027,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DecideResponse) GetDecision() Decision {
@@ -2014,7 +2103,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +2115,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +2128,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompleteRequest) GetSessionId() string {
@@ -2099,7 +2188,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2200,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2213,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CompleteResponse) GetEffects() *Effects {
@@ -2179,7 +2268,7 @@ type ConfigureSessionRequest struct {
 
 func (x *ConfigureSessionRequest) Reset() {
 	*x = ConfigureSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2280,7 @@ func (x *ConfigureSessionRequest) String() string {
 func (*ConfigureSessionRequest) ProtoMessage() {}
 
 func (x *ConfigureSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2293,7 @@ func (x *ConfigureSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureSessionRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConfigureSessionRequest) GetSessionId() string {
@@ -2266,7 +2355,7 @@ type ConfigureSessionResponse struct {
 
 func (x *ConfigureSessionResponse) Reset() {
 	*x = ConfigureSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2367,7 @@ func (x *ConfigureSessionResponse) String() string {
 func (*ConfigureSessionResponse) ProtoMessage() {}
 
 func (x *ConfigureSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2380,7 @@ func (x *ConfigureSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureSessionResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConfigureSessionResponse) GetLanguage() string {
@@ -2340,7 +2429,7 @@ type PollRequest struct {
 
 func (x *PollRequest) Reset() {
 	*x = PollRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2441,7 @@ func (x *PollRequest) String() string {
 func (*PollRequest) ProtoMessage() {}
 
 func (x *PollRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2454,7 @@ func (x *PollRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PollRequest.ProtoReflect.Descriptor instead.
 func (*PollRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PollRequest) GetSessionId() string {
@@ -2395,7 +2484,7 @@ type PollResponse struct {
 
 func (x *PollResponse) Reset() {
 	*x = PollResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2496,7 @@ func (x *PollResponse) String() string {
 func (*PollResponse) ProtoMessage() {}
 
 func (x *PollResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2509,7 @@ func (x *PollResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PollResponse.ProtoReflect.Descriptor instead.
 func (*PollResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PollResponse) GetEffects() *Effects {
@@ -2448,7 +2537,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2549,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2562,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -2526,7 +2615,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2627,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2640,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSessionResponse) GetSessionId() string {
@@ -2684,7 +2773,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2696,7 +2785,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +2798,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Run) GetRunId() string {
@@ -2784,7 +2873,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2885,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2898,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -2883,7 +2972,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2895,7 +2984,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2908,7 +2997,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConnectRequest) GetSessionId() string {
@@ -2950,7 +3039,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3051,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3064,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConnectResponse) GetEffects() *Effects {
@@ -3029,7 +3118,7 @@ type ReportProgressRequest struct {
 
 func (x *ReportProgressRequest) Reset() {
 	*x = ReportProgressRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3130,7 @@ func (x *ReportProgressRequest) String() string {
 func (*ReportProgressRequest) ProtoMessage() {}
 
 func (x *ReportProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3143,7 @@ func (x *ReportProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportProgressRequest.ProtoReflect.Descriptor instead.
 func (*ReportProgressRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReportProgressRequest) GetSessionId() string {
@@ -3100,7 +3189,7 @@ type ReportProgressResponse struct {
 
 func (x *ReportProgressResponse) Reset() {
 	*x = ReportProgressResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3201,7 @@ func (x *ReportProgressResponse) String() string {
 func (*ReportProgressResponse) ProtoMessage() {}
 
 func (x *ReportProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3214,7 @@ func (x *ReportProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportProgressResponse.ProtoReflect.Descriptor instead.
 func (*ReportProgressResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReportProgressResponse) GetEffects() *Effects {
@@ -3158,7 +3247,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3259,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3272,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -3223,7 +3312,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3324,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3337,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchResponse) GetSeq() uint64 {
@@ -3359,7 +3448,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3460,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3473,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -3454,7 +3543,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3466,7 +3555,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3479,7 +3568,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Job) GetJobId() string {
@@ -3570,7 +3659,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3582,7 +3671,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3595,7 +3684,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -3618,7 +3707,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3630,7 +3719,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3643,7 +3732,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{29}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -3679,7 +3768,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +3780,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +3793,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{30}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -3777,7 +3866,7 @@ type FunctionResponse struct {
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3789,7 +3878,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3802,7 +3891,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{31}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -3868,7 +3957,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3880,7 +3969,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3893,7 +3982,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{32}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Skip) GetCallId() string {
@@ -3963,7 +4052,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3975,7 +4064,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3988,7 +4077,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{33}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Note) GetJobId() string {
@@ -4065,7 +4154,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4077,7 +4166,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4090,7 +4179,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{34}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetHistoryRequest) GetSessionId() string {
@@ -4150,7 +4239,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4162,7 +4251,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4175,7 +4264,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{35}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetHistoryResponse) GetSessionId() string {
@@ -4320,7 +4409,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4421,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4434,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{36}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HistoryEntry) GetTMs() int64 {
@@ -4706,7 +4795,7 @@ type HistoryCall struct {
 
 func (x *HistoryCall) Reset() {
 	*x = HistoryCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4718,7 +4807,7 @@ func (x *HistoryCall) String() string {
 func (*HistoryCall) ProtoMessage() {}
 
 func (x *HistoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4731,7 +4820,7 @@ func (x *HistoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryCall.ProtoReflect.Descriptor instead.
 func (*HistoryCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{37}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HistoryCall) GetCallId() string {
@@ -4848,7 +4937,7 @@ type HistorySpeech struct {
 
 func (x *HistorySpeech) Reset() {
 	*x = HistorySpeech{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4860,7 +4949,7 @@ func (x *HistorySpeech) String() string {
 func (*HistorySpeech) ProtoMessage() {}
 
 func (x *HistorySpeech) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4873,7 +4962,7 @@ func (x *HistorySpeech) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistorySpeech.ProtoReflect.Descriptor instead.
 func (*HistorySpeech) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{38}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HistorySpeech) GetEvent() SpeechEvent {
@@ -4912,14 +5001,16 @@ type HistoryTranscript struct {
 	// model's.
 	Utterance int32 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
 	// The utterance's intent after a final user piece: stop, amend, other or unknown.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// The agent's reading the piece carried (ReportTranscriptRequest.reading).
+	Reading       *AgentReading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryTranscript) Reset() {
 	*x = HistoryTranscript{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4931,7 +5022,7 @@ func (x *HistoryTranscript) String() string {
 func (*HistoryTranscript) ProtoMessage() {}
 
 func (x *HistoryTranscript) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4944,7 +5035,7 @@ func (x *HistoryTranscript) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryTranscript.ProtoReflect.Descriptor instead.
 func (*HistoryTranscript) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{39}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HistoryTranscript) GetRole() Role {
@@ -4989,6 +5080,13 @@ func (x *HistoryTranscript) GetIntent() string {
 	return ""
 }
 
+func (x *HistoryTranscript) GetReading() *AgentReading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
 // HistoryWithdraw is a ReportToolCallCancellation.
 type HistoryWithdraw struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5002,7 +5100,7 @@ type HistoryWithdraw struct {
 
 func (x *HistoryWithdraw) Reset() {
 	*x = HistoryWithdraw{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5014,7 +5112,7 @@ func (x *HistoryWithdraw) String() string {
 func (*HistoryWithdraw) ProtoMessage() {}
 
 func (x *HistoryWithdraw) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5027,7 +5125,7 @@ func (x *HistoryWithdraw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryWithdraw.ProtoReflect.Descriptor instead.
 func (*HistoryWithdraw) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{40}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HistoryWithdraw) GetCallIds() []string {
@@ -5055,7 +5153,7 @@ type HistoryJob struct {
 
 func (x *HistoryJob) Reset() {
 	*x = HistoryJob{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5067,7 +5165,7 @@ func (x *HistoryJob) String() string {
 func (*HistoryJob) ProtoMessage() {}
 
 func (x *HistoryJob) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5080,7 +5178,7 @@ func (x *HistoryJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryJob.ProtoReflect.Descriptor instead.
 func (*HistoryJob) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{41}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HistoryJob) GetJobId() string {
@@ -5112,7 +5210,7 @@ type HistoryComplete struct {
 
 func (x *HistoryComplete) Reset() {
 	*x = HistoryComplete{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5124,7 +5222,7 @@ func (x *HistoryComplete) String() string {
 func (*HistoryComplete) ProtoMessage() {}
 
 func (x *HistoryComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5137,7 +5235,7 @@ func (x *HistoryComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryComplete.ProtoReflect.Descriptor instead.
 func (*HistoryComplete) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{42}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HistoryComplete) GetJobId() string {
@@ -5192,7 +5290,7 @@ type HistoryConfigure struct {
 
 func (x *HistoryConfigure) Reset() {
 	*x = HistoryConfigure{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5204,7 +5302,7 @@ func (x *HistoryConfigure) String() string {
 func (*HistoryConfigure) ProtoMessage() {}
 
 func (x *HistoryConfigure) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5217,7 +5315,7 @@ func (x *HistoryConfigure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryConfigure.ProtoReflect.Descriptor instead.
 func (*HistoryConfigure) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{43}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryConfigure) GetLanguage() string {
@@ -5261,7 +5359,7 @@ type HistoryConnect struct {
 
 func (x *HistoryConnect) Reset() {
 	*x = HistoryConnect{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5273,7 +5371,7 @@ func (x *HistoryConnect) String() string {
 func (*HistoryConnect) ProtoMessage() {}
 
 func (x *HistoryConnect) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5286,7 +5384,7 @@ func (x *HistoryConnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryConnect.ProtoReflect.Descriptor instead.
 func (*HistoryConnect) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{44}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryConnect) GetConnectionId() string {
@@ -5316,7 +5414,7 @@ type HistoryProgress struct {
 
 func (x *HistoryProgress) Reset() {
 	*x = HistoryProgress{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5328,7 +5426,7 @@ func (x *HistoryProgress) String() string {
 func (*HistoryProgress) ProtoMessage() {}
 
 func (x *HistoryProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5341,7 +5439,7 @@ func (x *HistoryProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryProgress.ProtoReflect.Descriptor instead.
 func (*HistoryProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{45}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryProgress) GetJobId() string {
@@ -5367,7 +5465,7 @@ type HistoryClose struct {
 
 func (x *HistoryClose) Reset() {
 	*x = HistoryClose{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5379,7 +5477,7 @@ func (x *HistoryClose) String() string {
 func (*HistoryClose) ProtoMessage() {}
 
 func (x *HistoryClose) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5392,7 +5490,7 @@ func (x *HistoryClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryClose.ProtoReflect.Descriptor instead.
 func (*HistoryClose) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{46}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{47}
 }
 
 // HistoryDecision is one decision of the arbiter.
@@ -5414,7 +5512,7 @@ type HistoryDecision struct {
 
 func (x *HistoryDecision) Reset() {
 	*x = HistoryDecision{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5426,7 +5524,7 @@ func (x *HistoryDecision) String() string {
 func (*HistoryDecision) ProtoMessage() {}
 
 func (x *HistoryDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5439,7 +5537,7 @@ func (x *HistoryDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryDecision.ProtoReflect.Descriptor instead.
 func (*HistoryDecision) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{47}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryDecision) GetJobId() string {
@@ -5491,7 +5589,7 @@ type HistoryHold struct {
 
 func (x *HistoryHold) Reset() {
 	*x = HistoryHold{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5503,7 +5601,7 @@ func (x *HistoryHold) String() string {
 func (*HistoryHold) ProtoMessage() {}
 
 func (x *HistoryHold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5516,7 +5614,7 @@ func (x *HistoryHold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryHold.ProtoReflect.Descriptor instead.
 func (*HistoryHold) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{48}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HistoryHold) GetJobId() string {
@@ -5590,7 +5688,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bevent_id\x18\x06 \x01(\tR\aeventId\"]\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
-	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"\x8d\x02\n" +
+	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"\xc1\x02\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
@@ -5600,7 +5698,14 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12!\n" +
 	"\futterance_id\x18\a \x01(\tR\vutteranceId\x12+\n" +
 	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x19\n" +
-	"\bevent_id\x18\b \x01(\tR\aeventId\"\xa5\x01\n" +
+	"\bevent_id\x18\b \x01(\tR\aeventId\x122\n" +
+	"\areading\x18( \x01(\v2\x18.arbiter.v1.AgentReadingR\areading\"^\n" +
+	"\fAgentReading\x12\x16\n" +
+	"\x06intent\x18\x01 \x01(\tR\x06intent\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x02 \x01(\x01R\n" +
+	"confidence\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xa5\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
@@ -5860,14 +5965,15 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\rHistorySpeech\x12-\n" +
 	"\x05event\x18\x01 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xc0\x01\n" +
+	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xf4\x01\n" +
 	"\x11HistoryTranscript\x12$\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x05R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"d\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x122\n" +
+	"\areading\x18( \x01(\v2\x18.arbiter.v1.AgentReadingR\areading\"d\n" +
 	"\x0fHistoryWithdraw\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x126\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +
@@ -6010,7 +6116,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -6031,177 +6137,180 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(*ReportSpeechRequest)(nil),                // 16: arbiter.v1.ReportSpeechRequest
 	(*ReportSpeechResponse)(nil),               // 17: arbiter.v1.ReportSpeechResponse
 	(*ReportTranscriptRequest)(nil),            // 18: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 19: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 20: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 21: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 22: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 23: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 24: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 25: arbiter.v1.CompleteResponse
-	(*ConfigureSessionRequest)(nil),            // 26: arbiter.v1.ConfigureSessionRequest
-	(*ConfigureSessionResponse)(nil),           // 27: arbiter.v1.ConfigureSessionResponse
-	(*PollRequest)(nil),                        // 28: arbiter.v1.PollRequest
-	(*PollResponse)(nil),                       // 29: arbiter.v1.PollResponse
-	(*GetSessionRequest)(nil),                  // 30: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 31: arbiter.v1.GetSessionResponse
-	(*Run)(nil),                                // 32: arbiter.v1.Run
-	(*RunUpdate)(nil),                          // 33: arbiter.v1.RunUpdate
-	(*ConnectRequest)(nil),                     // 34: arbiter.v1.ConnectRequest
-	(*ConnectResponse)(nil),                    // 35: arbiter.v1.ConnectResponse
-	(*ReportProgressRequest)(nil),              // 36: arbiter.v1.ReportProgressRequest
-	(*ReportProgressResponse)(nil),             // 37: arbiter.v1.ReportProgressResponse
-	(*WatchRequest)(nil),                       // 38: arbiter.v1.WatchRequest
-	(*WatchResponse)(nil),                      // 39: arbiter.v1.WatchResponse
-	(*PendingCall)(nil),                        // 40: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 41: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 42: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 43: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 44: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 45: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 46: arbiter.v1.Skip
-	(*Note)(nil),                               // 47: arbiter.v1.Note
-	(*GetHistoryRequest)(nil),                  // 48: arbiter.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),                 // 49: arbiter.v1.GetHistoryResponse
-	(*HistoryEntry)(nil),                       // 50: arbiter.v1.HistoryEntry
-	(*HistoryCall)(nil),                        // 51: arbiter.v1.HistoryCall
-	(*HistorySpeech)(nil),                      // 52: arbiter.v1.HistorySpeech
-	(*HistoryTranscript)(nil),                  // 53: arbiter.v1.HistoryTranscript
-	(*HistoryWithdraw)(nil),                    // 54: arbiter.v1.HistoryWithdraw
-	(*HistoryJob)(nil),                         // 55: arbiter.v1.HistoryJob
-	(*HistoryComplete)(nil),                    // 56: arbiter.v1.HistoryComplete
-	(*HistoryConfigure)(nil),                   // 57: arbiter.v1.HistoryConfigure
-	(*HistoryConnect)(nil),                     // 58: arbiter.v1.HistoryConnect
-	(*HistoryProgress)(nil),                    // 59: arbiter.v1.HistoryProgress
-	(*HistoryClose)(nil),                       // 60: arbiter.v1.HistoryClose
-	(*HistoryDecision)(nil),                    // 61: arbiter.v1.HistoryDecision
-	(*HistoryHold)(nil),                        // 62: arbiter.v1.HistoryHold
-	(*structpb.Struct)(nil),                    // 63: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 64: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 65: google.protobuf.Timestamp
+	(*AgentReading)(nil),                       // 19: arbiter.v1.AgentReading
+	(*ReportTranscriptResponse)(nil),           // 20: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 21: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 22: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 23: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 24: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 25: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 26: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 27: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 28: arbiter.v1.ConfigureSessionResponse
+	(*PollRequest)(nil),                        // 29: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 30: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 31: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 32: arbiter.v1.GetSessionResponse
+	(*Run)(nil),                                // 33: arbiter.v1.Run
+	(*RunUpdate)(nil),                          // 34: arbiter.v1.RunUpdate
+	(*ConnectRequest)(nil),                     // 35: arbiter.v1.ConnectRequest
+	(*ConnectResponse)(nil),                    // 36: arbiter.v1.ConnectResponse
+	(*ReportProgressRequest)(nil),              // 37: arbiter.v1.ReportProgressRequest
+	(*ReportProgressResponse)(nil),             // 38: arbiter.v1.ReportProgressResponse
+	(*WatchRequest)(nil),                       // 39: arbiter.v1.WatchRequest
+	(*WatchResponse)(nil),                      // 40: arbiter.v1.WatchResponse
+	(*PendingCall)(nil),                        // 41: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 42: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 43: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 44: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 45: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 46: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 47: arbiter.v1.Skip
+	(*Note)(nil),                               // 48: arbiter.v1.Note
+	(*GetHistoryRequest)(nil),                  // 49: arbiter.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),                 // 50: arbiter.v1.GetHistoryResponse
+	(*HistoryEntry)(nil),                       // 51: arbiter.v1.HistoryEntry
+	(*HistoryCall)(nil),                        // 52: arbiter.v1.HistoryCall
+	(*HistorySpeech)(nil),                      // 53: arbiter.v1.HistorySpeech
+	(*HistoryTranscript)(nil),                  // 54: arbiter.v1.HistoryTranscript
+	(*HistoryWithdraw)(nil),                    // 55: arbiter.v1.HistoryWithdraw
+	(*HistoryJob)(nil),                         // 56: arbiter.v1.HistoryJob
+	(*HistoryComplete)(nil),                    // 57: arbiter.v1.HistoryComplete
+	(*HistoryConfigure)(nil),                   // 58: arbiter.v1.HistoryConfigure
+	(*HistoryConnect)(nil),                     // 59: arbiter.v1.HistoryConnect
+	(*HistoryProgress)(nil),                    // 60: arbiter.v1.HistoryProgress
+	(*HistoryClose)(nil),                       // 61: arbiter.v1.HistoryClose
+	(*HistoryDecision)(nil),                    // 62: arbiter.v1.HistoryDecision
+	(*HistoryHold)(nil),                        // 63: arbiter.v1.HistoryHold
+	(*structpb.Struct)(nil),                    // 64: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 65: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 66: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	63,  // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	64,  // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,   // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,   // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	64,  // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	65,  // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
 	2,   // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	44,  // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	63,  // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	45,  // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	64,  // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
 	3,   // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	64,  // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
-	44,  // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	45,  // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,   // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	64,  // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
-	44,  // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	64,  // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
-	5,   // 14: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
-	44,  // 15: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	64,  // 16: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	6,   // 17: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	65,  // 18: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	7,   // 19: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	63,  // 20: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	44,  // 21: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	44,  // 22: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	65,  // 23: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	40,  // 24: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	41,  // 25: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	65,  // 26: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	32,  // 27: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
-	8,   // 28: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	65,  // 29: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
-	8,   // 30: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	44,  // 31: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	9,   // 32: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
-	63,  // 33: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	44,  // 34: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	65,  // 35: arbiter.v1.WatchResponse.at:type_name -> google.protobuf.Timestamp
-	45,  // 36: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	46,  // 37: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	47,  // 38: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	33,  // 39: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	64,  // 40: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,   // 41: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	10,  // 42: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	6,   // 43: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	7,   // 44: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	65,  // 45: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	44,  // 46: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	45,  // 47: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	46,  // 48: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	47,  // 49: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	33,  // 50: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	63,  // 51: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	11,  // 52: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	12,  // 53: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	13,  // 54: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	65,  // 55: arbiter.v1.GetHistoryResponse.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 56: arbiter.v1.GetHistoryResponse.entries:type_name -> arbiter.v1.HistoryEntry
-	63,  // 57: arbiter.v1.GetHistoryResponse.policy:type_name -> google.protobuf.Struct
-	65,  // 58: arbiter.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
-	51,  // 59: arbiter.v1.HistoryEntry.call:type_name -> arbiter.v1.HistoryCall
-	52,  // 60: arbiter.v1.HistoryEntry.speech:type_name -> arbiter.v1.HistorySpeech
-	53,  // 61: arbiter.v1.HistoryEntry.transcript:type_name -> arbiter.v1.HistoryTranscript
-	54,  // 62: arbiter.v1.HistoryEntry.withdraw:type_name -> arbiter.v1.HistoryWithdraw
-	55,  // 63: arbiter.v1.HistoryEntry.prepared:type_name -> arbiter.v1.HistoryJob
-	56,  // 64: arbiter.v1.HistoryEntry.complete:type_name -> arbiter.v1.HistoryComplete
-	57,  // 65: arbiter.v1.HistoryEntry.configure:type_name -> arbiter.v1.HistoryConfigure
-	58,  // 66: arbiter.v1.HistoryEntry.connect:type_name -> arbiter.v1.HistoryConnect
-	59,  // 67: arbiter.v1.HistoryEntry.progress:type_name -> arbiter.v1.HistoryProgress
-	60,  // 68: arbiter.v1.HistoryEntry.close:type_name -> arbiter.v1.HistoryClose
-	61,  // 69: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
-	55,  // 70: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
-	62,  // 71: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
-	45,  // 72: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
-	46,  // 73: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
-	47,  // 74: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
-	33,  // 75: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
-	63,  // 76: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
-	0,   // 77: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
-	1,   // 78: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
-	2,   // 79: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
-	3,   // 80: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
-	4,   // 81: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
-	5,   // 82: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
-	7,   // 83: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
-	63,  // 84: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
-	63,  // 85: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
-	9,   // 86: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
-	63,  // 87: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
-	6,   // 88: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
-	14,  // 89: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	16,  // 90: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	18,  // 91: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	20,  // 92: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	22,  // 93: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	24,  // 94: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	26,  // 95: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	28,  // 96: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	30,  // 97: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	42,  // 98: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	34,  // 99: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	36,  // 100: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	38,  // 101: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	48,  // 102: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
-	15,  // 103: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	17,  // 104: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	19,  // 105: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	21,  // 106: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	23,  // 107: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	25,  // 108: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	27,  // 109: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	29,  // 110: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	31,  // 111: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	43,  // 112: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	35,  // 113: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	37,  // 114: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	39,  // 115: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	49,  // 116: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
-	103, // [103:117] is the sub-list for method output_type
-	89,  // [89:103] is the sub-list for method input_type
-	89,  // [89:89] is the sub-list for extension type_name
-	89,  // [89:89] is the sub-list for extension extendee
-	0,   // [0:89] is the sub-list for field type_name
+	65,  // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	19,  // 12: arbiter.v1.ReportTranscriptRequest.reading:type_name -> arbiter.v1.AgentReading
+	45,  // 13: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 14: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	5,   // 15: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
+	45,  // 16: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 17: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	6,   // 18: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	66,  // 19: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	7,   // 20: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	64,  // 21: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	45,  // 22: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	45,  // 23: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	66,  // 24: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	41,  // 25: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	42,  // 26: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	66,  // 27: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	33,  // 28: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	8,   // 29: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	66,  // 30: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	8,   // 31: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	45,  // 32: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	9,   // 33: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
+	64,  // 34: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	45,  // 35: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	66,  // 36: arbiter.v1.WatchResponse.at:type_name -> google.protobuf.Timestamp
+	46,  // 37: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	47,  // 38: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	48,  // 39: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	34,  // 40: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	65,  // 41: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,   // 42: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	10,  // 43: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	6,   // 44: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	7,   // 45: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	66,  // 46: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	45,  // 47: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	46,  // 48: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	47,  // 49: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	48,  // 50: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	34,  // 51: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	64,  // 52: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	11,  // 53: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	12,  // 54: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	13,  // 55: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	66,  // 56: arbiter.v1.GetHistoryResponse.created_at:type_name -> google.protobuf.Timestamp
+	51,  // 57: arbiter.v1.GetHistoryResponse.entries:type_name -> arbiter.v1.HistoryEntry
+	64,  // 58: arbiter.v1.GetHistoryResponse.policy:type_name -> google.protobuf.Struct
+	66,  // 59: arbiter.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	52,  // 60: arbiter.v1.HistoryEntry.call:type_name -> arbiter.v1.HistoryCall
+	53,  // 61: arbiter.v1.HistoryEntry.speech:type_name -> arbiter.v1.HistorySpeech
+	54,  // 62: arbiter.v1.HistoryEntry.transcript:type_name -> arbiter.v1.HistoryTranscript
+	55,  // 63: arbiter.v1.HistoryEntry.withdraw:type_name -> arbiter.v1.HistoryWithdraw
+	56,  // 64: arbiter.v1.HistoryEntry.prepared:type_name -> arbiter.v1.HistoryJob
+	57,  // 65: arbiter.v1.HistoryEntry.complete:type_name -> arbiter.v1.HistoryComplete
+	58,  // 66: arbiter.v1.HistoryEntry.configure:type_name -> arbiter.v1.HistoryConfigure
+	59,  // 67: arbiter.v1.HistoryEntry.connect:type_name -> arbiter.v1.HistoryConnect
+	60,  // 68: arbiter.v1.HistoryEntry.progress:type_name -> arbiter.v1.HistoryProgress
+	61,  // 69: arbiter.v1.HistoryEntry.close:type_name -> arbiter.v1.HistoryClose
+	62,  // 70: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
+	56,  // 71: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
+	63,  // 72: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
+	46,  // 73: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
+	47,  // 74: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
+	48,  // 75: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
+	34,  // 76: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
+	64,  // 77: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
+	0,   // 78: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
+	1,   // 79: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
+	2,   // 80: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
+	3,   // 81: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
+	4,   // 82: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
+	19,  // 83: arbiter.v1.HistoryTranscript.reading:type_name -> arbiter.v1.AgentReading
+	5,   // 84: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
+	7,   // 85: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
+	64,  // 86: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
+	64,  // 87: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
+	9,   // 88: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
+	64,  // 89: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
+	6,   // 90: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
+	14,  // 91: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16,  // 92: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18,  // 93: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	21,  // 94: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	23,  // 95: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	25,  // 96: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	27,  // 97: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	29,  // 98: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	31,  // 99: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	43,  // 100: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	35,  // 101: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	37,  // 102: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	39,  // 103: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	49,  // 104: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
+	15,  // 105: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17,  // 106: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	20,  // 107: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	22,  // 108: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	24,  // 109: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	26,  // 110: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	28,  // 111: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	30,  // 112: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	32,  // 113: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	44,  // 114: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	36,  // 115: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	38,  // 116: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	40,  // 117: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	50,  // 118: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
+	105, // [105:119] is the sub-list for method output_type
+	91,  // [91:105] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -6209,14 +6318,14 @@ func file_arbiter_v1_arbiter_proto_init() {
 	if File_arbiter_v1_arbiter_proto != nil {
 		return
 	}
-	file_arbiter_v1_arbiter_proto_msgTypes[14].OneofWrappers = []any{}
-	file_arbiter_v1_arbiter_proto_msgTypes[25].OneofWrappers = []any{
+	file_arbiter_v1_arbiter_proto_msgTypes[15].OneofWrappers = []any{}
+	file_arbiter_v1_arbiter_proto_msgTypes[26].OneofWrappers = []any{
 		(*WatchResponse_Response)(nil),
 		(*WatchResponse_Skip)(nil),
 		(*WatchResponse_Note)(nil),
 		(*WatchResponse_Run)(nil),
 	}
-	file_arbiter_v1_arbiter_proto_msgTypes[36].OneofWrappers = []any{
+	file_arbiter_v1_arbiter_proto_msgTypes[37].OneofWrappers = []any{
 		(*HistoryEntry_Call)(nil),
 		(*HistoryEntry_Speech)(nil),
 		(*HistoryEntry_Transcript)(nil),
@@ -6241,7 +6350,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   49,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

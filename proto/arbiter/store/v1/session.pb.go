@@ -504,7 +504,11 @@ type Utterance struct {
 	// Intent.
 	Intent string `protobuf:"bytes,8,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Stop.
-	Stop          string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	// Reading (absent: nil).
+	Reading *Reading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
+	// ReadBy.
+	ReadBy        string `protobuf:"bytes,41,opt,name=read_by,json=readBy,proto3" json:"read_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,6 +606,84 @@ func (x *Utterance) GetStop() string {
 	return ""
 }
 
+func (x *Utterance) GetReading() *Reading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
+func (x *Utterance) GetReadBy() string {
+	if x != nil {
+		return x.ReadBy
+	}
+	return ""
+}
+
+// Reading is speech.Reading.
+type Reading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Intent.
+	Intent string `protobuf:"bytes,1,opt,name=intent,proto3" json:"intent,omitempty"`
+	// Confidence.
+	Confidence float64 `protobuf:"fixed64,2,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// Source.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reading) Reset() {
+	*x = Reading{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reading) ProtoMessage() {}
+
+func (x *Reading) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reading.ProtoReflect.Descriptor instead.
+func (*Reading) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Reading) GetIntent() string {
+	if x != nil {
+		return x.Intent
+	}
+	return ""
+}
+
+func (x *Reading) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *Reading) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // Call is arbiter.Call.
 type Call struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -633,7 +715,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +727,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +740,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Call) GetId() string {
@@ -761,7 +843,7 @@ type CallOutcome struct {
 
 func (x *CallOutcome) Reset() {
 	*x = CallOutcome{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +855,7 @@ func (x *CallOutcome) String() string {
 func (*CallOutcome) ProtoMessage() {}
 
 func (x *CallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +868,7 @@ func (x *CallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOutcome.ProtoReflect.Descriptor instead.
 func (*CallOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallOutcome) GetAt() int64 {
@@ -914,7 +996,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +1008,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1021,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetId() string {
@@ -1215,7 +1297,7 @@ type ResultOmission struct {
 
 func (x *ResultOmission) Reset() {
 	*x = ResultOmission{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1309,7 @@ func (x *ResultOmission) String() string {
 func (*ResultOmission) ProtoMessage() {}
 
 func (x *ResultOmission) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1322,7 @@ func (x *ResultOmission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultOmission.ProtoReflect.Descriptor instead.
 func (*ResultOmission) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResultOmission) GetReason() string {
@@ -1302,7 +1384,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1396,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1409,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Effects) GetResponses() []*Response {
@@ -1379,7 +1461,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1473,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1486,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Response) GetCallId() string {
@@ -1468,7 +1550,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1562,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1575,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Skip) GetCallId() string {
@@ -1558,7 +1640,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1652,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1665,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Note) GetJobId() string {
@@ -1674,7 +1756,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1768,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1781,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1793,7 +1875,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1887,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1900,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Run) GetId() string {
@@ -1933,7 +2015,7 @@ type LogEntry struct {
 
 func (x *LogEntry) Reset() {
 	*x = LogEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2027,7 @@ func (x *LogEntry) String() string {
 func (*LogEntry) ProtoMessage() {}
 
 func (x *LogEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2040,7 @@ func (x *LogEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
 func (*LogEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LogEntry) GetSeq() uint64 {
@@ -2026,7 +2108,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2120,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2133,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *History) GetRecord() bool {
@@ -2118,7 +2200,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2212,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2225,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Hold) GetJob() string {
@@ -2211,7 +2293,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2305,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2318,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HistoryEntry) GetMs() int64 {
@@ -2395,7 +2477,7 @@ type CallEntry struct {
 
 func (x *CallEntry) Reset() {
 	*x = CallEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2489,7 @@ func (x *CallEntry) String() string {
 func (*CallEntry) ProtoMessage() {}
 
 func (x *CallEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2502,7 @@ func (x *CallEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEntry.ProtoReflect.Descriptor instead.
 func (*CallEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CallEntry) GetId() string {
@@ -2536,7 +2618,7 @@ type SpeechEntry struct {
 
 func (x *SpeechEntry) Reset() {
 	*x = SpeechEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2630,7 @@ func (x *SpeechEntry) String() string {
 func (*SpeechEntry) ProtoMessage() {}
 
 func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2643,7 @@ func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechEntry.ProtoReflect.Descriptor instead.
 func (*SpeechEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SpeechEntry) GetKind() string {
@@ -2599,14 +2681,16 @@ type TranscriptEntry struct {
 	// Utterance.
 	Utterance int64 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
 	// Intent.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// Reading (absent: nil).
+	Reading       *Reading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TranscriptEntry) Reset() {
 	*x = TranscriptEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2702,7 @@ func (x *TranscriptEntry) String() string {
 func (*TranscriptEntry) ProtoMessage() {}
 
 func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2715,7 @@ func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
 func (*TranscriptEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TranscriptEntry) GetModel() bool {
@@ -2676,6 +2760,13 @@ func (x *TranscriptEntry) GetIntent() string {
 	return ""
 }
 
+func (x *TranscriptEntry) GetReading() *Reading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
 // WithdrawEntry is arbiter.WithdrawEntry.
 type WithdrawEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2689,7 +2780,7 @@ type WithdrawEntry struct {
 
 func (x *WithdrawEntry) Reset() {
 	*x = WithdrawEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2792,7 @@ func (x *WithdrawEntry) String() string {
 func (*WithdrawEntry) ProtoMessage() {}
 
 func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2805,7 @@ func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawEntry.ProtoReflect.Descriptor instead.
 func (*WithdrawEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WithdrawEntry) GetCallIds() []string {
@@ -2742,7 +2833,7 @@ type JobEntry struct {
 
 func (x *JobEntry) Reset() {
 	*x = JobEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2845,7 @@ func (x *JobEntry) String() string {
 func (*JobEntry) ProtoMessage() {}
 
 func (x *JobEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2858,7 @@ func (x *JobEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEntry.ProtoReflect.Descriptor instead.
 func (*JobEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobEntry) GetJob() string {
@@ -2796,7 +2887,7 @@ type CompleteEntry struct {
 
 func (x *CompleteEntry) Reset() {
 	*x = CompleteEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +2899,7 @@ func (x *CompleteEntry) String() string {
 func (*CompleteEntry) ProtoMessage() {}
 
 func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +2912,7 @@ func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteEntry.ProtoReflect.Descriptor instead.
 func (*CompleteEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CompleteEntry) GetJob() string {
@@ -2876,7 +2967,7 @@ type ConfigureEntry struct {
 
 func (x *ConfigureEntry) Reset() {
 	*x = ConfigureEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +2979,7 @@ func (x *ConfigureEntry) String() string {
 func (*ConfigureEntry) ProtoMessage() {}
 
 func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +2992,7 @@ func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureEntry.ProtoReflect.Descriptor instead.
 func (*ConfigureEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConfigureEntry) GetLanguage() string {
@@ -2945,7 +3036,7 @@ type ConnectEntry struct {
 
 func (x *ConnectEntry) Reset() {
 	*x = ConnectEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3048,7 @@ func (x *ConnectEntry) String() string {
 func (*ConnectEntry) ProtoMessage() {}
 
 func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3061,7 @@ func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectEntry.ProtoReflect.Descriptor instead.
 func (*ConnectEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ConnectEntry) GetId() string {
@@ -3000,7 +3091,7 @@ type ProgressEntry struct {
 
 func (x *ProgressEntry) Reset() {
 	*x = ProgressEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3103,7 @@ func (x *ProgressEntry) String() string {
 func (*ProgressEntry) ProtoMessage() {}
 
 func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3116,7 @@ func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEntry.ProtoReflect.Descriptor instead.
 func (*ProgressEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ProgressEntry) GetJob() string {
@@ -3059,7 +3150,7 @@ type DecisionEntry struct {
 
 func (x *DecisionEntry) Reset() {
 	*x = DecisionEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +3162,7 @@ func (x *DecisionEntry) String() string {
 func (*DecisionEntry) ProtoMessage() {}
 
 func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +3175,7 @@ func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
 func (*DecisionEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DecisionEntry) GetJob() string {
@@ -3130,7 +3221,7 @@ type HoldEntry struct {
 
 func (x *HoldEntry) Reset() {
 	*x = HoldEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3142,7 +3233,7 @@ func (x *HoldEntry) String() string {
 func (*HoldEntry) ProtoMessage() {}
 
 func (x *HoldEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3155,7 +3246,7 @@ func (x *HoldEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldEntry.ProtoReflect.Descriptor instead.
 func (*HoldEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HoldEntry) GetJob() string {
@@ -3231,7 +3322,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x03end\x18\x02 \x01(\x12R\x03end\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06joined\x18\x04 \x01(\bR\x06joined\x12\x10\n" +
-	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xd4\x01\n" +
+	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xa2\x02\n" +
 	"\tUtterance\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
 	"\vprovider_id\x18\x02 \x01(\tR\n" +
@@ -3242,7 +3333,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\ainterim\x18\x06 \x01(\tR\ainterim\x12\x14\n" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x16\n" +
 	"\x06intent\x18\b \x01(\tR\x06intent\x12\x12\n" +
-	"\x04stop\x18\t \x01(\tR\x04stop\"\xd8\x02\n" +
+	"\x04stop\x18\t \x01(\tR\x04stop\x123\n" +
+	"\areading\x18( \x01(\v2\x19.arbiter.store.v1.ReadingR\areading\x12\x17\n" +
+	"\aread_by\x18) \x01(\tR\x06readBy\"Y\n" +
+	"\aReading\x12\x16\n" +
+	"\x06intent\x18\x01 \x01(\tR\x06intent\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x02 \x01(\x01R\n" +
+	"confidence\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xd8\x02\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -3437,14 +3536,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vSpeechEntry\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xae\x01\n" +
+	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xe3\x01\n" +
 	"\x0fTranscriptEntry\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\bR\x05model\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x03R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"B\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x123\n" +
+	"\areading\x18( \x01(\v2\x19.arbiter.store.v1.ReadingR\areading\"B\n" +
 	"\rWithdrawEntry\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x1c\n" +
@@ -3491,78 +3591,81 @@ func file_arbiter_store_v1_session_proto_rawDescGZIP() []byte {
 	return file_arbiter_store_v1_session_proto_rawDescData
 }
 
-var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Session)(nil),         // 0: arbiter.store.v1.Session
 	(*TurnJoiner)(nil),      // 1: arbiter.store.v1.TurnJoiner
 	(*ModelTurn)(nil),       // 2: arbiter.store.v1.ModelTurn
 	(*Utterance)(nil),       // 3: arbiter.store.v1.Utterance
-	(*Call)(nil),            // 4: arbiter.store.v1.Call
-	(*CallOutcome)(nil),     // 5: arbiter.store.v1.CallOutcome
-	(*Job)(nil),             // 6: arbiter.store.v1.Job
-	(*ResultOmission)(nil),  // 7: arbiter.store.v1.ResultOmission
-	(*Effects)(nil),         // 8: arbiter.store.v1.Effects
-	(*Response)(nil),        // 9: arbiter.store.v1.Response
-	(*Skip)(nil),            // 10: arbiter.store.v1.Skip
-	(*Note)(nil),            // 11: arbiter.store.v1.Note
-	(*RunUpdate)(nil),       // 12: arbiter.store.v1.RunUpdate
-	(*Run)(nil),             // 13: arbiter.store.v1.Run
-	(*LogEntry)(nil),        // 14: arbiter.store.v1.LogEntry
-	(*History)(nil),         // 15: arbiter.store.v1.History
-	(*Hold)(nil),            // 16: arbiter.store.v1.Hold
-	(*HistoryEntry)(nil),    // 17: arbiter.store.v1.HistoryEntry
-	(*CallEntry)(nil),       // 18: arbiter.store.v1.CallEntry
-	(*SpeechEntry)(nil),     // 19: arbiter.store.v1.SpeechEntry
-	(*TranscriptEntry)(nil), // 20: arbiter.store.v1.TranscriptEntry
-	(*WithdrawEntry)(nil),   // 21: arbiter.store.v1.WithdrawEntry
-	(*JobEntry)(nil),        // 22: arbiter.store.v1.JobEntry
-	(*CompleteEntry)(nil),   // 23: arbiter.store.v1.CompleteEntry
-	(*ConfigureEntry)(nil),  // 24: arbiter.store.v1.ConfigureEntry
-	(*ConnectEntry)(nil),    // 25: arbiter.store.v1.ConnectEntry
-	(*ProgressEntry)(nil),   // 26: arbiter.store.v1.ProgressEntry
-	(*DecisionEntry)(nil),   // 27: arbiter.store.v1.DecisionEntry
-	(*HoldEntry)(nil),       // 28: arbiter.store.v1.HoldEntry
+	(*Reading)(nil),         // 4: arbiter.store.v1.Reading
+	(*Call)(nil),            // 5: arbiter.store.v1.Call
+	(*CallOutcome)(nil),     // 6: arbiter.store.v1.CallOutcome
+	(*Job)(nil),             // 7: arbiter.store.v1.Job
+	(*ResultOmission)(nil),  // 8: arbiter.store.v1.ResultOmission
+	(*Effects)(nil),         // 9: arbiter.store.v1.Effects
+	(*Response)(nil),        // 10: arbiter.store.v1.Response
+	(*Skip)(nil),            // 11: arbiter.store.v1.Skip
+	(*Note)(nil),            // 12: arbiter.store.v1.Note
+	(*RunUpdate)(nil),       // 13: arbiter.store.v1.RunUpdate
+	(*Run)(nil),             // 14: arbiter.store.v1.Run
+	(*LogEntry)(nil),        // 15: arbiter.store.v1.LogEntry
+	(*History)(nil),         // 16: arbiter.store.v1.History
+	(*Hold)(nil),            // 17: arbiter.store.v1.Hold
+	(*HistoryEntry)(nil),    // 18: arbiter.store.v1.HistoryEntry
+	(*CallEntry)(nil),       // 19: arbiter.store.v1.CallEntry
+	(*SpeechEntry)(nil),     // 20: arbiter.store.v1.SpeechEntry
+	(*TranscriptEntry)(nil), // 21: arbiter.store.v1.TranscriptEntry
+	(*WithdrawEntry)(nil),   // 22: arbiter.store.v1.WithdrawEntry
+	(*JobEntry)(nil),        // 23: arbiter.store.v1.JobEntry
+	(*CompleteEntry)(nil),   // 24: arbiter.store.v1.CompleteEntry
+	(*ConfigureEntry)(nil),  // 25: arbiter.store.v1.ConfigureEntry
+	(*ConnectEntry)(nil),    // 26: arbiter.store.v1.ConnectEntry
+	(*ProgressEntry)(nil),   // 27: arbiter.store.v1.ProgressEntry
+	(*DecisionEntry)(nil),   // 28: arbiter.store.v1.DecisionEntry
+	(*HoldEntry)(nil),       // 29: arbiter.store.v1.HoldEntry
 }
 var file_arbiter_store_v1_session_proto_depIdxs = []int32{
 	1,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
 	3,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
-	4,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
-	6,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
-	13, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
-	14, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
-	15, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
+	5,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
+	7,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
+	14, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
+	15, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
+	16, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
 	2,  // 7: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
-	5,  // 8: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
-	8,  // 9: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
-	7,  // 10: arbiter.store.v1.Job.result_omitted:type_name -> arbiter.store.v1.ResultOmission
-	9,  // 11: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
-	10, // 12: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
-	11, // 13: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
-	12, // 14: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
-	9,  // 15: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
-	10, // 16: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
-	11, // 17: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
-	12, // 18: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
-	17, // 19: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
-	16, // 20: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
-	18, // 21: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
-	19, // 22: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
-	20, // 23: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
-	21, // 24: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
-	22, // 25: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
-	23, // 26: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
-	24, // 27: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
-	25, // 28: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
-	26, // 29: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
-	27, // 30: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
-	22, // 31: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
-	28, // 32: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	7,  // 33: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	4,  // 8: arbiter.store.v1.Utterance.reading:type_name -> arbiter.store.v1.Reading
+	6,  // 9: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
+	9,  // 10: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
+	8,  // 11: arbiter.store.v1.Job.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	10, // 12: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
+	11, // 13: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
+	12, // 14: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
+	13, // 15: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
+	10, // 16: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
+	11, // 17: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
+	12, // 18: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
+	13, // 19: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
+	18, // 20: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
+	17, // 21: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
+	19, // 22: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
+	20, // 23: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
+	21, // 24: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
+	22, // 25: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
+	23, // 26: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
+	24, // 27: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
+	25, // 28: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
+	26, // 29: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
+	27, // 30: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
+	28, // 31: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
+	23, // 32: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
+	29, // 33: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
+	4,  // 34: arbiter.store.v1.TranscriptEntry.reading:type_name -> arbiter.store.v1.Reading
+	8,  // 35: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
@@ -3570,14 +3673,14 @@ func file_arbiter_store_v1_session_proto_init() {
 	if File_arbiter_store_v1_session_proto != nil {
 		return
 	}
-	file_arbiter_store_v1_session_proto_msgTypes[17].OneofWrappers = []any{}
+	file_arbiter_store_v1_session_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_store_v1_session_proto_rawDesc), len(file_arbiter_store_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
