@@ -69,6 +69,16 @@ TOOL_CHOICE_AUTO: ToolChoice
 TOOL_CHOICE_NONE: ToolChoice
 TOOL_CHOICE_UNSPECIFIED: ToolChoice
 
+class AgentReading(_message.Message):
+    __slots__ = ["confidence", "intent", "source"]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    confidence: float
+    intent: str
+    source: str
+    def __init__(self, intent: _Optional[str] = ..., confidence: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
+
 class CloseSessionRequest(_message.Message):
     __slots__ = ["session_id"]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -106,28 +116,32 @@ class CompleteResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ConfigureSessionRequest(_message.Message):
-    __slots__ = ["epoch", "language", "record", "response_scheduling", "session_id"]
+    __slots__ = ["epoch", "language", "record", "response_scheduling", "session_id", "time_zone"]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     epoch: str
     language: str
     record: bool
     response_scheduling: bool
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class ConfigureSessionResponse(_message.Message):
-    __slots__ = ["language", "record", "response_scheduling"]
+    __slots__ = ["language", "record", "response_scheduling", "time_zone"]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     language: str
     record: bool
     response_scheduling: bool
-    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class ConnectRequest(_message.Message):
     __slots__ = ["connection_id", "epoch", "session_id"]
@@ -248,7 +262,7 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ["closed", "connection_id", "epoch", "jobs", "language", "last_seq", "model_speaking", "next_timer", "pending_calls", "response_scheduling", "runs", "session_id", "utterance_open", "version"]
+    __slots__ = ["closed", "connection_id", "epoch", "jobs", "language", "last_seq", "model_speaking", "next_timer", "pending_calls", "response_scheduling", "runs", "session_id", "time_zone", "utterance_open", "version"]
     CLOSED_FIELD_NUMBER: _ClassVar[int]
     CONNECTION_ID_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -261,6 +275,7 @@ class GetSessionResponse(_message.Message):
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_OPEN_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     closed: bool
@@ -275,9 +290,10 @@ class GetSessionResponse(_message.Message):
     response_scheduling: bool
     runs: _containers.RepeatedCompositeFieldContainer[Run]
     session_id: str
+    time_zone: str
     utterance_open: bool
     version: int
-    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class HistoryCall(_message.Message):
     __slots__ = ["args", "behavior", "business_key", "call_id", "disposition", "duplicate_of", "job_id", "job_tool", "minted", "raw_args", "run_id", "side_effect", "tool", "tool_choice"]
@@ -316,26 +332,30 @@ class HistoryClose(_message.Message):
     def __init__(self) -> None: ...
 
 class HistoryComplete(_message.Message):
-    __slots__ = ["error", "job_id", "outcome", "result"]
+    __slots__ = ["error", "job_id", "outcome", "result", "result_omitted"]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_OMITTED_FIELD_NUMBER: _ClassVar[int]
     error: str
     job_id: str
     outcome: Outcome
     result: _struct_pb2.Struct
-    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+    result_omitted: _struct_pb2.Struct
+    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., result_omitted: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class HistoryConfigure(_message.Message):
-    __slots__ = ["language", "record", "response_scheduling"]
+    __slots__ = ["language", "record", "response_scheduling", "time_zone"]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     language: str
     record: bool
     response_scheduling: bool
-    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class HistoryConnect(_message.Message):
     __slots__ = ["connection_id", "state"]
@@ -442,20 +462,22 @@ class HistorySpeech(_message.Message):
     def __init__(self, event: _Optional[_Union[SpeechEvent, str]] = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ...) -> None: ...
 
 class HistoryTranscript(_message.Message):
-    __slots__ = ["intent", "interim", "role", "text", "utterance", "utterance_id"]
+    __slots__ = ["intent", "interim", "reading", "role", "text", "utterance", "utterance_id"]
     INTENT_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     intent: str
     interim: bool
+    reading: AgentReading
     role: Role
     text: str
     utterance: int
     utterance_id: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ...) -> None: ...
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
 
 class HistoryWithdraw(_message.Message):
     __slots__ = ["call_ids", "reason"]
@@ -660,11 +682,12 @@ class ReportToolCallCancellationResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ..., repeat: bool = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ["age", "epoch", "event_id", "interim", "role", "session_id", "text", "utterance_id"]
+    __slots__ = ["age", "epoch", "event_id", "interim", "reading", "role", "session_id", "text", "utterance_id"]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -673,11 +696,12 @@ class ReportTranscriptRequest(_message.Message):
     epoch: str
     event_id: str
     interim: bool
+    reading: AgentReading
     role: Role
     session_id: str
     text: str
     utterance_id: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
     __slots__ = ["cancelled_job_ids", "effects", "intent", "repeat"]

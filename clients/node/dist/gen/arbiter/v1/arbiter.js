@@ -1499,7 +1499,17 @@ export const ReportSpeechResponse = {
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined, eventId: "" };
+    return {
+        sessionId: "",
+        role: 0,
+        text: "",
+        interim: false,
+        epoch: "",
+        utteranceId: "",
+        age: undefined,
+        eventId: "",
+        reading: undefined,
+    };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1526,6 +1536,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.eventId !== "") {
             writer.uint32(66).string(message.eventId);
+        }
+        if (message.reading !== undefined) {
+            AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -1598,6 +1611,13 @@ export const ReportTranscriptRequest = {
                         message.eventId = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.reading = AgentReading.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1632,6 +1652,7 @@ export const ReportTranscriptRequest = {
                 : isSet(object.event_id)
                     ? globalThis.String(object.event_id)
                     : "",
+            reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
         };
     },
     toJSON(message) {
@@ -1660,6 +1681,9 @@ export const ReportTranscriptRequest = {
         if (message.eventId !== "") {
             obj.eventId = message.eventId;
         }
+        if (message.reading !== undefined) {
+            obj.reading = AgentReading.toJSON(message.reading);
+        }
         return obj;
     },
     create(base) {
@@ -1675,6 +1699,102 @@ export const ReportTranscriptRequest = {
         message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         message.eventId = object.eventId ?? "";
+        message.reading = (object.reading !== undefined && object.reading !== null)
+            ? AgentReading.fromPartial(object.reading)
+            : undefined;
+        return message;
+    },
+};
+function createBaseAgentReading() {
+    return { intent: "", confidence: 0, source: "" };
+}
+export const AgentReading = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.intent !== "") {
+            writer.uint32(10).string(message.intent);
+        }
+        if (message.confidence !== 0) {
+            writer.uint32(17).double(message.confidence);
+        }
+        if (message.source !== "") {
+            writer.uint32(26).string(message.source);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseAgentReading();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.intent = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 17) {
+                            break;
+                        }
+                        message.confidence = reader.double();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.source = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+            confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+            source: isSet(object.source) ? globalThis.String(object.source) : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.intent !== "") {
+            obj.intent = message.intent;
+        }
+        if (message.confidence !== 0) {
+            obj.confidence = floatToJson(message.confidence);
+        }
+        if (message.source !== "") {
+            obj.source = message.source;
+        }
+        return obj;
+    },
+    create(base) {
+        return AgentReading.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseAgentReading();
+        message.intent = object.intent ?? "";
+        message.confidence = object.confidence ?? 0;
+        message.source = object.source ?? "";
         return message;
     },
 };
@@ -2027,7 +2147,7 @@ export const ReportToolCallCancellationResponse = {
     },
 };
 function createBaseDecideRequest() {
-    return { sessionId: "", jobId: "", prepared: false, wait: undefined };
+    return { sessionId: "", jobId: "", prepared: false, wait: undefined, callId: "" };
 }
 export const DecideRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2042,6 +2162,9 @@ export const DecideRequest = {
         }
         if (message.wait !== undefined) {
             Duration.encode(message.wait, writer.uint32(34).fork()).join();
+        }
+        if (message.callId !== "") {
+            writer.uint32(402).string(message.callId);
         }
         return writer;
     },
@@ -2086,6 +2209,13 @@ export const DecideRequest = {
                         message.wait = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2112,6 +2242,11 @@ export const DecideRequest = {
                     : "",
             prepared: isSet(object.prepared) ? globalThis.Boolean(object.prepared) : false,
             wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2128,6 +2263,9 @@ export const DecideRequest = {
         if (message.wait !== undefined) {
             obj.wait = Duration.toJSON(message.wait);
         }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
         return obj;
     },
     create(base) {
@@ -2139,11 +2277,12 @@ export const DecideRequest = {
         message.jobId = object.jobId ?? "";
         message.prepared = object.prepared ?? false;
         message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+        message.callId = object.callId ?? "";
         return message;
     },
 };
 function createBaseDecideResponse() {
-    return { decision: 0, reason: "", decidedAt: undefined, jobId: "" };
+    return { decision: 0, reason: "", decidedAt: undefined, jobId: "", sessionId: "" };
 }
 export const DecideResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -2158,6 +2297,9 @@ export const DecideResponse = {
         }
         if (message.jobId !== "") {
             writer.uint32(34).string(message.jobId);
+        }
+        if (message.sessionId !== "") {
+            writer.uint32(402).string(message.sessionId);
         }
         return writer;
     },
@@ -2202,6 +2344,13 @@ export const DecideResponse = {
                         message.jobId = reader.string();
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2228,6 +2377,11 @@ export const DecideResponse = {
                 : isSet(object.job_id)
                     ? globalThis.String(object.job_id)
                     : "",
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2244,6 +2398,9 @@ export const DecideResponse = {
         if (message.jobId !== "") {
             obj.jobId = message.jobId;
         }
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
         return obj;
     },
     create(base) {
@@ -2255,11 +2412,12 @@ export const DecideResponse = {
         message.reason = object.reason ?? "";
         message.decidedAt = object.decidedAt ?? undefined;
         message.jobId = object.jobId ?? "";
+        message.sessionId = object.sessionId ?? "";
         return message;
     },
 };
 function createBaseCompleteRequest() {
-    return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "" };
+    return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "", callId: "" };
 }
 export const CompleteRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2277,6 +2435,9 @@ export const CompleteRequest = {
         }
         if (message.error !== "") {
             writer.uint32(42).string(message.error);
+        }
+        if (message.callId !== "") {
+            writer.uint32(402).string(message.callId);
         }
         return writer;
     },
@@ -2328,6 +2489,13 @@ export const CompleteRequest = {
                         message.error = reader.string();
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2355,6 +2523,11 @@ export const CompleteRequest = {
             outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
             result: isObject(object.result) ? object.result : undefined,
             error: isSet(object.error) ? globalThis.String(object.error) : "",
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2374,6 +2547,9 @@ export const CompleteRequest = {
         if (message.error !== "") {
             obj.error = message.error;
         }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
         return obj;
     },
     create(base) {
@@ -2386,6 +2562,7 @@ export const CompleteRequest = {
         message.outcome = object.outcome ?? 0;
         message.result = object.result ?? undefined;
         message.error = object.error ?? "";
+        message.callId = object.callId ?? "";
         return message;
     },
 };
@@ -2453,7 +2630,7 @@ export const CompleteResponse = {
     },
 };
 function createBaseConfigureSessionRequest() {
-    return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false };
+    return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false, timeZone: "" };
 }
 export const ConfigureSessionRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2471,6 +2648,9 @@ export const ConfigureSessionRequest = {
         }
         if (message.record !== false) {
             writer.uint32(40).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -2522,6 +2702,13 @@ export const ConfigureSessionRequest = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2549,6 +2736,11 @@ export const ConfigureSessionRequest = {
                     : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2568,6 +2760,9 @@ export const ConfigureSessionRequest = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -2580,11 +2775,12 @@ export const ConfigureSessionRequest = {
         message.responseScheduling = object.responseScheduling ?? false;
         message.epoch = object.epoch ?? "";
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
 function createBaseConfigureSessionResponse() {
-    return { language: "", responseScheduling: false, record: false };
+    return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 export const ConfigureSessionResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -2596,6 +2792,9 @@ export const ConfigureSessionResponse = {
         }
         if (message.record !== false) {
             writer.uint32(24).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -2633,6 +2832,13 @@ export const ConfigureSessionResponse = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2654,6 +2860,11 @@ export const ConfigureSessionResponse = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2667,6 +2878,9 @@ export const ConfigureSessionResponse = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -2677,6 +2891,7 @@ export const ConfigureSessionResponse = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -2933,6 +3148,7 @@ function createBaseGetSessionResponse() {
         language: "",
         responseScheduling: false,
         epoch: "",
+        timeZone: "",
     };
 }
 export const GetSessionResponse = {
@@ -2978,6 +3194,9 @@ export const GetSessionResponse = {
         }
         if (message.epoch !== "") {
             writer.uint32(114).string(message.epoch);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -3092,6 +3311,13 @@ export const GetSessionResponse = {
                         message.epoch = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3154,6 +3380,11 @@ export const GetSessionResponse = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -3200,6 +3431,9 @@ export const GetSessionResponse = {
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -3221,6 +3455,7 @@ export const GetSessionResponse = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.epoch = object.epoch ?? "";
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -6479,7 +6714,7 @@ export const HistorySpeech = {
     },
 };
 function createBaseHistoryTranscript() {
-    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "" };
+    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", reading: undefined };
 }
 export const HistoryTranscript = {
     encode(message, writer = new BinaryWriter()) {
@@ -6500,6 +6735,9 @@ export const HistoryTranscript = {
         }
         if (message.intent !== "") {
             writer.uint32(50).string(message.intent);
+        }
+        if (message.reading !== undefined) {
+            AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -6558,6 +6796,13 @@ export const HistoryTranscript = {
                         message.intent = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.reading = AgentReading.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6582,6 +6827,7 @@ export const HistoryTranscript = {
                     : "",
             utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
             intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+            reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
         };
     },
     toJSON(message) {
@@ -6604,6 +6850,9 @@ export const HistoryTranscript = {
         if (message.intent !== "") {
             obj.intent = message.intent;
         }
+        if (message.reading !== undefined) {
+            obj.reading = AgentReading.toJSON(message.reading);
+        }
         return obj;
     },
     create(base) {
@@ -6617,6 +6866,9 @@ export const HistoryTranscript = {
         message.utteranceId = object.utteranceId ?? "";
         message.utterance = object.utterance ?? 0;
         message.intent = object.intent ?? "";
+        message.reading = (object.reading !== undefined && object.reading !== null)
+            ? AgentReading.fromPartial(object.reading)
+            : undefined;
         return message;
     },
 };
@@ -6770,7 +7022,7 @@ export const HistoryJob = {
     },
 };
 function createBaseHistoryComplete() {
-    return { jobId: "", outcome: 0, result: undefined, error: "" };
+    return { jobId: "", outcome: 0, result: undefined, error: "", resultOmitted: undefined };
 }
 export const HistoryComplete = {
     encode(message, writer = new BinaryWriter()) {
@@ -6785,6 +7037,9 @@ export const HistoryComplete = {
         }
         if (message.error !== "") {
             writer.uint32(34).string(message.error);
+        }
+        if (message.resultOmitted !== undefined) {
+            Struct.encode(Struct.wrap(message.resultOmitted), writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -6829,6 +7084,13 @@ export const HistoryComplete = {
                         message.error = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.resultOmitted = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6851,6 +7113,11 @@ export const HistoryComplete = {
             outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
             result: isObject(object.result) ? object.result : undefined,
             error: isSet(object.error) ? globalThis.String(object.error) : "",
+            resultOmitted: isObject(object.resultOmitted)
+                ? object.resultOmitted
+                : isObject(object.result_omitted)
+                    ? object.result_omitted
+                    : undefined,
         };
     },
     toJSON(message) {
@@ -6867,6 +7134,9 @@ export const HistoryComplete = {
         if (message.error !== "") {
             obj.error = message.error;
         }
+        if (message.resultOmitted !== undefined) {
+            obj.resultOmitted = message.resultOmitted;
+        }
         return obj;
     },
     create(base) {
@@ -6878,11 +7148,12 @@ export const HistoryComplete = {
         message.outcome = object.outcome ?? 0;
         message.result = object.result ?? undefined;
         message.error = object.error ?? "";
+        message.resultOmitted = object.resultOmitted ?? undefined;
         return message;
     },
 };
 function createBaseHistoryConfigure() {
-    return { language: "", responseScheduling: false, record: false };
+    return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 export const HistoryConfigure = {
     encode(message, writer = new BinaryWriter()) {
@@ -6894,6 +7165,9 @@ export const HistoryConfigure = {
         }
         if (message.record !== false) {
             writer.uint32(24).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -6931,6 +7205,13 @@ export const HistoryConfigure = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6952,6 +7233,11 @@ export const HistoryConfigure = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -6965,6 +7251,9 @@ export const HistoryConfigure = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -6975,6 +7264,7 @@ export const HistoryConfigure = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -7506,11 +7796,13 @@ export const ArbiterServiceService = {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome with the same result (or error) again returns the same effects; a
-     * different outcome, or the same one with another result or error, is
-     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-     * `error`) and changes nothing: the first report stands.
+     * the job's own call id and its duplicates, if still live. Whether a report is taken
+     * depends on the job's state and the outcome only, never on the size or text of its
+     * result or error (see CompleteRequest): an outcome that fits the job answers every
+     * live call of it. Idempotent: the same outcome with the same result (or error) again
+     * returns the same effects; a different outcome, or the same one with another result
+     * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+     * `result` or `error`) and changes nothing: the first report stands.
      */
     complete: {
         path: "/arbiter.v1.ArbiterService/Complete",
@@ -7671,6 +7963,9 @@ export const ArbiterServiceService = {
     },
 };
 export const ArbiterServiceClient = makeGenericClientConstructor(ArbiterServiceService, "arbiter.v1.ArbiterService");
+function floatToJson(value) {
+    return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 function toTimestamp(date) {
     const seconds = Math.trunc(date.getTime() / 1_000);
     const nanos = (date.getTime() % 1_000) * 1_000_000;
