@@ -86,14 +86,15 @@ func CheckTimeZone(field, name string) error {
 // "2026-11-05 09:30:15.5" (a wall-clock time in loc), or either with an offset, "Z",
 // "+01:00", "+0100" or "+01" (the instant it names). The `T` may be a space or a lower
 // case `t`. A date or time out of range ("2026-02-30", "24:00", a 60th second, an
-// offset over 14 hours) is not one: ok is false, as for any other text. Pure.
+// offset over 14 hours, year 0, an instant outside years 1 to 9999 in UTC) is not
+// one: ok is false, as for any other text. Pure.
 func readISODate(text string, loc *time.Location) (key string, ok bool) {
 	s := strings.TrimSpace(text)
 	if len(s) < 10 || !digits(s[0:4]) || s[4] != '-' || !digits(s[5:7]) || s[7] != '-' || !digits(s[8:10]) {
 		return "", false
 	}
 	y, mo, d := atoi(s[0:4]), atoi(s[5:7]), atoi(s[8:10])
-	if mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
+	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
 		return "", false
 	}
 	if len(s) == 10 {
@@ -138,7 +139,11 @@ func readISODate(text string, loc *time.Location) (key string, ok bool) {
 		}
 		zone = time.FixedZone("", off)
 	}
-	return instantKey(time.Date(y, time.Month(mo), d, h, mi, sec, nsec, zone)), true
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, nsec, zone)
+	if u := t.UTC().Year(); u < 1 || u > 9999 {
+		return "", false // an offset took it out of the years a key can write
+	}
+	return instantKey(t), true
 }
 
 // readOffset reads "+01:00", "+0100" or "+01" (or with "-") as seconds east of UTC, at

@@ -142,3 +142,24 @@ func TestConfigureTimeZone(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadISODate: any text reads without panicking, the same way twice, and a key it
+// gives is a day or an instant that reads back as itself (instantKey is canonical).
+func FuzzReadISODate(f *testing.F) {
+	for _, s := range []string{"2026-11-05T09:30:00Z", "2026-11-05 10:30+01:00", "2026-11-05", "2026-02-29", "2028-02-29T00:00:60Z",
+		"2026-11-05T09:30:15.123456789123-0330", "2026-11-05T", "2026-11-05T9:30", "９９９９-01-01", "2026-11-05T09:30+14:01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, ok := readISODate(s, time.UTC)
+		if k2, ok2 := readISODate(s, time.UTC); k != k2 || ok != ok2 {
+			t.Fatalf("%q read twice: %q %v, %q %v", s, k, ok, k2, ok2)
+		}
+		if !ok {
+			return
+		}
+		if again, ok := readISODate(k, time.UTC); !ok || again != k {
+			t.Fatalf("%q keyed %q, which reads back as %q %v", s, k, again, ok)
+		}
+	})
+}
