@@ -41,7 +41,8 @@ import (
 // So that the whole request can still find the half one undecided, a job of a tool
 // that continues is not committed before ContinuationWait has passed since the end of
 // a continuing utterance that can be the rest of a request (continuationUntil: not a
-// stop, a change, a go-ahead or an acknowledgement such as "thanks"), and never past max_hold
+// stop, a change, a go-ahead, an unclear reply or an acknowledgement such as "thanks"),
+// and never past max_hold
 // after its commit came due: after the user finished speaking, the model's call for
 // the whole request comes within about a second.
 
@@ -191,9 +192,9 @@ func wordsExtend(x, y any) bool {
 
 // continuationUntil is when the continuation wait of job j ends: ContinuationWait
 // after the end of the latest continuing utterance that has ended and can be the rest
-// of a request (its intent, once read, is not a stop, a change or a go-ahead, and its
-// text is not only an acknowledgement), or zero when there is none or the tool does not
-// continue.
+// of a request (its intent, once read, is not a stop, a change, a go-ahead or unclear,
+// and its text is not only an acknowledgement), or zero when there is none or the tool
+// does not continue.
 func (st *step) continuationUntil(j *Job, tp toolPolicy) time.Time {
 	if !tp.tool.Continues() || tp.timings.ContinuationWait <= 0 {
 		return time.Time{}
@@ -204,8 +205,9 @@ func (st *step) continuationUntil(j *Job, tp toolPolicy) time.Time {
 			continue
 		}
 		switch {
-		case u.Intent == speech.IntentStop, u.Intent == speech.IntentAmend, u.Intent == speech.IntentGoAhead:
-			continue // decided, or a yes to what was asked: nothing more is coming
+		case u.Intent == speech.IntentStop, u.Intent == speech.IntentAmend, u.Intent == speech.IntentGoAhead,
+			u.Intent == speech.IntentUnclear:
+			continue // decided, a yes, or a reply whose question (on_unclear) decides: no request is coming
 		case u.Final && speech.IsAcknowledgement(u.Text):
 			continue
 		}

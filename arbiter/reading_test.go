@@ -11,14 +11,14 @@ import (
 // TestAgentReading: issue 25, item 8. The agent's own reading of an utterance, fused
 // with the built-in one as the policy says; before, there was no way to give one.
 func TestAgentReading(t *testing.T) {
-	read := func(in speech.Intent, c float64) *speech.Reading {
-		return &speech.Reading{Intent: in, Confidence: c, Source: "nlu"}
+	read := func(in speech.Intent, c float64) *speech.AgentReading {
+		return &speech.AgentReading{Intent: in, Confidence: c, Source: "nlu"}
 	}
 	cases := []struct {
 		name     string
 		mode     speech.FuseMode
 		said     string
-		reading  *speech.Reading
+		reading  *speech.AgentReading
 		decision Decision // of the pending booking once the utterance settled and time passed
 		cause    Cause
 	}{
@@ -30,6 +30,10 @@ func TestAgentReading(t *testing.T) {
 		{"prefer takes the agent's go-ahead", speech.FusePrefer, "Let's do Saturday then.", read(speech.IntentGoAhead, 0.99), DecisionCommit, ""},
 		{"a built-in stop stops, prefer or not", speech.FusePrefer, "Stop, don't book it.", read(speech.IntentGoAhead, 1), DecisionCancel, CauseStop},
 		{"ignore", speech.FuseIgnore, "You know what, let's leave it for now.", read(speech.IntentStop, 1), DecisionCommit, ""},
+		// Unclear asks (on_unclear: ask); nobody answers here, so the question expires
+		// and the job is cancelled (on_transcript_timeout: cancel).
+		{"a doubtful stop asks", "", "Well, I was thinking about next week too.", read(speech.IntentStop, 0.5), DecisionCancel, CauseUnanswered},
+		{"the agent's unclear asks", "", "Well, I was thinking about next week too.", read(speech.IntentUnclear, 0.9), DecisionCancel, CauseUnanswered},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,7 +53,7 @@ func TestAgentReading(t *testing.T) {
 				t.Errorf("the utterance does not keep the reading")
 			}
 			// A cancel the agent's reading decided names the reader.
-			if byAgent := strings.Contains(j.Reason, "(read by nlu"); j.Decision == DecisionCancel && byAgent != (h.s.Utterances[0].ReadBy != "") {
+			if byAgent := strings.Contains(j.Reason, "(read by nlu"); (j.Cause == CauseStop || j.Cause == CauseAmend) && byAgent != (h.s.Utterances[0].ReadBy != "") {
 				t.Errorf("reason %q, read by %q", j.Reason, h.s.Utterances[0].ReadBy)
 			}
 		})
@@ -63,13 +67,13 @@ func TestAgentReadingRefused(t *testing.T) {
 		ev    Transcript
 		field string
 	}{
-		{Transcript{Text: "no", Interim: true, Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: 1}}, "reading"},
-		{Transcript{Text: "done", Model: true, Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: 1}}, "reading"},
-		{Transcript{Text: "no", Reading: &speech.Reading{Intent: "maybe", Confidence: 1}}, "reading.intent"},
-		{Transcript{Text: "no", Reading: &speech.Reading{Intent: speech.IntentUnknown, Confidence: 1}}, "reading.intent"},
-		{Transcript{Text: "no", Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: 1.5}}, "reading.confidence"},
-		{Transcript{Text: "no", Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: math.NaN()}}, "reading.confidence"},
-		{Transcript{Text: "no", Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: 1, Source: "my nlu"}}, "reading.source"},
+		{Transcript{Text: "no", Interim: true, Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: 1}}, "reading"},
+		{Transcript{Text: "done", Model: true, Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: 1}}, "reading"},
+		{Transcript{Text: "no", Reading: &speech.AgentReading{Intent: "maybe", Confidence: 1}}, "reading.intent"},
+		{Transcript{Text: "no", Reading: &speech.AgentReading{Intent: speech.IntentUnknown, Confidence: 1}}, "reading.intent"},
+		{Transcript{Text: "no", Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: 1.5}}, "reading.confidence"},
+		{Transcript{Text: "no", Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: math.NaN()}}, "reading.confidence"},
+		{Transcript{Text: "no", Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: 1, Source: "my nlu"}}, "reading.source"},
 	} {
 		sp := newStepper(t, bookingPolicy())
 		if _, err := sp.e.Step(sp.s, ms(0), c.ev); KindOf(err) != Invalid || FieldOf(err) != c.field {
@@ -77,13 +81,13 @@ func TestAgentReadingRefused(t *testing.T) {
 		}
 	}
 	sp := newStepper(t, bookingPolicy())
-	first := Transcript{Text: "leave it", EventID: "e1", Reading: &speech.Reading{Intent: speech.IntentStop, Confidence: 0.9}}
+	first := Transcript{Text: "leave it", EventID: "e1", Reading: &speech.AgentReading{Intent: speech.IntentStop, Confidence: 0.9}}
 	sp.do(0, first)
 	if out := sp.do(10, first); !out.Repeat {
 		t.Errorf("the same piece with the same reading is a repeat")
 	}
 	other := first
-	other.Reading = &speech.Reading{Intent: speech.IntentOther, Confidence: 0.9}
+	other.Reading = &speech.AgentReading{Intent: speech.IntentOther, Confidence: 0.9}
 	if _, err := sp.e.Step(sp.s, ms(20), other); KindOf(err) != FailedPrecondition || FieldOf(err) != "event_id" {
 		t.Errorf("the same event id with another reading: %v, want failed precondition naming event_id", err)
 	}

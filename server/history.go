@@ -146,7 +146,8 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 			role = arbiterv1.Role_ROLE_MODEL
 		}
 		ht := &arbiterv1.HistoryTranscript{
-			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent)}
+			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent),
+			Discarded: t.Discarded}
 		if r := t.Reading; r != nil {
 			ht.Reading = &arbiterv1.AgentReading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
 		}

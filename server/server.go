@@ -437,7 +437,7 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	}
 	ev := arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}
 	if r := req.GetReading(); r != nil {
-		ev.Reading = &speech.Reading{Intent: speech.Intent(r.GetIntent()), Confidence: r.GetConfidence(), Source: r.GetSource()}
+		ev.Reading = &speech.AgentReading{Intent: speech.Intent(r.GetIntent()), Confidence: r.GetConfidence(), Source: r.GetSource()}
 	}
 	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {

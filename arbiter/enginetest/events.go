@@ -112,7 +112,7 @@ func parseTranscript(t *testing.T, td *datadriven.TestData) arbiter.Event {
 	tr := arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
 		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
 	if td.HasArg("reading") {
-		r := &speech.Reading{Intent: speech.Intent(strArg(t, td, "reading")), Source: strArg(t, td, "source")}
+		r := &speech.AgentReading{Intent: speech.Intent(strArg(t, td, "reading")), Source: strArg(t, td, "source")}
 		td.MaybeScanArgs(t, "confidence", &r.Confidence)
 		tr.Reading = r
 	}

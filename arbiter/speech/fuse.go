@@ -6,9 +6,10 @@ package speech
 // built-in stop stops: a stop phrase heard in the user's own words is never argued
 // away by another reader.
 
-// Reading is an agent's own reading of a user utterance: what it means for the pending
-// action, how sure the reader is, and which reader it was.
-type Reading struct {
+// AgentReading is an agent's own reading of a user utterance: what it means for the
+// pending action, how sure the reader is, and which reader it was. (Reading, the
+// built-in reader's result, is another thing: intent.go.)
+type AgentReading struct {
 	// Intent is one of IntentStop, IntentGoAhead, IntentAmend, IntentOther and
 	// IntentUnclear.
 	Intent Intent `json:"intent"`
@@ -18,8 +19,9 @@ type Reading struct {
 	Source string `json:"source,omitempty"`
 }
 
-// ReadingIntent reports whether in is an intent an agent may report (Reading.Intent).
-func ReadingIntent(in Intent) bool {
+// AgentReadingIntent reports whether in is an intent an agent may report
+// (AgentReading.Intent).
+func AgentReadingIntent(in Intent) bool {
 	switch in {
 	case IntentStop, IntentGoAhead, IntentAmend, IntentOther, IntentUnclear:
 		return true
@@ -73,8 +75,8 @@ var caution = map[Intent]int{IntentGoAhead: 0, IntentUnknown: 1, IntentOther: 1,
 //   - FusePrefer: the reading.
 //
 // Pure; the table of every pair is TestFuse.
-func Fuse(builtin Intent, r *Reading, p FusePolicy) Intent {
-	if builtin == IntentStop || r == nil || p.Mode == FuseIgnore || !ReadingIntent(r.Intent) {
+func Fuse(builtin Intent, r *AgentReading, p FusePolicy) Intent {
+	if builtin == IntentStop || r == nil || p.Mode == FuseIgnore || !AgentReadingIntent(r.Intent) {
 		return builtin
 	}
 	min := p.MinConfidence

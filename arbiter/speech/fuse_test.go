@@ -10,13 +10,13 @@ import (
 // TestFuse: issue 25, item 8. How an agent's reading (its NLU or LLM) is fused with the
 // built-in one, case by case.
 func TestFuse(t *testing.T) {
-	sure := func(in Intent) *Reading { return &Reading{Intent: in, Confidence: 0.9, Source: "nlu"} }
-	unsure := func(in Intent) *Reading { return &Reading{Intent: in, Confidence: 0.4} }
+	sure := func(in Intent) *AgentReading { return &AgentReading{Intent: in, Confidence: 0.9, Source: "nlu"} }
+	unsure := func(in Intent) *AgentReading { return &AgentReading{Intent: in, Confidence: 0.4} }
 	cautious, prefer, ignore := FusePolicy{}, FusePolicy{Mode: FusePrefer}, FusePolicy{Mode: FuseIgnore}
 	for _, c := range []struct {
 		name    string
 		builtin Intent
-		r       *Reading
+		r       *AgentReading
 		p       FusePolicy
 		want    Intent
 	}{
@@ -45,8 +45,8 @@ func TestFuse(t *testing.T) {
 		{"unsure stop under amend, cautious", IntentAmend, unsure(IntentStop), cautious, IntentAmend},
 		{"unsure go-ahead over unclear, prefer", IntentUnclear, unsure(IntentGoAhead), prefer, IntentUnclear},
 		{"unsure amend over other", IntentOther, unsure(IntentAmend), cautious, IntentOther},
-		{"at the bound", IntentOther, &Reading{Intent: IntentStop, Confidence: DefaultMinConfidence}, cautious, IntentStop},
-		{"a policy's own bound", IntentOther, &Reading{Intent: IntentStop, Confidence: 0.5}, FusePolicy{MinConfidence: 0.5}, IntentStop},
+		{"at the bound", IntentOther, &AgentReading{Intent: IntentStop, Confidence: DefaultMinConfidence}, cautious, IntentStop},
+		{"a policy's own bound", IntentOther, &AgentReading{Intent: IntentStop, Confidence: 0.5}, FusePolicy{MinConfidence: 0.5}, IntentStop},
 		// Nothing to fuse.
 		{"no reading", IntentOther, nil, cautious, IntentOther},
 		{"ignore", IntentOther, sure(IntentStop), ignore, IntentOther},
@@ -66,7 +66,7 @@ func TestFuseProperties(t *testing.T) {
 	intents := []Intent{IntentStop, IntentGoAhead, IntentAmend, IntentOther, IntentUnclear, IntentUnknown}
 	rapid.Check(t, func(t *rapid.T) {
 		builtin := rapid.SampledFrom(intents).Draw(t, "builtin")
-		r := &Reading{Intent: rapid.SampledFrom(intents).Draw(t, "agent"), Confidence: rapid.Float64Range(0, 1).Draw(t, "confidence")}
+		r := &AgentReading{Intent: rapid.SampledFrom(intents).Draw(t, "agent"), Confidence: rapid.Float64Range(0, 1).Draw(t, "confidence")}
 		mode := rapid.SampledFrom([]FuseMode{"", FuseCautious, FusePrefer, FuseIgnore}).Draw(t, "mode")
 		got := Fuse(builtin, r, FusePolicy{Mode: mode})
 		switch {
@@ -80,7 +80,7 @@ func TestFuseProperties(t *testing.T) {
 			t.Fatalf("fused to %s from %s and %s", got, builtin, r.Intent)
 		}
 	})
-	if got := Fuse(IntentOther, &Reading{Intent: IntentStop, Confidence: math.NaN()}, FusePolicy{}); got != IntentUnclear {
+	if got := Fuse(IntentOther, &AgentReading{Intent: IntentStop, Confidence: math.NaN()}, FusePolicy{}); got != IntentUnclear {
 		t.Errorf("a NaN confidence counts as below the bound: %s", got)
 	}
 }

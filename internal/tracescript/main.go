@@ -77,7 +77,7 @@ func (r *recorder) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTr
 	ev := arbiter.Transcript{Model: req.GetRole() == arbiterv1.Role_ROLE_MODEL, Text: req.GetText(), Interim: req.GetInterim(),
 		UtteranceID: req.GetUtteranceId()}
 	if rd := req.GetReading(); rd != nil {
-		ev.Reading = &speech.Reading{Intent: speech.Intent(rd.GetIntent()), Confidence: rd.GetConfidence(), Source: rd.GetSource()}
+		ev.Reading = &speech.AgentReading{Intent: speech.Intent(rd.GetIntent()), Confidence: rd.GetConfidence(), Source: rd.GetSource()}
 	}
 	r.add(ev)
 	return r.ArbiterServiceClient.ReportTranscript(ctx, req, o...)

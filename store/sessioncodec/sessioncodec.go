@@ -350,18 +350,18 @@ func (e *encoder) json(v map[string]any) []byte {
 	return b
 }
 
-func readingPB(r *speech.Reading) *pb.Reading {
+func readingPB(r *speech.AgentReading) *pb.Reading {
 	if r == nil {
 		return nil
 	}
 	return &pb.Reading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
 }
 
-func reading(r *pb.Reading) *speech.Reading {
+func reading(r *pb.Reading) *speech.AgentReading {
 	if r == nil {
 		return nil
 	}
-	return &speech.Reading{Intent: speech.Intent(r.Intent), Confidence: r.Confidence, Source: r.Source}
+	return &speech.AgentReading{Intent: speech.Intent(r.Intent), Confidence: r.Confidence, Source: r.Source}
 }
 
 func omissionPB(o *arbiter.ResultOmission) *pb.ResultOmission {
@@ -412,6 +412,9 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		EventIds:           s.EventIDs,
 		LogSeq:             s.LogSeq,
 	}
+	if ms := s.ModelSaid; ms != (arbiter.ModelSaid{}) {
+		m.ModelSaid = &pb.ModelSaid{Text: ms.Text, At: e.t(ms.At)}
+	}
 	if tj := s.ModelTurns; tj != (speech.TurnJoiner{}) {
 		m.ModelTurns = &pb.TurnJoiner{WindowNs: int64(tj.Window), Open: tj.Open, Start: e.t(tj.Start), Text: tj.Text,
 			Joined: tj.Joined, JoinOnNext: tj.JoinOnNext}
@@ -423,7 +426,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		m.Utterances = make([]*pb.Utterance, len(s.Utterances))
 		for i, u := range s.Utterances {
 			m.Utterances[i] = &pb.Utterance{Id: int64(u.ID), ProviderId: u.ProviderID, Start: e.t(u.Start), End: e.t(u.End),
-				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop,
+				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop, Echo: u.Echo,
 				Reading: readingPB(u.Reading), ReadBy: u.ReadBy}
 		}
 	}
@@ -454,7 +457,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded}
+				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
+				QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -561,7 +565,7 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if t := x.Transcript; t != nil {
 		m.Transcript = &pb.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID,
-			Utterance: int64(t.Utterance), Intent: string(t.Intent), Reading: readingPB(t.Reading)}
+			Utterance: int64(t.Utterance), Intent: string(t.Intent), Discarded: t.Discarded, Reading: readingPB(t.Reading)}
 	}
 	if w := x.Withdraw; w != nil {
 		m.Withdraw = &pb.WithdrawEntry{CallIds: w.CallIDs, Reason: string(w.Reason)}
@@ -685,6 +689,9 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		EventIDs:           strs(m.EventIds),
 		LogSeq:             m.LogSeq,
 	}
+	if ms := m.ModelSaid; ms != nil {
+		s.ModelSaid = arbiter.ModelSaid{Text: ms.Text, At: d.t(ms.At)}
+	}
 	if tj := m.ModelTurns; tj != nil {
 		s.ModelTurns = speech.TurnJoiner{Window: time.Duration(tj.WindowNs), Open: tj.Open, Start: d.t(tj.Start), Text: tj.Text,
 			Joined: tj.Joined, JoinOnNext: tj.JoinOnNext}
@@ -697,7 +704,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		us := make([]arbiter.Utterance, len(m.Utterances))
 		for i, u := range m.Utterances {
 			us[i] = arbiter.Utterance{ID: int(u.Id), ProviderID: u.ProviderId, Start: d.t(u.Start), End: d.t(u.End), Text: u.Text,
-				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop,
+				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop, Echo: u.Echo,
 				Reading: reading(u.Reading), ReadBy: u.ReadBy}
 			s.Utterances[i] = &us[i]
 		}
@@ -732,7 +739,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
 				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted),
-				SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded}
+				SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
+				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {
@@ -846,7 +854,7 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if t := m.Transcript; t != nil {
 		x.Transcript = &arbiter.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceID: t.UtteranceId,
-			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Reading: reading(t.Reading)}
+			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Discarded: t.Discarded, Reading: reading(t.Reading)}
 	}
 	if w := m.Withdraw; w != nil {
 		x.Withdraw = &arbiter.WithdrawEntry{CallIDs: strs(w.CallIds), Reason: arbiter.CancelReason(w.Reason)}

@@ -462,7 +462,8 @@ class HistorySpeech(_message.Message):
     def __init__(self, event: _Optional[_Union[SpeechEvent, str]] = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ...) -> None: ...
 
 class HistoryTranscript(_message.Message):
-    __slots__ = ["intent", "interim", "reading", "role", "text", "utterance", "utterance_id"]
+    __slots__ = ["discarded", "intent", "interim", "reading", "role", "text", "utterance", "utterance_id"]
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
     READING_FIELD_NUMBER: _ClassVar[int]
@@ -470,6 +471,7 @@ class HistoryTranscript(_message.Message):
     TEXT_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_FIELD_NUMBER: _ClassVar[int]
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    discarded: str
     intent: str
     interim: bool
     reading: AgentReading
@@ -477,7 +479,7 @@ class HistoryTranscript(_message.Message):
     text: str
     utterance: int
     utterance_id: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., discarded: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
 
 class HistoryWithdraw(_message.Message):
     __slots__ = ["call_ids", "reason"]

@@ -6714,7 +6714,16 @@ export const HistorySpeech = {
     },
 };
 function createBaseHistoryTranscript() {
-    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", reading: undefined };
+    return {
+        role: 0,
+        text: "",
+        interim: false,
+        utteranceId: "",
+        utterance: 0,
+        intent: "",
+        discarded: "",
+        reading: undefined,
+    };
 }
 export const HistoryTranscript = {
     encode(message, writer = new BinaryWriter()) {
@@ -6735,6 +6744,9 @@ export const HistoryTranscript = {
         }
         if (message.intent !== "") {
             writer.uint32(50).string(message.intent);
+        }
+        if (message.discarded !== "") {
+            writer.uint32(242).string(message.discarded);
         }
         if (message.reading !== undefined) {
             AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
@@ -6796,6 +6808,13 @@ export const HistoryTranscript = {
                         message.intent = reader.string();
                         continue;
                     }
+                    case 30: {
+                        if (tag !== 242) {
+                            break;
+                        }
+                        message.discarded = reader.string();
+                        continue;
+                    }
                     case 40: {
                         if (tag !== 322) {
                             break;
@@ -6827,6 +6846,7 @@ export const HistoryTranscript = {
                     : "",
             utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
             intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+            discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
             reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
         };
     },
@@ -6850,6 +6870,9 @@ export const HistoryTranscript = {
         if (message.intent !== "") {
             obj.intent = message.intent;
         }
+        if (message.discarded !== "") {
+            obj.discarded = message.discarded;
+        }
         if (message.reading !== undefined) {
             obj.reading = AgentReading.toJSON(message.reading);
         }
@@ -6866,6 +6889,7 @@ export const HistoryTranscript = {
         message.utteranceId = object.utteranceId ?? "";
         message.utterance = object.utterance ?? 0;
         message.intent = object.intent ?? "";
+        message.discarded = object.discarded ?? "";
         message.reading = (object.reading !== undefined && object.reading !== null)
             ? AgentReading.fromPartial(object.reading)
             : undefined;

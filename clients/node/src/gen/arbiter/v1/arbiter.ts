@@ -1149,7 +1149,11 @@ export interface ReportTranscriptResponse {
    * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
    * on are cancelled), "amend" (the user changed the request: jobs from before the
    * utterance are cancelled with a note asking to call again with the new details),
-   * "other" or "unknown"; empty for an interim or model transcript. With an agent's
+   * "unclear" (a reply that does not say whether the user still wants a pending job:
+   * under the policy's on_unclear, ask, its commit is held and a note asks the model
+   * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+   * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+   * only the model's echo); empty for an interim or model transcript. With an agent's
    * reading (`reading`), the intent fused from both.
    */
   intent: string;
@@ -2079,8 +2083,17 @@ export interface HistoryTranscript {
    * model's.
    */
   utterance: number;
-  /** The utterance's intent after a final user piece: stop, amend, other or unknown. */
+  /**
+   * The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+   * other or unknown.
+   */
   intent: string;
+  /**
+   * For a final user piece, which of the utterance's words were not read as the
+   * user's and why ("8 words repeat what the model said within the last 10s: its
+   * echo, not the user's"); empty when all were.
+   */
+  discarded: string;
   /** The agent's reading the piece carried (ReportTranscriptRequest.reading). */
   reading: AgentReading | undefined;
 }
@@ -8541,7 +8554,16 @@ export const HistorySpeech: MessageFns<HistorySpeech> = {
 };
 
 function createBaseHistoryTranscript(): HistoryTranscript {
-  return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", reading: undefined };
+  return {
+    role: 0,
+    text: "",
+    interim: false,
+    utteranceId: "",
+    utterance: 0,
+    intent: "",
+    discarded: "",
+    reading: undefined,
+  };
 }
 
 export const HistoryTranscript: MessageFns<HistoryTranscript> = {
@@ -8563,6 +8585,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     }
     if (message.intent !== "") {
       writer.uint32(50).string(message.intent);
+    }
+    if (message.discarded !== "") {
+      writer.uint32(242).string(message.discarded);
     }
     if (message.reading !== undefined) {
       AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
@@ -8631,6 +8656,14 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
             message.intent = reader.string();
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.discarded = reader.string();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -8663,6 +8696,7 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
         : "",
       utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
       intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+      discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
       reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
     };
   },
@@ -8687,6 +8721,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     if (message.intent !== "") {
       obj.intent = message.intent;
     }
+    if (message.discarded !== "") {
+      obj.discarded = message.discarded;
+    }
     if (message.reading !== undefined) {
       obj.reading = AgentReading.toJSON(message.reading);
     }
@@ -8704,6 +8741,7 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     message.utteranceId = object.utteranceId ?? "";
     message.utterance = object.utterance ?? 0;
     message.intent = object.intent ?? "";
+    message.discarded = object.discarded ?? "";
     message.reading = (object.reading !== undefined && object.reading !== null)
       ? AgentReading.fromPartial(object.reading)
       : undefined;
