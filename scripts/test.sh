@@ -5,7 +5,8 @@
 # committed generated code matches proto/). Then every suite, each run even when an
 # earlier one failed: buf lint, buf breaking (against the merge base with main; see
 # breaking_base) and the generated code, go vet, go test -race
-# ./..., clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs
+# ./..., clients/test.sh (installs Debian's python3/protoc, builds the Python wheel and
+# its locked environments with the pinned uv, and runs
 # npm ci), the Helm chart's tests (deploy/helm/test.sh), the bench module's vet, the
 # chaos suite at a small size (bench/chaos.sh), and the install paths
 # (scripts/release-check.sh: the GoReleaser snapshot, go install from a clean module
