@@ -49,6 +49,15 @@ export interface SessionCoreOptions {
      * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
      */
     resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+    /**
+     * Your own reading of the user's words (your NLU or LLM): called with each final
+     * input transcript piece the adapter reports without one (its text, and the utterance
+     * id the provider named, else ""), before it is stamped; what it returns goes with the
+     * piece as its `reading` (see {@link SessionCore.inputTranscript}), undefined for none.
+     * Synchronous: a reader that must wait (an LLM) would hold the piece back, so it
+     * reports through {@link SessionCore.inputTranscript} itself. Unset: no reading.
+     */
+    readTranscript?: (text: string, utteranceId: string) => pb.AgentReading | undefined;
     /** Where failures of background work and retried events are logged; default `console`. */
     logger?: Pick<Console, "warn" | "error">;
     /**
@@ -196,6 +205,7 @@ export declare class SessionCore {
     epoch: string;
     protected readonly log: Pick<Console, "warn" | "error">;
     private readonly resolveCall;
+    private readonly readTranscript;
     private readonly waitMs;
     private readonly jobs;
     private readonly answered;
@@ -285,7 +295,7 @@ export declare class SessionCore {
      * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
      * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
      * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-     * policy's `agent_intent` says.
+     * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
      */
     inputTranscript(text: string | undefined, final?: boolean, utteranceId?: string, reading?: pb.AgentReading): Promise<void>;
     /** A piece of the model's output transcription (what it told the user). */

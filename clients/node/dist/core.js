@@ -374,6 +374,7 @@ export class SessionCore {
     epoch = "";
     log;
     resolveCall;
+    readTranscript;
     waitMs;
     jobs = new Map();
     answered = new Set();
@@ -419,6 +420,7 @@ export class SessionCore {
         this.onAction = onAction;
         this.behaviors = { ...opts.behaviors };
         this.resolveCall = opts.resolveCall;
+        this.readTranscript = opts.readTranscript;
         this.waitMs = opts.decideWaitMs ?? 20_000;
         this.log = opts.logger ?? console;
         this.language = opts.language ?? "";
@@ -521,11 +523,13 @@ export class SessionCore {
      * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
      * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
      * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-     * policy's `agent_intent` says.
+     * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
      */
     inputTranscript(text, final = true, utteranceId, reading) {
         if (!text || !text.trim())
             return Promise.resolve();
+        if (final && reading === undefined && this.readTranscript)
+            reading = this.readTranscript(text, utteranceId ?? "");
         this.transcriptSeen = true;
         clearTimeout(this.transcriptTimer);
         return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);

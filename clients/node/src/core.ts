@@ -65,6 +65,15 @@ export interface SessionCoreOptions {
    * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
    */
   resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /**
+   * Your own reading of the user's words (your NLU or LLM): called with each final
+   * input transcript piece the adapter reports without one (its text, and the utterance
+   * id the provider named, else ""), before it is stamped; what it returns goes with the
+   * piece as its `reading` (see {@link SessionCore.inputTranscript}), undefined for none.
+   * Synchronous: a reader that must wait (an LLM) would hold the piece back, so it
+   * reports through {@link SessionCore.inputTranscript} itself. Unset: no reading.
+   */
+  readTranscript?: (text: string, utteranceId: string) => pb.AgentReading | undefined;
   /** Where failures of background work and retried events are logged; default `console`. */
   logger?: Pick<Console, "warn" | "error">;
   /**
@@ -471,6 +480,7 @@ export class SessionCore {
 
   protected readonly log: Pick<Console, "warn" | "error">;
   private readonly resolveCall: ((call: FunctionCallLike) => FunctionCallLike) | undefined;
+  private readonly readTranscript: ((text: string, utteranceId: string) => pb.AgentReading | undefined) | undefined;
   private readonly waitMs: number;
   private readonly jobs = new Map<string, Job>();
   private readonly answered = new Set<string>();
@@ -519,6 +529,7 @@ export class SessionCore {
   ) {
     this.behaviors = { ...opts.behaviors };
     this.resolveCall = opts.resolveCall;
+    this.readTranscript = opts.readTranscript;
     this.waitMs = opts.decideWaitMs ?? 20_000;
     this.log = opts.logger ?? console;
     this.language = opts.language ?? "";
@@ -638,10 +649,11 @@ export class SessionCore {
    * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
    * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
    * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-   * policy's `agent_intent` says.
+   * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
    */
   inputTranscript(text: string | undefined, final = true, utteranceId?: string, reading?: pb.AgentReading): Promise<void> {
     if (!text || !text.trim()) return Promise.resolve();
+    if (final && reading === undefined && this.readTranscript) reading = this.readTranscript(text, utteranceId ?? "");
     this.transcriptSeen = true;
     clearTimeout(this.transcriptTimer);
     return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);

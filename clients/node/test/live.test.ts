@@ -512,6 +512,27 @@ describe("LiveAdapter", () => {
     assert.deepEqual([tr.text, tr.reading?.intent, tr.reading?.confidence, tr.reading?.source], ["let's leave it", "stop", 0.9, "nlu"]);
   });
 
+  it("gives fed final transcripts the agent's own reading (readTranscript)", async () => {
+    // feed() has no other way to carry a reading; interim pieces and the ones the reader
+    // has none for go without.
+    const seen: [string, string][] = [];
+    const readTranscript = (text: string, utteranceId: string) => {
+      seen.push([text, utteranceId]);
+      return text.includes("leave it") ? { intent: "stop", confidence: 0.92, source: "nlu-v3" } : undefined;
+    };
+    const a = new LiveAdapter(client, "s5", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, readTranscript });
+    await a.feed({ serverContent: { interimInputTranscription: { text: "Hmm, let's" } } });
+    await a.feed({ serverContent: { inputTranscription: { text: "Hmm, let's leave it for now." } } });
+    await a.feed({ serverContent: { inputTranscription: { text: "Thanks." } } });
+    await a.close();
+    assert.deepEqual(script.sent("ReportTranscript").map((r) => [r.text, r.interim, r.reading?.intent, r.reading?.source]), [
+      ["Hmm, let's", true, undefined, undefined],
+      ["Hmm, let's leave it for now.", false, "stop", "nlu-v3"],
+      ["Thanks.", false, undefined, undefined],
+    ]);
+    assert.deepEqual(seen, [["Hmm, let's leave it for now.", ""], ["Thanks.", ""]]);
+  });
+
   it("sends no ConfigureSession without options", async () => {
     await adapter.feed({ serverContent: { turnComplete: true } });
     await adapter.close();

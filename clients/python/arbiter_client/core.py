@@ -433,6 +433,13 @@ class SessionCore:
             streams, the timer-made ones included. ``False``: no stream; call
             :meth:`poll` on a beat (e.g. every second, or when
             ``GetSessionResponse.next_timer`` passes) to get those.
+        read_transcript: your own reading of the user's words (your NLU or LLM):
+            called with each final input transcript piece reported without one (its
+            text, and the utterance id the provider named, else ``""``), before it is
+            stamped; what it returns (a ``pb.AgentReading``, or ``None``) goes with the
+            piece as its ``reading`` (see :meth:`input_transcript`). Synchronous: a
+            reader that must wait (an LLM) would hold the piece back, so it reports
+            through :meth:`input_transcript` itself. ``None``: no reading.
 
     Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
     currently runs under: set it to ``"none"`` while the generation runs with
@@ -456,8 +463,10 @@ class SessionCore:
         response_scheduling: bool = False,
         watch: bool = True,
         time_zone: Optional[str] = None,
+        read_transcript: Optional[Callable[[str, str], Optional["pb.AgentReading"]]] = None,
     ) -> None:
         self.session_id = session_id
+        self._read_transcript = read_transcript
         self.language = language or ""
         self.response_scheduling = bool(response_scheduling)
         self.time_zone = time_zone or ""
@@ -598,9 +607,12 @@ class SessionCore:
         ``reading``: your own reading of the utterance (your NLU or LLM), on a final
         piece only: ``pb.AgentReading(intent="stop", confidence=0.9, source="nlu")``,
         intent one of stop, go_ahead, amend, other, unclear; the arbiter fuses it with
-        its own as the tool policy's ``agent_intent`` says."""
+        its own as the tool policy's ``agent_intent`` says. ``None`` on a final piece:
+        ``read_transcript``'s, if given."""
         if not text or not text.strip():
             return _done()
+        if final and reading is None and self._read_transcript is not None:
+            reading = self._read_transcript(text, utterance_id)
         self._transcribed = True
         return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id, reading=reading)
 
