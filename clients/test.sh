@@ -60,7 +60,7 @@
 #     (testdata/scenarios, every one under its policy.yaml) and the wire sessions
 #     (testdata/wire, its tools.yaml: barge-in on BLOCKING tools, reconnects, late
 #     transcripts, several tools, a failing backend; testdata/wire/limits: a result
-#     over the size limit, its own set: it needs the engine to answer it, issue 25),
+#     over the size limit, its own set: answered with result_omitted since issue 25),
 #     against one `arbiter serve` and against three replicas on one redis-server; for
 #     each set, stack and configuration `arbiter fake-provider check` must pass (one
 #     answer per live id, none for a dead one, each note once, the reference's cancels),

@@ -30,7 +30,8 @@
 # One process per stack plays every trace of the set concurrently, one session per trace
 # under its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`,
 # with every tool the policy names (and every tool a trace calls) declared and wrapped,
-# each trace's backend, language and per-call tool choice, and a reconnect wherever the
+# each trace's backend, language, time zone, per-call tool choice and business key and
+# the recorded app's own readings of the user's words, and a reconnect wherever the
 # provider closes before the trace's end. Then `arbiter fake-provider check --tools
 # POLICY` with the record and the stack's backend log must pass, and its summary line is
 # printed, with each session the fake refused (a trace its protocol cannot carry) and why:

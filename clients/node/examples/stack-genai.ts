@@ -29,7 +29,7 @@
  * `startAgent`, for each recorded session, against `arbiter fake-provider`.
  */
 import { Behavior, GoogleGenAI, Modality, type LiveServerMessage, type Session } from "@google/genai";
-import { ArbiterClient, LiveAdapter, type Action, type FunctionCallLike } from "@voicearbiter/arbiter-client";
+import { ArbiterClient, LiveAdapter, type Action, type FunctionCallLike, type SessionCoreOptions } from "@voicearbiter/arbiter-client";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
@@ -110,6 +110,10 @@ export interface AgentOptions {
   language?: string;
   /** What the app knows of a call before it is registered: its business key, the tool choice it was made under. */
   resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /** The conversation's IANA time zone: how the arbiter reads "tomorrow" and "3pm" in business keys. */
+  timeZone?: string;
+  /** Your own reading of the user's final words (your NLU), sent with them. */
+  readTranscript?: SessionCoreOptions["readTranscript"];
   /**
    * The server closed the socket: connect again? Default: after a goAway (the server's
    * notice that it will close), with the session's resumption handle. The arbiter
@@ -166,6 +170,8 @@ export async function startAgent(o: AgentOptions): Promise<{ readonly session: S
     responseScheduling: o.responseScheduling, // a note may ride on a NON_BLOCKING response
     language: o.language,
     resolveCall: o.resolveCall,
+    timeZone: o.timeZone,
+    readTranscript: o.readTranscript,
   });
   let handle: string | undefined; // the session's resumption handle (sessionResumptionUpdate)
   const connect = async (conn: number): Promise<{ code: number; reason: string; goAway: boolean }> => {
@@ -259,6 +265,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 interface WireTrace {
   name: string;
   language?: string;
+  timeZone?: string;
   responseScheduling: boolean;
   tools: Array<{ name: string; description: string; parameters: { properties: Record<string, { type: string }>; required: string[] }; behavior: "BLOCKING" | "NON_BLOCKING" }>;
 }
@@ -272,6 +279,7 @@ interface WireOptions {
   /** The trace's backend, which writes the backend log the checker reads. */
   backend(t: WireTrace): { start(): void; close(): void; handle(a: Action, adapter: LiveAdapter): boolean };
   resolveCall(t: WireTrace): (call: FunctionCallLike) => FunctionCallLike;
+  readTranscript(t: WireTrace): SessionCoreOptions["readTranscript"];
   closeKind(code: number, reason: string): "end" | "refused" | "reconnect";
 }
 
@@ -305,6 +313,8 @@ export async function run(trace: WireTrace, o: WireOptions): Promise<"ended" | "
       responseScheduling: o.responseScheduling || trace.responseScheduling,
       language: trace.language,
       resolveCall: o.resolveCall(trace),
+      timeZone: trace.timeZone,
+      readTranscript: o.readTranscript(trace),
       reconnect: (c) => o.closeKind(c.code, c.reason) === "reconnect" && ++reconnects <= 5,
       onOpen: () => backend.start(),
     });

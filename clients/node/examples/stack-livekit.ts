@@ -27,7 +27,7 @@
 import { cli, defineAgent, initializeLogger, llm, ServerOptions, voice, type JobContext } from "@livekit/agents";
 import * as google from "@livekit/agents-plugin-google";
 import * as openai from "@livekit/agents-plugin-openai";
-import { ArbiterClient, type Action, type FunctionCallLike } from "@voicearbiter/arbiter-client";
+import { ArbiterClient, type Action, type FunctionCallLike, type SessionCoreOptions } from "@voicearbiter/arbiter-client";
 import { CommitOutcomeUnknown, LiveKitArbiter, type TwoPhase } from "@voicearbiter/arbiter-client/livekit";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -120,6 +120,10 @@ export interface AgentOptions {
   language?: string;
   /** What the app knows of a call before it is registered: its business key, the tool choice it was made under. */
   resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /** The conversation's IANA time zone: how the arbiter reads "tomorrow" and "3pm" in business keys. */
+  timeZone?: string;
+  /** Your own reading of the user's final words (your NLU), sent with them. */
+  readTranscript?: SessionCoreOptions["readTranscript"];
   /** Every action, after the integration handled it (logs, metrics). */
   onAction?: (a: Action) => void;
   /** The provider closed the model connection (the plugins reconnect on their own). */
@@ -145,6 +149,8 @@ export async function startAgent(o: AgentOptions): Promise<{ session: voice.Agen
     behaviors: o.provider === "google" ? Object.fromEntries(tools.map((t) => [t.name, o.behavior ?? "BLOCKING"])) : {}, // OpenAI: the policy's
     language: o.language,
     resolveCall: o.resolveCall,
+    timeZone: o.timeZone,
+    readTranscript: o.readTranscript,
     onAction: o.onAction,
     onProviderClose: (close) => o.onProviderClose?.(arbiter, close),
   });
@@ -201,6 +207,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 interface WireTrace {
   name: string;
   language?: string;
+  timeZone?: string;
   calls: Record<string, { tool: string }>;
   tools: Array<{ name: string; description: string; parameters: unknown; behavior: "BLOCKING" | "NON_BLOCKING" }>;
   behaviors: Record<string, "BLOCKING" | "NON_BLOCKING">;
@@ -225,6 +232,7 @@ interface WireOptions {
   /** The trace's backend, which writes the backend log the checker reads. */
   backend(t: WireTrace): WireBackend;
   resolveCall(t: WireTrace): (call: FunctionCallLike) => FunctionCallLike;
+  readTranscript(t: WireTrace): SessionCoreOptions["readTranscript"];
   closeKind(code: number, reason: string): "end" | "refused" | "reconnect";
 }
 
@@ -267,6 +275,8 @@ export async function run(trace: WireTrace, o: WireOptions, provider: "google" |
       behavior,
       language: trace.language,
       resolveCall: o.resolveCall(trace),
+      timeZone: trace.timeZone,
+      readTranscript: o.readTranscript(trace),
       tools: trace.tools.map((t) => ({
         name: t.name,
         description: t.description,

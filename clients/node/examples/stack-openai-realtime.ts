@@ -26,7 +26,7 @@
  */
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { ArbiterClient, RealtimeAdapter, type Action, type FunctionCallLike } from "@voicearbiter/arbiter-client";
+import { ArbiterClient, RealtimeAdapter, type Action, type FunctionCallLike, type SessionCoreOptions } from "@voicearbiter/arbiter-client";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
@@ -104,6 +104,10 @@ export interface AgentOptions {
   language?: string;
   /** What the app knows of a call before it is registered: its business key, the tool choice it was made under. */
   resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /** The conversation's IANA time zone: how the arbiter reads "tomorrow" and "3pm" in business keys. */
+  timeZone?: string;
+  /** Your own reading of the user's final words (your NLU), sent with them. */
+  readTranscript?: SessionCoreOptions["readTranscript"];
   /**
    * The server closed the socket: connect again? (OpenAI has no resumption: a new
    * Realtime session; the arbiter session goes on, and calls of the closed connection
@@ -148,7 +152,7 @@ export async function startAgent(o: AgentOptions): Promise<{ readonly rt: OpenAI
     }
     if (!rt) return void (a.type === "sendNote" && pending.push(a)); // a response was the closed connection's: dead
     await arbiter.deliver(a, (ev) => rt!.send(ev as any)); // function_call_output or a user message, then response.create
-  }, { language: o.language, resolveCall: o.resolveCall }); // no behavior: the tool policy's decides what a barge-in does to a call
+  }, { language: o.language, resolveCall: o.resolveCall, timeZone: o.timeZone, readTranscript: o.readTranscript }); // no behavior: the tool policy's decides what a barge-in does to a call
   const connect = () => {
     const ws = new OpenAIRealtimeWS({ model: o.model }, o.openai);
     ws.on("event", (ev) => {
@@ -226,6 +230,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 interface WireTrace {
   name: string;
   language?: string;
+  timeZone?: string;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
 }
 
@@ -237,6 +242,7 @@ interface WireOptions {
   /** The trace's backend, which writes the backend log the checker reads. */
   backend(t: WireTrace): { start(): void; close(): void; handle(a: Action, adapter: RealtimeAdapter): boolean };
   resolveCall(t: WireTrace): (call: FunctionCallLike) => FunctionCallLike;
+  readTranscript(t: WireTrace): SessionCoreOptions["readTranscript"];
   closeKind(code: number, reason: string): "end" | "refused" | "reconnect";
 }
 
@@ -264,6 +270,8 @@ export async function run(trace: WireTrace, o: WireOptions): Promise<"ended" | "
       handle: (a, arbiter) => backend.handle(a, arbiter),
       language: trace.language,
       resolveCall: o.resolveCall(trace),
+      timeZone: trace.timeZone,
+      readTranscript: o.readTranscript(trace),
       reconnect: (c) => o.closeKind(c.code, c.reason) === "reconnect" && ++reconnects <= 5,
       onOpen: () => backend.start(),
     });

@@ -22,8 +22,8 @@
  */
 import { parseArgs } from "node:util";
 import type { ArbiterClient } from "../src/index.js";
-import type { FunctionCallLike } from "../src/index.js";
-import { arbiterClient, Backend, BackendLog, closeKind, readPolicy, readTraces, resolveCall, type TraceInfo } from "./wire-common.js";
+import type { FunctionCallLike, pb } from "../src/index.js";
+import { arbiterClient, Backend, BackendLog, closeKind, readPolicy, readTraces, readTranscript, resolveCall, type TraceInfo } from "./wire-common.js";
 
 /** How a session ended: at its trace's end, or refused by the fake provider (its protocol cannot carry the trace). */
 export type Ending = "ended" | "refused";
@@ -38,6 +38,8 @@ export interface StackOptions {
   backend: (t: TraceInfo) => Backend;
   /** The call as the recorded app registered it (its tool choice, its business key). */
   resolveCall: (t: TraceInfo) => (call: FunctionCallLike) => FunctionCallLike;
+  /** The recorded app's own readings of the user's words (its trace's `transcript` lines with a `reading`). */
+  readTranscript: (t: TraceInfo) => (text: string) => pb.AgentReading | undefined;
   /** What the fake provider's close of a connection means: the end, a refusal, or a reconnect. */
   closeKind: (code: number, reason: string) => "end" | "refused" | "reconnect";
 }
@@ -81,6 +83,7 @@ async function main(): Promise<number> {
     sessionId: (t) => `node-${values.stack}-${t.name}-${run}`,
     backend: (t) => new Backend(t, backendLog),
     resolveCall,
+    readTranscript,
     closeKind,
   };
   const results = await Promise.allSettled(traces.map((t) => stack.run(t, opts)));

@@ -10,7 +10,7 @@ import { createWriteStream, readdirSync, readFileSync, statSync, type WriteStrea
 import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ArbiterClient, type Action, type Behavior, type FunctionCallLike } from "../src/index.js";
+import { ArbiterClient, type Action, type Behavior, type FunctionCallLike, type pb } from "../src/index.js";
 
 /**
  * What the backend reports a job's outcome to: an adapter (any copy of the package's
@@ -63,6 +63,10 @@ export interface TraceInfo {
   prepareMs: number;
   /** The session's language (`session_start.language`, BCP 47), if any. */
   language?: string;
+  /** The session's IANA time zone (`session_start.time_zone`), if any. */
+  timeZone?: string;
+  /** The recorded app's own readings of the user's words (`transcript` lines with a `reading`), in order. */
+  readings: Array<{ text: string; reading: pb.AgentReading }>;
   /** The provider honours function-response scheduling (`session_start.response_scheduling`). */
   responseScheduling: boolean;
   /** What a commit returns unless its tool's backend says (`session_start.commit_result`). */
@@ -110,6 +114,8 @@ function readTrace(file: string, policy: Policy): TraceInfo {
     name: basename(file, ".jsonl"),
     prepareMs: start.prepare_ms ?? 4000,
     language: start.language || undefined,
+    timeZone: start.time_zone || undefined,
+    readings: [],
     responseScheduling: start.response_scheduling === true,
     commitResult: start.commit_result,
     backends: start.backend ?? {},
@@ -138,6 +144,7 @@ function readTrace(file: string, policy: Policy): TraceInfo {
     if (p.behavior === "BLOCKING" || p.behavior === "NON_BLOCKING") t.behavior = p.behavior;
   }
   for (const e of events) {
+    if (e.event === "transcript" && e.reading && e.text) info.readings.push({ text: e.text, reading: e.reading });
     if (e.event !== "tool_call" || !e.tool) continue;
     const t = tool(e.tool);
     for (const [arg, v] of Object.entries(e.args ?? {})) t.parameters.properties[arg] ??= { type: JSON_TYPES[typeof v] ?? (Array.isArray(v) ? "array" : "string") };
@@ -161,6 +168,19 @@ export function resolveCall(trace: TraceInfo): (call: FunctionCallLike) => Funct
     const f = call.id ? trace.calls[call.id] : undefined;
     if (!f) return call;
     return { ...call, toolChoice: call.toolChoice ?? f.toolChoice, businessKey: call.businessKey ?? f.businessKey };
+  };
+}
+
+/**
+ * The recorded app's own reading of the user's words (SessionCoreOptions.readTranscript):
+ * a final transcript piece with the text of a trace `transcript` line that has a
+ * `reading` gets that reading, each line's once, in order.
+ */
+export function readTranscript(trace: TraceInfo): (text: string) => pb.AgentReading | undefined {
+  const left = [...trace.readings];
+  return (text) => {
+    const i = left.findIndex((r) => r.text.trim() === text.trim());
+    return i < 0 ? undefined : left.splice(i, 1)[0].reading;
   };
 }
 

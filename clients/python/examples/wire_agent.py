@@ -48,7 +48,7 @@ import ssl
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Dict, List, Mapping, Optional, Set, TextIO
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Set, TextIO, Tuple
 
 try:
     import arbiter_client  # noqa: F401
@@ -79,6 +79,7 @@ from arbiter_client import (  # noqa: E402
     Skip,
 )
 from arbiter_client import live_wire, realtime  # noqa: E402
+from arbiter_client.v1 import arbiter_pb2 as pb  # noqa: E402
 
 log = logging.getLogger("wire_agent")
 
@@ -126,12 +127,14 @@ class Trace:
     path: str
     prepare_ms: int = 4000
     language: Optional[str] = None
+    time_zone: Optional[str] = None
     response_scheduling: bool = False
     backend: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     commit_result: Optional[Dict[str, Any]] = None
     behaviors: Dict[str, str] = field(default_factory=dict)
     tool_args: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # tool -> args of a recorded call
     calls: Dict[str, CallFacts] = field(default_factory=dict)  # call id -> its facts
+    readings: List[Tuple[str, Dict[str, Any]]] = field(default_factory=list)  # (text, reading) of transcript lines
 
     @classmethod
     def read(cls, path: str) -> "Trace":
@@ -144,9 +147,12 @@ class Trace:
                 if ev.get("event") == "session_start":
                     tr.prepare_ms = int(ev.get("prepare_ms", tr.prepare_ms))
                     tr.language = ev.get("language") or None
+                    tr.time_zone = ev.get("time_zone") or None
                     tr.response_scheduling = ev.get("response_scheduling") is True
                     tr.backend = ev.get("backend") or {}
                     tr.commit_result = ev.get("commit_result")
+                elif ev.get("event") == "transcript" and ev.get("reading") and ev.get("text"):
+                    tr.readings.append((str(ev["text"]), dict(ev["reading"])))
                 elif ev.get("event") == "tool_call":
                     tool = ev.get("tool", "")
                     if ev.get("behavior"):
@@ -156,6 +162,22 @@ class Trace:
                         tr.calls[ev["call_id"]] = CallFacts(tool, ev.get("tool_choice"), ev.get("business_key"),
                                                             ev.get("backend") or {})
         return tr
+
+    def reader(self) -> Callable[[str, str], Optional[pb.AgentReading]]:
+        """The recorded app's own reading of the user's words (the adapters'
+        ``read_transcript``): a final transcript piece with the text of a ``transcript``
+        line that has a ``reading`` gets that reading, each line's once, in order."""
+        left = list(self.readings)
+
+        def read(text: str, utterance_id: str) -> Optional[pb.AgentReading]:
+            for i, (t, r) in enumerate(left):
+                if t.strip() == text.strip():
+                    del left[i]
+                    return pb.AgentReading(intent=r.get("intent", ""), confidence=float(r.get("confidence", 0)),
+                                           source=r.get("source", ""))
+            return None
+
+        return read
 
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "number", float: "number", dict: "object", list: "array"}
@@ -514,7 +536,8 @@ class GeminiSession(Session):
         self.speaking = False
         self.live = AgentLiveAdapter(self.client, self.session_id, self.on_action, behaviors=self.behaviors,
                                      response_scheduling=not self.args.no_response_scheduling or self.trace.response_scheduling,
-                                     language=self.trace.language)
+                                     language=self.trace.language, time_zone=self.trace.time_zone,
+                                     read_transcript=self.trace.reader())
         self.live.trace_calls = self.trace.calls
         return self.live
 
@@ -575,7 +598,8 @@ class OpenAISession(Session):
         # OpenAI calls carry no behavior: the tool policy's decides what a barge-in does
         # to a call (see arbiter_client.realtime).
         self.want_response = False
-        self.rt = AgentRealtimeAdapter(self.client, self.session_id, self.on_action, language=self.trace.language)
+        self.rt = AgentRealtimeAdapter(self.client, self.session_id, self.on_action, language=self.trace.language,
+                                       time_zone=self.trace.time_zone, read_transcript=self.trace.reader())
         self.rt.trace_calls = self.trace.calls
         return self.rt
 

@@ -103,13 +103,18 @@ class StackSession:
 
     def live_adapter(self, on_action: Callable[[Action], Awaitable[None]], **kw: Any) -> AgentLiveAdapter:
         """A ``LiveAdapter`` that registers each call with what the recorded app knew of
-        it (its tool choice and business key: the trace's ``tool_call`` line)."""
+        it (its tool choice and business key: the trace's ``tool_call`` line), in the
+        trace's time zone, with the recorded app's own readings of the user's words."""
+        kw.setdefault("time_zone", self.trace.time_zone)
+        kw.setdefault("read_transcript", self.trace.reader())
         a = AgentLiveAdapter(self.client, self.session_id, on_action, **kw)
         a.trace_calls = self.trace.calls
         return a
 
     def realtime_adapter(self, on_action: Callable[[Action], Awaitable[None]], **kw: Any) -> AgentRealtimeAdapter:
         """A ``RealtimeAdapter`` likewise (see :meth:`live_adapter`)."""
+        kw.setdefault("time_zone", self.trace.time_zone)
+        kw.setdefault("read_transcript", self.trace.reader())
         a = AgentRealtimeAdapter(self.client, self.session_id, on_action, **kw)
         a.trace_calls = self.trace.calls
         return a
