@@ -468,6 +468,21 @@ func (o *openai) toolCall(s *step, ev replay.TraceEvent) {
 	o.checkTool(s, ev)
 }
 
+// hold: a function call waits while the session declares no tools. A real server can
+// only call a function the session declares, and a client declares its tools with a
+// session.update after session.created; a client slow to send it (LiveKit's OpenAI
+// plugin under load took over 500 ms) would otherwise be sent a call no real server
+// would make, before it is ready to take one.
+func (o *openai) hold(ev replay.TraceEvent) string {
+	if ev.Event != "tool_call" {
+		return ""
+	}
+	if tools, _ := o.session["tools"].([]any); len(tools) > 0 {
+		return ""
+	}
+	return "the session declares no tools yet (a function call needs its function declared)"
+}
+
 // checkTool warns when the session declares tools and not this one.
 func (o *openai) checkTool(s *step, ev replay.TraceEvent) {
 	tools, _ := o.session["tools"].([]any)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -42,7 +43,19 @@ type connState struct {
 
 	st    *session
 	start time.Time // wall time of session time st.at on this connection
+	// paused: the clock stands at session time pausedAt while a due event is held
+	// (see holder). clock guards start, paused and pausedAt once the reader runs (it
+	// stamps client messages with now).
+	clock    sync.Mutex
+	paused   bool
+	pausedAt int64
 }
+
+// maxHold is how long a due event is held (holder) before it is played anyway: long
+// enough for a client still setting its session up (LiveKit's OpenAI plugin declared
+// its tools over 500 ms after session.created on a loaded machine), short enough that a
+// client that never declares tools is not kept waiting long (once per connection).
+const maxHold = 2 * time.Second
 
 // clientMsg is a message the reader received, at session time tMs.
 type clientMsg struct {
@@ -217,6 +230,11 @@ func (cs *connState) warn(tMs int64, texts []string) {
 
 // now is the current session time in ms (never before the connection's start).
 func (cs *connState) now() int64 {
+	cs.clock.Lock()
+	defer cs.clock.Unlock()
+	if cs.paused {
+		return cs.pausedAt
+	}
 	d := time.Since(cs.start).Milliseconds()
 	if d < 0 {
 		d = 0
@@ -226,7 +244,24 @@ func (cs *connState) now() int64 {
 
 // due is the wall time of session time tMs.
 func (cs *connState) due(tMs int64) time.Time {
+	cs.clock.Lock()
+	defer cs.clock.Unlock()
 	return cs.start.Add(time.Duration(tMs-cs.st.at) * time.Millisecond)
+}
+
+// pause stops the session clock where it stands (a due event is held).
+func (cs *connState) pause() {
+	t := cs.now()
+	cs.clock.Lock()
+	cs.pausedAt, cs.paused = t, true
+	cs.clock.Unlock()
+}
+
+// resume starts the clock again from where it stood, d after pause.
+func (cs *connState) resume(d time.Duration) {
+	cs.clock.Lock()
+	cs.start, cs.paused = cs.start.Add(d), false
+	cs.clock.Unlock()
 }
 
 // errWrite wraps a failed send: the client is gone.
@@ -270,6 +305,10 @@ func (cs *connState) play(tr translator) {
 	defer timer.Stop()
 	played := false // a wire event was played on this connection
 	events := st.trace.Events
+	hd, _ := tr.(holder)
+	var held time.Time // when the due event began to be held (zero: none is)
+	why := ""          // why it is held
+	holds := hd != nil // false once a hold ran out on this connection: no more holds
 	for {
 		for st.next < len(events) && !playable(events[st.next].Event) {
 			st.next++
@@ -279,9 +318,37 @@ func (cs *connState) play(tr translator) {
 			return
 		}
 		ev := events[st.next]
-		timer.Reset(time.Until(cs.due(ev.TMs)))
+		wake := cs.due(ev.TMs)
+		if !held.IsZero() {
+			ranOut := time.Since(held) >= maxHold
+			if ranOut || hd.hold(ev) == "" {
+				// Released: the clock goes on from where it stood, so the trace's later
+				// events keep their spacing.
+				d := time.Since(held)
+				cs.resume(d)
+				held = time.Time{}
+				cs.warn(cs.now(), []string{fmt.Sprintf("trace line %d held %d ms: %s", ev.Line, d.Milliseconds(), why)})
+				if ranOut {
+					holds = false
+				}
+				wake = time.Now()
+			} else {
+				wake = held.Add(maxHold)
+			}
+		}
+		timer.Reset(time.Until(wake))
 		select {
 		case <-timer.C:
+			if !held.IsZero() {
+				continue // ran out: released above
+			}
+			if holds {
+				if why = hd.hold(ev); why != "" {
+					cs.pause()
+					held = time.Now()
+					continue
+				}
+			}
 			st.next++
 			if cs.playEvent(tr, ev, &played) {
 				return
