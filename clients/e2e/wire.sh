@@ -81,11 +81,12 @@ wire_node="$root/clients/node"
 wire_py_agent="$root/clients/python/examples/wire_agent.py"
 wire_venvs="$root/clients/python/.venvs" # clients/python/envs.sh: one locked environment per Python stack
 wire_python="${WIRE_PYTHON:-$wire_venvs/test-highest/bin/python}"
-wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
+# The stacks every set is played on (a stack is this list's name plus its entry in
+# wire_run's case); WIRE_STACKS narrows them.
+wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai py-genai py-openai-sdk}"
 # The Python stacks through their SDKs (clients/python/examples/wire_stacks.py), each in its
 # own locked environment (clients/python/.venvs/STACK).
 wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
-[ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
 # The Python frameworks that answer every call themselves run behind the wire guard
 # (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
 # They run after the other stacks (wire_py_guard_checks): on one arbiter in batches (a
