@@ -233,6 +233,10 @@ type step struct {
 	holds    []Hold
 	utt      int
 	prepared bool
+
+	// jobByID indexes the session's jobs while advance fires timers (nil otherwise):
+	// see findJob.
+	jobByID map[string]*Job
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).

@@ -320,48 +320,103 @@ func (st *step) noteHolds() {
 	}
 	var now []Hold
 	for _, j := range st.s.Jobs {
-		if !j.SideEffect || j.Decision != Undecided {
-			continue
-		}
-		if j.Abandoned {
-			now = append(now, st.hold(Hold{Job: j.ID}))
-			continue
-		}
-		if j.PreparedAt.IsZero() {
-			continue
-		}
-		for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
-			now = append(now, st.hold(Hold{Job: j.ID, Utterance: u.ID}))
-		}
+		now = st.appendJobHolds(now, j, st.holds)
 	}
-	for _, h := range st.holds {
-		if !holdIn(now, h) {
+	st.noteHoldChanges(st.holds, now, st.jobTool)
+	st.holds = now
+}
+
+// appendJobHolds appends to hs the holds open now on job j, in the order noteHolds
+// keeps them (abandonment, or the holding utterances in utterance order), each with
+// the start it has in prev, or beginning now.
+func (st *step) appendJobHolds(hs []Hold, j *Job, prev []Hold) []Hold {
+	if !j.SideEffect || j.Decision != Undecided {
+		return hs
+	}
+	if j.Abandoned {
+		return append(hs, st.hold(Hold{Job: j.ID}, prev))
+	}
+	if j.PreparedAt.IsZero() {
+		return hs
+	}
+	for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
+		hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: u.ID}, prev))
+	}
+	return hs
+}
+
+// noteHoldChanges remembers, and lists in Output.Holds, each hold of before that is
+// not in after (it ended), then each of after that is not in before (it began); tool
+// names a hold's job's tool.
+func (st *step) noteHoldChanges(before, after []Hold, tool func(job string) string) {
+	for _, h := range before {
+		if !holdIn(after, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance, End: true}})
-			c := HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, End: true, At: st.s.Now}
+			c := HoldChange{JobID: h.Job, Tool: tool(h.Job), Utterance: h.Utterance, End: true, At: st.s.Now}
 			if !h.Since.IsZero() {
 				c.Held = st.s.Now.Sub(h.Since)
 			}
 			st.out.Holds = append(st.out.Holds, c)
 		}
 	}
-	for _, h := range now {
-		if !holdIn(st.holds, h) {
+	for _, h := range after {
+		if !holdIn(before, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance}})
-			st.out.Holds = append(st.out.Holds, HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, At: st.s.Now})
+			st.out.Holds = append(st.out.Holds, HoldChange{JobID: h.Job, Tool: tool(h.Job), Utterance: h.Utterance, At: st.s.Now})
 		}
 	}
-	st.holds = now
 }
 
-// hold is h as open now: with the start it had at the last look, or beginning now.
-func (st *step) hold(h Hold) Hold {
-	for _, o := range st.holds {
+// hold is h as open now: with the start it had in prev (the holds at the last look),
+// or beginning now.
+func (st *step) hold(h Hold, prev []Hold) Hold {
+	for _, o := range prev {
 		if o.same(h) {
 			return o
 		}
 	}
 	h.Since = st.s.Now
 	return h
+}
+
+// jobHolds tracks the holds of each job while advance fires timers: a timer changes
+// one job at most (its own, or a deadline's call's), so after the first firing's full
+// look (noteHolds) only that job's holds are compared, and st.holds is put back
+// together, in noteHolds' order, when the firing is done. Without it every firing
+// compared every job's holds: quadratic in the jobs when many timers fire at once.
+type jobHolds map[string][]Hold
+
+// trackHolds returns the holds open at the last look, by job.
+func (st *step) trackHolds() jobHolds {
+	by := jobHolds{}
+	for _, h := range st.holds {
+		by[h.Job] = append(by[h.Job], h)
+	}
+	return by
+}
+
+// noteJobHolds is noteHolds for job j alone, against and into by.
+func (st *step) noteJobHolds(j *Job, by jobHolds) {
+	if !st.hist || j == nil {
+		return
+	}
+	before := by[j.ID]
+	after := st.appendJobHolds(nil, j, before)
+	st.noteHoldChanges(before, after, func(string) string { return j.Tool })
+	if len(after) == 0 {
+		delete(by, j.ID)
+		return
+	}
+	by[j.ID] = after
+}
+
+// untrackHolds sets st.holds from by, in noteHolds' order: by job, in job order.
+func (st *step) untrackHolds(by jobHolds) {
+	var hs []Hold
+	for _, j := range st.s.Jobs {
+		hs = append(hs, by[j.ID]...)
+	}
+	st.holds = hs
 }
 
 // jobTool is the tool of the job named id ("" for none).

@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"container/heap"
 	"time"
 )
 
@@ -28,22 +29,56 @@ type timer struct {
 }
 
 // advance fires every timer due at or before now, each at its own due time (clamped
-// to the session's clock), in time order, then sets the clock to now.
+// to the session's clock), in time order, then sets the clock to now. Timers due at
+// the same time fire in the order nextTimer offers them (timerSource).
+//
+// The timers are queued once, in a heap by due time, and each firing re-queues only
+// the timers of what it changed (a job's next timer; a deadline fires once, a run
+// expires once): firing N timers costs O(N log N) plus one pass over the session,
+// where a rescan of every call and job per firing cost O(N²) (issue 26: 1,024 due
+// deadlines, 1.05 s of CPU in one Poll). A queued timer is checked against its
+// source's current one when it comes up, so a timer that a firing moved or removed
+// (a deadline that cancelled its job) is dropped or re-queued, never fired stale.
 func (st *step) advance(now time.Time) {
-	// Every timer that fires decides a job or lifts a hold for good, so the loop ends
-	// after at most a few firings per job; the bound only guards against a bug turning
-	// into a hung request.
-	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+len(st.s.Calls)+len(st.s.Runs)+8; i++ {
-		t, found := st.nextTimer()
-		if !found || t.due.After(now) {
-			break
+	q := st.queueTimers()
+	defer func() { st.jobByID = nil }()
+	var held jobHolds // the holds by job, after the first firing's full look
+	// Every timer that fires decides a job, answers a call, ends a run or lifts a hold
+	// for good, so the loop ends after at most a few firings per job; the bound only
+	// guards against a bug turning into a hung request.
+	bound := 4*len(st.s.Jobs) + len(st.s.Utterances)*len(st.s.Jobs) + len(st.s.Calls) + len(st.s.Runs) + 8
+	for fired := 0; fired < bound && len(q) > 0 && !q[0].due.After(now); {
+		src := heap.Pop(&q).(timerSource)
+		t, sub, ok := st.timerOf(src)
+		switch {
+		case !ok:
+			continue // it fired, or its job was decided: nothing is due from it
+		case sub != src.sub || !t.due.Equal(src.due):
+			heap.Push(&q, timerSource{src.group, src.index, sub, t.due})
+			continue // it moved: it comes up again in its turn
 		}
 		if t.due.After(st.s.Now) {
 			st.s.Now = t.due
 		}
 		t.fire()
+		fired++
 		st.out.Changed = true
-		st.noteHolds()
+		if held == nil {
+			st.noteHolds() // the first firing also notes what changed before it
+			if st.hist {
+				held = st.trackHolds()
+			}
+		} else {
+			st.noteJobHolds(st.timerJob(src), held)
+		}
+		if src.group == timerOfJob {
+			if t, sub, ok := st.timerOf(src); ok {
+				heap.Push(&q, timerSource{src.group, src.index, sub, t.due})
+			}
+		}
+	}
+	if held != nil {
+		st.untrackHolds(held)
 	}
 	if now.After(st.s.Now) {
 		st.s.Now = now
@@ -53,6 +88,122 @@ func (st *step) advance(now time.Time) {
 		st.out.Changed = true
 		st.checkClaims(turns)
 	}
+}
+
+// The groups of timer sources, in the order nextTimer offers them.
+const (
+	timerOfCall = iota // a live call's max_pending deadline
+	timerOfRun         // an open run's run_timeout
+	timerOfJob         // an undecided side-effecting job's next timer
+)
+
+// timerSource names a queued timer: its group, its source's index in Session.Calls,
+// Runs or Jobs (none is removed while timers fire), the position of the timer among
+// its job's (jobTimers' order), and when it was due when queued. Timers due at the
+// same time fire in (group, index, sub) order: the order nextTimer offers them, so
+// the heap fires exactly what the rescan did.
+type timerSource struct {
+	group, index, sub int
+	due               time.Time
+}
+
+func (a timerSource) before(b timerSource) bool {
+	switch {
+	case !a.due.Equal(b.due):
+		return a.due.Before(b.due)
+	case a.group != b.group:
+		return a.group < b.group
+	case a.index != b.index:
+		return a.index < b.index
+	}
+	return a.sub < b.sub
+}
+
+// timerQueue is a min-heap of timers by timerSource.before (container/heap).
+type timerQueue []timerSource
+
+func (q timerQueue) Len() int           { return len(q) }
+func (q timerQueue) Less(i, j int) bool { return q[i].before(q[j]) }
+func (q timerQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *timerQueue) Push(x any)        { *q = append(*q, x.(timerSource)) }
+func (q *timerQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// queueTimers returns every timer of the session as it is now, heaped: one pass over
+// its calls, runs and jobs. It also indexes the jobs by id for the firing (jobByID).
+func (st *step) queueTimers() timerQueue {
+	s := st.s
+	st.jobByID = make(map[string]*Job, len(s.Jobs))
+	for _, j := range s.Jobs {
+		st.jobByID[j.ID] = j
+	}
+	var q timerQueue
+	add := func(group, n int) {
+		for i := 0; i < n; i++ {
+			if t, sub, ok := st.timerOf(timerSource{group: group, index: i}); ok {
+				q = append(q, timerSource{group, i, sub, t.due})
+			}
+		}
+	}
+	add(timerOfCall, len(s.Calls))
+	add(timerOfRun, len(s.Runs))
+	add(timerOfJob, len(s.Jobs))
+	heap.Init(&q)
+	return q
+}
+
+// timerOf returns the current timer of src's source (src.sub and src.due are not
+// read) and its position among its job's timers; ok is false when it has none.
+func (st *step) timerOf(src timerSource) (t timer, sub int, ok bool) {
+	s := st.s
+	switch src.group {
+	case timerOfCall:
+		if s.Closed {
+			return timer{}, 0, false
+		}
+		return st.callDeadline(s.Calls[src.index])
+	case timerOfRun:
+		if s.Closed {
+			return timer{}, 0, false
+		}
+		return st.runTimeout(s.Runs[src.index])
+	}
+	j := s.Jobs[src.index]
+	if !j.SideEffect || j.Decision != Undecided {
+		return timer{}, 0, false
+	}
+	n := 0
+	st.jobTimers(j, func(c timer) {
+		if !ok || c.due.Before(t.due) {
+			t, sub, ok = c, n, true
+		}
+		n++
+	})
+	return t, sub, ok
+}
+
+// timerJob is the job a firing of src may have changed: the job itself, or a
+// deadline's call's job; nil for a run.
+func (st *step) timerJob(src timerSource) *Job {
+	switch src.group {
+	case timerOfCall:
+		return st.findJob(st.s.Calls[src.index].JobID)
+	case timerOfJob:
+		return st.s.Jobs[src.index]
+	}
+	return nil
+}
+
+// findJob is s.job(id), by the index queueTimers built while timers fire.
+func (st *step) findJob(id string) *Job {
+	if st.jobByID != nil {
+		return st.jobByID[id]
+	}
+	return st.s.job(id)
 }
 
 // NextTimer returns when the session's next timer is due (a grace window ending, a
@@ -85,33 +236,47 @@ func (st *step) nextTimer() (timer, bool) {
 	return best, found
 }
 
-// callDeadlines offers every live call id's max_pending deadline: its job's tool's
-// (a confirmation call executes its run's tool), else its own tool's.
+// callDeadlines offers every live call id's max_pending deadline (callDeadline).
 func (st *step) callDeadlines(consider func(timer)) {
 	for _, c := range st.s.Calls {
-		if c.Outcome != nil {
-			continue
+		if t, _, ok := st.callDeadline(c); ok {
+			consider(t)
 		}
-		tool := c.Tool
-		if j := st.s.job(c.JobID); j != nil {
-			tool = j.Tool
-		}
-		tp := st.e.Policy.lookup(tool)
-		c := c
-		consider(timer{c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) }})
 	}
 }
 
-// runTimeouts offers every open run's expiry, run_timeout after its last call.
+// callDeadline is live call c's max_pending deadline: its job's tool's (a
+// confirmation call executes its run's tool), else its own tool's; ok is false once c
+// has its outcome.
+func (st *step) callDeadline(c *Call) (t timer, sub int, ok bool) {
+	if c.Outcome != nil {
+		return timer{}, 0, false
+	}
+	tool := c.Tool
+	if j := st.findJob(c.JobID); j != nil {
+		tool = j.Tool
+	}
+	tp := st.e.Policy.lookup(tool)
+	return timer{c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) }}, 0, true
+}
+
+// runTimeouts offers every open run's expiry (runTimeout).
 func (st *step) runTimeouts(consider func(timer)) {
 	for _, r := range st.s.Runs {
-		if r.State != RunOpened {
-			continue
+		if t, _, ok := st.runTimeout(r); ok {
+			consider(t)
 		}
-		tp := st.e.Policy.lookup(r.Tool)
-		r := r
-		consider(timer{r.LastAt.Add(tp.timings.RunTimeout), func() { st.expireRun(r, tp) }})
 	}
+}
+
+// runTimeout is open run r's expiry, run_timeout after its last call; ok is false
+// once r has ended.
+func (st *step) runTimeout(r *Run) (t timer, sub int, ok bool) {
+	if r.State != RunOpened {
+		return timer{}, 0, false
+	}
+	tp := st.e.Policy.lookup(r.Tool)
+	return timer{r.LastAt.Add(tp.timings.RunTimeout), func() { st.expireRun(r, tp) }}, 0, true
 }
 
 // jobTimers offers an undecided side-effecting job's next timer: its abandon wait,
@@ -243,7 +408,7 @@ func (st *step) abandonExpired(j *Job, tp toolPolicy) {
 // tp is the policy of the tool the call executes (its job's), which the response
 // names.
 func (st *step) deadline(c *Call, tp toolPolicy) {
-	j := st.s.job(c.JobID)
+	j := st.findJob(c.JobID)
 	wait := tp.timings.MaxPending
 	if j != nil {
 		if j.SideEffect && j.Decision == Undecided {
