@@ -183,6 +183,10 @@ func checkDecision(j *Job) string {
 		return "is undecided but has a decision time"
 	case j.Cause != "" && j.Decision != DecisionCancel:
 		return fmt.Sprintf("has cancel cause %q but was decided %s", j.Cause, decision)
+	case !j.AnsweredAt.IsZero() && j.Decision != DecisionCommit:
+		return fmt.Sprintf("had its COMMIT handed out but was decided %s", decision)
+	case j.LateCommit && j.Decision != DecisionCommit:
+		return fmt.Sprintf("has a late commit but was decided %s", decision)
 	case j.WasUnknown && j.Outcome != Committed && j.Outcome != Failed:
 		return fmt.Sprintf("was resolved from an unknown outcome, but its outcome is %q", j.Outcome)
 	}

@@ -3,6 +3,7 @@ package arbiter
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 )
 
 // Completion: the two phases of a job as the agent reports them. Decide records that
@@ -12,10 +13,49 @@ import (
 // Progress hands out an interim result of a job still running.
 
 // Decide asks for a job's decision, and records that prepare finished.
+//
+// A COMMIT it answers is final: the step records that it was handed out
+// (Job.AnsweredAt), in the write that precedes the reply, and from then on no event
+// withdraws it, however early it was observed (Engine.Step). A commit no Decide has
+// handed out yet is the arbiter's alone: an event observed before it came due, or
+// one that carries no observation time, still withdraws it.
+//
+// After an outage. A commit that comes due while no step of the session can be
+// stored (the store unreachable, or the replicas whose parked Decide or Watch would
+// wake for it gone) is decided by the first step after, late (Job.LateCommit: more
+// than LateTimer after it came due). The agent may hold events it observed meanwhile
+// and could not deliver either. When a Decide that began waiting after the commit came
+// due (Since: the parked one failed, and the agent asked again) finds such a commit,
+// the COMMIT is withheld for DeliveryWait: the answer is pending, with why, and an
+// event that arrives meanwhile, with an age or without one, comes before it
+// (Engine.Step), so a stop the agent observed during the outage cancels it. A Decide
+// that was waiting when the commit came due, or one that finds a commit decided in
+// time (by another replica's Watch, say), gets it at once.
 type Decide struct {
 	JobID    string
 	Prepared bool
+	// Since is when the asking Decide began waiting: the RPC's arrival, on the
+	// caller's clock (Service.Decide passes it; every step of one long-poll carries
+	// the same). Zero: not said, and no commit is withheld (a caller that steps the
+	// engine directly, as the tests and goldens do, says when it means an outage).
+	Since time.Time
 }
+
+// DeliveryWait is how long a commit that came due while the agent could not reach
+// the arbiter is withheld, from the first Decide that finds it, so that the agent can
+// deliver what it observed meanwhile (see Decide). The client adapters retry an
+// undelivered event at least once a second (their backoff's cap; gRPC's retry policy
+// for events in clients/service-config.json, 0.2 s), so 2 s lets every queued event
+// land after the store is back.
+const DeliveryWait = 2 * time.Second
+
+// LateTimer is how late a commit may be decided after it came due and still count as
+// decided in time (see Decide): a parked Decide or a Watch wakes at the due time and
+// decides it within a store round trip, so one decided later came due while nothing
+// could step the session. It is also the one window the rule leaves open: an outage
+// that ends less than LateTimer after a commit came due, with the agent's Decide
+// landing before its events, hands out the COMMIT at once.
+const LateTimer = 250 * time.Millisecond
 
 func (ev Decide) validate() error { return CheckName("job_id", ev.JobID) }
 
@@ -39,10 +79,32 @@ func (ev Decide) apply(st *step) error {
 		st.advance(st.s.Now) // a zero-length wait may be due at once
 	}
 	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause, Tool: j.Tool}
-	if j.Decision == Undecided {
+	switch {
+	case j.Decision == Undecided:
 		st.out.Decision.Reason = st.pendingReason(j)
+	case j.Decision == DecisionCommit && j.AnsweredAt.IsZero():
+		st.answerCommit(j, ev.Since)
 	}
 	return nil
+}
+
+// answerCommit hands out j's commit decision, not handed out before, to a Decide
+// that began waiting at since (zero: not said): it records the answer, or, for a
+// commit decided late that came due before that Decide was waiting, withholds it for
+// DeliveryWait first (see Decide) and answers pending.
+func (st *step) answerCommit(j *Job, since time.Time) {
+	now := st.s.Now
+	if j.WithheldUntil.IsZero() && j.LateCommit && !since.IsZero() && j.DecidedAt.Before(since) {
+		j.WithheldUntil = now.Add(DeliveryWait)
+		st.out.Changed = true
+	}
+	if now.Before(j.WithheldUntil) {
+		st.out.Decision = &DecisionResult{JobID: j.ID, Decision: Undecided, Reason: pendingDelivery(j.WithheldUntil.Sub(now)), Tool: j.Tool}
+		return
+	}
+	j.AnsweredAt = now
+	st.out.Changed = true
+	st.remember(HistoryEntry{Answered: &JobEntry{Job: j.ID}})
 }
 
 // pendingReason says what an undecided job waits for.
@@ -58,6 +120,12 @@ func (st *step) pendingReason(j *Job) string {
 	default:
 		return pendingGrace
 	}
+}
+
+// withheld reports whether j's commit is decided, not handed out, and withheld at
+// now (answerCommit).
+func (j *Job) withheld(now time.Time) bool {
+	return j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && now.Before(j.WithheldUntil)
 }
 
 // Complete reports a job's outcome.
@@ -145,30 +213,24 @@ func (ev Complete) apply(st *step) error {
 }
 
 // committedAfterRevoke records that the agent performed a commit whose decision was
-// withdrawn (it acted on the COMMIT although an event it had observed before was still
-// undelivered): the side effect is a fact, so the job is committed, and a stop or an
-// amendment heard meanwhile goes into its note.
+// withdrawn before any Decide handed it out (an agent that learnt of it elsewhere and
+// acted on it while an event it had observed before was undelivered), on a job still
+// undecided: the side effect is a fact, so the job is decided commit.
 func (st *step) committedAfterRevoke(j *Job) {
-	switch j.Cause {
-	case CauseStop:
-		j.StopAfterCommit = true
-	case CauseAmend:
-		j.AmendAfterCommit = true
-	}
-	if j.Decision == Undecided {
-		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now, Tool: j.Tool})
-		st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
-	}
+	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now, Tool: j.Tool})
+	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = DecisionCommit, "", reasonCommittedAfterRevoke, st.s.Now
 }
 
 // outcomeFits checks a first outcome against the job's kind and decision: a commit
 // only after a commit decision, a cancel only after a cancel, unknown only after a
 // commit, a result only for a read-only job; failed fits any job. A job whose commit
-// decision was withdrawn (CommitsRevoked) still takes committed and unknown: a COMMIT
-// was handed out. Errors: FailedPrecondition naming outcome.
+// decision was withdrawn (CommitsRevoked) takes committed and unknown while it is
+// undecided (the commit happened: a fact, committedAfterRevoke), but not once it was
+// decided cancel: the arbiter tells one story, and a job it answered CANCEL is never
+// answered committed. Errors: FailedPrecondition naming outcome.
 func outcomeFits(j *Job, o Outcome) error {
-	committable := j.Decision == DecisionCommit || j.CommitsRevoked > 0
+	committable := j.Decision == DecisionCommit || (j.CommitsRevoked > 0 && j.Decision == Undecided)
 	switch {
 	case !j.SideEffect && o != Result && o != Failed:
 		return Fieldf(FailedPrecondition, "outcome", "job %q is a read-only call: complete it with result or failed", j.ID)

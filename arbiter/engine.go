@@ -237,6 +237,11 @@ type step struct {
 	// jobByID indexes the session's jobs while advance fires timers (nil otherwise):
 	// see findJob.
 	jobByID map[string]*Job
+	// revoked are the commits this step withdrew, as they were (restoreRecommitted).
+	revoked []revocation
+	// arrived is when the event reached the engine: Step's now (a commit decided much
+	// later than it came due is late: Job.LateCommit).
+	arrived time.Time
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).
@@ -275,13 +280,33 @@ func checkEpoch(s *Session, epoch string) error {
 // after a store outage, an RPC that raced a timer), the time it was observed, at most
 // MaxEventAge before now: an event is applied before every timer due after it, so a
 // commit is never decided on a timeline that misses an event the agent observed
-// before the commit came due. When the session has already advanced past that time
-// (another RPC fired the timers meanwhile), every commit decided after it whose
-// outcome is not reported yet is withdrawn (Output.Revoked) and its job follows its
-// hold rules again with the event applied: the agent must not act on a COMMIT while
-// an event it observed before receiving it is undelivered (the client adapters
-// deliver it and ask Decide again). A now earlier than s.Now is taken as s.Now
-// (clock skew between replicas).
+// before the commit came due.
+//
+// What was answered stands. When the session has already advanced past the event's
+// time (another RPC fired the timers meanwhile), every commit decided after it that
+// no Decide has handed out yet and whose outcome is not reported is withdrawn
+// (Output.Revoked), and its job follows its hold rules again with the event applied.
+// A commit a Decide handed out (Job.AnsweredAt) is never withdrawn: the agent may
+// have acted on it. The event is applied after it, as one that came later (a stop
+// then puts "the user asked to stop after it was done" into the job's note), and
+// until its outcome is reported the job absorbs re-issues of its business key as
+// any open job does. Replicas order events against answers by the store, not by
+// their clocks: the answer is written before it is given, and every replica reads it.
+//
+// An event that carries no observation time (no `age`) cannot say when it was
+// observed: it is placed after every commit a Decide handed out and before every one
+// no Decide has (1 ms before the earliest, at most MaxEventAge before now), which it
+// withdraws. A commit that came due while the agent could not reach the arbiter (a
+// store outage: the events it observed meanwhile could not be delivered either) is
+// thus decided again with them applied, whichever reaches the store first; a Decide
+// that asks for it first gets it withheld for DeliveryWait (see Decide), so they can.
+// Any other event without one happens at now.
+//
+// A withdrawn commit that its job decides again within the same step (the event did
+// not bear on it: nothing held or cancelled it) stands as first decided: it is not
+// reported as withdrawn, and an event without an age that changed no job's fate is
+// recorded at its arrival. A now earlier than s.Now is taken as s.Now (clock skew
+// between replicas).
 //
 // Errors: Invalid (a field, named), NotFound (job), FailedPrecondition (the event
 // does not fit the state: a closed session, an out-of-order Complete),
@@ -307,6 +332,7 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 	if now.Before(s.Now) {
 		now = s.Now
 	}
+	st.arrived = now
 	key := keyOf(ev)
 	if key != "" {
 		switch seen, reused := s.eventSeen(key); {
@@ -323,11 +349,18 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 		return out, err
 	}
 	st.beginHistory()
-	at := eventTime(ev, now)
+	at := st.eventTime(ev, now)
 	if at.Before(s.Now) {
 		st.revokeCommitsAfter(at)
 	}
 	st.advance(at)
+	placed := false // an event without an age placed before a commit not handed out
+	if o, ok := ev.(observation); ok && o.observedAt().IsZero() {
+		if first, ok := st.firstUnanswered(); ok && !first.Before(now.Add(-MaxEventAge)) {
+			at, placed = first.Add(-time.Millisecond), true
+			st.revokeCommitsAfter(at)
+		}
+	}
 	// Whether the event itself changed the session (timers that fired before it do
 	// not count): only then is it an input of the history.
 	before := out.Changed
@@ -346,6 +379,9 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 	}
 	st.noteHolds()
 	st.advance(now)
+	if st.restoreRecommitted() && placed {
+		at = now // it changed no job's fate: it happened when it arrived
+	}
 	var input *HistoryEntry
 	if e, ok := st.inputEntry(ev, now, at, seq); ok && changed {
 		input = &e
@@ -364,8 +400,9 @@ const MaxEventAge = 60 * time.Second
 type observation interface{ observedAt() time.Time }
 
 // eventTime is when ev happened: its observation time, clamped to [now -
-// MaxEventAge, now], or now.
-func eventTime(ev Event, now time.Time) time.Time {
+// MaxEventAge, now], or now (for an event without an age, see Step for where it is
+// placed).
+func (st *step) eventTime(ev Event, now time.Time) time.Time {
 	o, ok := ev.(observation)
 	if !ok {
 		return now
@@ -378,6 +415,17 @@ func eventTime(ev Event, now time.Time) time.Time {
 		return now.Add(-MaxEventAge)
 	}
 	return at
+}
+
+// firstUnanswered is when the earliest commit no Decide has handed out, and whose
+// outcome is not reported, was decided; ok is false when there is none.
+func (st *step) firstUnanswered() (first time.Time, ok bool) {
+	for _, j := range st.s.Jobs {
+		if j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && (!ok || j.DecidedAt.Before(first)) {
+			first, ok = j.DecidedAt, true
+		}
+	}
+	return first, ok
 }
 
 // Validate checks an event's own fields, as Step does first, without a session: the

@@ -24,8 +24,9 @@ import (
 //     arrived and, for an event reported with an age, when the agent observed it;
 //     idempotent repeats, Decide polls that only read and timer ticks are not inputs;
 //   - what the engine made of them that the effect log does not say: decisions (which
-//     job, commit or cancel, why), withdrawn commits, and holds (when a job became
-//     held, by which utterance or by abandonment, and when that ended);
+//     job, commit or cancel, why), withdrawn commits, COMMITs handed out by a Decide
+//     (which stand from then on), and holds (when a job became held, by which
+//     utterance or by abandonment, and when that ended);
 //
 // and the effects are the session's effect log (Session.Log), which already has each
 // one's seq and time: HistoryEntry.Seq places every entry among them.
@@ -125,6 +126,8 @@ type HistoryEntry struct {
 	Decision *DecisionEntry `json:"decision,omitempty"`
 	Revoked  *JobEntry      `json:"revoked,omitempty"`
 	Hold     *HoldEntry     `json:"hold,omitempty"`
+	// Answered: a Decide handed out the job's COMMIT (from then on it stands).
+	Answered *JobEntry `json:"answered,omitempty"`
 }
 
 // CallEntry is a RegisterCall: the call as the agent gave it and what the arbiter said.
@@ -181,7 +184,8 @@ type WithdrawEntry struct {
 }
 
 // JobEntry names a job: for Prepared, the Decide that reported its prepare finished;
-// for Revoked, the job whose commit decision a late event withdrew.
+// for Revoked, the job whose commit decision a late event withdrew; for Answered, the
+// job whose COMMIT a Decide handed out.
 type JobEntry struct {
 	Job string `json:"job"`
 }
@@ -310,6 +314,28 @@ func (st *step) remember(e HistoryEntry) {
 	}
 	e.MS, e.Seq = st.msAt(st.s.Now), st.s.LogSeq
 	st.pending = append(st.pending, e)
+}
+
+// forget drops from the step's history the first pending entry match accepts (the
+// last, when last is set), keeping the input's place (inputAt) right.
+func (st *step) forget(match func(HistoryEntry) bool, last bool) {
+	i := slices.IndexFunc(st.pending, match)
+	if last {
+		i = -1
+		for k := len(st.pending) - 1; k >= 0; k-- {
+			if match(st.pending[k]) {
+				i = k
+				break
+			}
+		}
+	}
+	if i < 0 {
+		return
+	}
+	st.pending = slices.Delete(st.pending, i, i+1)
+	if i < st.inputAt {
+		st.inputAt--
+	}
 }
 
 // noteHolds compares the holds on every undecided job with those open at the last
@@ -595,7 +621,7 @@ func (e HistoryEntry) kinds() int {
 	n := 0
 	for _, set := range []bool{e.Call != nil, e.Speech != nil, e.Transcript != nil, e.Withdraw != nil,
 		e.Prepared != nil, e.Complete != nil, e.Configure != nil, e.Connect != nil, e.Progress != nil,
-		e.Close != nil, e.Decision != nil, e.Revoked != nil, e.Hold != nil} {
+		e.Close != nil, e.Decision != nil, e.Revoked != nil, e.Hold != nil, e.Answered != nil} {
 		if set {
 			n++
 		}

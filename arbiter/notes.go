@@ -280,7 +280,7 @@ func amendReason(u *Utterance) string {
 }
 
 const (
-	reasonCommittedAfterRevoke = "committed by the agent on a COMMIT that was withdrawn: an event observed before it arrived late"
+	reasonCommittedAfterRevoke = "committed by the agent although its commit was withdrawn before any Decide handed it out: an event observed before it arrived late"
 	reasonWithdrawn            = "withdrawn by the server (tool-call cancellation)"
 	reasonClosed               = "the session closed before a decision"
 )
@@ -332,6 +332,11 @@ const (
 	pendingHeld      = "held: the user is speaking; waiting for the utterance's transcript"
 	pendingGrace     = "in the grace window"
 )
+
+// pendingDelivery: a commit withheld after an outage (Decide) for left more.
+func pendingDelivery(left time.Duration) string {
+	return fmt.Sprintf("its commit came due while this agent could not reach the arbiter: withheld %v more for the events the agent observed meanwhile; deliver them (with their age)", left.Round(time.Millisecond))
+}
 
 // ---- status notes -------------------------------------------------------------------
 

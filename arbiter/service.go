@@ -179,8 +179,11 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 }
 
 // Decide asks for a job's decision and waits up to wait (capped at MaxDecideWait) for
-// one: it returns at once with COMMIT or CANCEL, or, when prepared is false, only with
-// CANCEL (a commit cannot be decided before prepare finishes). It wakes when any writer
+// one: it returns at once with COMMIT or CANCEL (while prepared is false a COMMIT can
+// only come once another Decide reported the prepare). Every step of the wait carries
+// the time the call began (Decide.Since), so a commit that came due before it is
+// withheld for DeliveryWait first (after an outage: see Decide), and the step that
+// hands out a COMMIT stores that it did before it is returned. It wakes when any writer
 // saves the session (Store.Watch) and when the session's next timer is due, so the
 // decision arrives within a store round trip of the event that makes it. When the wait
 // runs out the result is Undecided with what the job waits for. observe, when not
@@ -203,7 +206,8 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
-	deadline := sv.Clock.Now().Add(wait)
+	began := sv.Clock.Now()
+	deadline := began.Add(wait)
 	var (
 		changes <-chan struct{}
 		stop    = func() {}
@@ -216,7 +220,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		changes, stop = ch, cancel
 	}
 	defer stop()
-	ev := Decide{JobID: jobID, Prepared: prepared}
+	ev := Decide{JobID: jobID, Prepared: prepared, Since: began}
 	// held: the lifetime and version of the session the last step had from the store
 	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
 	// last step's copy stood unconfirmed with an answer that is not final, good only
@@ -251,7 +255,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 			observe(out, s)
 		}
 		d := *out.Decision
-		if d.Decision == DecisionCancel || (prepared && d.Decision == DecisionCommit) {
+		if d.Decision == DecisionCancel || d.Decision == DecisionCommit {
 			return d, nil
 		}
 		now := sv.Clock.Now()

@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 )
 
@@ -208,11 +209,18 @@ func (st *step) findJob(id string) *Job {
 
 // NextTimer returns when the session's next timer is due (a grace window ending, a
 // transcript timeout, an abandon wait running out, a call's max_pending deadline, a
-// run's run_timeout); ok is false when none is set. It does not change s.
+// run's run_timeout), or a withheld commit may be handed out (Decide: a parked Decide
+// wakes then); ok is false when none is set. It does not change s.
 func (e *Engine) NextTimer(s *Session) (due time.Time, ok bool) {
 	st := &step{e: e, s: s, out: &Output{}}
 	t, found := st.nextTimer()
-	return t.due, found
+	due = t.due
+	for _, j := range s.Jobs {
+		if j.withheld(s.Now) && (!found || j.WithheldUntil.Before(due)) {
+			due, found = j.WithheldUntil, true
+		}
+	}
+	return due, found
 }
 
 // nextTimer finds the earliest due timer.
@@ -424,14 +432,16 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 	st.emitResponse(c)
 }
 
-// revokeCommitsAfter withdraws every commit decided after at whose outcome is not
-// reported yet: an event the agent observed at at arrived after the timers that
-// decided them, and the commits were decided on a timeline missing it. Each job is
-// undecided again; the next timers decide it on the whole timeline.
+// revokeCommitsAfter withdraws every commit decided after at that no Decide has
+// handed out and whose outcome is not reported yet: an event the agent observed at at
+// arrived after the timers that decided them, and the commits were decided on a
+// timeline missing it. Each job is undecided again; the next timers decide it on the
+// whole timeline. A commit a Decide handed out stands (see Engine.Step).
 func (st *step) revokeCommitsAfter(at time.Time) {
 	for _, j := range st.s.Jobs {
-		if j.SideEffect && j.Decision == DecisionCommit && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
-			j.Decision, j.Cause, j.Reason, j.DecidedAt = Undecided, "", "", time.Time{}
+		if j.SideEffect && j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
+			st.revoked = append(st.revoked, revocation{job: j, decidedAt: j.DecidedAt, reason: j.Reason, late: j.LateCommit, decisions: len(st.out.Decisions), holds: len(st.out.Holds)})
+			j.Decision, j.Cause, j.Reason, j.DecidedAt, j.LateCommit = Undecided, "", "", time.Time{}, false
 			j.CommitsRevoked++
 			st.out.Revoked = append(st.out.Revoked, j.ID)
 			st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
@@ -440,12 +450,68 @@ func (st *step) revokeCommitsAfter(at time.Time) {
 	}
 }
 
+// revocation is a commit a step withdrew, as it was: its job, its time and reason,
+// and how many decisions and hold changes the step's output held then.
+type revocation struct {
+	job              *Job
+	decidedAt        time.Time
+	reason           string
+	late             bool
+	decisions, holds int
+}
+
+// restoreRecommitted puts back, as first decided, every commit this step withdrew that
+// its job decided again within the step with no hold on it in between: the event that
+// withdrew it did not bear on it (see Engine.Step). The withdrawal and the second
+// decision leave the output and the history. It reports whether every withdrawal was
+// put back (true when there was none).
+func (st *step) restoreRecommitted() bool {
+	all := true
+	for _, r := range st.revoked {
+		j := r.job
+		if j.Decision != DecisionCommit || !j.AnsweredAt.IsZero() || j.Outcome != NotCompleted || !st.decidedAgain(r) {
+			all = false
+			continue
+		}
+		j.DecidedAt, j.Reason, j.Cause, j.LateCommit = r.decidedAt, r.reason, "", r.late
+		j.CommitsRevoked--
+		st.out.Revoked = slices.DeleteFunc(st.out.Revoked, func(id string) bool { return id == j.ID })
+		for i := len(st.out.Decisions) - 1; i >= r.decisions; i-- {
+			if st.out.Decisions[i].JobID == j.ID {
+				st.out.Decisions = slices.Delete(st.out.Decisions, i, i+1)
+				break
+			}
+		}
+		st.forget(func(e HistoryEntry) bool { return e.Revoked != nil && e.Revoked.Job == j.ID }, false)
+		st.forget(func(e HistoryEntry) bool { return e.Decision != nil && e.Decision.Job == j.ID }, true)
+	}
+	st.revoked = nil
+	return all
+}
+
+// decidedAgain reports whether r's job was decided commit again after its withdrawal
+// with no hold beginning or ending on it since.
+func (st *step) decidedAgain(r revocation) bool {
+	for _, h := range st.out.Holds[r.holds:] {
+		if h.JobID == r.job.ID {
+			return false
+		}
+	}
+	for _, d := range st.out.Decisions[r.decisions:] {
+		if d.JobID == r.job.ID && d.Decision == DecisionCommit {
+			return true
+		}
+	}
+	return false
+}
+
 // decideJob records a decision at the session's clock; a job decides once.
 func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 	if j.Decision != Undecided {
 		return
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
+	j.LateCommit = d == DecisionCommit && st.arrived.Sub(st.s.Now) > LateTimer
 	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause, Tool: j.Tool})
 	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: d, Cause: cause, Reason: reason}})
 	if d == DecisionCancel {

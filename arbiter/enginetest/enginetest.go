@@ -28,7 +28,9 @@
 //	                                      Transcript; body: the text
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
-//	decide t=MS job=JOB [prepared]        Decide
+//	decide t=MS job=JOB [prepared] [since=MS]
+//	                                      Decide; since: when the asking Decide began waiting
+//	                                      (arbiter.Decide.Since; absent: not said)
 //	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text)
 //	configure t=MS [language=TAG] [response_scheduling]

@@ -421,7 +421,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				Decision: string(j.Decision), Cause: string(j.Cause), Reason: j.Reason, DecidedAt: e.t(j.DecidedAt),
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
-				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown}
+				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
+				AnsweredAt: e.t(j.AnsweredAt), WithheldUntil: e.t(j.WithheldUntil), LateCommit: j.LateCommit}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -550,6 +551,9 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if d := x.Decision; d != nil {
 		m.Decision = &pb.DecisionEntry{Job: d.Job, Decision: string(d.Decision), Cause: string(d.Cause), Reason: d.Reason}
+	}
+	if j := x.Answered; j != nil {
+		m.Answered = &pb.JobEntry{Job: j.Job}
 	}
 	if j := x.Revoked; j != nil {
 		m.Revoked = &pb.JobEntry{Job: j.Job}
@@ -695,7 +699,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown,
+				AnsweredAt: d.t(j.AnsweredAt), WithheldUntil: d.t(j.WithheldUntil), LateCommit: j.LateCommit}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {
@@ -831,6 +836,9 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if c := m.Decision; c != nil {
 		x.Decision = &arbiter.DecisionEntry{Job: c.Job, Decision: arbiter.Decision(c.Decision), Cause: arbiter.Cause(c.Cause), Reason: c.Reason}
+	}
+	if j := m.Answered; j != nil {
+		x.Answered = &arbiter.JobEntry{Job: j.Job}
 	}
 	if j := m.Revoked; j != nil {
 		x.Revoked = &arbiter.JobEntry{Job: j.Job}

@@ -352,7 +352,8 @@ class HistoryDecision(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., cause: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ["at", "call", "clipped", "close", "complete", "configure", "connect", "decision", "hold", "note", "observed_ms", "prepared", "progress", "response", "revoked", "run", "seq", "skip", "speech", "t_ms", "transcript", "withdraw"]
+    __slots__ = ["answered", "at", "call", "clipped", "close", "complete", "configure", "connect", "decision", "hold", "note", "observed_ms", "prepared", "progress", "response", "revoked", "run", "seq", "skip", "speech", "t_ms", "transcript", "withdraw"]
+    ANSWERED_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     CLIPPED_FIELD_NUMBER: _ClassVar[int]
@@ -375,6 +376,7 @@ class HistoryEntry(_message.Message):
     TRANSCRIPT_FIELD_NUMBER: _ClassVar[int]
     T_MS_FIELD_NUMBER: _ClassVar[int]
     WITHDRAW_FIELD_NUMBER: _ClassVar[int]
+    answered: HistoryJob
     at: _timestamp_pb2.Timestamp
     call: HistoryCall
     clipped: bool
@@ -397,7 +399,7 @@ class HistoryEntry(_message.Message):
     t_ms: int
     transcript: HistoryTranscript
     withdraw: HistoryWithdraw
-    def __init__(self, t_ms: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., observed_ms: _Optional[int] = ..., seq: _Optional[int] = ..., clipped: bool = ..., call: _Optional[_Union[HistoryCall, _Mapping]] = ..., speech: _Optional[_Union[HistorySpeech, _Mapping]] = ..., transcript: _Optional[_Union[HistoryTranscript, _Mapping]] = ..., withdraw: _Optional[_Union[HistoryWithdraw, _Mapping]] = ..., prepared: _Optional[_Union[HistoryJob, _Mapping]] = ..., complete: _Optional[_Union[HistoryComplete, _Mapping]] = ..., configure: _Optional[_Union[HistoryConfigure, _Mapping]] = ..., connect: _Optional[_Union[HistoryConnect, _Mapping]] = ..., progress: _Optional[_Union[HistoryProgress, _Mapping]] = ..., close: _Optional[_Union[HistoryClose, _Mapping]] = ..., decision: _Optional[_Union[HistoryDecision, _Mapping]] = ..., revoked: _Optional[_Union[HistoryJob, _Mapping]] = ..., hold: _Optional[_Union[HistoryHold, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
+    def __init__(self, t_ms: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., observed_ms: _Optional[int] = ..., seq: _Optional[int] = ..., clipped: bool = ..., call: _Optional[_Union[HistoryCall, _Mapping]] = ..., speech: _Optional[_Union[HistorySpeech, _Mapping]] = ..., transcript: _Optional[_Union[HistoryTranscript, _Mapping]] = ..., withdraw: _Optional[_Union[HistoryWithdraw, _Mapping]] = ..., prepared: _Optional[_Union[HistoryJob, _Mapping]] = ..., complete: _Optional[_Union[HistoryComplete, _Mapping]] = ..., configure: _Optional[_Union[HistoryConfigure, _Mapping]] = ..., connect: _Optional[_Union[HistoryConnect, _Mapping]] = ..., progress: _Optional[_Union[HistoryProgress, _Mapping]] = ..., close: _Optional[_Union[HistoryClose, _Mapping]] = ..., decision: _Optional[_Union[HistoryDecision, _Mapping]] = ..., revoked: _Optional[_Union[HistoryJob, _Mapping]] = ..., hold: _Optional[_Union[HistoryHold, _Mapping]] = ..., answered: _Optional[_Union[HistoryJob, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
 
 class HistoryHold(_message.Message):
     __slots__ = ["abandoned", "end", "job_id", "utterance"]

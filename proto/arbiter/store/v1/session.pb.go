@@ -891,8 +891,14 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// AnsweredAt. (Numbered from 120: 20-29 were taken when it was added.)
+	AnsweredAt int64 `protobuf:"zigzag64,120,opt,name=answered_at,json=answeredAt,proto3" json:"answered_at,omitempty"`
+	// WithheldUntil.
+	WithheldUntil int64 `protobuf:"zigzag64,121,opt,name=withheld_until,json=withheldUntil,proto3" json:"withheld_until,omitempty"`
+	// LateCommit.
+	LateCommit    bool `protobuf:"varint,122,opt,name=late_commit,json=lateCommit,proto3" json:"late_commit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1147,6 +1153,27 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 		return x.CompletionSeqs
 	}
 	return nil
+}
+
+func (x *Job) GetAnsweredAt() int64 {
+	if x != nil {
+		return x.AnsweredAt
+	}
+	return 0
+}
+
+func (x *Job) GetWithheldUntil() int64 {
+	if x != nil {
+		return x.WithheldUntil
+	}
+	return 0
+}
+
+func (x *Job) GetLateCommit() bool {
+	if x != nil {
+		return x.LateCommit
+	}
+	return false
 }
 
 // Effects is arbiter.Effects.
@@ -2068,7 +2095,9 @@ type HistoryEntry struct {
 	// Revoked.
 	Revoked *JobEntry `protobuf:"bytes,16,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	// Hold.
-	Hold          *HoldEntry `protobuf:"bytes,17,opt,name=hold,proto3" json:"hold,omitempty"`
+	Hold *HoldEntry `protobuf:"bytes,17,opt,name=hold,proto3" json:"hold,omitempty"`
+	// Answered.
+	Answered      *JobEntry `protobuf:"bytes,20,opt,name=answered,proto3" json:"answered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2218,6 +2247,13 @@ func (x *HistoryEntry) GetRevoked() *JobEntry {
 func (x *HistoryEntry) GetHold() *HoldEntry {
 	if x != nil {
 		return x.Hold
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetAnswered() *JobEntry {
+	if x != nil {
+		return x.Answered
 	}
 	return nil
 }
@@ -3110,7 +3146,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xeb\a\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xd4\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3154,7 +3190,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\"\xd0\x01\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x1f\n" +
+	"\vanswered_at\x18x \x01(\x12R\n" +
+	"answeredAt\x12%\n" +
+	"\x0ewithheld_until\x18y \x01(\x12R\rwithheldUntil\x12\x1f\n" +
+	"\vlate_commit\x18z \x01(\bR\n" +
+	"lateCommit\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
@@ -3227,7 +3268,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04Hold\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x1c\n" +
 	"\tutterance\x18\x02 \x01(\x03R\tutterance\x12\x14\n" +
-	"\x05since\x18\x03 \x01(\x12R\x05since\"\xce\x06\n" +
+	"\x05since\x18\x03 \x01(\x12R\x05since\"\x86\a\n" +
 	"\fHistoryEntry\x12\x0e\n" +
 	"\x02ms\x18\x01 \x01(\x03R\x02ms\x12$\n" +
 	"\vobserved_ms\x18\x02 \x01(\x03H\x00R\n" +
@@ -3249,7 +3290,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x05close\x18\x0e \x01(\bR\x05close\x12;\n" +
 	"\bdecision\x18\x0f \x01(\v2\x1f.arbiter.store.v1.DecisionEntryR\bdecision\x124\n" +
 	"\arevoked\x18\x10 \x01(\v2\x1a.arbiter.store.v1.JobEntryR\arevoked\x12/\n" +
-	"\x04hold\x18\x11 \x01(\v2\x1b.arbiter.store.v1.HoldEntryR\x04holdB\x0e\n" +
+	"\x04hold\x18\x11 \x01(\v2\x1b.arbiter.store.v1.HoldEntryR\x04hold\x126\n" +
+	"\banswered\x18\x14 \x01(\v2\x1a.arbiter.store.v1.JobEntryR\bansweredB\x0e\n" +
 	"\f_observed_ms\"\x8d\x03\n" +
 	"\tCallEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -3387,11 +3429,12 @@ var file_arbiter_store_v1_session_proto_depIdxs = []int32{
 	26, // 29: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
 	21, // 30: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
 	27, // 31: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	21, // 32: arbiter.store.v1.HistoryEntry.answered:type_name -> arbiter.store.v1.JobEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
