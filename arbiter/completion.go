@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // Completion: the two phases of a job as the agent reports them. Decide records that
@@ -18,27 +20,27 @@ import (
 // (Job.AnsweredAt), in the write that precedes the reply, and from then on no event
 // withdraws it, however early it was observed (Engine.Step). A commit no Decide has
 // handed out yet is the arbiter's alone: an event observed before it came due, or
-// one that carries no observation time, still withdraws it.
+// one that carries no observation time, still withdraws it, and a stop, a change or
+// the withdrawal of its call cancels it.
 //
 // After an outage. A commit that comes due while no step of the session can be
-// stored (the store unreachable, or the replicas whose parked Decide or Watch would
-// wake for it gone) is decided by the first step after, late (Job.LateCommit: more
-// than LateTimer after it came due). The agent may hold events it observed meanwhile
-// and could not deliver either. When a Decide that began waiting after the commit came
-// due (Since: the parked one failed, and the agent asked again) finds such a commit,
+// stored (the store unreachable or frozen, or the replicas whose parked Decide or
+// Watch would wake for it gone) is decided by the first step after, late
+// (Job.LateCommit: more than LateTimer after it came due). The agent may hold events
+// it observed meanwhile and could not deliver either, or whose delivery is stuck
+// behind the same store. When a Decide of a live agent (Live) finds such a commit,
 // the COMMIT is withheld for DeliveryWait: the answer is pending, with why, and an
 // event that arrives meanwhile, with an age or without one, comes before it
-// (Engine.Step), so a stop the agent observed during the outage cancels it. A Decide
-// that was waiting when the commit came due, or one that finds a commit decided in
-// time (by another replica's Watch, say), gets it at once.
+// (Engine.Step), so a stop the agent observed during the outage cancels it. A commit
+// decided in time (by a parked Decide or a Watch waking when it came due) is handed
+// out at once.
 type Decide struct {
 	JobID    string
 	Prepared bool
-	// Since is when the asking Decide began waiting: the RPC's arrival, on the
-	// caller's clock (Service.Decide passes it; every step of one long-poll carries
-	// the same). Zero: not said, and no commit is withheld (a caller that steps the
-	// engine directly, as the tests and goldens do, says when it means an outage).
-	Since time.Time
+	// Live is set for a live agent's Decide (Service.Decide sets it): a late commit is
+	// withheld from it first. A caller that steps the engine directly, as the tests
+	// and goldens do, sets it when it plays an outage.
+	Live bool
 }
 
 // DeliveryWait is how long a commit that came due while the agent could not reach
@@ -51,11 +53,12 @@ const DeliveryWait = 2 * time.Second
 
 // LateTimer is how late a commit may be decided after it came due and still count as
 // decided in time (see Decide): a parked Decide or a Watch wakes at the due time and
-// decides it within a store round trip, so one decided later came due while nothing
-// could step the session. It is also the one window the rule leaves open: an outage
-// that ends less than LateTimer after a commit came due, with the agent's Decide
-// landing before its events, hands out the COMMIT at once.
-const LateTimer = 250 * time.Millisecond
+// decides it within a store round trip (milliseconds), so one decided later came due
+// while nothing could step the session. A commit decided late under load only waits
+// DeliveryWait more. It is also the window the rule leaves open: an outage that ends
+// less than LateTimer after a commit came due, with the agent's Decide landing before
+// its events, hands out the COMMIT at once.
+const LateTimer = 100 * time.Millisecond
 
 func (ev Decide) validate() error { return CheckName("job_id", ev.JobID) }
 
@@ -83,18 +86,17 @@ func (ev Decide) apply(st *step) error {
 	case j.Decision == Undecided:
 		st.out.Decision.Reason = st.pendingReason(j)
 	case j.Decision == DecisionCommit && j.AnsweredAt.IsZero():
-		st.answerCommit(j, ev.Since)
+		st.answerCommit(j, ev.Live)
 	}
 	return nil
 }
 
-// answerCommit hands out j's commit decision, not handed out before, to a Decide
-// that began waiting at since (zero: not said): it records the answer, or, for a
-// commit decided late that came due before that Decide was waiting, withholds it for
-// DeliveryWait first (see Decide) and answers pending.
-func (st *step) answerCommit(j *Job, since time.Time) {
+// answerCommit hands out j's commit decision, not handed out before, to a Decide (a
+// live agent's when live is set): it records the answer, or, for a late commit and a
+// live agent, withholds it for DeliveryWait first (see Decide) and answers pending.
+func (st *step) answerCommit(j *Job, live bool) {
 	now := st.s.Now
-	if j.WithheldUntil.IsZero() && j.LateCommit && !since.IsZero() && j.DecidedAt.Before(since) {
+	if j.WithheldUntil.IsZero() && j.LateCommit && live {
 		j.WithheldUntil = now.Add(DeliveryWait)
 		st.out.Changed = true
 	}
@@ -104,7 +106,65 @@ func (st *step) answerCommit(j *Job, since time.Time) {
 	}
 	j.AnsweredAt = now
 	st.out.Changed = true
+	st.out.Answered = append(st.out.Answered, j.ID)
 	st.remember(HistoryEntry{Answered: &JobEntry{Job: j.ID}})
+}
+
+// withholdAnswer takes back a COMMIT that a Decide's step recorded as handed out at
+// Answered but that never reached the agent: the Decide's caller went away before the
+// reply (it aborted the call: an event of its is undelivered), or the store took
+// longer than LateTimer to keep the record (frozen, failing over: the agent's events
+// observed meanwhile may be stuck behind the same store; then Withhold is set and the
+// commit is withheld as a late one is, see Decide). It was not handed out, so it is
+// withdrawn and decided again with everything that arrived since, and a stop, a change
+// or a withdrawal of its call heard since cancels it. Service.Decide sends it; nothing
+// else may.
+type withholdAnswer struct {
+	JobID    string
+	Answered time.Time
+	Withhold bool
+}
+
+func (ev withholdAnswer) validate() error { return CheckName("job_id", ev.JobID) }
+
+func (ev withholdAnswer) check(st *step) error {
+	_, err := findJob(st.s, ev.JobID)
+	return err
+}
+
+func (ev withholdAnswer) apply(st *step) error {
+	j := st.s.job(ev.JobID)
+	if j.Decision != DecisionCommit || !j.AnsweredAt.Equal(ev.Answered) || j.Outcome != NotCompleted {
+		return nil // handed out, or completed, since
+	}
+	j.AnsweredAt = time.Time{}
+	if ev.Withhold {
+		j.WithheldUntil = st.s.Now.Add(DeliveryWait)
+	}
+	stop, amend := j.StopAfterCommit, j.AmendAfterCommit
+	j.StopAfterCommit, j.AmendAfterCommit = false, false
+	st.revoke(j)
+	switch {
+	case stop:
+		st.decideJob(j, DecisionCancel, CauseStop, stopReason(st.lastStop(j)))
+	case amend:
+		st.decideJob(j, DecisionCancel, CauseAmend, amendReason(&Utterance{Text: j.AmendText}))
+	case j.Withdrawn:
+		st.decideJob(j, DecisionCancel, CauseWithdrawn, reasonWithdrawn)
+	}
+	st.out.Changed = true
+	return nil
+}
+
+// lastStop is the latest utterance with a stop intent that bears on j (a stand-in
+// saying "stop" when the session no longer keeps it).
+func (st *step) lastStop(j *Job) *Utterance {
+	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+		if u := st.s.Utterances[i]; u.Final && u.Intent == speech.IntentStop && relevant(j, u) {
+			return u
+		}
+	}
+	return &Utterance{Text: "stop"}
 }
 
 // pendingReason says what an undecided job waits for.

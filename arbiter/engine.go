@@ -161,10 +161,14 @@ type Output struct {
 	// Complete that resolves an unknown one), for metrics: a commit the backend refused
 	// is Failed, never Committed.
 	Outcomes []JobOutcome
-	// Revoked lists jobs whose commit decision this step withdrew: an event the agent
-	// had observed before the commit came due arrived after it (see Step). Each is
-	// undecided again, or decided anew in Decisions.
+	// Revoked lists jobs whose commit decision this step withdrew before any Decide
+	// handed it out: an event the agent had observed before the commit came due, or
+	// one without an age, arrived after it (see Step). Each is undecided again, or
+	// decided anew in Decisions.
 	Revoked []string
+	// Answered lists the jobs whose COMMIT this step's Decide handed out for the
+	// first time (Job.AnsweredAt): it stands from now on.
+	Answered []string
 	// Holds lists the holds on jobs' commits that began or ended during this step, in
 	// the order they did (for traces and metrics; the history keeps them too). Only a
 	// session that keeps a history tracks holds (every one unless Engine.HistoryBytes
@@ -285,7 +289,9 @@ func checkEpoch(s *Session, epoch string) error {
 // What was answered stands. When the session has already advanced past the event's
 // time (another RPC fired the timers meanwhile), every commit decided after it that
 // no Decide has handed out yet and whose outcome is not reported is withdrawn
-// (Output.Revoked), and its job follows its hold rules again with the event applied.
+// (Output.Revoked), and its job follows its hold rules again with the event applied;
+// and a stop, a change or the withdrawal of its call heard while no Decide has handed
+// its commit out cancels the job whenever it was observed (nothing was done yet).
 // A commit a Decide handed out (Job.AnsweredAt) is never withdrawn: the agent may
 // have acted on it. The event is applied after it, as one that came later (a stop
 // then puts "the user asked to stop after it was done" into the job's note), and
@@ -354,9 +360,9 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 		st.revokeCommitsAfter(at)
 	}
 	st.advance(at)
-	placed := false // an event without an age placed before a commit not handed out
-	if o, ok := ev.(observation); ok && o.observedAt().IsZero() {
-		if first, ok := st.firstUnanswered(); ok && !first.Before(now.Add(-MaxEventAge)) {
+	arrived, placed := at, false // placed: an event without an age put before a commit not handed out
+	if unaged(ev) {
+		if first, ok := st.firstUnanswered(); ok && first.Add(-time.Millisecond).Before(at) && !first.Before(now.Add(-MaxEventAge)) {
 			at, placed = first.Add(-time.Millisecond), true
 			st.revokeCommitsAfter(at)
 		}
@@ -380,7 +386,7 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 	st.noteHolds()
 	st.advance(now)
 	if st.restoreRecommitted() && placed {
-		at = now // it changed no job's fate: it happened when it arrived
+		at = arrived // it changed no job's fate: it happened when it arrived
 	}
 	var input *HistoryEntry
 	if e, ok := st.inputEntry(ev, now, at, seq); ok && changed {
@@ -396,18 +402,34 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 const MaxEventAge = 60 * time.Second
 
 // observation is implemented by the events the agent observes from the model server
-// or the user; observedAt returns zero when the event does not say.
-type observation interface{ observedAt() time.Time }
+// or the user; observedAt returns when it was observed (zero when the event does not
+// say) and when its request arrived (zero when not known).
+type observation interface {
+	observedAt() (observed, arrived time.Time)
+}
 
-// eventTime is when ev happened: its observation time, clamped to [now -
-// MaxEventAge, now], or now (for an event without an age, see Step for where it is
-// placed).
+// unaged reports whether ev is an observation that does not say when it was observed.
+func unaged(ev Event) bool {
+	o, ok := ev.(observation)
+	if !ok {
+		return false
+	}
+	observed, _ := o.observedAt()
+	return observed.IsZero()
+}
+
+// eventTime is when ev happened: its observation time, or, for one without, its
+// request's arrival, clamped to [now - MaxEventAge, now]; else now (see Step for
+// where an event without an age is placed).
 func (st *step) eventTime(ev Event, now time.Time) time.Time {
 	o, ok := ev.(observation)
 	if !ok {
 		return now
 	}
-	at := o.observedAt()
+	at, arrived := o.observedAt()
+	if at.IsZero() {
+		at = arrived
+	}
 	switch {
 	case at.IsZero() || at.After(now):
 		return now

@@ -29,9 +29,9 @@ import (
 // decides the commit in time, or near enough, so nothing tells it from a commit decided
 // while everything worked, and a Decide that lands before the events hands it out. An
 // agent closes both by not keeping a Decide parked while it retries an event and by
-// delivering its events before it asks again (see Decide in proto/arbiter/v1). The run
-// counts what it went through: the generator must reach withheld commits, for clients
-// with and without ages.
+// delivering its events before it asks again (see Decide in proto/arbiter/v1). The
+// run counts what it went through: the generator must reach withheld commits, for
+// clients with and without ages.
 func TestPropertyNoCommitOnATimelineMissingAnEvent(t *testing.T) {
 	checkCovering(t, []string{"withheld", "withheld, no age", "cancelled across the outage"}, func(rt *rapid.T, cov *coverage) {
 		sc := drawOutageScenario(rt)
@@ -170,13 +170,11 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 		}
 		return sc.up + sc.order[name]
 	}
-	// The agent's Decide: prepared at sc.prepared, then parked, waking on each timer
-	// (since: when the Decide asking began waiting). One that fails is asked again
-	// when the store is back: a new Decide, waiting since then.
-	decideAt, since := sc.prepared, sc.prepared
+	// The agent's Decide: prepared at sc.prepared, then parked, waking on each timer.
+	// One that fails is asked again when the store is back.
+	decideAt := sc.prepared
 	if down(decideAt) {
 		decideAt = sc.up + sc.order["decide"]
-		since = decideAt
 	}
 	for guard := 0; guard < 100; guard++ {
 		// The next thing to happen: an event delivery or the Decide.
@@ -203,10 +201,9 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 			}
 			continue
 		}
-		out, ok := step(next, fmt.Sprintf("decide (since %d)", since), Decide{JobID: job, Prepared: true, Since: ms(since)})
+		out, ok := step(next, "decide", Decide{JobID: job, Prepared: true, Live: true})
 		if !ok {
 			decideAt = sc.up + sc.order["decide"]
-			since = decideAt
 			continue
 		}
 		d := out.Decision.Decision
@@ -235,7 +232,6 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 			}
 			if decideAt >= 0 && down(decideAt) {
 				decideAt = sc.up + sc.order["decide"]
-				since = decideAt
 			}
 		}
 	}

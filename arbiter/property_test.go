@@ -50,6 +50,7 @@ type sim struct {
 	outcomes   map[string]string         // call id -> first Call.Outcome in the session (JSON)
 	decided    map[string]DecisionResult // job id -> its decision
 	answers    map[string]Decision       // job id -> what the arbiter answered: COMMIT or CANCEL
+	rogue      map[string]bool           // jobs a rogue Complete committed after their commit was withdrawn
 	events     []string                  // what happened, for the failure message
 	stepCount  int
 	seen       map[string]int   // what the session went through (coverage of the generator)
@@ -99,7 +100,6 @@ type agentJob struct {
 	failPrep   bool // the backend's prepare fails
 	failCommit bool // the backend's commit fails
 	prepared   bool
-	preparedAt int  // when it reported prepare (ms): its Decide long-poll waits since then
 	pollAt     int  // when its long-poll next wakes (ms)
 	scheduled  bool // a Complete is scheduled
 	completed  bool
@@ -122,7 +122,7 @@ func newSim(t *rapid.T, p *Policy) *sim {
 	return &sim{
 		t: t, e: &Engine{Policy: p}, s: NewSession(SessionKey{ID: "prop"}, t0),
 		agent: map[string]*agentJob{}, emitted: map[string]emittedOutcome{},
-		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, answers: map[string]Decision{}, seen: map[string]int{},
+		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, answers: map[string]Decision{}, rogue: map[string]bool{}, seen: map[string]int{},
 		abandoned: map[string]bool{}, utts: map[int]*uttSeen{}, triggers: map[string]int{},
 		jobStep: map[string]int{}, decideStep: map[string]int{},
 		lc: newLogChecker(), runStates: map[string]RunState{},
@@ -171,9 +171,10 @@ func (m *sim) step(e Event) (Output, error) {
 			m.repeat = true
 		}
 	}
-	if o, ok := e.(observation); ok && !o.observedAt().IsZero() {
+	if o, ok := e.(observation); ok && !unaged(e) {
+		observed, _ := o.observedAt()
 		for _, j := range m.s.Jobs {
-			if !j.AnsweredAt.IsZero() && j.DecidedAt.After(o.observedAt()) && j.Outcome == NotCompleted {
+			if !j.AnsweredAt.IsZero() && j.DecidedAt.After(observed) && j.Outcome == NotCompleted {
 				m.seen["late event after an answered commit"]++
 				break
 			}
@@ -184,6 +185,11 @@ func (m *sim) step(e Event) (Output, error) {
 		m.repeat = true
 	}
 	line := fmt.Sprintf("t=%d %s", m.now, describeEvent(e))
+	if o, ok := e.(observation); ok {
+		if obs, _ := o.observedAt(); !obs.IsZero() {
+			line += fmt.Sprintf(" (observed %d)", msOf(obs))
+		}
+	}
 	if err != nil {
 		line += " -> error: " + err.Error()
 	}
@@ -192,6 +198,12 @@ func (m *sim) step(e Event) (Output, error) {
 	}
 	for _, d := range out.Decisions {
 		line += fmt.Sprintf(" [%s %s at %d]", d.JobID, d.Decision, msOf(d.DecidedAt))
+	}
+	for _, id := range out.Revoked {
+		line += fmt.Sprintf(" [%s withdrawn]", id)
+	}
+	if d := out.Decision; d != nil {
+		line += fmt.Sprintf(" -> %s", orPending(d.Decision))
 	}
 	for _, r := range out.Effects.Responses {
 		line += fmt.Sprintf(" [response %s %v]", r.CallID, r.Payload["status"])
@@ -591,7 +603,7 @@ func (m *sim) react(out Output) {
 			// Aged: the wake-up takes a while, and events may land first.
 			m.schedule(rapid.IntRange(0, 400).Draw(m.t, "wakeMs"), j.id, "poll", "")
 		case d.Decision == DecisionCommit && j != nil && j.prepared && !j.scheduled && !j.completed:
-			m.must(Decide{JobID: j.id, Prepared: true, Since: ms(j.preparedAt)})
+			m.must(Decide{JobID: j.id, Prepared: true, Live: true})
 		default:
 			ds = append(ds, d)
 		}
@@ -708,15 +720,15 @@ func (m *sim) runTask(task agentTask) {
 			m.complete(j, Failed)
 			return
 		}
-		j.prepared, j.preparedAt = true, m.now
-		m.must(Decide{JobID: j.id, Prepared: true, Since: ms(m.now)})
+		j.prepared = true
+		m.must(Decide{JobID: j.id, Prepared: true, Live: true})
 		// Like the Service's long-poll: wake again when the next timer is due.
 		if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled {
 			m.schedule(max(0, msOf(due)-m.now), j.id, "poll", "")
 		}
 	case "poll":
 		if !j.scheduled {
-			m.must(Decide{JobID: j.id, Prepared: true, Since: ms(j.preparedAt)})
+			m.must(Decide{JobID: j.id, Prepared: true, Live: true})
 			if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled && msOf(due) > m.now {
 				m.schedule(msOf(due)-m.now, j.id, "poll", "")
 			}
@@ -814,11 +826,17 @@ func (m *sim) rogueComplete() {
 	}
 	job := rapid.SampledFrom(m.s.Jobs).Draw(m.t, "rogueJob")
 	o := rapid.SampledFrom([]Outcome{Committed, Cancelled}).Draw(m.t, "rogueOutcome")
-	prevOutcome := job.Outcome
+	prevOutcome, prevDecision := job.Outcome, job.Decision
 	_, err := m.step(Complete{JobID: job.ID, Outcome: o, Result: map[string]any{"reference": "rogue"}})
 	if err == nil {
 		if a := m.agent[job.ID]; a != nil {
 			a.completed, a.scheduled = true, true
+		}
+		if prevDecision == Undecided && job.CommitsRevoked > 0 {
+			// A commit no Decide handed out, withdrawn, then reported done anyway: a
+			// fact the arbiter records (committedAfterRevoke), not its decision.
+			m.rogue[job.ID] = true
+			m.seen["committed after a withdrawal"]++
 		}
 		want := map[Outcome]Decision{Committed: DecisionCommit, Cancelled: DecisionCancel}[o]
 		if !job.SideEffect || job.Decision != want || job.Outcome != o {
@@ -967,7 +985,7 @@ func (m *sim) finish() {
 func (m *sim) checkHolds() {
 	m.t.Helper()
 	for _, j := range m.s.Jobs {
-		if j.Decision != DecisionCommit {
+		if j.Decision != DecisionCommit || m.rogue[j.ID] {
 			continue
 		}
 		tp := m.e.Policy.lookup(j.Tool)

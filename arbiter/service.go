@@ -52,6 +52,36 @@ func (sv *Service) idleTTL() time.Duration {
 	return time.Hour
 }
 
+// takeBackTimeout bounds how long Decide tries to take back a COMMIT it recorded but
+// did not hand out (takeBack).
+const takeBackTimeout = 5 * time.Second
+
+// takeBack steps ev, a COMMIT's record taken back, on a context of its own (the
+// caller's may be over), retrying every 50 ms while the store is unavailable, for at
+// most takeBackTimeout: the agent's events stuck behind the same store must not land
+// after a COMMIT that never reached it. Errors: the last step's.
+func (sv *Service) takeBack(ctx context.Context, key SessionKey, ev withholdAnswer, observe func(Output, *Session)) error {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeBackTimeout)
+	defer cancel()
+	for {
+		out, s, err := sv.apply(tctx, key, ev, false, nil)
+		if err == nil {
+			if observe != nil && out.Changed {
+				observe(out, s)
+			}
+			return nil
+		}
+		if KindOf(err) != Unavailable || tctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-tctx.Done():
+			return err
+		case <-sv.Clock.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // MaxDecideWait returns the cap on Decide's wait.
 func (sv *Service) MaxDecideWait() time.Duration {
 	if sv.MaxWait > 0 {
@@ -93,7 +123,6 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 	var lastErr error
 	cl, _ := sv.Store.(CachedLoader)
 	for attempt := 0; attempt < retries; attempt++ {
-		now := sv.Clock.Now()
 		var (
 			s      *Session
 			cached bool
@@ -113,6 +142,9 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 		if err != nil && (KindOf(err) != NotFound || !create) {
 			return Output{}, nil, err
 		}
+		// The step's time is taken once the state is read: a read that waited for a
+		// stalled store shows as timers stepped late (Job.LateCommit).
+		now := sv.Clock.Now()
 		if blind || err != nil { // err: NotFound, and create is set
 			s = NewSession(key, now)
 			if Sampled(key, sv.HistorySample) {
@@ -158,7 +190,10 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 			return out, s, nil
 		}
 		if KindOf(err) != Conflict {
-			return Output{}, nil, err
+			// The write failed, or its fate is unknown (Unavailable): the output and
+			// the session as stepped go back with the error for the caller to clean up
+			// after (Decide takes back an answer it may have stored); never stored.
+			return out, s, err
 		}
 		lastErr = err
 	}
@@ -180,10 +215,10 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 
 // Decide asks for a job's decision and waits up to wait (capped at MaxDecideWait) for
 // one: it returns at once with COMMIT or CANCEL (while prepared is false a COMMIT can
-// only come once another Decide reported the prepare). Every step of the wait carries
-// the time the call began (Decide.Since), so a commit that came due before it is
-// withheld for DeliveryWait first (after an outage: see Decide), and the step that
-// hands out a COMMIT stores that it did before it is returned. It wakes when any writer
+// only come once another Decide reported the prepare). Its steps are a live agent's
+// (Decide.Live): a commit decided late, after an outage, is withheld for DeliveryWait
+// first (see Decide), and the step that hands out a COMMIT stores that it did before
+// it is returned. It wakes when any writer
 // saves the session (Store.Watch) and when the session's next timer is due, so the
 // decision arrives within a store round trip of the event that makes it. When the wait
 // runs out the result is Undecided with what the job waits for. observe, when not
@@ -206,8 +241,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
-	began := sv.Clock.Now()
-	deadline := began.Add(wait)
+	deadline := sv.Clock.Now().Add(wait)
 	var (
 		changes <-chan struct{}
 		stop    = func() {}
@@ -220,7 +254,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		changes, stop = ch, cancel
 	}
 	defer stop()
-	ev := Decide{JobID: jobID, Prepared: prepared, Since: began}
+	ev := Decide{JobID: jobID, Prepared: prepared, Live: true}
 	// held: the lifetime and version of the session the last step had from the store
 	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
 	// last step's copy stood unconfirmed with an answer that is not final, good only
@@ -248,6 +282,12 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		interim = false
 		out, s, err := sv.apply(ctx, key, ev, false, stands)
 		if err != nil {
+			if s != nil && len(out.Answered) > 0 && KindOf(err) == Unavailable {
+				j := s.Job(jobID)
+				// The store may have kept the COMMIT's record although the write
+				// failed; it never went out. Take it back once the store answers.
+				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: jobID, Answered: j.AnsweredAt, Withhold: true}, observe)
+			}
 			return DecisionResult{}, err
 		}
 		held, created, version = true, s.CreatedAt, s.Version
@@ -255,6 +295,25 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 			observe(out, s)
 		}
 		d := *out.Decision
+		if j := s.Job(jobID); d.Decision == DecisionCommit && len(out.Answered) > 0 && j != nil {
+			// The COMMIT this step recorded as handed out does not go out when the
+			// caller has gone (it aborted the call: an event of its is undelivered), or
+			// when the store took longer than LateTimer to keep the record (frozen,
+			// failing over: the agent's events observed meanwhile may be stuck behind
+			// it; then it is withheld, see Decide). It is taken back, on a context of
+			// its own (the caller's may be over), and decided again with what arrives.
+			late, gone := sv.Clock.Now().Sub(j.AnsweredAt) > LateTimer, ctx.Err() != nil
+			if late || gone {
+				err := sv.takeBack(ctx, key, withholdAnswer{JobID: jobID, Answered: j.AnsweredAt, Withhold: late}, observe)
+				switch {
+				case gone:
+					return DecisionResult{}, ctx.Err()
+				case err != nil:
+					return DecisionResult{}, err
+				}
+				continue
+			}
+		}
 		if d.Decision == DecisionCancel || d.Decision == DecisionCommit {
 			return d, nil
 		}

@@ -290,9 +290,9 @@ type Job struct {
 	// LateCommit is set when the commit decision was made more than LateTimer after
 	// it came due: nothing could step the session then (an outage; see Decide).
 	LateCommit bool `json:"late_commit,omitempty"`
-	// WithheldUntil is set when a Decide that began waiting after a late commit came
-	// due found it (after an outage): the commit is not handed out before then, so the
-	// agent can deliver what it observed meanwhile (Decide). Set once per job.
+	// WithheldUntil is set when a live agent's Decide found the job's late commit
+	// (after an outage): the commit is not handed out before then, so the agent can
+	// deliver what it observed meanwhile (Decide). Set once per job.
 	WithheldUntil time.Time `json:"withheld_until,omitzero"`
 	// CommitsRevoked counts commit decisions withdrawn, before any Decide handed them
 	// out, because an event the agent had observed before them arrived after them

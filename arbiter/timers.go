@@ -440,14 +440,32 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 func (st *step) revokeCommitsAfter(at time.Time) {
 	for _, j := range st.s.Jobs {
 		if j.SideEffect && j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
-			st.revoked = append(st.revoked, revocation{job: j, decidedAt: j.DecidedAt, reason: j.Reason, late: j.LateCommit, decisions: len(st.out.Decisions), holds: len(st.out.Holds)})
-			j.Decision, j.Cause, j.Reason, j.DecidedAt, j.LateCommit = Undecided, "", "", time.Time{}, false
-			j.CommitsRevoked++
-			st.out.Revoked = append(st.out.Revoked, j.ID)
-			st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
-			st.out.Changed = true
+			st.revoke(j)
 		}
 	}
+}
+
+// revoke withdraws j's commit decision: j is undecided again (Output.Revoked, a
+// revoked history entry), as it was kept for restoreRecommitted.
+func (st *step) revoke(j *Job) {
+	st.revoked = append(st.revoked, revocation{job: j, decidedAt: j.DecidedAt, reason: j.Reason, late: j.LateCommit, decisions: len(st.out.Decisions), holds: len(st.out.Holds)})
+	j.Decision, j.Cause, j.Reason, j.DecidedAt, j.LateCommit = Undecided, "", "", time.Time{}, false
+	j.CommitsRevoked++
+	st.out.Revoked = append(st.out.Revoked, j.ID)
+	st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
+	st.out.Changed = true
+}
+
+// withdrawUnanswered withdraws j's commit decision when no Decide has handed it out
+// and its outcome is not reported (as revokeCommitsAfter does), and reports whether it
+// did. A stop, a change or a withdrawal of its call heard then cancels the job: nothing
+// was done, and nobody was told it would be (see Engine.Step).
+func (st *step) withdrawUnanswered(j *Job) bool {
+	if !j.SideEffect || j.Decision != DecisionCommit || !j.AnsweredAt.IsZero() || j.Outcome != NotCompleted {
+		return false
+	}
+	st.revoke(j)
+	return true
 }
 
 // revocation is a commit a step withdrew, as it was: its job, its time and reason,

@@ -28,9 +28,9 @@
 //	                                      Transcript; body: the text
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
-//	decide t=MS job=JOB [prepared] [since=MS]
-//	                                      Decide; since: when the asking Decide began waiting
-//	                                      (arbiter.Decide.Since; absent: not said)
+//	decide t=MS job=JOB [prepared] [live]
+//	                                      Decide; live: a live agent's (a late commit is
+//	                                      withheld from it first: arbiter.Decide.Live)
 //	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text)
 //	configure t=MS [language=TAG] [response_scheduling]

@@ -122,14 +122,9 @@ func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job", "prepared", "since")
-	d := arbiter.Decide{Prepared: td.HasArg("prepared")}
+	checkArgs(t, td, "t", "job", "prepared", "live")
+	d := arbiter.Decide{Prepared: td.HasArg("prepared"), Live: td.HasArg("live")}
 	td.ScanArgs(t, "job", &d.JobID)
-	if td.HasArg("since") {
-		var n float64
-		td.ScanArgs(t, "since", &n)
-		d.Since = at(n)
-	}
 	return d
 }
 
