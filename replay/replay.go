@@ -271,6 +271,9 @@ type runner struct {
 	commitN      int
 	closed       bool
 	started      bool // an RPC has created the session
+	// observed is when the agent observed the event being applied (its t_ms): each
+	// event goes out with its age (see age).
+	observed time.Time
 	closeSkips   int  // ids first marked dead by CloseSession
 }
 
@@ -321,6 +324,7 @@ func (r *runner) run() error {
 			return err
 		}
 		r.clock.AdvanceTo(r.at(ev.TMs))
+		r.observed = r.at(ev.TMs)
 		if err := r.apply(ev); err != nil {
 			return fmt.Errorf("line %d (%s): %w", ev.Line, ev.Event, err)
 		}
@@ -447,7 +451,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		}
 		resp, err := r.c.ReportTranscript(r.ctx, &arbiterv1.ReportTranscriptRequest{
 			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
-			UtteranceId: ev.Utterance,
+			UtteranceId: ev.Utterance, Age: r.age(),
 		})
 		if err != nil {
 			return fmt.Errorf("ReportTranscript: %w", err)
@@ -457,7 +461,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		return r.toolCall(ev)
 	case "tool_call_cancellation":
 		resp, err := r.c.ReportToolCallCancellation(r.ctx, &arbiterv1.ReportToolCallCancellationRequest{
-			SessionId: r.opt.SessionID, CallIds: ev.CallIDs, Reason: cancellationReasons[ev.Reason],
+			SessionId: r.opt.SessionID, CallIds: ev.CallIDs, Reason: cancellationReasons[ev.Reason], Age: r.age(),
 		})
 		if err != nil {
 			return fmt.Errorf("ReportToolCallCancellation: %w", err)
@@ -498,8 +502,15 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	return nil
 }
 
+// age is how long ago the event being applied was observed, as an agent reports it:
+// 0 on a virtual clock; against a real-time target, how late the request leaves. The
+// arbiter then places the event at its t_ms, however late it lands.
+func (r *runner) age() *durationpb.Duration {
+	return durationpb.New(max(0, r.clock.Now().Sub(r.observed)))
+}
+
 func (r *runner) speech(e arbiterv1.SpeechEvent, utterance string) error {
-	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e, UtteranceId: utterance})
+	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e, UtteranceId: utterance, Age: r.age()})
 	if err != nil {
 		return fmt.Errorf("ReportSpeech: %w", err)
 	}
@@ -547,7 +558,7 @@ func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error
 		return nil, fmt.Errorf("args: %v", err)
 	}
 	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args, RawArgs: ev.RawArgs,
-		BusinessKey: ev.BusinessKey}
+		BusinessKey: ev.BusinessKey, Age: r.age()}
 	switch ev.Behavior {
 	case "BLOCKING":
 		req.Behavior = arbiterv1.Behavior_BEHAVIOR_BLOCKING
