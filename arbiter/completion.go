@@ -14,7 +14,12 @@ import (
 // or a commit whose outcome is unknown) and answers every live call id of the job;
 // Progress hands out an interim result of a job still running.
 
-// Decide asks for a job's decision, and records that prepare finished.
+// Decide asks for a job's decision, and records that prepare finished. The job is
+// named by JobID, or by CallID: the call id the model gave the function call that
+// opened it (the id a framework hands its tool; jobRef has the rules). A Decide by
+// call id also marks the job Asked: its tool talks to the arbiter, so an answer the
+// agent sends for the call before the job completes is not the tool's own
+// (ToolAnswer).
 //
 // A COMMIT it answers is final: the step records that it was handed out
 // (Job.AnsweredAt), in the write that precedes the reply, and from then on no event
@@ -36,6 +41,7 @@ import (
 // out at once.
 type Decide struct {
 	JobID    string
+	CallID   string
 	Prepared bool
 	// Live is set for a live agent's Decide (Service.Decide sets it): a late commit is
 	// withheld from it first. A caller that steps the engine directly, as the tests
@@ -60,21 +66,25 @@ const DeliveryWait = 2 * time.Second
 // its events, hands out the COMMIT at once.
 const LateTimer = 100 * time.Millisecond
 
-func (ev Decide) validate() error { return CheckName("job_id", ev.JobID) }
+func (ev Decide) validate() error { return checkJobRef(ev.JobID, ev.CallID) }
 
 func (ev Decide) check(st *step) error {
-	j, err := findJob(st.s, ev.JobID)
+	j, err := jobRef(st.s, ev.JobID, ev.CallID)
 	if err != nil {
 		return err
 	}
 	if !j.SideEffect {
-		return Fieldf(FailedPrecondition, "job_id", "job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
+		return Fieldf(FailedPrecondition, refField(ev.JobID), "job %q is a read-only %s call: run it and Complete it with a result, there is nothing to decide", j.ID, j.Tool)
 	}
 	return nil
 }
 
 func (ev Decide) apply(st *step) error {
-	j := st.s.job(ev.JobID)
+	j, _ := jobRef(st.s, ev.JobID, ev.CallID)
+	if ev.CallID != "" && !j.Asked {
+		j.Asked = true
+		st.out.Changed = true
+	}
 	if ev.Prepared && j.PreparedAt.IsZero() && j.Decision == Undecided {
 		j.PreparedAt = st.s.Now
 		st.out.Changed = true
@@ -167,12 +177,67 @@ func (st *step) lastStop(j *Job) *Utterance {
 	return &Utterance{Text: "stop"}
 }
 
+// checkJobRef checks how a Decide or Complete names its job: a job id, or the call id
+// of the function call that opened it; both may be given when they agree (jobRef).
+// Errors: Invalid naming job_id when neither is given, or the one at fault.
+func checkJobRef(jobID, callID string) error {
+	if jobID == "" && callID == "" {
+		return Fieldf(Invalid, "job_id", "required: the job id (RegisterCall's job_id), or call_id")
+	}
+	if jobID != "" {
+		if err := CheckName("job_id", jobID); err != nil {
+			return err
+		}
+	}
+	if callID != "" {
+		return CheckName("call_id", callID)
+	}
+	return nil
+}
+
+// jobRef finds the job a Decide or Complete names. By call id: the call must be one
+// the agent was told to execute (RegisterCall's EXECUTE: the call that opened the
+// job, or a confirmation call that started its run's job); a duplicate never runs
+// (its job is its original's, reported by the original's tool), and a rejected call
+// or a run's prompt has no job. With both ids, the call's job must be jobID.
+// Errors: NotFound naming call_id or job_id; FailedPrecondition naming call_id for a
+// call that executes nothing, or one whose job is not jobID.
+func jobRef(s *Session, jobID, callID string) (*Job, error) {
+	if callID == "" {
+		return findJob(s, jobID)
+	}
+	c := s.call(callID)
+	if c == nil {
+		return nil, Fieldf(NotFound, "call_id", "call %q not found in session %q", Clip(callID), s.Key.ID)
+	}
+	switch {
+	case c.Disposition == Duplicate:
+		return nil, Fieldf(FailedPrecondition, "call_id", "call %q repeats %s: it executes nothing (its job %s is %s's)", c.ID, c.DuplicateOf, c.JobID, c.DuplicateOf)
+	case c.Disposition != Execute || c.JobID == "":
+		return nil, Fieldf(FailedPrecondition, "call_id", "call %q executes nothing (it was answered when it was registered: %s)", c.ID, c.Disposition)
+	case jobID != "" && jobID != c.JobID:
+		return nil, Fieldf(FailedPrecondition, "call_id", "call %q belongs to job %s, not %s", c.ID, c.JobID, Clip(jobID))
+	}
+	return findJob(s, c.JobID)
+}
+
+// refField is the field a job reference's errors name: job_id when one was given,
+// else call_id.
+func refField(jobID string) string {
+	if jobID != "" {
+		return "job_id"
+	}
+	return "call_id"
+}
+
 // pendingReason says what an undecided job waits for.
 func (st *step) pendingReason(j *Job) string {
 	tp := st.e.Policy.lookup(j.Tool)
 	switch {
 	case j.Abandoned:
 		return pendingAbandoned
+	case j.questionOpen():
+		return pendingAsked
 	case j.PreparedAt.IsZero():
 		return pendingPrepare
 	case len(st.holding(j, tp)) > 0:
@@ -188,9 +253,11 @@ func (j *Job) withheld(now time.Time) bool {
 	return j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && now.Before(j.WithheldUntil)
 }
 
-// Complete reports a job's outcome.
+// Complete reports a job's outcome. The job is named by JobID, or by CallID as for
+// Decide (jobRef).
 type Complete struct {
 	JobID   string
+	CallID  string
 	Outcome Outcome
 	// Result is the backend's result, carried whole under `result` in the function
 	// response payload: at most MaxArgsBytes JSON-encoded and MaxArgsDepth levels of
@@ -201,7 +268,7 @@ type Complete struct {
 }
 
 func (ev Complete) validate() error {
-	if err := CheckName("job_id", ev.JobID); err != nil {
+	if err := checkJobRef(ev.JobID, ev.CallID); err != nil {
 		return err
 	}
 	if err := checkDepth("result", ev.Result, MaxArgsDepth); err != nil {
@@ -221,7 +288,7 @@ func (ev Complete) validate() error {
 }
 
 func (ev Complete) check(st *step) error {
-	j, err := findJob(st.s, ev.JobID)
+	j, err := jobRef(st.s, ev.JobID, ev.CallID)
 	if err != nil {
 		return err
 	}
@@ -248,7 +315,7 @@ func (ev Complete) check(st *step) error {
 
 func (ev Complete) apply(st *step) error {
 	s := st.s
-	j := s.job(ev.JobID)
+	j, _ := jobRef(s, ev.JobID, ev.CallID)
 	if j.Outcome == Unknown && ev.Outcome != Unknown {
 		return st.resolveUnknown(j, ev)
 	}

@@ -88,7 +88,8 @@ type Engine struct {
 }
 
 // Event is one input to the engine: RegisterCall, Speech, Transcript,
-// ToolCallCancellation, Decide, Complete, Configure, Connect, Progress, Close or Tick.
+// ToolCallCancellation, Decide, Complete, ToolAnswer, Configure, Connect, Progress,
+// Close or Tick.
 // The set is closed: each event's file holds its checks and its rules.
 type Event interface {
 	// validate checks the event's own fields (shapes, sizes, enum values) before any
@@ -150,6 +151,8 @@ type Output struct {
 	Decision *DecisionResult
 	// Connect is set for Connect.
 	Connect *ConnectResult
+	// Answer is set for ToolAnswer: what the model gets for the agent's answer.
+	Answer *AnswerResult
 	// Effects are the responses, skips and notes this step made due for the caller.
 	Effects Effects
 	// Decisions are every decision made during this step (by the event or by timers),
@@ -178,7 +181,8 @@ type Output struct {
 	// step: what the model said about a job contradicted its state (claimcheck.go).
 	Corrections []Correction
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
-	// other or unknown.
+	// unclear, go_ahead, other or unknown (the strongest of its readings for the jobs
+	// it bears on, utterances.go).
 	Intent speech.Intent
 	// LogStart is the session's LogSeq when the step began: the effects numbered
 	// above it were handed out by this step; those at or below it are repeats (a
@@ -246,6 +250,9 @@ type step struct {
 	// arrived is when the event reached the engine: Step's now (a commit decided much
 	// later than it came due is late: Job.LateCommit).
 	arrived time.Time
+	// echoed is how many words of the user transcript the step read were the model's
+	// echo (utterances.go), for its history entry.
+	echoed int
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).

@@ -75,8 +75,9 @@ type History struct {
 	Holds []Hold `json:"holds,omitempty"`
 }
 
-// Hold is what holds a job's commit: an utterance (Utterance.ID), or, with Utterance
-// zero, abandonment (every call id of the job dead, waiting for a re-issue).
+// Hold is what holds a job's commit: an utterance (Utterance.ID; or the question the
+// utterance's unclear reply raised, until it is answered), or, with Utterance zero,
+// abandonment (every call id of the job dead, waiting for a re-issue).
 type Hold struct {
 	Job       string `json:"job"`
 	Utterance int    `json:"utt,omitempty"`
@@ -175,6 +176,9 @@ type TranscriptEntry struct {
 	// and Intent its intent after a final piece.
 	Utterance int           `json:"utt,omitempty"`
 	Intent    speech.Intent `json:"intent,omitempty"`
+	// Discarded, for a final user piece, says which of the utterance's words were not
+	// read as the user's and why: the model's echo (utterances.go); "" when all were.
+	Discarded string `json:"discarded,omitempty"`
 }
 
 // WithdrawEntry is a ToolCallCancellation.
@@ -228,7 +232,8 @@ type DecisionEntry struct {
 // HoldEntry is a hold beginning (End false) or ending on a job's commit: by an
 // utterance, or by abandonment (Utterance 0). A job is held while it is undecided and
 // either abandoned, or prepared with a relevant user utterance open (the engine's
-// "held" pending reason).
+// "held" pending reason), or while the arbiter's question about it is open (held by the
+// unclear reply that raised it: questions.go).
 type HoldEntry struct {
 	Job       string `json:"job"`
 	Utterance int    `json:"utt,omitempty"`
@@ -362,11 +367,16 @@ func (st *step) appendJobHolds(hs []Hold, j *Job, prev []Hold) []Hold {
 	if j.Abandoned {
 		return append(hs, st.hold(Hold{Job: j.ID}, prev))
 	}
-	if j.PreparedAt.IsZero() {
+	if j.PreparedAt.IsZero() && !j.QuestionOpen {
 		return hs
 	}
+	if j.QuestionOpen { // held by the question its unclear reply raised (questions.go)
+		hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: j.QuestionBy}, prev))
+	}
 	for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
-		hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: u.ID}, prev))
+		if !(j.QuestionOpen && u.ID == j.QuestionBy) {
+			hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: u.ID}, prev))
+		}
 	}
 	return hs
 }
@@ -455,6 +465,15 @@ func (st *step) jobTool(id string) string {
 
 // beginHistory readies the step's history: whether the session keeps one, and the
 // holds open at its last step.
+// jobOf is the id of the job a Decide or Complete named (jobRef), for its entry;
+// jobID as given when it names none.
+func (st *step) jobOf(jobID, callID string) string {
+	if j, err := jobRef(st.s, jobID, callID); err == nil {
+		return j.ID
+	}
+	return jobID
+}
+
 func (st *step) beginHistory() {
 	st.hist = st.e.historyBudget(st.s) > 0
 	if st.hist && st.s.History != nil {
@@ -496,16 +515,16 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		e.Speech = &SpeechEntry{Kind: ev.Kind, UtteranceID: ev.UtteranceID, Utterance: st.utt}
 	case Transcript:
 		e.Transcript = &TranscriptEntry{Model: ev.Model, Text: ev.Text, Interim: ev.Interim, UtteranceID: ev.UtteranceID,
-			Utterance: st.utt, Intent: st.out.Intent}
+			Utterance: st.utt, Intent: st.out.Intent, Discarded: st.discarded()}
 	case ToolCallCancellation:
 		e.Withdraw = &WithdrawEntry{CallIDs: ev.CallIDs, Reason: ev.Reason}
 	case Decide:
 		if !ev.Prepared || !st.prepared {
 			return e, false
 		}
-		e.Prepared = &JobEntry{Job: ev.JobID}
+		e.Prepared = &JobEntry{Job: st.jobOf(ev.JobID, ev.CallID)}
 	case Complete:
-		e.Complete = &CompleteEntry{Job: ev.JobID, Outcome: ev.Outcome, Result: ev.Result, Error: ev.Error}
+		e.Complete = &CompleteEntry{Job: st.jobOf(ev.JobID, ev.CallID), Outcome: ev.Outcome, Result: ev.Result, Error: ev.Error}
 	case Configure:
 		e.Configure = &ConfigureEntry{Language: ev.Language, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
 	case Connect:

@@ -43,6 +43,35 @@ type Service struct {
 	// picked by a hash of the session key (Sampled), so every replica picks the same
 	// ones. Zero means none: a session then records only once Configure asks.
 	HistorySample float64
+	// Calls, when set, indexes the calls the wire guard registers by call id
+	// (IndexCall), so that FindCall finds their session. Nil: FindCall is NotFound.
+	Calls CallIndex
+}
+
+// IndexCall records that callID belongs to the session key, for the session's idle
+// TTL (see CallIndex). Without Calls it does nothing. Errors: Unavailable.
+func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string) error {
+	if sv.Calls == nil {
+		return nil
+	}
+	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, sv.idleTTL())
+}
+
+// FindCall returns the session of a call the wire guard registered, in tenant.
+// Errors: Invalid naming call_id (malformed); NotFound naming call_id (no session of
+// the tenant has it indexed: give session_id); Unavailable.
+func (sv *Service) FindCall(ctx context.Context, tenant, callID string) (SessionKey, error) {
+	if err := CheckName("call_id", callID); err != nil {
+		return SessionKey{}, err
+	}
+	if sv.Calls == nil {
+		return SessionKey{}, Fieldf(NotFound, "call_id", "call %q: no session is known by its call id here (only the wire guard's are): give session_id", callID)
+	}
+	id, err := sv.Calls.LookupCall(ctx, tenant, callID)
+	if err != nil {
+		return SessionKey{}, err
+	}
+	return SessionKey{Tenant: tenant, ID: id}, nil
 }
 
 func (sv *Service) idleTTL() time.Duration {
@@ -228,7 +257,7 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 //
 // On a CachedLoader, a wake-up makes Decide step the cached copy (which a store such
 // as store/redisstore has just refreshed from the wake-up message, without a read): a
-// final answer found there (CANCEL, or COMMIT when prepared) is confirmed by Current
+// final answer found there (CANCEL or COMMIT) is confirmed by Current
 // before it is returned (one small read that compares the version and the record's
 // content: a message is only as trustworthy as the channel it came through, and what
 // Decide answers must be what the store holds), and a copy whose job is still
@@ -238,6 +267,12 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // Current confirmed, or from a Load, as in Apply, and a decision the step makes still
 // goes through Save's compare-and-set.
 func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, prepared bool, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
+	return sv.DecideBy(ctx, key, Decide{JobID: jobID, Prepared: prepared}, wait, observe)
+}
+
+// DecideBy is Decide for the job ev names: by job id, or by call id (see Decide, the
+// event). Errors: those of Decide, and of the event's job reference (jobRef).
+func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
@@ -254,7 +289,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		changes, stop = ch, cancel
 	}
 	defer stop()
-	ev := Decide{JobID: jobID, Prepared: prepared, Live: true}
+	ev.Live = true // a live agent's: a late commit is withheld from it first (see Decide)
 	// held: the lifetime and version of the session the last step had from the store
 	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
 	// last step's copy stood unconfirmed with an answer that is not final, good only
@@ -283,10 +318,10 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 		out, s, err := sv.apply(ctx, key, ev, false, stands)
 		if err != nil {
 			if s != nil && len(out.Answered) > 0 && KindOf(err) == Unavailable {
-				j := s.Job(jobID)
 				// The store may have kept the COMMIT's record although the write
 				// failed; it never went out. Take it back once the store answers.
-				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: jobID, Answered: j.AnsweredAt, Withhold: true}, observe)
+				j := s.Job(out.Answered[0])
+				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: true}, observe)
 			}
 			return DecisionResult{}, err
 		}
@@ -295,7 +330,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 			observe(out, s)
 		}
 		d := *out.Decision
-		if j := s.Job(jobID); d.Decision == DecisionCommit && len(out.Answered) > 0 && j != nil {
+		if j := s.Job(d.JobID); d.Decision == DecisionCommit && len(out.Answered) > 0 && j != nil {
 			// The COMMIT this step recorded as handed out does not go out when the
 			// caller has gone (it aborted the call: an event of its is undelivered), or
 			// when the store took longer than LateTimer to keep the record (frozen,
@@ -304,7 +339,7 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 			// its own (the caller's may be over), and decided again with what arrives.
 			late, gone := sv.Clock.Now().Sub(j.AnsweredAt) > LateTimer, ctx.Err() != nil
 			if late || gone {
-				err := sv.takeBack(ctx, key, withholdAnswer{JobID: jobID, Answered: j.AnsweredAt, Withhold: late}, observe)
+				err := sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: late}, observe)
 				switch {
 				case gone:
 					return DecisionResult{}, ctx.Err()

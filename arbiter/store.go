@@ -63,3 +63,20 @@ type CachedLoader interface {
 	// Load would. False for a store without local copies.
 	Uncached(key SessionKey) bool
 }
+
+// CallIndex finds the session a call id belongs to, for the calls the wire guard
+// (package guard) registers: their tools report by call id alone (DecideRequest and
+// CompleteRequest with call_id and no session_id), since a framework hands a tool the
+// call's id and nothing about the session. Entries are scoped by tenant and expire
+// like sessions. Implementations: store/memory (this process only: a restart forgets
+// them, and a tool's report for a call made before it then needs its session id),
+// store/redisstore (shared by every replica). Safe for concurrent use.
+type CallIndex interface {
+	// IndexCall records that callID, in tenant, belongs to session id, for ttl (0:
+	// as long as the index lives). A later IndexCall of the same call id replaces it.
+	// Errors: Unavailable.
+	IndexCall(ctx context.Context, tenant, callID, id string, ttl time.Duration) error
+	// LookupCall returns the session id IndexCall recorded for callID in tenant.
+	// Errors: NotFound naming call_id; Unavailable.
+	LookupCall(ctx context.Context, tenant, callID string) (string, error)
+}

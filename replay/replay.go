@@ -273,8 +273,8 @@ type runner struct {
 	started      bool // an RPC has created the session
 	// observed is when the agent observed the event being applied (its t_ms): each
 	// event goes out with its age (see age).
-	observed time.Time
-	closeSkips   int  // ids first marked dead by CloseSession
+	observed   time.Time
+	closeSkips int // ids first marked dead by CloseSession
 }
 
 // Run replays one parsed trace against the arbiter behind c, on clock, writing output

@@ -103,6 +103,12 @@ type Options struct {
 	// client certificate, a bad one, not TLS; handshake.go). Zero means
 	// DefaultUnauthLogInterval (1 min).
 	UnauthLogInterval time.Duration
+	// ErrorLogRPS and ErrorLogBurst bound, per peer address (its IP; IPv6 by /64), the
+	// access log's lines for failed RPCs (errlog.go): past the bucket the lines are
+	// counted instead and summed up in one warn line per UnauthLogInterval. Zero means
+	// DefaultErrorLogRPS (5/s) and DefaultErrorLogBurst (50).
+	ErrorLogRPS   float64
+	ErrorLogBurst int
 	// Limiter, when set, rate-limits every RPC but health checks and reflection
 	// (RESOURCE_EXHAUSTED when over), per tenant: a TenantLimiter counts in this
 	// process, a SharedLimiter across every replica sharing its budget.
@@ -139,9 +145,13 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	if maxRecv == 0 {
 		maxRecv = 1 << 20
 	}
+	errs := newErrorLog(log, o.ErrorLogRPS, o.ErrorLogBurst, o.UnauthLogInterval)
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		if lvl > logging.LevelDebug && isSummarized(fields) {
 			lvl = logging.LevelDebug // the guard's summary counts it
+		}
+		if lvl > logging.LevelDebug && !allowStreamLine(errs, fields) {
+			return // errs's summary counts it
 		}
 		log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
@@ -168,7 +178,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// to status codes with details, auth, rate limit, undecodable requests refused,
 	// deadline, and panic recovery innermost. Unary: the first two are one interceptor
 	// (accessLog.unary calls requestFields), and so are the last three (innermost).
-	unary := []grpc.UnaryServerInterceptor{accessLog{log: slog.New(ctxHandler{log.Handler()})}.unary}
+	unary := []grpc.UnaryServerInterceptor{accessLog{log: slog.New(ctxHandler{log.Handler()}), errs: errs}.unary}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
@@ -178,6 +188,10 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// (errors.go): authentication's and the rate limit's too.
 	unary = append(unary, s.unaryErrorCodes)
 	stream = append(stream, s.streamErrorCodes)
+	// Metadata over the limit is RESOURCE_EXHAUSTED before auth reads it (conn.go).
+	hl := headerLimit(cmp.Or(o.Conn.MaxHeaderSize, DefaultConnLimits.MaxHeaderSize))
+	unary = append(unary, hl.unary)
+	stream = append(stream, hl.stream)
 	if o.Tokens != nil {
 		g := newAuthGuard(o.Tokens, log, o.UnauthRPS, o.UnauthBurst, o.UnauthLogInterval)
 		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(g.authenticate), selector.MatchFunc(protected)))
@@ -452,9 +466,19 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	return &arbiterv1.ReportToolCallCancellationResponse{Effects: eff, CancelledJobIds: out.Cancelled, Repeat: out.Repeat}, nil
 }
 
+// jobKey is the session of a Decide or Complete: the one session_id names, or, with
+// call_id and no session_id, the one the wire guard indexed the call under. Errors:
+// Invalid naming session_id (neither given, or malformed), those of FindCall.
+func (s *Server) jobKey(ctx context.Context, sessionID, callID string) (arbiter.SessionKey, error) {
+	if sessionID == "" && callID != "" {
+		return s.svc.FindCall(ctx, TenantFrom(ctx), callID)
+	}
+	return s.key(ctx, sessionID)
+}
+
 // Decide implements arbiterv1.ArbiterServiceServer.
 func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arbiterv1.DecideResponse, error) {
-	key, err := s.key(ctx, req.GetSessionId())
+	key, err := s.jobKey(ctx, req.GetSessionId(), req.GetCallId())
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +503,8 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		defer context.AfterFunc(s.closing, cancel)()
 	}
 	began := time.Now()
-	d, err := s.svc.Decide(dctx, key, req.GetJobId(), req.GetPrepared(), wait, func(out arbiter.Output, sess *arbiter.Session) {
+	ev := arbiter.Decide{JobID: req.GetJobId(), CallID: req.GetCallId(), Prepared: req.GetPrepared()}
+	d, err := s.svc.DecideBy(dctx, key, ev, wait, func(out arbiter.Output, sess *arbiter.Session) {
 		s.record(ctx, out, sess) // the prepare it recorded, the decisions its steps made
 	})
 	if s.metrics != nil {
@@ -492,7 +517,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		return nil, err
 	}
 	traceDecision(ctx, d)
-	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason}
+	resp := &arbiterv1.DecideResponse{JobId: d.JobID, Reason: d.Reason, SessionId: key.ID}
 	switch d.Decision {
 	case arbiter.DecisionCommit:
 		resp.Decision = arbiterv1.Decision_DECISION_COMMIT
@@ -509,7 +534,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 
 // Complete implements arbiterv1.ArbiterServiceServer.
 func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (*arbiterv1.CompleteResponse, error) {
-	key, err := s.key(ctx, req.GetSessionId())
+	key, err := s.jobKey(ctx, req.GetSessionId(), req.GetCallId())
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +557,7 @@ func (s *Server) Complete(ctx context.Context, req *arbiterv1.CompleteRequest) (
 	if req.GetResult() != nil {
 		result = req.GetResult().AsMap()
 	}
-	_, eff, _, err := s.apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
+	_, eff, _, err := s.apply(ctx, key, arbiter.Complete{JobID: req.GetJobId(), CallID: req.GetCallId(), Outcome: oc, Result: result, Error: req.GetError()}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type fixture struct {
 	c     arbiterv1.ArbiterServiceClient
 	h     healthpb.HealthClient
 	store *memory.Store
+	svc   *arbiter.Service
 }
 
 func start(t testing.TB) *fixture {
@@ -38,10 +39,10 @@ func start(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	store := memory.New(nil)
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{}}
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	conn, _ := serveBufconn(t, server.New(svc, quiet), server.Options{Logger: quiet})
-	return &fixture{conn: conn, c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store}
+	return &fixture{conn: conn, c: arbiterv1.NewArbiterServiceClient(conn), h: healthpb.NewHealthClient(conn), store: store, svc: svc}
 }
 
 func args(t testing.TB, m map[string]any) *structpb.Struct {

@@ -27,6 +27,56 @@ func Run(t *testing.T, root string, newStore NewStore) {
 	t.Run("Contract", func(t *testing.T) { RunContract(t, newStore) })
 	t.Run("Goldens", func(t *testing.T) { RunGoldens(t, root, newStore) })
 	t.Run("LostSession", func(t *testing.T) { RunLostSession(t, newStore) })
+	t.Run("CallIndex", func(t *testing.T) { RunCallIndex(t, newStore) })
+}
+
+// RunCallIndex checks a store's arbiter.CallIndex (skipped for a store without one):
+// a call id indexed in a tenant is found there, and only there; a later IndexCall
+// replaces it; an unknown one is NotFound naming call_id; an entry expires with its
+// ttl (checked by waiting: a real store's TTL runs on its own clock).
+func RunCallIndex(t *testing.T, newStore NewStore) {
+	st := newStore(t, time.Now)
+	idx, ok := st.(arbiter.CallIndex)
+	if !ok {
+		t.Skipf("%T keeps no call index", st)
+	}
+	ctx := context.Background()
+	if err := idx.IndexCall(ctx, "", "fc_1", "s1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.IndexCall(ctx, "acme", "fc_1", "s2", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tenant, want string }{{"", "s1"}, {"acme", "s2"}} {
+		if got, err := idx.LookupCall(ctx, c.tenant, "fc_1"); err != nil || got != c.want {
+			t.Errorf("LookupCall(%q, fc_1) = %q, %v; want %q", c.tenant, got, err, c.want)
+		}
+	}
+	if err := idx.IndexCall(ctx, "", "fc_1", "s3", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := idx.LookupCall(ctx, "", "fc_1"); got != "s3" {
+		t.Errorf("after a second IndexCall, LookupCall = %q, want s3", got)
+	}
+	for _, c := range []struct{ tenant, call string }{{"", "fc_2"}, {"other", "fc_1"}} {
+		if _, err := idx.LookupCall(ctx, c.tenant, c.call); arbiter.KindOf(err) != arbiter.NotFound || arbiter.FieldOf(err) != "call_id" {
+			t.Errorf("LookupCall(%q, %q) = %v, want NotFound naming call_id", c.tenant, c.call, err)
+		}
+	}
+	if err := idx.IndexCall(ctx, "", "fc_short", "s1", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := idx.LookupCall(ctx, "", "fc_short")
+		if arbiter.KindOf(err) == arbiter.NotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fc_short indexed for 50ms still found after 5s (%v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // fixedClock is an arbiter.Clock that reads a time the test sets.

@@ -9,6 +9,9 @@ function call a realtime voice agent's model issues.
 - :class:`SessionCore` is the provider-neutral core under both (an outbox that delivers
   what the model session did, in order, with its age; the commit rule; Decide/Complete;
   the Watch): an adapter for another provider calls its methods.
+- :mod:`arbiter_client.tool` (:class:`ToolJob`, :func:`two_phase`) is all a tool needs
+  behind the wire guard (``arbiter serve --proxy-listen``): a side-effecting tool runs
+  its two phases by its call id alone; read-only tools need nothing.
 - :class:`ArbiterClient` is the API over grpc.aio, with typed errors (the standard
   error details), the service config's retries, TLS, tokens and trace context.
 - :mod:`arbiter_client.v1` holds the generated messages and stubs.
@@ -29,6 +32,7 @@ from .actions import (
     Skip,
 )
 from .client import USER_AGENT, ArbiterClient, RetryPolicy, service_config
+from .core import SessionCore, UndeliveredEventsError
 from .errors import (
     AbortedError,
     ArbiterError,
@@ -41,9 +45,9 @@ from .errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from .core import SessionCore, UndeliveredEventsError
 from .live import LiveAdapter
 from .realtime import RealtimeAdapter
+from .tool import ToolJob, two_phase
 from .v1 import API_VERSION
 
 __all__ = [
@@ -73,9 +77,11 @@ __all__ = [
     "SessionLost",
     "SessionLostError",
     "Skip",
+    "ToolJob",
     "UnauthenticatedError",
     "UnavailableError",
     "UndeliveredEventsError",
     "__version__",
     "service_config",
+    "two_phase",
 ]

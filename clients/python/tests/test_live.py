@@ -161,7 +161,10 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.client.close()
         await self.server.stop(None)
 
-    async def until(self, pred, timeout=3.0):
+    async def until(self, pred, timeout=30.0):
+        # Waits for what the test expects to happen; the bound only ends a test that is
+        # already failing, so it is generous: on a loaded machine (CI shares 2 cores) the
+        # adapter's retries took over 3 s of wall time.
         for _ in range(int(timeout / 0.01)):
             if pred():
                 return

@@ -1546,7 +1546,11 @@ type ReportTranscriptResponse struct {
 	// The intent read from the utterance's text so far: "stop" (undecided jobs it bears
 	// on are cancelled), "amend" (the user changed the request: jobs from before the
 	// utterance are cancelled with a note asking to call again with the new details),
-	// "other" or "unknown"; empty for an interim or model transcript.
+	// "unclear" (a reply that does not say whether the user still wants a pending job:
+	// under the policy's on_unclear, ask, its commit is held and a note asks the model
+	// to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+	// "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+	// only the model's echo); empty for an interim or model transcript.
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
@@ -1781,19 +1785,34 @@ func (x *ReportToolCallCancellationResponse) GetRepeat() bool {
 	return false
 }
 
-// DecideRequest asks for a job's decision.
+// DecideRequest asks for a job's decision. The job is named by `job_id`, or by
+// `call_id`, the id of the function call that opened it: the id a framework hands its
+// tool, so that a tool behind the wire guard (`arbiter serve --proxy-listen`) needs
+// nothing else from the arbiter (the clients' tool helpers send only it).
 type DecideRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required. The session id.
+	// The session id. Required, except with `call_id` alone for a call the wire guard
+	// registered: the guard's sessions are found by their calls' ids (NOT_FOUND naming
+	// `call_id` when no session of the caller's tenant has it).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown.
+	// The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. Required
+	// unless `call_id` is given; with both, the call's job must be this one.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// True once the backend's prepare (the slow, reversible phase) finished. The first
 	// Decide with prepared=true starts the grace window; later ones change nothing.
 	Prepared bool `protobuf:"varint,3,opt,name=prepared,proto3" json:"prepared,omitempty"`
 	// How long to wait for a decision: 0 answers at once; capped server-side at 30 s (and
 	// by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
-	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// The call id of the function call that opened the job (RegisterCallRequest.call_id
+	// with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
+	// [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
+	// `call_id` when the session has no such call; FAILED_PRECONDITION naming it for a
+	// call that executes nothing (a DUPLICATE, REJECT or RUN). A Decide by call id also
+	// tells the wire guard that the job's tool reports to the arbiter: an answer the
+	// agent's framework sends for the call before the job completes (a "CANCELLED" on
+	// barge-in, an error text) is then held, and the model gets the job's own response.
+	CallId        string `protobuf:"bytes,50,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1856,6 +1875,13 @@ func (x *DecideRequest) GetWait() *durationpb.Duration {
 	return nil
 }
 
+func (x *DecideRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
 // DecideResponse is the decision.
 type DecideResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1867,7 +1893,10 @@ type DecideResponse struct {
 	// When the decision was made (arbiter clock); unset for PENDING.
 	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	// The job id asked about.
-	JobId         string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The session the job belongs to (as the request named it, or as its call id found
+	// it).
+	SessionId     string `protobuf:"bytes,50,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1930,12 +1959,22 @@ func (x *DecideResponse) GetJobId() string {
 	return ""
 }
 
-// CompleteRequest reports a job's outcome.
+func (x *DecideResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// CompleteRequest reports a job's outcome. The job is named by `job_id` or `call_id`,
+// as in DecideRequest.
 type CompleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required. The session id.
+	// The session id. Required, except with `call_id` alone for a call the wire guard
+	// registered (as DecideRequest.session_id).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Required. The job id. NOT_FOUND when unknown.
+	// The job id. NOT_FOUND when unknown. Required unless `call_id` is given; with both,
+	// the call's job must be this one.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// Required. What happened.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
@@ -1946,7 +1985,10 @@ type CompleteRequest struct {
 	// `result` above either bound and nothing changes.
 	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
 	// For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model.
-	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// The call id of the function call that opened the job, instead of `job_id` (as
+	// DecideRequest.call_id, with the same errors).
+	CallId        string `protobuf:"bytes,50,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2012,6 +2054,13 @@ func (x *CompleteRequest) GetResult() *structpb.Struct {
 func (x *CompleteRequest) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
 	}
 	return ""
 }
@@ -4818,8 +4867,13 @@ type HistoryTranscript struct {
 	// The arbiter's number of the user utterance the piece was attributed to; 0 for the
 	// model's.
 	Utterance int32 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
-	// The utterance's intent after a final user piece: stop, amend, other or unknown.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+	// other or unknown.
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// For a final user piece, which of the utterance's words were not read as the
+	// user's and why ("8 words repeat what the model said within the last 10s: its
+	// echo, not the user's"); empty when all were.
+	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4892,6 +4946,13 @@ func (x *HistoryTranscript) GetUtterance() int32 {
 func (x *HistoryTranscript) GetIntent() string {
 	if x != nil {
 		return x.Intent
+	}
+	return ""
+}
+
+func (x *HistoryTranscript) GetDiscarded() string {
+	if x != nil {
+		return x.Discarded
 	}
 	return ""
 }
@@ -5501,26 +5562,30 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
 	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\x12\x16\n" +
-	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\x90\x01\n" +
+	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\xa9\x01\n" +
 	"\rDecideRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\bprepared\x18\x03 \x01(\bR\bprepared\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xac\x01\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x17\n" +
+	"\acall_id\x182 \x01(\tR\x06callId\"\xcb\x01\n" +
 	"\x0eDecideResponse\x120\n" +
 	"\bdecision\x18\x01 \x01(\x0e2\x14.arbiter.v1.DecisionR\bdecision\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x129\n" +
 	"\n" +
 	"decided_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x15\n" +
-	"\x06job_id\x18\x04 \x01(\tR\x05jobId\"\xbd\x01\n" +
+	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"session_id\x182 \x01(\tR\tsessionId\"\xd6\x01\n" +
 	"\x0fCompleteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12-\n" +
 	"\aoutcome\x18\x03 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
 	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"A\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x17\n" +
+	"\acall_id\x182 \x01(\tR\x06callId\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb3\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +
@@ -5739,14 +5804,15 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\rHistorySpeech\x12-\n" +
 	"\x05event\x18\x01 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xc0\x01\n" +
+	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xde\x01\n" +
 	"\x11HistoryTranscript\x12$\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x05R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"d\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"d\n" +
 	"\x0fHistoryWithdraw\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x126\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +

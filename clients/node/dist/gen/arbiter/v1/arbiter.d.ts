@@ -538,7 +538,11 @@ export interface ReportTranscriptResponse {
      * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
      * on are cancelled), "amend" (the user changed the request: jobs from before the
      * utterance are cancelled with a note asking to call again with the new details),
-     * "other" or "unknown"; empty for an interim or model transcript.
+     * "unclear" (a reply that does not say whether the user still wants a pending job:
+     * under the policy's on_unclear, ask, its commit is held and a note asks the model
+     * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+     * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+     * only the model's echo); empty for an interim or model transcript.
      */
     intent: string;
     /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -599,11 +603,23 @@ export interface ReportToolCallCancellationResponse {
      */
     repeat: boolean;
 }
-/** DecideRequest asks for a job's decision. */
+/**
+ * DecideRequest asks for a job's decision. The job is named by `job_id`, or by
+ * `call_id`, the id of the function call that opened it: the id a framework hands its
+ * tool, so that a tool behind the wire guard (`arbiter serve --proxy-listen`) needs
+ * nothing else from the arbiter (the clients' tool helpers send only it).
+ */
 export interface DecideRequest {
-    /** Required. The session id. */
+    /**
+     * The session id. Required, except with `call_id` alone for a call the wire guard
+     * registered: the guard's sessions are found by their calls' ids (NOT_FOUND naming
+     * `call_id` when no session of the caller's tenant has it).
+     */
     sessionId: string;
-    /** Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. */
+    /**
+     * The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. Required
+     * unless `call_id` is given; with both, the call's job must be this one.
+     */
     jobId: string;
     /**
      * True once the backend's prepare (the slow, reversible phase) finished. The first
@@ -615,6 +631,17 @@ export interface DecideRequest {
      * by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
      */
     wait: Duration | undefined;
+    /**
+     * The call id of the function call that opened the job (RegisterCallRequest.call_id
+     * with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
+     * [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
+     * `call_id` when the session has no such call; FAILED_PRECONDITION naming it for a
+     * call that executes nothing (a DUPLICATE, REJECT or RUN). A Decide by call id also
+     * tells the wire guard that the job's tool reports to the arbiter: an answer the
+     * agent's framework sends for the call before the job completes (a "CANCELLED" on
+     * barge-in, an error text) is then held, and the model gets the job's own response.
+     */
+    callId: string;
 }
 /** DecideResponse is the decision. */
 export interface DecideResponse {
@@ -629,12 +656,26 @@ export interface DecideResponse {
     decidedAt: Date | undefined;
     /** The job id asked about. */
     jobId: string;
-}
-/** CompleteRequest reports a job's outcome. */
-export interface CompleteRequest {
-    /** Required. The session id. */
+    /**
+     * The session the job belongs to (as the request named it, or as its call id found
+     * it).
+     */
     sessionId: string;
-    /** Required. The job id. NOT_FOUND when unknown. */
+}
+/**
+ * CompleteRequest reports a job's outcome. The job is named by `job_id` or `call_id`,
+ * as in DecideRequest.
+ */
+export interface CompleteRequest {
+    /**
+     * The session id. Required, except with `call_id` alone for a call the wire guard
+     * registered (as DecideRequest.session_id).
+     */
+    sessionId: string;
+    /**
+     * The job id. NOT_FOUND when unknown. Required unless `call_id` is given; with both,
+     * the call's job must be this one.
+     */
     jobId: string;
     /** Required. What happened. */
     outcome: Outcome;
@@ -650,6 +691,11 @@ export interface CompleteRequest {
     } | undefined;
     /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
     error: string;
+    /**
+     * The call id of the function call that opened the job, instead of `job_id` (as
+     * DecideRequest.call_id, with the same errors).
+     */
+    callId: string;
 }
 /** CompleteResponse carries what the outcome made due. */
 export interface CompleteResponse {
@@ -1293,8 +1339,17 @@ export interface HistoryTranscript {
      * model's.
      */
     utterance: number;
-    /** The utterance's intent after a final user piece: stop, amend, other or unknown. */
+    /**
+     * The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+     * other or unknown.
+     */
     intent: string;
+    /**
+     * For a final user piece, which of the utterance's words were not read as the
+     * user's and why ("8 words repeat what the model said within the last 10s: its
+     * echo, not the user's"); empty when all were.
+     */
+    discarded: string;
 }
 /** HistoryWithdraw is a ReportToolCallCancellation. */
 export interface HistoryWithdraw {
