@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the chaos suite (bench/chaos) in its three modes and fails when a judged count
-# is not zero. Sizes are small by default (CI); pass SESSIONS=300 for a full run.
+# Runs the chaos suite (bench/chaos) in its four modes, and redis again with backdated
+# ages, and fails when a judged count is not zero. Sizes are small by default (CI);
+# pass SESSIONS=300 for a full run.
 #   redis     3 replicas on Redis (AOF, appendfsync always); replicas and Redis SIGKILLed,
 #             Redis SIGSTOPped: every count must be 0
 #   failover  3 replicas on a Redis primary + replica under Sentinel (AOF, appendfsync
