@@ -270,6 +270,26 @@ func EpochAt(t time.Time) string {
 	return e[len(e)-6:]
 }
 
+// checkEpochShape refuses an epoch no Connect can have returned: one that is not six
+// characters from [0-9a-z] (EpochAt's shape). It is a malformed field, not a lost
+// session: a client that took the DataLoss such an epoch used to get for the truth
+// marked the outcome of every call of the session unknown (issue 25). Empty is no epoch.
+// Errors: Invalid naming epoch.
+func checkEpochShape(epoch string) error {
+	if epoch == "" {
+		return nil
+	}
+	ok := len(epoch) == 6
+	for i := 0; ok && i < len(epoch); i++ {
+		c := epoch[i]
+		ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'z'
+	}
+	if !ok {
+		return Fieldf(Invalid, "epoch", "%q is not an epoch: six characters from [0-9a-z], as Connect returns it", Clip(epoch))
+	}
+	return nil
+}
+
 // checkEpoch refuses an event that names an epoch other than the session's: the
 // session it was meant for was lost (and this one is new, or a later lifetime).
 // Errors: DataLoss naming session_id and both epochs.
@@ -307,13 +327,13 @@ func checkEpoch(s *Session, epoch string) error {
 // their clocks: the answer is written before it is given, and every replica reads it.
 //
 // An event that carries no observation time (no `age`) cannot say when it was
-// observed: it is placed after every commit a Decide handed out and before every one
-// no Decide has (1 ms before the earliest, at most MaxEventAge before now), which it
-// withdraws. A commit that came due while the agent could not reach the arbiter (a
-// store outage: the events it observed meanwhile could not be delivered either) is
-// thus decided again with them applied, whichever reaches the store first; a Decide
-// that asks for it first gets it withheld for DeliveryWait (see Decide), so they can.
-// Any other event without one happens at now.
+// observed. After an outage it is placed before the commits that came due while
+// nothing could step the session and that no Decide has handed out (1 ms before the
+// earliest, at most MaxEventAge before now: firstUnanswered), which it withdraws: such
+// a commit is decided again with what the agent observed during the outage applied,
+// whichever reaches the store first (a Decide that finds it first withholds it for
+// DeliveryWait, see Decide, so the events can). Otherwise it happens when its request
+// arrived (Arrived), or at now.
 //
 // A withdrawn commit that its job decides again within the same step (the event did
 // not bear on it: nothing held or cancelled it) stands as first decided: it is not
@@ -357,6 +377,9 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 			out.Repeat = true
 			return out, nil
 		}
+	}
+	if err := checkAge(ev, now); err != nil {
+		return out, err
 	}
 	if err := ev.check(st); err != nil {
 		return out, err
@@ -408,6 +431,33 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 // the default max_pending: by then every call the event could bear on was answered.
 const MaxEventAge = 60 * time.Second
 
+// MaxAge bounds an event's age (its arrival less ObservedAt; the API's `age`): an age
+// up to MaxEventAge places the event that far back, one up to MaxAge is taken as
+// MaxEventAge (a retry after a long store outage), and one beyond MaxAge is refused
+// (Invalid naming age, nothing changes). No correct client observes an event five
+// minutes before it can deliver it: such an age is a bug of the client's (milliseconds
+// sent as seconds make 1.5 s 25 minutes), and taking it as 60 s would place the event
+// wherever the bound puts it, silently (issue 25).
+const MaxAge = 5 * time.Minute
+
+// CheckAge refuses an age beyond MaxAge. Errors: Invalid naming age.
+func CheckAge(age time.Duration) error {
+	if age > MaxAge {
+		return Fieldf(Invalid, "age", "%v is beyond the bound of %v: an event is placed at most %v before it arrives, and an age this large is a client's bug (milliseconds sent as seconds?)", age, MaxAge, MaxEventAge)
+	}
+	return nil
+}
+
+// checkAge refuses an event observed more than MaxAge before now (CheckAge).
+func checkAge(ev Event, now time.Time) error {
+	if o, ok := ev.(observation); ok {
+		if observed, _ := o.observedAt(); !observed.IsZero() {
+			return CheckAge(now.Sub(observed))
+		}
+	}
+	return nil
+}
+
 // observation is implemented by the events the agent observes from the model server
 // or the user; observedAt returns when it was observed (zero when the event does not
 // say) and when its request arrived (zero when not known).
@@ -446,11 +496,14 @@ func (st *step) eventTime(ev Event, now time.Time) time.Time {
 	return at
 }
 
-// firstUnanswered is when the earliest commit no Decide has handed out, and whose
-// outcome is not reported, was decided; ok is false when there is none.
+// firstUnanswered is when the earliest commit that an event without an age comes
+// before was decided (see Step): one that came due while nothing could step the
+// session and that no Decide has handed out (Job.recovering). ok is false when there
+// is none. A commit decided in time is left before the event: nothing says the event
+// came before it.
 func (st *step) firstUnanswered() (first time.Time, ok bool) {
 	for _, j := range st.s.Jobs {
-		if j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && (!ok || j.DecidedAt.Before(first)) {
+		if j.recovering(st.arrived) && (!ok || j.DecidedAt.Before(first)) {
 			first, ok = j.DecidedAt, true
 		}
 	}
