@@ -26,9 +26,10 @@ import (
 // A COMMIT it answers is final: the step records that it was handed out
 // (Job.AnsweredAt), in the write that precedes the reply, and from then on no event
 // withdraws it, however early it was observed (Engine.Step). A commit no Decide has
-// handed out yet is the arbiter's alone: an event observed before it came due, or
-// one that carries no observation time, still withdraws it, and a stop, a change or
-// the withdrawal of its call cancels it.
+// handed out yet is the arbiter's alone: an event observed before it came due still
+// withdraws it; and one that came due during an outage (below) is withdrawn by an
+// event without an age too, and cancelled by a stop, a change or the withdrawal of its
+// call, whenever they were observed.
 //
 // After an outage. A commit that comes due while no step of the session can be
 // stored (the store unreachable or frozen, or the replicas whose parked Decide or

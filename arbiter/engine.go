@@ -317,8 +317,9 @@ func checkEpoch(s *Session, epoch string) error {
 // time (another RPC fired the timers meanwhile), every commit decided after it that
 // no Decide has handed out yet and whose outcome is not reported is withdrawn
 // (Output.Revoked), and its job follows its hold rules again with the event applied;
-// and a stop, a change or the withdrawal of its call heard while no Decide has handed
-// its commit out cancels the job whenever it was observed (nothing was done yet).
+// and a stop, a change or the withdrawal of its call heard while a commit that came due
+// during an outage is not handed out yet cancels the job, whenever it was observed
+// (nothing was done yet: Job.recovering).
 // A commit a Decide handed out (Job.AnsweredAt) is never withdrawn: the agent may
 // have acted on it. The event is applied after it, as one that came later (a stop
 // then puts "the user asked to stop after it was done" into the job's note), and

@@ -174,12 +174,12 @@ class ArbiterServiceServicer(object):
         the answer leaves, and no event withdraws it afterwards, whatever its `age` (a
         stop observed earlier and delivered later is heard after the commit: the job's
         note says so). A commit not handed out yet is withdrawn by an event observed
-        before it came due, or by one that carries no `age`, and the job follows its hold
-        rules again (a stop then cancels it). After an outage: a commit that came due
-        while no step of the session could be stored (the store unreachable or frozen, the
-        replicas gone), and so was decided late, is handed out only 2 s after a Decide
-        first finds it (PENDING meanwhile, with the reason), so that what you observed
-        meanwhile lands first. Deliver every event with its `age`, and do not keep a
+        before it came due, and the job follows its hold rules again (a stop then cancels
+        it). After an outage: a commit that came due while no step of the session could be
+        stored (the store unreachable or frozen, the replicas gone), and so was decided
+        late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
+        with the reason), so that what you observed meanwhile lands first: until then an
+        event without an `age` comes before it, and a stop cancels it. Deliver every event with its `age`, and do not keep a
         Decide parked while an event you observed is undelivered. A replica that shuts down
         while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
         RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
