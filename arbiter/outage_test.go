@@ -28,8 +28,9 @@ import (
 // less than LateTimer after it came due. In both the first step after the outage
 // decides the commit in time, or near enough, so nothing tells it from a commit decided
 // while everything worked, and a Decide that lands before the events hands it out. An
-// agent closes both by not keeping a Decide parked while it retries an event and by
-// delivering its events before it asks again (see Decide in proto/arbiter/v1). The
+// agent closes both by aborting a waiting Decide when an event is not delivered within
+// LateTimer and by delivering its events before it asks again (see Decide in
+// proto/arbiter/v1; bench/chaos's agent does both). The
 // run counts what it went through: the generator must reach withheld commits, for
 // clients with and without ages.
 func TestPropertyNoCommitOnATimelineMissingAnEvent(t *testing.T) {

@@ -34,8 +34,9 @@
 // Each session is one agent that behaves as the API asks (DecideRequest, issue 26): it
 // stamps every event when it observes it and delivers events in order through an
 // outbox, retrying with their `age` while the arbiter or its store is down; it asks
-// Decide only once what it observed is delivered, and a failed delivery aborts the
-// Decide it has waiting (it asks again once the outbox is empty); a COMMIT it is
+// Decide only once what it observed is delivered, and a delivery that fails or takes
+// longer than 100 ms aborts the Decide it has waiting (it asks again once the outbox
+// is empty); a COMMIT it is
 // answered is final, and it acts on it; it names its epoch, and on DATA_LOSS (its session was lost) it
 // answers its calls in flight "unknown" itself and connects again in a new epoch. Its
 // script, on its own clock: the user asks for a booking (voice activity, transcript),
@@ -507,6 +508,11 @@ func dialAll(addrs []string) (*grpc.ClientConn, error) {
 
 const grace = 1500 * time.Millisecond
 
+// stuckAfter is how long an observed event may stay undelivered before the agent
+// aborts the Decide it has waiting (the arbiter's LateTimer: a delivery takes
+// milliseconds when the store answers).
+const stuckAfter = 100 * time.Millisecond
+
 // event is one observation waiting in the outbox.
 type event struct {
 	name string
@@ -809,19 +815,25 @@ func (s *session) sender(ctx context.Context) {
 			}
 		}
 		var eff *arbiterv1.Effects
+		// An event not delivered within stuckAfter (a store frozen under its request),
+		// or whose delivery fails, aborts the Decide waiting: it must not be answered a
+		// COMMIT before this event lands (an answered COMMIT stands).
+		abort := func() {
+			s.mu.Lock()
+			if s.abortDecide != nil {
+				s.abortDecide()
+			}
+			s.mu.Unlock()
+		}
+		stuck := time.AfterFunc(stuckAfter-time.Since(ev.at), abort)
 		err := s.retry(ctx, func(ctx context.Context) error {
 			var err error
 			if eff, err = ev.send(ctx, age(ev.at.Add(-ev.extra))); err != nil {
-				// Undelivered: the Decide waiting must not be answered a COMMIT
-				// before this event lands (an answered COMMIT stands).
-				s.mu.Lock()
-				if s.abortDecide != nil {
-					s.abortDecide()
-				}
-				s.mu.Unlock()
+				abort()
 			}
 			return err
 		})
+		stuck.Stop()
 		switch {
 		case status.Code(err) == codes.DataLoss:
 			// The session was lost: answer what was in flight "unknown", connect in a new

@@ -9771,8 +9771,10 @@ export const ArbiterServiceService = {
    * stored (the store unreachable or frozen, the replicas gone), and so was decided
    * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
    * with the reason), so that what you observed meanwhile lands first: until then an
-   * event without an `age` comes before it, and a stop cancels it. Deliver every event with its `age`, and do not keep a
-   * Decide parked while an event you observed is undelivered. A replica that shuts down
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
@@ -10012,8 +10014,10 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * stored (the store unreachable or frozen, the replicas gone), and so was decided
    * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
    * with the reason), so that what you observed meanwhile lands first: until then an
-   * event without an `age` comes before it, and a stop cancels it. Deliver every event with its `age`, and do not keep a
-   * Decide parked while an event you observed is undelivered. A replica that shuts down
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
@@ -10224,8 +10228,10 @@ export interface ArbiterServiceClient extends Client {
    * stored (the store unreachable or frozen, the replicas gone), and so was decided
    * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
    * with the reason), so that what you observed meanwhile lands first: until then an
-   * event without an `age` comes before it, and a stop cancels it. Deliver every event with its `age`, and do not keep a
-   * Decide parked while an event you observed is undelivered. A replica that shuts down
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
