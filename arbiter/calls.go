@@ -403,7 +403,7 @@ func (st *step) duplicate(c *Call, j *Job) {
 
 // cancelSettled reports whether j, not completed yet, is settled as not done: a
 // side-effecting job decided CANCEL that no Complete can report committed or unknown
-// any more (outcomeFits: no COMMIT of it was handed out and then withdrawn). The
+// any more (outcomeFits: a job decided cancel never takes committed or unknown). The
 // agent still has to release its prepare and report cancelled (or failed), but
 // nothing was done whatever it reports, so a repeat of it is answered with the cancel
 // at once (answerOutcome), exactly as once the job is completed. Waiting for the
