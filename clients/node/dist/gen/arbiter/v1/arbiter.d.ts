@@ -599,11 +599,23 @@ export interface ReportToolCallCancellationResponse {
      */
     repeat: boolean;
 }
-/** DecideRequest asks for a job's decision. */
+/**
+ * DecideRequest asks for a job's decision. The job is named by `job_id`, or by
+ * `call_id`, the id of the function call that opened it: the id a framework hands its
+ * tool, so that a tool behind the wire guard (`arbiter serve --proxy-listen`) needs
+ * nothing else from the arbiter (the clients' tool helpers send only it).
+ */
 export interface DecideRequest {
-    /** Required. The session id. */
+    /**
+     * The session id. Required, except with `call_id` alone for a call the wire guard
+     * registered: the guard's sessions are found by their calls' ids (NOT_FOUND naming
+     * `call_id` when no session of the caller's tenant has it).
+     */
     sessionId: string;
-    /** Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. */
+    /**
+     * The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. Required
+     * unless `call_id` is given; with both, the call's job must be this one.
+     */
     jobId: string;
     /**
      * True once the backend's prepare (the slow, reversible phase) finished. The first
@@ -615,6 +627,17 @@ export interface DecideRequest {
      * by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
      */
     wait: Duration | undefined;
+    /**
+     * The call id of the function call that opened the job (RegisterCallRequest.call_id
+     * with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
+     * [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
+     * `call_id` when the session has no such call; FAILED_PRECONDITION naming it for a
+     * call that executes nothing (a DUPLICATE, REJECT or RUN). A Decide by call id also
+     * tells the wire guard that the job's tool reports to the arbiter: an answer the
+     * agent's framework sends for the call before the job completes (a "CANCELLED" on
+     * barge-in, an error text) is then held, and the model gets the job's own response.
+     */
+    callId: string;
 }
 /** DecideResponse is the decision. */
 export interface DecideResponse {
@@ -629,12 +652,26 @@ export interface DecideResponse {
     decidedAt: Date | undefined;
     /** The job id asked about. */
     jobId: string;
-}
-/** CompleteRequest reports a job's outcome. */
-export interface CompleteRequest {
-    /** Required. The session id. */
+    /**
+     * The session the job belongs to (as the request named it, or as its call id found
+     * it).
+     */
     sessionId: string;
-    /** Required. The job id. NOT_FOUND when unknown. */
+}
+/**
+ * CompleteRequest reports a job's outcome. The job is named by `job_id` or `call_id`,
+ * as in DecideRequest.
+ */
+export interface CompleteRequest {
+    /**
+     * The session id. Required, except with `call_id` alone for a call the wire guard
+     * registered (as DecideRequest.session_id).
+     */
+    sessionId: string;
+    /**
+     * The job id. NOT_FOUND when unknown. Required unless `call_id` is given; with both,
+     * the call's job must be this one.
+     */
     jobId: string;
     /** Required. What happened. */
     outcome: Outcome;
@@ -650,6 +687,11 @@ export interface CompleteRequest {
     } | undefined;
     /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
     error: string;
+    /**
+     * The call id of the function call that opened the job, instead of `job_id` (as
+     * DecideRequest.call_id, with the same errors).
+     */
+    callId: string;
 }
 /** CompleteResponse carries what the outcome made due. */
 export interface CompleteResponse {

@@ -2027,7 +2027,7 @@ export const ReportToolCallCancellationResponse = {
     },
 };
 function createBaseDecideRequest() {
-    return { sessionId: "", jobId: "", prepared: false, wait: undefined };
+    return { sessionId: "", jobId: "", prepared: false, wait: undefined, callId: "" };
 }
 export const DecideRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2042,6 +2042,9 @@ export const DecideRequest = {
         }
         if (message.wait !== undefined) {
             Duration.encode(message.wait, writer.uint32(34).fork()).join();
+        }
+        if (message.callId !== "") {
+            writer.uint32(402).string(message.callId);
         }
         return writer;
     },
@@ -2086,6 +2089,13 @@ export const DecideRequest = {
                         message.wait = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2112,6 +2122,11 @@ export const DecideRequest = {
                     : "",
             prepared: isSet(object.prepared) ? globalThis.Boolean(object.prepared) : false,
             wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2128,6 +2143,9 @@ export const DecideRequest = {
         if (message.wait !== undefined) {
             obj.wait = Duration.toJSON(message.wait);
         }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
         return obj;
     },
     create(base) {
@@ -2139,11 +2157,12 @@ export const DecideRequest = {
         message.jobId = object.jobId ?? "";
         message.prepared = object.prepared ?? false;
         message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+        message.callId = object.callId ?? "";
         return message;
     },
 };
 function createBaseDecideResponse() {
-    return { decision: 0, reason: "", decidedAt: undefined, jobId: "" };
+    return { decision: 0, reason: "", decidedAt: undefined, jobId: "", sessionId: "" };
 }
 export const DecideResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -2158,6 +2177,9 @@ export const DecideResponse = {
         }
         if (message.jobId !== "") {
             writer.uint32(34).string(message.jobId);
+        }
+        if (message.sessionId !== "") {
+            writer.uint32(402).string(message.sessionId);
         }
         return writer;
     },
@@ -2202,6 +2224,13 @@ export const DecideResponse = {
                         message.jobId = reader.string();
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.sessionId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2228,6 +2257,11 @@ export const DecideResponse = {
                 : isSet(object.job_id)
                     ? globalThis.String(object.job_id)
                     : "",
+            sessionId: isSet(object.sessionId)
+                ? globalThis.String(object.sessionId)
+                : isSet(object.session_id)
+                    ? globalThis.String(object.session_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2244,6 +2278,9 @@ export const DecideResponse = {
         if (message.jobId !== "") {
             obj.jobId = message.jobId;
         }
+        if (message.sessionId !== "") {
+            obj.sessionId = message.sessionId;
+        }
         return obj;
     },
     create(base) {
@@ -2255,11 +2292,12 @@ export const DecideResponse = {
         message.reason = object.reason ?? "";
         message.decidedAt = object.decidedAt ?? undefined;
         message.jobId = object.jobId ?? "";
+        message.sessionId = object.sessionId ?? "";
         return message;
     },
 };
 function createBaseCompleteRequest() {
-    return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "" };
+    return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "", callId: "" };
 }
 export const CompleteRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2277,6 +2315,9 @@ export const CompleteRequest = {
         }
         if (message.error !== "") {
             writer.uint32(42).string(message.error);
+        }
+        if (message.callId !== "") {
+            writer.uint32(402).string(message.callId);
         }
         return writer;
     },
@@ -2328,6 +2369,13 @@ export const CompleteRequest = {
                         message.error = reader.string();
                         continue;
                     }
+                    case 50: {
+                        if (tag !== 402) {
+                            break;
+                        }
+                        message.callId = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2355,6 +2403,11 @@ export const CompleteRequest = {
             outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
             result: isObject(object.result) ? object.result : undefined,
             error: isSet(object.error) ? globalThis.String(object.error) : "",
+            callId: isSet(object.callId)
+                ? globalThis.String(object.callId)
+                : isSet(object.call_id)
+                    ? globalThis.String(object.call_id)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2374,6 +2427,9 @@ export const CompleteRequest = {
         if (message.error !== "") {
             obj.error = message.error;
         }
+        if (message.callId !== "") {
+            obj.callId = message.callId;
+        }
         return obj;
     },
     create(base) {
@@ -2386,6 +2442,7 @@ export const CompleteRequest = {
         message.outcome = object.outcome ?? 0;
         message.result = object.result ?? undefined;
         message.error = object.error ?? "";
+        message.callId = object.callId ?? "";
         return message;
     },
 };

@@ -1170,11 +1170,23 @@ export interface ReportToolCallCancellationResponse {
   repeat: boolean;
 }
 
-/** DecideRequest asks for a job's decision. */
+/**
+ * DecideRequest asks for a job's decision. The job is named by `job_id`, or by
+ * `call_id`, the id of the function call that opened it: the id a framework hands its
+ * tool, so that a tool behind the wire guard (`arbiter serve --proxy-listen`) needs
+ * nothing else from the arbiter (the clients' tool helpers send only it).
+ */
 export interface DecideRequest {
-  /** Required. The session id. */
+  /**
+   * The session id. Required, except with `call_id` alone for a call the wire guard
+   * registered: the guard's sessions are found by their calls' ids (NOT_FOUND naming
+   * `call_id` when no session of the caller's tenant has it).
+   */
   sessionId: string;
-  /** Required. The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. */
+  /**
+   * The job id from RegisterCallResponse.job_id. NOT_FOUND when unknown. Required
+   * unless `call_id` is given; with both, the call's job must be this one.
+   */
   jobId: string;
   /**
    * True once the backend's prepare (the slow, reversible phase) finished. The first
@@ -1185,7 +1197,20 @@ export interface DecideRequest {
    * How long to wait for a decision: 0 answers at once; capped server-side at 30 s (and
    * by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
    */
-  wait: Duration | undefined;
+  wait:
+    | Duration
+    | undefined;
+  /**
+   * The call id of the function call that opened the job (RegisterCallRequest.call_id
+   * with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
+   * [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
+   * `call_id` when the session has no such call; FAILED_PRECONDITION naming it for a
+   * call that executes nothing (a DUPLICATE, REJECT or RUN). A Decide by call id also
+   * tells the wire guard that the job's tool reports to the arbiter: an answer the
+   * agent's framework sends for the call before the job completes (a "CANCELLED" on
+   * barge-in, an error text) is then held, and the model gets the job's own response.
+   */
+  callId: string;
 }
 
 /** DecideResponse is the decision. */
@@ -1203,13 +1228,27 @@ export interface DecideResponse {
     | undefined;
   /** The job id asked about. */
   jobId: string;
+  /**
+   * The session the job belongs to (as the request named it, or as its call id found
+   * it).
+   */
+  sessionId: string;
 }
 
-/** CompleteRequest reports a job's outcome. */
+/**
+ * CompleteRequest reports a job's outcome. The job is named by `job_id` or `call_id`,
+ * as in DecideRequest.
+ */
 export interface CompleteRequest {
-  /** Required. The session id. */
+  /**
+   * The session id. Required, except with `call_id` alone for a call the wire guard
+   * registered (as DecideRequest.session_id).
+   */
   sessionId: string;
-  /** Required. The job id. NOT_FOUND when unknown. */
+  /**
+   * The job id. NOT_FOUND when unknown. Required unless `call_id` is given; with both,
+   * the call's job must be this one.
+   */
   jobId: string;
   /** Required. What happened. */
   outcome: Outcome;
@@ -1225,6 +1264,11 @@ export interface CompleteRequest {
     | undefined;
   /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
   error: string;
+  /**
+   * The call id of the function call that opened the job, instead of `job_id` (as
+   * DecideRequest.call_id, with the same errors).
+   */
+  callId: string;
 }
 
 /** CompleteResponse carries what the outcome made due. */
@@ -3368,7 +3412,7 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
 };
 
 function createBaseDecideRequest(): DecideRequest {
-  return { sessionId: "", jobId: "", prepared: false, wait: undefined };
+  return { sessionId: "", jobId: "", prepared: false, wait: undefined, callId: "" };
 }
 
 export const DecideRequest: MessageFns<DecideRequest> = {
@@ -3384,6 +3428,9 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     }
     if (message.wait !== undefined) {
       Duration.encode(message.wait, writer.uint32(34).fork()).join();
+    }
+    if (message.callId !== "") {
+      writer.uint32(402).string(message.callId);
     }
     return writer;
   },
@@ -3433,6 +3480,14 @@ export const DecideRequest: MessageFns<DecideRequest> = {
             message.wait = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3459,6 +3514,11 @@ export const DecideRequest: MessageFns<DecideRequest> = {
         : "",
       prepared: isSet(object.prepared) ? globalThis.Boolean(object.prepared) : false,
       wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
     };
   },
 
@@ -3476,6 +3536,9 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     if (message.wait !== undefined) {
       obj.wait = Duration.toJSON(message.wait);
     }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
     return obj;
   },
 
@@ -3488,12 +3551,13 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     message.jobId = object.jobId ?? "";
     message.prepared = object.prepared ?? false;
     message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+    message.callId = object.callId ?? "";
     return message;
   },
 };
 
 function createBaseDecideResponse(): DecideResponse {
-  return { decision: 0, reason: "", decidedAt: undefined, jobId: "" };
+  return { decision: 0, reason: "", decidedAt: undefined, jobId: "", sessionId: "" };
 }
 
 export const DecideResponse: MessageFns<DecideResponse> = {
@@ -3509,6 +3573,9 @@ export const DecideResponse: MessageFns<DecideResponse> = {
     }
     if (message.jobId !== "") {
       writer.uint32(34).string(message.jobId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(402).string(message.sessionId);
     }
     return writer;
   },
@@ -3558,6 +3625,14 @@ export const DecideResponse: MessageFns<DecideResponse> = {
             message.jobId = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3584,6 +3659,11 @@ export const DecideResponse: MessageFns<DecideResponse> = {
         : isSet(object.job_id)
         ? globalThis.String(object.job_id)
         : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
     };
   },
 
@@ -3601,6 +3681,9 @@ export const DecideResponse: MessageFns<DecideResponse> = {
     if (message.jobId !== "") {
       obj.jobId = message.jobId;
     }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
     return obj;
   },
 
@@ -3613,12 +3696,13 @@ export const DecideResponse: MessageFns<DecideResponse> = {
     message.reason = object.reason ?? "";
     message.decidedAt = object.decidedAt ?? undefined;
     message.jobId = object.jobId ?? "";
+    message.sessionId = object.sessionId ?? "";
     return message;
   },
 };
 
 function createBaseCompleteRequest(): CompleteRequest {
-  return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "" };
+  return { sessionId: "", jobId: "", outcome: 0, result: undefined, error: "", callId: "" };
 }
 
 export const CompleteRequest: MessageFns<CompleteRequest> = {
@@ -3637,6 +3721,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.error !== "") {
       writer.uint32(42).string(message.error);
+    }
+    if (message.callId !== "") {
+      writer.uint32(402).string(message.callId);
     }
     return writer;
   },
@@ -3694,6 +3781,14 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.error = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3721,6 +3816,11 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
       outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
       result: isObject(object.result) ? object.result : undefined,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
     };
   },
 
@@ -3741,6 +3841,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
     return obj;
   },
 
@@ -3754,6 +3857,7 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     message.outcome = object.outcome ?? 0;
     message.result = object.result ?? undefined;
     message.error = object.error ?? "";
+    message.callId = object.callId ?? "";
     return message;
   },
 };
