@@ -3,9 +3,12 @@
 # is not zero. Sizes are small by default (CI); pass SESSIONS=300 for a full run.
 #   redis     3 replicas on Redis (AOF, appendfsync always); replicas and Redis SIGKILLed,
 #             Redis SIGSTOPped: every count must be 0
+#   failover  3 replicas on a Redis primary + replica under Sentinel (AOF, appendfsync
+#             always); the lagging failover: the Redis replica SIGSTOPped and made to lag,
+#             the primary SIGKILLed, the replica promoted: every count 0, lost sessions too
 #   embedded  1 replica with --state-file (durable per decision); SIGKILLed: every count 0
 #   volatile  3 replicas on Redis without persistence (--allow-volatile-store), Redis
-#             restarted empty: counted, not judged (README: this configuration can lose
+#             restarted empty: counted, not judged (docs/stores.md: this configuration can lose
 #             data, and serve refuses it by default); lost sessions must be reported
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/arbiter" ./cmd/arbiter || exit 2
 (cd bench && go build -o "$tmp/chaos" ./chaos) || exit 2
 status=0
-for mode in redis embedded volatile; do
+for mode in redis failover embedded volatile; do
   "$tmp/chaos" -arbiter "$tmp/arbiter" -mode "$mode" -sessions "$sessions" -c "$sessions" -fault-every 1500ms || status=1
 done
 exit $status

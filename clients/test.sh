@@ -5,8 +5,8 @@
 # python3-protobuf, python3-venv, protoc and the gRPC Python plugin; the Node packages
 # with `npm ci` from the committed lock file), builds the arbiter, then checks:
 #   - the committed stubs are what generate.sh makes from proto/ (both clients), and the
-#     committed Node build (dist/) is what tsc makes from src/; the snippets README.md and
-#     node/README.md mark with <!-- snippet: FILE --> are cut from FILE (e2e/snippets.py);
+#     committed Node build (dist/) is what tsc makes from src/; the snippets README.md,
+#     docs/stacks.md and node/README.md mark with <!-- snippet: FILE --> are cut from FILE (e2e/snippets.py);
 #   - `pip install ./clients/python` into a venv (--system-site-packages, Debian's
 #     python3) and `npm install ./clients/node` into a scratch project (packed with
 #     --install-links, and linked), then import;
@@ -126,7 +126,7 @@ check "node stubs match proto/ (clients/node/generate.sh)" \
 check "node dist/ matches src/ (npm run build)" \
   bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
 check "the READMEs' stack snippets are cut from the agents the wire checks run (e2e/snippets.py)" \
-  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$node/README.md"
+  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md"
 
 echo "== packages install offline and import"
 check "pip install ./clients/python (venv on Debian's python3)" bash -c "

@@ -131,7 +131,7 @@ suite "clients (Python, Node)" ./clients/test.sh
 suite "timeline picture in headless Chromium (timeline/test.sh)" ./timeline/test.sh
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
 suite "bench/ builds (nested Go module; the load test itself is bench/run.sh), bench/report's and bench/load's tests" bash -c 'cd bench && go vet ./... && go test ./report ./load'
-suite "chaos: replicas and Redis killed and frozen, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
+suite "chaos: replicas and Redis killed and frozen, a lagging Redis replica promoted, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "scripts/test.sh: ${#failed[@]} suite(s) failed: ${failed[*]}"

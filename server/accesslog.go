@@ -20,7 +20,12 @@ import (
 // small value (callMeta), expanded into fields by ctxHandler only when a line is
 // written, and the finish line is built only when its level is enabled (at warn, an OK
 // RPC's line costs nothing).
-type accessLog struct{ log *slog.Logger }
+//
+// Lines of failed RPCs are bounded per caller by errs (errlog.go), when not nil.
+type accessLog struct {
+	log  *slog.Logger
+	errs *errorLog
+}
 
 // callMeta is the unary RPC a context serves.
 type callMeta struct {
@@ -54,6 +59,9 @@ func (a accessLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	}
 	if !a.log.Enabled(ctx, lvl) {
 		return resp, err
+	}
+	if err != nil && lvl > slog.LevelDebug && a.errs != nil && !a.errs.allow(peerKey(ctx), code, err.Error()) {
+		return resp, err // the error log's summary counts it
 	}
 	attrs := make([]slog.Attr, 0, 6) // at most 6: no growth
 	attrs = append(attrs, slog.String("grpc.start_time", start.Format(time.RFC3339)))

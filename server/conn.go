@@ -2,10 +2,14 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // ConnLimits bound what one client connection may hold and how long it may take. Zero
@@ -21,7 +25,13 @@ type ConnLimits struct {
 	// queues the RPC until one ends (up to the RPC's deadline); a client that ignores
 	// the setting has the stream refused (RST_STREAM REFUSED_STREAM).
 	MaxStreams uint32
-	// MaxHeaderSize caps the request headers (metadata, uncompressed) in bytes.
+	// MaxHeaderSize caps the request headers (metadata, uncompressed) in bytes, as
+	// HTTP/2 counts a header list (each entry's name and value plus 32 bytes): an RPC
+	// over it fails with RESOURCE_EXHAUSTED naming both sizes. The HTTP/2 layer
+	// itself accepts up to transportHeaderLimit (four times this, at least 64 KiB),
+	// so that a client learns the limit from a status it can read: past that, the
+	// stream is reset and grpc-go clients, which check the server's SETTINGS first,
+	// fail with INTERNAL without sending.
 	MaxHeaderSize uint32
 	// KeepaliveMinTime is the shortest interval between a client's keepalive pings;
 	// a client pinging more often is sent GOAWAY (too_many_pings) after three
@@ -77,10 +87,55 @@ func (l ConnLimits) serverOptions(grace time.Duration) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ConnectionTimeout(cmp.Or(l.Handshake, d.Handshake)),
 		grpc.MaxConcurrentStreams(cmp.Or(l.MaxStreams, d.MaxStreams)),
-		grpc.MaxHeaderListSize(cmp.Or(l.MaxHeaderSize, d.MaxHeaderSize)),
+		grpc.MaxHeaderListSize(transportHeaderLimit(cmp.Or(l.MaxHeaderSize, d.MaxHeaderSize))),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
 			MinTime: cmp.Or(l.KeepaliveMinTime, d.KeepaliveMinTime), PermitWithoutStream: true,
 		}),
 		grpc.KeepaliveParams(kp),
 	}
+}
+
+// transportHeaderLimit is the header list size the HTTP/2 layer accepts for a
+// MaxHeaderSize of limit: four times it, at least 64 KiB (headerLimit refuses what
+// lies between with RESOURCE_EXHAUSTED).
+func transportHeaderLimit(limit uint32) uint32 {
+	return max(limit*4, 64<<10)
+}
+
+// headerListSize is the size of md as HTTP/2 counts a header list: each entry's name
+// and value plus 32 bytes (RFC 9113, SETTINGS_MAX_HEADER_LIST_SIZE).
+func headerListSize(md metadata.MD) int {
+	n := 0
+	for k, vs := range md {
+		for _, v := range vs {
+			n += len(k) + len(v) + 32
+		}
+	}
+	return n
+}
+
+// headerLimit refuses an RPC whose metadata is over limit bytes (headerListSize) with
+// RESOURCE_EXHAUSTED naming both sizes, before anything else reads the metadata.
+type headerLimit uint32
+
+func (l headerLimit) check(ctx context.Context) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if n := headerListSize(md); n > int(l) {
+		return status.Errorf(codes.ResourceExhausted, "request metadata is %d bytes, over the server's limit of %d bytes (--max-header-size): send less metadata", n, uint32(l))
+	}
+	return nil
+}
+
+func (l headerLimit) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := l.check(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (l headerLimit) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := l.check(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
 }

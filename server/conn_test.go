@@ -188,8 +188,8 @@ func TestKeepalivePings(t *testing.T) {
 	}
 }
 
-// TestMaxHeaderSize: metadata past the 8 KiB header limit is not sent (grpc-go
-// checks the server's SETTINGS and fails the RPC); 1 KiB goes through.
+// TestMaxHeaderSize: metadata past the 8 KiB header limit is RESOURCE_EXHAUSTED
+// naming the limit, for a unary RPC and a stream; 1 KiB goes through.
 func TestMaxHeaderSize(t *testing.T) {
 	c := arbiterv1.NewArbiterServiceClient(dial(t, serve(t, server.Options{}, nil), nil))
 	with := func(n int) error {
@@ -200,9 +200,22 @@ func TestMaxHeaderSize(t *testing.T) {
 	if err := with(1 << 10); err != nil {
 		t.Fatalf("1 KiB of metadata: %v", err)
 	}
-	if err := with(16 << 10); status.Code(err) == codes.OK {
-		t.Fatal("16 KiB of metadata accepted")
-	} else {
-		t.Logf("16 KiB of metadata: %v", err)
+	// Over the limit: RESOURCE_EXHAUSTED naming the limit, which a client can act on
+	// (grpc-go used to fail it with INTERNAL before sending).
+	if err := with(16 << 10); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "8192 bytes") {
+		t.Fatalf("16 KiB of metadata: %v, want RESOURCE_EXHAUSTED naming the 8192-byte limit", err)
+	}
+	// A Watch stream too.
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-padding", strings.Repeat("a", 16<<10))
+	st, err := c.Watch(ctx, &arbiterv1.WatchRequest{SessionId: "s"})
+	if err == nil {
+		_, err = st.Recv()
+	}
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("Watch with 16 KiB of metadata: %v, want RESOURCE_EXHAUSTED", err)
+	}
+	// Far past it the HTTP/2 layer refuses it, without reading it all.
+	if err := with(1 << 20); status.Code(err) == codes.OK {
+		t.Fatal("1 MiB of metadata accepted")
 	}
 }

@@ -103,6 +103,12 @@ type Options struct {
 	// client certificate, a bad one, not TLS; handshake.go). Zero means
 	// DefaultUnauthLogInterval (1 min).
 	UnauthLogInterval time.Duration
+	// ErrorLogRPS and ErrorLogBurst bound, per peer address (its IP; IPv6 by /64), the
+	// access log's lines for failed RPCs (errlog.go): past the bucket the lines are
+	// counted instead and summed up in one warn line per UnauthLogInterval. Zero means
+	// DefaultErrorLogRPS (5/s) and DefaultErrorLogBurst (50).
+	ErrorLogRPS   float64
+	ErrorLogBurst int
 	// Limiter, when set, rate-limits every RPC but health checks and reflection
 	// (RESOURCE_EXHAUSTED when over), per tenant: a TenantLimiter counts in this
 	// process, a SharedLimiter across every replica sharing its budget.
@@ -139,9 +145,13 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	if maxRecv == 0 {
 		maxRecv = 1 << 20
 	}
+	errs := newErrorLog(log, o.ErrorLogRPS, o.ErrorLogBurst, o.UnauthLogInterval)
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		if lvl > logging.LevelDebug && isSummarized(fields) {
 			lvl = logging.LevelDebug // the guard's summary counts it
+		}
+		if lvl > logging.LevelDebug && !allowStreamLine(errs, fields) {
+			return // errs's summary counts it
 		}
 		log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
@@ -168,7 +178,7 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// to status codes with details, auth, rate limit, undecodable requests refused,
 	// deadline, and panic recovery innermost. Unary: the first two are one interceptor
 	// (accessLog.unary calls requestFields), and so are the last three (innermost).
-	unary := []grpc.UnaryServerInterceptor{accessLog{log: slog.New(ctxHandler{log.Handler()})}.unary}
+	unary := []grpc.UnaryServerInterceptor{accessLog{log: slog.New(ctxHandler{log.Handler()}), errs: errs}.unary}
 	stream := []grpc.StreamServerInterceptor{streamRequestFields, logging.StreamServerInterceptor(lg, logOpts...)}
 	if o.Metrics != nil {
 		unary = append(unary, o.Metrics.grpc.UnaryServerInterceptor())
@@ -178,6 +188,10 @@ func NewGRPCServer(s *Server, o Options) (*grpc.Server, *health.Server) {
 	// (errors.go): authentication's and the rate limit's too.
 	unary = append(unary, s.unaryErrorCodes)
 	stream = append(stream, s.streamErrorCodes)
+	// Metadata over the limit is RESOURCE_EXHAUSTED before auth reads it (conn.go).
+	hl := headerLimit(cmp.Or(o.Conn.MaxHeaderSize, DefaultConnLimits.MaxHeaderSize))
+	unary = append(unary, hl.unary)
+	stream = append(stream, hl.stream)
 	if o.Tokens != nil {
 		g := newAuthGuard(o.Tokens, log, o.UnauthRPS, o.UnauthBurst, o.UnauthLogInterval)
 		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(g.authenticate), selector.MatchFunc(protected)))

@@ -15,9 +15,19 @@
 //	          Redis (then restart it on its AOF). Every count must be 0.
 //	embedded  one replica with --state-file (the durable embedded store); faults: SIGKILL
 //	          it (then restart it on the same file). Every count must be 0.
+//	failover  three replicas on a Redis primary with one replica (both AOF, appendfsync
+//	          always) under one Sentinel; the replicas run with serve's default
+//	          --redis-replica-acks 1. Fault: the lagging failover: SIGSTOP the Redis
+//	          replica, write 16 MB of ballast (more than the sockets buffer, so the
+//	          replica really lags), let the primary take writes for 1-3 s, SIGKILL the
+//	          primary, SIGCONT
+//	          the replica and let Sentinel promote it, then restart the old primary as
+//	          the new one's replica. Every count must be 0, lost sessions too: an answer
+//	          the promoted replica lacks must never have been given (or, if it was, be
+//	          reported as a lost session, which fails the run as well).
 //	volatile  three replicas on a redis-server with no persistence, run with
 //	          --allow-volatile-store: a Redis restart loses every session. Counted, not
-//	          judged: README's "What each store configuration can lose" says this
+//	          judged: docs/stores.md's "What each store configuration can lose" says this
 //	          configuration can lose data, and serve refuses it by default. Lost sessions
 //	          must be reported (DATA_LOSS, Connect LOST), never started again silently.
 //
@@ -72,14 +82,15 @@ import (
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.arbiter, "arbiter", "", "the arbiter binary (required)")
-	flag.StringVar(&cfg.mode, "mode", "redis", "redis, embedded or volatile")
+	flag.StringVar(&cfg.mode, "mode", "redis", "redis, failover, embedded or volatile")
 	flag.StringVar(&cfg.tools, "tools", "testdata/tools/booking.yaml", "tool policy (book_slot two-phase, keyed by slot)")
 	flag.IntVar(&cfg.sessions, "sessions", 100, "sessions to run")
 	flag.IntVar(&cfg.concurrency, "c", 50, "sessions in flight at once")
 	flag.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "mean time between faults")
 	flag.DurationVar(&cfg.maxDuration, "max-duration", 10*time.Minute, "hard bound on the whole run")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
-	flag.StringVar(&cfg.only, "faults", "", "comma-separated fault kinds to draw from (default: every kind of the mode): kill-replica, stop-redis, kill-redis, restart-redis")
+	flag.IntVar(&cfg.replicaAcks, "replica-acks", 1, "failover mode: the replicas' --redis-replica-acks (0 shows what the failover loses without it)")
+	flag.StringVar(&cfg.only, "faults", "", "comma-separated fault kinds to draw from (default: every kind of the mode): kill-replica, stop-redis, kill-redis, restart-redis, lagging-failover")
 	flag.Parse()
 	if cfg.arbiter == "" {
 		fmt.Fprintln(os.Stderr, "chaos: -arbiter BIN is required")
@@ -94,7 +105,7 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Println(res.line(cfg))
-	if cfg.mode != "volatile" && res.judged() > 0 {
+	if cfg.mode != "volatile" && (res.judged() > 0 || cfg.mode == "failover" && res.lostSessions > 0) {
 		os.Exit(1)
 	}
 }
@@ -106,6 +117,7 @@ type config struct {
 	maxDuration           time.Duration
 	seed                  uint64
 	only                  string
+	replicaAcks           int
 }
 
 // result is what the run counted. Safe for concurrent use through add.
@@ -267,8 +279,15 @@ func (p *proc) signal(sig syscall.Signal) {
 type cluster struct {
 	redis     *proc
 	redisAddr string
-	replicas  []*proc
-	addrList  []string
+	// failover mode: the two Redis servers (either may be the primary) and the
+	// Sentinel that watches them.
+	redisPair    [2]*proc
+	redisPorts   [2]int
+	sentinel     *proc
+	sentinelAddr string
+	dir          string
+	replicas     []*proc
+	addrList     []string
 }
 
 func (c *cluster) addrs() []string { return c.addrList }
@@ -281,6 +300,12 @@ func (c *cluster) stop() {
 	if c.redis != nil {
 		c.redis.signal(syscall.SIGCONT)
 		c.redis.signal(syscall.SIGKILL)
+	}
+	for _, p := range append(c.redisPair[:], c.sentinel) {
+		if p != nil {
+			p.signal(syscall.SIGCONT)
+			p.signal(syscall.SIGKILL)
+		}
 	}
 }
 
@@ -312,11 +337,17 @@ func startCluster(ctx context.Context, cfg config, dir string) (*cluster, error)
 		if cfg.mode == "volatile" {
 			storeArgs = append(storeArgs, "--allow-volatile-store")
 		}
+	case "failover":
+		var err error
+		if storeArgs, err = c.startFailover(ctx, dir); err != nil {
+			return nil, err
+		}
+		storeArgs = append(storeArgs, "--redis-replica-acks", strconv.Itoa(cfg.replicaAcks))
 	case "embedded":
 		n = 1
 		storeArgs = []string{"--state-file", filepath.Join(dir, "state.db")}
 	default:
-		return nil, fmt.Errorf("-mode %q: want redis, embedded or volatile", cfg.mode)
+		return nil, fmt.Errorf("-mode %q: want redis, failover, embedded or volatile", cfg.mode)
 	}
 	for i := 0; i < n; i++ {
 		port, err := freePort()
@@ -368,6 +399,10 @@ func (c *cluster) faults(ctx context.Context, cfg config, rng *rand.Rand, res *r
 			c.redis.signal(syscall.SIGSTOP)
 			pause(500*time.Millisecond, 3*time.Second)
 			c.redis.signal(syscall.SIGCONT)
+		case "lagging failover":
+			if err := c.laggingFailover(ctx, rng); err != nil && ctx.Err() == nil { // not the run ending mid-failover
+				res.add(func(r *result) { r.examples = append(r.examples, "failover: "+err.Error()) })
+			}
 		case "kill redis", "restart redis (volatile)":
 			c.redis.signal(syscall.SIGKILL)
 			pause(300*time.Millisecond, 1500*time.Millisecond)
@@ -387,6 +422,8 @@ func faultKinds(cfg config) []string {
 		kinds = append(kinds, "stop redis", "kill redis")
 	case "volatile":
 		kinds = append(kinds, "restart redis (volatile)")
+	case "failover":
+		kinds = []string{"lagging failover"}
 	}
 	if cfg.only == "" {
 		return kinds
@@ -974,4 +1011,174 @@ func (s *session) tally() {
 			}
 		}
 	})
+}
+
+// ---- failover mode --------------------------------------------------------------------
+
+// startFailover starts a Redis primary, its replica and a Sentinel watching them
+// (quorum 1, down after 1 s), and returns the store arguments of the replicas.
+func (c *cluster) startFailover(ctx context.Context, dir string) ([]string, error) {
+	c.dir = dir
+	for i := range c.redisPair {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		c.redisPorts[i] = port
+	}
+	for i := range c.redisPair {
+		var replicaOf []string
+		if i == 1 {
+			replicaOf = []string{"--replicaof", "127.0.0.1", strconv.Itoa(c.redisPorts[0])}
+		}
+		c.redisPair[i] = c.redisProc(i, replicaOf)
+		if err := c.redisPair[i].start(); err != nil {
+			return nil, err
+		}
+		if err := waitTCP(ctx, c.redisAddrOf(i), "PING\r\n", "+PONG"); err != nil {
+			return nil, fmt.Errorf("redis-server %d: %v", i+1, err)
+		}
+	}
+	if err := waitFor(ctx, 20*time.Second, func() bool { return replicaOnline(c.redisAddrOf(0)) }); err != nil {
+		return nil, fmt.Errorf("the redis replica did not come online: %v", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	c.sentinelAddr = "127.0.0.1:" + strconv.Itoa(port)
+	conf := filepath.Join(dir, "sentinel.conf")
+	body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor arb 127.0.0.1 %d 1\nsentinel down-after-milliseconds arb 1000\nsentinel failover-timeout arb 10000\nsentinel parallel-syncs arb 1\n", port, dir, c.redisPorts[0])
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		return nil, err
+	}
+	c.sentinel = &proc{name: "redis-sentinel", bin: "redis-server", args: []string{conf, "--sentinel"}, log: filepath.Join(dir, "sentinel.log")}
+	if err := c.sentinel.start(); err != nil {
+		return nil, err
+	}
+	if err := waitTCP(ctx, c.sentinelAddr, "PING\r\n", "+PONG"); err != nil {
+		return nil, fmt.Errorf("redis sentinel: %v", err)
+	}
+	return []string{"--redis-url", "redis://" + c.sentinelAddr + "?master_name=arb"}, nil
+}
+
+// redisProc is Redis server i (its own port and directory, AOF with an fsync per
+// write), replicating replicaOf when set.
+func (c *cluster) redisProc(i int, replicaOf []string) *proc {
+	d := filepath.Join(c.dir, fmt.Sprintf("redis-%d", i+1))
+	_ = os.MkdirAll(d, 0o700)
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(c.redisPorts[i]), "--dir", d, "--save", "",
+		"--appendonly", "yes", "--appendfsync", "always", "--repl-timeout", "60"}, replicaOf...)
+	return &proc{name: fmt.Sprintf("redis-server %d", i+1), bin: "redis-server", args: args, log: filepath.Join(d, "redis.log")}
+}
+
+func (c *cluster) redisAddrOf(i int) string { return "127.0.0.1:" + strconv.Itoa(c.redisPorts[i]) }
+
+// primaryIndex asks the Sentinel which server is the primary.
+func (c *cluster) primaryIndex() (int, error) {
+	reply, err := command(c.sentinelAddr, "SENTINEL", "get-master-addr-by-name", "arb")
+	if err != nil {
+		return 0, err
+	}
+	for i := range c.redisPorts {
+		if strings.Contains(reply, "\n"+strconv.Itoa(c.redisPorts[i])+"\r") {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("sentinel names no server of ours: %q", reply)
+}
+
+// laggingFailover: the replica stops acknowledging (SIGSTOP) while the primary takes
+// writes for 1-3 s, the primary dies (SIGKILL), the replica goes on (SIGCONT) and the
+// Sentinel promotes it; the old primary comes back as the new one's replica.
+func (c *cluster) laggingFailover(ctx context.Context, rng *rand.Rand) error {
+	p, err := c.primaryIndex()
+	if err != nil {
+		return err
+	}
+	r := 1 - p
+	if err := waitFor(ctx, 30*time.Second, func() bool { return replicaOnline(c.redisAddrOf(p)) }); err != nil {
+		return fmt.Errorf("replica not online before the fault: %v", err)
+	}
+	c.redisPair[r].signal(syscall.SIGSTOP)
+	// Ballast: 16 MB the primary must send the frozen replica first, more than the
+	// sockets between them buffer, so that what the sessions write next stays in the
+	// primary's output buffer and the replica really lags (at this run's small write
+	// rate the socket buffers alone would hold every write of the stall, and the
+	// replica would catch up from them after SIGCONT).
+	if _, err := command(c.redisAddrOf(p), "SET", "chaos:ballast", strings.Repeat("b", 16<<20)); err != nil {
+		return fmt.Errorf("ballast: %v", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))):
+	}
+	c.redisPair[p].signal(syscall.SIGKILL)
+	c.redisPair[r].signal(syscall.SIGCONT)
+	if err := waitFor(ctx, 30*time.Second, func() bool { i, err := c.primaryIndex(); return err == nil && i == r }); err != nil {
+		return fmt.Errorf("sentinel did not promote the replica: %v", err)
+	}
+	c.redisPair[p] = c.redisProc(p, []string{"--replicaof", "127.0.0.1", strconv.Itoa(c.redisPorts[r])})
+	if err := c.redisPair[p].start(); err != nil {
+		return err
+	}
+	if err := waitTCP(ctx, c.redisAddrOf(p), "PING\r\n", "+PONG"); err != nil {
+		log, _ := os.ReadFile(c.redisPair[p].log)
+		if len(log) > 2000 {
+			log = log[len(log)-2000:]
+		}
+		return fmt.Errorf("the old primary, restarted as a replica: %v; its log ends:\n%s", err, log)
+	}
+	return nil
+}
+
+// replicaOnline reports whether the Redis server at addr has a replica online.
+func replicaOnline(addr string) bool {
+	reply, err := command(addr, "INFO", "replication")
+	return err == nil && strings.Contains(reply, "state=online")
+}
+
+// waitFor polls cond every 100 ms until it holds, for at most d.
+func waitFor(ctx context.Context, d time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if cond() {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("not within %v", d)
+}
+
+// command sends one command to the Redis (or Sentinel) at addr and returns its whole
+// reply as read within 300 ms of the first byte (enough for a short reply).
+func command(addr string, args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 64<<10)
+	n, err := conn.Read(buf)
+	if n == 0 {
+		return "", err
+	}
+	out := string(buf[:n])
+	_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	for {
+		m, err := conn.Read(buf)
+		out += string(buf[:m])
+		if err != nil || m == 0 {
+			return out, nil
+		}
+	}
 }

@@ -15,7 +15,7 @@ func TestREADMEReplayOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	const cmd = "go run ./cmd/arbiter replay --tools testdata/tools/booking.yaml testdata/traces/C_on_run2.jsonl\n```\n\n```\n"
+	const cmd = "arbiter replay --tools testdata/tools/booking.yaml testdata/traces/C_on_run2.jsonl\n```\n\n```\n"
 	i := strings.Index(readme, cmd)
 	if i < 0 {
 		t.Fatalf("README.md has no replay of C_on_run2 followed by its output block")

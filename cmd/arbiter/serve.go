@@ -38,6 +38,8 @@ type serveCmd struct {
 	RedisCache   int           `name:"redis-cache-sessions" default:"10000" env:"ARBITER_REDIS_CACHE_SESSIONS" help:"With --redis-url: how many sessions' records this replica keeps locally, so that a change costs one Redis round trip (a compare-and-set on the cached version; a stale copy costs one retry, never a wrong answer; a read-only request checks the cached version). About 0.7 KB each for an idle session. 0: no cache (every change reads Redis first)."`
 	RedisJSON    bool          `name:"redis-json-records" env:"ARBITER_REDIS_JSON_RECORDS" help:"With --redis-url: write session records as JSON (in the hash layout), the format of versions before the protobuf record, which read nothing else. For the first step of a rolling upgrade from such a version: run the new replicas with it until no old one is left, then without it. Both formats are read either way."`
 	RedisLegacy  bool          `name:"redis-legacy-records" env:"ARBITER_REDIS_LEGACY_RECORDS" help:"With --redis-url: write session records as versions before the one-string record (2026-12-01) read them: a hash of version, plain protobuf record and lifetime, instead of one string with an S2-compressed record. For the first step of a rolling upgrade from such a version: run the new replicas with it until no old one is left, then without it. Every layout and format is read either way."`
+	RedisAcks    int           `name:"redis-replica-acks" default:"1" env:"ARBITER_REDIS_REPLICA_ACKS" help:"With --redis-url: how many replicas must have a write (and the record a read answers from) before it counts, whenever the Redis primary has replicas online (WAIT; at most as many as are online, so a primary without replicas is not waited on). A write they do not acknowledge within --redis-replica-timeout fails the RPC with UNAVAILABLE and nothing is answered, so a failover to a replica loses no answered decision. 0: a write counts once the primary has it, and a failover to a lagging replica can lose it."`
+	RedisAckWait time.Duration `name:"redis-replica-timeout" default:"500ms" env:"ARBITER_REDIS_REPLICA_TIMEOUT" help:"With --redis-replica-acks: how long a write (or read) waits for the replicas' acknowledgement before its RPC fails with UNAVAILABLE. Keep it under the Redis client's read timeout (1s unless the URL sets read_timeout)."`
 	Volatile     bool          `name:"allow-volatile-store" env:"ARBITER_ALLOW_VOLATILE_STORE" help:"Run on a Redis that can lose what it acknowledged: no AOF (a restart loses every session, or with RDB snapshots rolls them back to the last one), or AOF without appendfsync always (a crash loses up to a second). Without it serve refuses such a Redis."`
 	HealthEvery  time.Duration `name:"health-interval" default:"1s" env:"ARBITER_HEALTH_INTERVAL" help:"How often the store is pinged to set the gRPC health status (SERVING only while it answers)."`
 	StateFile    string        `name:"state-file" env:"ARBITER_STATE_FILE" help:"Keep the embedded store's sessions in this database file (bbolt): every change is on disk before its RPC answers, so a crash loses nothing that was answered; read at start (a missing file is an empty store; a JSON state file of earlier versions is converted once and kept as FILE.bak). Not with --redis-url. Empty: sessions live only in memory."`
@@ -59,7 +61,7 @@ type serveCmd struct {
 	MaxMsgSize     int           `name:"max-msg-size" default:"1048576" env:"ARBITER_MAX_MSG_SIZE" help:"Largest request message in bytes; larger ones get RESOURCE_EXHAUSTED."`
 	Handshake      time.Duration `name:"handshake-timeout" default:"5s" env:"ARBITER_HANDSHAKE_TIMEOUT" help:"A new connection that has not finished its TLS and HTTP/2 handshake this long after it was accepted is closed."`
 	MaxStreams     uint32        `name:"max-concurrent-streams" default:"1024" env:"ARBITER_MAX_CONCURRENT_STREAMS" help:"RPCs in flight on one connection (about 8 per live conversation: a Watch, a Decide per job, a few unary calls); clients queue past it."`
-	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes."`
+	MaxHeaderSize  uint32        `name:"max-header-size" default:"8192" env:"ARBITER_MAX_HEADER_SIZE" help:"Largest request header list (metadata) in bytes, as HTTP/2 counts it; an RPC over it fails with RESOURCE_EXHAUSTED."`
 	KeepaliveMin   time.Duration `name:"keepalive-min-time" default:"10s" env:"ARBITER_KEEPALIVE_MIN_TIME" help:"Shortest interval between a client's keepalive pings (allowed with no RPC in flight); a client pinging more often gets GOAWAY too_many_pings."`
 	KeepaliveTime  time.Duration `name:"keepalive-time" default:"1m" env:"ARBITER_KEEPALIVE_TIME" help:"How long a connection may stay silent before the server pings it (to find clients that vanished)."`
 	KeepaliveWait  time.Duration `name:"keepalive-timeout" default:"20s" env:"ARBITER_KEEPALIVE_TIMEOUT" help:"How long the server waits for the answer to its keepalive ping before it closes the connection."`
@@ -233,6 +235,9 @@ func (c *serveCmd) validate() error {
 	if c.RedisLegacy && c.RedisJSON {
 		return fmt.Errorf("--redis-legacy-records and --redis-json-records each write one older record format: choose the one the oldest replica still running reads")
 	}
+	if c.RedisAcks < 0 || c.RedisAckWait <= 0 {
+		return fmt.Errorf("--redis-replica-acks must be 0 or more and --redis-replica-timeout positive")
+	}
 	if (c.RedisLegacy || c.RedisJSON) && c.RedisURL == "" {
 		return fmt.Errorf("--redis-legacy-records and --redis-json-records are for the Redis store (--redis-url); the embedded store, --state-file too, writes only the current format")
 	}
@@ -356,7 +361,8 @@ func (c *serveCmd) openStore(ctx context.Context, log *slog.Logger) (*openedStor
 		log.Warn("--state-interval is deprecated and ignored: --state-file is written at every change", "state_interval", c.StateEvery)
 	}
 	if c.RedisURL != "" {
-		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{CacheSessions: c.RedisCache, JSONRecords: c.RedisJSON, LegacyRecords: c.RedisLegacy})
+		rs, err := redisstore.Open(c.RedisURL, redisstore.Options{CacheSessions: c.RedisCache, JSONRecords: c.RedisJSON, LegacyRecords: c.RedisLegacy,
+			ReplicaAcks: c.RedisAcks, ReplicaTimeout: c.RedisAckWait})
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %v", arbiter.MessageOf(err))
 		}

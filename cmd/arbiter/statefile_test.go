@@ -250,7 +250,8 @@ func TestStateFileConvertsSnapshot(t *testing.T) {
 }
 
 // TestStateFileErrors: --state-file with --redis-url, a corrupt JSON state file, a
-// file that is neither a database nor a state file, and an unwritable path each stop
+// file that is neither a database nor a state file, an empty file (an empty store used
+// to start on it silently), and an unwritable path each stop
 // serve at start with exit 1 and a message naming the flag or the file; the corrupt
 // file is left as it was.
 func TestStateFileErrors(t *testing.T) {
@@ -259,6 +260,8 @@ func TestStateFileErrors(t *testing.T) {
 	os.WriteFile(corrupt, []byte(`{"format":"arbiter-memory-store/v1","sessions":[{"key":{"id":"x"},`), 0o600)
 	garbage := filepath.Join(dir, "garbage.db")
 	os.WriteFile(garbage, bytes.Repeat([]byte("garbage!"), 1024), 0o600)
+	empty := filepath.Join(dir, "empty.db") // a write that never reached the disk
+	os.WriteFile(empty, nil, 0o600)
 	cases := []struct {
 		args []string
 		want []string
@@ -266,6 +269,7 @@ func TestStateFileErrors(t *testing.T) {
 		{[]string{"--state-file", filepath.Join(dir, "s.json"), "--redis-url", "redis://127.0.0.1:1"}, []string{"--state-file", "--redis-url"}},
 		{[]string{"--state-file", garbage}, []string{"--state-file", garbage, "neither a session database nor a JSON session snapshot"}},
 		{[]string{"--state-file", corrupt}, []string{"--state-file", corrupt, "not a session snapshot"}},
+		{[]string{"--state-file", empty}, []string{"--state-file", empty, "the file is empty"}},
 		{[]string{"--state-file", filepath.Join(dir, "missing", "s.json")}, []string{"--state-file", filepath.Join(dir, "missing", "s.json")}},
 	}
 	for _, tc := range cases {
@@ -278,6 +282,9 @@ func TestStateFileErrors(t *testing.T) {
 				t.Errorf("%v: stderr does not mention %q:\n%s", tc.args, w, errOut)
 			}
 		}
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty state file was changed: %v %v", fi, err)
 	}
 	if b, _ := os.ReadFile(corrupt); !strings.HasSuffix(string(b), `{"key":{"id":"x"},`) {
 		t.Errorf("the corrupt state file was changed: %q", b)

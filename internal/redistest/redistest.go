@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -283,4 +284,56 @@ func (c *Cluster) URL() string {
 		u += "addr=" + s.Addr
 	}
 	return u
+}
+
+// Signal sends sig to the server (SIGSTOP freezes it, as a replica that stops
+// answering; SIGCONT lets it go on). Signalling a killed server does nothing.
+func (s *Server) Signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
+// StartReplica starts a redis-server replicating primary (--replicaof), with extra
+// arguments as Start's, and waits until primary reports it online (synchronised). It
+// fails the test when that takes more than StartTimeout.
+func StartReplica(t testing.TB, primary *Server, extra ...string) *Server {
+	t.Helper()
+	r := Start(t, append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}, extra...)...)
+	deadline := time.Now().Add(StartTimeout)
+	for time.Now().Before(deadline) {
+		if online(primary.Addr, r.Port) {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("replica %s of %s not online within %v; its log:\n%s", r.Addr, primary.Addr, StartTimeout, r.Log())
+	return nil
+}
+
+// online reports whether the server at addr lists a replica on port in state online.
+func online(addr string, port int) bool {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("INFO replication\r\n")); err != nil {
+		return false
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return false
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return false
+	}
+	return strings.Contains(string(buf), "port="+strconv.Itoa(port)+",state=online")
 }

@@ -85,6 +85,7 @@ func Open(disk Disk, now func() time.Time) (*Store, error) {
 			return err
 		}
 		m.sessions[r.Key] = nr
+		m.expiries.set(r.Key, nr.expires)
 		return nil
 	})
 	if err != nil {

@@ -38,7 +38,14 @@ type Store struct {
 	creating int
 	// gone lists the expired sessions dropped from memory but not yet from the disk
 	// (the janitor deletes them there).
-	gone     []arbiter.SessionKey
+	gone []arbiter.SessionKey
+	// expiries indexes the sessions that have an idle TTL by when it runs out (see
+	// expiry.go), and callExpiries the call index's entries, so the janitor finds the
+	// expired ones without walking the rest.
+	expiries     expiryIndex[arbiter.SessionKey]
+	callExpiries expiryIndex[callKey]
+	// swept counts the sessions and call-index entries the janitor examined (tests).
+	swept    int
 	watchers map[arbiter.SessionKey]map[chan struct{}]struct{}
 	// calls is the call index (IndexCall), in memory only: a restart forgets it.
 	calls       map[callKey]callEntry
@@ -55,14 +62,17 @@ type record struct {
 	expires time.Time // zero: never
 }
 
-// sweepEvery is how often the janitor drops every expired session (a sweep walks
-// all sessions; loads and saves drop the expired session they touch at once).
+// sweepEvery is how often the janitor drops every expired session (a sweep takes
+// them from the time index, in order of expiry, and looks at no other session; loads
+// and saves drop the expired session they touch at once).
 const sweepEvery = time.Second
 
 // New returns an empty store that keeps sessions in memory only. now is the clock
 // used for idle TTLs (nil: time.Now). A janitor goroutine drops expired sessions
 // every second even when no request comes, so memory falls back once sessions
-// expire; Close stops it.
+// expire; Close stops it. The janitor's round costs O(log n) per expired session
+// and nothing per live one (a time index, not a walk of every session under the
+// store's lock).
 func New(now func() time.Time) *Store {
 	m := newStore(now)
 	go m.janitor()
@@ -75,13 +85,15 @@ func newStore(now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{
-		now:         now,
-		sessions:    map[arbiter.SessionKey]*record{},
-		writing:     map[arbiter.SessionKey]chan struct{}{},
-		watchers:    map[arbiter.SessionKey]map[chan struct{}]struct{}{},
-		calls:       map[callKey]callEntry{},
-		stop:        make(chan struct{}),
-		janitorDone: make(chan struct{}),
+		now:          now,
+		sessions:     map[arbiter.SessionKey]*record{},
+		expiries:     newExpiryIndex[arbiter.SessionKey](),
+		callExpiries: newExpiryIndex[callKey](),
+		writing:      map[arbiter.SessionKey]chan struct{}{},
+		watchers:     map[arbiter.SessionKey]map[chan struct{}]struct{}{},
+		calls:        map[callKey]callEntry{},
+		stop:         make(chan struct{}),
+		janitorDone:  make(chan struct{}),
 	}
 }
 
@@ -94,12 +106,17 @@ func (m *Store) janitor() {
 		case <-m.stop:
 			return
 		case <-t.C:
-			m.mu.Lock()
-			m.sweepLocked()
-			m.mu.Unlock()
-			m.deleteGone()
+			m.janitorTick()
 		}
 	}
+}
+
+// janitorTick is one round of the janitor.
+func (m *Store) janitorTick() {
+	m.mu.Lock()
+	m.sweepLocked()
+	m.mu.Unlock()
+	m.deleteGone()
 }
 
 // deleteGone deletes the expired sessions dropped from memory from the disk too. A
@@ -148,6 +165,7 @@ func (m *Store) expired(r *record) bool {
 // dropLocked forgets an expired session, and has the janitor delete it from disk.
 func (m *Store) dropLocked(key arbiter.SessionKey) {
 	delete(m.sessions, key)
+	m.expiries.remove(key)
 	if m.disk != nil {
 		m.gone = append(m.gone, key)
 	}
@@ -258,6 +276,7 @@ func (m *Store) nextLocked(s *arbiter.Session, data []byte, ttl time.Duration) (
 // storeLocked stores r as key's record and wakes key's watchers.
 func (m *Store) storeLocked(key arbiter.SessionKey, r *record) {
 	m.sessions[key] = r
+	m.expiries.set(key, r.expires)
 	for ch := range m.watchers[key] {
 		select {
 		case ch <- struct{}{}:
@@ -266,17 +285,26 @@ func (m *Store) storeLocked(key arbiter.SessionKey, r *record) {
 	}
 }
 
+// sweepLocked drops every expired session and call-index entry, earliest expiry
+// first, taking them from the time indexes: it looks at none that has time left.
 func (m *Store) sweepLocked() {
-	for k, r := range m.sessions {
-		if m.expired(r) {
-			m.dropLocked(k)
-		}
-	}
 	now := m.now()
-	for k, c := range m.calls {
-		if !c.expires.IsZero() && !now.Before(c.expires) {
-			delete(m.calls, k)
+	for {
+		key, at, ok := m.expiries.first()
+		if !ok || now.Before(at) {
+			break
 		}
+		m.swept++
+		m.dropLocked(key)
+	}
+	for {
+		key, at, ok := m.callExpiries.first()
+		if !ok || now.Before(at) {
+			break
+		}
+		m.swept++
+		m.callExpiries.remove(key)
+		delete(m.calls, key)
 	}
 }
 
@@ -297,6 +325,7 @@ func (m *Store) IndexCall(_ context.Context, tenant, callID, id string, ttl time
 	}
 	m.mu.Lock()
 	m.calls[callKey{tenant, callID}] = e
+	m.callExpiries.set(callKey{tenant, callID}, e.expires)
 	m.mu.Unlock()
 	return nil
 }

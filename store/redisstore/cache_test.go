@@ -389,7 +389,8 @@ func TestCacheFailsClosed(t *testing.T) {
 // below the cached one), is continued from Redis's record: one stale compare-and-set,
 // then the retry on the record it returned, not a lost race every time (ABORTED).
 func TestCacheSessionStartedAgain(t *testing.T) {
-	svcs := startReplicas(t, 2, 10).services()
+	r := startReplicas(t, 2, 10)
+	svcs := r.services()
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "again"}
 	kinds := []arbiter.SpeechKind{arbiter.ModelOutputStart, arbiter.ModelTurnComplete}
@@ -402,6 +403,10 @@ func TestCacheSessionStartedAgain(t *testing.T) {
 	if err := st0.Client().Del(ctx, redisstore.Key(key)).Err(); err != nil { // its idle TTL ran out
 		t.Fatal(err)
 	}
+	// Another creation time: another lifetime (a lifetime is the creation time to the
+	// nanosecond; with the clock frozen, version 1 of the same lifetime below the
+	// version 5 this replica answered from would be a rollback, see rollback.go).
+	r.clock.AdvanceTo(r.clock.Now().Add(time.Millisecond))
 	if _, s, err := svcs[1].Apply(ctx, key, arbiter.Speech{Kind: arbiter.ModelOutputStart}, true); err != nil || s.Version != 1 {
 		t.Fatalf("started again on the other replica: %v, version %v", err, s)
 	}

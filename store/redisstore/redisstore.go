@@ -113,6 +113,10 @@ type Store struct {
 	encode  func(*arbiter.Session) ([]byte, error)
 	// hash: write the hash layout of versions before 2026-12-01 (and read it first).
 	hash bool
+	// replicas: Options.ReplicaAcks' state; nil: no WAIT.
+	replicas *replicas
+	// floor: the versions this Store answered from (see rollback.go).
+	floor *floor
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -141,6 +145,22 @@ type Options struct {
 	// overrides its record format. False (the default) writes one string with a
 	// FormatProtoS2 record.
 	LegacyRecords bool
+	// ReplicaAcks is how many replicas must have a write (and the record a read
+	// answers from) before the Store reports it done, whenever the primary has
+	// replicas online (see Replica acknowledgements in replicas.go): WAIT with
+	// ReplicaTimeout as its bound, asking for at most as many as are online. Zero (or
+	// negative) means none: a write is done once the primary has it, and a failover to
+	// a lagging replica can lose it silently.
+	ReplicaAcks int
+	// ReplicaTimeout bounds the WAIT of ReplicaAcks; past it the request fails with
+	// Unavailable. Keep it below the client's read timeout (DefaultReadTimeout, 1 s,
+	// unless the URL sets read_timeout), which the whole pipeline shares. Zero means
+	// 500 ms.
+	ReplicaTimeout time.Duration
+	// ReplicaCheckEvery is how long the count of a primary's online replicas (INFO
+	// replication) is reused before it is read again, by the first request after it.
+	// Zero means 1 s.
+	ReplicaCheckEvery time.Duration
 	// WakeRecordBytes is the largest record (encoded, in bytes) a Save sends inside
 	// its wake-up message, so that replicas watching the session take it into their
 	// local cache without reading it (see Wake-ups in the package comment); a larger
@@ -162,8 +182,15 @@ func New(client redis.UniversalClient, opt Options) *Store {
 	if opt.WakeRecordBytes == 0 {
 		opt.WakeRecordBytes = 8 << 10
 	}
+	if opt.ReplicaTimeout <= 0 {
+		opt.ReplicaTimeout = 500 * time.Millisecond
+	}
+	if opt.ReplicaCheckEvery <= 0 {
+		opt.ReplicaCheckEvery = time.Second
+	}
 	c := newCache(opt.CacheSessions)
-	st := &Store{client: client, hub: newHub(client, opt, c), cache: c, wakeMax: opt.WakeRecordBytes, encode: sessioncodec.Encode}
+	st := &Store{client: client, hub: newHub(client, opt, c), cache: c, wakeMax: opt.WakeRecordBytes, encode: sessioncodec.Encode,
+		replicas: newReplicas(opt), floor: newFloor(max(opt.CacheSessions, 10000))}
 	switch {
 	case opt.JSONRecords:
 		st.encode, st.hash = sessioncodec.EncodeJSON, true
@@ -222,6 +249,7 @@ func escape(s string, tenant bool) string {
 // or down); Internal, naming the session, for a key of another type or a record that
 // cannot be the session's (see decodeRecord).
 func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Session, error) {
+	mark := st.floor.mark(key) // before the read: see floor
 	hash := st.hash
 	for range 2 {
 		var (
@@ -248,6 +276,10 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 			st.cache.drop(key)
 			return nil, err
 		}
+		if answered, ok := mark.below(lifetime(s), version); ok {
+			return nil, st.dropRolledBack(ctx, key, lifetime(s), version, answered)
+		}
+		st.floor.answered(key, lifetime(s), version)
 		st.cache.put(key, version, lifetime(s), rec)
 		return s, nil
 	}
@@ -259,7 +291,18 @@ func (st *Store) Load(ctx context.Context, key arbiter.SessionKey) (*arbiter.Ses
 // session. Errors: as Load's; a redis WRONGTYPE error as it is (the key holds another
 // type).
 func (st *Store) loadString(ctx context.Context, key arbiter.SessionKey) (uint64, string, []byte, error) {
-	val, err := st.client.Get(ctx, Key(key)).Result()
+	var get *redis.StringCmd
+	aerr := st.acked(ctx, key, "load", func(p redis.Pipeliner) { get = p.Get(ctx, Key(key)) })
+	if get == nil {
+		return 0, "", nil, aerr
+	}
+	val, err := get.Result()
+	if err == nil && aerr != nil {
+		return 0, "", nil, aerr
+	}
+	if err != nil && !errors.Is(err, redis.Nil) && !wrongType(err) && aerr != nil {
+		return 0, "", nil, aerr
+	}
 	if err != nil {
 		if wrongType(err) {
 			return 0, "", nil, err
@@ -276,7 +319,15 @@ func (st *Store) loadString(ctx context.Context, key arbiter.SessionKey) (uint64
 // loadHash reads a record of the hash layout (fields v, d and c, which records of the
 // oldest versions lack: then the lifetime is ""). Errors: as loadString's.
 func (st *Store) loadHash(ctx context.Context, key arbiter.SessionKey) (uint64, string, []byte, error) {
-	vals, err := st.client.HMGet(ctx, Key(key), "v", "d", "c").Result()
+	var get *redis.SliceCmd
+	aerr := st.acked(ctx, key, "load", func(p redis.Pipeliner) { get = p.HMGet(ctx, Key(key), "v", "d", "c") })
+	if get == nil {
+		return 0, "", nil, aerr
+	}
+	vals, err := get.Result()
+	if err == nil && aerr != nil {
+		return 0, "", nil, aerr
+	}
 	if err != nil {
 		if wrongType(err) {
 			return 0, "", nil, err
@@ -395,7 +446,7 @@ func (st *Store) Uncached(key arbiter.SessionKey) bool {
 // session leaves the cache. Errors: Unavailable; Internal for a record the scripts
 // refuse (see readRecordLua).
 func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) {
-	res, err := currentScript.Run(ctx, st.client, []string{Key(s.Key)}).Slice()
+	res, err := st.runAcked(ctx, s.Key, "load", currentScript)
 	if err != nil {
 		st.cache.drop(s.Key)
 		return false, classify(err, s.Key, "load")
@@ -409,6 +460,8 @@ func (st *Store) Current(ctx context.Context, s *arbiter.Session) (bool, error) 
 	}
 	if !ok {
 		st.cache.drop(s.Key)
+	} else {
+		st.floor.answered(s.Key, lifetime(s), s.Version)
 	}
 	return ok, nil
 }
@@ -544,7 +597,8 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		expect = s.Digest
 	}
 	startHeard := st.cache.heardOf(s.Key)
-	res, err := saveScript.Run(ctx, st.client, []string{Key(s.Key)}, s.Version, data, ttlMS, life, layout, send, expect).Slice()
+	mark := st.floor.mark(s.Key)
+	res, err := st.runAcked(ctx, s.Key, "save", saveScript, s.Version, data, ttlMS, life, layout, send, expect)
 	if err != nil {
 		st.cache.drop(s.Key)
 		return classify(err, s.Key, "save")
@@ -567,6 +621,14 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 			if len(res) >= 4 {
 				stored, _ = res[3].(string)
 			}
+			if answered, ok := mark.below(stored, uint64(version)); ok {
+				// Redis went back below a version this replica answered from: report
+				// the session lost (rollback.go); the retry finds none.
+				if err := st.dropRolledBack(ctx, s.Key, stored, uint64(version), answered); arbiter.KindOf(err) != arbiter.NotFound {
+					return err
+				}
+				return arbiter.Errorf(arbiter.Conflict, "session %q rolled back by redis (version %d, this replica answered from %d): dropped as lost", s.Key.ID, version, answered)
+			}
 			st.cache.stored(s.Key, s.Version, uint64(version), stored, []byte(rec)) // decoded (and checked) by the next LoadCached
 		} else {
 			st.cache.drop(s.Key)
@@ -574,6 +636,7 @@ func (st *Store) Save(ctx context.Context, s *arbiter.Session, ttl time.Duration
 		return arbiter.Errorf(arbiter.Conflict, "session %q changed (version %d, expected %d)", s.Key.ID, version, s.Version)
 	}
 	sum := digest(data)
+	st.floor.answered(s.Key, life, uint64(version))
 	st.cache.saved(s.Key, s.Version, startHeard, uint64(version), life, data, sum)
 	s.Version, s.Digest = uint64(version), sum
 	return nil
@@ -620,6 +683,10 @@ func (st *Store) Close() error {
 
 // classify turns a go-redis error into an arbiter error of the right kind.
 func classify(err error, key arbiter.SessionKey, what string) error {
+	var ae *arbiter.Error
+	if errors.As(err, &ae) {
+		return err // classified already (acked)
+	}
 	if errors.Is(err, redis.Nil) {
 		return arbiter.Fieldf(arbiter.NotFound, "session_id", "session %q not found", key.ID)
 	}

@@ -30,10 +30,17 @@ func TestConformance(t *testing.T) {
 	t.Run("Cache", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64}) })
 	// The hash layout and FormatProto records of versions before 2026-12-01.
 	t.Run("LegacyRecords", func(t *testing.T) { conformance(t, redisstore.Options{CacheSessions: 64, LegacyRecords: true}) })
+	// A primary with a replica, every write and answered read waiting for it (WAIT).
+	t.Run("ReplicaAcks", func(t *testing.T) {
+		conformance(t, redisstore.Options{CacheSessions: 64, ReplicaAcks: 1}, func(srv *redistest.Server) { redistest.StartReplica(t, srv) })
+	})
 }
 
-func conformance(t *testing.T, opt redisstore.Options) {
+func conformance(t *testing.T, opt redisstore.Options, with ...func(*redistest.Server)) {
 	srv := redistest.Start(t)
+	for _, f := range with {
+		f(srv)
+	}
 	storetest.Run(t, "../..", func(t *testing.T, _ func() time.Time) arbiter.Store {
 		st, err := redisstore.Open(srv.URL(), opt)
 		if err != nil {

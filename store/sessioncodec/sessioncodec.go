@@ -607,8 +607,8 @@ func (d *decoder) json(b []byte) map[string]any {
 	if len(b) == 0 {
 		return nil
 	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil && d.err == nil {
+	v, err := decodeJSONObject(b) // json.Unmarshal, through the memo (jsonmemo.go)
+	if err != nil && d.err == nil {
 		d.err = err
 	}
 	return v

@@ -107,7 +107,13 @@ var ErrClosed = errors.New("boltdisk: closed")
 // snapshot at path is converted first (see the package doc). Errors name the file:
 // it cannot be opened or created, another process holds it past LockTimeout, it is
 // neither an arbiter database nor a snapshot, or the snapshot is refused (as
-// memory.ReadSnapshot refuses it; the file is then left as it was).
+// memory.ReadSnapshot refuses it; the file is then left as it was). An existing file
+// is checked before bbolt opens it for writing (see checkFile and walk): an empty
+// file (its contents lost: a database always has its meta pages), a truncated one
+// (shorter than the pages its meta page counts) or one with a page that does not
+// read back is refused as damaged, naming the fault, and left as it was; bbolt's
+// panics and faults on such a file are caught and reported the same way, never a
+// crash and never an empty store in its place.
 func Open(path string, opts Options) (*Disk, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 5 * time.Second
@@ -136,21 +142,45 @@ func Open(path string, opts Options) (*Disk, error) {
 
 // openDB opens the bbolt file at path and checks (or, in a new file, writes) its
 // format.
-func openDB(path string, opts Options) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+func openDB(path string, opts Options) (db *bolt.DB, err error) {
+	exists, err := checkFile(path)
+	if err != nil {
+		return nil, describe(path, opts, err)
+	}
+	if exists {
+		// Read every page once, read-only and in this goroutine, before bbolt opens
+		// the file for writing: that open rebuilds the free list by walking the pages
+		// in a goroutine of its own, where a damaged page would be a panic no recover
+		// catches.
+		ro, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: true})
+		if err != nil {
+			return nil, describe(path, opts, err)
+		}
+		err = walk(ro)
+		_ = ro.Close()
+		if err != nil {
+			return nil, describe(path, opts, err)
+		}
+	}
+	defer func() {
+		// bbolt panics on pages it does not expect; walk read them all, so this is
+		// a last resort (a page damaged between the two opens).
+		if r := recover(); r != nil {
+			if db != nil {
+				_ = db.Close()
+			}
+			db, err = nil, describe(path, opts, damage("bbolt: %v", r))
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: opts.LockTimeout,
 		// The freelist is rebuilt at open instead of written at every commit (what
 		// etcd does): fewer pages per commit.
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
-	switch {
-	case errors.Is(err, bolt.ErrTimeout):
-		return nil, fmt.Errorf("%s: another process has it open (waited %v for its lock)", path, opts.LockTimeout)
-	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
-		return nil, fmt.Errorf("%s: neither a session database nor a JSON session snapshot: %v", path, err)
-	case err != nil:
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	if err != nil {
+		return nil, describe(path, opts, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
@@ -175,6 +205,21 @@ func openDB(path string, opts Options) (*bolt.DB, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return db, nil
+}
+
+// describe is the error Open returns for err, met opening the file at path: it names
+// the file and the fault.
+func describe(path string, opts Options, err error) error {
+	var d *damaged
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return fmt.Errorf("%s: another process has it open (waited %v for its lock)", path, opts.LockTimeout)
+	case errors.As(err, &d):
+		return fmt.Errorf("%s: refused, the session database is damaged: %v", path, err)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
+		return fmt.Errorf("%s: neither a session database nor a JSON session snapshot: %v", path, err)
+	}
+	return fmt.Errorf("open %s: %w", path, err)
 }
 
 func newDisk(db *bolt.DB, path string, maxBatch int) *Disk {

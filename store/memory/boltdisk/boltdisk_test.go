@@ -373,3 +373,109 @@ func TestOpenRefusesBrokenRecord(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestOpenRefusesDamagedFile: a state file that lost its contents (empty), lost its
+// end (truncated) or has a page overwritten is refused at Open with an error naming
+// the file and the fault, leaving the file as it was: never a Go panic or a fault
+// inside bbolt, never an empty store started in its place. A page overwritten with
+// zeros or garbage is either refused or (a page the database no longer uses) opens
+// with every session as it was.
+func TestOpenRefusesDamagedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	c := newClock()
+	s, _ := open(t, path, c.now)
+	keys := fill(t, s, c)
+	for i := range 200 { // enough sessions for a few levels of pages
+		sess := arbiter.NewSession(arbiter.SessionKey{ID: fmt.Sprintf("big%03d", i)}, c.now())
+		sess.Language = strings.Repeat("x", 300)
+		if err := s.Save(t.Context(), sess, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, sess.Key)
+	}
+	want := map[arbiter.SessionKey]string{}
+	for _, k := range keys {
+		want[k] = encoded(t, load(t, s, k))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	pages := len(orig) / page
+
+	// try writes b as a file, opens it, and returns Open's error, or nil when the
+	// store opened with every session as it was.
+	try := func(name string, b []byte) error {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		d, err := boltdisk.Open(p, quiet())
+		if err == nil {
+			var st *memory.Store
+			if st, err = memory.Open(d, c.now); err != nil {
+				d.Close()
+			} else {
+				for k, w := range want {
+					if got, lerr := st.Load(t.Context(), k); lerr != nil || encoded(t, got) != w {
+						t.Errorf("%s: opened, but session %v is %v (lost or changed)", name, k, lerr)
+					}
+				}
+				st.Close()
+			}
+		}
+		if err != nil && !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+		if after, _ := os.ReadFile(p); err != nil && !bytes.Equal(after, b) {
+			t.Errorf("%s: a refused Open changed the file", name)
+		}
+		return err
+	}
+
+	if err := try("empty", nil); err == nil || !strings.Contains(err.Error(), "the file is empty") {
+		t.Errorf("empty file: %v, want a refusal saying it is empty", err)
+	}
+	// Cut anywhere: refused as truncated, or (only the unused space bbolt grows the
+	// file by is gone) every session is there.
+	truncated := 0
+	for n := 100; n < len(orig); n += page {
+		if err := try(fmt.Sprintf("truncated-%d", n), orig[:n]); err != nil {
+			truncated++
+			if !strings.Contains(err.Error(), "truncated") {
+				t.Errorf("file truncated to %d bytes: %v, want a refusal saying it is truncated", n, err)
+			}
+		}
+	}
+	if truncated < 3 {
+		t.Errorf("only %d truncations refused", truncated)
+	}
+	refused := 0
+	for pg := 2; pg < pages; pg++ { // pages 0 and 1 are bbolt's two meta pages: either one may be torn
+		for _, fill := range []byte{0x00, 0xA5} {
+			b := bytes.Clone(orig)
+			for i := pg * page; i < (pg+1)*page; i++ {
+				b[i] ^= fill
+				if fill == 0 {
+					b[i] = 0
+				}
+			}
+			if err := try(fmt.Sprintf("page-%d-%x", pg, fill), b); err != nil {
+				refused++
+				if !strings.Contains(err.Error(), "damaged") {
+					t.Errorf("page %d overwritten: %v, want a refusal saying the database is damaged", pg, err)
+				}
+			}
+		}
+	}
+	if refused == 0 {
+		t.Errorf("no overwritten page was refused (%d pages): the test damaged nothing that is read", pages)
+	}
+}
