@@ -317,7 +317,11 @@ func (c *conn) outbox() {
 		case arbiter.RegisterCall:
 			if err == nil && out.Call.Disposition == arbiter.Execute {
 				// The tool's helper names the job by this call id alone.
-				if ierr := c.p.o.Service.IndexCall(c.ctx, c.key, out.Call.CallID); ierr != nil {
+				// Its tool asks within the call's life (max_pending) and then names the
+				// session: the entry lives that long and a minute more, so that a call
+				// id a provider reuses later is not taken for this one (ambiguous).
+				ttl := c.p.o.Rule.Policy.TimingsOf(ev.Tool).MaxPending + time.Minute
+				if ierr := c.p.o.Service.IndexCall(c.ctx, c.key, out.Call.CallID, ttl); ierr != nil {
 					c.log.Warn("call not indexed: its tool must name the session", "call_id", ev.CallID, "err", arbiter.MessageOf(ierr))
 				}
 			}

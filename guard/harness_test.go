@@ -32,6 +32,11 @@ type harness struct {
 	logs              []string
 	// down: the store is down for good: every report fails, the watch sees nothing.
 	down bool
+	// replies: the arbiter's answers to applied reports, not yet fed to the rule (the
+	// watch may bring a step's effects before its reply).
+	replies []Input
+	// lateReplies: replies wait for reply() (else each is fed as its report applies).
+	lateReplies bool
 }
 
 type sentAnswer struct {
@@ -180,8 +185,19 @@ func (h *harness) deliver() bool {
 }
 
 func (h *harness) deliverAll() {
-	for h.deliver() {
+	for h.deliver() || h.reply() {
 	}
+}
+
+// reply feeds the oldest pending answer of an applied report.
+func (h *harness) reply() bool {
+	if len(h.replies) == 0 {
+		return false
+	}
+	in := h.replies[0]
+	h.replies = h.replies[1:]
+	h.step(in)
+	return true
 }
 
 // fail fails the oldest queued report (the store did not answer): a tagged one's
@@ -207,18 +223,25 @@ func (h *harness) apply(a Action) {
 	if err != nil {
 		h.logs = append(h.logs, fmt.Sprintf("report %T: %v", a.Report, err))
 	}
+	var in Input
 	switch a.Report.(type) {
 	case arbiter.RegisterCall:
 		if err != nil {
-			h.step(Registered{CallID: a.Tag, Err: err})
+			in = Registered{CallID: a.Tag, Err: err}
 		} else {
-			h.step(Registered{CallID: a.Tag, Result: out.Call})
+			in = Registered{CallID: a.Tag, Result: out.Call}
 		}
 	case arbiter.ToolAnswer:
 		if err != nil {
-			h.step(Answered{CallID: a.Tag, Err: err})
+			in = Answered{CallID: a.Tag, Err: err}
 		} else {
-			h.step(Answered{CallID: a.Tag, Answer: out.Answer})
+			in = Answered{CallID: a.Tag, Answer: out.Answer}
+		}
+	}
+	if in != nil {
+		h.replies = append(h.replies, in)
+		if !h.lateReplies {
+			h.reply()
 		}
 	}
 	if err == nil {

@@ -29,6 +29,7 @@ import (
 func TestAnswerFilterProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := newHarness(t, "gemini", Config{})
+		h.lateReplies = rapid.Bool().Draw(rt, "lateReplies")
 		h.agent(gResumableSetup)
 		h.deliverAll()
 		ids := []string{"fc_1", "fc_2", "fc_3", "fc_4", "fc_5", "fc_6"}
@@ -38,7 +39,9 @@ func TestAnswerFilterProperty(t *testing.T) {
 		conns := 1
 		n := rapid.IntRange(1, 60).Draw(rt, "steps")
 		for i := 0; i < n; i++ {
-			switch rapid.IntRange(0, 14).Draw(rt, "action") {
+			switch rapid.IntRange(0, 15).Draw(rt, "action") {
+			case 15:
+				h.reply()
 			case 0, 1:
 				id := rapid.SampledFrom(ids).Draw(rt, "call")
 				tool := rapid.SampledFrom(tools).Draw(rt, "tool")

@@ -233,7 +233,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sp := server.Subprotocol(); sp != "" {
 		opts.Subprotocols = []string{sp}
 	}
-	agent, err := websocket.Accept(w, r, opts)
+	agent, err := websocket.Accept(closeEchoWriter{w}, r, opts)
 	if err != nil {
 		server.Close(websocket.StatusGoingAway, "the agent's handshake failed")
 		log.Warn("agent handshake failed", "err", err)

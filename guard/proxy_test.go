@@ -257,3 +257,28 @@ func waitClosed(t *testing.T, s *stack) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestProxyAnswersAnEmptyCloseWithNormal: an agent that closes its own connection
+// without a status code (LiveKit's Google plugin restarting its session) gets 1000
+// back, not an empty close its WebSocket library reports as 1005 (which that plugin
+// takes for a fatal error).
+func TestProxyAnswersAnEmptyCloseWithNormal(t *testing.T) {
+	tr := writeTrace(t, "idle", `{"t_ms":0,"event":"session_start"}`, `{"t_ms":30000,"event":"end"}`)
+	s := startStack(t, tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, s.guardURL+"/trace/idle/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); err != nil { // setupComplete
+		t.Fatal(err)
+	}
+	err = ws.Close(websocket.StatusNoStatusRcvd, "")
+	if code := websocket.CloseStatus(err); code != websocket.StatusNormalClosure {
+		t.Errorf("the guard answered an empty close with %v (%v), want 1000", code, err)
+	}
+}

@@ -548,6 +548,7 @@ func (r *Rule) registered(x Registered) {
 		r.count("kept call from agent", string(c.disp), c.id)
 	}
 	r.releaseCall(c)
+	r.maybeRespond(c)
 }
 
 // failClosed answers c upstream with the guard's own "not executed" response and
@@ -557,7 +558,11 @@ func (r *Rule) failClosed(c *callState, why string) {
 	r.out = append(r.out, Action{Abandon: c.id})
 	r.logf(true, "function call failed closed", "call_id", c.id, "tool", c.name, "why", why)
 	r.releaseCall(c)
-	if !c.sent && !c.dead {
+	switch {
+	case c.sent || c.dead:
+	case c.due != nil:
+		r.respond(c) // the arbiter did answer (its log said so before its reply came)
+	default:
 		r.inject(c, map[string]any{"status": string(arbiter.StatusRejected), "executed": false,
 			"error": fmt.Sprintf("%s was not executed: %s", c.name, why)}, "failed closed")
 	}
@@ -760,9 +765,18 @@ func (r *Rule) response(resp arbiter.Response) {
 		return
 	}
 	c.due, c.dueAt = &resp, r.now
-	// Sent now unless the agent runs the call and may still answer it: then its
-	// answer is waited for (AnswerWait), so that the answer goes in its place (on
-	// OpenAI its own item, and the response.create behind it).
+	r.maybeRespond(c)
+}
+
+// maybeRespond sends c's due response now, unless the agent runs the call and may
+// still answer it: then its answer is waited for (AnswerWait), so that the answer
+// goes in its place (on OpenAI its own item, and the response.create behind it). A
+// call whose registration has not come back yet waits for it (the watch may bring
+// the log entries of a step before its own answer does).
+func (r *Rule) maybeRespond(c *callState) {
+	if c.due == nil || (!c.registered && !c.failed) {
+		return
+	}
 	if c.answer != nil || !c.toAgent || c.failed || r.now.Sub(c.seen) >= r.maxPending(c) {
 		r.respond(c)
 	}

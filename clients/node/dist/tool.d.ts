@@ -13,10 +13,10 @@
  *
  * ```ts
  * const bookSlot = twoPhase(client, {
- *   callId: (_args, opts) => opts.toolCallId,          // however the framework hands it
- *   prepare: (args) => backend.prepare(args.slot),      // the hold, reversible
- *   commit: (hold) => backend.commit(hold),             // only on COMMIT; its result goes under `result`
- *   release: (hold) => backend.release(hold),           // on CANCEL
+ *   callId: (_args, opts) => opts.toolCallId,           // however the framework hands it
+ *   prepare: (job, args) => backend.prepare(args.slot), // the hold, reversible (job.signal aborts on CANCEL)
+ *   commit: (hold) => backend.commit(hold),              // only on COMMIT; its result goes under `result`
+ *   release: (hold) => backend.release(hold),            // on CANCEL
  * });
  * ```
  *
@@ -70,7 +70,7 @@ export declare class ToolJob {
     private reported;
     private readonly waitMs;
     private readonly maxElapsedMs;
-    private readonly sessionId;
+    private sessionId;
     constructor(client: ArbiterClient, callId: string, opts?: ToolJobOptions);
     /** `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. */
     begin(): Promise<void>;
@@ -97,16 +97,29 @@ export declare class ToolJob {
     private watchCancel;
     private complete;
 }
+/** The job a {@link twoPhase} tool's phases run for. */
+export interface PhaseJob {
+    /** The function call's id. */
+    callId: string;
+    /** The arbiter's job id (for a backend that keys holds by it). */
+    jobId: string;
+    /** Aborts when the arbiter cancels the job while it is being prepared. */
+    signal: AbortSignal;
+}
 /** What {@link twoPhase} runs. */
 export interface TwoPhase<A extends unknown[], H> extends ToolJobOptions {
     /** The call id, from the tool's arguments (however the framework hands it). */
     callId: (...args: A) => string;
-    /** Phase one: the reversible hold; `signal` aborts when the arbiter cancels meanwhile. */
-    prepare: (signal: AbortSignal, ...args: A) => Promise<H>;
+    /** Phase one: the reversible hold. */
+    prepare: (job: PhaseJob, ...args: A) => Promise<H>;
     /** Phase two, only on COMMIT: the side effect; its result goes to the model under `result`. */
-    commit: (hold: H) => Promise<Record<string, unknown> | void>;
-    /** Lets go of a hold that will not be committed (on CANCEL, or failing closed). */
-    release?: (hold: H) => Promise<void>;
+    commit: (hold: H, job: PhaseJob) => Promise<Record<string, unknown> | void>;
+    /**
+     * Lets go: `"cancel"` a hold that will not be committed (a CANCEL, or failing
+     * closed), `"abortPrepare"` a prepare the arbiter cancelled while it ran (its signal
+     * aborted; `hold` undefined).
+     */
+    release?: (hold: H | undefined, how: "cancel" | "abortPrepare", job: PhaseJob) => Promise<void> | void;
 }
 /**
  * Makes a two-phase tool function from its phases: `(...args) =>` the arbiter's

@@ -139,6 +139,10 @@ export class ToolJob {
             try {
                 const d = await this.client.decide({ sessionId: this.sessionId, callId: this.callId, prepared, wait }, signal);
                 this.jobId = d.jobId;
+                // Found once by the call id, named from here on (the index may later call the
+                // id ambiguous: another session reused it).
+                if (!this.sessionId && d.sessionId)
+                    this.sessionId = d.sessionId;
                 return d;
             }
             catch (err) {
@@ -187,16 +191,20 @@ export class ToolJob {
 export function twoPhase(client, t) {
     return async (...args) => {
         const job = new ToolJob(client, t.callId(...args), t);
+        const pj = (signal) => ({ callId: job.callId, jobId: job.jobId, signal });
+        const none = new AbortController().signal;
         let thrown;
         try {
             await job.begin();
             let hold;
             try {
-                hold = await job.preparing((signal) => t.prepare(signal, ...args));
+                hold = await job.preparing((signal) => t.prepare(pj(signal), ...args));
             }
             catch (err) {
-                if (err instanceof JobCancelled)
+                if (err instanceof JobCancelled) {
+                    await t.release?.(undefined, "abortPrepare", pj(none));
                     return await job.cancelled();
+                }
                 throw err;
             }
             let go;
@@ -204,12 +212,12 @@ export function twoPhase(client, t) {
                 go = await job.commit();
             }
             catch (err) {
-                await t.release?.(hold); // fail closed: never commit on a decision not had
+                await t.release?.(hold, "cancel", pj(none)); // fail closed: never commit on a decision not had
                 throw err;
             }
             if (go)
-                return await job.committed((await t.commit(hold)) ?? undefined);
-            await t.release?.(hold);
+                return await job.committed((await t.commit(hold, pj(none))) ?? undefined);
+            await t.release?.(hold, "cancel", pj(none));
             return await job.cancelled();
         }
         catch (err) {

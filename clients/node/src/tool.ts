@@ -13,10 +13,10 @@
  *
  * ```ts
  * const bookSlot = twoPhase(client, {
- *   callId: (_args, opts) => opts.toolCallId,          // however the framework hands it
- *   prepare: (args) => backend.prepare(args.slot),      // the hold, reversible
- *   commit: (hold) => backend.commit(hold),             // only on COMMIT; its result goes under `result`
- *   release: (hold) => backend.release(hold),           // on CANCEL
+ *   callId: (_args, opts) => opts.toolCallId,           // however the framework hands it
+ *   prepare: (job, args) => backend.prepare(args.slot), // the hold, reversible (job.signal aborts on CANCEL)
+ *   commit: (hold) => backend.commit(hold),              // only on COMMIT; its result goes under `result`
+ *   release: (hold) => backend.release(hold),            // on CANCEL
  * });
  * ```
  *
@@ -91,7 +91,7 @@ export class ToolJob {
   private reported = false;
   private readonly waitMs: number;
   private readonly maxElapsedMs: number;
-  private readonly sessionId: string;
+  private sessionId: string;
 
   constructor(
     readonly client: ArbiterClient,
@@ -187,6 +187,9 @@ export class ToolJob {
       try {
         const d = await this.client.decide({ sessionId: this.sessionId, callId: this.callId, prepared, wait }, signal);
         this.jobId = d.jobId;
+        // Found once by the call id, named from here on (the index may later call the
+        // id ambiguous: another session reused it).
+        if (!this.sessionId && d.sessionId) this.sessionId = d.sessionId;
         return d;
       } catch (err) {
         if (!(err instanceof ArbiterError) || !AGAIN.has(err.code) || signal?.aborted) throw err;
@@ -223,16 +226,30 @@ export class ToolJob {
   }
 }
 
+/** The job a {@link twoPhase} tool's phases run for. */
+export interface PhaseJob {
+  /** The function call's id. */
+  callId: string;
+  /** The arbiter's job id (for a backend that keys holds by it). */
+  jobId: string;
+  /** Aborts when the arbiter cancels the job while it is being prepared. */
+  signal: AbortSignal;
+}
+
 /** What {@link twoPhase} runs. */
 export interface TwoPhase<A extends unknown[], H> extends ToolJobOptions {
   /** The call id, from the tool's arguments (however the framework hands it). */
   callId: (...args: A) => string;
-  /** Phase one: the reversible hold; `signal` aborts when the arbiter cancels meanwhile. */
-  prepare: (signal: AbortSignal, ...args: A) => Promise<H>;
+  /** Phase one: the reversible hold. */
+  prepare: (job: PhaseJob, ...args: A) => Promise<H>;
   /** Phase two, only on COMMIT: the side effect; its result goes to the model under `result`. */
-  commit: (hold: H) => Promise<Record<string, unknown> | void>;
-  /** Lets go of a hold that will not be committed (on CANCEL, or failing closed). */
-  release?: (hold: H) => Promise<void>;
+  commit: (hold: H, job: PhaseJob) => Promise<Record<string, unknown> | void>;
+  /**
+   * Lets go: `"cancel"` a hold that will not be committed (a CANCEL, or failing
+   * closed), `"abortPrepare"` a prepare the arbiter cancelled while it ran (its signal
+   * aborted; `hold` undefined).
+   */
+  release?: (hold: H | undefined, how: "cancel" | "abortPrepare", job: PhaseJob) => Promise<void> | void;
 }
 
 /**
@@ -244,25 +261,30 @@ export interface TwoPhase<A extends unknown[], H> extends ToolJobOptions {
 export function twoPhase<A extends unknown[], H>(client: ArbiterClient, t: TwoPhase<A, H>): (...args: A) => Promise<Record<string, unknown>> {
   return async (...args: A) => {
     const job = new ToolJob(client, t.callId(...args), t);
+    const pj = (signal: AbortSignal): PhaseJob => ({ callId: job.callId, jobId: job.jobId, signal });
+    const none = new AbortController().signal;
     let thrown: unknown;
     try {
       await job.begin();
       let hold: H;
       try {
-        hold = await job.preparing((signal) => t.prepare(signal, ...args));
+        hold = await job.preparing((signal) => t.prepare(pj(signal), ...args));
       } catch (err) {
-        if (err instanceof JobCancelled) return await job.cancelled();
+        if (err instanceof JobCancelled) {
+          await t.release?.(undefined, "abortPrepare", pj(none));
+          return await job.cancelled();
+        }
         throw err;
       }
       let go: boolean;
       try {
         go = await job.commit();
       } catch (err) {
-        await t.release?.(hold); // fail closed: never commit on a decision not had
+        await t.release?.(hold, "cancel", pj(none)); // fail closed: never commit on a decision not had
         throw err;
       }
-      if (go) return await job.committed((await t.commit(hold)) ?? undefined);
-      await t.release?.(hold);
+      if (go) return await job.committed((await t.commit(hold, pj(none))) ?? undefined);
+      await t.release?.(hold, "cancel", pj(none));
       return await job.cancelled();
     } catch (err) {
       thrown = err;

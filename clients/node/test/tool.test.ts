@@ -24,13 +24,13 @@ describe("tool helpers", { skip: !process.env.ARBITER_TARGET && "set ARBITER_TAR
         decideWaitMs: 5000,
         callId: (id: string) => id,
         prepare: async () => "hold-1",
-        commit: async (hold) => (done.push(`commit ${hold}`), { reference: "R-1" }),
+        commit: async (hold, job) => (done.push(`commit ${hold} ${job.jobId}`), { reference: "R-1" }),
         release: async (hold) => void done.push(`release ${hold}`),
       });
       const payload = await tool("fc_1");
       assert.equal(payload.status, "committed");
       assert.deepEqual(payload.result, { reference: "R-1" });
-      assert.deepEqual(done, ["commit hold-1"]);
+      assert.match(done.join(), /^commit hold-1 job-1\./);
     } finally {
       client.close();
     }
