@@ -309,6 +309,8 @@ echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, 
 # the check.
 source "$root/clients/e2e/wire.sh"
 wire_checks
+echo "== wire guard: the Node stacks behind arbiter serve --proxy-listen, at their defaults, tools with the helper only; the no-integration run"
+[ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
 
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
