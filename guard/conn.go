@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -41,7 +42,7 @@ type conn struct {
 	rule  *Rule
 	timer *time.Timer
 
-	toAgent, toServer chan frameOut
+	toAgent, toServer *outq
 	reports           chan Action
 	abandoned         sync.Map // tags abandoned by the rule
 	// ctx lives as long as the connection's work (the outbox's last reports
@@ -66,11 +67,107 @@ type frameOut struct {
 	reason string
 }
 
-// queue sizes: frames waiting for a writer, reports waiting for the store.
+// Bounds: bytes of frames waiting for a destination that does not take them (past it
+// the connection ends), reports waiting for the store.
 const (
-	frameQueue  = 1024
-	reportQueue = 4096
+	frameQueueBytes = 8 << 20
+	reportQueue     = 4096
 )
+
+// outq is one destination's frames, written in order, one writer at a time, by
+// whoever has just queued some (the goroutine that read the frame, the outbox, the
+// timer) unless a write is in progress, whose writer then takes them too: no
+// goroutine hand-off per frame (each is a scheduler wake-up, most of a forwarded
+// frame's latency on a busy machine). A write that does not finish within
+// WriteTimeout (the peer does not read) closes the socket (conn.watchdog).
+type outq struct {
+	c       *conn
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	frames  []frameOut
+	size    int
+	busy    bool
+	closed  bool
+	started atomic.Int64 // unix ns of the write in progress; 0 between writes
+}
+
+// put queues x (under the connection's lock, in the rule's order). A destination
+// holding more than frameQueueBytes ends the connection.
+func (q *outq) put(x frameOut) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.frames = append(q.frames, x)
+	q.size += len(x.f.Data)
+	over := q.size > frameQueueBytes
+	q.mu.Unlock()
+	if over {
+		q.c.log.Warn("a peer does not take what is sent to it: closing the connection", "queued_bytes", q.size)
+		go q.c.end(websocket.StatusPolicyViolation, "the peer does not read", nil)
+	}
+}
+
+// pending reports whether frames wait.
+func (q *outq) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.frames) > 0
+}
+
+// drain writes what is queued, unless another goroutine is writing (it will).
+func (q *outq) drain() {
+	q.mu.Lock()
+	if q.busy || len(q.frames) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.busy = true
+	for len(q.frames) > 0 {
+		x := q.frames[0]
+		q.frames[0] = frameOut{}
+		q.frames = q.frames[1:]
+		q.size -= len(x.f.Data)
+		q.mu.Unlock()
+		if !q.write(x) {
+			q.mu.Lock()
+			q.closed, q.frames, q.busy = true, nil, false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Lock()
+	}
+	q.busy = false
+	q.mu.Unlock()
+}
+
+// write writes one frame, or closes the side; false once the side is done.
+func (q *outq) write(x frameOut) bool {
+	if x.close {
+		if x.now {
+			_ = q.ws.CloseNow()
+		} else {
+			_ = q.ws.Close(x.code, x.reason)
+		}
+		return false
+	}
+	typ := websocket.MessageText
+	if x.f.Binary {
+		typ = websocket.MessageBinary
+	}
+	q.started.Store(time.Now().UnixNano())
+	err := q.ws.Write(context.Background(), typ, x.f.Data)
+	q.started.Store(0)
+	if err != nil {
+		if q.c.io.Err() == nil {
+			q.c.log.Info("write failed", "err", err.Error())
+		}
+		go q.c.end(websocket.StatusInternalError, "a write failed", q.ws)
+		return false
+	}
+	return true
+}
 
 func (c *conn) run() {
 	o := c.p.o
@@ -78,15 +175,14 @@ func (c *conn) run() {
 	defer c.cancel()
 	c.io, c.ioClose = context.WithCancel(context.Background()) // ended by the close (end), not by the proxy's
 	defer c.ioClose()
-	c.toAgent, c.toServer = make(chan frameOut, frameQueue), make(chan frameOut, frameQueue)
+	c.toAgent, c.toServer = &outq{c: c, ws: c.agent}, &outq{c: c, ws: c.server}
 	c.reports = make(chan Action, reportQueue)
 	c.connected, c.done = make(chan struct{}), make(chan struct{})
 	c.rule = NewRule(o.Rule, c.proto, c.beta, c.key.ID, c.id, c.named)
 	c.log.Info("wire guard connection opened")
 	var io, work sync.WaitGroup
-	io.Add(4)
-	go func() { defer io.Done(); c.write(c.agent, c.toAgent) }()
-	go func() { defer io.Done(); c.write(c.server, c.toServer) }()
+	io.Add(2)
+	go c.watchdog()
 	go func() { defer io.Done(); c.read(c.agent, Agent) }()
 	go func() { defer io.Done(); c.read(c.server, Server) }()
 	work.Add(1)
@@ -99,8 +195,8 @@ func (c *conn) run() {
 		c.goingAway()
 		c.end(websocket.StatusGoingAway, "the wire guard is restarting: reconnect", nil)
 	}
-	// Let the writers send what they hold and close their sides; the readers end
-	// with the sockets.
+	// The queues send what they hold and close their sides; the readers end with the
+	// sockets.
 	waited := make(chan struct{})
 	go func() { io.Wait(); close(waited) }()
 	select {
@@ -143,15 +239,32 @@ func (c *conn) end(code websocket.StatusCode, reason string, from *websocket.Con
 		if len(reason) > 120 {
 			reason = reason[:120]
 		}
-		for ws, q := range map[*websocket.Conn]chan frameOut{c.agent: c.toAgent, c.server: c.toServer} {
-			select {
-			case q <- frameOut{close: true, now: ws == from, code: code, reason: reason}:
-			default: // a full queue: the writer is stuck; close now
-				go func() { _ = ws.CloseNow() }()
-			}
+		for _, q := range []*outq{c.toAgent, c.toServer} {
+			q.put(frameOut{close: true, now: q.ws == from, code: code, reason: reason})
+			go q.drain()
 		}
 		close(c.done)
 	})
+}
+
+// watchdog closes a socket whose write has not finished within WriteTimeout (its
+// peer does not read), until the connection's io ends.
+func (c *conn) watchdog() {
+	t := time.NewTicker(c.p.o.WriteTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for _, q := range []*outq{c.toAgent, c.toServer} {
+				if s := q.started.Load(); s != 0 && time.Since(time.Unix(0, s)) > c.p.o.WriteTimeout {
+					c.log.Info("a write took longer than the write timeout: the peer does not read", "timeout", c.p.o.WriteTimeout)
+					_ = q.ws.CloseNow()
+				}
+			}
+		case <-c.io.Done():
+			return
+		}
+	}
 }
 
 // goingAway tells a Gemini agent the connection will end (goAway), as the server
@@ -160,17 +273,17 @@ func (c *conn) goingAway() {
 	if c.proto != "gemini" {
 		return
 	}
-	select {
-	case c.toAgent <- frameOut{f: Frame{Data: []byte(`{"goAway":{"timeLeft":"0s"}}`), Binary: true}}:
-	default:
-	}
+	c.toAgent.put(frameOut{f: Frame{Data: []byte(`{"goAway":{"timeLeft":"0s"}}`), Binary: true}})
+	c.toAgent.drain()
 }
 
 // read steps the rule with each message from one side until the connection ends;
 // then ends it with the peer's close code (1011 to the other side when it broke).
 func (c *conn) read(ws *websocket.Conn, from Side) {
 	for {
-		typ, b, err := ws.Read(c.io)
+		// No context per read: a cancellable one costs a timer registration per
+		// message (coder/websocket); the read ends when the connection closes.
+		typ, b, err := ws.Read(context.Background())
 		if err != nil {
 			code := websocket.CloseStatus(err)
 			reason := ""
@@ -197,55 +310,37 @@ func (c *conn) read(ws *websocket.Conn, from Side) {
 		if from == Server {
 			in = FromServer{f}
 		}
-		c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
-	}
-}
-
-// write sends the frames of one destination in order, each write bounded, then the
-// close when it comes.
-func (c *conn) write(ws *websocket.Conn, q <-chan frameOut) {
-	for {
-		select {
-		case x := <-q:
-			if x.close {
-				if x.now {
-					_ = ws.CloseNow()
-				} else {
-					_ = ws.Close(x.code, x.reason)
-				}
-				return
-			}
-			typ := websocket.MessageText
-			if x.f.Binary {
-				typ = websocket.MessageBinary
-			}
-			ctx, cancel := context.WithTimeout(c.io, c.p.o.WriteTimeout)
-			err := ws.Write(ctx, typ, x.f.Data)
-			cancel()
-			if err != nil {
-				if c.io.Err() == nil {
-					c.log.Info("write failed", "err", err.Error())
-				}
-				c.end(websocket.StatusInternalError, "a write failed", ws)
-				return
-			}
-		case <-c.io.Done():
-			return
-		}
+		c.stepFrom(from, func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
 	}
 }
 
 // step runs fn on the rule under its lock and carries out the actions, in order (the
 // frames into the writers' queues, the reports into the outbox), then arms the
 // timer for the rule's next deadline.
-func (c *conn) step(fn func(*Rule, time.Time) []Action) {
+func (c *conn) step(fn func(*Rule, time.Time) []Action) { c.stepFrom(-1, fn) }
+
+// stepFrom is step for the reader of side from: it writes the other side's frames
+// itself, and leaves its own side's (an echo to the agent) to another goroutine, so
+// that a reader never blocks on its own peer's socket (a peer that writes without
+// reading would then wait on it forever).
+func (c *conn) stepFrom(from Side, fn func(*Rule, time.Time) []Action) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	acts := fn(c.rule, c.p.o.Clock())
 	for _, a := range acts {
 		c.do(a)
 	}
 	c.arm()
+	c.mu.Unlock()
+	// Written outside the lock, in the order queued.
+	for side, q := range map[Side]*outq{Agent: c.toAgent, Server: c.toServer} {
+		if side == from {
+			if q.pending() {
+				go q.drain()
+			}
+			continue
+		}
+		q.drain()
+	}
 }
 
 func (c *conn) do(a Action) {
@@ -257,10 +352,7 @@ func (c *conn) do(a Action) {
 		if a.To == Agent {
 			q = c.toAgent
 		}
-		select {
-		case q <- frameOut{f: *a.Send}:
-		case <-c.io.Done():
-		}
+		q.put(frameOut{f: *a.Send})
 	case a.Report != nil:
 		select {
 		case c.reports <- a:

@@ -95,11 +95,74 @@ func Snake(camel string) string {
 	return b.String()
 }
 
-// HasKey reports whether b may hold an object key named camel or its snake_case
-// spelling: a quick test on the raw frame before parsing it (a false "true" costs a
-// parse; a key spelled with escapes is not seen).
-func HasKey(b []byte, camel string) bool {
-	return bytes.Contains(b, []byte(`"`+camel+`"`)) || (camel != Snake(camel) && bytes.Contains(b, []byte(`"`+Snake(camel)+`"`)))
+// Key is an object key as a quick test looks for it in a raw frame: quoted, in its
+// camelCase and snake_case spellings (MakeKey).
+type Key struct{ camel, snake []byte }
+
+// MakeKey makes the Key of a lowerCamel name.
+func MakeKey(camel string) Key {
+	k := Key{camel: []byte(`"` + camel + `"`)}
+	if s := Snake(camel); s != camel {
+		k.snake = []byte(`"` + s + `"`)
+	}
+	return k
+}
+
+// In reports whether b may hold the key: a quick test on the raw frame before parsing
+// it (a false "true" costs a parse; a key spelled with escapes is not seen; base64
+// audio holds no quote, so it never matches inside audio).
+func (k Key) In(b []byte) bool {
+	return bytes.Contains(b, k.camel) || (k.snake != nil && bytes.Contains(b, k.snake))
+}
+
+// ScanKeys calls fn with each object key of the raw JSON b (a string followed by a
+// colon), in order, without decoding: one pass from quote to quote (a long string,
+// base64 audio, is skipped in one search). It stops when fn returns false. On bytes
+// that are not JSON it reads what it can.
+func ScanKeys(b []byte, fn func(key []byte) bool) {
+	for i := 0; i < len(b); {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return
+		}
+		start := i + q + 1
+		end := start
+		for {
+			j := bytes.IndexByte(b[end:], '"')
+			if j < 0 {
+				return
+			}
+			end += j
+			bs := 0
+			for k := end - 1; k >= start && b[k] == '\\'; k-- {
+				bs++
+			}
+			if bs%2 == 0 {
+				break
+			}
+			end++
+		}
+		i = end + 1
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i < len(b) && b[i] == ':' && !fn(b[start:end]) {
+			return
+		}
+	}
+}
+
+// HasKey is MakeKey(camel).In(b).
+func HasKey(b []byte, camel string) bool { return MakeKey(camel).In(b) }
+
+// AnyKey reports whether b may hold any of keys.
+func AnyKey(b []byte, keys []Key) bool {
+	for _, k := range keys {
+		if k.In(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // Plain turns a decoded JSON value into plain Go values for the engine: json.Number

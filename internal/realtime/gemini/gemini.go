@@ -106,9 +106,38 @@ type wireServer struct {
 	} `json:"voiceActivity"`
 }
 
-// ParseServer reads one server message. Fields it does not know are ignored. Errors:
-// realtime.ErrNotObject.
+// audioKeys are the keys of a message that carries model audio and nothing else
+// (usage metadata aside): such a message is read without a decode.
+var audioKeys = map[string]bool{"serverContent": true, "server_content": true, "modelTurn": true, "model_turn": true,
+	"parts": true, "inlineData": true, "inline_data": true, "mimeType": true, "mime_type": true, "data": true,
+	"usageMetadata": true, "usage_metadata": true, "promptTokenCount": true, "responseTokenCount": true, "totalTokenCount": true}
+
+// audioOnly reports whether b is a message of model audio alone: every key one of
+// audioKeys, inline data among them, an audio MIME type (or none).
+func audioOnly(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' || !bytes.Contains(b, []byte(`"inlineData"`)) {
+		return false
+	}
+	ok := true
+	realtime.ScanKeys(b, func(k []byte) bool {
+		ok = audioKeys[string(k)]
+		return ok
+	})
+	if i := bytes.Index(b, []byte(`"mimeType"`)); ok && i >= 0 {
+		rest := bytes.TrimLeft(b[i+len(`"mimeType"`):], " :")
+		ok = bytes.HasPrefix(rest, []byte(`"audio`))
+	}
+	return ok
+}
+
+// ParseServer reads one server message. Fields it does not know are ignored. Model
+// audio alone (the bulk of what a server sends) is recognised by a quick test on the
+// raw bytes, without a decode. Errors: realtime.ErrNotObject.
 func ParseServer(b []byte) (ServerMessage, error) {
+	if audioOnly(b) {
+		return ServerMessage{ModelAudio: true, AudioOnly: true}, nil
+	}
 	var w wireServer
 	if err := json.Unmarshal(b, &w); err != nil || bytes.HasPrefix(bytes.TrimSpace(b), []byte("null")) {
 		return ServerMessage{}, realtime.ErrNotObject
@@ -210,6 +239,10 @@ type FunctionResponse struct {
 	Scheduling   string
 }
 
+// clientKeys are the keys of the client messages the arbiter reads (any key of the
+// message, at any depth: a false "yes" costs a decode).
+var clientKeys = map[string]bool{"setup": true, "toolResponse": true, "tool_response": true, "clientContent": true, "client_content": true}
+
 // ClientKind says what a client message is.
 type ClientKind int
 
@@ -238,7 +271,12 @@ type ClientMessage struct {
 // test of realtime.HasKey: audio goes through without a decode). Errors:
 // realtime.ErrNotObject, for a message that might be one of those and is not JSON.
 func ParseClient(b []byte) (ClientMessage, error) {
-	if !realtime.HasKey(b, "setup") && !realtime.HasKey(b, "toolResponse") && !realtime.HasKey(b, "clientContent") {
+	read := false
+	realtime.ScanKeys(b, func(k []byte) bool {
+		read = clientKeys[string(k)]
+		return !read
+	})
+	if !read {
 		return ClientMessage{Kind: ClientOther}, nil
 	}
 	m, err := realtime.DecodeObject(b)

@@ -86,3 +86,20 @@ func TestEdits(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+func TestAudioOnlyQuickTest(t *testing.T) {
+	for msg, want := range map[string]bool{
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"AAAA"}}]}}}`:                            true,
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}},"usageMetadata":{"totalTokenCount":3}}`: true,
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}}}`:                                       false,
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"data":"AAAA"}},{"text":"hi"}]}}}`:                                                false,
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"data":"AAAA"}}]},"turnComplete":true}}`:                                          false,
+		`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"data":"A\"turnComplete\":"}}]}}}`:                                                true, // inside a string: not a key
+		`{"toolCall":{"functionCalls":[]},"x":{"inlineData":{}}}`:                                                                                 false,
+	} {
+		m, err := ParseServer([]byte(msg))
+		if err != nil || m.AudioOnly != want {
+			t.Errorf("%s: audio only %v (%v), want %v", msg, m.AudioOnly, err, want)
+		}
+	}
+}

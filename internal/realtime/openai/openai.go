@@ -131,8 +131,38 @@ type wireResponse struct {
 	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
-// ParseServer reads one server event. Errors: realtime.ErrNotObject.
+var (
+	audioTypes = [][]byte{[]byte(`"` + AudioDelta + `"`), []byte(`"` + AudioDeltaBeta + `"`)}
+	itemIDKey  = []byte(`"item_id":"`)
+)
+
+// quickAudio reads a model audio delta without a decode: its type and item_id (a
+// quoted type naming the audio delta, the audio itself holding no quote); ok false
+// for anything else.
+func quickAudio(b []byte) (ServerEvent, bool) {
+	if len(b) < 256 || !(bytes.Contains(b, audioTypes[0]) || bytes.Contains(b, audioTypes[1])) || bytes.Contains(b, []byte(`\"`)) {
+		return ServerEvent{}, false
+	}
+	t := bytes.TrimSpace(b)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return ServerEvent{}, false
+	}
+	ev := ServerEvent{Type: AudioDelta, Audio: true}
+	if i := bytes.Index(b, itemIDKey); i >= 0 {
+		rest := b[i+len(itemIDKey):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 {
+			ev.ItemID = string(rest[:j])
+		}
+	}
+	return ev, true
+}
+
+// ParseServer reads one server event; a model audio delta (the bulk of what the
+// server sends) by a quick test, without a decode. Errors: realtime.ErrNotObject.
 func ParseServer(b []byte) (ServerEvent, error) {
+	if ev, ok := quickAudio(b); ok {
+		return ev, nil
+	}
 	var w wireServer
 	if err := json.Unmarshal(b, &w); err != nil || bytes.HasPrefix(bytes.TrimSpace(b), []byte("null")) {
 		return ServerEvent{}, realtime.ErrNotObject
