@@ -20,7 +20,8 @@ the reference's and are not judged. What is, per session (the first of each trac
   answered all the same.
 
 It prints one summary line, `STACK: sessions N, responses N, dead ids answered N,
-duplicates executed N, unanswered by the agent N`, and MISMATCH lines; exit 1 on any.
+duplicates executed N, never run by the agent N, answered at the deadline N`, and
+MISMATCH lines; exit 1 on any.
 """
 
 import argparse
@@ -39,17 +40,21 @@ def read_lines(path):
 
 
 def responses(line):
-    """(call id, final) of each function response in a client message."""
+    """(call id, final, status) of each function response in a client message."""
     m = line.get("msg") or {}
     if not isinstance(m, dict):
         return
     tr = m.get("toolResponse") or m.get("tool_response") or {}
     for fr in tr.get("functionResponses") or tr.get("function_responses") or []:
-        yield fr.get("id"), not (fr.get("willContinue") or fr.get("will_continue"))
+        yield fr.get("id"), not (fr.get("willContinue") or fr.get("will_continue")), (fr.get("response") or {}).get("status")
     if m.get("type") == "conversation.item.create":
         item = m.get("item") or {}
         if item.get("type") == "function_call_output":
-            yield item.get("call_id"), True
+            try:
+                status = json.loads(item.get("output") or "{}").get("status")
+            except (ValueError, AttributeError):
+                status = None
+            yield item.get("call_id"), True, status
 
 
 def main():
@@ -72,7 +77,7 @@ def main():
             if line.get("out") == "execute" and line.get("call_id"):
                 executed.add(line["call_id"])
     bad = []
-    n = answers = dead_answered = dup_ran = silent = 0
+    n = answers = dead_answered = dup_ran = silent = deadline = 0
     for trace, s in sorted(first.items()):
         lines = sessions[s]
         proto = lines[0].get("proto", "gemini")
@@ -92,7 +97,9 @@ def main():
         for line in lines:
             if line.get("kind") != "client":
                 continue
-            for cid, final in responses(line):
+            for cid, final, status in responses(line):
+                if final and status == "timeout":
+                    deadline += 1
                 if cid in dead and line.get("t_ms", 0) < dead[cid]:
                     live.add(cid)  # answered while live: the tool answered before the barge-in
                     del dead[cid]
@@ -110,7 +117,8 @@ def main():
             bad.append(f"{trace}: {cid} ran, but the arbiter answers it itself (duplicate or rejected)")
         for cid in sorted(live - executed - not_run):
             silent += 1  # answered though the agent never ran it (the guard's deadline)
-    print(f"{a.stack}: sessions {n}, responses {answers}, dead ids answered {dead_answered}, duplicates executed {dup_ran}, answered for the agent {silent}")
+    print(f"{a.stack}: sessions {n}, responses {answers}, dead ids answered {dead_answered}, duplicates executed {dup_ran}, "
+          f"never run by the agent {silent}, answered at the deadline {deadline}")
     for b in bad:
         print("MISMATCH: " + b)
     return 1 if bad else 0

@@ -201,18 +201,20 @@ wire_guard_cert() {
     -subj "/CN=arbiter wire guard" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" >/dev/null 2>&1
 }
 
-# wire_guard_run STACK DIR REDIS TARGETS: the stack behind its own guard (a serve with
-# --proxy-listen, on Redis when REDIS is set), against its own fake provider (TLS);
-# the agent's RPCs go to the guard's serve and TARGETS.
+# wire_guard_run STACK DIR REDIS TARGETS [TRACES TOOLS]: the stack behind its own guard
+# (a serve with --proxy-listen, on Redis when REDIS is set), against its own fake
+# provider (TLS) playing TRACES (default testdata/traces) under the policy TOOLS
+# (default booking.yaml); the agent's RPCs go to the guard's serve and TARGETS.
 wire_guard_run() {
-  local stack="$1" dir="$2" redis="$3" targets="$4" fp sv addr guard arbiter code store=()
+  local stack="$1" dir="$2" redis="$3" targets="$4" traces="${5:-$root/testdata/traces}" tools="${6:-$root/testdata/tools/booking.yaml}"
+  local fp sv addr guard arbiter code store=()
   mkdir -p "$dir"
-  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" --tls-self-signed "$dir/fake.pem" >"$dir/fake.log" 2>&1 &
+  "$tmp/arbiter" fake-provider --trace "$traces" --record "$dir/rec.jsonl" --tls-self-signed "$dir/fake.pem" >"$dir/fake.log" 2>&1 &
   fp=$!
   addr="$(wire_addr "$dir/fake.log" $fp)"
   [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
   [ -n "$redis" ] && store=(--redis-url "$redis")
-  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" "${store[@]}" --proxy-listen 127.0.0.1:0 \
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$tools" "${store[@]}" --proxy-listen 127.0.0.1:0 \
     --proxy-gemini-upstream "wss://$addr" --proxy-openai-upstream "wss://$addr" --proxy-ca-file "$dir/fake.pem" \
     --proxy-tls-cert "$tmp/wire/guard.pem" --proxy-tls-key "$tmp/wire/guard.key" --log-level debug >"$dir/serve.log" 2>&1 &
   sv=$!
@@ -226,7 +228,7 @@ wire_guard_run() {
   [ -n "$guard" ] || { cat "$dir/serve.log"; kill $fp $sv 2>/dev/null; return 1; }
   cat "$tmp/wire/guard.pem" "$dir/fake.pem" >"$dir/ca.pem"
   (cd "$root/clients/node" && NODE_EXTRA_CA_CERTS="$dir/ca.pem" timeout 180 node "$wire_node/build/examples/wire-agent.js" --stack "$stack" \
-    --provider "https://$guard" --arbiter "$arbiter${targets:+,$targets}" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl") \
+    --provider "https://$guard" --arbiter "$arbiter${targets:+,$targets}" --traces "$traces" --backend-log "$dir/backend.jsonl") \
     >"$dir/agent.out" 2>"$dir/agent.err"
   code=$?
   kill -TERM $fp $sv 2>/dev/null
@@ -248,9 +250,11 @@ print("guard: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothi
 PY
 }
 
-# wire_guard_verdict STACK CONFIG DIR CODE: the check of one stack's run behind the guard.
+# wire_guard_verdict STACK CONFIG DIR CODE [TRACES TOOLS]: the check of one stack's run
+# behind the guard.
 wire_guard_verdict() {
   local stack="$1" config="$2" dir="$3" code="$4" rec="$3/rec.jsonl" verdict
+  local traces="${5:-$root/testdata/traces}" tools="${6:-$root/testdata/tools/booking.yaml}"
   if [[ "$stack" == *livekit* ]]; then
     /usr/bin/python3 "$root/clients/e2e/first_sessions.py" "$dir/rec.jsonl" >"$dir/rec.first.jsonl" 2>>"$dir/check.out"
     rec="$dir/rec.first.jsonl"
@@ -258,19 +262,19 @@ wire_guard_verdict() {
   if [[ "$stack" == bare-* ]]; then
     mkdir -p "$dir/ref"
     local t n
-    for t in "$root"/testdata/traces/*.jsonl; do
+    for t in "$traces"/*.jsonl; do
       n="$(basename "$t" .jsonl)"
-      "$tmp/arbiter" replay --tools "$root/testdata/tools/booking.yaml" "$t" >"$dir/ref/$n.gemini.jsonl" 2>/dev/null
+      "$tmp/arbiter" replay --tools "$tools" "$t" >"$dir/ref/$n.gemini.jsonl" 2>/dev/null
       /usr/bin/python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     e=json.loads(l); e.pop("behavior",None) if e.get("event")=="tool_call" else None; print(json.dumps(e))' "$t" >"$dir/ref/$n.stripped.jsonl"
-      "$tmp/arbiter" replay --tools "$root/testdata/tools/booking.yaml" "$dir/ref/$n.stripped.jsonl" >"$dir/ref/$n.openai.jsonl" 2>/dev/null
+      "$tmp/arbiter" replay --tools "$tools" "$dir/ref/$n.stripped.jsonl" >"$dir/ref/$n.openai.jsonl" 2>/dev/null
     done
     /usr/bin/python3 "$root/clients/e2e/no_integration.py" --record "$rec" --reference-dir "$dir/ref" --backend-log "$dir/backend.jsonl" \
       --stack "$stack@$config" >>"$dir/check.out" 2>&1
   else
-    "$tmp/arbiter" fake-provider check --record "$rec" --tools "$root/testdata/tools/booking.yaml" \
-      --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$root/testdata/traces" >>"$dir/check.out" 2>&1
+    "$tmp/arbiter" fake-provider check --record "$rec" --tools "$tools" \
+      --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$traces" >>"$dir/check.out" 2>&1
   fi
   verdict=$?
   wire_guard_counts "$dir" >"$dir/counts.out"
@@ -314,11 +318,24 @@ wire_guard_checks() {
         redis-cli -p "$port" --scan --pattern 'arb:c:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
       fi
     done
+    local seed_pid=""
+    if [ "$config" = embedded ] && [ -z "${WIRE_GUARD_STACKS:-}" ]; then
+      # The first seed: LiveKit drops a call it got on a toolChoice 'none' turn.
+      wire_guard_run bare-livekit-google "$base/seed" "" "" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml" &
+      seed_pid=$!
+    fi
     for i in "${!pids[@]}"; do
       wait "${pids[$i]}"
       codes[$i]=$?
     done
+    local seed_code=0
+    [ -n "$seed_pid" ] && { wait "$seed_pid"; seed_code=$?; }
     echo "(${#run[@]} stacks behind the guard, $config, $((SECONDS - t0))s)"
+    if [ -n "$seed_pid" ]; then
+      check "wire guard seed #2249@$config: LiveKit drops a toolChoice 'none' call; the guard answers it by its deadline, no Arbiter code" \
+        wire_guard_verdict bare-livekit-google "$config" "$base/seed" "$seed_code" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml"
+      grep -E "^(bare-livekit-google@$config: sessions |guard: )" "$log" | sed 's/^/    /'
+    fi
     for i in "${!run[@]}"; do
       stack="${run[$i]}"
       check "wire guard $stack@$config: one answer per live id upstream, no dead id, each note once, the reference's cancels" \

@@ -116,6 +116,15 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
         parameters: { type: "object", properties: { slot: { type: "string" } }, required: ["slot"] },
         execute: async (_args: { slot: string }, { toolCallId }) => book(toolCallId), // the helper, by LiveKit's call id
       });
+      // The first seed (testdata/guard/seed_2249): a read-only tool, and a reply asked
+      // for with toolChoice 'none', which Gemini ignores and agents-js enforces by
+      // dropping the call it gets anyway, unanswered.
+      const seed = trace.name.startsWith("seed_2249");
+      const getDeal = llm.tool({
+        description: "Look up this week's deal on a topic.",
+        parameters: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+        execute: async (_args: { topic: string }, { toolCallId }) => (backend.ran(toolCallId), { deal: "20% off" }),
+      });
       const model =
         stack === "livekit-google"
           ? new google.beta.realtime.RealtimeModel({ apiKey: "fake-key", model: "gemini-3.8-live", httpOptions: { baseUrl: base },
@@ -124,7 +133,11 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
       const session = new voice.AgentSession({ llm: model });
       session.on("error" as any, (e: any) => console.error(`${trace.name}: ${e?.error?.message ?? e}`));
       backend.start();
-      await session.start({ agent: new voice.Agent({ instructions: "You book appointment slots.", tools: { book_slot: bookSlot } }) });
+      await session.start({ agent: new voice.Agent({ instructions: "You book appointment slots.", tools: seed ? { get_deal: getDeal } : { book_slot: bookSlot } }) });
+      if (seed) {
+        const h = session.generateReply({ instructions: "Summarize the results naturally.", toolChoice: "none" });
+        void h.waitForPlayout().catch(() => undefined);
+      }
       // The recorded conversation ends when the trace does (later than endMs when the
       // plugin restarts its connection: the fake resumes the trace where it stopped);
       // LiveKit reconnects after it (the check keeps each trace's first session).
