@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/voicearbiter/arbiter/fakeprovider"
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
@@ -194,4 +196,98 @@ func TestProxyRestartIsAReconnect(t *testing.T) {
 		}
 	}()
 	second.drain(t, 15*time.Second)
+}
+
+// TestProxiedSessionExportsAndReplays: a session through the guard with
+// --proxy-record, its tool using the helper's RPCs by call id: GetHistory has it
+// whole, `arbiter export` writes it as a trace, `arbiter replay` plays it, the
+// decisions as they were.
+func TestProxiedSessionExportsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "rec.jsonl")
+	if err := os.WriteFile(tr, []byte(strings.Join([]string{
+		`{"t_ms":0,"event":"session_start"}`,
+		`{"t_ms":100,"event":"speech_start"}`,
+		`{"t_ms":400,"event":"transcript","text":"Book tomorrow 3pm, and what's the weather?"}`,
+		`{"t_ms":400,"event":"speech_end"}`,
+		`{"t_ms":500,"event":"tool_call","call_id":"fc_b","tool":"book_slot","args":{"slot":"tomorrow 3pm"},"behavior":"NON_BLOCKING"}`,
+		`{"t_ms":550,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"},"behavior":"NON_BLOCKING"}`,
+		`{"t_ms":4000,"event":"end"}`,
+	}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := fakeprovider.LoadTraces([]string{tr}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := fakeprovider.New(fakeprovider.Options{Traces: traces, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(fp)
+	defer func() { up.Close(); fp.Close() }()
+	p := startServe(t, "--tools", "../../testdata/tools/booking.yaml", "--proxy-listen", "127.0.0.1:0", "--proxy-record",
+		"--proxy-gemini-upstream", strings.Replace(up.URL, "http://", "ws://", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The agent names its session (arbiter_session), to find it again.
+	ws, _, err := websocket.Dial(ctx, "ws://"+guardAddr(t, p)+"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?arbiter_session=rec-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	_ = ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m","inputAudioTranscription":{},"tools":[{"functionDeclarations":[{"name":"book_slot","behavior":"NON_BLOCKING"},{"name":"get_weather","behavior":"NON_BLOCKING"}]}]}}`))
+	c := arbiterv1.NewArbiterServiceClient(p.conn)
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			break // the trace's end
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		tc, _ := m["toolCall"].(map[string]any)
+		fcs, _ := tc["functionCalls"].([]any)
+		for _, x := range fcs {
+			fc := x.(map[string]any)
+			id, name := fc["id"].(string), fc["name"].(string)
+			go func() {
+				answer := `{"temp_c":19}`
+				if name == "book_slot" { // the helper's RPCs, by call id alone
+					if _, err := c.Decide(ctx, &arbiterv1.DecideRequest{CallId: id, Prepared: true}); err != nil {
+						t.Errorf("Decide: %v", err)
+					}
+					d, err := c.Decide(ctx, &arbiterv1.DecideRequest{CallId: id, Prepared: true, Wait: durationpb.New(5 * time.Second)})
+					if err != nil || d.GetDecision() != arbiterv1.Decision_DECISION_COMMIT {
+						t.Errorf("Decide: %v %v", d, err)
+						return
+					}
+					res, _ := structpb.NewStruct(map[string]any{"reference": "R-1"})
+					if _, err := c.Complete(ctx, &arbiterv1.CompleteRequest{CallId: id, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED, Result: res}); err != nil {
+						t.Errorf("Complete: %v", err)
+					}
+					answer = `{"output":"done"}`
+				}
+				_ = ws.Write(ctx, websocket.MessageText, []byte(`{"toolResponse":{"functionResponses":[{"id":"`+id+`","name":"`+name+`","response":`+answer+`}]}}`))
+			}()
+		}
+	}
+	h, err := c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: "rec-1"})
+	if err != nil || !h.GetRecord() || !h.GetComplete() {
+		t.Fatalf("history: record %v complete %v, %v", h.GetRecord(), h.GetComplete(), err)
+	}
+	code, out, errOut := runCLI(t, "export", "--target", p.addr, "rec-1")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, errOut)
+	}
+	exported := filepath.Join(dir, "exported.jsonl")
+	if err := os.WriteFile(exported, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, replayed, errOut := runCLI(t, "replay", "--tools", "../../testdata/tools/booking.yaml", exported)
+	if code != 0 {
+		t.Fatalf("replay of the exported session: exit %d\n%s\n%s\ntrace:\n%s", code, replayed, errOut, out)
+	}
+	if !strings.Contains(replayed, `"decision":"commit"`) || !strings.Contains(replayed, `"call_id":"fc_w"`) {
+		t.Errorf("the replay does not decide as the session did:\n%s", replayed)
+	}
 }
