@@ -348,10 +348,16 @@ func (st *step) keyRef() time.Time {
 
 // stopHeardBefore cancels a new side-effecting job at once when a triggering utterance
 // already said stop (merged into the request, or said just before the call): nothing
-// runs.
+// runs. The utterance is read again for this job (intentOf), with the call's own
+// arguments: words the arguments carry are the request, not a stop ("two tickets for
+// Stop Making Sense"; issue 25).
 func (st *step) stopHeardBefore(j *Job) {
 	for _, id := range j.Triggers {
-		if u := st.s.utterance(id); u != nil && u.Final && u.Intent == speech.IntentStop {
+		u := st.s.utterance(id)
+		if u == nil || !u.Final || u.Echo || u.Intent == speech.IntentUnknown || u.Intent == speech.IntentOther {
+			continue
+		}
+		if in, _ := st.intentOf(u, j, st.speechContext(u)); in == speech.IntentStop {
 			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
 			return
 		}
@@ -382,6 +388,9 @@ func (st *step) triggers(now time.Time, tp toolPolicy) []int {
 	var ids []int
 	since := now.Add(-tp.timings.TriggerLookback)
 	for _, u := range st.s.Utterances {
+		if u.Echo {
+			continue // the model's own words
+		}
 		if u.End.IsZero() || !u.End.Before(since) {
 			ids = append(ids, u.ID)
 		}
@@ -413,9 +422,9 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 			// the model repeats itself with no user turn in between: a loop, not a request
 		case j.Outcome != NotCompleted && s.Now.Sub(j.CompletedAt) >= tp.timings.DedupeWindow:
 			return nil
-		case j.Decision == DecisionCancel && j.Cause == CauseStop && st.askedSince(j.DecidedAt):
+		case j.Decision == DecisionCancel && stopped(j) && st.askedSince(j.DecidedAt):
 			return nil
-		case j.Decision == DecisionCancel && j.Cause != CauseStop && st.spokeSince(j.DecidedAt):
+		case j.Decision == DecisionCancel && !stopped(j) && st.spokeSince(j.DecidedAt):
 			return nil
 		}
 		return j
@@ -423,29 +432,38 @@ func (st *step) dedupeMatch(key string, tp toolPolicy) *Job {
 	return nil
 }
 
+// stopped reports whether the user's words cancelled j: a stop, or an unclear reply
+// under on_unclear: cancel. Its re-issues are answered with the cancel until the user
+// asks for something (askedSince).
+func stopped(j *Job) bool { return j.Cause == CauseStop || j.Cause == CauseUnclear }
+
 // askedSince reports whether the user said something since t that can be a request: an
-// utterance started at or after t whose final text is neither a stop nor only an
-// acknowledgement ("Okay, thanks."). One without final text yet does not count (fail
-// closed: what it says is not known, and a job the user stopped must not run on a
-// guess). A job the user stopped stays the answer to its re-issues until then: after
-// "Stop, don't book it." and "Okay, thanks.", the model's re-issue of the booking is not
-// the user's request; after "OK, book it after all." it is.
+// utterance started at or after t whose final text is neither a stop, a refusal or a
+// hedge (unclear by its words alone: "No, that's all." after the cancel note is a
+// go-ahead for nothing), nor only an acknowledgement ("Okay, thanks."), and is not the
+// model's echo. One without final text yet does not count (fail closed: what it says
+// is not known, and a job the user stopped must not run on a guess). A job the user
+// stopped stays the answer to its re-issues until then: after "Stop, don't book it."
+// and "Okay, thanks.", the model's re-issue of the booking is not the user's request;
+// after "OK, book it after all." it is.
 func (st *step) askedSince(t time.Time) bool {
 	for _, u := range st.s.Utterances {
-		if u.Start.Before(t) || !u.Final {
+		if u.Start.Before(t) || !u.Final || u.Echo || u.Intent == speech.IntentStop {
 			continue
 		}
-		if u.Intent != speech.IntentStop && !speech.IsAcknowledgement(u.Text) {
+		if in, _ := speech.Classify(u.Text, st.e.Policy.Phrases(st.s.Language)); in != speech.IntentStop &&
+			in != speech.IntentUnclear && !speech.IsAcknowledgement(u.Text) {
 			return true
 		}
 	}
 	return false
 }
 
-// spokeSince reports whether a user utterance started at or after t.
+// spokeSince reports whether a user utterance started at or after t (the model's echo
+// is not the user's).
 func (st *step) spokeSince(t time.Time) bool {
 	for _, u := range st.s.Utterances {
-		if !u.Start.Before(t) {
+		if !u.Start.Before(t) && !u.Echo {
 			return true
 		}
 	}

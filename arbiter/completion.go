@@ -114,6 +114,8 @@ func (st *step) pendingReason(j *Job) string {
 	switch {
 	case j.Abandoned:
 		return pendingAbandoned
+	case j.questionOpen():
+		return pendingAsked
 	case j.PreparedAt.IsZero():
 		return pendingPrepare
 	case len(st.holding(j, tp)) > 0:

@@ -177,7 +177,8 @@ type Output struct {
 	// step: what the model said about a job contradicted its state (claimcheck.go).
 	Corrections []Correction
 	// Intent is the utterance's intent after a final user transcript: stop, amend,
-	// other or unknown.
+	// unclear, go_ahead, other or unknown (the strongest of its readings for the jobs
+	// it bears on, utterances.go).
 	Intent speech.Intent
 	// LogStart is the session's LogSeq when the step began: the effects numbered
 	// above it were handed out by this step; those at or below it are repeats (a
@@ -236,6 +237,9 @@ type step struct {
 	holds    []Hold
 	utt      int
 	prepared bool
+	// echoed is how many words of the user transcript the step read were the model's
+	// echo (utterances.go), for its history entry.
+	echoed int
 }
 
 // NewSession returns an empty session created at now, in the epoch EpochAt(now).

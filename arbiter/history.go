@@ -74,8 +74,9 @@ type History struct {
 	Holds []Hold `json:"holds,omitempty"`
 }
 
-// Hold is what holds a job's commit: an utterance (Utterance.ID), or, with Utterance
-// zero, abandonment (every call id of the job dead, waiting for a re-issue).
+// Hold is what holds a job's commit: an utterance (Utterance.ID; or the question the
+// utterance's unclear reply raised, until it is answered), or, with Utterance zero,
+// abandonment (every call id of the job dead, waiting for a re-issue).
 type Hold struct {
 	Job       string `json:"job"`
 	Utterance int    `json:"utt,omitempty"`
@@ -172,6 +173,9 @@ type TranscriptEntry struct {
 	// and Intent its intent after a final piece.
 	Utterance int           `json:"utt,omitempty"`
 	Intent    speech.Intent `json:"intent,omitempty"`
+	// Discarded, for a final user piece, says which of the utterance's words were not
+	// read as the user's and why: the model's echo (utterances.go); "" when all were.
+	Discarded string `json:"discarded,omitempty"`
 }
 
 // WithdrawEntry is a ToolCallCancellation.
@@ -224,7 +228,8 @@ type DecisionEntry struct {
 // HoldEntry is a hold beginning (End false) or ending on a job's commit: by an
 // utterance, or by abandonment (Utterance 0). A job is held while it is undecided and
 // either abandoned, or prepared with a relevant user utterance open (the engine's
-// "held" pending reason).
+// "held" pending reason), or while the arbiter's question about it is open (held by the
+// unclear reply that raised it: questions.go).
 type HoldEntry struct {
 	Job       string `json:"job"`
 	Utterance int    `json:"utt,omitempty"`
@@ -327,11 +332,16 @@ func (st *step) noteHolds() {
 			now = append(now, st.hold(Hold{Job: j.ID}))
 			continue
 		}
-		if j.PreparedAt.IsZero() {
+		if j.PreparedAt.IsZero() && !j.QuestionOpen {
 			continue
 		}
+		if j.QuestionOpen { // held by the question its unclear reply raised (questions.go)
+			now = append(now, st.hold(Hold{Job: j.ID, Utterance: j.QuestionBy}))
+		}
 		for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
-			now = append(now, st.hold(Hold{Job: j.ID, Utterance: u.ID}))
+			if !(j.QuestionOpen && u.ID == j.QuestionBy) {
+				now = append(now, st.hold(Hold{Job: j.ID, Utterance: u.ID}))
+			}
 		}
 	}
 	for _, h := range st.holds {
@@ -424,7 +434,7 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		e.Speech = &SpeechEntry{Kind: ev.Kind, UtteranceID: ev.UtteranceID, Utterance: st.utt}
 	case Transcript:
 		e.Transcript = &TranscriptEntry{Model: ev.Model, Text: ev.Text, Interim: ev.Interim, UtteranceID: ev.UtteranceID,
-			Utterance: st.utt, Intent: st.out.Intent}
+			Utterance: st.utt, Intent: st.out.Intent, Discarded: st.discarded()}
 	case ToolCallCancellation:
 		e.Withdraw = &WithdrawEntry{CallIDs: ev.CallIDs, Reason: ev.Reason}
 	case Decide:

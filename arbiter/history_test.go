@@ -34,6 +34,9 @@ func historyLines(s *Session) string {
 			fmt.Fprintf(&b, "speech %s utt=%d", e.Speech.Kind, e.Speech.Utterance)
 		case e.Transcript != nil:
 			fmt.Fprintf(&b, "transcript utt=%d %q intent=%s", e.Transcript.Utterance, e.Transcript.Text, e.Transcript.Intent)
+			if e.Transcript.Discarded != "" {
+				fmt.Fprintf(&b, " discarded=%q", e.Transcript.Discarded)
+			}
 		case e.Withdraw != nil:
 			fmt.Fprintf(&b, "withdraw %v", e.Withdraw.CallIDs)
 		case e.Prepared != nil:

@@ -328,12 +328,36 @@ func reasonGraceElapsed(d time.Duration) string {
 	return fmt.Sprintf("no user speech held it after the %v grace window", d)
 }
 
+// The reasons of the question an unclear reply raises (questions.go).
+func reasonUnclearCancel(text string) string {
+	return fmt.Sprintf("unclear reply in user speech: %q; on_unclear is cancel", text)
+}
+
+func reasonUnanswered(d time.Duration) string {
+	return fmt.Sprintf("the user's reply was unclear; asked whether they still want it, they gave no answer within max_hold %v", d)
+}
+
+func reasonUnansweredCommit(d time.Duration) string {
+	return fmt.Sprintf("the user's reply was unclear; asked whether they still want it, they gave no answer within max_hold %v; on_transcript_timeout is commit", d)
+}
+
+func reasonAnswered(text string) string {
+	return fmt.Sprintf("the user's reply was unclear; asked whether they still want it, they said %q", text)
+}
+
+// discardedEcho says, in the history, why words of a user transcript were not read as
+// the user's (utterances.go).
+func discardedEcho(words int, window time.Duration) string {
+	return fmt.Sprintf("%d words repeat what the model said within the last %v: its echo, not the user's", words, window)
+}
+
 // What an undecided job waits for (Decide's reason while pending).
 const (
 	pendingAbandoned = "abandoned BLOCKING call: held until a re-issue revives it or the abandon wait runs out"
 	pendingPrepare   = "waiting for prepare to finish"
 	pendingHeld      = "held: the user is speaking; waiting for the utterance's transcript"
 	pendingGrace     = "in the grace window"
+	pendingAsked     = "held: the user's reply was unclear; waiting for their answer to whether they still want it"
 )
 
 // ---- status notes -------------------------------------------------------------------
@@ -383,8 +407,18 @@ func cancelNote(j *Job, desc string) string {
 		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
 	case CauseAbandoned:
 		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
+	case CauseUnclear:
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user's reply did not make clear whether they still wanted it. Nothing is scheduled. Ask the user whether they still want it.", desc)
+	case CauseUnanswered:
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user did not answer whether they still wanted it. Nothing is scheduled.", desc)
 	}
 	return ""
+}
+
+// askNote asks the model to ask the user about a pending job (desc, of tool) after an
+// unclear reply, said (questions.go): one short question, whose answer decides.
+func askNote(desc, tool, said string) string {
+	return fmt.Sprintf("System note: the user said %q while %s was still pending, and it is not clear whether they still want it. Nothing has been done yet. Ask the user one short question: \"Do you still want %s?\" Their answer decides. Do not call %s again and do not say it is done.", said, desc, desc, tool)
 }
 
 // commitNote is the note after a commit that needs one: despite a stop or an

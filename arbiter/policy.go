@@ -52,6 +52,20 @@ const (
 	Commit OnTimeout = "commit"
 )
 
+// OnUnclear is what an unclear reply does to a pending job (questions.go).
+type OnUnclear string
+
+// The three answers to an unclear reply.
+const (
+	// Ask holds the commit and has the model ask the user one short question about the
+	// pending action; the next utterance decides.
+	Ask OnUnclear = "ask"
+	// CancelUnclear cancels the job (fail closed, no question).
+	CancelUnclear OnUnclear = "cancel"
+	// CommitUnclear reads the reply as no stop (the hold ends as for any other words).
+	CommitUnclear OnUnclear = "commit"
+)
+
 // KeyArg is one argument of a business key.
 type KeyArg struct {
 	// Arg is the argument name in the call's args.
@@ -229,6 +243,14 @@ type Timings struct {
 	// RunTimeout is how long a confirm-then-act run may stay open without being
 	// resolved; then it expires, nothing is executed, and a note says so. Default 60 s.
 	RunTimeout time.Duration
+	// OnUnclear is what a user reply the intent reader finds unclear does to a pending
+	// job (a bare "No." when nothing says what it refuses, a hedge: speech.Read):
+	// Ask (the default) holds the commit and has the model ask the user whether they
+	// still want it, and the next utterance decides, a question left unanswered past
+	// MaxHold (after the model asked it) ending as OnTranscriptTimeout says; CancelUnclear
+	// cancels the job; CommitUnclear lets it commit (as for any other words). Issue 25:
+	// a bare "No." that answered "anything else?" cancelled a booking.
+	OnUnclear OnUnclear
 }
 
 // DefaultTimings are the built-in defaults, from the spec's tool-policy format.
@@ -243,6 +265,7 @@ var DefaultTimings = Timings{
 	MaxPending:          60 * time.Second,
 	RunTimeout:          60 * time.Second,
 	MaxHold:             5 * time.Second,
+	OnUnclear:           Ask,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (speech.DefaultPhrases["en"].Stop),
@@ -277,13 +300,18 @@ type Policy struct {
 }
 
 // Phrases returns the intent phrases for a session language: the policy's set for it,
-// else the built-in one, else English. Read-only; safe for concurrent use.
+// else the built-in one, else English. Every language but English takes the English
+// stop phrase "stop" (issue 25: a user says it in any language); the policy's English
+// stop phrases are its to choose. Read-only; safe for concurrent use.
 func (p *Policy) Phrases(lang string) speech.Phrases {
 	lang = strings.ToLower(lang)
 	if i := strings.IndexAny(lang, "-_"); i > 0 {
 		lang = lang[:i]
 	}
 	if ph, ok := p.Languages[lang]; ok {
+		if lang != "en" && !slices.Contains(ph.Stop, "stop") {
+			ph.Stop = append(slices.Clip(ph.Stop), "stop")
+		}
 		return ph
 	}
 	ph, ok := speech.DefaultPhrases[lang]
@@ -309,7 +337,7 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 //
 // It returns nil or a *FieldError (kind Invalid) for the first field at fault, tools
 // taken in the order of their names: a negative duration; an enum value out of range
-// (Behavior, KeyArg.As, OnTranscriptTimeout, OnAbandon); a nil tool, a tool without a
+// (Behavior, KeyArg.As, OnTranscriptTimeout, OnAbandon, OnUnclear); a nil tool, a tool without a
 // name, with a Name other than its key in Tools, or one that is not 1-128 characters
 // from [A-Za-z0-9_.:-]; a key arg without a name or listed twice; a negative MaxAsks;
 // ConfirmTool or MaxAsks on a tool with neither Confirm nor Steps; a confirmation
@@ -379,6 +407,11 @@ func (t Timings) validate(at ...any) error {
 			return &FieldError{Path: field(at, o.name), Value: strconv.Quote(string(o.v)), Problem: "is not cancel or commit"}
 		}
 	}
+	switch t.OnUnclear {
+	case "", Ask, CancelUnclear, CommitUnclear:
+	default:
+		return &FieldError{Path: field(at, "on_unclear"), Value: strconv.Quote(string(t.OnUnclear)), Problem: "is not ask, cancel or commit"}
+	}
 	return nil
 }
 
@@ -413,6 +446,9 @@ func (t Timings) inherit(d Timings) Timings {
 	}
 	if t.MaxHold == 0 {
 		t.MaxHold = d.MaxHold
+	}
+	if t.OnUnclear == "" {
+		t.OnUnclear = d.OnUnclear
 	}
 	return t
 }
@@ -591,7 +627,9 @@ func validateLanguage(lang string, ph speech.Phrases) (speech.Phrases, error) {
 		name string
 		list []string
 	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
-		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}} {
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}, {"refuse", ph.Refuse},
+		{"go_ahead", ph.GoAhead}, {"neutral", ph.Neutral}, {"hedge", ph.Hedge}, {"else_cues", ph.ElseCues},
+		{"action_cues", ph.ActionCues}, {"undo_cues", ph.UndoCues}} {
 		if err := validatePhrases(l.list, field(at, l.name)...); err != nil {
 			return ph, err
 		}

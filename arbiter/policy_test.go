@@ -50,6 +50,13 @@ func TestValidateErrors(t *testing.T) {
 			[]any{"tools", Entry("book_slot"), "run_timeout"}, `tools[book_slot].run_timeout: "-1m0s" is negative`},
 		{"bad on_abandon", func(p *Policy) { p.Defaults.OnAbandon = "retry" },
 			[]any{"defaults", "on_abandon"}, `defaults.on_abandon: "retry" is not cancel or commit`},
+		{"bad on_unclear", func(p *Policy) { p.Defaults.OnUnclear = "guess" },
+			[]any{"defaults", "on_unclear"}, `defaults.on_unclear: "guess" is not ask, cancel or commit`},
+		{"bad tool on_unclear", func(p *Policy) { p.Tools["book_slot"].Timings.OnUnclear = "stop" },
+			[]any{"tools", Entry("book_slot"), "on_unclear"}, `tools[book_slot].on_unclear: "stop" is not ask, cancel or commit`},
+		{"language refuse without words", func(p *Policy) {
+			p.Languages = map[string]speech.Phrases{"it": {Stop: []string{"basta"}, Refuse: []string{"no", "?!"}}}
+		}, []any{"languages", Entry("it"), "refuse", 1}, `languages[it].refuse[1]: "?!" has no words`},
 		{"nil tool", func(p *Policy) { p.Tools["x"] = nil },
 			[]any{"tools", Entry("x")}, "tools[x]: is nil"},
 		{"tool without a name", func(p *Policy) { p.Tools[""] = &Tool{} },

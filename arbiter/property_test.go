@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // The property tests play random sessions through the engine: the model and the user
@@ -29,6 +31,7 @@ var (
 	propSaid    = []string{
 		"Actually, stop. Don't book it.", "No wait, stop.", "Cancel that.",
 		"What's the weather like there?", "OK, book it after all", "Sounds good.", "Hmm.",
+		"No.", "Yes, go ahead.", "I'm not sure.",
 	}
 )
 
@@ -78,7 +81,8 @@ type sim struct {
 // held it settled (final transcript and activity ended) and first heard a stop in it.
 type uttSeen struct {
 	start, end, stop            time.Time
-	step, settledStep, stopStep int // the steps that first showed it, settled, with a stop
+	step, settledStep, stopStep int    // the steps that first showed it, settled, with a stop
+	classified                  string // the text last read for a stop
 }
 
 type emittedOutcome struct {
@@ -273,10 +277,34 @@ func (m *sim) checkLoopGuard(out Output) {
 // (issue 13: a lost end of voice activity).
 func (m *sim) checkHoldBound() {
 	for _, j := range m.s.Jobs {
-		if !j.SideEffect || j.Decision != Undecided || j.Abandoned || j.PreparedAt.IsZero() {
+		if !j.SideEffect || j.Decision != Undecided || j.Abandoned {
 			continue
 		}
 		tp := m.e.Policy.lookup(j.Tool)
+		if j.QuestionOpen {
+			// Issue 25: the question an unclear reply raised holds it, up to max_hold
+			// after the ask, the model's last output and the user's last words since,
+			// except while the model speaks (asking it).
+			bound := j.QuestionAt
+			if m.s.ModelSaid.At.After(bound) {
+				bound = m.s.ModelSaid.At
+			}
+			for _, u := range m.s.Utterances {
+				if u.ID > j.QuestionBy && u.Start.After(bound) {
+					bound = u.Start
+				}
+				if u.ID > j.QuestionBy && u.End.After(bound) {
+					bound = u.End
+				}
+			}
+			if bound = bound.Add(tp.timings.MaxHold); !m.s.ModelSpeaking && m.s.Now.After(bound) {
+				m.fatalf("job %s still asked about at %d, past max_hold (%d)", j.ID, msOf(m.s.Now), msOf(bound))
+			}
+			continue
+		}
+		if j.PreparedAt.IsZero() {
+			continue
+		}
 		if bound := j.PreparedAt.Add(tp.timings.Grace + tp.timings.MaxHold); m.s.Now.After(bound) {
 			m.fatalf("job %s still held at %d, past its grace window and max_hold (%d)", j.ID, msOf(m.s.Now), msOf(bound))
 		}
@@ -360,7 +388,14 @@ func (m *sim) checkStep(out Output) {
 		if seen.settledStep == 0 && u.settled() {
 			seen.settledStep = m.stepCount
 		}
-		if seen.stopStep == 0 && u.Stop != "" {
+		// A stop by its words alone is a stop for every job it bears on; a refusal
+		// ("No.") is one only for a job whose question it answers (issue 25), which
+		// checkHolds checks through the question's state.
+		if seen.stopStep == 0 && u.Final && !u.Echo && seen.classified != u.Text {
+			seen.classified = u.Text
+			if in, _ := speech.Classify(u.Text, m.e.Policy.Phrases(m.s.Language)); in != speech.IntentStop {
+				continue
+			}
 			seen.stop, seen.stopStep = m.s.Now, m.stepCount
 		}
 	}
@@ -873,6 +908,11 @@ func (m *sim) checkHolds() {
 		graceEnd := j.PreparedAt.Add(tp.timings.Grace)
 		if d.Before(graceEnd) {
 			m.fatalf("job %s committed at %d, before its grace window ended at %d", j.ID, msOf(d), msOf(graceEnd))
+		}
+		// Issue 25: a job whose unclear reply raised a question commits only once the
+		// user said yes, or, under on_transcript_timeout: commit, when it went unanswered.
+		if !j.QuestionAt.IsZero() && j.AnsweredBy == 0 && tp.timings.OnTranscriptTimeout != Commit {
+			m.fatalf("job %s committed at %d: asked at %d and never answered", j.ID, msOf(d), msOf(j.QuestionAt))
 		}
 		for id, u := range m.utts {
 			trigger := id == m.triggers[j.ID]

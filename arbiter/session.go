@@ -73,6 +73,9 @@ type Session struct {
 	// ModelTurns groups the model's output transcription into turns for the claim
 	// check (a turn cut by `interrupted` is joined with the next).
 	ModelTurns speech.TurnJoiner `json:"model_turns,omitzero"`
+	// ModelSaid is what the model said last (utterances.go): the question a user's
+	// reply answers, and the words whose echo is not the user's.
+	ModelSaid ModelSaid `json:"model_said,omitzero"`
 	// Utterances are the recent user utterances, oldest first.
 	Utterances []*Utterance `json:"utterances,omitempty"`
 	// Calls are every registered call id, in registration order.
@@ -141,6 +144,15 @@ func (s *Session) LogAfter(after uint64) ([]LogEntry, error) {
 	return s.Log[i:], nil
 }
 
+// ModelSaid is what the model said last: its output transcription's final pieces,
+// joined, of its latest turn and of the turns before it that began within EchoWindow of
+// the one before (its last MaxModelSaidBytes, KeepTail), and when it last said anything
+// or ended a turn. Zero until the model speaks.
+type ModelSaid struct {
+	Text string    `json:"text,omitempty"`
+	At   time.Time `json:"at,omitzero"`
+}
+
 // Utterance is one span of user voice activity and its transcript.
 type Utterance struct {
 	ID int `json:"id"`
@@ -156,15 +168,20 @@ type Utterance struct {
 	Interim string `json:"interim,omitempty"`
 	// Final is true once a final transcript piece arrived.
 	Final bool `json:"final,omitempty"`
-	// Intent is the final text's intent (empty until a final transcript arrives).
+	// Intent is the final text's intent (empty until a final transcript arrives): the
+	// strongest of its readings for the jobs it bears on (utterances.go).
 	Intent speech.Intent `json:"intent,omitempty"`
 	// Stop is the phrase that decided a stop or amend intent, if any.
 	Stop string `json:"stop,omitempty"`
+	// Echo is set when the final text was all the model's echo (its own words coming
+	// back through the user's microphone, utterances.go): the utterance is not the
+	// user's, so it neither holds nor stops.
+	Echo bool `json:"echo,omitempty"`
 }
 
 // settled reports whether the utterance no longer holds commits: voice activity ended
-// and a final transcript arrived.
-func (u *Utterance) settled() bool { return u.Final && !u.End.IsZero() }
+// and a final transcript arrived, or the final transcript was all the model's echo.
+func (u *Utterance) settled() bool { return u.Final && (!u.End.IsZero() || u.Echo) }
 
 // Disposition is what the agent does with a registered call.
 type Disposition string
@@ -253,6 +270,11 @@ const (
 	CauseClosed    Cause = "session_closed"
 	CauseFailed    Cause = "failed"
 	CauseDeadline  Cause = "deadline"
+	// CauseUnclear: the user's reply was unclear and the policy's on_unclear is cancel.
+	CauseUnclear Cause = "unclear"
+	// CauseUnanswered: the arbiter asked the user whether they still want it (an
+	// unclear reply) and no answer came within max_hold (on_transcript_timeout: cancel).
+	CauseUnanswered Cause = "unanswered"
 )
 
 // Job is one execution of a tool: one business key, any number of call ids.
@@ -309,6 +331,14 @@ type Job struct {
 	RunID string `json:"run_id,omitempty"`
 	// WasUnknown is set when the job was first completed Unknown and later resolved.
 	WasUnknown bool `json:"was_unknown,omitempty"`
+	// The question about the job an unclear reply raised (questions.go; not Asked):
+	// QuestionAt is when utterance QuestionBy, unclear, made the arbiter ask the user
+	// whether they still want it (zero: never); QuestionOpen while the question holds
+	// the commit; AnsweredBy is the utterance that said yes (0: none).
+	QuestionAt   time.Time `json:"question_at,omitzero"`
+	QuestionBy   int       `json:"question_by,omitempty"`
+	QuestionOpen bool      `json:"question_open,omitempty"`
+	AnsweredBy   int       `json:"answered_by,omitempty"`
 	// Asked is set once a Decide named the job by its call id (the tool helper of a
 	// tool behind the wire guard): the tool talks to the arbiter, so an answer the
 	// agent sends for the call before the job completes is not the tool's result but

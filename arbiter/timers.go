@@ -123,6 +123,10 @@ func (st *step) jobTimers(j *Job, consider func(timer)) {
 		consider(timer{j.AbandonedAt.Add(tp.timings.AbandonWait), func() { st.abandonExpired(j, tp) }})
 		return
 	}
+	if j.questionOpen() {
+		st.questionTimers(j, tp, consider) // questions.go
+		return
+	}
 	if j.PreparedAt.IsZero() {
 		return
 	}
@@ -168,6 +172,9 @@ func (st *step) holding(j *Job, tp toolPolicy) []*Utterance {
 // were read and found to be no stop); a commit held past the grace window names the
 // utterance that held it.
 func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
+	if r := st.questionReason(j, tp); r != "" {
+		return r
+	}
 	switch {
 	case j.AbandonLifted:
 		return reasonAbandonLifted(tp.timings.AbandonWait)

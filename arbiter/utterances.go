@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,9 +11,13 @@ import (
 
 // Utterances: what the user and the model say. Voice activity opens and ends user
 // utterances (an open one holds due commits: timers.go); a final user transcript is
-// read for intent (package speech): stop cancels the undecided jobs it bears on, amend
-// cancels the jobs from before it; `interrupted` abandons unanswered BLOCKING calls;
-// the model's output transcription goes to the claim check (claimcheck.go).
+// read for intent (package speech), for each job it bears on in that job's context
+// (the model's last question, the tool's words, the call's own arguments, the
+// arbiter's question): stop cancels the undecided jobs, amend cancels the jobs from
+// before it, unclear asks (questions.go); words that repeat what the model just said
+// are its echo, not the user's; `interrupted` abandons unanswered BLOCKING calls; the
+// model's output transcription goes to the claim check (claimcheck.go) and is kept as
+// what the model said last (ModelSaid).
 
 // InterruptAfterNote: an `interrupted` that follows the arbiter's own `now` note by
 // less than this is caused by the note (a user turn with turn_complete=true
@@ -102,12 +108,15 @@ func (ev Speech) apply(st *step) error {
 	case ModelGenerationComplete:
 		// Audio may still be playing (the model is idle at turn complete), but the
 		// turn's text is final: read its claims now.
+		st.modelEnded()
 		st.checkClaims(s.ModelTurns.End(now, false))
 	case ModelTurnComplete:
 		s.ModelSpeaking = false
+		st.modelEnded()
 		st.checkClaims(s.ModelTurns.End(now, false))
 	case Interrupted:
 		s.ModelSpeaking = false
+		st.modelEnded()
 		st.checkClaims(s.ModelTurns.End(now, true))
 		if !s.LastNowNoteAt.IsZero() && now.Sub(s.LastNowNoteAt) < InterruptAfterNote {
 			return nil // our own note interrupted the model: not barge-in
@@ -219,6 +228,7 @@ func (ev Transcript) apply(st *step) error {
 			s.ModelSpeaking = true
 		}
 		if !ev.Interim {
+			st.modelPiece(ev.Text)
 			st.checkClaims(s.ModelTurns.Piece(now, ev.Text))
 		}
 		return nil
@@ -245,22 +255,191 @@ func (ev Transcript) apply(st *step) error {
 	joined, alt := joinPiece(u.Text, ev.Text)
 	u.Text = speech.KeepTail(joined, MaxUtteranceBytes)
 	u.Final = true
+	st.hear(u, alt, late)
+	return nil
+}
+
+// EchoWindow is how long after the model last said something (a piece of its output
+// transcription, or the end of its turn) a user transcript that repeats its words is
+// read as its echo: the model's own voice, played on a speakerphone without echo
+// cancellation, coming back as input transcription (issue 25, pattern 2). The model's
+// transcription arrives as it generates, ahead of its audio, and the echo's transcript
+// comes about 1.3 s after the audio that made it: 10 s covers a turn's audio playing on
+// after its text and the transcription's delay.
+const EchoWindow = 10 * time.Second
+
+// MaxModelSaidBytes bounds the text of what the model said last (ModelSaid): 512 bytes,
+// about 85 words, 25 s of speech: its last question, and more than EchoWindow of its
+// words (what can still come back as echo), while the session record stays small.
+const MaxModelSaidBytes = 512
+
+// modelPiece keeps a final piece of the model's output transcription in ModelSaid: it
+// continues the turn the model is in, or one that ended within EchoWindow; otherwise
+// it starts ModelSaid again.
+func (st *step) modelPiece(text string) {
+	m := &st.s.ModelSaid
+	newTurn := !st.s.ModelTurns.Open
+	if newTurn && st.s.Now.Sub(m.At) > EchoWindow {
+		m.Text = ""
+	}
+	if newTurn && m.Text != "" && text != "" && !isSpace(m.Text[len(m.Text)-1]) && !isSpace(text[0]) {
+		m.Text += " "
+	}
+	m.Text = speech.KeepTail(m.Text+text, MaxModelSaidBytes)
+	m.At = st.s.Now
+}
+
+// modelEnded records that the model's turn (or its generation) ended now: the echo
+// window runs from here.
+func (st *step) modelEnded() {
+	if st.s.ModelSaid.Text != "" {
+		st.s.ModelSaid.At = st.s.Now
+	}
+}
+
+// EchoTail is how long after the model's last output (a transcription piece, the end
+// of its turn) an utterance that begins may still be its echo: the client plays the
+// turn's last audio after the turn's end reaches it. A reply begins after the user has
+// heard the model out, so one that repeats the model's words ("Cancel the booking."
+// after "Do you want me to cancel the booking?") is the user's.
+const EchoTail = 500 * time.Millisecond
+
+// speechContext is what user utterance u is read against now: what the model said last
+// (the question a reply answers); when u may be its echo, the same words as the echo
+// (u began while the model was speaking, or within EchoTail of its last output, and
+// that output is within EchoWindow: echo is the model's own audio, so it overlaps the
+// model's speech, where a reply follows it); and the request's own words.
+func (st *step) speechContext(u *Utterance) speech.Context {
+	m := st.s.ModelSaid
+	ctx := speech.Context{Said: m.Text}
+	overlaps := st.s.ModelSpeaking || !u.Start.After(m.At.Add(EchoTail))
+	if m.Text != "" && overlaps && st.s.Now.Sub(m.At) <= EchoWindow {
+		ctx.Echo = m.Text
+	}
+	// The argument texts of every call u triggered (issue 25, pattern 4: "two tickets
+	// for Stop Making Sense" names the show: it stops nothing, neither that booking nor
+	// another).
+	for _, k := range st.s.Jobs {
+		if containsInt(k.Triggers, u.ID) {
+			ctx.Carried = argTexts(k.Args, ctx.Carried)
+		}
+	}
+	return ctx
+}
+
+// hear reads utterance u's final text (alt: the other reading of a join of its pieces,
+// joinPiece) and applies what it says to the open runs and to every job it bears on.
+// Each job reads it in its own context (intentOf): the model's last question, the
+// job's tool's words, the arbiter's question about it, and, for the utterance that
+// triggered its call, the call's own arguments. u.Intent is the strongest of the
+// jobs' readings (stop, amend, unclear, go-ahead), else the reading with no job.
+// late is set when the text came in a late piece (see LatePieceWindow).
+func (st *step) hear(u *Utterance, alt string, late bool) {
+	s := st.s
 	phrases := st.e.Policy.Phrases(s.Language)
-	u.Intent, u.Stop = speech.Classify(u.Text, phrases)
-	if alt != "" && u.Intent != speech.IntentStop {
+	ctx := st.speechContext(u)
+	r := speech.Read(u.Text, phrases, ctx)
+	if alt != "" && r.Intent != speech.IntentStop {
 		// The other reading of the join: a stop in either is a stop (fail closed).
-		if in, stop := speech.Classify(alt, phrases); in == speech.IntentStop {
-			u.Text, u.Intent, u.Stop = speech.KeepTail(alt, MaxUtteranceBytes), in, stop
+		if ra := speech.Read(alt, phrases, ctx); ra.Intent == speech.IntentStop {
+			u.Text, r = speech.KeepTail(alt, MaxUtteranceBytes), ra
+		}
+	}
+	u.Echo, u.Intent, u.Stop = r.Echo(), r.Intent, r.Phrase
+	st.echoed = r.Echoed
+	if u.Echo {
+		st.out.Intent = u.Intent
+		return // the model's own words: neither a hold nor a stop
+	}
+	read := false
+	if slices.ContainsFunc(s.Runs, func(run *Run) bool { return run.State == RunOpened }) {
+		// A run waits for its own answer (the confirmation call): only a stop by the
+		// words alone cancels it, not a reply to its question ("No, not right now."
+		// is the user's answer, which the model gives with confirmed false).
+		if r := speech.Read(u.Text, phrases, speech.Context{Echo: ctx.Echo, Carried: ctx.Carried}); r.Intent == speech.IntentStop {
+			u.Intent, u.Stop, read = r.Intent, r.Phrase, true
+			for _, run := range s.Runs {
+				if run.State == RunOpened {
+					st.endRun(nil, run, RunCancelled, stopReason(u), st.e.Policy.lookup(run.Tool))
+				}
+			}
+		}
+	}
+	for _, j := range s.Jobs {
+		if !st.mayHear(j, u, late) {
+			continue
+		}
+		in, phrase := st.intentOf(u, j, ctx)
+		if !read || intentRank[in] > intentRank[u.Intent] {
+			u.Intent, u.Stop, read = in, phrase, true
+		}
+		switch in {
+		case speech.IntentStop:
+			st.stopJob(j, u)
+		case speech.IntentAmend:
+			st.amendJob(j, u)
+		case speech.IntentUnclear:
+			st.unclear(j, u)
+		case speech.IntentGoAhead:
+			st.answered(j, u)
 		}
 	}
 	st.out.Intent = u.Intent
-	switch u.Intent {
-	case speech.IntentStop:
-		st.applyStop(u, late)
-	case speech.IntentAmend:
-		st.applyAmend(u)
+}
+
+// intentRank orders the intents by how much they do to a job: a stop over an
+// amendment over an unclear reply over a go-ahead over the rest.
+var intentRank = map[speech.Intent]int{speech.IntentStop: 5, speech.IntentAmend: 4, speech.IntentUnclear: 3,
+	speech.IntentGoAhead: 2, speech.IntentOther: 1}
+
+// mayHear reports whether utterance u can change job j: a side-effecting job it bears
+// on (relevant, or any when its words came in a late piece) that is undecided, or whose
+// commit is still running, or completed after u began with no note given yet
+// (afterCommit).
+func (st *step) mayHear(j *Job, u *Utterance, late bool) bool {
+	if !j.SideEffect || !(late || relevant(j, u)) {
+		return false
 	}
-	return nil
+	switch {
+	case j.Decision == Undecided:
+		return true
+	case j.Decision == DecisionCommit:
+		return j.Outcome == NotCompleted || (j.Outcome == Committed && !j.NoteIssued && u.Start.Before(j.CompletedAt))
+	}
+	return false
+}
+
+// intentOf reads utterance u's text for job j in ctx (speechContext: what the model
+// said, the request's own words) with j's context added: its tool's vocabulary, and
+// whether the arbiter's question about j is open and u came after it. What the model
+// said is the question u answers only if it said it once j existed, or u is j's
+// request: a question from before j is about something else ("Shall I book it?" of an
+// earlier booking does not make a "No." refuse this one).
+func (st *step) intentOf(u *Utterance, j *Job, ctx speech.Context) (speech.Intent, string) {
+	ctx.Action = st.e.Policy.lookup(j.Tool).tool.Vocabulary()
+	ctx.Asked = j.QuestionOpen && u.ID > j.QuestionBy
+	if !containsInt(j.Triggers, u.ID) && st.s.ModelSaid.At.Before(j.CreatedAt) {
+		ctx.Said = ""
+	}
+	r := speech.Read(u.Text, st.e.Policy.Phrases(st.s.Language), ctx)
+	return r.Intent, r.Phrase
+}
+
+// argTexts appends the string values in args (nested objects and lists too) to out.
+func argTexts(v any, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = argTexts(v[k], out)
+		}
+	case []any:
+		for _, x := range v {
+			out = argTexts(x, out)
+		}
+	}
+	return out
 }
 
 // awaitingTranscript is the utterance a user transcript that names none belongs to:
@@ -349,8 +528,12 @@ func (st *step) utteranceNamed(id string) *Utterance {
 }
 
 // relevant reports whether utterance u bears on job j: it is one of the job's
-// triggering utterances, or it started once the job existed.
+// triggering utterances, or it started once the job existed; never when it was the
+// model's echo.
 func relevant(j *Job, u *Utterance) bool {
+	if u.Echo {
+		return false
+	}
 	if containsInt(j.Triggers, u.ID) {
 		return true
 	}
@@ -366,48 +549,32 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// applyStop cancels every open run (nothing has executed, so failing closed costs a
-// question) and every undecided side-effecting job the utterance bears on, and flags
-// committed ones so their note says the user asked to stop.
-//
-// late is set when the stop was read in a late piece of the utterance (see
-// LatePieceWindow): its words came after every job that exists now was created, so each
-// is relevant, also one created while the utterance's earlier pieces were said.
-func (st *step) applyStop(u *Utterance, late bool) {
-	for _, r := range st.s.Runs {
-		if r.State == RunOpened {
-			st.endRun(nil, r, RunCancelled, stopReason(u), st.e.Policy.lookup(r.Tool))
-		}
-	}
-	for _, j := range st.s.Jobs {
-		if !j.SideEffect || !(late || relevant(j, u)) {
-			continue
-		}
-		switch j.Decision {
-		case Undecided:
-			st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
-		case DecisionCommit:
-			st.afterCommit(j, u, func() { j.StopAfterCommit = true })
-		}
+// stopJob applies a stop heard in utterance u to job j (one the utterance bears on:
+// mayHear): an undecided job is cancelled (nothing has executed, so failing closed costs
+// a question); a committed one is flagged so its note says the user asked to stop.
+func (st *step) stopJob(j *Job, u *Utterance) {
+	switch j.Decision {
+	case Undecided:
+		st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+	case DecisionCommit:
+		st.afterCommit(j, u, func() { j.StopAfterCommit = true })
 	}
 }
 
-// applyAmend cancels every undecided side-effecting job that existed before the
-// amending utterance began (its arguments are no longer what the user wants). A job
-// the utterance itself triggered already carries the new details and is left alone; a
-// job already committed gets a note offering to change it.
-func (st *step) applyAmend(u *Utterance) {
-	for _, j := range st.s.Jobs {
-		if !j.SideEffect || !j.CreatedAt.Before(u.Start) || !relevant(j, u) {
-			continue
-		}
-		switch j.Decision {
-		case Undecided:
-			j.AmendText = u.Text
-			st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
-		case DecisionCommit:
-			st.afterCommit(j, u, func() { j.AmendAfterCommit, j.AmendText = true, u.Text })
-		}
+// amendJob applies an amendment heard in utterance u to job j when j existed before
+// the amending utterance began (its arguments are no longer what the user wants): an
+// undecided job is cancelled, a committed one gets a note offering to change it. A job
+// the utterance itself triggered already carries the new details and is left alone.
+func (st *step) amendJob(j *Job, u *Utterance) {
+	if !j.CreatedAt.Before(u.Start) || !relevant(j, u) {
+		return
+	}
+	switch j.Decision {
+	case Undecided:
+		j.AmendText = u.Text
+		st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
+	case DecisionCommit:
+		st.afterCommit(j, u, func() { j.AmendAfterCommit, j.AmendText = true, u.Text })
 	}
 }
 

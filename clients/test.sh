@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Tests the Python and Node clients; the single entry point CI calls.
 #
-# Installs what the clients need when it is missing (Debian's python3-grpcio,
-# python3-protobuf, python3-venv, protoc and the gRPC Python plugin; the Node packages
-# with `npm ci` from the committed lock file), builds the arbiter, then checks:
+# Installs what the clients need when it is missing (Debian's python3 and python3-venv,
+# protoc for the Node stubs; the Node packages with `npm ci` from the committed lock
+# file), builds the arbiter, builds the Python client's wheel (hatchling, pinned) and
+# creates its locked environments (clients/python/envs.sh: the pinned uv installs each
+# clients/python/locks/*.txt, hashes required, then the wheel), then checks, with
+# nothing downloaded from here on (UV_OFFLINE, PIP_NO_INDEX, HF_HUB_OFFLINE):
 #   - the committed stubs are what generate.sh makes from proto/ (both clients), and the
 #     committed Node build (dist/) is what tsc makes from src/; the snippets README.md,
 #     docs/stacks.md and node/README.md mark with <!-- snippet: FILE --> are cut from FILE (e2e/snippets.py);
-#   - `pip install ./clients/python` into a venv (--system-site-packages, Debian's
-#     python3) and `npm install ./clients/node` into a scratch project (packed with
-#     --install-links, and linked), then import;
-#   - the unit tests (python unittest, node:test), against a scripted in-process server
-#     and the real arbiter's errors;
+#   - the wheel imports from each Python environment (and `uv pip check` found its
+#     dependencies in each lock); `npm install ./clients/node` into a scratch project
+#     (packed with --install-links, and linked), then import;
+#   - the unit tests (pytest, under the lowest grpcio/protobuf the client allows,
+#     protobuf 5, and the highest, protobuf 7, on the installed wheel; node:test),
+#     against a scripted in-process server and the real arbiter's errors;
 #   - end to end: `arbiter serve` runs, and for each recorded session a real Python
 #     process and a real Node process replay it in real time through their adapter,
 #     concurrently, and must reach the outcome of the Go reference (`arbiter replay`):
@@ -39,8 +43,8 @@
 #     cancel note), never commit, whichever of the parked Decide and the retried START
 #     reaches the arbiter first.
 #   - the Python client, issue 15 (a block of its own): the google.rpc stubs and the
-#     packaged service config / LICENSE are what they copy; `pip wheel
-#     --no-build-isolation` (Debian's setuptools) installs offline; mypy is clean; real
+#     packaged service config / LICENSE are what they copy; the wheel carries them and
+#     py.typed; mypy --strict and ruff are clean; real
 #     Python processes: TLS + client CA + bearer tokens (certificates made with openssl:
 #     a good token works, a wrong one is UNAUTHENTICATED, no client certificate fails)
 #     and the client's traceparent in the arbiter's spans; a ReportTranscript whose
@@ -103,9 +107,8 @@ die() {
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 echo "== installing what the clients need"
-debs=(python3-grpcio python3-protobuf python3-venv protobuf-compiler protobuf-compiler-grpc libprotobuf-dev redis-server redis-tools)
-debs+=(python3-websockets python3-yaml) # clients/python/examples/wire_agent.py (the wire harness); yaml for its --tools
-debs+=(python3-setuptools python3-wheel python3-mypy openssl) # the Python client's build backend, mypy, its TLS test's certificates
+debs=(python3 python3-venv protobuf-compiler libprotobuf-dev redis-server redis-tools)
+debs+=(openssl) # the TLS tests' certificates
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 missing=()
 for d in "${debs[@]}"; do dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d"); done
@@ -118,21 +121,51 @@ echo "protoc: $(protoc --version); python: $(/usr/bin/python3 --version); node: 
 (cd "$node" && npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.log" 2>&1 || { cat "$tmp/npm.log"; die "npm ci failed"; }
 go build -o "$tmp/arbiter" ./cmd/arbiter || die "go build ./cmd/arbiter failed"
 
+echo "== python: the client's wheel and its locked environments (clients/python/envs.sh)"
+# In clients/python/.venvs (uv's cache too): a clean clone downloads once, a second run
+# nothing. Each line: the environment, the seconds it took, its size.
+t0=$SECONDS
+py_wheel="$("$py/envs.sh" build "$tmp/py-dist" 2>"$tmp/py-build.log")" || { cat "$tmp/py-build.log"; die "building the Python wheel failed"; }
+echo "built $(basename "$py_wheel")"
+"$py/envs.sh" --wheel "$py_wheel" 2>&1 | tee "$tmp/py-envs.log" | sed 's/^/    /'
+[ "${PIPESTATUS[0]}" = 0 ] || die "creating the Python environments failed"
+echo "    ($((SECONDS - t0))s in all; $(du -sm "$py/.venvs" | cut -f1) MB in clients/python/.venvs, uv's cache included)"
+py_lowest="$py/.venvs/test-lowest/bin/python"
+py_highest="$py/.venvs/test-highest/bin/python"
+# Nothing is downloaded from here on.
+export UV_OFFLINE=1 PIP_NO_INDEX=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# The Python tests run from a copy of tests/ and examples/ (their sys.path points at
+# their parent folder, which then has no arbiter_client: they import the installed wheel);
+# the files they reach beside the tree are links to the checkout's.
+pytree="$tmp/pytree"
+mkdir -p "$pytree/clients/python"
+cp -r "$py/tests" "$py/examples" "$pytree/clients/python/"
+ln -s "$root/clients/e2e" "$pytree/clients/e2e"
+ln -s "$root/clients/service-config.json" "$pytree/clients/service-config.json"
+ln -s "$root/testdata" "$pytree/testdata"
+pyt="$pytree/clients/python"
+
 echo "== generated code and build are up to date"
-check "python stubs match proto/ (clients/python/generate.sh)" \
+check "python stubs match proto/ (clients/python/generate.sh, grpcio-tools 1.71.2)" \
   bash -c "'$py/generate.sh' '$tmp/gen-py' && diff -r --exclude=__init__.py --exclude=__pycache__ '$tmp/gen-py' '$py/arbiter_client/v1'"
 check "node stubs match proto/ (clients/node/generate.sh)" \
   bash -c "'$node/generate.sh' '$tmp/gen-node' && diff -r '$tmp/gen-node' '$node/src/gen'"
 check "node dist/ matches src/ (npm run build)" \
   bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
 check "the READMEs' stack snippets are cut from the agents the wire checks run (e2e/snippets.py)" \
-  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md"
+  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md" "$py/README.md"
 
 echo "== packages install offline and import"
-check "pip install ./clients/python (venv on Debian's python3)" bash -c "
-  /usr/bin/python3 -m venv --system-site-packages '$tmp/venv' &&
-  '$tmp/venv/bin/pip' install --no-input --quiet --no-build-isolation '$py' &&
-  cd '$tmp' && '$tmp/venv/bin/python' -c 'import arbiter_client as a, sys; assert a.__file__.startswith(sys.prefix), a.__file__; print(a.USER_AGENT)'"
+check "python: the lowest environment pins pyproject.toml's floors (grpcio, protobuf)" \
+  /usr/bin/python3 "$py/locks/check_floors.py"
+sed 's/^/    /' "$log"
+for e in test-lowest test-highest genai openai livekit pipecat agents; do
+  check "python: the wheel imports in the $e environment" bash -c "cd '$tmp' && '$py/.venvs/$e/bin/python' -c '
+import sys, grpc, google.protobuf as p, arbiter_client as a
+assert a.__file__.startswith(sys.prefix), a.__file__
+print(a.USER_AGENT, \"grpcio\", grpc.__version__, \"protobuf\", p.__version__)'"
+  sed 's/^/    /' "$log"
+done
 for how in --install-links --no-install-links; do # packed copy; symlink (its deps: the npm ci above)
   check "npm install $how ./clients/node (scratch project)" bash -c "
     mkdir -p '$tmp/npm$how' && cd '$tmp/npm$how' && npm init -y >/dev/null &&
@@ -160,9 +193,11 @@ booking_addr="$addr"
 echo "listening on $addr"
 
 echo "== unit tests"
-check "python unittest (clients/python/tests)" \
-  env ARBITER_TARGET="$addr" "$tmp/venv/bin/python" -m unittest discover -s "$py/tests" -v
-grep -E '^(Ran [0-9]+ tests|OK|FAILED)' "$log" | sed 's/^/    /'
+for e in test-lowest test-highest; do
+  check "python pytest (clients/python/tests) on the installed wheel, the $e environment" \
+    bash -c "cd '$pyt' && ARBITER_EXPECT_INSTALLED=1 ARBITER_TARGET='$addr' '$py/.venvs/$e/bin/python' -m pytest -p no:cacheprovider -q -s tests"
+  grep -E '^arbiter_client .* from |^[0-9]+ passed' "$log" | sed 's/^/    /'
+done
 check "node --test (clients/node/test)" bash -c "cd '$node' && ARBITER_TARGET='$addr' npm test --silent"
 grep -E '^# (tests|pass|fail) ' "$log" | tr '\n' ' ' | sed 's/^/    /;s/$/\n/'
 
@@ -181,7 +216,7 @@ for run in "${runs[@]}"; do
   cflag=("${flag[@]}") && [ -n "$riding" ] && cflag+=(--response-scheduling) # the reference has no such option
   trace="testdata/traces/$t.jsonl"
   "$tmp/arbiter" replay --tools testdata/tools/booking.yaml "${flag[@]}" "$trace" >"$tmp/e2e/$tag.ref" 2>"$tmp/e2e/$tag.ref.err"
-  "$tmp/venv/bin/python" "$py/examples/replay_booking.py" --target "$addr" "${cflag[@]}" "$trace" >"$tmp/e2e/$tag.py" 2>"$tmp/e2e/$tag.py.err" &
+  "$py_lowest" "$pyt/examples/replay_booking.py" --target "$addr" "${cflag[@]}" "$trace" >"$tmp/e2e/$tag.py" 2>"$tmp/e2e/$tag.py.err" &
   pids+=($!)
   node "$node/build/examples/replay-booking.js" --target "$addr" "${cflag[@]}" "$trace" >"$tmp/e2e/$tag.node" 2>"$tmp/e2e/$tag.node.err" &
   pids+=($!)
@@ -204,7 +239,7 @@ echo "== issue 12: a stop during a network cut, through e2e/proxy.py, against ar
 # Each must have run (not skipped): the Python run ends "Ran 1 test" and "OK" (a skipped one
 # says "OK (skipped=1)"; asyncio's slow-callback warnings may split its "... ok"), node "# pass 1".
 check "py outage: the stop observed during the cut cancels, never a commit (real Python process, real arbiter, proxy)" bash -c "
-  cd '$py' && ARBITER_OUTAGE_TARGET='$booking_addr' '$tmp/venv/bin/python' -m unittest -v tests.test_outage 2>&1 |
+  cd '$pyt' && ARBITER_OUTAGE_TARGET='$booking_addr' '$py_highest' -m unittest -v tests.test_outage 2>&1 |
     tee '$tmp/outage-py.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^Ran 1 test' '$tmp/outage-py.log' && grep -qx 'OK' '$tmp/outage-py.log'"
 check "node outage: the stop observed during the cut cancels, never a commit (real Node process, real arbiter, proxy)" bash -c "
   cd '$node' && ARBITER_OUTAGE_TARGET='$booking_addr' ARBITER_PROXY_PYTHON=/usr/bin/python3 node --test build/test/outage.test.js 2>&1 |
@@ -261,7 +296,7 @@ for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^conf
   # Each must have run (not skipped): the Python run ends "Ran 1 test" and "OK" (a skipped one
 # says "OK (skipped=1)"; asyncio's slow-callback warnings may split its "... ok"), node "# pass 1".
   check "py $name (real Python process, real arbiter)" bash -c "
-    cd '$py' && ARBITER_WORKFLOW_TARGET='$addr' '$tmp/venv/bin/python' -m unittest -v tests.test_workflow.WorkflowTest.$pytest 2>&1 |
+    cd '$pyt' && ARBITER_WORKFLOW_TARGET='$addr' '$py_highest' -m unittest -v tests.test_workflow.WorkflowTest.$pytest 2>&1 |
       tee '$tmp/wf-py-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^Ran 1 test' '$tmp/wf-py-$name.log' && grep -qx 'OK' '$tmp/wf-py-$name.log'"
   check "node $name (real Node process, real arbiter)" bash -c "
     cd '$node' && ARBITER_WORKFLOW_TARGET='$addr' node --test --test-name-pattern='$nodetest' build/test/workflow.test.js 2>&1 |
@@ -269,7 +304,7 @@ for t in "watch:test_watch:^watch" "confirm-then-act:test_confirm_then_act:^conf
 done
 
 # ---- Python client, issue 15 (and the client halves of 12 and 14) -------------------------
-# Its own block: packaging with Debian's setuptools (pip wheel / install, no index), mypy,
+# Its own block: the wheel's contents, mypy --strict and ruff,
 # the generated google.rpc stubs and the packaged copies; then real Python processes
 # against real servers: TLS + client CA + tokens (certificates made by the test with
 # openssl) with the traceparent in the arbiter's spans; a ReportTranscript whose answer
@@ -282,16 +317,17 @@ check "python google.rpc stubs match clients/python/protos (generate.sh)" \
   bash -c "'$py/generate.sh' '$tmp/gen-py-v1' '$tmp/gen-py-rpc' && diff -r --exclude=__init__.py --exclude=__pycache__ '$tmp/gen-py-rpc' '$py/arbiter_client/rpc'"
 check "python packaged service config and LICENSE are copies of clients/service-config.json and LICENSE" \
   bash -c "cmp '$root/clients/service-config.json' '$py/arbiter_client/service_config.json' && cmp '$root/LICENSE' '$py/LICENSE'"
-check "pip wheel --no-build-isolation ./clients/python, the wheel installed offline into a fresh venv" bash -c "
-  '$tmp/venv/bin/pip' wheel --no-input --quiet --no-build-isolation --no-deps -w '$tmp/py-wheel' '$py' &&
-  /usr/bin/python3 -m venv --system-site-packages '$tmp/venv-wheel' &&
-  '$tmp/venv-wheel/bin/pip' install --no-input --quiet --no-index --no-deps '$tmp'/py-wheel/arbiter_client-*.whl &&
-  cd '$tmp' && '$tmp/venv-wheel/bin/python' -c '
-import json, sys, arbiter_client as a, google.protobuf as p
-assert a.__file__.startswith(sys.prefix), a.__file__
-assert a.service_config() == json.load(open(sys.argv[1]))
-print(a.USER_AGENT, \"protobuf\", p.__version__)' '$root/clients/service-config.json'"
-check "python mypy clean (Debian's python3-mypy, clients/python/pyproject.toml)" bash -c "cd '$py' && /usr/bin/python3 -m mypy"
+check "python wheel $(basename "$py_wheel"): py.typed, the stubs' .pyi, LICENSE and the service config inside" bash -c "
+  cd '$tmp' && '$py_highest' -c '
+import json, sys, zipfile, arbiter_client as a
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+want = {\"arbiter_client/py.typed\", \"arbiter_client/service_config.json\", \"arbiter_client/v1/arbiter_pb2.pyi\"}
+assert want <= names, want - names
+assert any(n.endswith(\".dist-info/licenses/LICENSE\") for n in names), sorted(names)
+assert a.service_config() == json.load(open(sys.argv[2]))
+print(sys.argv[1].rsplit(\"/\", 1)[-1], len(names), \"files\")' '$py_wheel' '$root/clients/service-config.json'"
+check "python mypy --strict clean (clients/python/pyproject.toml; types-protobuf, types-grpcio)" bash -c "cd '$py' && '$py/.venvs/test-highest/bin/mypy' --no-incremental --cache-dir '$tmp/mypy-cache'"
+check "python ruff clean (clients/python/pyproject.toml)" bash -c "cd '$py' && '$py/.venvs/test-highest/bin/ruff' check --no-cache ."
 # Each must have run (not skipped): "Ran N tests" and "OK" alone.
 for t in "tls:tests.test_tls:TLS + client CA + tokens, traceparent in the arbiter's spans" \
   "retried-event:tests.test_retried_event:a ReportTranscript whose answer the proxy drops is applied once" \
@@ -299,7 +335,7 @@ for t in "tls:tests.test_tls:TLS + client CA + tokens, traceparent in the arbite
   "rollout:tests.test_rollout:two replicas, SIGTERM one during parked Decides: every job commits on the other"; do
   IFS=: read -r name mod what <<<"$t"
   check "py $name: $what (real Python process, real arbiter)" bash -c "
-    cd '$py' && ARBITER_BIN='$tmp/arbiter' ARBITER_RETRY_TARGET='$booking_addr' '$tmp/venv/bin/python' -m unittest -v $mod 2>&1 |
+    cd '$pyt' && ARBITER_BIN='$tmp/arbiter' ARBITER_RETRY_TARGET='$booking_addr' '$py_highest' -m unittest -v $mod 2>&1 |
       tee '$tmp/py15-$name.log'; [ \${PIPESTATUS[0]} = 0 ] && grep -q '^Ran [1-9][0-9]* tests\? in ' '$tmp/py15-$name.log' && grep -qx 'OK' '$tmp/py15-$name.log'"
 done
 # ---- end of the Python client's issue-15 block ---------------------------------------------
@@ -309,8 +345,38 @@ echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, 
 # the check.
 source "$root/clients/e2e/wire.sh"
 wire_checks
+wire_py_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen)
 echo "== wire guard: the Node stacks behind arbiter serve --proxy-listen, at their defaults, tools with the helper only; the no-integration run"
 [ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
+
+echo "== python quickstarts (clients/python/quickstart): pasted into an empty folder, run with the wheel's environment"
+# Each file as a newcomer pastes it, run from a folder of its own (the checkout is not on
+# its path: it imports the installed wheel) against the fake provider playing one recorded
+# session through the booking arbiter; `fake-provider check` must pass (no backend log: its
+# bookings are its own toy's, the answers and notes on the wire are judged).
+# quickstart FILE ENV TRACE BASE_URL_VAR URL_SUFFIX
+quickstart() {
+  local name="$1" env="$2" trace="$3" var="$4" suffix="$5" dir="$tmp/quickstart-$1" fp addr rc
+  mkdir -p "$dir" && cp "$py/quickstart/$name.py" "$dir/"
+  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces/$trace.jsonl" --record "$dir/rec.jsonl" \
+    --tls-self-signed "$dir/cert.pem" >"$dir/fake.log" 2>&1 &
+  fp=$!
+  addr="$(wire_addr "$dir/fake.log" $fp)"
+  (cd "$dir" && env GEMINI_API_KEY=x OPENAI_API_KEY=x "$var=https://$addr$suffix" SSL_CERT_FILE="$dir/cert.pem" \
+    ARBITER_TARGET="$booking_addr" timeout 60 "$py/.venvs/$env/bin/python" "$name.py")
+  rc=$?
+  kill -TERM $fp 2>/dev/null
+  wait $fp 2>/dev/null
+  [ "$rc" = 0 ] || { echo "the quickstart exited $rc"; return 1; }
+  "$tmp/arbiter" fake-provider check --record "$dir/rec.jsonl" --tools "$root/testdata/tools/booking.yaml" \
+    --stack "quickstart-$name" "$root/testdata/traces/$trace.jsonl"
+}
+check "python quickstart genai_live.py (google-genai Live), A_on_run1: the stop cancels, one answer, the note once" \
+  quickstart genai_live genai A_on_run1 GEMINI_BASE_URL ""
+grep -E "^quickstart-" "$log" | sed 's/^/    /'
+check "python quickstart openai_realtime.py (openai realtime), A_on_run2: the stop cancels, one answer, the note once" \
+  quickstart openai_realtime openai A_on_run2 OPENAI_BASE_URL /v1
+grep -E "^quickstart-" "$log" | sed 's/^/    /'
 
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -61,6 +61,9 @@ func timingsDoc(t arbiter.Timings) map[string]any {
 	if t.OnAbandon != "" {
 		m["on_abandon"] = string(t.OnAbandon)
 	}
+	if t.OnUnclear != "" {
+		m["on_unclear"] = string(t.OnUnclear)
+	}
 	return m
 }
 
@@ -117,7 +120,9 @@ func phrasesDoc(ph speech.Phrases) map[string]any {
 		key  string
 		list []string
 	}{{"stop", ph.Stop}, {"soft", ph.Soft}, {"amend", ph.Amend}, {"weak_amend", ph.WeakAmend},
-		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}} {
+		{"not_stop", ph.NotStop}, {"correct", ph.Correct}, {"bare", ph.Bare}, {"refuse", ph.Refuse},
+		{"go_ahead", ph.GoAhead}, {"neutral", ph.Neutral}, {"hedge", ph.Hedge}, {"else_cues", ph.ElseCues},
+		{"action_cues", ph.ActionCues}, {"undo_cues", ph.UndoCues}} {
 		if l.list != nil {
 			m[l.key] = list(l.list)
 		}

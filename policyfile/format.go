@@ -43,6 +43,7 @@ type timings struct {
 	MaxPending          duration `yaml:"max_pending"`
 	RunTimeout          duration `yaml:"run_timeout"`
 	MaxHold             duration `yaml:"max_hold"`
+	OnUnclear           text     `yaml:"on_unclear"`
 }
 
 type tool struct {
@@ -76,13 +77,20 @@ type step struct {
 }
 
 type language struct {
-	Stop      []text `yaml:"stop"`
-	Soft      []text `yaml:"soft"`
-	Amend     []text `yaml:"amend"`
-	WeakAmend []text `yaml:"weak_amend"`
-	NotStop   []text `yaml:"not_stop"`
-	Correct   []text `yaml:"correct"`
-	Bare      []text `yaml:"bare"`
+	Stop       []text `yaml:"stop"`
+	Soft       []text `yaml:"soft"`
+	Amend      []text `yaml:"amend"`
+	WeakAmend  []text `yaml:"weak_amend"`
+	NotStop    []text `yaml:"not_stop"`
+	Correct    []text `yaml:"correct"`
+	Bare       []text `yaml:"bare"`
+	Refuse     []text `yaml:"refuse"`
+	GoAhead    []text `yaml:"go_ahead"`
+	Neutral    []text `yaml:"neutral"`
+	Hedge      []text `yaml:"hedge"`
+	ElseCues   []text `yaml:"else_cues"`
+	ActionCues []text `yaml:"action_cues"`
+	UndoCues   []text `yaml:"undo_cues"`
 }
 
 // The scalar types take exactly one kind of YAML node each and convert nothing (a
@@ -278,6 +286,7 @@ func (t timings) timings() arbiter.Timings {
 		MaxPending:          t.MaxPending.d,
 		RunTimeout:          t.RunTimeout.d,
 		MaxHold:             t.MaxHold.d,
+		OnUnclear:           arbiter.OnUnclear(t.OnUnclear.s),
 	}
 }
 
@@ -352,7 +361,10 @@ func (l *language) phrases(lang string) (speech.Phrases, error) {
 		in   []text
 		out  *[]string
 	}{{"stop", l.Stop, &ph.Stop}, {"soft", l.Soft, &ph.Soft}, {"amend", l.Amend, &ph.Amend}, {"weak_amend", l.WeakAmend, &ph.WeakAmend},
-		{"not_stop", l.NotStop, &ph.NotStop}, {"correct", l.Correct, &ph.Correct}, {"bare", l.Bare, &ph.Bare}} {
+		{"not_stop", l.NotStop, &ph.NotStop}, {"correct", l.Correct, &ph.Correct}, {"bare", l.Bare, &ph.Bare},
+		{"refuse", l.Refuse, &ph.Refuse}, {"go_ahead", l.GoAhead, &ph.GoAhead}, {"neutral", l.Neutral, &ph.Neutral},
+		{"hedge", l.Hedge, &ph.Hedge}, {"else_cues", l.ElseCues, &ph.ElseCues}, {"action_cues", l.ActionCues, &ph.ActionCues},
+		{"undo_cues", l.UndoCues, &ph.UndoCues}} {
 		if *list.out, err = phrases(list.in, "languages", lang, list.name); err != nil {
 			return ph, err
 		}

@@ -32,6 +32,7 @@ func TestLoadBooking(t *testing.T) {
 		MaxPending:          time.Minute,     // not in the file: the built-in default
 		RunTimeout:          time.Minute,     // not in the file: the built-in default
 		MaxHold:             5 * time.Second, // not in the file: the built-in default
+		OnUnclear:           arbiter.Ask,     // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -97,6 +98,7 @@ func TestParseAllFields(t *testing.T) {
   trigger_lookback: 2.5s
   abandon_wait: &wait 7s
   on_abandon: commit
+  on_unclear: cancel
   unknown_tools: reject
 stop_phrases: ["halt", "hang on"]
 tools:
@@ -120,6 +122,7 @@ tools:
     trigger_lookback: 1s
     abandon_wait: *wait
     on_abandon: cancel
+    on_unclear: commit
   - name: end_call
     allowed: false
   - {name: get_weather, side_effect: false, behavior: NON_BLOCKING, key: [{arg: city, as: text}]}
@@ -139,6 +142,7 @@ tools:
 		MaxPending:          time.Minute,
 		RunTimeout:          time.Minute,
 		MaxHold:             5 * time.Second,
+		OnUnclear:           arbiter.CancelUnclear,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -170,6 +174,7 @@ tools:
 				TriggerLookback:     time.Second,
 				AbandonWait:         7 * time.Second,
 				OnAbandon:           arbiter.Cancel,
+				OnUnclear:           arbiter.CommitUnclear,
 			},
 		},
 		"end_call": {Name: "end_call", Disallowed: true},
@@ -320,6 +325,10 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`defaults.unknown_tools: "maybe" is not pass or reject`}},
 		{name: "bad on_abandon", line: 3, repl: "  on_abandon: retry", wantLine: 3,
 			want: []string{`defaults.on_abandon: "retry" is not cancel or commit`}},
+		{name: "bad on_unclear", line: 3, repl: "  on_unclear: guess", wantLine: 3,
+			want: []string{`defaults.on_unclear: "guess" is not ask, cancel or commit`}},
+		{name: "bad tool on_unclear", line: 12, repl: "  - name: get_weather\n    on_unclear: stop", wantLine: 13,
+			want: []string{`tools[1].on_unclear: "stop" is not ask, cancel or commit`}},
 		{name: "bad on_transcript_timeout", line: 12, repl: "  - name: get_weather\n    on_transcript_timeout: 1", wantLine: 13,
 			want: []string{"tools[1].on_transcript_timeout: must be a string, not a number"}},
 		{name: "max_pending without a unit", line: 2, repl: "  max_pending: 20", wantLine: 2,
@@ -674,11 +683,17 @@ languages:
 		t.Errorf("AmendPhrases = %q", p.AmendPhrases)
 	}
 	it := p.Phrases("it-IT")
-	if !reflect.DeepEqual(it.Stop, []string{"fermati", "non farlo"}) || !reflect.DeepEqual(it.Amend, []string{"invece"}) {
+	// Every language takes the English "stop" (issue 25).
+	if !reflect.DeepEqual(it.Stop, []string{"fermati", "non farlo", "stop"}) || !reflect.DeepEqual(it.Amend, []string{"invece"}) {
 		t.Errorf("languages.it = %+v", it)
 	}
-	if got, _ := speech.Classify("Fermati!", it); got != speech.IntentStop {
-		t.Errorf("Classify with the file's Italian phrases: %s", got)
+	if !reflect.DeepEqual(p.Languages["it"].Stop, []string{"fermati", "non farlo"}) {
+		t.Errorf("languages.it.stop = %q: Phrases must not change the policy's list", p.Languages["it"].Stop)
+	}
+	for _, said := range []string{"Fermati!", "Stop!"} {
+		if got, _ := speech.Classify(said, it); got != speech.IntentStop {
+			t.Errorf("Classify(%q) with the file's Italian phrases: %s", said, got)
+		}
 	}
 	if !reflect.DeepEqual(it.Bare, []string{"no"}) {
 		t.Errorf("languages.it.bare = %q", it.Bare)

@@ -5,9 +5,13 @@
 # committed generated code matches proto/). Then every suite, each run even when an
 # earlier one failed: buf lint, buf breaking (against the merge base with main; see
 # breaking_base) and the generated code, go vet, go test -race
-# ./..., clients/test.sh (installs Debian's python3-grpcio/protobuf/protoc and runs
-# npm ci), the Helm chart's tests (deploy/helm/test.sh), the bench module's vet and
-# the chaos suite at a small size (bench/chaos.sh).
+# ./..., clients/test.sh (installs Debian's python3/protoc, builds the Python wheel and
+# its locked environments with the pinned uv, and runs
+# npm ci), the Helm chart's tests (deploy/helm/test.sh), the bench module's vet, the
+# chaos suite at a small size (bench/chaos.sh), and the install paths
+# (scripts/release-check.sh: the GoReleaser snapshot, go install from a clean module
+# cache, the npm package from its artifact). go test runs every command block of
+# README.md and docs/ (cmd/arbiter/docs_test.go), with grpcurl installed for them.
 # The last line says which suites failed; the exit code is 1 if any did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +19,7 @@ cd "$(dirname "$0")/.."
 BUF_VERSION=v1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+GRPCURL_VERSION=v1.9.4 # the README's walkthrough, which cmd/arbiter/docs_test.go runs
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -36,6 +41,14 @@ fi
 if ! protoc-gen-go-grpc --version 2>/dev/null | grep -q "${PROTOC_GEN_GO_GRPC_VERSION#v}"; then
   go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION"
 fi
+# (go install leaves grpcurl's own -version unset: read the module version instead.)
+if ! command -v grpcurl >/dev/null 2>&1 || ! go version -m "$(command -v grpcurl)" | grep -q "github.com/fullstorydev/grpcurl[[:space:]]*$GRPCURL_VERSION"; then
+  echo "== installing grpcurl $GRPCURL_VERSION"
+  go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
+fi
+# Every command block of README.md and docs/ runs (cmd/arbiter/docs_test.go): none is
+# skipped for want of grpcurl or redis-server.
+export ARBITER_DOCS_ALL=1
 
 failed=()
 # suite NAME CMD...: runs one suite; a failure is reported at the end, not fatal.
@@ -132,6 +145,7 @@ suite "timeline picture in headless Chromium (timeline/test.sh)" ./timeline/test
 suite "Helm chart and Dockerfile (deploy/helm, nested Go module)" ./deploy/helm/test.sh
 suite "bench/ builds (nested Go module; the load test itself is bench/run.sh), bench/report's and bench/load's tests" bash -c 'cd bench && go vet ./... && go test ./report ./load'
 suite "chaos: replicas and Redis killed and frozen, a lagging Redis replica promoted, the embedded store killed (bench/chaos.sh, small)" env SESSIONS=30 ./bench/chaos.sh
+suite "install paths: the GoReleaser snapshot, go install from a clean module cache, the npm package from its artifact (scripts/release-check.sh)" ./scripts/release-check.sh
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "scripts/test.sh: ${#failed[@]} suite(s) failed: ${failed[*]}"

@@ -146,7 +146,8 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 			role = arbiterv1.Role_ROLE_MODEL
 		}
 		m.Entry = &arbiterv1.HistoryEntry_Transcript{Transcript: &arbiterv1.HistoryTranscript{
-			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent)}}
+			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent),
+			Discarded: t.Discarded}}
 	case e.Withdraw != nil:
 		r := arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN
 		if e.Withdraw.Reason == arbiter.CancelProviderTimeout {

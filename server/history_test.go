@@ -36,6 +36,9 @@ func historyText(t *testing.T, h *arbiterv1.GetHistoryResponse) string {
 			fmt.Fprintf(&b, "speech %s utterance=%d", x.Speech.Event, x.Speech.Utterance)
 		case *arbiterv1.HistoryEntry_Transcript:
 			fmt.Fprintf(&b, "transcript %q intent=%s", x.Transcript.Text, x.Transcript.Intent)
+			if x.Transcript.Discarded != "" {
+				fmt.Fprintf(&b, " discarded=%q", x.Transcript.Discarded)
+			}
 		case *arbiterv1.HistoryEntry_Prepared:
 			b.WriteString("prepared")
 		case *arbiterv1.HistoryEntry_Complete:
@@ -133,6 +136,31 @@ func TestGetHistory(t *testing.T) {
 	m, err := stream.Recv()
 	if err != nil || m.Seq != 1 || !m.At.AsTime().Equal(h.CreatedAt.AsTime().Add(5600*time.Millisecond)) {
 		t.Fatalf("watch: %v at %v, %v", m, m.GetAt().AsTime(), err)
+	}
+
+	// Issue 25: the model's echo is discarded, and the history says why.
+	const echoID = "hist-echo"
+	if _, err := n.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: echoID, Record: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: echoID, Event: arbiterv1.SpeechEvent_SPEECH_EVENT_MODEL_OUTPUT_START}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: echoID, Role: arbiterv1.Role_ROLE_MODEL,
+		Text: "Please hold on while I book that for you."}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	tr, err := n.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: echoID, Text: "hold on while I book that"})
+	if err != nil || tr.Intent != "unknown" {
+		t.Fatalf("echo: %v %v", tr, err)
+	}
+	he, err := n.c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: echoID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := historyText(t, he); !strings.Contains(got, `transcript "hold on while I book that" intent=unknown discarded="6 words repeat what the model said within the last 10s: its echo, not the user's"`) {
+		t.Errorf("echo history:\n%s", got)
 	}
 
 	_, err = n.c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: "nobody"})

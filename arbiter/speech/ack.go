@@ -17,18 +17,44 @@ var ackWords = map[string]bool{
 	"gut": true, "danke": true, "schön": true, "sehr": true, "alles": true, "klar": true, "verstanden": true, "prima": true, "super": true,
 }
 
+// ackPhrases are the acknowledgements of the scripts read letter by letter (script.go),
+// whose words are single letters: a reply made only of them (and of ackWords) asks for
+// nothing either: "好的，谢谢。", "はい、ありがとうございます。", "โอเค ขอบคุณครับ".
+var ackPhrases = newPhraseIndex([]string{
+	// Chinese
+	"好", "好的", "好吧", "谢谢", "谢了", "多谢", "知道了", "明白了", "明白", "行", "嗯", "哦", "没问题",
+	// Japanese
+	"はい", "ええ", "うん", "ありがとう", "ありがとうございます", "どうも", "わかりました", "分かりました", "了解",
+	"了解です", "承知しました", "そうですか", "なるほど",
+	// Thai
+	"โอเค", "ครับ", "ค่ะ", "ขอบคุณ", "ขอบคุณครับ", "ขอบคุณค่ะ", "เข้าใจแล้ว",
+})
+
 // IsAcknowledgement reports whether text (a final user transcript) only acknowledges
-// what the model said ("Okay, thanks."): every word is an acknowledgement's, and there
-// is at least one. The engine uses it after a stop: a re-issue of the stopped request
-// is a new request only once the user asks for something, and "Okay, thanks." after
-// "the booking was cancelled" asks for nothing (a fresh user's find: it freed the
-// business key, and the model's re-issue committed the booking the user had stopped).
+// what the model said ("Okay, thanks."): every word is an acknowledgement's (ackWords,
+// or part of one of ackPhrases, for scripts read letter by letter), and there is at
+// least one. The engine uses it after a stop: a re-issue of the stopped request is a
+// new request only once the user asks for something, and "Okay, thanks." after "the
+// booking was cancelled" asks for nothing (a fresh user's find: it freed the business
+// key, and the model's re-issue committed the booking the user had stopped).
 func IsAcknowledgement(text string) bool {
 	words := Words(text)
-	for _, w := range words {
-		if !ackWords[w] {
+	for i := 0; i < len(words); {
+		if ackWords[words[i]] {
+			i++
+			continue
+		}
+		n := 0
+		for _, p := range ackPhrases.byFirst[words[i]] {
+			if hasPrefix(words[i:], p.words) {
+				n = len(p.words) // byFirst is longest first
+				break
+			}
+		}
+		if n == 0 {
 			return false
 		}
+		i += n
 	}
 	return len(words) > 0
 }

@@ -3,8 +3,12 @@
 // it has normalised). It imports nothing of the project, so the engine (package
 // arbiter) and any tool can use it alike.
 //
-//   - Classify reads a user utterance's intent under one language's Phrases: stop,
-//     amend, other or unknown (intent.go).
+//   - Read reads a user utterance's intent under one language's Phrases (phrases.go:
+//     English, Spanish, French, German, Chinese, Japanese, Thai) in a Context: stop,
+//     amend, go-ahead, unclear, other or unknown (intent.go). A reply is read against
+//     the model's last question (reply.go), the model's echo and the request's own
+//     words are not the user's intent (echo.go), and scripts written without spaces
+//     are read letter by letter (script.go). Classify is Read with no context.
 //   - ReadClaims and Verdict read what a model turn tells the user about a side
 //     effect: done, not done, or no claim (claims.go states the rules; tokens.go,
 //     clauses.go, rules.go and index.go implement them over the words of vocab.go),
@@ -14,6 +18,7 @@
 //     (turns.go).
 //
 // Everything here is pure, deterministic and safe for concurrent use, except a
-// TurnJoiner, which is plain state owned by one session. Classify, Words, ReadClaims
-// and Verdict take time linear in the length of their input.
+// TurnJoiner, which is plain state owned by one session. Read, Classify, Words,
+// ReadClaims and Verdict take time linear in the length of their input (and Read of
+// its context's texts).
 package speech

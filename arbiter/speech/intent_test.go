@@ -105,11 +105,8 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		text string
 		want Intent
 	}{
-		// Stops.
-		{"No no no", IntentStop},
-		{"No, no, no!", IntentStop},
-		{"Nope", IntentStop},
-		{"Nope.", IntentStop},
+		// Stops. (Round 2 had "No no no", "Nope" stop too; issue 25 reads a reply of
+		// refusals against the model's question: TestReadReplies.)
 		{"I changed my mind", IntentStop},
 		{"I've changed my mind.", IntentStop},
 		{"Hold off on that", IntentStop},
@@ -134,7 +131,7 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		{"The bus stop is right there.", IntentOther},
 		{"Don't worry, stop it.", IntentStop},
 		{"Do not worry, just cancel it.", IntentStop},
-		{"Yes please, don't forget the window seat.", IntentOther},
+		{"Yes please, don't forget the window seat.", IntentGoAhead},
 		{"Don't forget it", IntentOther},
 		{"Do not wait, just book it", IntentOther},
 		{"Don't cancel, I still want it", IntentOther},
@@ -145,9 +142,9 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		{"Don't forget the window seat. Actually, cancel it.", IntentStop},
 		{"Don't forget. Don't book it.", IntentStop},
 		// Not corrections.
-		{"I'm not sure, maybe", IntentOther},
-		{"Not Friday", IntentOther},           // no new details after a comma
-		{"Friday, not Saturday", IntentOther}, // nothing after the corrected clause
+		{"I'm not sure, maybe", IntentUnclear}, // a hedge (issue 25)
+		{"Not Friday", IntentOther},            // no new details after a comma
+		{"Friday, not Saturday", IntentOther},  // nothing after the corrected clause
 		{"Is it not Friday, then?", IntentOther},
 	}
 	en := DefaultPhrases["en"]
@@ -160,15 +157,18 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 
 // round3Stops are the English stops a fresh user found committing a pending booking
 // (issue 13 follow-ups, round 2): each stops alone, and after any other sentence
-// (TestClassifyRound3Properties). round3SoftStops stop alone, but an amendment
-// elsewhere in the utterance wins over them.
+// (TestClassifyRound3Properties). round3Refusals were round 2's stops too; issue 25
+// reads them as replies: alone, unclear with nothing asked (TestReadReplies reads them
+// against a question), and still a stop after other words of the user's ("Book 4pm.
+// No."). round3SoftStops stop alone, but an amendment elsewhere in the utterance wins
+// over them.
 var (
-	round3Stops = []string{"No!", "No.", "Not yet.", "Nah.", "No thank you.", "No thanks.", "Skip it.", "Drop it.",
-		"Call it off.", "Let's not.", "Undo that.", "I said no.", "Not now.", "Not now, thanks", "No, thanks.", "No, no.", "No?"}
-	round3SoftStops = []string{"Hold it.", "Hold up.", "Pause.", "Let me think about it first.", "No, wait."}
+	round3Stops     = []string{"Skip it.", "Drop it.", "Call it off.", "Let's not.", "Undo that.", "I said no."}
+	round3Refusals  = []string{"No!", "No.", "Not yet.", "Nah.", "No thank you.", "No thanks.", "Not now.", "Not now, thanks", "No, thanks.", "No, no.", "No?", "No no no", "No, no, no!", "Nope", "Nope."}
+	round3SoftStops = []string{"Hold it.", "Hold up.", "Pause.", "No, wait."}
 	// round3Others hold a bare word or a stop's words without refusing.
 	round3Others = []string{"No problem", "No problem.", "No worries!", "Not bad.", "Not bad at all", "No worries, book it.",
-		"There's no rush.", "No way that's the price?", "Not really a problem", "I have no idea", "Now is fine", "Yes, now."}
+		"There's no rush.", "No way that's the price?", "Not really a problem", "I have no idea", "Now is fine"}
 )
 
 // TestClassifyRound3 (issue 13 follow-ups, round 2): bare refusals and the other
@@ -183,6 +183,9 @@ func TestClassifyRound3(t *testing.T) {
 	for _, s := range round3Stops {
 		cases = append(cases, tc{"en", s, IntentStop})
 	}
+	for _, s := range round3Refusals {
+		cases = append(cases, tc{"en", s, IntentUnclear})
+	}
 	for _, s := range round3SoftStops {
 		cases = append(cases, tc{"en", s, IntentStop})
 	}
@@ -190,12 +193,14 @@ func TestClassifyRound3(t *testing.T) {
 		cases = append(cases, tc{"en", s, IntentOther})
 	}
 	cases = append(cases,
+		tc{"en", "Yes, now.", IntentGoAhead},
+		tc{"en", "Let me think about it first.", IntentUnclear}, // a hedge: round 2's soft stop
+		tc{"en", "No, not now.", IntentUnclear},
 		// A bare "no" that a comma and new details follow corrects; a later stop wins.
 		tc{"en", "No, Saturday.", IntentAmend},
 		tc{"en", "No, no, Saturday.", IntentAmend},
 		tc{"en", "No, Saturday. No!", IntentStop},
 		tc{"en", "No, stop.", IntentStop},
-		tc{"en", "No, not now.", IntentStop},
 		tc{"en", "Hold up, make it 4pm.", IntentAmend},
 		tc{"en", "Make it 4pm, no, 5pm.", IntentAmend},
 		tc{"en", "Book 4pm. No.", IntentStop},
@@ -210,14 +215,21 @@ func TestClassifyRound3(t *testing.T) {
 }
 
 // round3Languages are the Spanish, French and German stops of issue 13's follow-ups,
-// round 2: the English loanword "stop" in Spanish, repeated refusals and "changed my
-// mind"; each stops alone and after any statement (TestClassifyRound3Properties).
-var round3Languages = map[string][]string{
-	"es": {"Stop.", "stop", "Para, no lo reserves.", "Para.", "No no no.", "No.", "¡No!", "Cambié de opinión", "Cambie de opinion.",
-		"He cambiado de opinión", "Ahora no.", "Todavía no."},
-	"fr": {"Non non non.", "Non.", "Non, non.", "J'ai changé d'avis", "J’ai changé d’avis.", "Pas maintenant.", "Pas encore."},
-	"de": {"Nein nein nein.", "Nein.", "Nein!", "Ich habe es mir anders überlegt", "Hab's mir anders überlegt.", "Nicht jetzt.", "Noch nicht."},
-}
+// round 2: the English loanword "stop" in Spanish and "changed my mind"; each stops
+// alone and after any statement (TestClassifyRound3Properties). round3LanguageRefusals
+// were round 2's stops too: replies, like round3Refusals.
+var (
+	round3Languages = map[string][]string{
+		"es": {"Stop.", "stop", "Para, no lo reserves.", "Para.", "Cambié de opinión", "Cambie de opinion.", "He cambiado de opinión"},
+		"fr": {"J'ai changé d'avis", "J’ai changé d’avis."},
+		"de": {"Ich habe es mir anders überlegt", "Hab's mir anders überlegt."},
+	}
+	round3LanguageRefusals = map[string][]string{
+		"es": {"No no no.", "No.", "¡No!", "Ahora no.", "Todavía no."},
+		"fr": {"Non non non.", "Non.", "Non, non.", "Pas maintenant.", "Pas encore."},
+		"de": {"Nein nein nein.", "Nein.", "Nein!", "Nicht jetzt.", "Noch nicht."},
+	}
+)
 
 // round3LanguageOthers hold a bare word or a stop's words without refusing.
 var round3LanguageOthers = map[string][]string{
@@ -231,6 +243,13 @@ func TestClassifyRound3Languages(t *testing.T) {
 		for _, s := range ss {
 			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentStop {
 				t.Errorf("%s: Classify(%q) = %s (%q), want stop", lang, s, got, phrase)
+			}
+		}
+	}
+	for lang, ss := range round3LanguageRefusals {
+		for _, s := range ss {
+			if got, phrase := Classify(s, DefaultPhrases[lang]); got != IntentUnclear {
+				t.Errorf("%s: Classify(%q) = %s (%q), want unclear", lang, s, got, phrase)
 			}
 		}
 	}

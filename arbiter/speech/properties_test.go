@@ -47,7 +47,8 @@ func vocabulary() []string {
 		seen[w] = true
 	}
 	en := DefaultPhrases["en"]
-	for _, l := range [][]string{en.Stop, en.Soft, en.Amend, en.WeakAmend, en.NotStop, en.Correct, en.Bare} {
+	for _, l := range [][]string{en.Stop, en.Soft, en.Amend, en.WeakAmend, en.NotStop, en.Correct, en.Bare, en.Refuse,
+		en.GoAhead, en.Neutral, en.Hedge, en.ElseCues, en.ActionCues, en.UndoCues} {
 		for _, p := range l {
 			seen[p] = true
 		}
@@ -155,23 +156,40 @@ func checkClassify(t fataler, s string, p Phrases) {
 	if in2, phrase2 := Classify(s, p); in2 != in || phrase2 != phrase {
 		t.Fatalf("Classify(%q) not deterministic: %s %q then %s %q", s, in, phrase, in2, phrase2)
 	}
+	checkReading(t, s, p, in, phrase)
+}
+
+// checkReading checks that a reading of s under p (in, decided by phrase) is one of
+// the intents and that its phrase is one of the phrases given for it, occurring in
+// the utterance's words.
+func checkReading(t fataler, s string, p Phrases, in Intent, phrase string) {
 	words := Words(s)
+	one := func(lists ...[]string) bool {
+		return slices.ContainsFunc(lists, func(l []string) bool { return slices.Contains(l, phrase) })
+	}
 	switch in {
 	case IntentUnknown, IntentOther:
 		if phrase != "" {
 			t.Fatalf("Classify(%q) = %s with phrase %q", s, in, phrase)
 		}
-		if (in == IntentUnknown) != (len(words) == 0) {
+		if in == IntentUnknown && len(words) != 0 {
 			t.Fatalf("Classify(%q) = %s, words %q", s, in, words)
 		}
 		return
 	case IntentStop:
-		if !slices.Contains(p.Stop, phrase) && !slices.Contains(p.Soft, phrase) && !slices.Contains(p.Bare, phrase) {
+		if !one(p.Stop, p.Soft, p.Bare, p.Refuse, p.GoAhead) {
 			t.Fatalf("Classify(%q) = stop by %q, not a stop phrase", s, phrase)
 		}
 	case IntentAmend:
-		if !slices.Contains(p.Amend, phrase) && !slices.Contains(p.WeakAmend, phrase) && !slices.Contains(p.Correct, phrase) && !slices.Contains(p.Bare, phrase) {
+		if !one(p.Amend, p.WeakAmend, p.Correct, p.Bare, p.Refuse) {
 			t.Fatalf("Classify(%q) = amend by %q, not an amend phrase", s, phrase)
+		}
+	case IntentGoAhead, IntentUnclear:
+		if phrase == "" {
+			return // a reply of neutral words
+		}
+		if !one(p.GoAhead, p.Refuse, p.Hedge, p.Stop, p.Soft, p.Bare, p.Amend, p.WeakAmend, p.Correct) {
+			t.Fatalf("Classify(%q) = %s by %q, not a reply phrase", s, in, phrase)
 		}
 	default:
 		t.Fatalf("Classify(%q) = %q", s, in)
@@ -208,11 +226,12 @@ func TestClassifyProperties(t *testing.T) {
 	list := rapid.SliceOfN(phrase, 0, 6)
 	rapid.Check(t, func(t *rapid.T) {
 		s := statement().Draw(t, "s")
-		for _, lang := range []string{"en", "es", "fr", "de"} {
+		for _, lang := range []string{"en", "es", "fr", "de", "zh", "ja", "th"} {
 			checkClassify(t, s, DefaultPhrases[lang])
 		}
 		p := Phrases{Stop: list.Draw(t, "stop"), Soft: list.Draw(t, "soft"), Amend: list.Draw(t, "amend"), WeakAmend: list.Draw(t, "weak"),
-			NotStop: list.Draw(t, "notstop"), Correct: list.Draw(t, "correct"), Bare: list.Draw(t, "bare")}
+			NotStop: list.Draw(t, "notstop"), Correct: list.Draw(t, "correct"), Bare: list.Draw(t, "bare"), Refuse: list.Draw(t, "refuse"),
+			GoAhead: list.Draw(t, "goahead"), Neutral: list.Draw(t, "neutral"), Hedge: list.Draw(t, "hedge")}
 		checkClassify(t, s, p)
 		// A last sentence that says only "Stop." stops, whatever came before: no
 		// NotStop phrase or correction reaches across a sentence end.
@@ -223,7 +242,8 @@ func TestClassifyProperties(t *testing.T) {
 		// place after a call classifies by its new content.
 		in, ph := Classify(s, p)
 		cp := Phrases{Stop: slices.Clone(p.Stop), Soft: slices.Clone(p.Soft), Amend: slices.Clone(p.Amend), WeakAmend: slices.Clone(p.WeakAmend),
-			NotStop: slices.Clone(p.NotStop), Correct: slices.Clone(p.Correct), Bare: slices.Clone(p.Bare)}
+			NotStop: slices.Clone(p.NotStop), Correct: slices.Clone(p.Correct), Bare: slices.Clone(p.Bare), Refuse: slices.Clone(p.Refuse),
+			GoAhead: slices.Clone(p.GoAhead), Neutral: slices.Clone(p.Neutral), Hedge: slices.Clone(p.Hedge)}
 		if in2, ph2 := Classify(s, cp); in2 != in || ph2 != ph {
 			t.Fatalf("Classify(%q) = %s %q, with a copy of the phrases %s %q", s, in, ph, in2, ph2)
 		}
@@ -231,7 +251,8 @@ func TestClassifyProperties(t *testing.T) {
 			p.Stop[0] = "zzz unlikely"
 			cp.Stop[0] = "zzz unlikely"
 			in, ph = Classify(s, p)
-			if in2, ph2 := Classify(s, Phrases{Stop: slices.Clone(cp.Stop), Soft: cp.Soft, Amend: cp.Amend, WeakAmend: cp.WeakAmend, NotStop: cp.NotStop, Correct: cp.Correct, Bare: cp.Bare}); in2 != in || ph2 != ph {
+			cp.Stop = slices.Clone(cp.Stop)
+			if in2, ph2 := Classify(s, cp); in2 != in || ph2 != ph {
 				t.Fatalf("Classify(%q) after changing a phrase in place = %s %q, want %s %q", s, in, ph, in2, ph2)
 			}
 		}
@@ -247,16 +268,18 @@ func FuzzClassify(f *testing.F) {
 		f.Add(s, uint8(0))
 		f.Add(s, uint8(1))
 	}
-	langs := []string{"en", "es", "fr", "de"}
+	langs := []string{"en", "es", "fr", "de", "zh", "ja", "th"}
 	f.Fuzz(func(t *testing.T, s string, lang uint8) {
 		checkClassify(t, s, DefaultPhrases[langs[int(lang)%len(langs)]])
 	})
 }
 
 // TestClassifyRound3Properties: each stop of round3Stops is a stop after any
-// statement and a sentence end (a refusal said last is never read as consent), and
-// each look-alike of round3Others said alone after a sentence that stops still stops
-// (a look-alike never undoes a stop before it).
+// statement and a sentence end; each refusal of round3Refusals too, once the statement
+// has words that are not a reply's (a refusal said after the user's own words is never
+// read as consent; one that only follows reply words is a reply: unclear with nothing
+// asked); and each look-alike of round3Others said alone after a sentence that stops
+// still stops (a look-alike never undoes a stop before it).
 func TestClassifyRound3Properties(t *testing.T) {
 	en := DefaultPhrases["en"]
 	rapid.Check(t, func(t *rapid.T) {
@@ -264,6 +287,16 @@ func TestClassifyRound3Properties(t *testing.T) {
 		stop := rapid.SampledFrom(round3Stops).Draw(t, "stop")
 		if got, by := Classify(s+". "+stop, en); got != IntentStop {
 			t.Fatalf("Classify(%q) = %s (%q), want stop", s+". "+stop, got, by)
+		}
+		refusal := rapid.SampledFrom(round3Refusals).Draw(t, "refusal")
+		u := Normalize(s + ". " + refusal)
+		w := Words(u)
+		want := IntentStop
+		if h, _ := readHead(w, wordBreaks(u, len(w)), en); h.end == len(w) {
+			want = IntentUnclear
+		}
+		if got, by := Classify(u, en); got != want {
+			t.Fatalf("Classify(%q) = %s (%q), want %s", u, got, by, want)
 		}
 		lang := rapid.SampledFrom([]string{"es", "fr", "de"}).Draw(t, "lang")
 		stop = rapid.SampledFrom(round3Languages[lang]).Draw(t, "langStop")

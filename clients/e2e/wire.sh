@@ -13,7 +13,15 @@
 #             (openai OpenAIRealtimeWS over wss, the fake's self-signed certificate),
 #             node-livekit-google and node-livekit-openai (@livekit/agents AgentSession,
 #             headless), and the Python stacks py-gemini and py-openai
-#             (clients/python/examples/wire_agent.py)
+#             (clients/python/examples/wire_agent.py), py-genai (google-genai Live) and
+#             py-openai-sdk (openai's client.realtime.connect), each in its own locked
+#             environment (clients/python/examples/wire_stacks.py, stack_*.py); and,
+#             when serve has the wire guard (--proxy-listen, issue 23), behind it:
+#             py-livekit-google, py-livekit-openai (LiveKit Agents 1.8), py-pipecat-google,
+#             py-pipecat-openai (Pipecat 1.14), py-agents (OpenAI Agents SDK 0.24): each
+#             stack gets a serve of its own with --proxy-listen (TLS) in front of its fake
+#             provider, on the configuration's store (the replicas' Redis: its tools'
+#             Decide/Complete by call id go round-robin over it and the three replicas)
 # one process per stack plays all 12 traces concurrently, one session per trace under
 # its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`; then
 # `arbiter fake-provider check --tools testdata/tools/booking.yaml` with the record and
@@ -61,13 +69,56 @@ if ! declare -F check >/dev/null; then
   }
   die() { echo "wire.sh: $*" >&2; exit 1; }
   go build -o "$tmp/arbiter" ./cmd/arbiter || die "go build failed"
+  # The Python stacks' environments, the client's wheel installed in each.
+  clients/python/envs.sh --wheel "$(clients/python/envs.sh build "$tmp/py-dist")" || die "clients/python/envs.sh failed"
   (cd clients/node && npm ci --no-audit --no-fund --loglevel=error && npx tsc -p tsconfig.test.json) >"$tmp/npm.log" 2>&1 || { cat "$tmp/npm.log"; die "npm ci / build failed"; }
 fi
 
 wire_node="$root/clients/node"
 wire_py_agent="$root/clients/python/examples/wire_agent.py"
-wire_python="${WIRE_PYTHON:-$([ -x "$tmp/venv/bin/python" ] && echo "$tmp/venv/bin/python" || echo /usr/bin/python3)}"
+wire_venvs="$root/clients/python/.venvs" # clients/python/envs.sh: one locked environment per Python stack
+wire_python="${WIRE_PYTHON:-$wire_venvs/test-highest/bin/python}"
 wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
+# The Python stacks through their SDKs (clients/python/examples/wire_stacks.py), each in its
+# own locked environment (clients/python/.venvs/STACK).
+wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
+[ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
+# The Python frameworks that answer every call themselves run behind the wire guard
+# (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
+# They run after the other stacks (wire_py_guard_checks): on one arbiter in batches (a
+# guard per stack, and LiveKit's and Pipecat's sessions are heavy for two cores at once),
+# on the replicas one stack at a time (every stack plays the same traces: on one Redis
+# their call ids would be the same calls of several sessions, which the guard's call
+# index refuses to guess between).
+wire_py_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google" "py-pipecat-openai")
+
+# wire_py_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
+# forwards to the fake provider at FAKE_ADDR (trusting DIR/cert.pem), on the configuration's
+# store (wire_redis, else its own embedded one); sets guard_url (the agents' provider base
+# URL) and guard_target (the arbiter(s) its tools ask: the guard's serve first, then TARGET's
+# replicas when they share its store).
+wire_py_guard() {
+  local dir="$1" fake="$2" target="$3" port store=() grpc
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/guard.key" -out "$dir/guard.pem" -days 1 -subj /CN=127.0.0.1 \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1 || return 1
+  port="$(wire_free_port)"
+  [ -n "$wire_redis" ] && store=(--redis-url "$wire_redis")
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" "${store[@]}" \
+    --proxy-listen "127.0.0.1:$port" --proxy-gemini-upstream "wss://$fake" --proxy-openai-upstream "wss://$fake" \
+    --proxy-ca-file "$dir/cert.pem" --proxy-tls-cert "$dir/guard.pem" --proxy-tls-key "$dir/guard.key" >"$dir/guard.log" 2>&1 &
+  guard_pid=$!
+  for _ in $(seq 100); do
+    grpc="$(grep 'arbiter serving' "$dir/guard.log" 2>/dev/null | grep -o ' addr=[^ ]*' | head -1 | cut -d= -f2)"
+    [ -n "$grpc" ] && grep -q 'wire guard serving' "$dir/guard.log" && break
+    kill -0 $guard_pid 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$grpc" ] || { cat "$dir/guard.log"; return 1; }
+  guard_url="https://127.0.0.1:$port"
+  guard_target="$grpc"
+  [ -n "$wire_redis" ] && guard_target="$grpc,$target"
+  return 0
+}
 wire_pids=()
 
 wire_stop() {
@@ -125,12 +176,20 @@ wire_run() {
   local stack="$1" dir="$2" target="$3" tls=() scheme=http cmd=() fp code
   mkdir -p "$dir"
   [ "$stack" = node-openai-realtime ] && tls=(--tls-self-signed "$dir/cert.pem") && scheme=https
+  # google-genai and openai dial wss:// (genai whatever the base URL says); both trust SSL_CERT_FILE.
+  case "$stack" in py-genai | py-openai-sdk | py-livekit-* | py-pipecat-* | py-agents) tls=(--tls-self-signed "$dir/cert.pem") && scheme=https ;; esac
   "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
   fp=$!
   local addr
   addr="$(wire_addr "$dir/fake.log" $fp)"
   [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
   local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+  local guard_pid="" guard_url guard_target
+  case "$stack" in py-livekit-* | py-pipecat-* | py-agents)
+    wire_py_guard "$dir" "$addr" "$target" || { kill $fp 2>/dev/null; return 1; }
+    common=(--provider "$guard_url" --arbiter "$guard_target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+    ;;
+  esac
   case "$stack" in
     node-genai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack genai --response-scheduling "${common[@]}") ;;
     node-openai-realtime) cmd=(env NODE_EXTRA_CA_CERTS="$dir/cert.pem" node "$wire_node/build/examples/wire-agent.js" --stack openai-realtime "${common[@]}") ;;
@@ -138,9 +197,16 @@ wire_run() {
     node-livekit-openai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-openai "${common[@]}") ;;
     py-gemini) cmd=("$wire_python" "$wire_py_agent" --stack gemini "${common[@]}") ;;
     py-openai) cmd=("$wire_python" "$wire_py_agent" --stack openai "${common[@]}") ;;
+    py-genai) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/genai/bin/python" "$wire_py_stacks" --stack genai "${common[@]}") ;;
+    py-openai-sdk) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/openai/bin/python" "$wire_py_stacks" --stack openai-sdk "${common[@]}") ;;
+    # Behind the wire guard: the agents trust the guard's certificate.
+    py-livekit-google | py-livekit-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/livekit/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
+    py-pipecat-google | py-pipecat-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/pipecat/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
+    py-agents) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/agents/bin/python" "$wire_py_stacks" --stack agents "${common[@]}") ;;
   esac
   (cd "$root/clients/node" && timeout 180 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
   code=$?
+  [ -n "$guard_pid" ] && kill -TERM "$guard_pid" 2>/dev/null && wait "$guard_pid" 2>/dev/null
   kill -TERM $fp 2>/dev/null
   wait $fp 2>/dev/null
   return $code
@@ -190,6 +256,66 @@ wire_checks() {
     wire_stop
   done
   echo "(wire checks: $((SECONDS - t_all))s)"
+}
+
+# wire_py_guard_counts DIR: what the guard did for a stack (its "wire guard connection
+# closed" lines: answers dropped, responses and notes injected, calls kept), summed.
+wire_py_guard_counts() {
+  /usr/bin/python3 - "$1/guard.log" <<'PY'
+import re, sys
+from collections import Counter
+c = Counter()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if "wire guard connection closed" in line:
+        for k, v in re.findall(r'"([a-z][^"=]*)"=(\d+)', line):
+            c[k] += int(v)
+print("guard: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothing dropped or injected"))
+PY
+}
+
+# wire_py_guard_batch CONFIG STACKS: the stacks at once against CONFIG's arbiter(s), each
+# behind a guard of its own (wire_run), judged as the others are.
+wire_py_guard_batch() {
+  local config="$1" stacks="$2" t0=$SECONDS run=() pids=() codes=() i stack base
+  base="$(mktemp -d "$tmp/wire/pyguard-$config-XXXX")"
+  wire_arbiters "$config" "$base"
+  for stack in $stacks; do
+    wire_run "$stack" "$base/$stack" "$wire_target" &
+    pids+=($!)
+    run+=("$stack")
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    codes[$i]=$?
+  done
+  echo "(${run[*]} behind the wire guard, $config, $((SECONDS - t0))s)"
+  for i in "${!run[@]}"; do
+    stack="${run[$i]}"
+    check "wire $stack@$config behind the wire guard: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
+      wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+    grep -E "^$stack@$config: sessions " "$log" | sed 's/^/    /'
+    wire_py_guard_counts "$base/$stack" 2>/dev/null | sed 's/^/    /'
+  done
+  wire_stop
+}
+
+# wire_py_guard_checks: the Python frameworks behind the wire guard (see
+# wire_py_guarded_batches); only with a serve that has the guard (--proxy-listen, issue
+# 23): otherwise says so.
+wire_py_guard_checks() {
+  if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -q -- --proxy-listen; then
+    echo "wire: ${wire_py_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
+    return 0
+  fi
+  local t_all=$SECONDS batch stack
+  mkdir -p "$tmp/wire"
+  for batch in "${wire_py_guarded_batches[@]}"; do
+    wire_py_guard_batch embedded "$batch"
+  done
+  for stack in ${wire_py_guarded_batches[*]}; do
+    wire_py_guard_batch replicas "$stack"
+  done
+  echo "(wire checks behind the guard, the Python frameworks: $((SECONDS - t_all))s)"
 }
 
 wire_guard_stacks="${WIRE_GUARD_STACKS:-guard-genai guard-openai-realtime guard-livekit-google guard-livekit-openai bare-genai}"
@@ -349,6 +475,7 @@ wire_guard_checks() {
 
 if [ -n "$wire_standalone" ]; then
   [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_checks
+  [ -n "${WIRE_STACKS:-}" ] || [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_py_guard_checks
   [ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
   echo "wire: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -381,6 +381,9 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		EventIds:           s.EventIDs,
 		LogSeq:             s.LogSeq,
 	}
+	if ms := s.ModelSaid; ms != (arbiter.ModelSaid{}) {
+		m.ModelSaid = &pb.ModelSaid{Text: ms.Text, At: e.t(ms.At)}
+	}
 	if tj := s.ModelTurns; tj != (speech.TurnJoiner{}) {
 		m.ModelTurns = &pb.TurnJoiner{WindowNs: int64(tj.Window), Open: tj.Open, Start: e.t(tj.Start), Text: tj.Text,
 			Joined: tj.Joined, JoinOnNext: tj.JoinOnNext}
@@ -392,7 +395,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		m.Utterances = make([]*pb.Utterance, len(s.Utterances))
 		for i, u := range s.Utterances {
 			m.Utterances[i] = &pb.Utterance{Id: int64(u.ID), ProviderId: u.ProviderID, Start: e.t(u.Start), End: e.t(u.End),
-				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop}
+				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop, Echo: u.Echo}
 		}
 	}
 	if len(s.Calls) > 0 {
@@ -422,7 +425,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				Asked: j.Asked, Unguarded: j.Unguarded}
+				Asked: j.Asked, Unguarded: j.Unguarded, QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy),
+				QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -529,7 +533,7 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if t := x.Transcript; t != nil {
 		m.Transcript = &pb.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID,
-			Utterance: int64(t.Utterance), Intent: string(t.Intent)}
+			Utterance: int64(t.Utterance), Intent: string(t.Intent), Discarded: t.Discarded}
 	}
 	if w := x.Withdraw; w != nil {
 		m.Withdraw = &pb.WithdrawEntry{CallIds: w.CallIDs, Reason: string(w.Reason)}
@@ -651,6 +655,9 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		EventIDs:           strs(m.EventIds),
 		LogSeq:             m.LogSeq,
 	}
+	if ms := m.ModelSaid; ms != nil {
+		s.ModelSaid = arbiter.ModelSaid{Text: ms.Text, At: d.t(ms.At)}
+	}
 	if tj := m.ModelTurns; tj != nil {
 		s.ModelTurns = speech.TurnJoiner{Window: time.Duration(tj.WindowNs), Open: tj.Open, Start: d.t(tj.Start), Text: tj.Text,
 			Joined: tj.Joined, JoinOnNext: tj.JoinOnNext}
@@ -663,7 +670,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		us := make([]arbiter.Utterance, len(m.Utterances))
 		for i, u := range m.Utterances {
 			us[i] = arbiter.Utterance{ID: int(u.Id), ProviderID: u.ProviderId, Start: d.t(u.Start), End: d.t(u.End), Text: u.Text,
-				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop}
+				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop, Echo: u.Echo}
 			s.Utterances[i] = &us[i]
 		}
 	}
@@ -696,7 +703,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, Asked: j.Asked, Unguarded: j.Unguarded}
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, Asked: j.Asked, Unguarded: j.Unguarded,
+				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {
@@ -810,7 +818,7 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if t := m.Transcript; t != nil {
 		x.Transcript = &arbiter.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceID: t.UtteranceId,
-			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent)}
+			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Discarded: t.Discarded}
 	}
 	if w := m.Withdraw; w != nil {
 		x.Withdraw = &arbiter.WithdrawEntry{CallIDs: strs(w.CallIds), Reason: arbiter.CancelReason(w.Reason)}

@@ -56,7 +56,20 @@ export interface SessionCoreOptions {
      * beat (e.g. every second, or when `GetSessionResponse.nextTimer` passes) to get those.
      */
     watch?: boolean;
+    /**
+     * How long after the end of the user's voice activity the core waits for the
+     * session's first input transcript, in ms, before it warns once (through
+     * `logger.warn`) that none arrived. An agent whose model session has no input
+     * transcription (Gemini Live `inputAudioTranscription`, OpenAI Realtime
+     * `audio.input.transcription`) reports voice activity but never a word: the arbiter
+     * then cannot hear a stop, and any user speech while a job is prepared cancels it
+     * after the tool policy's `transcript_timeout` ("yes, thanks" included). Default 3000
+     * (the policy's default `transcript_timeout`); 0: never warn.
+     */
+    transcriptWarningMs?: number;
 }
+/** The warning {@link SessionCoreOptions.transcriptWarningMs} is about, for sessionId. */
+export declare function noTranscriptWarning(sessionId: string, waitedMs: number): string;
 /**
  * The codes on which the outbox retries an event. CANCELLED is one the core did not ask
  * for (its own cancellation rejects with the signal's reason): a server going away.
@@ -170,6 +183,10 @@ export declare class SessionCore {
     private readonly runs;
     private speaking;
     private idleWaiters;
+    private readonly transcriptWarningMs;
+    private transcriptSeen;
+    private transcriptWarned;
+    private transcriptTimer;
     private closed;
     private readonly language;
     private readonly responseScheduling;
@@ -318,6 +335,13 @@ export declare class SessionCore {
     poll(): Promise<void>;
     /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
     private nextEventId;
+    /**
+     * A voice activity ended: unless an input transcript arrived in this session (or the
+     * warning was given), arm the one-shot warning that none did
+     * ({@link SessionCoreOptions.transcriptWarningMs}); a timer already armed keeps its
+     * earlier deadline.
+     */
+    private awaitTranscript;
     private speech;
     private transcript;
     /** What a delivered event's reply made due. */

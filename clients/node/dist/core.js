@@ -9,6 +9,13 @@ const CANCELLATION_REASON = {
     withdrawn: pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN,
     provider_timeout: pb.CancellationReason.CANCELLATION_REASON_PROVIDER_TIMEOUT,
 };
+/** The warning {@link SessionCoreOptions.transcriptWarningMs} is about, for sessionId. */
+export function noTranscriptWarning(sessionId, waitedMs) {
+    return (`arbiter: session ${sessionId}: the user's voice activity ended ${waitedMs} ms ago and no input transcript ` +
+        `has arrived in this session. Is input transcription on (Gemini Live: config.inputAudioTranscription = {}; ` +
+        `OpenAI Realtime: session.audio.input.transcription)? Without transcripts the arbiter cannot hear "stop", ` +
+        `and user speech while a job is prepared cancels it after the tool policy's transcript_timeout.`);
+}
 /**
  * The codes on which the outbox retries an event. CANCELLED is one the core did not ask
  * for (its own cancellation rejects with the signal's reason): a server going away.
@@ -375,6 +382,10 @@ export class SessionCore {
     runs = new Set(); // seqs (or contents) of run updates handed out
     speaking = false;
     idleWaiters = [];
+    transcriptWarningMs;
+    transcriptSeen = false; // an input transcript arrived in this session
+    transcriptWarned = false;
+    transcriptTimer; // armed by a voice activity end while no transcript arrived
     closed = false;
     language;
     responseScheduling;
@@ -411,6 +422,7 @@ export class SessionCore {
         this.responseScheduling = opts.responseScheduling ?? false;
         this.configured = !(this.language || this.responseScheduling); // nothing to send
         this.watchOn = opts.watch ?? true;
+        this.transcriptWarningMs = opts.transcriptWarningMs ?? 3000;
         this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), (err) => this.lostEpoch(err), this.log);
     }
     /**
@@ -466,6 +478,7 @@ export class SessionCore {
     }
     /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`); `utteranceId` as for the start. */
     voiceActivityEnd(utteranceId) {
+        this.awaitTranscript();
         return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END, utteranceId);
     }
     /**
@@ -503,6 +516,8 @@ export class SessionCore {
     inputTranscript(text, final = true, utteranceId) {
         if (!text || !text.trim())
             return Promise.resolve();
+        this.transcriptSeen = true;
+        clearTimeout(this.transcriptTimer);
         return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
     }
     /** A piece of the model's output transcription (what it told the user). */
@@ -608,6 +623,7 @@ export class SessionCore {
         if (this.closed)
             return;
         this.closed = true;
+        clearTimeout(this.transcriptTimer);
         this.modelSpeaking = false; // wakes whenIdle() waiters
         const deadline = Date.now() + timeoutMs;
         await this.outbox.drain(timeoutMs);
@@ -654,6 +670,24 @@ export class SessionCore {
     /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
     nextEventId() {
         return `${this.eventPrefix}.${++this.eventCount}`;
+    }
+    /**
+     * A voice activity ended: unless an input transcript arrived in this session (or the
+     * warning was given), arm the one-shot warning that none did
+     * ({@link SessionCoreOptions.transcriptWarningMs}); a timer already armed keeps its
+     * earlier deadline.
+     */
+    awaitTranscript() {
+        if (this.transcriptSeen || this.transcriptWarned || this.closed || this.transcriptTimer || this.transcriptWarningMs <= 0)
+            return;
+        const ms = this.transcriptWarningMs;
+        this.transcriptTimer = setTimeout(() => {
+            if (this.transcriptSeen || this.closed)
+                return;
+            this.transcriptWarned = true;
+            this.log.warn(noTranscriptWarning(this.sessionId, ms));
+        }, ms);
+        this.transcriptTimer.unref?.();
     }
     speech(event, utteranceId = "") {
         const eventId = this.nextEventId();

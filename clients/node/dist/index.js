@@ -19,7 +19,7 @@
 export * from "./actions.js";
 export { ArbiterClient, CHANNEL_SERVICE_CONFIG, DEFAULT_RETRY, USER_AGENT, newEventId, } from "./client.js";
 export { SERVICE_CONFIG } from "./service-config.js";
-export { RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from "./core.js";
+export { noTranscriptWarning, RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from "./core.js";
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";

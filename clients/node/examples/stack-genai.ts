@@ -1,51 +1,238 @@
 /**
- * node-genai: @google/genai's Live client (the real SDK) with Arbiter's LiveAdapter in its
- * receive loop, for one recorded session played by the fake provider.
+ * A complete voice agent: Gemini Live through @google/genai, with Arbiter's LiveAdapter
+ * in the receive loop and one side-effecting tool, book_slot, run in two phases
+ * (prepare, then commit only when the arbiter says so). Copy this file whole; the
+ * BookingBackend below is the part to replace with your own API.
+ *
+ *   npm install @google/genai @voicearbiter/arbiter-client
+ *   arbiter serve --tools booking.yaml      # book_slot's policy: testdata/tools/booking.yaml
+ *   sox -q -d -t raw -r 16000 -e signed -b 16 -c 1 - |
+ *     GEMINI_API_KEY=... node stack-genai.js |
+ *     sox -q -t raw -r 24000 -e signed -b 16 -c 1 - -d
+ *
+ * The user's voice comes in on stdin (16 kHz, 16-bit, mono PCM) and the model's goes out
+ * on stdout (24 kHz); sox is one way to wire a microphone and a speaker, a telephony or
+ * WebRTC transport another. ARBITER_TARGET names the arbiter (default 127.0.0.1:50051),
+ * GEMINI_MODEL the model; the log goes to stderr. Ctrl-C ends the session.
+ *
+ * Without an API key, against a recorded session: `arbiter fake-provider --trace
+ * testdata/traces/ --listen 127.0.0.1:8765`, then
+ * `GEMINI_BASE_URL=http://127.0.0.1:8765/trace/C_on_run2 GEMINI_API_KEY=none node
+ * stack-genai.js </dev/null`: the user says "Actually, stop" during the prepare, and the
+ * backend's log shows the cancel (no commit). The session ends with the recording.
+ *
+ * Input transcription is on (`inputAudioTranscription`): the arbiter reads "stop" in the
+ * user's words. Without it no stop can be heard, user speech during a prepare cancels
+ * the job after the policy's transcript_timeout, and the adapter warns once.
+ *
+ * The wire checks (clients/e2e/wire.sh) run `run` at the bottom of this file: the same
+ * `startAgent`, for each recorded session, against `arbiter fake-provider`.
  */
 import { Behavior, GoogleGenAI, Modality, type LiveServerMessage, type Session } from "@google/genai";
-import { LiveAdapter, type Action } from "../src/index.js";
-import type { StackOptions } from "./wire-agent.js";
-import { Backend, type TraceInfo } from "./wire-common.js";
+import { ArbiterClient, LiveAdapter, type Action } from "@voicearbiter/arbiter-client";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 
-export async function run(trace: TraceInfo, o: StackOptions): Promise<void> {
-  const backend = new Backend(trace, o.backendLog);
+/** The tool the model may call: declared BLOCKING, so the model waits for its answer. */
+const BOOK_SLOT = {
+  name: "book_slot",
+  description: "Book an appointment slot.",
+  parameters: { type: "OBJECT" as any, properties: { slot: { type: "STRING" as any } }, required: ["slot"] },
+};
+
+/** Your booking API, in two phases. */
+export interface BookingBackend {
+  /** Phase one, reversible: hold the slot. Stop when `signal` aborts. */
+  prepare(job: { jobId: string; callId: string; args: Record<string, unknown> }, signal: AbortSignal): Promise<void>;
+  /** Phase two: book it. Called only when the arbiter decided COMMIT. */
+  commit(jobId: string): Promise<Record<string, unknown>>;
+  /** Let go of the hold: the job was cancelled (`cancel`) or stopped during its prepare (`abortPrepare`). */
+  release(jobId: string, why: "cancel" | "abortPrepare"): void;
+}
+
+/**
+ * A stand-in booking API that logs each step as a JSON line: a prepare takes
+ * `prepareMs`, a commit returns a reference. Replace it with yours.
+ */
+export class DemoBackend implements BookingBackend {
+  private t0 = performance.now();
+  private refs = 0;
+  constructor(
+    private readonly write: (line: Record<string, unknown>) => void,
+    private readonly prepareMs = 4000,
+    private readonly tag: Record<string, unknown> = {},
+  ) {}
+  /** The model session began: times count from now. */
+  start(): void {
+    this.t0 = performance.now();
+  }
+  private log(out: string, fields: Record<string, unknown>): void {
+    this.write({ out, t_ms: Math.round(performance.now() - this.t0), ...this.tag, ...fields });
+  }
+  async prepare(job: { jobId: string; callId: string }, signal: AbortSignal): Promise<void> {
+    this.log("execute", { job_id: job.jobId, call_id: job.callId });
+    await sleep(this.prepareMs, undefined, { signal });
+  }
+  async commit(jobId: string): Promise<Record<string, unknown>> {
+    this.log("commit", { job_id: jobId });
+    return { reference: `R-${++this.refs}` };
+  }
+  release(jobId: string, why: "cancel" | "abortPrepare"): void {
+    this.log(why === "cancel" ? "cancel" : "abort_prepare", { job_id: jobId });
+  }
+}
+
+export interface AgentOptions {
+  client: ArbiterClient;
+  /** The arbiter session: one per model session. */
+  sessionId: string;
+  ai: GoogleGenAI;
+  model: string;
+  backend: BookingBackend;
+  /** book_slot's declared behavior (Gemini's function calls do not carry it). */
+  behavior?: "BLOCKING" | "NON_BLOCKING";
+  /** A status note may ride on a NON_BLOCKING call's function response. */
+  responseScheduling?: boolean;
+  /** Each server message, after the adapter saw it (the model's audio is in it). */
+  onMessage?: (m: LiveServerMessage) => void;
+  onOpen?: () => void;
+}
+
+/**
+ * Connects the model session with Arbiter in its receive loop. `done` resolves when the
+ * model session has closed and the arbiter session with it.
+ */
+export async function startAgent(o: AgentOptions): Promise<{ session: Session; done: Promise<void> }> {
+  const behavior = o.behavior ?? "BLOCKING";
   let session: Session | undefined;
   const pending: Action[] = []; // actions due before connect() resolved
+  const holds = new Map<string, AbortController>(); // prepares running, by job id
+  const fail = (what: string) => (err: unknown) => console.error(`${o.sessionId} ${what}: ${err}`);
   const onAction = async (a: Action) => {
-    if (backend.handle(a)) return;
+    switch (a.type) {
+      case "execute": // run a.tool with a.args (for a confirmation call, the tool it confirmed)
+        if (!a.sideEffect) return void arbiter.result(a.jobId, { ok: true }).catch(fail("result")); // a read-only tool: run it, hand back its result
+        holds.set(a.jobId, new AbortController());
+        void o.backend.prepare({ jobId: a.jobId, callId: a.call.id, args: a.args }, holds.get(a.jobId)!.signal).then(
+          () => arbiter.prepared(a.jobId), // the arbiter now decides: COMMIT or CANCEL
+          () => undefined, // aborted: abortPrepare was handed out
+        ).catch(fail("prepared"));
+        return;
+      case "commit": // phase two, only now
+        return void o.backend.commit(a.jobId).then((r) => arbiter.committed(a.jobId, r), (e) => arbiter.failed(a.jobId, String(e))).catch(fail("commit"));
+      case "abortPrepare":
+      case "cancel":
+        holds.get(a.jobId)?.abort();
+        holds.delete(a.jobId);
+        return o.backend.release(a.jobId, a.type);
+    }
     if (!session) return void pending.push(a);
     await arbiter.deliver(a, session); // sendFunctionResponse -> toolResponse, sendNote -> a user turn
   };
-  // --- the snippet clients/node/README.md shows ---
-  const arbiter = new LiveAdapter(o.client, o.sessionId(trace), onAction, {
-    behaviors: { book_slot: trace.behavior }, // as declared below: Gemini's calls do not carry it
+  const arbiter = new LiveAdapter(o.client, o.sessionId, onAction, {
+    behaviors: { book_slot: behavior }, // as declared below: Gemini's calls do not carry it
     responseScheduling: o.responseScheduling, // a note may ride on a NON_BLOCKING response
   });
-  backend.core = arbiter;
   void arbiter.reconnect("conn-1");
-  const ai = new GoogleGenAI({ apiKey: "fake-key", httpOptions: { baseUrl: `${o.provider}/trace/${trace.name}` } });
   let closed!: () => void;
-  const done = new Promise<void>((resolve) => (closed = resolve));
-  session = await ai.live.connect({
-    model: "gemini-3.8-live",
+  const ended = new Promise<void>((resolve) => (closed = resolve));
+  session = await o.ai.live.connect({
+    model: o.model,
     config: {
       responseModalities: [Modality.AUDIO],
-      inputAudioTranscription: {},
-      outputAudioTranscription: {},
-      tools: [{ functionDeclarations: [{ name: "book_slot", description: "Book an appointment slot.",
-        behavior: trace.behavior === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING,
-        parameters: { type: "OBJECT" as any, properties: { slot: { type: "STRING" as any } }, required: ["slot"] } }] }],
+      inputAudioTranscription: {}, // the user's words: how the arbiter hears "stop"
+      outputAudioTranscription: {}, // the model's: the arbiter checks what it claims
+      tools: [{ functionDeclarations: [{ ...BOOK_SLOT, behavior: behavior === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING }] }],
     },
     callbacks: {
-      onopen: () => backend.start(),
-      onmessage: (m: LiveServerMessage) => void arbiter.feed(m), // stamped now; never awaited here
-      onerror: (e) => console.error(`${trace.name}: ${e.message ?? e}`),
+      onopen: () => o.onOpen?.(),
+      onmessage: (m: LiveServerMessage) => {
+        void arbiter.feed(m); // stamped now; never awaited here
+        o.onMessage?.(m);
+      },
+      onerror: (e) => console.error(`${o.sessionId}: ${e.message ?? e}`),
       onclose: () => closed(),
     },
   });
-  // --- end of snippet ---
   for (const a of pending.splice(0)) await arbiter.deliver(a, session);
+  const done = ended.then(async () => {
+    await arbiter.close(); // undecided jobs are cancelled: their holds released above
+    for (const h of holds.values()) h.abort();
+  });
+  return { session, done };
+}
+
+/** The agent with a real model: audio on stdin and stdout, as the header says. */
+async function main(): Promise<void> {
+  const client = new ArbiterClient(process.env.ARBITER_TARGET ?? "127.0.0.1:50051");
+  const backend = new DemoBackend((line) => console.error(JSON.stringify(line)));
+  const { session, done } = await startAgent({
+    client,
+    sessionId: `agent-${process.pid}-${Date.now()}`,
+    ai: new GoogleGenAI({ apiKey: process.env.GEMINI_API_KEY, httpOptions: { baseUrl: process.env.GEMINI_BASE_URL } }),
+    model: process.env.GEMINI_MODEL ?? "gemini-3.8-live",
+    backend,
+    onOpen: () => backend.start(),
+    onMessage: (m) => {
+      for (const p of m.serverContent?.modelTurn?.parts ?? []) if (p.inlineData?.data) process.stdout.write(Buffer.from(p.inlineData.data, "base64"));
+    },
+  });
+  process.stdin.on("data", (pcm: Buffer) => session.sendRealtimeInput({ audio: { data: pcm.toString("base64"), mimeType: "audio/pcm;rate=16000" } }));
+  process.once("SIGINT", () => session.close());
   await done;
-  await arbiter.close();
-  backend.close();
+  client.close();
+  process.exit(0); // stdin may still be open
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+// --- for the wire checks (examples/wire-agent.ts --stack genai): not needed in your copy ---
+
+/** One recorded session (examples/wire-common.ts TraceInfo). */
+interface WireTrace {
+  name: string;
+  prepareMs: number;
+  behavior: "BLOCKING" | "NON_BLOCKING";
+}
+
+/** What the wire agent passes (examples/wire-agent.ts StackOptions). */
+interface WireOptions {
+  provider: string;
+  client: { stub: { getChannel(): { getTarget(): string } } };
+  backendLog: { write(line: Record<string, unknown>): void };
+  responseScheduling: boolean;
+  sessionId: (t: WireTrace) => string;
+}
+
+/**
+ * Plays one recorded session through `startAgent`, against the fake provider at
+ * `o.provider`, with the DemoBackend writing the backend log the checker reads. This
+ * file uses the package as a user installs it (its dist/), and the wire agent's client
+ * is built from the package's source, so the agent gets a client of its own for the same
+ * target (one copy of the classes per session).
+ */
+export async function run(trace: WireTrace, o: WireOptions): Promise<void> {
+  const client = new ArbiterClient(o.client.stub.getChannel().getTarget());
+  const backend = new DemoBackend((line) => o.backendLog.write(line), trace.prepareMs, { trace: trace.name });
+  try {
+    const { done } = await startAgent({
+      client,
+      sessionId: o.sessionId(trace),
+      ai: new GoogleGenAI({ apiKey: "fake-key", httpOptions: { baseUrl: `${o.provider}/trace/${trace.name}` } }),
+      model: "gemini-3.8-live",
+      backend,
+      behavior: trace.behavior,
+      responseScheduling: o.responseScheduling,
+      onOpen: () => backend.start(),
+    });
+    await done;
+  } finally {
+    client.close();
+  }
 }

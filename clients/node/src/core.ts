@@ -73,6 +73,27 @@ export interface SessionCoreOptions {
    * beat (e.g. every second, or when `GetSessionResponse.nextTimer` passes) to get those.
    */
   watch?: boolean;
+  /**
+   * How long after the end of the user's voice activity the core waits for the
+   * session's first input transcript, in ms, before it warns once (through
+   * `logger.warn`) that none arrived. An agent whose model session has no input
+   * transcription (Gemini Live `inputAudioTranscription`, OpenAI Realtime
+   * `audio.input.transcription`) reports voice activity but never a word: the arbiter
+   * then cannot hear a stop, and any user speech while a job is prepared cancels it
+   * after the tool policy's `transcript_timeout` ("yes, thanks" included). Default 3000
+   * (the policy's default `transcript_timeout`); 0: never warn.
+   */
+  transcriptWarningMs?: number;
+}
+
+/** The warning {@link SessionCoreOptions.transcriptWarningMs} is about, for sessionId. */
+export function noTranscriptWarning(sessionId: string, waitedMs: number): string {
+  return (
+    `arbiter: session ${sessionId}: the user's voice activity ended ${waitedMs} ms ago and no input transcript ` +
+    `has arrived in this session. Is input transcription on (Gemini Live: config.inputAudioTranscription = {}; ` +
+    `OpenAI Realtime: session.audio.input.transcription)? Without transcripts the arbiter cannot hear "stop", ` +
+    `and user speech while a job is prepared cancels it after the tool policy's transcript_timeout.`
+  );
 }
 
 /**
@@ -438,6 +459,10 @@ export class SessionCore {
   private readonly runs = new Set<string>(); // seqs (or contents) of run updates handed out
   private speaking = false;
   private idleWaiters: (() => void)[] = [];
+  private readonly transcriptWarningMs: number;
+  private transcriptSeen = false; // an input transcript arrived in this session
+  private transcriptWarned = false;
+  private transcriptTimer: NodeJS.Timeout | undefined; // armed by a voice activity end while no transcript arrived
   private closed = false;
   private readonly language: string;
   private readonly responseScheduling: boolean;
@@ -477,6 +502,7 @@ export class SessionCore {
     this.responseScheduling = opts.responseScheduling ?? false;
     this.configured = !(this.language || this.responseScheduling); // nothing to send
     this.watchOn = opts.watch ?? true;
+    this.transcriptWarningMs = opts.transcriptWarningMs ?? 3000;
     this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), (err) => this.lostEpoch(err), this.log);
   }
 
@@ -546,6 +572,7 @@ export class SessionCore {
 
   /** The user stopped speaking (`ACTIVITY_END` / `speech_stopped`); `utteranceId` as for the start. */
   voiceActivityEnd(utteranceId?: string): Promise<void> {
+    this.awaitTranscript();
     return this.speech(pb.SpeechEvent.SPEECH_EVENT_USER_ACTIVITY_END, utteranceId);
   }
 
@@ -586,6 +613,8 @@ export class SessionCore {
    */
   inputTranscript(text: string | undefined, final = true, utteranceId?: string): Promise<void> {
     if (!text || !text.trim()) return Promise.resolve();
+    this.transcriptSeen = true;
+    clearTimeout(this.transcriptTimer);
     return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
   }
 
@@ -710,6 +739,7 @@ export class SessionCore {
   async close(timeoutMs = 10_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.transcriptTimer);
     this.modelSpeaking = false; // wakes whenIdle() waiters
     const deadline = Date.now() + timeoutMs;
     await this.outbox.drain(timeoutMs);
@@ -754,6 +784,23 @@ export class SessionCore {
   /** The next event id: stable across the event's redeliveries, so a retry the arbiter applied is answered `repeat`. */
   private nextEventId(): string {
     return `${this.eventPrefix}.${++this.eventCount}`;
+  }
+
+  /**
+   * A voice activity ended: unless an input transcript arrived in this session (or the
+   * warning was given), arm the one-shot warning that none did
+   * ({@link SessionCoreOptions.transcriptWarningMs}); a timer already armed keeps its
+   * earlier deadline.
+   */
+  private awaitTranscript(): void {
+    if (this.transcriptSeen || this.transcriptWarned || this.closed || this.transcriptTimer || this.transcriptWarningMs <= 0) return;
+    const ms = this.transcriptWarningMs;
+    this.transcriptTimer = setTimeout(() => {
+      if (this.transcriptSeen || this.closed) return;
+      this.transcriptWarned = true;
+      this.log.warn(noTranscriptWarning(this.sessionId, ms));
+    }, ms);
+    this.transcriptTimer.unref?.();
   }
 
   private speech(event: pb.SpeechEvent, utteranceId = ""): Promise<void> {

@@ -30,6 +30,7 @@ export {
 } from "./client.js";
 export { SERVICE_CONFIG } from "./service-config.js";
 export {
+  noTranscriptWarning,
   RETRIED_CODES,
   SessionCore,
   UndeliveredEventsError,

@@ -143,6 +143,53 @@ describe("LiveAdapter", () => {
     server.forceShutdown();
   });
 
+  describe("input transcription off", () => {
+    const activity = (t: string) => ({ voiceActivity: { voiceActivityType: t } });
+    const heard = (text: string) => ({ serverContent: { inputTranscription: { text } } });
+    let warnings: string[];
+    let watched: LiveAdapter;
+    beforeEach(() => {
+      warnings = [];
+      const logger = { warn: (m: string) => void warnings.push(m), error() {} };
+      watched = new LiveAdapter(client, "s-tx", (a) => void actions.push(a), { decideWaitMs: 200, logger, transcriptWarningMs: 100 });
+    });
+    afterEach(() => watched.close(500));
+
+    it("warns once when voice activity ends and no input transcript ever arrives", async () => {
+      for (let i = 0; i < 2; i++) {
+        await watched.feed(activity("ACTIVITY_START"));
+        await watched.feed(activity("ACTIVITY_END"));
+        await sleep(300); // past the 100 ms window
+      }
+      assert.equal(warnings.length, 1, warnings.join("\n"));
+      assert.match(warnings[0], /session s-tx: the user's voice activity ended 100 ms ago and no input transcript/);
+      assert.match(warnings[0], /inputAudioTranscription/);
+    });
+
+    it("stays silent when an input transcript arrives within the window", async () => {
+      void watched.feed(activity("ACTIVITY_START"));
+      void watched.feed(activity("ACTIVITY_END"));
+      void watched.feed(heard("Actually, stop.")); // the same tick as the end: before the timer can fire
+      await sleep(300);
+      await watched.feed(activity("ACTIVITY_START"));
+      await watched.feed(activity("ACTIVITY_END")); // later utterances: transcription is known to be on
+      await sleep(300);
+      assert.deepEqual(warnings, []);
+      assert.equal(script.sent("ReportTranscript").length, 1);
+    });
+
+    it("stays silent with transcriptWarningMs 0, and after close", async () => {
+      const off: string[] = [];
+      const quietAdapter = new LiveAdapter(client, "s-off", () => {}, { logger: { warn: (m: string) => void off.push(m), error() {} }, transcriptWarningMs: 0 });
+      await quietAdapter.feed(activity("ACTIVITY_END"));
+      await watched.feed(activity("ACTIVITY_END"));
+      await watched.close(500);
+      await sleep(300);
+      await quietAdapter.close(500);
+      assert.deepEqual([...off, ...warnings], []);
+    });
+  });
+
   it("aborts the prepare when Decide cancels during it", async () => {
     script.decide = async (r) => {
       assert.equal(r.prepared, false);
@@ -624,6 +671,41 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
       assert.deepEqual(resp?.payload?.result, nested(16, { t: 20 }));
       await client.closeSession({ sessionId });
     } finally {
+      client.close();
+    }
+  });
+});
+
+// The first copied agent of issue 22, against the real arbiter (the booking policy of
+// testdata/tools/booking.yaml: grace 1.5 s, transcript_timeout 3 s): the model session
+// has no input transcription, so the user's "yes, thanks" during the prepare arrives as
+// voice activity alone. The arbiter cannot tell it from a stop and cancels the job when
+// no transcript comes; the adapter warns once, on the logger, that none ever arrived.
+describe("real arbiter, input transcription off", { skip: !process.env.ARBITER_TARGET && "set ARBITER_TARGET to a running arbiter" }, () => {
+  it("warns once on the logger, and the job is cancelled for want of a transcript", async () => {
+    const client = new ArbiterClient(process.env.ARBITER_TARGET!, { retry: FAST, logger: quiet });
+    const warnings: string[] = [];
+    const actions: Action[] = [];
+    const sessionId = `no-transcript-node-${process.pid}`;
+    const adapter = new LiveAdapter(client, sessionId, (a) => void actions.push(a), {
+      behaviors: { book_slot: "NON_BLOCKING" },
+      logger: { warn: (m: string) => void warnings.push(m), error() {} },
+      transcriptWarningMs: 500,
+    });
+    try {
+      await adapter.reconnect("c1");
+      await adapter.feed(callMessage());
+      const job = actions.find((a) => a.type === "execute");
+      assert.ok(job && job.type === "execute" && job.sideEffect, JSON.stringify(actions));
+      await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } }); // "yes, thanks", never transcribed
+      await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_END" } });
+      await adapter.prepared(job.jobId);
+      for (let t = 0; t < 15_000 && !actions.some((a) => a.type === "cancel" || a.type === "commit"); t += 50) await sleep(50);
+      assert.deepEqual(actions.filter((a) => a.type === "cancel" || a.type === "commit").map((a) => a.type), ["cancel"], JSON.stringify(actions));
+      assert.equal(warnings.filter((w) => w.includes("no input transcript")).length, 1, warnings.join("\n"));
+      assert.match(warnings[0], new RegExp(`session ${sessionId}: `));
+    } finally {
+      await adapter.close(1000);
       client.close();
     }
   });

@@ -32,6 +32,7 @@ from .actions import (
     Skip,
 )
 from .client import USER_AGENT, ArbiterClient, RetryPolicy, service_config
+from .core import SessionCore, UndeliveredEventsError
 from .errors import (
     AbortedError,
     ArbiterError,
@@ -44,7 +45,6 @@ from .errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from .core import SessionCore, UndeliveredEventsError
 from .live import LiveAdapter
 from .realtime import RealtimeAdapter
 from .tool import ToolJob, two_phase

@@ -54,13 +54,15 @@ import os
 import random
 import secrets
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import grpc
 
 from ._version import __version__
 from .errors import from_rpc_error
-from .v1 import API_VERSION, arbiter_pb2 as pb, arbiter_pb2_grpc as pb_grpc
+from .v1 import API_VERSION
+from .v1 import arbiter_pb2 as pb
+from .v1 import arbiter_pb2_grpc as pb_grpc
 
 try:  # W3C trace context from the current OpenTelemetry context, when the API is there
     from opentelemetry import propagate as _otel_propagate
@@ -202,7 +204,7 @@ class ArbiterClient:
                 channel = grpc.aio.insecure_channel(target, options=opts)
                 self._fast_channel_factory = lambda: grpc.aio.insecure_channel(target, options=fast_opts)
         self._channel = channel
-        self._stub = pb_grpc.ArbiterServiceStub(channel)
+        self._stub = pb_grpc.ArbiterServiceStub(channel)  # type: ignore[no-untyped-call]  # generated, untyped
         self._fast_channel: Optional[grpc.aio.Channel] = None
         self._fast_stub: Optional[pb_grpc.ArbiterServiceStub] = None
         if self._fast_channel_factory is not None:
@@ -211,7 +213,8 @@ class ArbiterClient:
             # transit and place the event late.
             self._stub_for(False)
             for ch in (channel, self._fast_channel):
-                ch.get_state(try_to_connect=True)
+                if ch is not None:
+                    ch.get_state(try_to_connect=True)
         self.timeout = timeout
         self.retry = retry
         self._traceparent = traceparent
@@ -257,33 +260,34 @@ class ArbiterClient:
         connection is down (no ``wait_for_ready``), on a second channel without the
         service config's retries: for a caller that retries itself with a fresh
         request (the adapters' outbox: a new ``age`` each time)."""
-        return await self._call("RegisterCall", req, retry=retry)
+        return cast(pb.RegisterCallResponse, await self._call("RegisterCall", req, retry=retry))
 
     async def report_speech(self, req: pb.ReportSpeechRequest, *, retry: bool = True) -> pb.ReportSpeechResponse:
         """ReportSpeech; idempotent by ``event_id`` (given one if it has none: the
         request is copied). ``repeat=true`` in the answer: a retry of an event already
         applied. ``retry=False`` as for :meth:`register_call`."""
-        return await self._call("ReportSpeech", self._with_event_id(req), retry=retry)
+        return cast(pb.ReportSpeechResponse, await self._call("ReportSpeech", self._with_event_id(req), retry=retry))
 
     async def report_transcript(
         self, req: pb.ReportTranscriptRequest, *, retry: bool = True
     ) -> pb.ReportTranscriptResponse:
         """ReportTranscript; idempotent by ``event_id``, as :meth:`report_speech`."""
-        return await self._call("ReportTranscript", self._with_event_id(req), retry=retry)
+        return cast(pb.ReportTranscriptResponse, await self._call("ReportTranscript", self._with_event_id(req), retry=retry))
 
     async def report_tool_call_cancellation(
         self, req: pb.ReportToolCallCancellationRequest, *, retry: bool = True
     ) -> pb.ReportToolCallCancellationResponse:
         """ReportToolCallCancellation; idempotent by ``event_id`` (and dead ids stay
         dead), as :meth:`report_speech`."""
-        return await self._call("ReportToolCallCancellation", self._with_event_id(req), retry=retry)
+        resp = await self._call("ReportToolCallCancellation", self._with_event_id(req), retry=retry)
+        return cast(pb.ReportToolCallCancellationResponse, resp)
 
     async def decide(self, req: pb.DecideRequest) -> pb.DecideResponse:
         """Decide; idempotent. The deadline is ``timeout`` plus ``req.wait``. A replica
         shutting down answers UNAVAILABLE (reason SERVER_DRAINING): retried by the
         service config, on another replica when the channel has one."""
         wait = req.wait.seconds + req.wait.nanos / 1e9
-        return await self._call("Decide", req, timeout=self.timeout + wait)
+        return cast(pb.DecideResponse, await self._call("Decide", req, timeout=self.timeout + wait))
 
     async def complete(self, req: pb.CompleteRequest) -> pb.CompleteResponse:
         """Complete; idempotent (the same report returns the same effects).
@@ -292,30 +296,30 @@ class ArbiterClient:
         effect happened) answers the job's calls "unknown"; report ``OUTCOME_COMMITTED``
         or ``OUTCOME_FAILED`` for the same job once the truth is known (the note then
         comes in that Complete's effects)."""
-        return await self._call("Complete", req)
+        return cast(pb.CompleteResponse, await self._call("Complete", req))
 
     async def configure_session(self, req: pb.ConfigureSessionRequest) -> pb.ConfigureSessionResponse:
         """ConfigureSession; idempotent (the same options again change nothing)."""
-        return await self._call("ConfigureSession", req)
+        return cast(pb.ConfigureSessionResponse, await self._call("ConfigureSession", req))
 
     async def poll(self, req: pb.PollRequest) -> pb.PollResponse:
         """Poll (steps the session's timers). Set ``after_seq`` (the highest ``seq``
         acted on): then a retry whose first reply was lost, or a Watch that fired the
         timers first, still hands every effect back (without it, an effect goes to one
         reply only). With Watch open no polling is needed."""
-        return await self._call("Poll", req)
+        return cast(pb.PollResponse, await self._call("Poll", req))
 
     async def get_session(self, req: pb.GetSessionRequest) -> pb.GetSessionResponse:
         """GetSession; read-only."""
-        return await self._call("GetSession", req)
+        return cast(pb.GetSessionResponse, await self._call("GetSession", req))
 
     async def get_history(self, req: pb.GetHistoryRequest) -> pb.GetHistoryResponse:
         """GetHistory (the session's timeline: inputs, decisions, effects); read-only."""
-        return await self._call("GetHistory", req)
+        return cast(pb.GetHistoryResponse, await self._call("GetHistory", req))
 
     async def close_session(self, req: pb.CloseSessionRequest) -> pb.CloseSessionResponse:
         """CloseSession; idempotent."""
-        return await self._call("CloseSession", req)
+        return cast(pb.CloseSessionResponse, await self._call("CloseSession", req))
 
     async def connect(self, req: pb.ConnectRequest, *, retry: bool = True) -> pb.ConnectResponse:
         """Connect (a new model connection for the session); idempotent (connecting
@@ -324,12 +328,12 @@ class ArbiterClient:
         later events: a lost session then answers DATA_LOSS, never a new one silently);
         ``state`` SESSION_STATE_LOST when the request's epoch was lost. ``retry=False``
         as for :meth:`register_call`."""
-        return await self._call("Connect", req, retry=retry)
+        return cast(pb.ConnectResponse, await self._call("Connect", req, retry=retry))
 
     async def report_progress(self, req: pb.ReportProgressRequest) -> pb.ReportProgressResponse:
         """ReportProgress (an interim result of a running job); idempotent by
         ``event_id``, as :meth:`report_speech`."""
-        return await self._call("ReportProgress", self._with_event_id(req))
+        return cast(pb.ReportProgressResponse, await self._call("ReportProgress", self._with_event_id(req)))
 
     async def watch(self, session_id: str, after_seq: int = 0) -> AsyncIterator[pb.WatchResponse]:
         """Watch: yields every effect of the session (``WatchResponse``, one effect each,
@@ -406,7 +410,7 @@ class ArbiterClient:
             return self._stub
         if self._fast_stub is None:
             self._fast_channel = self._fast_channel_factory()
-            self._fast_stub = pb_grpc.ArbiterServiceStub(self._fast_channel)
+            self._fast_stub = pb_grpc.ArbiterServiceStub(self._fast_channel)  # type: ignore[no-untyped-call]
         return self._fast_stub
 
     async def _call(self, name: str, req: Any, *, timeout: Optional[float] = None, retry: bool = True) -> Any:

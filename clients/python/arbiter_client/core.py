@@ -103,7 +103,7 @@ from .v1 import arbiter_pb2 as pb
 log = logging.getLogger("arbiter_client")
 
 #: What ``on_action`` may be: a plain function or a coroutine function.
-ActionHandler = Callable[[Action], Union[None, Awaitable[None]]]
+ActionHandler = Callable[[Action], Union[Awaitable[None], None]]
 
 #: A function's scheduling mode (Gemini ``FunctionDeclaration.behavior``).
 Behavior = Literal["BLOCKING", "NON_BLOCKING"]
@@ -160,7 +160,7 @@ class _Job:
     side_effect: bool
     prepared: asyncio.Event = field(default_factory=asyncio.Event)
     settled: bool = False  # decided locally (commit/cancel handed out) or reported failed
-    task: Optional[asyncio.Task] = None
+    task: Optional["asyncio.Task[None]"] = None
 
 
 class _Seqs:
@@ -270,7 +270,7 @@ class _Outbox:
         self._busy = busy  # +1 / -1 around each attempt (the Watch holds its effects meanwhile)
         self._before = before  # run before each attempt (ConfigureSession, once); fails like it
         self._queue: Deque[_Event] = deque()
-        self._worker: Optional[asyncio.Task] = None
+        self._worker: Optional["asyncio.Task[None]"] = None
         self._waiters: List[Tuple[int, "asyncio.Future[bool]"]] = []
         self.observed = 0
         self.settled = 0
@@ -385,7 +385,7 @@ class _Outbox:
                 else:
                     try:
                         await ev.handle(resp)
-                    except Exception as err:  # noqa: BLE001 - the caller's handler, or ours
+                    except Exception as err:
                         log.exception("arbiter: handing out what %s made due", ev.what)
                         return err
                     return None
@@ -476,14 +476,17 @@ class SessionCore:
         self._closed = False
         self._seqs = _Seqs()  # the seqs acted on
         self.watch = bool(watch)
-        self._watch_task: Optional[asyncio.Task] = None
+        self._watch_task: Optional["asyncio.Task[None]"] = None
         self._watch_last = 0  # the highest seq the Watch streamed
         self._watched: Dict[int, pb.WatchResponse] = {}  # streamed, not acted on yet
-        self._flush_task: Optional[asyncio.Task] = None
+        self._flush_task: Optional["asyncio.Task[None]"] = None
         self._flushing = asyncio.Lock()
         self._inflight = 0  # unary RPCs (with their effects) under way
         self._call_jobs: Dict[str, str] = {}  # call id -> job id ("" for none), of the current epoch
         self._lost_epochs: Set[str] = set()  # epochs whose loss was handed out
+        self._utterances = 0  # voice activity STARTs reported
+        self._transcribed = False  # an input transcript (a piece, interim or final) came
+        self._untranscribed_warned = False
         self._outbox = _Outbox(client.retry, self._busy, self._configure, self._session_lost)
 
     # --- what happened in the model session (stamped now, delivered in order) --------
@@ -533,7 +536,14 @@ class SessionCore:
         ``input_audio_buffer.speech_started``): it holds due commits until the
         utterance's transcript is in. ``utterance_id``: the provider's id for the
         utterance when it gives one (OpenAI: the event's ``item_id``), so that its
-        transcript is attributed to it (:meth:`input_transcript`)."""
+        transcript is attributed to it (:meth:`input_transcript`).
+
+        A second utterance starting while no input transcript ever came (or the session
+        closing after speech without one) logs one warning for the session: input
+        transcription is off (:meth:`_warn_untranscribed`)."""
+        self._utterances += 1
+        if self._utterances >= 2:
+            self._warn_untranscribed()
         return self._speech(pb.SPEECH_EVENT_USER_ACTIVITY_START, utterance_id)
 
     def voice_activity_end(self, *, utterance_id: str = "") -> "asyncio.Future[None]":
@@ -574,6 +584,7 @@ class SessionCore:
         transcript, else the open one (Gemini's transcription comes late)."""
         if not text or not text.strip():
             return _done()
+        self._transcribed = True
         return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id)
 
     def output_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
@@ -712,6 +723,8 @@ class SessionCore:
         if self._closed:
             return
         self._closed = True
+        if self._utterances:
+            self._warn_untranscribed()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await self._outbox.drain(timeout)
@@ -730,6 +743,24 @@ class SessionCore:
                 t.cancel()
         # CloseSession ends the stream (OK) after the session's last effects.
         await self._stop_watch(max(0.0, min(2.0, deadline - loop.time())))
+
+    def _warn_untranscribed(self) -> None:
+        """Logs, once per session and at WARNING (a level an application's default
+        logging shows), that the user spoke but no input transcript ever came: input
+        transcription is off (or its events are not fed), so the arbiter cannot read a
+        stop, and every commit the user's speech holds is cancelled once the policy's
+        transcript_timeout passes. Judged on events (a second utterance, the close),
+        never on a timer."""
+        if self._transcribed or self._untranscribed_warned:
+            return
+        self._untranscribed_warned = True
+        log.warning(
+            "arbiter: session %s: the user spoke (%d utterance%s reported by voice activity) and no input transcript "
+            "came: is input transcription on? Without the user's words the arbiter cannot read a stop, and every "
+            "commit the user talks over is cancelled after the policy's transcript_timeout. Switch it on: Gemini "
+            "Live `input_audio_transcription` in the setup, OpenAI Realtime `audio.input.transcription` "
+            "(beta: `input_audio_transcription`) in session.update; and feed its events to the adapter.",
+            self.session_id, self._utterances, "" if self._utterances == 1 else "s")
 
     async def poll(self) -> None:
         """Poll: steps the session's timers and acts on every effect after the highest
@@ -891,7 +922,7 @@ class SessionCore:
                     await asyncio.sleep(1.0)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+        except Exception:
             log.exception("arbiter: Watch(%s)", self.session_id)
 
     def _stream(self, w: pb.WatchResponse) -> None:
@@ -909,13 +940,13 @@ class SessionCore:
         start = loop.time()
         try:
             await asyncio.sleep(_WATCH_HOLD)
-            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:
+            while self._inflight and loop.time() - start < _WATCH_HOLD_MAX:  # noqa: ASYNC110 - bounded by _WATCH_HOLD_MAX, not an event
                 await asyncio.sleep(0.01)
         finally:
             self._flush_task = None
         try:
             await self._flush_watched()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("arbiter: acting on the Watch's effects")
 
     async def _flush_watched(self) -> None:
@@ -996,7 +1027,7 @@ class SessionCore:
                 if isinstance(err, NotFoundError) and err.reason == "SESSION_NOT_FOUND":
                     return  # no session to report into (expired, or its store lost it)
                 await self._complete(job.id, pb.OUTCOME_FAILED, error=error)
-            except Exception:  # noqa: BLE001 - a background task: log, never raise into the void
+            except Exception:
                 log.exception("arbiter: reporting job %s as failed", job.id)
             return
         if job.settled:
@@ -1008,7 +1039,7 @@ class SessionCore:
             else:
                 await self._emit(Cancel(job.id, resp.reason) if job.prepared.is_set() else AbortPrepare(job.id, resp.reason))
                 await self._complete(job.id, pb.OUTCOME_CANCELLED)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("arbiter: handing out the decision for job %s", job.id)
 
     async def _decide(self, job: _Job) -> pb.DecideResponse:

@@ -172,6 +172,6 @@ def details_of(trailing_metadata: Any) -> Dict[str, Any]:
 def from_rpc_error(err: grpc.RpcError, rpc: str = "") -> ArbiterError:
     """Converts a grpc.aio error into the matching typed :class:`ArbiterError`, with the
     details of its trailer."""
-    code = err.code()  # type: ignore[attr-defined]
-    details = details_of(err.trailing_metadata())  # type: ignore[attr-defined]
-    return _BY_CODE.get(code, ArbiterError)(code, err.details() or "", rpc, **details)  # type: ignore[attr-defined]
+    code = err.code()
+    details = details_of(err.trailing_metadata())
+    return _BY_CODE.get(code, ArbiterError)(code, err.details() or "", rpc, **details)

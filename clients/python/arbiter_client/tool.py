@@ -199,7 +199,7 @@ class ToolJob:
                 task.cancel()
                 try:
                     await task
-                except (asyncio.CancelledError, Exception):
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the prepare's own end, replaced by Cancelled
                     pass
                 raise Cancelled(f"call {self.call_id}: the arbiter cancelled the job while it was being prepared")
             return await task
@@ -276,10 +276,12 @@ class ToolJob:
             await asyncio.Event().wait()  # never: the prepare decides
             return False
 
-    async def _complete(self, outcome: "pb.Outcome", *, result: Optional[Mapping[str, Any]] = None, error: str = "") -> Dict[str, Any]:
+    async def _complete(
+        self, outcome: "pb.Outcome", *, result: Optional[Mapping[str, Any]] = None, error: str = ""
+    ) -> Dict[str, Any]:
         req = pb.CompleteRequest(session_id=self.session_id, call_id=self.call_id, outcome=outcome, error=error)
         if result is not None:
-            req.result.CopyFrom(_struct(result))
+            req.result.update(dict(result))
         resp = await self.client.complete(req)
         self._reported = True
         for r in resp.effects.responses:

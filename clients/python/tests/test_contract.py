@@ -114,8 +114,8 @@ async def _abort(ctx, code, reason, delay_ms=None):
 
 
 def _test(fn):
+    """Makes fn a method of ContractTest (and no module-level test of its own for pytest)."""
     setattr(ContractTest, fn.__name__, fn)
-    return fn
 
 
 @_test

@@ -3,7 +3,6 @@ OUTCOME_UNKNOWN and confirm-then-act runs in the client and the Live adapter."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import unittest

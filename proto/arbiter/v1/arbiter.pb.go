@@ -1546,7 +1546,11 @@ type ReportTranscriptResponse struct {
 	// The intent read from the utterance's text so far: "stop" (undecided jobs it bears
 	// on are cancelled), "amend" (the user changed the request: jobs from before the
 	// utterance are cancelled with a note asking to call again with the new details),
-	// "other" or "unknown"; empty for an interim or model transcript.
+	// "unclear" (a reply that does not say whether the user still wants a pending job:
+	// under the policy's on_unclear, ask, its commit is held and a note asks the model
+	// to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+	// "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+	// only the model's echo); empty for an interim or model transcript.
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
@@ -4845,8 +4849,13 @@ type HistoryTranscript struct {
 	// The arbiter's number of the user utterance the piece was attributed to; 0 for the
 	// model's.
 	Utterance int32 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
-	// The utterance's intent after a final user piece: stop, amend, other or unknown.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+	// other or unknown.
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// For a final user piece, which of the utterance's words were not read as the
+	// user's and why ("8 words repeat what the model said within the last 10s: its
+	// echo, not the user's"); empty when all were.
+	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4919,6 +4928,13 @@ func (x *HistoryTranscript) GetUtterance() int32 {
 func (x *HistoryTranscript) GetIntent() string {
 	if x != nil {
 		return x.Intent
+	}
+	return ""
+}
+
+func (x *HistoryTranscript) GetDiscarded() string {
+	if x != nil {
+		return x.Discarded
 	}
 	return ""
 }
@@ -5769,14 +5785,15 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\rHistorySpeech\x12-\n" +
 	"\x05event\x18\x01 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xc0\x01\n" +
+	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xde\x01\n" +
 	"\x11HistoryTranscript\x12$\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x05R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"d\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"d\n" +
 	"\x0fHistoryWithdraw\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x126\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +

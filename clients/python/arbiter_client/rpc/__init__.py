@@ -12,6 +12,6 @@ register a file name once.
 try:  # googleapis-common-protos, when the application has it
     from google.rpc import error_details_pb2, status_pb2
 except ImportError:  # the copies generated here
-    from . import error_details_pb2, status_pb2  # type: ignore  # the same modules
+    from . import error_details_pb2, status_pb2  # the same modules
 
 __all__ = ["error_details_pb2", "status_pb2"]

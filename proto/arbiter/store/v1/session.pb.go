@@ -90,7 +90,9 @@ type Session struct {
 	// Log.
 	Log []*LogEntry `protobuf:"bytes,23,rep,name=log,proto3" json:"log,omitempty"`
 	// History (absent: nil).
-	History       *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	History *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
+	// ModelSaid (absent: the zero ModelSaid).
+	ModelSaid     *ModelSaid `protobuf:"bytes,30,opt,name=model_said,json=modelSaid,proto3" json:"model_said,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +295,68 @@ func (x *Session) GetHistory() *History {
 	return nil
 }
 
+func (x *Session) GetModelSaid() *ModelSaid {
+	if x != nil {
+		return x.ModelSaid
+	}
+	return nil
+}
+
+// ModelSaid is arbiter.ModelSaid.
+type ModelSaid struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Text.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// At.
+	At            int64 `protobuf:"zigzag64,2,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelSaid) Reset() {
+	*x = ModelSaid{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSaid) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSaid) ProtoMessage() {}
+
+func (x *ModelSaid) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSaid.ProtoReflect.Descriptor instead.
+func (*ModelSaid) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ModelSaid) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ModelSaid) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
 // TurnJoiner is speech.TurnJoiner.
 type TurnJoiner struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -316,7 +380,7 @@ type TurnJoiner struct {
 
 func (x *TurnJoiner) Reset() {
 	*x = TurnJoiner{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +392,7 @@ func (x *TurnJoiner) String() string {
 func (*TurnJoiner) ProtoMessage() {}
 
 func (x *TurnJoiner) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[1]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +405,7 @@ func (x *TurnJoiner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnJoiner.ProtoReflect.Descriptor instead.
 func (*TurnJoiner) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{1}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TurnJoiner) GetWindowNs() int64 {
@@ -412,7 +476,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +488,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[2]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +501,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ModelTurn) GetStart() int64 {
@@ -495,14 +559,16 @@ type Utterance struct {
 	// Intent.
 	Intent string `protobuf:"bytes,8,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Stop.
-	Stop          string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
+	// Echo.
+	Echo          bool `protobuf:"varint,30,opt,name=echo,proto3" json:"echo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Utterance) Reset() {
 	*x = Utterance{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +580,7 @@ func (x *Utterance) String() string {
 func (*Utterance) ProtoMessage() {}
 
 func (x *Utterance) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[3]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +593,7 @@ func (x *Utterance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Utterance.ProtoReflect.Descriptor instead.
 func (*Utterance) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Utterance) GetId() int64 {
@@ -593,6 +659,13 @@ func (x *Utterance) GetStop() string {
 	return ""
 }
 
+func (x *Utterance) GetEcho() bool {
+	if x != nil {
+		return x.Echo
+	}
+	return false
+}
+
 // Call is arbiter.Call.
 type Call struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -624,7 +697,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +709,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[4]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +722,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Call) GetId() string {
@@ -752,7 +825,7 @@ type CallOutcome struct {
 
 func (x *CallOutcome) Reset() {
 	*x = CallOutcome{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +837,7 @@ func (x *CallOutcome) String() string {
 func (*CallOutcome) ProtoMessage() {}
 
 func (x *CallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +850,7 @@ func (x *CallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOutcome.ProtoReflect.Descriptor instead.
 func (*CallOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallOutcome) GetAt() int64 {
@@ -891,6 +964,14 @@ type Job struct {
 	// (the usual case): those Seqs, its responses first, then its skips, notes and
 	// runs, each in order; completion is then absent.
 	CompletionSeqs []uint64 `protobuf:"varint,32,rep,packed,name=completion_seqs,json=completionSeqs,proto3" json:"completion_seqs,omitempty"`
+	// QuestionAt.
+	QuestionAt int64 `protobuf:"zigzag64,33,opt,name=question_at,json=questionAt,proto3" json:"question_at,omitempty"`
+	// QuestionBy.
+	QuestionBy int64 `protobuf:"varint,34,opt,name=question_by,json=questionBy,proto3" json:"question_by,omitempty"`
+	// QuestionOpen.
+	QuestionOpen bool `protobuf:"varint,35,opt,name=question_open,json=questionOpen,proto3" json:"question_open,omitempty"`
+	// AnsweredBy.
+	AnsweredBy int64 `protobuf:"varint,36,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
 	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
 	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
 	// Unguarded (completed by the agent's own answer, its tool never having asked).
@@ -901,7 +982,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +994,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1007,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetId() string {
@@ -1153,6 +1234,34 @@ func (x *Job) GetCompletionSeqs() []uint64 {
 	return nil
 }
 
+func (x *Job) GetQuestionAt() int64 {
+	if x != nil {
+		return x.QuestionAt
+	}
+	return 0
+}
+
+func (x *Job) GetQuestionBy() int64 {
+	if x != nil {
+		return x.QuestionBy
+	}
+	return 0
+}
+
+func (x *Job) GetQuestionOpen() bool {
+	if x != nil {
+		return x.QuestionOpen
+	}
+	return false
+}
+
+func (x *Job) GetAnsweredBy() int64 {
+	if x != nil {
+		return x.AnsweredBy
+	}
+	return 0
+}
+
 func (x *Job) GetAsked() bool {
 	if x != nil {
 		return x.Asked
@@ -1184,7 +1293,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1305,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1209,7 +1318,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Effects) GetResponses() []*Response {
@@ -1261,7 +1370,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1382,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1395,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Response) GetCallId() string {
@@ -1350,7 +1459,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1471,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1484,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Skip) GetCallId() string {
@@ -1440,7 +1549,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1561,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1574,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Note) GetJobId() string {
@@ -1556,7 +1665,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1677,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1690,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1675,7 +1784,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1796,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1809,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Run) GetId() string {
@@ -1815,7 +1924,7 @@ type LogEntry struct {
 
 func (x *LogEntry) Reset() {
 	*x = LogEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1936,7 @@ func (x *LogEntry) String() string {
 func (*LogEntry) ProtoMessage() {}
 
 func (x *LogEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1949,7 @@ func (x *LogEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
 func (*LogEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogEntry) GetSeq() uint64 {
@@ -1908,7 +2017,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2029,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2042,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *History) GetRecord() bool {
@@ -2000,7 +2109,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2121,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2134,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Hold) GetJob() string {
@@ -2093,7 +2202,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2214,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2227,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HistoryEntry) GetMs() int64 {
@@ -2277,7 +2386,7 @@ type CallEntry struct {
 
 func (x *CallEntry) Reset() {
 	*x = CallEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2289,7 +2398,7 @@ func (x *CallEntry) String() string {
 func (*CallEntry) ProtoMessage() {}
 
 func (x *CallEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2302,7 +2411,7 @@ func (x *CallEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEntry.ProtoReflect.Descriptor instead.
 func (*CallEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallEntry) GetId() string {
@@ -2418,7 +2527,7 @@ type SpeechEntry struct {
 
 func (x *SpeechEntry) Reset() {
 	*x = SpeechEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2430,7 +2539,7 @@ func (x *SpeechEntry) String() string {
 func (*SpeechEntry) ProtoMessage() {}
 
 func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2443,7 +2552,7 @@ func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechEntry.ProtoReflect.Descriptor instead.
 func (*SpeechEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SpeechEntry) GetKind() string {
@@ -2481,14 +2590,16 @@ type TranscriptEntry struct {
 	// Utterance.
 	Utterance int64 `protobuf:"varint,5,opt,name=utterance,proto3" json:"utterance,omitempty"`
 	// Intent.
-	Intent        string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
+	// Discarded.
+	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TranscriptEntry) Reset() {
 	*x = TranscriptEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2611,7 @@ func (x *TranscriptEntry) String() string {
 func (*TranscriptEntry) ProtoMessage() {}
 
 func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,7 +2624,7 @@ func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
 func (*TranscriptEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TranscriptEntry) GetModel() bool {
@@ -2558,6 +2669,13 @@ func (x *TranscriptEntry) GetIntent() string {
 	return ""
 }
 
+func (x *TranscriptEntry) GetDiscarded() string {
+	if x != nil {
+		return x.Discarded
+	}
+	return ""
+}
+
 // WithdrawEntry is arbiter.WithdrawEntry.
 type WithdrawEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2571,7 +2689,7 @@ type WithdrawEntry struct {
 
 func (x *WithdrawEntry) Reset() {
 	*x = WithdrawEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2701,7 @@ func (x *WithdrawEntry) String() string {
 func (*WithdrawEntry) ProtoMessage() {}
 
 func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2714,7 @@ func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawEntry.ProtoReflect.Descriptor instead.
 func (*WithdrawEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WithdrawEntry) GetCallIds() []string {
@@ -2624,7 +2742,7 @@ type JobEntry struct {
 
 func (x *JobEntry) Reset() {
 	*x = JobEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2636,7 +2754,7 @@ func (x *JobEntry) String() string {
 func (*JobEntry) ProtoMessage() {}
 
 func (x *JobEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2649,7 +2767,7 @@ func (x *JobEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEntry.ProtoReflect.Descriptor instead.
 func (*JobEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobEntry) GetJob() string {
@@ -2676,7 +2794,7 @@ type CompleteEntry struct {
 
 func (x *CompleteEntry) Reset() {
 	*x = CompleteEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2688,7 +2806,7 @@ func (x *CompleteEntry) String() string {
 func (*CompleteEntry) ProtoMessage() {}
 
 func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2701,7 +2819,7 @@ func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteEntry.ProtoReflect.Descriptor instead.
 func (*CompleteEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompleteEntry) GetJob() string {
@@ -2747,7 +2865,7 @@ type ConfigureEntry struct {
 
 func (x *ConfigureEntry) Reset() {
 	*x = ConfigureEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2759,7 +2877,7 @@ func (x *ConfigureEntry) String() string {
 func (*ConfigureEntry) ProtoMessage() {}
 
 func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2772,7 +2890,7 @@ func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureEntry.ProtoReflect.Descriptor instead.
 func (*ConfigureEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConfigureEntry) GetLanguage() string {
@@ -2809,7 +2927,7 @@ type ConnectEntry struct {
 
 func (x *ConnectEntry) Reset() {
 	*x = ConnectEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2821,7 +2939,7 @@ func (x *ConnectEntry) String() string {
 func (*ConnectEntry) ProtoMessage() {}
 
 func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2834,7 +2952,7 @@ func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectEntry.ProtoReflect.Descriptor instead.
 func (*ConnectEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConnectEntry) GetId() string {
@@ -2864,7 +2982,7 @@ type ProgressEntry struct {
 
 func (x *ProgressEntry) Reset() {
 	*x = ProgressEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +2994,7 @@ func (x *ProgressEntry) String() string {
 func (*ProgressEntry) ProtoMessage() {}
 
 func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3007,7 @@ func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEntry.ProtoReflect.Descriptor instead.
 func (*ProgressEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ProgressEntry) GetJob() string {
@@ -2923,7 +3041,7 @@ type DecisionEntry struct {
 
 func (x *DecisionEntry) Reset() {
 	*x = DecisionEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3053,7 @@ func (x *DecisionEntry) String() string {
 func (*DecisionEntry) ProtoMessage() {}
 
 func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3066,7 @@ func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
 func (*DecisionEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecisionEntry) GetJob() string {
@@ -2994,7 +3112,7 @@ type HoldEntry struct {
 
 func (x *HoldEntry) Reset() {
 	*x = HoldEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3124,7 @@ func (x *HoldEntry) String() string {
 func (*HoldEntry) ProtoMessage() {}
 
 func (x *HoldEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3137,7 @@ func (x *HoldEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldEntry.ProtoReflect.Descriptor instead.
 func (*HoldEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HoldEntry) GetJob() string {
@@ -3047,7 +3165,7 @@ var File_arbiter_store_v1_session_proto protoreflect.FileDescriptor
 
 const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xe7\x06\n" +
+	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xa3\a\n" +
 	"\aSession\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12/\n" +
@@ -3078,7 +3196,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\tevent_ids\x18\x15 \x03(\tR\beventIds\x12\x17\n" +
 	"\alog_seq\x18\x16 \x01(\x04R\x06logSeq\x12,\n" +
 	"\x03log\x18\x17 \x03(\v2\x1a.arbiter.store.v1.LogEntryR\x03log\x123\n" +
-	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\"\xd2\x01\n" +
+	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\x12:\n" +
+	"\n" +
+	"model_said\x18\x1e \x01(\v2\x1b.arbiter.store.v1.ModelSaidR\tmodelSaid\"/\n" +
+	"\tModelSaid\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x12R\x02at\"\xd2\x01\n" +
 	"\n" +
 	"TurnJoiner\x12\x1b\n" +
 	"\twindow_ns\x18\x01 \x01(\x03R\bwindowNs\x12\x12\n" +
@@ -3094,7 +3217,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x03end\x18\x02 \x01(\x12R\x03end\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06joined\x18\x04 \x01(\bR\x06joined\x12\x10\n" +
-	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xd4\x01\n" +
+	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xe8\x01\n" +
 	"\tUtterance\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
 	"\vprovider_id\x18\x02 \x01(\tR\n" +
@@ -3105,7 +3228,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\ainterim\x18\x06 \x01(\tR\ainterim\x12\x14\n" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x16\n" +
 	"\x06intent\x18\b \x01(\tR\x06intent\x12\x12\n" +
-	"\x04stop\x18\t \x01(\tR\x04stop\"\xd8\x02\n" +
+	"\x04stop\x18\t \x01(\tR\x04stop\x12\x12\n" +
+	"\x04echo\x18\x1e \x01(\bR\x04echo\"\xd8\x02\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -3128,7 +3252,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\x9f\b\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xa7\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3172,7 +3296,14 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x06run_id\x18\x1e \x01(\tR\x05runId\x12\x1f\n" +
 	"\vwas_unknown\x18\x1f \x01(\bR\n" +
 	"wasUnknown\x12'\n" +
-	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x14\n" +
+	"\x0fcompletion_seqs\x18  \x03(\x04R\x0ecompletionSeqs\x12\x1f\n" +
+	"\vquestion_at\x18! \x01(\x12R\n" +
+	"questionAt\x12\x1f\n" +
+	"\vquestion_by\x18\" \x01(\x03R\n" +
+	"questionBy\x12#\n" +
+	"\rquestion_open\x18# \x01(\bR\fquestionOpen\x12\x1f\n" +
+	"\vanswered_by\x18$ \x01(\x03R\n" +
+	"answeredBy\x12\x14\n" +
 	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
 	"\tunguarded\x183 \x01(\bR\tunguarded\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
@@ -3291,14 +3422,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vSpeechEntry\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xae\x01\n" +
+	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xcc\x01\n" +
 	"\x0fTranscriptEntry\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\bR\x05model\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
 	"\ainterim\x18\x03 \x01(\bR\ainterim\x12!\n" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x03R\tutterance\x12\x16\n" +
-	"\x06intent\x18\x06 \x01(\tR\x06intent\"B\n" +
+	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"B\n" +
 	"\rWithdrawEntry\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x1c\n" +
@@ -3343,75 +3475,77 @@ func file_arbiter_store_v1_session_proto_rawDescGZIP() []byte {
 	return file_arbiter_store_v1_session_proto_rawDescData
 }
 
-var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Session)(nil),         // 0: arbiter.store.v1.Session
-	(*TurnJoiner)(nil),      // 1: arbiter.store.v1.TurnJoiner
-	(*ModelTurn)(nil),       // 2: arbiter.store.v1.ModelTurn
-	(*Utterance)(nil),       // 3: arbiter.store.v1.Utterance
-	(*Call)(nil),            // 4: arbiter.store.v1.Call
-	(*CallOutcome)(nil),     // 5: arbiter.store.v1.CallOutcome
-	(*Job)(nil),             // 6: arbiter.store.v1.Job
-	(*Effects)(nil),         // 7: arbiter.store.v1.Effects
-	(*Response)(nil),        // 8: arbiter.store.v1.Response
-	(*Skip)(nil),            // 9: arbiter.store.v1.Skip
-	(*Note)(nil),            // 10: arbiter.store.v1.Note
-	(*RunUpdate)(nil),       // 11: arbiter.store.v1.RunUpdate
-	(*Run)(nil),             // 12: arbiter.store.v1.Run
-	(*LogEntry)(nil),        // 13: arbiter.store.v1.LogEntry
-	(*History)(nil),         // 14: arbiter.store.v1.History
-	(*Hold)(nil),            // 15: arbiter.store.v1.Hold
-	(*HistoryEntry)(nil),    // 16: arbiter.store.v1.HistoryEntry
-	(*CallEntry)(nil),       // 17: arbiter.store.v1.CallEntry
-	(*SpeechEntry)(nil),     // 18: arbiter.store.v1.SpeechEntry
-	(*TranscriptEntry)(nil), // 19: arbiter.store.v1.TranscriptEntry
-	(*WithdrawEntry)(nil),   // 20: arbiter.store.v1.WithdrawEntry
-	(*JobEntry)(nil),        // 21: arbiter.store.v1.JobEntry
-	(*CompleteEntry)(nil),   // 22: arbiter.store.v1.CompleteEntry
-	(*ConfigureEntry)(nil),  // 23: arbiter.store.v1.ConfigureEntry
-	(*ConnectEntry)(nil),    // 24: arbiter.store.v1.ConnectEntry
-	(*ProgressEntry)(nil),   // 25: arbiter.store.v1.ProgressEntry
-	(*DecisionEntry)(nil),   // 26: arbiter.store.v1.DecisionEntry
-	(*HoldEntry)(nil),       // 27: arbiter.store.v1.HoldEntry
+	(*ModelSaid)(nil),       // 1: arbiter.store.v1.ModelSaid
+	(*TurnJoiner)(nil),      // 2: arbiter.store.v1.TurnJoiner
+	(*ModelTurn)(nil),       // 3: arbiter.store.v1.ModelTurn
+	(*Utterance)(nil),       // 4: arbiter.store.v1.Utterance
+	(*Call)(nil),            // 5: arbiter.store.v1.Call
+	(*CallOutcome)(nil),     // 6: arbiter.store.v1.CallOutcome
+	(*Job)(nil),             // 7: arbiter.store.v1.Job
+	(*Effects)(nil),         // 8: arbiter.store.v1.Effects
+	(*Response)(nil),        // 9: arbiter.store.v1.Response
+	(*Skip)(nil),            // 10: arbiter.store.v1.Skip
+	(*Note)(nil),            // 11: arbiter.store.v1.Note
+	(*RunUpdate)(nil),       // 12: arbiter.store.v1.RunUpdate
+	(*Run)(nil),             // 13: arbiter.store.v1.Run
+	(*LogEntry)(nil),        // 14: arbiter.store.v1.LogEntry
+	(*History)(nil),         // 15: arbiter.store.v1.History
+	(*Hold)(nil),            // 16: arbiter.store.v1.Hold
+	(*HistoryEntry)(nil),    // 17: arbiter.store.v1.HistoryEntry
+	(*CallEntry)(nil),       // 18: arbiter.store.v1.CallEntry
+	(*SpeechEntry)(nil),     // 19: arbiter.store.v1.SpeechEntry
+	(*TranscriptEntry)(nil), // 20: arbiter.store.v1.TranscriptEntry
+	(*WithdrawEntry)(nil),   // 21: arbiter.store.v1.WithdrawEntry
+	(*JobEntry)(nil),        // 22: arbiter.store.v1.JobEntry
+	(*CompleteEntry)(nil),   // 23: arbiter.store.v1.CompleteEntry
+	(*ConfigureEntry)(nil),  // 24: arbiter.store.v1.ConfigureEntry
+	(*ConnectEntry)(nil),    // 25: arbiter.store.v1.ConnectEntry
+	(*ProgressEntry)(nil),   // 26: arbiter.store.v1.ProgressEntry
+	(*DecisionEntry)(nil),   // 27: arbiter.store.v1.DecisionEntry
+	(*HoldEntry)(nil),       // 28: arbiter.store.v1.HoldEntry
 }
 var file_arbiter_store_v1_session_proto_depIdxs = []int32{
-	1,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
-	3,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
-	4,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
-	6,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
-	12, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
-	13, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
-	14, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
-	2,  // 7: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
-	5,  // 8: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
-	7,  // 9: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
-	8,  // 10: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
-	9,  // 11: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
-	10, // 12: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
-	11, // 13: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
-	8,  // 14: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
-	9,  // 15: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
-	10, // 16: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
-	11, // 17: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
-	16, // 18: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
-	15, // 19: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
-	17, // 20: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
-	18, // 21: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
-	19, // 22: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
-	20, // 23: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
-	21, // 24: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
-	22, // 25: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
-	23, // 26: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
-	24, // 27: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
-	25, // 28: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
-	26, // 29: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
-	21, // 30: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
-	27, // 31: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	2,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
+	4,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
+	5,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
+	7,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
+	13, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
+	14, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
+	15, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
+	1,  // 7: arbiter.store.v1.Session.model_said:type_name -> arbiter.store.v1.ModelSaid
+	3,  // 8: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
+	6,  // 9: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
+	8,  // 10: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
+	9,  // 11: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
+	10, // 12: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
+	11, // 13: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
+	12, // 14: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
+	9,  // 15: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
+	10, // 16: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
+	11, // 17: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
+	12, // 18: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
+	17, // 19: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
+	16, // 20: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
+	18, // 21: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
+	19, // 22: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
+	20, // 23: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
+	21, // 24: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
+	22, // 25: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
+	23, // 26: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
+	24, // 27: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
+	25, // 28: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
+	26, // 29: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
+	27, // 30: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
+	22, // 31: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
+	28, // 32: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
@@ -3419,14 +3553,14 @@ func file_arbiter_store_v1_session_proto_init() {
 	if File_arbiter_store_v1_session_proto != nil {
 		return
 	}
-	file_arbiter_store_v1_session_proto_msgTypes[16].OneofWrappers = []any{}
+	file_arbiter_store_v1_session_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_store_v1_session_proto_rawDesc), len(file_arbiter_store_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -538,7 +538,11 @@ export interface ReportTranscriptResponse {
      * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
      * on are cancelled), "amend" (the user changed the request: jobs from before the
      * utterance are cancelled with a note asking to call again with the new details),
-     * "other" or "unknown"; empty for an interim or model transcript.
+     * "unclear" (a reply that does not say whether the user still wants a pending job:
+     * under the policy's on_unclear, ask, its commit is held and a note asks the model
+     * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+     * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+     * only the model's echo); empty for an interim or model transcript.
      */
     intent: string;
     /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -1332,8 +1336,17 @@ export interface HistoryTranscript {
      * model's.
      */
     utterance: number;
-    /** The utterance's intent after a final user piece: stop, amend, other or unknown. */
+    /**
+     * The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+     * other or unknown.
+     */
     intent: string;
+    /**
+     * For a final user piece, which of the utterance's words were not read as the
+     * user's and why ("8 words repeat what the model said within the last 10s: its
+     * echo, not the user's"); empty when all were.
+     */
+    discarded: string;
 }
 /** HistoryWithdraw is a ReportToolCallCancellation. */
 export interface HistoryWithdraw {

@@ -6536,7 +6536,7 @@ export const HistorySpeech = {
     },
 };
 function createBaseHistoryTranscript() {
-    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "" };
+    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", discarded: "" };
 }
 export const HistoryTranscript = {
     encode(message, writer = new BinaryWriter()) {
@@ -6557,6 +6557,9 @@ export const HistoryTranscript = {
         }
         if (message.intent !== "") {
             writer.uint32(50).string(message.intent);
+        }
+        if (message.discarded !== "") {
+            writer.uint32(242).string(message.discarded);
         }
         return writer;
     },
@@ -6615,6 +6618,13 @@ export const HistoryTranscript = {
                         message.intent = reader.string();
                         continue;
                     }
+                    case 30: {
+                        if (tag !== 242) {
+                            break;
+                        }
+                        message.discarded = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6639,6 +6649,7 @@ export const HistoryTranscript = {
                     : "",
             utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
             intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+            discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
         };
     },
     toJSON(message) {
@@ -6661,6 +6672,9 @@ export const HistoryTranscript = {
         if (message.intent !== "") {
             obj.intent = message.intent;
         }
+        if (message.discarded !== "") {
+            obj.discarded = message.discarded;
+        }
         return obj;
     },
     create(base) {
@@ -6674,6 +6688,7 @@ export const HistoryTranscript = {
         message.utteranceId = object.utteranceId ?? "";
         message.utterance = object.utterance ?? 0;
         message.intent = object.intent ?? "";
+        message.discarded = object.discarded ?? "";
         return message;
     },
 };

@@ -1102,7 +1102,11 @@ export interface ReportTranscriptResponse {
    * The intent read from the utterance's text so far: "stop" (undecided jobs it bears
    * on are cancelled), "amend" (the user changed the request: jobs from before the
    * utterance are cancelled with a note asking to call again with the new details),
-   * "other" or "unknown"; empty for an interim or model transcript.
+   * "unclear" (a reply that does not say whether the user still wants a pending job:
+   * under the policy's on_unclear, ask, its commit is held and a note asks the model
+   * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
+   * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
+   * only the model's echo); empty for an interim or model transcript.
    */
   intent: string;
   /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -1994,8 +1998,17 @@ export interface HistoryTranscript {
    * model's.
    */
   utterance: number;
-  /** The utterance's intent after a final user piece: stop, amend, other or unknown. */
+  /**
+   * The utterance's intent after a final user piece: stop, amend, unclear, go_ahead,
+   * other or unknown.
+   */
   intent: string;
+  /**
+   * For a final user piece, which of the utterance's words were not read as the
+   * user's and why ("8 words repeat what the model said within the last 10s: its
+   * echo, not the user's"); empty when all were.
+   */
+  discarded: string;
 }
 
 /** HistoryWithdraw is a ReportToolCallCancellation. */
@@ -8250,7 +8263,7 @@ export const HistorySpeech: MessageFns<HistorySpeech> = {
 };
 
 function createBaseHistoryTranscript(): HistoryTranscript {
-  return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "" };
+  return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", discarded: "" };
 }
 
 export const HistoryTranscript: MessageFns<HistoryTranscript> = {
@@ -8272,6 +8285,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     }
     if (message.intent !== "") {
       writer.uint32(50).string(message.intent);
+    }
+    if (message.discarded !== "") {
+      writer.uint32(242).string(message.discarded);
     }
     return writer;
   },
@@ -8337,6 +8353,14 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
             message.intent = reader.string();
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.discarded = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8361,6 +8385,7 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
         : "",
       utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
       intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+      discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
     };
   },
 
@@ -8384,6 +8409,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     if (message.intent !== "") {
       obj.intent = message.intent;
     }
+    if (message.discarded !== "") {
+      obj.discarded = message.discarded;
+    }
     return obj;
   },
 
@@ -8398,6 +8426,7 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     message.utteranceId = object.utteranceId ?? "";
     message.utterance = object.utterance ?? 0;
     message.intent = object.intent ?? "";
+    message.discarded = object.discarded ?? "";
     return message;
   },
 };
