@@ -329,6 +329,7 @@ func (m *Store) IndexCall(_ context.Context, tenant, callID, id string, ttl time
 		e.session = "" // two sessions: ambiguous
 	}
 	m.calls[k] = e
+	m.callExpiries.set(k, e.expires)
 	m.mu.Unlock()
 	return nil
 }
