@@ -153,7 +153,7 @@ check "node stubs match proto/ (clients/node/generate.sh)" \
 check "node dist/ matches src/ (npm run build)" \
   bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
 check "the READMEs' stack snippets are cut from the agents the wire checks run (e2e/snippets.py)" \
-  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md" "$py/README.md"
+  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$root/docs/wire-guard.md" "$node/README.md" "$py/README.md"
 
 echo "== packages install offline and import"
 check "python: the lowest environment pins pyproject.toml's floors (grpcio, protobuf)" \
