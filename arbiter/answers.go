@@ -37,8 +37,9 @@ import "time"
 // the tool did is recorded, and a re-issue is answered with it.
 type ToolAnswer struct {
 	CallID string
-	// Payload is the agent's function response: at most MaxArgsBytes JSON-encoded and
-	// MaxArgsDepth levels deep, Invalid naming `result` otherwise.
+	// Payload is the agent's function response. One over MaxArgsBytes JSON-encoded or
+	// MaxArgsDepth levels deep is taken as Complete takes such a result (issue 25: every
+	// call is answered whatever its result): left out, ResultOmission saying why.
 	Payload map[string]any
 	// ObservedAt is when the agent sent it; zero: when it reaches the engine.
 	ObservedAt time.Time
@@ -80,15 +81,7 @@ type AnswerResult struct {
 
 func (ev ToolAnswer) observedAt() time.Time { return ev.ObservedAt }
 
-func (ev ToolAnswer) validate() error {
-	if err := CheckName("call_id", ev.CallID); err != nil {
-		return err
-	}
-	if err := checkDepth("result", ev.Payload, MaxArgsDepth); err != nil {
-		return err
-	}
-	return checkSize("result", ev.Payload, MaxArgsBytes)
-}
+func (ev ToolAnswer) validate() error { return CheckName("call_id", ev.CallID) }
 
 // check: an answer is read on any session, a closed one included (a tool that
 // finishes after the close still reports what it did), so nothing is refused here.
@@ -109,7 +102,8 @@ func (ev ToolAnswer) apply(st *step) error {
 	if j != nil && j.Outcome == NotCompleted {
 		switch {
 		case !j.SideEffect:
-			j.Outcome, j.CompletedAt, j.Result = Result, s.Now, ev.Payload
+			j.Outcome, j.CompletedAt = Result, s.Now
+			Complete{Result: ev.Payload}.taken().keep(j)
 			st.completed(j)
 		case !j.Asked:
 			st.unguarded(j, ev.Payload)
@@ -137,7 +131,7 @@ func (st *step) answerOf(c *Call) *AnswerResult {
 func (st *step) completed(j *Job) {
 	st.out.Changed = true
 	st.out.Outcomes = append(st.out.Outcomes, JobOutcome{j.ID, j.Tool, j.Outcome})
-	st.remember(HistoryEntry{Complete: &CompleteEntry{Job: j.ID, Outcome: j.Outcome, Result: j.Result}})
+	st.remember(HistoryEntry{Complete: &CompleteEntry{Job: j.ID, Outcome: j.Outcome, Result: j.Result, ResultOmitted: j.ResultOmitted}})
 	st.answerJob(j, st.completionNote)
 }
 
@@ -149,6 +143,7 @@ func (st *step) unguarded(j *Job, payload map[string]any) {
 	if j.Decision == Undecided {
 		st.decideJob(j, DecisionCommit, "", reasonUnguarded)
 	}
-	j.Outcome, j.CompletedAt, j.Result, j.Unguarded = Result, st.s.Now, payload, true
+	j.Outcome, j.CompletedAt, j.Unguarded = Result, st.s.Now, true
+	Complete{Result: payload}.taken().keep(j)
 	st.completed(j)
 }

@@ -161,3 +161,18 @@ func TestToolAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestToolAnswerOverLimit: issue 25, item 5, for the agent's own answer as the wire
+// guard reads it. An answer over 64 KiB was refused (INVALID_ARGUMENT naming result)
+// and the call went unanswered; now it answers the call, its payload left out as a
+// Complete's result is (result_omitted).
+func TestToolAnswerOverLimit(t *testing.T) {
+	sp := newStepper(t, bookingPolicy())
+	sp.do(0, RegisterCall{CallID: "w1", Tool: "get_weather", Args: map[string]any{"city": "Lyon"}})
+	out := sp.do(500, ToolAnswer{CallID: "w1", Payload: bigResult(70 << 10)})
+	r := onlyResponse(t, out)
+	om, _ := r.Payload[keyResultOmitted].(map[string]any)
+	if out.Answer.Verdict != AnswerSend || r.Payload["status"] != "ok" || om["reason"] != ResultTooLarge {
+		t.Fatalf("%+v %+v: want the call answered ok with result_omitted", out.Answer, r.Payload)
+	}
+}

@@ -50,6 +50,9 @@ type RegisterCall struct {
 func (ev RegisterCall) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev RegisterCall) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if ev.CallID != "" {
 		if err := CheckName("call_id", ev.CallID); err != nil {
 			return err
@@ -69,6 +72,9 @@ func (ev RegisterCall) validate() error {
 	}
 	if len(ev.BusinessKey) > MaxKeyBytes {
 		return Fieldf(Invalid, "business_key", "%d bytes, at most %d", len(ev.BusinessKey), MaxKeyBytes)
+	}
+	if err := checkText("business_key", ev.BusinessKey, false); err != nil {
+		return err
 	}
 	switch ev.Behavior {
 	case BehaviorUnspecified, Blocking, NonBlocking:
@@ -318,11 +324,14 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 			return nil
 		}
 	}
+	triggers := st.triggers(now, tp)
+	if old := st.continued(tp, args, key, explicitKey, triggers); old != nil {
+		st.supersede(old, c) // the whole request replaces the half-told one (continuation.go)
+	}
 	j := &Job{
 		ID: st.mintJobID(), Tool: tp.tool.Name, Key: key, SideEffect: tp.tool.SideEffect,
-		CallIDs: []string{c.ID}, Args: args, CreatedAt: now,
+		CallIDs: []string{c.ID}, Args: args, CreatedAt: now, Triggers: triggers,
 	}
-	j.Triggers = st.triggers(now, tp)
 	s.Jobs = append(s.Jobs, j)
 	c.Disposition = Execute
 	c.JobID = j.ID
@@ -338,12 +347,19 @@ func (st *step) startJob(c *Call, tp toolPolicy, args map[string]any, explicitKe
 // midnight ("tomorrow 3pm" at 23:59:58 and its re-issue at 00:00:03 are one booking; read
 // at each call's time they were two days, two jobs, two commits). A session that goes
 // on past midnight reads "tomorrow" from the day it started. Zero CreatedAt (not
-// possible once the session has an event): the step's time.
+// possible once the session has an event): the step's time. It is in the session's
+// time zone (Session.TimeZone; UTC when none), where days and wall-clock times are
+// read.
 func (st *step) keyRef() time.Time {
-	if st.s.CreatedAt.IsZero() {
-		return st.s.Now
+	ref := st.s.CreatedAt
+	if ref.IsZero() {
+		ref = st.s.Now
 	}
-	return st.s.CreatedAt
+	zone := zoneOf(st.s.TimeZone)
+	if zone == nil {
+		zone = time.UTC // a zone this machine does not know (another replica's newer tz database)
+	}
+	return ref.In(zone)
 }
 
 // stopHeardBefore cancels a new side-effecting job at once when a triggering utterance

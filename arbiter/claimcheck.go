@@ -59,6 +59,9 @@ func (st *step) correction(j *Job, claim speech.ClaimKind, past, said string) st
 	desc := st.describe(j.Tool, j.Args)
 	switch {
 	case claim == speech.ClaimDone && (j.Decision == DecisionCancel || j.Outcome == Cancelled || j.Outcome == Failed):
+		if st.standing(j) != nil {
+			return "" // another job of the same business key stands: "it's booked" may be right
+		}
 		return correctNotMade(desc, past, said)
 	case claim == speech.ClaimDone && j.Decision == Undecided:
 		return correctStillPending(desc, said)

@@ -3,6 +3,8 @@ package arbiter
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"unicode/utf8"
 )
 
 // Completion: the two phases of a job as the agent reports them. Decide records that
@@ -120,6 +122,8 @@ func (st *step) pendingReason(j *Job) string {
 		return pendingPrepare
 	case len(st.holding(j, tp)) > 0:
 		return pendingHeld
+	case !st.s.Now.Before(j.PreparedAt.Add(tp.timings.Grace)) && st.s.Now.Before(st.continuationUntil(j, tp)):
+		return pendingContinuation
 	default:
 		return pendingGrace
 	}
@@ -127,30 +131,34 @@ func (st *step) pendingReason(j *Job) string {
 
 // Complete reports a job's outcome. The job is named by JobID, or by CallID as for
 // Decide (jobRef).
+//
+// Every call of the job is answered whatever the report carries (issue 25: a result
+// over the size limit was refused, Invalid, and nothing answered the call; a BLOCKING
+// call waited for max_pending and was told no result came). What decides whether a
+// Complete is taken is only the job's state and the outcome (outcomeFits, and a retry
+// must say what the first report said); its content never refuses it:
+//   - a result over MaxArgsBytes JSON-encoded, or nesting over MaxArgsDepth levels, is
+//     not passed on: the responses carry `result_omitted` (ResultOmission) instead of
+//     `result`, and the outcome stands (a commit stays committed);
+//   - an error text is cleaned of control characters (each becomes U+FFFD, as does a
+//     byte that is not UTF-8) and cut to MaxErrorBytes with a marker saying how long
+//     it was (errorText);
+//   - NaN and infinite numbers in the result are taken as null, as in a call's args.
 type Complete struct {
 	JobID   string
 	CallID  string
 	Outcome Outcome
 	// Result is the backend's result, carried whole under `result` in the function
-	// response payload: at most MaxArgsBytes JSON-encoded and MaxArgsDepth levels of
-	// objects and lists deep, Invalid naming `result` otherwise.
+	// response payload when it is at most MaxArgsBytes JSON-encoded and MaxArgsDepth
+	// levels of objects and lists deep; otherwise left out (ResultOmission).
 	Result map[string]any
-	// Error says what failed, for Failed (at most MaxErrorBytes).
+	// Error says what failed, for Failed; cleaned and cut to MaxErrorBytes (errorText).
 	Error string
 }
 
 func (ev Complete) validate() error {
 	if err := checkJobRef(ev.JobID, ev.CallID); err != nil {
 		return err
-	}
-	if err := checkDepth("result", ev.Result, MaxArgsDepth); err != nil {
-		return err
-	}
-	if err := checkSize("result", ev.Result, MaxArgsBytes); err != nil {
-		return err
-	}
-	if len(ev.Error) > MaxErrorBytes {
-		return Fieldf(Invalid, "error", "%d bytes, at most %d", len(ev.Error), MaxErrorBytes)
 	}
 	switch ev.Outcome {
 	case Committed, Cancelled, Failed, Result, Unknown:
@@ -172,11 +180,13 @@ func (ev Complete) check(st *step) error {
 	}
 	if j.Outcome != NotCompleted {
 		// A retry is answered from the record, so it must say what the first said: a
-		// different result would be dropped, and the model told the first one.
-		if ev.Error != j.Error {
+		// different result would be dropped, and the model told the first one. Both
+		// are compared as the job keeps them (a result left out by its digest).
+		r := ev.taken()
+		if r.err != j.Error {
 			return Fieldf(FailedPrecondition, "error", "job %q already completed with another error: a retried Complete sends the first one's", j.ID)
 		}
-		if !sameResult(ev.Result, j.Result) {
+		if !r.same(j) {
 			return Fieldf(FailedPrecondition, "result", "job %q already completed with another result: a retried Complete sends the first one's", j.ID)
 		}
 	}
@@ -201,10 +211,12 @@ func (ev Complete) apply(st *step) error {
 	if (ev.Outcome == Committed || ev.Outcome == Unknown) && j.Decision != DecisionCommit {
 		st.committedAfterRevoke(j)
 	}
+	r := ev.taken()
 	if ev.Outcome == Failed && j.SideEffect && j.Decision == Undecided {
-		st.decideJob(j, DecisionCancel, CauseFailed, reasonFailed(ev.Error))
+		st.decideJob(j, DecisionCancel, CauseFailed, reasonFailed(r.err))
 	}
-	j.Outcome, j.CompletedAt, j.Result, j.Error = ev.Outcome, s.Now, ev.Result, ev.Error
+	j.Outcome, j.CompletedAt = ev.Outcome, s.Now
+	r.keep(j)
 	st.out.Changed = true
 	st.out.Outcomes = append(st.out.Outcomes, JobOutcome{j.ID, j.Tool, j.Outcome})
 	st.answerJob(j, st.completionNote)
@@ -300,7 +312,8 @@ func (st *step) resolveUnknown(j *Job, ev Complete) error {
 	if ev.Outcome != Committed && ev.Outcome != Failed {
 		return Fieldf(FailedPrecondition, "outcome", "job %q has an unknown outcome: complete it with committed or failed once it is known", j.ID)
 	}
-	j.Outcome, j.CompletedAt, j.Result, j.Error, j.WasUnknown = ev.Outcome, st.s.Now, ev.Result, ev.Error, true
+	j.Outcome, j.CompletedAt, j.WasUnknown = ev.Outcome, st.s.Now, true
+	ev.taken().keep(j)
 	st.out.Changed = true
 	st.out.Outcomes = append(st.out.Outcomes, JobOutcome{j.ID, j.Tool, j.Outcome})
 	st.answerJob(j, st.resolvedNote)
@@ -360,6 +373,104 @@ func (ev Progress) apply(st *step) error {
 		st.emitInterim(c, progressPayload(ev.Result))
 	}
 	return nil
+}
+
+// ResultOmission says why a Complete's result was not passed on, in the job's function
+// responses under `result_omitted` (in place of `result`) and in the record. Its JSON is
+// the response's shape: {"reason": "too_large", "bytes": 70123, "max_bytes": 65536,
+// "message": "..."} or {"reason": "too_deep", "max_depth": 16, "message": "..."}.
+type ResultOmission struct {
+	// Reason is ResultTooLarge or ResultTooDeep.
+	Reason string `json:"reason"`
+	// Bytes is the result's size JSON-encoded, and MaxBytes the bound (MaxArgsBytes),
+	// for ResultTooLarge.
+	Bytes    int `json:"bytes,omitempty"`
+	MaxBytes int `json:"max_bytes,omitempty"`
+	// MaxDepth is the bound on nesting (MaxArgsDepth), for ResultTooDeep.
+	MaxDepth int `json:"max_depth,omitempty"`
+	// Message says it in words, for the model.
+	Message string `json:"message"`
+	// Digest fingerprints the result as it was sent (its canonical JSON), so that a
+	// retried Complete is told from one with another result. Kept in the record, not
+	// sent to the model (payload writes the other fields).
+	Digest string `json:"digest,omitempty"`
+}
+
+// The reasons a result is left out.
+const (
+	ResultTooLarge = "too_large"
+	ResultTooDeep  = "too_deep"
+)
+
+// taken is what a job keeps of a Complete: its result (nil when left out), why it was
+// left out, and its error text.
+type taken struct {
+	result  map[string]any
+	omitted *ResultOmission
+	err     string
+}
+
+// taken returns what the job keeps of ev (see Complete). Pure; the size is measured
+// without encoding the result when it is JSON-shaped (jsonLen).
+func (ev Complete) taken() taken {
+	t := taken{result: jsonSafe(ev.Result), err: errorText(ev.Error)}
+	if len(t.result) == 0 {
+		return t
+	}
+	if nestedDeeper(t.result, MaxArgsDepth) {
+		t.omitted = &ResultOmission{Reason: ResultTooDeep, MaxDepth: MaxArgsDepth, Message: resultTooDeep(MaxArgsDepth)}
+	} else if n := resultSize(t.result); n > MaxArgsBytes {
+		t.omitted = &ResultOmission{Reason: ResultTooLarge, Bytes: n, MaxBytes: MaxArgsBytes, Message: resultTooLarge(n, MaxArgsBytes)}
+	}
+	if t.omitted != nil {
+		t.omitted.Digest = fingerprint(canonicalJSON(t.result))
+		t.result = nil
+	}
+	return t
+}
+
+// resultSize is the size of a result JSON-encoded (one that does not encode counts as
+// over every bound).
+func resultSize(v map[string]any) int {
+	if n, ok := jsonLen(v); ok {
+		return n
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b)
+}
+
+// keep records t as j's result and error.
+func (t taken) keep(j *Job) {
+	j.Result, j.ResultOmitted, j.Error = t.result, t.omitted, t.err
+}
+
+// same reports whether t is what j kept: the same result (sameResult), or a result left
+// out for the same reason with the same digest.
+func (t taken) same(j *Job) bool {
+	if t.omitted != nil || j.ResultOmitted != nil {
+		return t.omitted != nil && j.ResultOmitted != nil && t.omitted.Reason == j.ResultOmitted.Reason &&
+			t.omitted.Digest == j.ResultOmitted.Digest
+	}
+	return sameResult(t.result, j.Result)
+}
+
+// errorText is a Complete's error as the job keeps it: cleanText'd, and when longer than
+// MaxErrorBytes cut at a character boundary with a marker saying how long it was as
+// sent, the whole at most MaxErrorBytes.
+func errorText(sent string) string {
+	s := cleanText(sent)
+	if len(s) <= MaxErrorBytes {
+		return s
+	}
+	marker := errorCut(len(sent), MaxErrorBytes)
+	cut := MaxErrorBytes - len(marker)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker
 }
 
 // sameResult reports whether two results encode to the same JSON (encoding/json sorts

@@ -182,8 +182,10 @@ func applyPartHour(c *rules.Context, part, hour, minute, ampm string) (bool, err
 	return true, nil
 }
 
-// readEnglishDate is the English reading of a date text against at (not zero): a minute ("2006-01-02T15:04") or
-// a day ("2006-01-02"); ok is false when the text is not one (a text key).
+// readEnglishDate is the English reading of a date text against at (not zero; its
+// location is the session's time zone): a minute, the instant in UTC
+// ("2006-01-02T15:04", instantKey), or a day in at's zone ("2006-01-02"); ok is false
+// when the text is not one (a text key).
 func readEnglishDate(text string, at time.Time) (key string, ok bool) {
 	type found struct {
 		m    *rules.Match
@@ -236,6 +238,10 @@ func readEnglishDate(text string, at time.Time) (key string, ok bool) {
 	if ctx.Duration%(24*time.Hour) != 0 {
 		return "", false // relative to the current time ("in 2 hours")
 	}
+	// Whole days are calendar days in the session's zone: 24 hours from 00:30 on the
+	// day a clock falls back is still the same day.
+	at = at.AddDate(0, 0, int(ctx.Duration/(24*time.Hour)))
+	ctx.Duration = 0
 	if ctx.Hour != nil && ctx.Minute == nil {
 		zero := 0
 		ctx.Minute = &zero // "last night": 23:00, not 23 and the current minute
@@ -245,9 +251,9 @@ func readEnglishDate(text string, at time.Time) (key string, ok bool) {
 		return "", false
 	}
 	if ctx.Hour == nil {
-		return t.UTC().Format("2006-01-02"), true
+		return t.Format("2006-01-02"), true // the day in the session's zone
 	}
-	return t.UTC().Format("2006-01-02T15:04"), true
+	return instantKey(t), true
 }
 
 // dateOptions are when's default options (its Parse uses them when given none).

@@ -257,6 +257,26 @@ func EpochAt(t time.Time) string {
 	return e[len(e)-6:]
 }
 
+// checkEpochShape refuses an epoch no Connect can have returned: one that is not six
+// characters from [0-9a-z] (EpochAt's shape). It is a malformed field, not a lost
+// session: a client that took the DataLoss such an epoch used to get for the truth
+// marked the outcome of every call of the session unknown (issue 25). Empty is no epoch.
+// Errors: Invalid naming epoch.
+func checkEpochShape(epoch string) error {
+	if epoch == "" {
+		return nil
+	}
+	ok := len(epoch) == 6
+	for i := 0; ok && i < len(epoch); i++ {
+		c := epoch[i]
+		ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'z'
+	}
+	if !ok {
+		return Fieldf(Invalid, "epoch", "%q is not an epoch: six characters from [0-9a-z], as Connect returns it", Clip(epoch))
+	}
+	return nil
+}
+
 // checkEpoch refuses an event that names an epoch other than the session's: the
 // session it was meant for was lost (and this one is new, or a later lifetime).
 // Errors: DataLoss naming session_id and both epochs.
@@ -322,6 +342,9 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 			return out, nil
 		}
 	}
+	if err := checkAge(ev, now); err != nil {
+		return out, err
+	}
 	if err := ev.check(st); err != nil {
 		return out, err
 	}
@@ -361,6 +384,31 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 // session's timeline (ObservedAt): an older observation is taken as this old. 60 s is
 // the default max_pending: by then every call the event could bear on was answered.
 const MaxEventAge = 60 * time.Second
+
+// MaxAge bounds an event's age (its arrival less ObservedAt; the API's `age`): an age
+// up to MaxEventAge places the event that far back, one up to MaxAge is taken as
+// MaxEventAge (a retry after a long store outage), and one beyond MaxAge is refused
+// (Invalid naming age, nothing changes). No correct client observes an event five
+// minutes before it can deliver it: such an age is a bug of the client's (milliseconds
+// sent as seconds make 1.5 s 25 minutes), and taking it as 60 s would place the event
+// wherever the bound puts it, silently (issue 25).
+const MaxAge = 5 * time.Minute
+
+// CheckAge refuses an age beyond MaxAge. Errors: Invalid naming age.
+func CheckAge(age time.Duration) error {
+	if age > MaxAge {
+		return Fieldf(Invalid, "age", "%v is beyond the bound of %v: an event is placed at most %v before it arrives, and an age this large is a client's bug (milliseconds sent as seconds?)", age, MaxAge, MaxEventAge)
+	}
+	return nil
+}
+
+// checkAge refuses an event observed more than MaxAge before now (CheckAge).
+func checkAge(ev Event, now time.Time) error {
+	if o, ok := ev.(observation); ok && !o.observedAt().IsZero() {
+		return CheckAge(now.Sub(o.observedAt()))
+	}
+	return nil
+}
 
 // observation is implemented by the events the agent observes from the model server
 // or the user; observedAt returns zero when the event does not say.

@@ -687,7 +687,6 @@ func TestEngineErrors(t *testing.T) {
 		{"Complete(Result) on a two-phase job", Complete{JobID: job, Outcome: Result}, FailedPrecondition, "outcome"},
 		{"Complete(Committed) on a read-only job", Complete{JobID: weather, Outcome: Committed}, FailedPrecondition, "outcome"},
 		{"Complete with a bad outcome", Complete{JobID: job, Outcome: "done"}, Invalid, "outcome"},
-		{"Complete with an overlong error", Complete{JobID: job, Outcome: Failed, Error: strings.Repeat("e", MaxErrorBytes+1)}, Invalid, "error"},
 		{"Decide on a read-only job", Decide{JobID: weather, Prepared: true}, FailedPrecondition, "job_id"},
 		{"Decide on an unknown job", Decide{JobID: "job-404", Prepared: true}, NotFound, "job_id"},
 		{"Complete on an unknown job", Complete{JobID: "job-404", Outcome: Cancelled}, NotFound, "job_id"},

@@ -47,7 +47,12 @@ func (ev Speech) eventKey() string {
 }
 
 func (ev Transcript) eventKey() string {
-	return eventKey("transcript", ev.EventID, strconv.FormatBool(ev.Model), strconv.FormatBool(ev.Interim), ev.UtteranceID, ev.Text)
+	parts := []string{strconv.FormatBool(ev.Model), strconv.FormatBool(ev.Interim), ev.UtteranceID, ev.Text}
+	if r := ev.Reading; r != nil {
+		// Only when there is one: the key of a piece without a reading stays as it was.
+		parts = append(parts, string(r.Intent), strconv.FormatFloat(r.Confidence, 'g', -1, 64), r.Source)
+	}
+	return eventKey("transcript", ev.EventID, parts...)
 }
 
 func (ev ToolCallCancellation) eventKey() string {

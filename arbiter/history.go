@@ -176,6 +176,8 @@ type TranscriptEntry struct {
 	// Discarded, for a final user piece, says which of the utterance's words were not
 	// read as the user's and why: the model's echo (utterances.go); "" when all were.
 	Discarded string `json:"discarded,omitempty"`
+	// Reading is the agent's reading the piece carried (Transcript.Reading).
+	Reading *speech.AgentReading `json:"reading,omitempty"`
 }
 
 // WithdrawEntry is a ToolCallCancellation.
@@ -190,17 +192,21 @@ type JobEntry struct {
 	Job string `json:"job"`
 }
 
-// CompleteEntry is a Complete that recorded an outcome.
+// CompleteEntry is a Complete that recorded an outcome, with the result and error as
+// the job kept them (Complete: a result over its bound is left out, ResultOmitted
+// saying why; an error is cleaned and cut).
 type CompleteEntry struct {
-	Job     string         `json:"job"`
-	Outcome Outcome        `json:"outcome"`
-	Result  map[string]any `json:"result,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	Job           string          `json:"job"`
+	Outcome       Outcome         `json:"outcome"`
+	Result        map[string]any  `json:"result,omitempty"`
+	ResultOmitted *ResultOmission `json:"result_omitted,omitempty"`
+	Error         string          `json:"error,omitempty"`
 }
 
 // ConfigureEntry is a Configure.
 type ConfigureEntry struct {
 	Language           string `json:"language,omitempty"`
+	TimeZone           string `json:"time_zone,omitempty"`
 	ResponseScheduling bool   `json:"response_scheduling,omitempty"`
 	Record             bool   `json:"record,omitempty"`
 }
@@ -434,7 +440,7 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		e.Speech = &SpeechEntry{Kind: ev.Kind, UtteranceID: ev.UtteranceID, Utterance: st.utt}
 	case Transcript:
 		e.Transcript = &TranscriptEntry{Model: ev.Model, Text: ev.Text, Interim: ev.Interim, UtteranceID: ev.UtteranceID,
-			Utterance: st.utt, Intent: st.out.Intent, Discarded: st.discarded()}
+			Utterance: st.utt, Intent: st.out.Intent, Discarded: st.discarded(), Reading: ev.Reading}
 	case ToolCallCancellation:
 		e.Withdraw = &WithdrawEntry{CallIDs: ev.CallIDs, Reason: ev.Reason}
 	case Decide:
@@ -443,9 +449,13 @@ func (st *step) inputEntry(ev Event, now, at time.Time, seq uint64) (HistoryEntr
 		}
 		e.Prepared = &JobEntry{Job: st.jobOf(ev.JobID, ev.CallID)}
 	case Complete:
-		e.Complete = &CompleteEntry{Job: st.jobOf(ev.JobID, ev.CallID), Outcome: ev.Outcome, Result: ev.Result, Error: ev.Error}
+		ce := &CompleteEntry{Job: st.jobOf(ev.JobID, ev.CallID), Outcome: ev.Outcome}
+		if j := st.s.job(ce.Job); j != nil {
+			ce.Result, ce.ResultOmitted, ce.Error = j.Result, j.ResultOmitted, j.Error
+		}
+		e.Complete = ce
 	case Configure:
-		e.Configure = &ConfigureEntry{Language: ev.Language, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
+		e.Configure = &ConfigureEntry{Language: ev.Language, TimeZone: ev.TimeZone, ResponseScheduling: ev.ResponseScheduling, Record: ev.Record}
 	case Connect:
 		e.Connect = &ConnectEntry{ID: ev.ConnectionID, State: st.out.Connect.State}
 	case Progress:

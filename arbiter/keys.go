@@ -18,9 +18,11 @@ import (
 // explicit is not empty, the tool name plus explicit. lang is the session's language
 // (BCP 47; empty: English): `as: datetime` arguments are read in it (Spanish, French
 // and German through dates.go; any other as English). now is the reference time
-// relative dates ("tomorrow 3pm", "mañana a las 3pm") resolve against, in UTC: the
-// engine passes the session's start (step.keyRef), so a re-issue across midnight keys
-// as its original. The result is deterministic for the same inputs.
+// relative dates ("tomorrow 3pm", "mañana a las 3pm") resolve against, and its
+// location the session's time zone, in which days are counted and a time said
+// without an offset is read (zones.go): the engine passes the session's start in the
+// session's zone (step.keyRef), so a re-issue across midnight keys as its original.
+// The result is deterministic for the same inputs.
 func BusinessKey(t *Tool, args map[string]any, explicit, lang string, now time.Time) string {
 	if explicit != "" {
 		return t.Name + "#" + explicit
@@ -62,7 +64,11 @@ func canonical(v any, as KeyAs, lang string, now time.Time) string {
 		}
 	case KeyDatetime:
 		if s, ok := v.(string); ok {
-			if t, ok := parseDate(speech.Normalize(s), lang, now.UTC().Truncate(time.Minute)); ok {
+			n := speech.Normalize(s)
+			if k, ok := readISODate(n, now.Location()); ok {
+				return k
+			}
+			if t, ok := parseDate(n, lang, now.Truncate(time.Minute)); ok {
 				return t
 			}
 		}
@@ -200,6 +206,7 @@ type dateKey struct {
 	lang string // dateLanguage's: "en", "es", "fr", "de"
 	text string
 	at   time.Time
+	zone string // at's location's name: a Location pointer alone may be a new one
 }
 
 type dateVal struct {
@@ -210,8 +217,8 @@ type dateVal struct {
 const dateMemoSize = 4096
 
 // parseDate resolves text, in the session language lang, against at (a whole minute,
-// UTC) to a minute, "2006-01-02T15:04", or a day, "2006-01-02", when the text names no
-// time of day (readEnglishDate, dateparse.go: every word accounted for, the current
+// in the session's time zone) to a minute, "2006-01-02T15:04" in UTC (instantKey), or a
+// day in at's zone, "2006-01-02", when the text names no time of day (readEnglishDate, dateparse.go: every word accounted for, the current
 // time of day never filled in); ok is false for a text that is not one date (a text
 // key). English is parsed as written; Spanish, French and German are put into English
 // first (translateDate). A zero at is no reference: ok is false.
@@ -220,7 +227,7 @@ func parseDate(text, lang string, at time.Time) (string, bool) {
 		return "", false // when's Context.Time would read the clock
 	}
 	table, l := dateLanguage(lang)
-	k := dateKey{l, text, at}
+	k := dateKey{l, text, at, at.Location().String()}
 	dateMemo.Lock()
 	v, hit := dateMemo.m[k]
 	dateMemo.Unlock()

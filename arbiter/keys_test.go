@@ -222,6 +222,7 @@ func TestBusinessKeyLanguagesProperty(t *testing.T) {
 // dateBenchCases are the wordings BenchmarkBusinessKeyDatetime keys, one per language.
 var dateBenchCases = []struct{ lang, slot string }{
 	{"en", "tomorrow at 3pm"}, {"es", "mañana a las 3pm"}, {"fr", "demain à 15h"}, {"de", "morgen um 15 Uhr"},
+	{"iso", "2026-11-05T10:30:00+01:00"}, // issue 25: read before the wordings, no memo needed
 }
 
 // BenchmarkBusinessKeyDatetime keys an `as: datetime` argument: hit, the same wording

@@ -8,6 +8,13 @@ type Configure struct {
 	// Language is the session's language (BCP 47, e.g. "en", "es-MX"; at most 35
 	// characters); empty keeps it.
 	Language string
+	// TimeZone is the session's IANA time zone name ("Europe/Paris", "UTC"; at most
+	// MaxTimeZoneBytes): relative dates ("tomorrow") and times said without an offset
+	// ("3pm", "2026-11-05T09:30") in `as: datetime` keys are read in it (zones.go).
+	// Empty keeps it (UTC when never set). Set it before the session's first call: a
+	// job keeps the key it was given. Invalid naming time_zone when the arbiter does
+	// not know the zone.
+	TimeZone string
 	// ResponseScheduling says the provider honours function-response scheduling.
 	ResponseScheduling bool
 	// Record, when set, makes the session record from now on: its history keeps up
@@ -21,10 +28,13 @@ type Configure struct {
 }
 
 func (ev Configure) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
 	if len(ev.Language) > 35 || (ev.Language != "" && !validName(ev.Language)) {
 		return Fieldf(Invalid, "language", "%q is not a BCP 47 language tag", Clip(ev.Language))
 	}
-	return nil
+	return CheckTimeZone("time_zone", ev.TimeZone)
 }
 
 func (ev Configure) check(st *step) error {
@@ -37,6 +47,9 @@ func (ev Configure) check(st *step) error {
 func (ev Configure) apply(st *step) error {
 	if ev.Language != "" {
 		st.s.Language = ev.Language
+	}
+	if ev.TimeZone != "" {
+		st.s.TimeZone = ev.TimeZone
 	}
 	st.s.ResponseScheduling = ev.ResponseScheduling
 	if ev.Record {
@@ -87,7 +100,12 @@ type ConnectResult struct {
 	State ConnectState
 }
 
-func (ev Connect) validate() error { return CheckName("connection_id", ev.ConnectionID) }
+func (ev Connect) validate() error {
+	if err := checkEpochShape(ev.Epoch); err != nil {
+		return err
+	}
+	return CheckName("connection_id", ev.ConnectionID)
+}
 
 func (ev Connect) check(st *step) error {
 	s := st.s

@@ -30,6 +30,7 @@ const (
 	StatusNeedsInput        Status = "needs_input"        // a run asks the user a step's question
 	StatusUnclear           Status = "unclear"            // a run's answer was not clear: asked again
 	StatusInProgress        Status = "in_progress"        // an interim (non-final) response
+	StatusSuperseded        Status = "superseded"         // replaced by a later call completing the request; not executed
 )
 
 // The payload fields the arbiter writes (a backend's result fields are merged in
@@ -42,13 +43,18 @@ const (
 	keyMessage     = "message"
 	keyDuplicateOf = "duplicate_of"
 	keyStatusNote  = "status_note"
-	keyRunID       = "run_id"
-	keyAsk         = "ask"
-	keyNext        = "next"
-	keyAlreadyOpen = "already_open"
+	// keySupersededBy names the call that replaced a superseded one.
+	keySupersededBy = "superseded_by"
+	keyRunID        = "run_id"
+	keyAsk          = "ask"
+	keyNext         = "next"
+	keyAlreadyOpen  = "already_open"
 	// keyResult holds the backend's result (a commit's, a read-only call's, a progress
 	// report's) whole: it never overwrites the arbiter's own fields.
 	keyResult = "result"
+	// keyResultOmitted replaces keyResult when the result was over the size or depth
+	// bound (ResultOmission): the outcome in keyStatus stands.
+	keyResultOmitted = "result_omitted"
 )
 
 // SkipReason says why a call id is dead: it must never be answered.
@@ -89,18 +95,17 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 	switch j.Outcome {
 	case Committed:
 		p[keyStatus] = string(StatusCommitted)
-		if len(j.Result) > 0 {
-			p[keyResult] = j.Result
-		}
+		putResult(p, j)
 	case Cancelled:
 		p[keyStatus], p[keyExecuted], p[keyReason] = string(StatusCancelled), false, j.Reason
+		if j.Cause == CauseSuperseded {
+			p[keyStatus], p[keySupersededBy] = string(StatusSuperseded), j.SupersededBy
+		}
 	case Failed:
 		p[keyStatus], p[keyExecuted], p[keyError] = string(StatusFailed), false, j.Error
 	case Result:
 		p[keyStatus] = string(StatusOK)
-		if len(j.Result) > 0 {
-			p[keyResult] = j.Result
-		}
+		putResult(p, j)
 	case Unknown:
 		desc := st.describe(j.Tool, j.Args)
 		p[keyStatus] = string(StatusUnknown)
@@ -110,6 +115,44 @@ func (st *step) payload(j *Job, c *Call) map[string]any {
 		p[keyDuplicateOf] = c.DuplicateOf
 	}
 	return p
+}
+
+// putResult puts j's result into a payload: whole under keyResult, or, when it was left
+// out, why under keyResultOmitted.
+func putResult(p map[string]any, j *Job) {
+	switch o := j.ResultOmitted; {
+	case o != nil:
+		p[keyResultOmitted] = o.Payload()
+	case len(j.Result) > 0:
+		p[keyResult] = j.Result
+	}
+}
+
+// Payload is what a function response carries under `result_omitted`: reason,
+// message, and bytes and max_bytes (too_large) or max_depth (too_deep). The map is new.
+func (o *ResultOmission) Payload() map[string]any {
+	m := map[string]any{"reason": o.Reason, keyMessage: o.Message}
+	if o.Bytes > 0 {
+		m["bytes"], m["max_bytes"] = o.Bytes, o.MaxBytes
+	}
+	if o.MaxDepth > 0 {
+		m["max_depth"] = o.MaxDepth
+	}
+	return m
+}
+
+// What a response says of a result left out (ResultOmission.Message), and the marker
+// of an error text cut to its bound.
+func resultTooLarge(n, max int) string {
+	return fmt.Sprintf("the backend's result was %d bytes, over the %d-byte limit, so it is not shown; the status above stands", n, max)
+}
+
+func resultTooDeep(max int) string {
+	return fmt.Sprintf("the backend's result nested objects and lists more than %d levels deep, so it is not shown; the status above stands", max)
+}
+
+func errorCut(n, max int) string {
+	return fmt.Sprintf(" [... cut: the error was %d bytes, at most %d are kept]", n, max)
 }
 
 // rejectedPayload answers a call refused before anything ran.
@@ -272,11 +315,20 @@ func reasonRunTimeout(d time.Duration) string {
 
 // stopReason is the reason of a cancel (of a job or a run) by a stop intent.
 func stopReason(u *Utterance) string {
-	return fmt.Sprintf("stop intent in user speech: %q", u.Text)
+	return fmt.Sprintf("stop intent in user speech%s: %q", readBy(u), u.Text)
 }
 
 func amendReason(u *Utterance) string {
-	return fmt.Sprintf("amended by the user: %q", u.Text)
+	return fmt.Sprintf("amended by the user%s: %q", readBy(u), u.Text)
+}
+
+// readBy says, in a reason, that the agent's reading decided the intent (Utterance.
+// ReadBy): " (read by nlu-v3, confidence 0.92)"; "" when the built-in reading did.
+func readBy(u *Utterance) string {
+	if u.ReadBy == "" || u.Reading == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (read by %s, confidence %v)", u.ReadBy, u.Reading.Confidence)
 }
 
 const (
@@ -289,6 +341,17 @@ const (
 )
 
 func reasonFailed(err string) string { return "failed: " + err }
+
+// reasonSuperseded: the call id that continued the request and replaced this one.
+func reasonSuperseded(by string) string {
+	return fmt.Sprintf("superseded: the user went on speaking and call %s made the whole request, which replaces this one; do not tell the user this one failed", by)
+}
+
+// reasonContinuationWaited: a commit held after the user's speech for a call of the
+// whole request, which did not come.
+func reasonContinuationWaited(text string, wait time.Duration) string {
+	return fmt.Sprintf("held %v after the user's speech ended for a call completing the request, and none came: user speech %q was not a stop or a change", wait, text)
+}
 
 func reasonDeadline(d time.Duration) string {
 	return fmt.Sprintf("no outcome within max_pending %v", d)
@@ -358,6 +421,9 @@ const (
 	pendingHeld      = "held: the user is speaking; waiting for the utterance's transcript"
 	pendingGrace     = "in the grace window"
 	pendingAsked     = "held: the user's reply was unclear; waiting for their answer to whether they still want it"
+	// pendingContinuation: the user went on speaking after the call; the commit waits
+	// for a call completing the request (continuation.go).
+	pendingContinuation = "waiting for a call completing the request: the user went on speaking after this call"
 )
 
 // ---- status notes -------------------------------------------------------------------
@@ -368,7 +434,7 @@ func (st *step) completionNote(j *Job, live int) string {
 	desc := st.describe(j.Tool, j.Args)
 	switch j.Outcome {
 	case Cancelled:
-		return cancelNote(j, desc)
+		return st.cancelNote(j, desc)
 	case Committed:
 		if j.StopAfterCommit || j.AmendAfterCommit || j.Withdrawn || live == 0 {
 			return st.commitNote(j)
@@ -378,10 +444,10 @@ func (st *step) completionNote(j *Job, live int) string {
 			return fmt.Sprintf("System note: %s was to be cancelled (%s), but the %s tool ran without waiting for that decision and answered: %s. Tell the user what it did and offer to undo it.", desc, j.Reason, j.Tool, compactJSON(j.Result))
 		}
 		if j.TimedOut && live == 0 {
-			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, compactJSON(j.Result))
+			return fmt.Sprintf("System note: the %s result came after its call had timed out: %s", j.Tool, resultText(j))
 		}
 		if live == 0 && st.lostOnReconnect(j) {
-			return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, compactJSON(j.Result))
+			return fmt.Sprintf("System note: the %s result for the request made before the reconnect: %s", j.Tool, resultText(j))
 		}
 	case Failed:
 		if live == 0 && j.Cause != CauseClosed {
@@ -396,23 +462,64 @@ func (st *step) completionNote(j *Job, live int) string {
 }
 
 // cancelNote is the note after a cancel, by its cause; "" when the response already
-// told the model (withdrawn, timed out, closed).
-func cancelNote(j *Job, desc string) string {
+// told the model (withdrawn, timed out, closed). Where it would say nothing is
+// scheduled, it says so only when nothing of the job's business key is (notScheduled).
+func (st *step) cancelNote(j *Job, desc string) string {
+	const ask = " Ask the user whether they still want it."
 	switch j.Cause {
 	case CauseStop:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed. Nothing is scheduled.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed. %s", desc, st.notScheduled(j, ""))
 	case CauseAmend:
+		if o := st.standing(j); o != nil {
+			return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed. %s Call %s again with the new details.", j.AmendText, desc, st.notScheduled(j, ""), j.Tool)
+		}
 		return fmt.Sprintf("System note: the user changed the request (%q): %s was cancelled before it was committed, so nothing is scheduled. Call %s again with the new details.", j.AmendText, desc, j.Tool)
 	case CauseTimeout:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user spoke while it was pending and what they said could not be confirmed. %s", desc, st.notScheduled(j, ask))
 	case CauseAbandoned:
-		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		return fmt.Sprintf("System note: %s was not made: the request was interrupted and not repeated. %s", desc, st.notScheduled(j, ask))
 	case CauseUnclear:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user's reply did not make clear whether they still wanted it. Nothing is scheduled. Ask the user whether they still want it.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user's reply did not make clear whether they still wanted it. %s", desc, st.notScheduled(j, ask))
 	case CauseUnanswered:
-		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user did not answer whether they still wanted it. Nothing is scheduled.", desc)
+		return fmt.Sprintf("System note: %s was cancelled before it was committed: the user did not answer whether they still wanted it. %s", desc, st.notScheduled(j, ""))
 	}
 	return ""
+}
+
+// notScheduled ends a note about job j, which was not made: "Nothing is scheduled."
+// (then ask), unless another job of j's business key committed or may have (it was
+// decided commit and its outcome is not reported, or unknown): the note then says that
+// one stands, or that it is not known yet, and never that nothing is scheduled (issue
+// 25: a booking's re-issue in another spelling of its time committed, and the first
+// job's note said "Nothing is scheduled" while the slot was booked).
+func (st *step) notScheduled(j *Job, ask string) string {
+	o := st.standing(j)
+	if o == nil {
+		return "Nothing is scheduled." + ask
+	}
+	desc := st.describe(o.Tool, o.Args)
+	if o.Outcome == Committed {
+		return fmt.Sprintf("But %s, the same request made by another call, IS confirmed%s: tell the user it stands.", desc, reference(o))
+	}
+	return fmt.Sprintf("But %s, the same request made by another call, may have been made: its outcome is not known yet. Do not tell the user it is done or not done until a status note says so.", desc)
+}
+
+// standing returns the latest other job of j's business key that committed, or may
+// have (decided commit with no outcome yet, or an unknown one), or nil.
+func (st *step) standing(j *Job) *Job {
+	for i := len(st.s.Jobs) - 1; i >= 0; i-- {
+		o := st.s.Jobs[i]
+		if o == j || !o.SideEffect || o.Key != j.Key {
+			continue
+		}
+		switch {
+		case o.Outcome == Committed, o.Outcome == Unknown:
+			return o
+		case o.Decision == DecisionCommit && o.Outcome == NotCompleted:
+			return o
+		}
+	}
+	return nil
 }
 
 // askNote asks the model to ask the user about a pending job (desc, of tool) after an
@@ -443,6 +550,9 @@ func (st *step) resolvedNote(j *Job, _ int) string {
 	desc := st.describe(j.Tool, j.Args)
 	if j.Outcome == Committed {
 		return fmt.Sprintf("System note: %s IS confirmed%s. Its outcome was unknown earlier and is now known. Tell the user it is done.", desc, reference(j))
+	}
+	if st.standing(j) != nil {
+		return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). %s", desc, j.Error, st.notScheduled(j, ""))
 	}
 	return fmt.Sprintf("System note: %s was NOT made: its outcome was unknown earlier and the backend now reports it failed (%s). Nothing is scheduled. Tell the user it was not made and offer to try again.", desc, j.Error)
 }
@@ -519,6 +629,14 @@ func (st *step) describe(tool string, args map[string]any) string {
 		out = strings.ReplaceAll(out, "{"+k+"}", fmt.Sprint(args[k]))
 	}
 	return out
+}
+
+// resultText renders a job's result for a note: the result, or why it was left out.
+func resultText(j *Job) string {
+	if o := j.ResultOmitted; o != nil {
+		return o.Message
+	}
+	return compactJSON(j.Result)
 }
 
 // compactJSON renders a result for a note.

@@ -136,6 +136,11 @@ type Tool struct {
 	// asked in all: an unclear answer asks again until then, and the next unclear
 	// answer cancels the run. Zero means DefaultMaxAsks (2: ask, then once more).
 	MaxAsks int
+	// Continuation says whether a call of this tool that continues an earlier one
+	// (the whole request after the half-told one) replaces it (continuation.go). Zero
+	// means ContinuationReplace for a side-effecting tool with key args, and
+	// ContinuationOff otherwise; read-only tools never replace.
+	Continuation ContinuationMode
 }
 
 // Step is one question of a run.
@@ -251,6 +256,11 @@ type Timings struct {
 	// cancels the job; CommitUnclear lets it commit (as for any other words). Issue 25:
 	// a bare "No." that answered "anything else?" cancelled a booking.
 	OnUnclear OnUnclear
+	// ContinuationWait is how long after the end of a user utterance that went on past
+	// a job's call the job's commit waits for the model's call of the whole request, for
+	// a tool that continues (Tool.Continues, continuation.go). Default 2 s, the
+	// trigger lookback: a call that late still answers that utterance.
+	ContinuationWait time.Duration
 }
 
 // DefaultTimings are the built-in defaults, from the spec's tool-policy format.
@@ -266,6 +276,7 @@ var DefaultTimings = Timings{
 	RunTimeout:          60 * time.Second,
 	MaxHold:             5 * time.Second,
 	OnUnclear:           Ask,
+	ContinuationWait:    2 * time.Second,
 }
 
 // DefaultStopPhrases are the built-in English stop phrases (speech.DefaultPhrases["en"].Stop),
@@ -294,6 +305,11 @@ type Policy struct {
 	// Stop left nil takes the language's built-in stop phrases (Validate fills it; a
 	// language with none must list them); an empty Stop is refused.
 	Languages map[string]speech.Phrases
+	// AgentIntent says how an agent's own reading of an utterance (Transcript.Reading:
+	// its NLU or LLM, with a confidence) is fused with the built-in reader's
+	// (speech.Fuse); the zero value is cautious with a confidence bound of 0.7. A clear
+	// built-in stop always stops.
+	AgentIntent speech.FusePolicy
 
 	// digest is Digest's value, set by Validate.
 	digest string
@@ -350,7 +366,8 @@ func (p *Policy) Phrases(lang string) speech.Phrases {
 // (speech.Words); StopPhrases empty but not nil (stop_phrases: [] would turn every
 // stop off); a language that is not a primary subtag (2-8 characters, lower case, no
 // "-", "_" or space), a language's Stop empty, or nil for a language with no built-in
-// set, or a phrase of it without words.
+// set, or a phrase of it without words; AgentIntent's mode not cautious, prefer or
+// ignore, or its MinConfidence outside 0 to 1.
 func (p *Policy) Validate() error {
 	p.Defaults = p.Defaults.inherit(DefaultTimings)
 	if err := p.Defaults.validate("defaults"); err != nil {
@@ -380,6 +397,14 @@ func (p *Policy) Validate() error {
 		}
 		p.Languages[lang] = ph
 	}
+	switch p.AgentIntent.Mode {
+	case "", speech.FuseCautious, speech.FusePrefer, speech.FuseIgnore:
+	default:
+		return &FieldError{Path: []any{"agent_intent", "use"}, Value: strconv.Quote(string(p.AgentIntent.Mode)), Problem: "is not cautious, prefer or ignore"}
+	}
+	if c := p.AgentIntent.MinConfidence; !(c >= 0 && c <= 1) {
+		return &FieldError{Path: []any{"agent_intent", "min_confidence"}, Value: strconv.FormatFloat(c, 'g', -1, 64), Problem: "is not between 0 and 1"}
+	}
 	p.digest = p.computeDigest()
 	return nil
 }
@@ -394,7 +419,7 @@ func (t Timings) validate(at ...any) error {
 		v    time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
 		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
-		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}} {
+		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}, {"continuation_wait", t.ContinuationWait}} {
 		if d.v < 0 {
 			return &FieldError{Path: field(at, d.name), Value: strconv.Quote(d.v.String()), Problem: "is negative"}
 		}
@@ -450,6 +475,9 @@ func (t Timings) inherit(d Timings) Timings {
 	if t.OnUnclear == "" {
 		t.OnUnclear = d.OnUnclear
 	}
+	if t.ContinuationWait == 0 {
+		t.ContinuationWait = d.ContinuationWait
+	}
 	return t
 }
 
@@ -479,6 +507,12 @@ func (t *Tool) validate(p *Policy, name string) error {
 	}
 	if err := t.validateKey(at); err != nil {
 		return err
+	}
+	switch t.Continuation {
+	case "", ContinuationReplace, ContinuationOff:
+	default:
+		return &FieldError{Path: field(at, "continuation"), Value: strconv.Quote(string(t.Continuation)),
+			Problem: "is not replace or off"}
 	}
 	if err := t.validateClaims(at); err != nil {
 		return err

@@ -54,6 +54,10 @@ type Session struct {
 	Closed bool `json:"closed,omitempty"`
 	// Language is the session's language (BCP 47) for intent phrases; empty: English.
 	Language string `json:"language,omitempty"`
+	// TimeZone is the session's IANA time zone ("Europe/Paris"; Configure): `as:
+	// datetime` keys read relative dates and times said without an offset in it
+	// (zones.go). Empty: UTC.
+	TimeZone string `json:"time_zone,omitempty"`
 	// ResponseScheduling is set when the provider honours a function response's
 	// scheduling (Gemini Live: WHEN_IDLE, SILENT, INTERRUPT for NON_BLOCKING calls), so
 	// a note can ride on a function response instead of a user turn.
@@ -177,6 +181,12 @@ type Utterance struct {
 	// back through the user's microphone, utterances.go): the utterance is not the
 	// user's, so it neither holds nor stops.
 	Echo bool `json:"echo,omitempty"`
+	// Reading is the agent's own reading of the utterance (Transcript.Reading), the
+	// latest reported; nil when the agent reported none.
+	Reading *speech.AgentReading `json:"reading,omitempty"`
+	// ReadBy names the reader whose reading decided Intent when the built-in one did
+	// not (the Reading's source, or "agent"); empty when the built-in reading stands.
+	ReadBy string `json:"read_by,omitempty"`
 }
 
 // settled reports whether the utterance no longer holds commits: voice activity ended
@@ -275,6 +285,9 @@ const (
 	// CauseUnanswered: the arbiter asked the user whether they still want it (an
 	// unclear reply) and no answer came within max_hold (on_transcript_timeout: cancel).
 	CauseUnanswered Cause = "unanswered"
+	// CauseSuperseded: a later call of the tool continued the request (continuation.go)
+	// and replaced it.
+	CauseSuperseded Cause = "superseded"
 )
 
 // Job is one execution of a tool: one business key, any number of call ids.
@@ -319,7 +332,10 @@ type Job struct {
 	Outcome     Outcome        `json:"outcome,omitempty"`
 	CompletedAt time.Time      `json:"completed_at,omitzero"`
 	Result      map[string]any `json:"result,omitempty"`
-	Error       string         `json:"error,omitempty"`
+	// ResultOmitted, when set, says why the reported result was left out (it was over
+	// the size or depth bound): the responses carry it instead of Result, which is nil.
+	ResultOmitted *ResultOmission `json:"result_omitted,omitempty"`
+	Error         string          `json:"error,omitempty"`
 	// TimedOut is set when a call of the job was answered by its max_pending deadline
 	// before the job completed: the job's own result then comes as a note.
 	TimedOut bool `json:"timed_out,omitempty"`
@@ -339,6 +355,9 @@ type Job struct {
 	QuestionBy   int       `json:"question_by,omitempty"`
 	QuestionOpen bool      `json:"question_open,omitempty"`
 	AnsweredBy   int       `json:"answered_by,omitempty"`
+	// SupersededBy is the call id of the later call that continued this job's request
+	// and replaced it (CauseSuperseded).
+	SupersededBy string `json:"superseded_by,omitempty"`
 	// Asked is set once a Decide named the job by its call id (the tool helper of a
 	// tool behind the wire guard): the tool talks to the arbiter, so an answer the
 	// agent sends for the call before the job completes is not the tool's result but

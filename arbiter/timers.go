@@ -133,7 +133,13 @@ func (st *step) jobTimers(j *Job, consider func(timer)) {
 	graceEnd := j.PreparedAt.Add(tp.timings.Grace)
 	holds := st.holding(j, tp)
 	if len(holds) == 0 {
-		consider(timer{graceEnd, func() { st.decideJob(j, DecisionCommit, "", st.commitReason(j, tp, graceEnd)) }})
+		commitAt := graceEnd
+		if until := st.continuationUntil(j, tp); until.After(commitAt) {
+			// The user went on speaking: wait for the whole request (continuation.go),
+			// never past max_hold after the commit came due.
+			commitAt = minTime(until, graceEnd.Add(tp.timings.MaxHold))
+		}
+		consider(timer{commitAt, func() { st.decideJob(j, DecisionCommit, "", st.commitReason(j, tp, graceEnd)) }})
 		return
 	}
 	consider(timer{graceEnd.Add(tp.timings.MaxHold), func() { st.holdExpired(j, tp) }})
@@ -180,6 +186,11 @@ func (st *step) commitReason(j *Job, tp toolPolicy, graceEnd time.Time) string {
 		return reasonAbandonLifted(tp.timings.AbandonWait)
 	case len(j.Released) > 0:
 		return reasonTranscriptTimeoutCommit(tp.timings.TranscriptTimeout)
+	case st.s.Now.After(graceEnd) && !st.s.Now.Before(st.continuationUntil(j, tp)) && st.continuationUntil(j, tp).After(graceEnd):
+		// Committed when the continuation wait ran out (continuation.go).
+		if u := st.spokeWhilePending(j); u != nil {
+			return reasonContinuationWaited(u.Text, tp.timings.ContinuationWait)
+		}
 	case st.s.Now.After(graceEnd):
 		for i := len(st.s.Utterances) - 1; i >= 0; i-- {
 			if u := st.s.Utterances[i]; relevant(j, u) && u.settled() {
@@ -280,6 +291,13 @@ func (st *step) revokeCommitsAfter(at time.Time) {
 			st.out.Changed = true
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // decideJob records a decision at the session's clock; a job decides once.

@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -61,6 +62,9 @@ func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
 
 func (ev Speech) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
+	if err := checkEpochShape(ev.Epoch); err != nil {
 		return err
 	}
 	if ev.UtteranceID != "" {
@@ -190,12 +194,39 @@ type Transcript struct {
 	// EventID, when not empty, is the agent's id for this piece (eventids.go): a
 	// repeat of a piece whose id the session keeps changes nothing.
 	EventID string
+	// Reading, when not nil, is the agent's own reading of the utterance as of this
+	// final user piece (its NLU or LLM; issue 25): fused with the built-in reading as
+	// Policy.AgentIntent says (speech.Fuse). Invalid naming reading.intent,
+	// reading.confidence or reading.source when malformed, and naming reading on an
+	// interim or model piece (only a final user transcript is read).
+	Reading *speech.AgentReading
 }
 
 func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
 
+// checkReading checks an agent's reading of a transcript piece (Transcript.Reading).
+func (ev Transcript) checkReading() error {
+	r := ev.Reading
+	switch {
+	case r == nil:
+		return nil
+	case ev.Model || ev.Interim:
+		return Fieldf(Invalid, "reading", "only a final user transcript is read: leave it out on an interim or model piece")
+	case !speech.AgentReadingIntent(r.Intent):
+		return Fieldf(Invalid, "reading.intent", "%q is not stop, go_ahead, amend, other or unclear", Clip(string(r.Intent)))
+	case !(r.Confidence >= 0 && r.Confidence <= 1):
+		return Fieldf(Invalid, "reading.confidence", "%v is not between 0 and 1", r.Confidence)
+	case r.Source != "" && !validName(r.Source):
+		return Fieldf(Invalid, "reading.source", "%q must be 1-128 characters from [A-Za-z0-9_.:-]", Clip(r.Source))
+	}
+	return nil
+}
+
 func (ev Transcript) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
+		return err
+	}
+	if err := checkEpochShape(ev.Epoch); err != nil {
 		return err
 	}
 	if ev.UtteranceID != "" {
@@ -205,6 +236,12 @@ func (ev Transcript) validate() error {
 	}
 	if len(ev.Text) > MaxTextBytes {
 		return Fieldf(Invalid, "text", "%d bytes, at most %d", len(ev.Text), MaxTextBytes)
+	}
+	if err := checkText("text", ev.Text, true); err != nil {
+		return err
+	}
+	if err := ev.checkReading(); err != nil {
+		return err
 	}
 	if !ev.Model && strings.TrimSpace(ev.Text) == "" {
 		return Fieldf(Invalid, "text", "required for a user transcript")
@@ -255,6 +292,9 @@ func (ev Transcript) apply(st *step) error {
 	joined, alt := joinPiece(u.Text, ev.Text)
 	u.Text = speech.KeepTail(joined, MaxUtteranceBytes)
 	u.Final = true
+	if ev.Reading != nil {
+		u.Reading = ev.Reading // the agent's reading as of this piece (fuse)
+	}
 	st.hear(u, alt, late)
 	return nil
 }
@@ -346,10 +386,11 @@ func (st *step) hear(u *Utterance, alt string, late bool) {
 		}
 	}
 	u.Echo, u.Intent, u.Stop = r.Echo(), r.Intent, r.Phrase
+	u.ReadBy = ""
 	st.echoed = r.Echoed
 	if u.Echo {
 		st.out.Intent = u.Intent
-		return // the model's own words: neither a hold nor a stop
+		return // the model's own words: neither a hold nor a stop, whatever the agent read
 	}
 	read := false
 	if slices.ContainsFunc(s.Runs, func(run *Run) bool { return run.State == RunOpened }) {
@@ -370,6 +411,7 @@ func (st *step) hear(u *Utterance, alt string, late bool) {
 			continue
 		}
 		in, phrase := st.intentOf(u, j, ctx)
+		in = st.fuse(u, in) // the agent's own reading, as the policy says
 		if !read || intentRank[in] > intentRank[u.Intent] {
 			u.Intent, u.Stop, read = in, phrase, true
 		}
@@ -383,6 +425,9 @@ func (st *step) hear(u *Utterance, alt string, late bool) {
 		case speech.IntentGoAhead:
 			st.answered(j, u)
 		}
+	}
+	if !read {
+		u.Intent = st.fuse(u, u.Intent) // no job bears on it: what it says, for the answer
 	}
 	st.out.Intent = u.Intent
 }
@@ -440,6 +485,20 @@ func argTexts(v any, out []string) []string {
 		}
 	}
 	return out
+}
+
+// fuse returns the intent of utterance u for a job from the built-in reading for it
+// (builtin) and the agent's reading of u (Utterance.Reading: the latest one a final
+// piece carried), as Policy.AgentIntent says (speech.Fuse; issue 25, item 8), and
+// records in u.ReadBy which reader decided when the agent's did, for the reason of
+// what the caller does next ("" when the built-in reading stands).
+func (st *step) fuse(u *Utterance, builtin speech.Intent) speech.Intent {
+	in := speech.Fuse(builtin, u.Reading, st.e.Policy.AgentIntent)
+	u.ReadBy = ""
+	if in != builtin {
+		u.ReadBy = cmp.Or(u.Reading.Source, "agent")
+	}
+	return in
 }
 
 // awaitingTranscript is the utterance a user transcript that names none belongs to:

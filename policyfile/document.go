@@ -31,6 +31,16 @@ func Document(p *arbiter.Policy) map[string]any {
 	if p.AmendPhrases != nil {
 		doc["amend_phrases"] = list(p.AmendPhrases)
 	}
+	if ai := p.AgentIntent; ai != (speech.FusePolicy{}) {
+		m := map[string]any{}
+		if ai.Mode != "" {
+			m["use"] = string(ai.Mode)
+		}
+		if ai.MinConfidence != 0 {
+			m["min_confidence"] = ai.MinConfidence
+		}
+		doc["agent_intent"] = m
+	}
 	if p.Languages != nil {
 		langs := map[string]any{}
 		for lang, ph := range p.Languages {
@@ -50,7 +60,7 @@ func timingsDoc(t arbiter.Timings) map[string]any {
 		v   time.Duration
 	}{{"grace", t.Grace}, {"transcript_timeout", t.TranscriptTimeout}, {"dedupe_window", t.DedupeWindow},
 		{"trigger_lookback", t.TriggerLookback}, {"abandon_wait", t.AbandonWait}, {"max_pending", t.MaxPending},
-		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}} {
+		{"run_timeout", t.RunTimeout}, {"max_hold", t.MaxHold}, {"continuation_wait", t.ContinuationWait}} {
 		if d.v != 0 {
 			m[d.key] = d.v.String()
 		}
@@ -86,6 +96,7 @@ func toolDoc(t *arbiter.Tool) map[string]any {
 	set("confirm", t.Confirm, true)
 	set("confirm_tool", t.ConfirmTool != "", t.ConfirmTool)
 	set("max_asks", t.MaxAsks != 0, float64(t.MaxAsks))
+	set("continuation", t.Continuation != "", t.Continuation == arbiter.ContinuationReplace)
 	if len(t.Key) > 0 {
 		var key []any
 		for _, k := range t.Key {

@@ -24,6 +24,13 @@ type file struct {
 	StopPhrases  []text               `yaml:"stop_phrases"`
 	AmendPhrases []text               `yaml:"amend_phrases"`
 	Languages    map[string]*language `yaml:"languages"` // nil: a language set to null, no phrases
+	AgentIntent  agentIntent          `yaml:"agent_intent"`
+}
+
+// agentIntent is arbiter.Policy.AgentIntent (speech.FusePolicy).
+type agentIntent struct {
+	Use           text     `yaml:"use"` // cautious, prefer or ignore; left out: cautious
+	MinConfidence fraction `yaml:"min_confidence"`
 }
 
 type defaults struct {
@@ -44,6 +51,7 @@ type timings struct {
 	RunTimeout          duration `yaml:"run_timeout"`
 	MaxHold             duration `yaml:"max_hold"`
 	OnUnclear           text     `yaml:"on_unclear"`
+	ContinuationWait    duration `yaml:"continuation_wait"`
 }
 
 type tool struct {
@@ -61,7 +69,10 @@ type tool struct {
 	ConfirmTool           text    `yaml:"confirm_tool"`
 	Steps                 []*step `yaml:"steps"` // nil: a null item
 	MaxAsks               count   `yaml:"max_asks"`
-	Timings               timings `yaml:",inline"`
+	// Continuation true: arbiter.ContinuationReplace, false: ContinuationOff; left out:
+	// the default (replace for a side-effecting tool with key args).
+	Continuation boolean `yaml:"continuation"`
+	Timings      timings `yaml:",inline"`
 }
 
 type keyArg struct {
@@ -127,6 +138,33 @@ func (b *boolean) UnmarshalYAML(n ast.Node) error {
 		return mistyped(n, "true or false")
 	}
 	b.b, b.set = v.Value, true
+	return nil
+}
+
+// fraction is a number from 0 to 1, written as a YAML number ("0.7", "1"). Zero is
+// refused: in arbiter.Policy zero means the default, which the file says by leaving
+// the field out. A number outside 0 to 1 is decoded, for Policy.Validate to refuse.
+type fraction struct {
+	f float64
+}
+
+func (f *fraction) UnmarshalYAML(n ast.Node) error {
+	switch v := n.(type) {
+	case *ast.FloatNode:
+		f.f = v.Value
+	case *ast.IntegerNode:
+		switch i := v.Value.(type) {
+		case int64:
+			f.f = float64(i)
+		case uint64:
+			f.f = float64(i)
+		}
+	default:
+		return mistyped(n, "a number from 0 to 1")
+	}
+	if f.f == 0 {
+		return nodeErrorf(n, "0 is not supported: leave the field out for the default (%v), or give a small number such as 0.01 to count every reading", speech.DefaultMinConfidence)
+	}
 	return nil
 }
 
@@ -223,7 +261,8 @@ func mistyped(n ast.Node, want string) error {
 // confirm_tool (zero means the default), and a tool name given twice (Tools is a map).
 // A second tool without a name is dropped: Validate reports the first.
 func (f *file) policy() (*arbiter.Policy, []string, error) {
-	p := &arbiter.Policy{Defaults: f.Defaults.Timings.timings()}
+	p := &arbiter.Policy{Defaults: f.Defaults.Timings.timings(),
+		AgentIntent: speech.FusePolicy{Mode: speech.FuseMode(f.AgentIntent.Use.s), MinConfidence: f.AgentIntent.MinConfidence.f}}
 	switch u := f.Defaults.UnknownTools; {
 	case u.s == "reject":
 		p.RejectUnknown = true
@@ -287,6 +326,7 @@ func (t timings) timings() arbiter.Timings {
 		RunTimeout:          t.RunTimeout.d,
 		MaxHold:             t.MaxHold.d,
 		OnUnclear:           arbiter.OnUnclear(t.OnUnclear.s),
+		ContinuationWait:    t.ContinuationWait.d,
 	}
 }
 
@@ -312,6 +352,12 @@ func (ft *tool) tool(i int) (*arbiter.Tool, error) {
 		Confirm:          ft.Confirm.b,
 		ConfirmTool:      ft.ConfirmTool.s,
 		MaxAsks:          ft.MaxAsks.n,
+	}
+	switch {
+	case ft.Continuation.set && ft.Continuation.b:
+		t.Continuation = arbiter.ContinuationReplace
+	case ft.Continuation.set:
+		t.Continuation = arbiter.ContinuationOff
 	}
 	var err error
 	if t.Claims, err = phrases(ft.Claims, "tools", i, "claims"); err != nil {

@@ -33,6 +33,7 @@ func TestLoadBooking(t *testing.T) {
 		RunTimeout:          time.Minute,     // not in the file: the built-in default
 		MaxHold:             5 * time.Second, // not in the file: the built-in default
 		OnUnclear:           arbiter.Ask,     // not in the file: the built-in default
+		ContinuationWait:    2 * time.Second, // not in the file: the built-in default
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -101,6 +102,7 @@ func TestParseAllFields(t *testing.T) {
   on_unclear: cancel
   unknown_tools: reject
 stop_phrases: ["halt", "hang on"]
+agent_intent: {use: prefer, min_confidence: 0.85}
 tools:
   - name: book_slot
     side_effect: true
@@ -123,6 +125,8 @@ tools:
     abandon_wait: *wait
     on_abandon: cancel
     on_unclear: commit
+    continuation: false
+    continuation_wait: 1s
   - name: end_call
     allowed: false
   - {name: get_weather, side_effect: false, behavior: NON_BLOCKING, key: [{arg: city, as: text}]}
@@ -143,6 +147,7 @@ tools:
 		RunTimeout:          time.Minute,
 		MaxHold:             5 * time.Second,
 		OnUnclear:           arbiter.CancelUnclear,
+		ContinuationWait:    2 * time.Second,
 	}
 	if p.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", p.Defaults, wantDefaults)
@@ -152,6 +157,9 @@ tools:
 	}
 	if want := []string{"halt", "hang on"}; !reflect.DeepEqual(p.StopPhrases, want) {
 		t.Errorf("StopPhrases = %q, want %q", p.StopPhrases, want)
+	}
+	if want := (speech.FusePolicy{Mode: speech.FusePrefer, MinConfidence: 0.85}); p.AgentIntent != want {
+		t.Errorf("AgentIntent = %+v, want %+v", p.AgentIntent, want)
 	}
 	want := map[string]*arbiter.Tool{
 		"book_slot": {
@@ -164,8 +172,9 @@ tools:
 				{Arg: "name"},
 				{Arg: "ref", As: arbiter.KeyExact},
 			},
-			Describe: "the booking for {slot}",
-			NoHold:   true,
+			Describe:     "the booking for {slot}",
+			NoHold:       true,
+			Continuation: arbiter.ContinuationOff,
 			Timings: arbiter.Timings{
 				Grace:               2 * time.Second,
 				TranscriptTimeout:   5 * time.Second,
@@ -175,6 +184,7 @@ tools:
 				AbandonWait:         7 * time.Second,
 				OnAbandon:           arbiter.Cancel,
 				OnUnclear:           arbiter.CommitUnclear,
+				ContinuationWait:    time.Second,
 			},
 		},
 		"end_call": {Name: "end_call", Disallowed: true},
@@ -321,6 +331,19 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`tools[1].name: "book_slot" is defined twice, first on line 5`}},
 		{name: "bad behavior", line: 7, repl: "    behavior: blocking", wantLine: 7,
 			want: []string{`tools[0].behavior: "blocking" is not BLOCKING or NON_BLOCKING`}},
+		// issue 25: continuation, continuation_wait, agent_intent.
+		{name: "continuation not a boolean", line: 11, repl: "    describe: x\n    continuation: replace", wantLine: 12,
+			want: []string{"tools[0].continuation: must be true or false, not a string"}},
+		{name: "negative continuation_wait", line: 2, repl: "  continuation_wait: -1s", wantLine: 2,
+			want: []string{`defaults.continuation_wait: "-1s" is negative`}},
+		{name: "agent_intent use", line: 4, repl: "agent_intent:\n  use: trust\ntools:", wantLine: 5,
+			want: []string{`agent_intent.use: "trust" is not cautious, prefer or ignore`}},
+		{name: "agent_intent min_confidence over 1", line: 4, repl: "agent_intent:\n  min_confidence: 1.5\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: 1.5 is not between 0 and 1"}},
+		{name: "agent_intent min_confidence zero", line: 4, repl: "agent_intent:\n  min_confidence: 0\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: 0 is not supported"}},
+		{name: "agent_intent min_confidence a string", line: 4, repl: "agent_intent:\n  min_confidence: high\ntools:", wantLine: 5,
+			want: []string{"agent_intent.min_confidence: must be a number from 0 to 1, not a string"}},
 		{name: "unknown_tools maybe", line: 3, repl: "  unknown_tools: maybe", wantLine: 3,
 			want: []string{`defaults.unknown_tools: "maybe" is not pass or reject`}},
 		{name: "bad on_abandon", line: 3, repl: "  on_abandon: retry", wantLine: 3,

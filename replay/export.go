@@ -154,6 +154,13 @@ func (x *exporter) walk() {
 			if id := tr.GetUtteranceId(); id != "" {
 				f["utterance"] = id
 			}
+			if r := tr.GetReading(); r != nil {
+				rf := map[string]any{"intent": r.GetIntent(), "confidence": r.GetConfidence()}
+				if r.GetSource() != "" {
+					rf["source"] = r.GetSource()
+				}
+				f["reading"] = rf
+			}
 			ev := "transcript"
 			if tr.GetRole() == arbiterv1.Role_ROLE_MODEL {
 				ev = "model_transcript"
@@ -273,16 +280,20 @@ func (x *exporter) configure(t int64, c *arbiterv1.HistoryConfigure) {
 		if c.GetLanguage() != "" {
 			x.start["language"] = c.GetLanguage()
 		}
+		if c.GetTimeZone() != "" {
+			x.start["time_zone"] = c.GetTimeZone()
+		}
 		if c.GetResponseScheduling() {
 			x.start["response_scheduling"] = true
 		}
 		return
 	}
 	lang, _ := x.start["language"].(string)
+	zone, _ := x.start["time_zone"].(string)
 	sched, _ := x.start["response_scheduling"].(bool)
-	if (c.GetLanguage() != "" && c.GetLanguage() != lang) || c.GetResponseScheduling() != sched {
-		fmt.Fprintf(x.warn, "warning: t_ms %d: a ConfigureSession (language %q, response scheduling %v) after the session began: a trace configures at its start only, so it is left out\n",
-			t, c.GetLanguage(), c.GetResponseScheduling())
+	if (c.GetLanguage() != "" && c.GetLanguage() != lang) || (c.GetTimeZone() != "" && c.GetTimeZone() != zone) || c.GetResponseScheduling() != sched {
+		fmt.Fprintf(x.warn, "warning: t_ms %d: a ConfigureSession (language %q, time zone %q, response scheduling %v) after the session began: a trace configures at its start only, so it is left out\n",
+			t, c.GetLanguage(), c.GetTimeZone(), c.GetResponseScheduling())
 	}
 }
 
@@ -316,6 +327,7 @@ func (x *exporter) sideEffectBackend(id string, j *exportJob, b map[string]any) 
 	}
 	first := j.completes[0]
 	result := func(c *arbiterv1.HistoryComplete) map[string]any {
+		x.omitted(id, c)
 		if c.GetResult() == nil {
 			return map[string]any{}
 		}
@@ -345,6 +357,14 @@ func (x *exporter) sideEffectBackend(id string, j *exportJob, b map[string]any) 
 	}
 }
 
+// omitted warns that a job's result was over its bound and left out (the session's
+// responses said result_omitted): the trace has no result to replay in its place.
+func (x *exporter) omitted(id string, c *arbiterv1.HistoryComplete) {
+	if o := c.GetResultOmitted(); o != nil {
+		fmt.Fprintf(x.warn, "warning: job %s: its result was left out (%v): the trace replays it as an empty result, so its responses differ\n", id, o.AsMap()["message"])
+	}
+}
+
 func (x *exporter) readOnlyBackend(id string, j *exportJob, b map[string]any) {
 	for _, p := range j.progress {
 		ms, _ := b["progress_ms"].([]any)
@@ -359,6 +379,7 @@ func (x *exporter) readOnlyBackend(id string, j *exportJob, b map[string]any) {
 	if c.GetOutcome() == arbiterv1.Outcome_OUTCOME_FAILED {
 		fmt.Fprintf(x.warn, "warning: read-only job %s failed (%q): the fake backend's read-only results do not fail; the replay reports a result\n", id, c.GetError())
 	}
+	x.omitted(id, c)
 	if c.GetResult() != nil {
 		b["result"] = c.GetResult().AsMap()
 	} else {

@@ -114,3 +114,24 @@ func diffText(d []replay.DiffLine) string {
 	}
 	return b.String()
 }
+
+// TestExportWarnsOfOmittedResult: a result over its bound is left out of the session's
+// responses (issue 25, item 5); the trace cannot carry it, so the export says so.
+func TestExportWarnsOfOmittedResult(t *testing.T) {
+	big, _ := json.Marshal(map[string]any{"reference": "R-1", "blob": strings.Repeat("x", 70<<10)})
+	trace := `{"t_ms": 0, "event": "session_start", "prepare_ms": 100, "commit_result": ` + string(big) + `}
+{"t_ms": 10, "event": "tool_call", "call_id": "c1", "tool": "book_slot", "args": {"slot": "tomorrow 3pm"}}
+{"t_ms": 5000, "event": "end"}
+`
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _, warn := recordAndExport(t, "traces", path)
+	if res.Summary.Commits != 1 || len(res.Summary.Unanswered) != 0 {
+		t.Fatalf("summary %+v: want the booking committed and answered", res.Summary)
+	}
+	if !strings.Contains(warn, "its result was left out (the backend's result was 71709 bytes, over the 65536-byte limit") {
+		t.Fatalf("warnings %q: want one about the result left out", warn)
+	}
+}

@@ -435,10 +435,14 @@ func (r *runner) apply(ev TraceEvent) error {
 		if role == arbiterv1.Role_ROLE_USER && len(ev.Text) == 0 {
 			return nil // nothing said
 		}
-		resp, err := r.c.ReportTranscript(r.ctx, &arbiterv1.ReportTranscriptRequest{
+		req := &arbiterv1.ReportTranscriptRequest{
 			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
 			UtteranceId: ev.Utterance,
-		})
+		}
+		if rd := ev.Reading; rd != nil {
+			req.Reading = &arbiterv1.AgentReading{Intent: rd.Intent, Confidence: rd.Confidence, Source: rd.Source}
+		}
+		resp, err := r.c.ReportTranscript(r.ctx, req)
 		if err != nil {
 			return fmt.Errorf("ReportTranscript: %w", err)
 		}
@@ -469,11 +473,11 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	if ev.CommitResult != nil {
 		r.commitResult = ev.CommitResult
 	}
-	if ev.ResponseScheduling != nil || ev.Language != "" {
-		// One call sets both (ConfigureSession): response_scheduling left out is false.
+	if ev.ResponseScheduling != nil || ev.Language != "" || ev.TimeZone != "" {
+		// One call sets them all (ConfigureSession): response_scheduling left out is false.
 		if _, err := r.c.ConfigureSession(r.ctx, &arbiterv1.ConfigureSessionRequest{
 			SessionId: r.opt.SessionID, ResponseScheduling: ev.ResponseScheduling != nil && *ev.ResponseScheduling,
-			Language: ev.Language,
+			Language: ev.Language, TimeZone: ev.TimeZone,
 		}); err != nil {
 			return fmt.Errorf("ConfigureSession: %w", err)
 		}

@@ -121,6 +121,10 @@ func TestParseTraceErrors(t *testing.T) {
 		"no event":          "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1}\n",
 		"tool_call no tool": "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1, \"event\": \"tool_call\", \"call_id\": \"a\"}\n",
 		"connection no id":  "{\"t_ms\": 0, \"event\": \"session_start\"}\n{\"t_ms\": 1, \"event\": \"connection\"}\n",
+		// issue 25: what follows end was replayed as nothing, silently, exit 0.
+		"event after end":   "{\"t_ms\": 0, \"event\": \"end\"}\n{\"t_ms\": 1, \"event\": \"transcript\", \"text\": \"stop\"}\n",
+		"unknown after end": "{\"t_ms\": 0, \"event\": \"end\"}\n{\"t_ms\": 1, \"event\": \"mystery\"}\n",
+		"end twice":         "{\"t_ms\": 0, \"event\": \"end\"}\n{\"t_ms\": 1, \"event\": \"end\"}\n",
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -129,6 +133,15 @@ func TestParseTraceErrors(t *testing.T) {
 				t.Fatalf("error %v, want one naming x.jsonl:2", err)
 			}
 		})
+	}
+}
+
+// TestParseTraceRefAfterEnd: an exported trace's own outcomes (ref_ lines) may follow
+// end; they are never played.
+func TestParseTraceRefAfterEnd(t *testing.T) {
+	in := "{\"t_ms\": 0, \"event\": \"end\"}\n{\"t_ms\": 1, \"event\": \"ref_note\", \"text\": \"x\"}\n"
+	if evs, err := replay.ParseTrace(strings.NewReader(in), "x.jsonl", &bytes.Buffer{}); err != nil || len(evs) != 2 {
+		t.Fatalf("ParseTrace = %d events, %v; want both lines", len(evs), err)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
 )
 
 // TraceEvent is one line of a trace. Fields not used by an event are zero.
@@ -34,6 +36,10 @@ type TraceEvent struct {
 	// the replay gives the arbiter with ConfigureSession: intent phrases and `as:
 	// datetime` keys are read in it.
 	Language string `json:"language,omitempty"`
+	// TimeZone, when set, is the session's IANA time zone ("Europe/Paris"), which the
+	// replay gives the arbiter with ConfigureSession: `as: datetime` keys read relative
+	// dates and times said without an offset in it.
+	TimeZone string `json:"time_zone,omitempty"`
 	// Policy names the tool-policy file a scenario runs under, relative to the trace
 	// (a test extension: `arbiter replay` takes the policy from --tools).
 	Policy string `json:"policy,omitempty"`
@@ -53,6 +59,9 @@ type TraceEvent struct {
 	// Utterance is the model server's id of the user utterance a speech_start,
 	// speech_end or transcript belongs to, when it gives one (OpenAI Realtime item_id).
 	Utterance string `json:"utterance,omitempty"`
+	// Reading is the agent's own reading of a final user transcript (its NLU or LLM),
+	// which the replay sends with it (ReportTranscriptRequest.reading).
+	Reading *Reading `json:"reading,omitempty"`
 	// tool_call
 	CallID     string         `json:"call_id,omitempty"`
 	Tool       string         `json:"tool,omitempty"`
@@ -87,6 +96,13 @@ type TraceEvent struct {
 	Deliver     string         `json:"deliver,omitempty"`
 }
 
+// Reading is a transcript line's `reading`: the agent's own reading of the utterance.
+type Reading struct {
+	Intent     string  `json:"intent"`
+	Confidence float64 `json:"confidence"`
+	Source     string  `json:"source,omitempty"`
+}
+
 // known are the events the format names.
 var known = map[string]bool{
 	"session_start": true, "speech_start": true, "speech_end": true, "transcript": true,
@@ -113,7 +129,9 @@ func ReadTraceFile(path string, warn io.Writer) ([]TraceEvent, error) {
 
 // ParseTrace reads a trace. A malformed line (not a JSON object, no integer t_ms, no
 // event, t_ms decreasing, a tool_call without tool, a connection without id) is an
-// error naming its line number. Events the format does not name are skipped with a
+// error naming its line number, and so is any line but a `ref_*` one after `end`: the
+// session is closed there, and what follows would replay as nothing (issue 25: such a
+// trace replayed silently, exit 0). Events the format does not name are skipped with a
 // warning on warn; `ref_*` lines are kept (tests compare against them) but never
 // played.
 func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) {
@@ -121,6 +139,7 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	var out []TraceEvent
 	var last int64
+	end := 0 // the line of `end`, once read
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
@@ -147,6 +166,8 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 		last = ev.TMs
 		switch {
 		case strings.HasPrefix(ev.Event, "ref_"):
+		case end > 0:
+			return nil, fmt.Errorf("%s:%d: %s after end (line %d): the session closes at end, so nothing after it can be played; cut the trace there, or move end to the last line", name, n, ev.Event, end)
 		case !known[ev.Event]:
 			fmt.Fprintf(warn, "%s:%d: warning: unknown event %q skipped\n", name, n, ev.Event)
 			continue
@@ -158,12 +179,19 @@ func ParseTrace(r io.Reader, name string, warn io.Writer) ([]TraceEvent, error) 
 			return nil, fmt.Errorf("%s:%d: tool_choice: %q is not auto or none", name, n, ev.ToolChoice)
 		case ev.Event == "session_start" && ev.CreatedAt != "" && !isTime(ev.CreatedAt):
 			return nil, fmt.Errorf("%s:%d: created_at: %q is not an RFC 3339 time", name, n, ev.CreatedAt)
+		case ev.Event == "session_start" && arbiter.CheckTimeZone("time_zone", ev.TimeZone) != nil:
+			return nil, fmt.Errorf("%s:%d: %v", name, n, arbiter.CheckTimeZone("time_zone", ev.TimeZone))
+		case ev.Reading != nil && (ev.Event != "transcript" || (ev.Final != nil && !*ev.Final)):
+			return nil, fmt.Errorf("%s:%d: reading: only a final transcript carries the agent's reading", name, n)
 		case ev.Event == "connection" && ev.ID == "":
 			return nil, fmt.Errorf("%s:%d: id: required for connection", name, n)
 		case ev.Event == "tool_call_cancellation" && len(ev.CallIDs) == 0:
 			return nil, fmt.Errorf("%s:%d: call_ids: required for tool_call_cancellation", name, n)
 		case ev.Event == "tool_call_cancellation" && ev.Reason != "" && ev.Reason != "withdrawn" && ev.Reason != "provider_timeout":
 			return nil, fmt.Errorf("%s:%d: reason: %q is not withdrawn or provider_timeout", name, n, ev.Reason)
+		}
+		if ev.Event == "end" {
+			end = n
 		}
 		out = append(out, ev)
 	}

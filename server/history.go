@@ -145,9 +145,13 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 		if t.Model {
 			role = arbiterv1.Role_ROLE_MODEL
 		}
-		m.Entry = &arbiterv1.HistoryEntry_Transcript{Transcript: &arbiterv1.HistoryTranscript{
+		ht := &arbiterv1.HistoryTranscript{
 			Role: role, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID, Utterance: int32(t.Utterance), Intent: string(t.Intent),
-			Discarded: t.Discarded}}
+			Discarded: t.Discarded}
+		if r := t.Reading; r != nil {
+			ht.Reading = &arbiterv1.AgentReading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
+		}
+		m.Entry = &arbiterv1.HistoryEntry_Transcript{Transcript: ht}
 	case e.Withdraw != nil:
 		r := arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN
 		if e.Withdraw.Reason == arbiter.CancelProviderTimeout {
@@ -161,11 +165,16 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 		if hc.Result, err = strct(e.Complete.Result); err != nil {
 			return nil, err
 		}
+		if o := e.Complete.ResultOmitted; o != nil {
+			if hc.ResultOmitted, err = strct(o.Payload()); err != nil {
+				return nil, err
+			}
+		}
 		m.Entry = &arbiterv1.HistoryEntry_Complete{Complete: hc}
 	case e.Configure != nil:
 		c := e.Configure
 		m.Entry = &arbiterv1.HistoryEntry_Configure{Configure: &arbiterv1.HistoryConfigure{
-			Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}}
+			Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}}
 	case e.Connect != nil:
 		m.Entry = &arbiterv1.HistoryEntry_Connect{Connect: &arbiterv1.HistoryConnect{
 			ConnectionId: e.Connect.ID, State: sessionStatePB[e.Connect.State]}}

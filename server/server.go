@@ -302,7 +302,7 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 // the age it reports (unset: 0). It is taken as the request arrives, before the store
 // is read, so an event whose step waits for a slow store (a frozen Redis) keeps its
 // place on the session's timeline instead of taking the session clock's later time.
-// Errors: Invalid naming age when it is malformed or negative.
+// Errors: Invalid naming age when it is malformed, negative or beyond arbiter.MaxAge.
 func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 	arrived := s.svc.Clock.Now()
 	if age == nil {
@@ -314,6 +314,9 @@ func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
 	d := age.AsDuration()
 	if d < 0 {
 		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
+	}
+	if err := arbiter.CheckAge(d); err != nil {
+		return time.Time{}, err
 	}
 	return arrived.Add(-d), nil
 }
@@ -444,7 +447,11 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
+	ev := arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}
+	if r := req.GetReading(); r != nil {
+		ev.Reading = &speech.AgentReading{Intent: speech.Intent(r.GetIntent()), Confidence: r.GetConfidence(), Source: r.GetSource()}
+	}
+	out, eff, _, err := s.apply(ctx, key, ev, true)
 	if err != nil {
 		return nil, err
 	}
@@ -580,7 +587,7 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if err != nil {
 		return nil, err
 	}
-	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
+	_, _, sess, err := s.apply(ctx, key, arbiter.Configure{Language: req.GetLanguage(), TimeZone: req.GetTimeZone(), ResponseScheduling: req.GetResponseScheduling(), Epoch: req.GetEpoch(), Record: req.GetRecord()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -588,7 +595,16 @@ func (s *Server) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureS
 	if lang == "" {
 		lang = speech.DefaultLanguage
 	}
-	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record}, nil
+	return &arbiterv1.ConfigureSessionResponse{Language: lang, ResponseScheduling: sess.ResponseScheduling, Record: sess.History != nil && sess.History.Record,
+		TimeZone: timeZone(sess)}, nil
+}
+
+// timeZone is the session's time zone as the API reports it: "UTC" when none was set.
+func timeZone(s *arbiter.Session) string {
+	if s.TimeZone == "" {
+		return "UTC"
+	}
+	return s.TimeZone
 }
 
 // Poll implements arbiterv1.ArbiterServiceServer.
@@ -633,7 +649,7 @@ func (s *Server) GetSession(ctx context.Context, req *arbiterv1.GetSessionReques
 		SessionId: ss.Key.ID, UtteranceOpen: ss.UtteranceOpen(), ModelSpeaking: ss.ModelSpeaking,
 		Closed: ss.Closed, Version: ss.Version, ConnectionId: ss.Connection, LastSeq: ss.LogSeq,
 		Language: cmp.Or(ss.Language, speech.DefaultLanguage), ResponseScheduling: ss.ResponseScheduling,
-		Epoch: ss.Epoch,
+		Epoch: ss.Epoch, TimeZone: timeZone(ss),
 	}
 	if due, ok := s.svc.Engine.NextTimer(ss); ok {
 		resp.NextTimer = timestamppb.New(due)

@@ -267,10 +267,6 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "c6", Tool: "book_slot", Args: args(t, a)})
 			return err
 		}, codes.InvalidArgument, "args", server.ReasonInvalidField},
-		{"complete result nested 17 levels", func() error {
-			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Result: args(t, deep(17, map[string]any{"ref": "R-1"}))})
-			return err
-		}, codes.InvalidArgument, "result", server.ReasonInvalidField},
 		{"progress result nested 17 levels", func() error {
 			_, err := f.c.ReportProgress(ctx, &arbiterv1.ReportProgressRequest{SessionId: "s1", JobId: reg.JobId, Result: args(t, deep(17, map[string]any{"percent": 40}))})
 			return err
@@ -283,6 +279,20 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Age: durationpb.New(-time.Second)})
 			return err
 		}, codes.InvalidArgument, "age", server.ReasonInvalidField},
+		// issue 25, item 8: an age far beyond its bound was taken as 60 s, silently; a
+		// malformed epoch was DATA_LOSS; a NUL in a transcript was kept.
+		{"age beyond the bound", func() error {
+			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Age: durationpb.New(25 * time.Minute)})
+			return err
+		}, codes.InvalidArgument, "age", server.ReasonInvalidField},
+		{"malformed epoch", func() error {
+			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1", Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Epoch: "lost!"})
+			return err
+		}, codes.InvalidArgument, "epoch", server.ReasonInvalidField},
+		{"NUL in a transcript", func() error {
+			_, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "s1", Text: "stop\x00"})
+			return err
+		}, codes.InvalidArgument, "text", server.ReasonInvalidField},
 		{"unspecified speech event", func() error {
 			_, err := f.c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: "s1"})
 			return err
@@ -327,10 +337,6 @@ func TestBadInput(t *testing.T) {
 			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: "job-99", Outcome: arbiterv1.Outcome_OUTCOME_FAILED})
 			return err
 		}, codes.NotFound, "job_id", server.ReasonJobNotFound},
-		{"complete error over 4 KiB", func() error {
-			_, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED, Error: strings.Repeat("e", 5000)})
-			return err
-		}, codes.InvalidArgument, "error", server.ReasonInvalidField},
 		{"cancellation without ids", func() error {
 			_, err := f.c.ReportToolCallCancellation(ctx, &arbiterv1.ReportToolCallCancellationRequest{SessionId: "s1"})
 			return err
@@ -368,5 +374,104 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "nope"}); status.Code(err) != codes.NotFound {
 		t.Fatalf("a bad request created session %q", "nope")
+	}
+}
+
+// TestCompleteAnswersWhateverItCarries: issue 25, item 5. A result over 64 KiB (it was
+// INVALID_ARGUMENT naming `result`, and nothing answered the call) is answered with the
+// outcome and `result_omitted` saying its size and the limit; an error over 4 KiB with a
+// NUL in it is answered cut and cleaned; a retry of either returns the same effects.
+func TestCompleteAnswersWhateverItCarries(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	weather, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "w1", Tool: "get_weather", Args: args(t, map[string]any{"city": "Lyon"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := &arbiterv1.CompleteRequest{SessionId: "s1", JobId: weather.JobId, Outcome: arbiterv1.Outcome_OUTCOME_RESULT,
+		Result: args(t, map[string]any{"forecast": strings.Repeat("sunny ", 20000)})}
+	resp, err := f.c.Complete(ctx, big)
+	if err != nil {
+		t.Fatalf("Complete with a 117 KiB result: %v", err)
+	}
+	if len(resp.Effects.Responses) != 1 || resp.Effects.Responses[0].CallId != "w1" {
+		t.Fatalf("effects %v: want w1 answered", resp.Effects)
+	}
+	p := resp.Effects.Responses[0].Payload.AsMap()
+	om, _ := p["result_omitted"].(map[string]any)
+	if p["status"] != "ok" || p["result"] != nil || om["reason"] != "too_large" || om["bytes"] != float64(120015) || om["max_bytes"] != float64(65536) {
+		t.Fatalf("payload %v: want status ok and result_omitted too_large 120015 of 65536 bytes", p)
+	}
+	again, err := f.c.Complete(ctx, big)
+	if err != nil || len(again.Effects.Responses) != 1 || again.Effects.Responses[0].Seq != resp.Effects.Responses[0].Seq {
+		t.Fatalf("retried Complete: %v %v, want the same response again", again, err)
+	}
+
+	book, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "s1", CallId: "b1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := f.c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: "s1", JobId: book.JobId, Outcome: arbiterv1.Outcome_OUTCOME_FAILED,
+		Error: "backend\x00 down: " + strings.Repeat("e", 5000)})
+	if err != nil {
+		t.Fatalf("Complete with a 5 KiB error: %v", err)
+	}
+	msg, _ := failed.Effects.Responses[0].Payload.AsMap()["error"].(string)
+	if len(msg) > 4096 || !strings.HasPrefix(msg, "backend\uFFFD down: eee") || !strings.HasSuffix(msg, "[... cut: the error was 5015 bytes, at most 4096 are kept]") {
+		t.Fatalf("error %q (%d bytes): want it cleaned, cut to 4096 bytes with the marker", msg, len(msg))
+	}
+}
+
+// TestConfigureTimeZone: issue 25, item 6. ConfigureSession sets the session's time
+// zone (GetSession and the answer report it, "UTC" by default); `as: datetime` keys then
+// read "tomorrow 3pm" in it and an ISO date-time with an offset as its instant. An
+// unknown zone is INVALID_ARGUMENT naming time_zone.
+func TestConfigureTimeZone(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	if gs, err := f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z"}); err != nil || gs.TimeZone != "UTC" {
+		t.Fatalf("ConfigureSession without a zone: %v %v, want UTC", gs, err)
+	}
+	cfg, err := f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z", TimeZone: "America/New_York"})
+	if err != nil || cfg.TimeZone != "America/New_York" {
+		t.Fatalf("ConfigureSession: %v %v", cfg, err)
+	}
+	if gs, err := f.c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: "z"}); err != nil || gs.TimeZone != "America/New_York" {
+		t.Fatalf("GetSession: %v %v, want the zone", gs, err)
+	}
+	a, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "z", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "2026-11-05T14:30:00Z"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "z", CallId: "c2", Tool: "book_slot", Args: args(t, map[string]any{"slot": "2026-11-05 09:30"})})
+	if err != nil || b.Disposition != arbiterv1.Disposition_DISPOSITION_DUPLICATE || b.BusinessKey != a.BusinessKey || a.BusinessKey != "book_slot(slot=2026-11-05T14:30)" {
+		t.Fatalf("09:30 in New York after 14:30Z: %v %v (first key %q), want a duplicate of one key", b, err, a.BusinessKey)
+	}
+	_, err = f.c.ConfigureSession(ctx, &arbiterv1.ConfigureSessionRequest{SessionId: "z", TimeZone: "Mars/Olympus_Mons"})
+	wantCode(t, err, codes.InvalidArgument, "time_zone")
+}
+
+// TestReportTranscriptReading: issue 25, item 8. ReportTranscript carries the agent's
+// own reading of the utterance; fused with the arbiter's (cautious by default), a
+// confident stop cancels what the arbiter's phrases did not hear as one, and a
+// malformed reading is INVALID_ARGUMENT naming its field.
+func TestReportTranscriptReading(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	reg, err := f.c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: "r", CallId: "c1", Tool: "book_slot", Args: args(t, map[string]any{"slot": "tomorrow 3pm"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "r", Text: "Let's leave it for now.",
+		Reading: &arbiterv1.AgentReading{Intent: "stop", Confidence: 1.2}})
+	wantCode(t, err, codes.InvalidArgument, "reading.confidence")
+	resp, err := f.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: "r", Text: "Let's leave it for now.",
+		Reading: &arbiterv1.AgentReading{Intent: "stop", Confidence: 0.9, Source: "nlu-v3"}})
+	if err != nil || resp.Intent != "stop" || len(resp.CancelledJobIds) != 1 || resp.CancelledJobIds[0] != reg.JobId {
+		t.Fatalf("ReportTranscript with a stop reading: %v %v, want the job cancelled", resp, err)
+	}
+	d, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "r", JobId: reg.JobId})
+	if err != nil || d.Decision != arbiterv1.Decision_DECISION_CANCEL || !strings.Contains(d.Reason, "read by nlu-v3, confidence 0.9") {
+		t.Fatalf("Decide: %v %v", d, err)
 	}
 }

@@ -24,14 +24,17 @@
 //	                                      with raw the argument text the agent could not parse
 //	speech t=MS KIND [event=ID]           Speech; KIND is user-start, user-end, model-start,
 //	                                      generation-complete, turn-complete or interrupted
-//	transcript t=MS [model] [interim] [event=ID]
-//	                                      Transcript; body: the text
+//	transcript t=MS [model] [interim] [event=ID] [reading=INTENT confidence=C [source=S]]
+//	                                      Transcript; body: the text; reading: the agent's own
+//	                                      reading (stop, go_ahead, amend, other, unclear)
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
 //	decide t=MS job=JOB [prepared]        Decide
-//	complete t=MS job=JOB outcome=OUTCOME Complete (committed, cancelled, failed, result, unknown);
-//	                                      body: the result (JSON), or for failed the error (text)
-//	configure t=MS [language=TAG] [response_scheduling]
+//	complete t=MS job=JOB outcome=OUTCOME [pad=N]
+//	                                      Complete (committed, cancelled, failed, result, unknown);
+//	                                      body: the result (JSON), or for failed the error (text);
+//	                                      pad=N adds N x's (the result's field "pad", or the error's end)
+//	configure t=MS [language=TAG] [time_zone=ZONE] [response_scheduling]
 //	                                      Configure
 //	connect t=MS id=CONNECTION            Connect
 //	progress t=MS job=JOB [event=ID]      Progress; body: the interim result (JSON)

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // speechKinds are the speech command's kinds.
@@ -107,9 +108,15 @@ func parseSpeech(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseTranscript(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event")
-	return arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
+	checkArgs(t, td, "t", "observed", "epoch", "utterance", "model", "interim", "event", "reading", "confidence", "source")
+	tr := arbiter.Transcript{Model: td.HasArg("model"), Interim: td.HasArg("interim"), Text: textBody(t, td), ObservedAt: observed(t, td),
 		Epoch: strArg(t, td, "epoch"), UtteranceID: strArg(t, td, "utterance"), EventID: strArg(t, td, "event")}
+	if td.HasArg("reading") {
+		r := &speech.AgentReading{Intent: speech.Intent(strArg(t, td, "reading")), Source: strArg(t, td, "source")}
+		td.MaybeScanArgs(t, "confidence", &r.Confidence)
+		tr.Reading = r
+	}
+	return tr
 }
 
 func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
@@ -129,7 +136,7 @@ func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job", "outcome")
+	checkArgs(t, td, "t", "job", "outcome", "pad")
 	c := arbiter.Complete{}
 	td.ScanArgs(t, "job", &c.JobID)
 	o := strArg(t, td, "outcome")
@@ -137,18 +144,27 @@ func parseComplete(t *testing.T, td *datadriven.TestData) arbiter.Event {
 	if c.Outcome, ok = outcomes[o]; !ok {
 		td.Fatalf(t, "outcome: %q is not committed, cancelled, failed, result or unknown", o)
 	}
+	pad := 0
+	td.MaybeScanArgs(t, "pad", &pad)
 	if c.Outcome == arbiter.Failed {
-		c.Error = textBody(t, td)
+		c.Error = textBody(t, td) + strings.Repeat("x", pad)
 	} else {
 		c.Result = jsonBody(t, td)
+		if pad > 0 {
+			if c.Result == nil {
+				c.Result = map[string]any{}
+			}
+			c.Result["pad"] = strings.Repeat("x", pad)
+		}
 	}
 	return c
 }
 
 func parseConfigure(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "epoch", "language", "response_scheduling")
+	checkArgs(t, td, "t", "epoch", "language", "time_zone", "response_scheduling")
 	c := arbiter.Configure{ResponseScheduling: td.HasArg("response_scheduling"), Epoch: strArg(t, td, "epoch")}
 	td.MaybeScanArgs(t, "language", &c.Language)
+	td.MaybeScanArgs(t, "time_zone", &c.TimeZone)
 	return c
 }
 

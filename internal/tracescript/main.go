@@ -26,6 +26,7 @@ import (
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/arbiter/enginetest"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 	"github.com/voicearbiter/arbiter/policyfile"
 	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
 	"github.com/voicearbiter/arbiter/replay"
@@ -73,8 +74,12 @@ func (r *recorder) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeech
 }
 
 func (r *recorder) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTranscriptRequest, o ...grpc.CallOption) (*arbiterv1.ReportTranscriptResponse, error) {
-	r.add(arbiter.Transcript{Model: req.GetRole() == arbiterv1.Role_ROLE_MODEL, Text: req.GetText(), Interim: req.GetInterim(),
-		UtteranceID: req.GetUtteranceId()})
+	ev := arbiter.Transcript{Model: req.GetRole() == arbiterv1.Role_ROLE_MODEL, Text: req.GetText(), Interim: req.GetInterim(),
+		UtteranceID: req.GetUtteranceId()}
+	if rd := req.GetReading(); rd != nil {
+		ev.Reading = &speech.AgentReading{Intent: speech.Intent(rd.GetIntent()), Confidence: rd.GetConfidence(), Source: rd.GetSource()}
+	}
+	r.add(ev)
 	return r.ArbiterServiceClient.ReportTranscript(ctx, req, o...)
 }
 
@@ -118,7 +123,7 @@ func (r *recorder) Complete(ctx context.Context, req *arbiterv1.CompleteRequest,
 }
 
 func (r *recorder) ConfigureSession(ctx context.Context, req *arbiterv1.ConfigureSessionRequest, o ...grpc.CallOption) (*arbiterv1.ConfigureSessionResponse, error) {
-	r.add(arbiter.Configure{Language: req.GetLanguage(), ResponseScheduling: req.GetResponseScheduling()})
+	r.add(arbiter.Configure{Language: req.GetLanguage(), TimeZone: req.GetTimeZone(), ResponseScheduling: req.GetResponseScheduling()})
 	return r.ArbiterServiceClient.ConfigureSession(ctx, req, o...)
 }
 
@@ -241,6 +246,12 @@ func command(at time.Time, ev arbiter.Event) string {
 		if ev.UtteranceID != "" {
 			head = append(head, "utterance="+arg(ev.UtteranceID))
 		}
+		if r := ev.Reading; r != nil {
+			head = append(head, "reading="+string(r.Intent), fmt.Sprintf("confidence=%v", r.Confidence))
+			if r.Source != "" {
+				head = append(head, "source="+arg(r.Source))
+			}
+		}
 		body = text(ev.Text)
 	case arbiter.ToolCallCancellation:
 		var ids []string
@@ -275,6 +286,9 @@ func command(at time.Time, ev arbiter.Event) string {
 		head = []string{"configure", t}
 		if ev.Language != "" {
 			head = append(head, "language="+arg(ev.Language))
+		}
+		if ev.TimeZone != "" {
+			head = append(head, "time_zone="+arg(ev.TimeZone))
 		}
 		if ev.ResponseScheduling {
 			head = append(head, "response_scheduling")

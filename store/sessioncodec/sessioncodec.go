@@ -350,6 +350,36 @@ func (e *encoder) json(v map[string]any) []byte {
 	return b
 }
 
+func readingPB(r *speech.AgentReading) *pb.Reading {
+	if r == nil {
+		return nil
+	}
+	return &pb.Reading{Intent: string(r.Intent), Confidence: r.Confidence, Source: r.Source}
+}
+
+func reading(r *pb.Reading) *speech.AgentReading {
+	if r == nil {
+		return nil
+	}
+	return &speech.AgentReading{Intent: speech.Intent(r.Intent), Confidence: r.Confidence, Source: r.Source}
+}
+
+func omissionPB(o *arbiter.ResultOmission) *pb.ResultOmission {
+	if o == nil {
+		return nil
+	}
+	return &pb.ResultOmission{Reason: o.Reason, Bytes: int64(o.Bytes), MaxBytes: int64(o.MaxBytes), MaxDepth: int64(o.MaxDepth),
+		Message: o.Message, Digest: o.Digest}
+}
+
+func omission(o *pb.ResultOmission) *arbiter.ResultOmission {
+	if o == nil {
+		return nil
+	}
+	return &arbiter.ResultOmission{Reason: o.Reason, Bytes: int(o.Bytes), MaxBytes: int(o.MaxBytes), MaxDepth: int(o.MaxDepth),
+		Message: o.Message, Digest: o.Digest}
+}
+
 func ints(v []int) []int64 {
 	if len(v) == 0 {
 		return nil
@@ -370,6 +400,7 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		Now:                e.t(s.Now),
 		Closed:             s.Closed,
 		Language:           s.Language,
+		TimeZone:           s.TimeZone,
 		ResponseScheduling: s.ResponseScheduling,
 		Seq:                int64(s.Seq),
 		JobSeq:             int64(s.JobSeq),
@@ -395,7 +426,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 		m.Utterances = make([]*pb.Utterance, len(s.Utterances))
 		for i, u := range s.Utterances {
 			m.Utterances[i] = &pb.Utterance{Id: int64(u.ID), ProviderId: u.ProviderID, Start: e.t(u.Start), End: e.t(u.End),
-				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop, Echo: u.Echo}
+				Text: u.Text, Interim: u.Interim, Final: u.Final, Intent: string(u.Intent), Stop: u.Stop, Echo: u.Echo,
+				Reading: readingPB(u.Reading), ReadBy: u.ReadBy}
 		}
 	}
 	if len(s.Calls) > 0 {
@@ -425,8 +457,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				CommitsRevoked: int64(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit, AmendAfterCommit: j.AmendAfterCommit,
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
-				Asked: j.Asked, Unguarded: j.Unguarded, QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy),
-				QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
+				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
+				QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -533,7 +565,7 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if t := x.Transcript; t != nil {
 		m.Transcript = &pb.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceId: t.UtteranceID,
-			Utterance: int64(t.Utterance), Intent: string(t.Intent), Discarded: t.Discarded}
+			Utterance: int64(t.Utterance), Intent: string(t.Intent), Discarded: t.Discarded, Reading: readingPB(t.Reading)}
 	}
 	if w := x.Withdraw; w != nil {
 		m.Withdraw = &pb.WithdrawEntry{CallIds: w.CallIDs, Reason: string(w.Reason)}
@@ -542,10 +574,11 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 		m.Prepared = &pb.JobEntry{Job: j.Job}
 	}
 	if c := x.Complete; c != nil {
-		m.Complete = &pb.CompleteEntry{Job: c.Job, Outcome: string(c.Outcome), ResultJson: e.json(c.Result), Error: c.Error}
+		m.Complete = &pb.CompleteEntry{Job: c.Job, Outcome: string(c.Outcome), ResultJson: e.json(c.Result), Error: c.Error,
+			ResultOmitted: omissionPB(c.ResultOmitted)}
 	}
 	if c := x.Configure; c != nil {
-		m.Configure = &pb.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
+		m.Configure = &pb.ConfigureEntry{Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
 	}
 	if c := x.Connect; c != nil {
 		m.Connect = &pb.ConnectEntry{Id: c.ID, State: string(c.State)}
@@ -644,6 +677,7 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		Now:                d.t(m.Now),
 		Closed:             m.Closed,
 		Language:           m.Language,
+		TimeZone:           m.TimeZone,
 		ResponseScheduling: m.ResponseScheduling,
 		Seq:                int(m.Seq),
 		JobSeq:             int(m.JobSeq),
@@ -670,7 +704,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 		us := make([]arbiter.Utterance, len(m.Utterances))
 		for i, u := range m.Utterances {
 			us[i] = arbiter.Utterance{ID: int(u.Id), ProviderID: u.ProviderId, Start: d.t(u.Start), End: d.t(u.End), Text: u.Text,
-				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop, Echo: u.Echo}
+				Interim: u.Interim, Final: u.Final, Intent: speech.Intent(u.Intent), Stop: u.Stop, Echo: u.Echo,
+				Reading: reading(u.Reading), ReadBy: u.ReadBy}
 			s.Utterances[i] = &us[i]
 		}
 	}
@@ -703,7 +738,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				DecidedAt: d.t(j.DecidedAt), CommitsRevoked: int(j.CommitsRevoked), StopAfterCommit: j.StopAfterCommit,
 				AmendAfterCommit: j.AmendAfterCommit, AmendText: j.AmendText, Outcome: arbiter.Outcome(j.Outcome),
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
-				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, Asked: j.Asked, Unguarded: j.Unguarded,
+				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted),
+				SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
 				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy)}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
@@ -818,7 +854,7 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if t := m.Transcript; t != nil {
 		x.Transcript = &arbiter.TranscriptEntry{Model: t.Model, Text: t.Text, Interim: t.Interim, UtteranceID: t.UtteranceId,
-			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Discarded: t.Discarded}
+			Utterance: int(t.Utterance), Intent: speech.Intent(t.Intent), Discarded: t.Discarded, Reading: reading(t.Reading)}
 	}
 	if w := m.Withdraw; w != nil {
 		x.Withdraw = &arbiter.WithdrawEntry{CallIDs: strs(w.CallIds), Reason: arbiter.CancelReason(w.Reason)}
@@ -827,10 +863,11 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 		x.Prepared = &arbiter.JobEntry{Job: j.Job}
 	}
 	if c := m.Complete; c != nil {
-		x.Complete = &arbiter.CompleteEntry{Job: c.Job, Outcome: arbiter.Outcome(c.Outcome), Result: d.json(c.ResultJson), Error: c.Error}
+		x.Complete = &arbiter.CompleteEntry{Job: c.Job, Outcome: arbiter.Outcome(c.Outcome), Result: d.json(c.ResultJson), Error: c.Error,
+			ResultOmitted: omission(c.ResultOmitted)}
 	}
 	if c := m.Configure; c != nil {
-		x.Configure = &arbiter.ConfigureEntry{Language: c.Language, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
+		x.Configure = &arbiter.ConfigureEntry{Language: c.Language, TimeZone: c.TimeZone, ResponseScheduling: c.ResponseScheduling, Record: c.Record}
 	}
 	if c := m.Connect; c != nil {
 		x.Connect = &arbiter.ConnectEntry{ID: c.Id, State: arbiter.ConnectState(c.State)}

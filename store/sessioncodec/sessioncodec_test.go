@@ -97,6 +97,8 @@ func draw(t *rapid.T, v reflect.Value, label string, depth int) {
 		v.SetInt(rapid.Int64Range(-1<<40, 1<<40).Draw(t, label))
 	case reflect.Uint64:
 		v.SetUint(rapid.Uint64().Draw(t, label))
+	case reflect.Float64: // finite: a session holds no NaN (JSON cannot carry it)
+		v.SetFloat(rapid.Float64Range(-1e9, 1e9).Draw(t, label))
 	default:
 		t.Fatalf("%s: no generator for %s", label, typ)
 	}

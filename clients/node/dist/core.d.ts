@@ -1,6 +1,7 @@
 import type { Action } from "./actions.js";
 import type { ArbiterClient } from "./client.js";
 import { status } from "@grpc/grpc-js";
+import * as pb from "./gen/arbiter/v1/arbiter.js";
 /** Receives each action, in order; may return a promise (awaited). Keep it short. */
 export type ActionHandler = (action: Action) => void | Promise<void>;
 /** A function's scheduling mode (Gemini `FunctionDeclaration.behavior`). */
@@ -45,10 +46,16 @@ export interface SessionCoreOptions {
      * True when the provider honours a function response's scheduling (Gemini Live,
      * NON_BLOCKING calls): then a status note may ride on a function response
      * (`SendFunctionResponse.scheduling`) instead of a user turn. Default false. When
-     * this or `language` is set, the core sends ConfigureSession once, before the
-     * session's first other RPC.
+     * this, `language` or `timeZone` is set, the core sends ConfigureSession once, before
+     * the session's first other RPC.
      */
     responseScheduling?: boolean;
+    /**
+     * The session's IANA time zone (`"Europe/Paris"`): the arbiter reads relative dates
+     * ("tomorrow") and times said without an offset ("3pm", `"2026-11-05T09:30"`) in
+     * business keys in it. Unset: UTC.
+     */
+    timeZone?: string;
     /**
      * True (default): hold a Watch on the session (opened after the first RPC that
      * succeeds, closed by {@link SessionCore.close}) and act on every effect it streams,
@@ -190,6 +197,7 @@ export declare class SessionCore {
     private closed;
     private readonly language;
     private readonly responseScheduling;
+    private readonly timeZone;
     private configured;
     private configuring;
     private seqs;
@@ -259,9 +267,12 @@ export declare class SessionCore {
      * text is not reported. `utteranceId` names the utterance it transcribes, when the
      * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
      * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
-     * open one).
+     * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
+     * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
+     * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
+     * policy's `agent_intent` says.
      */
-    inputTranscript(text: string | undefined, final?: boolean, utteranceId?: string): Promise<void>;
+    inputTranscript(text: string | undefined, final?: boolean, utteranceId?: string, reading?: pb.AgentReading): Promise<void>;
     /** A piece of the model's output transcription (what it told the user). */
     outputTranscript(text: string | undefined, final?: boolean): Promise<void>;
     /**

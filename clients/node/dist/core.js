@@ -389,6 +389,7 @@ export class SessionCore {
     closed = false;
     language;
     responseScheduling;
+    timeZone;
     configured;
     configuring;
     seqs = new Seqs(); // the seqs acted on (of the current epoch: a new one starts its log again)
@@ -420,7 +421,8 @@ export class SessionCore {
         this.log = opts.logger ?? console;
         this.language = opts.language ?? "";
         this.responseScheduling = opts.responseScheduling ?? false;
-        this.configured = !(this.language || this.responseScheduling); // nothing to send
+        this.timeZone = opts.timeZone ?? "";
+        this.configured = !(this.language || this.responseScheduling || this.timeZone); // nothing to send
         this.watchOn = opts.watch ?? true;
         this.transcriptWarningMs = opts.transcriptWarningMs ?? 3000;
         this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), (err) => this.lostEpoch(err), this.log);
@@ -511,14 +513,17 @@ export class SessionCore {
      * text is not reported. `utteranceId` names the utterance it transcribes, when the
      * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
      * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
-     * open one).
+     * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
+     * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
+     * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
+     * policy's `agent_intent` says.
      */
-    inputTranscript(text, final = true, utteranceId) {
+    inputTranscript(text, final = true, utteranceId, reading) {
         if (!text || !text.trim())
             return Promise.resolve();
         this.transcriptSeen = true;
         clearTimeout(this.transcriptTimer);
-        return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
+        return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);
     }
     /** A piece of the model's output transcription (what it told the user). */
     outputTranscript(text, final = true) {
@@ -693,10 +698,10 @@ export class SessionCore {
         const eventId = this.nextEventId();
         return this.outbox.put(`ReportSpeech(${pb.speechEventToJSON(event)}${utteranceId ? `, ${utteranceId}` : ""})`, (age, signal) => this.client.reportSpeech({ sessionId: this.sessionId, event, utteranceId, age, eventId, epoch: this.epoch }, { retry: false, signal }), (res) => this.handedOut(res));
     }
-    transcript(role, text, interim, utteranceId = "") {
+    transcript(role, text, interim, utteranceId = "", reading) {
         const who = role === pb.Role.ROLE_USER ? "user" : "model";
         const eventId = this.nextEventId();
-        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age, eventId, epoch: this.epoch }, { retry: false, signal }), (res) => this.handedOut(res));
+        return this.outbox.put(`ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`, (age, signal) => this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age, eventId, epoch: this.epoch, reading }, { retry: false, signal }), (res) => this.handedOut(res));
     }
     /** What a delivered event's reply made due. */
     async handedOut(res) {
@@ -947,7 +952,7 @@ export class SessionCore {
             return;
         // Concurrent callers share one request; a failed one is forgotten (the next retries).
         this.configuring ??= this.client
-            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling, epoch: this.epoch })
+            .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling, epoch: this.epoch, timeZone: this.timeZone })
             .then(() => void (this.configured = true))
             .finally(() => (this.configuring = undefined));
         await this.configuring;

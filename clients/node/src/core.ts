@@ -62,10 +62,16 @@ export interface SessionCoreOptions {
    * True when the provider honours a function response's scheduling (Gemini Live,
    * NON_BLOCKING calls): then a status note may ride on a function response
    * (`SendFunctionResponse.scheduling`) instead of a user turn. Default false. When
-   * this or `language` is set, the core sends ConfigureSession once, before the
-   * session's first other RPC.
+   * this, `language` or `timeZone` is set, the core sends ConfigureSession once, before
+   * the session's first other RPC.
    */
   responseScheduling?: boolean;
+  /**
+   * The session's IANA time zone (`"Europe/Paris"`): the arbiter reads relative dates
+   * ("tomorrow") and times said without an offset ("3pm", `"2026-11-05T09:30"`) in
+   * business keys in it. Unset: UTC.
+   */
+  timeZone?: string;
   /**
    * True (default): hold a Watch on the session (opened after the first RPC that
    * succeeds, closed by {@link SessionCore.close}) and act on every effect it streams,
@@ -466,6 +472,7 @@ export class SessionCore {
   private closed = false;
   private readonly language: string;
   private readonly responseScheduling: boolean;
+  private readonly timeZone: string;
   private configured: boolean;
   private configuring: Promise<void> | undefined;
   private seqs = new Seqs(); // the seqs acted on (of the current epoch: a new one starts its log again)
@@ -500,7 +507,8 @@ export class SessionCore {
     this.log = opts.logger ?? console;
     this.language = opts.language ?? "";
     this.responseScheduling = opts.responseScheduling ?? false;
-    this.configured = !(this.language || this.responseScheduling); // nothing to send
+    this.timeZone = opts.timeZone ?? "";
+    this.configured = !(this.language || this.responseScheduling || this.timeZone); // nothing to send
     this.watchOn = opts.watch ?? true;
     this.transcriptWarningMs = opts.transcriptWarningMs ?? 3000;
     this.outbox = new Outbox(() => this.client.retry, (n) => (this.inflight += n), () => this.configure(), (err) => this.lostEpoch(err), this.log);
@@ -609,13 +617,16 @@ export class SessionCore {
    * text is not reported. `utteranceId` names the utterance it transcribes, when the
    * provider says (OpenAI's `item_id`, as given to {@link voiceActivityStart}); unset, the
    * arbiter attributes it (the oldest ended utterance waiting for its transcript, else the
-   * open one).
+   * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
+   * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
+   * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
+   * policy's `agent_intent` says.
    */
-  inputTranscript(text: string | undefined, final = true, utteranceId?: string): Promise<void> {
+  inputTranscript(text: string | undefined, final = true, utteranceId?: string, reading?: pb.AgentReading): Promise<void> {
     if (!text || !text.trim()) return Promise.resolve();
     this.transcriptSeen = true;
     clearTimeout(this.transcriptTimer);
-    return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId);
+    return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);
   }
 
   /** A piece of the model's output transcription (what it told the user). */
@@ -813,13 +824,13 @@ export class SessionCore {
     );
   }
 
-  private transcript(role: pb.Role, text: string, interim: boolean, utteranceId = ""): Promise<void> {
+  private transcript(role: pb.Role, text: string, interim: boolean, utteranceId = "", reading?: pb.AgentReading): Promise<void> {
     const who = role === pb.Role.ROLE_USER ? "user" : "model";
     const eventId = this.nextEventId();
     return this.outbox.put(
       `ReportTranscript(${who}${interim ? ", interim" : ""}${utteranceId ? `, ${utteranceId}` : ""}: ${JSON.stringify(text.slice(0, 40))})`,
       (age, signal) =>
-        this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age, eventId, epoch: this.epoch }, { retry: false, signal }),
+        this.client.reportTranscript({ sessionId: this.sessionId, role, text, interim, utteranceId, age, eventId, epoch: this.epoch, reading }, { retry: false, signal }),
       (res: pb.ReportTranscriptResponse) => this.handedOut(res),
     );
   }
@@ -1062,7 +1073,7 @@ export class SessionCore {
     if (this.configured) return;
     // Concurrent callers share one request; a failed one is forgotten (the next retries).
     this.configuring ??= this.client
-      .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling, epoch: this.epoch })
+      .configureSession({ sessionId: this.sessionId, language: this.language, responseScheduling: this.responseScheduling, epoch: this.epoch, timeZone: this.timeZone })
       .then(() => void (this.configured = true))
       .finally(() => (this.configuring = undefined));
     await this.configuring;

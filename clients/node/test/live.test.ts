@@ -489,6 +489,16 @@ describe("LiveAdapter", () => {
     assert.ok(ageNs(script.sent("ReportSpeech")[0].age) >= 200e6);
   });
 
+  it("sends the time zone with ConfigureSession and a reading with the transcript (issue 25)", async () => {
+    const a = new LiveAdapter(client, "s4", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, timeZone: "Europe/Paris" });
+    await a.inputTranscript("let's leave it", true, undefined, { intent: "stop", confidence: 0.9, source: "nlu" });
+    await a.close();
+    const conf = script.sent("ConfigureSession").at(-1);
+    assert.deepEqual([conf.sessionId, conf.timeZone], ["s4", "Europe/Paris"]);
+    const tr = script.sent("ReportTranscript").at(-1);
+    assert.deepEqual([tr.text, tr.reading?.intent, tr.reading?.confidence, tr.reading?.source], ["let's leave it", "stop", 0.9, "nlu"]);
+  });
+
   it("sends no ConfigureSession without options", async () => {
     await adapter.feed({ serverContent: { turnComplete: true } });
     await adapter.close();
@@ -635,13 +645,27 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
       });
       const conf = await client.configureSession({ sessionId, language: "es", responseScheduling: true });
       assert.deepEqual([conf.language, conf.responseScheduling], ["es", true]);
+      // Issue 25: the time zone and the agent's reading, and their errors.
+      await assert.rejects(client.configureSession({ sessionId, timeZone: "Mars/Olympus" }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "time_zone");
+        return true;
+      });
+      assert.equal((await client.configureSession({ sessionId, timeZone: "Europe/Paris" })).timeZone, "Europe/Paris");
+      await assert.rejects(client.reportTranscript({ sessionId, text: "leave it", reading: { intent: "stop", confidence: 1.5, source: "" } }), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError);
+        assert.equal(e.field, "reading.confidence");
+        return true;
+      });
+      const tr = await client.reportTranscript({ sessionId, text: "Let's leave it for now.", reading: { intent: "stop", confidence: 0.9, source: "nlu" } });
+      assert.deepEqual([tr.intent, tr.cancelledJobIds], ["stop", [reg.jobId]]);
       await client.closeSession({ sessionId });
     } finally {
       client.close();
     }
   });
 
-  it("refuse args and results nested past 16 levels; 16 levels come back and decode", async () => {
+  it("refuse args nested past 16 levels, answer a result nested past them with result_omitted; 16 levels come back and decode", async () => {
     // @grpc/grpc-js and ts-proto refuse a Struct from about 40 levels ("recursion limit").
     const nested = (n: number, leaf: Record<string, unknown>): Record<string, unknown> => {
       let v = leaf;
@@ -662,10 +686,11 @@ describe("real arbiter errors", { skip: !process.env.ARBITER_TARGET && "set ARBI
       );
       const reg = await client.registerCall({ sessionId, callId: "fc_2", tool: "get_weather", args: nested(16, { city: "Lyon" }) });
       assert.equal(reg.disposition, pb.Disposition.DISPOSITION_EXECUTE);
-      await assert.rejects(
-        client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_RESULT, result: nested(17, { t: 20 }) }),
-        invalid("result"),
-      );
+      // Issue 25: every call is answered whatever its result.
+      const reg3 = await client.registerCall({ sessionId, callId: "fc_3", tool: "get_weather", args: { city: "Paris" } });
+      const omitted = await client.complete({ sessionId, jobId: reg3.jobId, outcome: pb.Outcome.OUTCOME_RESULT, result: nested(17, { t: 20 }) });
+      const p3 = omitted.effects?.responses.find((r) => r.callId === "fc_3")?.payload;
+      assert.deepEqual([p3?.status, p3?.result_omitted?.reason, p3?.result_omitted?.max_depth, p3?.result], ["ok", "too_deep", 16, undefined]);
       const done = await client.complete({ sessionId, jobId: reg.jobId, outcome: pb.Outcome.OUTCOME_RESULT, result: nested(16, { t: 20 }) });
       const resp = done.effects?.responses.find((r) => r.callId === "fc_2");
       assert.deepEqual(resp?.payload?.result, nested(16, { t: 20 }));

@@ -423,8 +423,11 @@ class SessionCore:
         response_scheduling: ``True`` when the provider honours a function response's
             scheduling (Gemini Live, NON_BLOCKING calls): then a status note may ride on
             a function response (:attr:`SendFunctionResponse.scheduling`) instead of a
-            user turn. When this or ``language`` is set, the core sends
+            user turn. When this, ``language`` or ``time_zone`` is set, the core sends
             ConfigureSession once, before the session's first other RPC.
+        time_zone: the session's IANA time zone (``"Europe/Paris"``): the arbiter reads
+            relative dates ("tomorrow") and times said without an offset ("3pm",
+            ``"2026-11-05T09:30"``) in business keys in it. ``None``: UTC.
         watch: ``True`` (default): hold a Watch on the session (opened after the first
             RPC that succeeds, closed by :meth:`close`) and act on every effect it
             streams, the timer-made ones included. ``False``: no stream; call
@@ -452,11 +455,13 @@ class SessionCore:
         language: Optional[str] = None,
         response_scheduling: bool = False,
         watch: bool = True,
+        time_zone: Optional[str] = None,
     ) -> None:
         self.session_id = session_id
         self.language = language or ""
         self.response_scheduling = bool(response_scheduling)
-        self._configured = not (self.language or self.response_scheduling)  # nothing to send
+        self.time_zone = time_zone or ""
+        self._configured = not (self.language or self.response_scheduling or self.time_zone)  # nothing to send
         self._configuring = asyncio.Lock()
         self.behaviors: Dict[str, str] = dict(behaviors or {})
         self.tool_choice = "auto"
@@ -575,17 +580,23 @@ class SessionCore:
         self._model_speaking = False
         return self._speech(pb.SPEECH_EVENT_MODEL_TURN_COMPLETE)
 
-    def input_transcript(self, text: str, *, final: bool = True, utterance_id: str = "") -> "asyncio.Future[None]":
+    def input_transcript(
+        self, text: str, *, final: bool = True, utterance_id: str = "", reading: Optional["pb.AgentReading"] = None
+    ) -> "asyncio.Future[None]":
         """A piece of the user's input transcription. Final pieces are appended to the
         utterance and checked for stop intent; interim ones (``final=False``) are not.
         Blank text is not reported. ``utterance_id``: the utterance it transcribes, as
         given on its voice activity (OpenAI: the transcription's ``item_id``); without
         one the arbiter picks the oldest utterance that ended and waits for its
-        transcript, else the open one (Gemini's transcription comes late)."""
+        transcript, else the open one (Gemini's transcription comes late).
+        ``reading``: your own reading of the utterance (your NLU or LLM), on a final
+        piece only: ``pb.AgentReading(intent="stop", confidence=0.9, source="nlu")``,
+        intent one of stop, go_ahead, amend, other, unclear; the arbiter fuses it with
+        its own as the tool policy's ``agent_intent`` says."""
         if not text or not text.strip():
             return _done()
         self._transcribed = True
-        return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id)
+        return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id, reading=reading)
 
     def output_transcript(self, text: str, *, final: bool = True) -> "asyncio.Future[None]":
         """A piece of the model's output transcription (what it told the user)."""
@@ -819,12 +830,13 @@ class SessionCore:
         what = pb.SpeechEvent.Name(event) + (f", {utterance_id}" if utterance_id else "")
         return self._outbox.put(f"ReportSpeech({what}, event {event_id})", send, self._handed_out)
 
-    def _transcript(self, role: "pb.Role", text: str, *, interim: bool, utterance_id: str = "") -> "asyncio.Future[None]":
+    def _transcript(self, role: "pb.Role", text: str, *, interim: bool, utterance_id: str = "",
+                    reading: Optional["pb.AgentReading"] = None) -> "asyncio.Future[None]":
         event_id = self._client.new_event_id()  # once per observed event: the same on every redelivery
 
         async def send(age: duration_pb2.Duration) -> pb.ReportTranscriptResponse:
             req = pb.ReportTranscriptRequest(session_id=self.session_id, role=role, text=text, interim=interim, age=age,
-                                             epoch=self.epoch, utterance_id=utterance_id, event_id=event_id)
+                                             epoch=self.epoch, utterance_id=utterance_id, event_id=event_id, reading=reading)
             return await self._client.report_transcript(req, retry=False)
 
         who = "user" if role == pb.ROLE_USER else "model"
@@ -993,6 +1005,7 @@ class SessionCore:
                     language=self.language,
                     response_scheduling=self.response_scheduling,
                     epoch=self.epoch,
+                    time_zone=self.time_zone,
                 )
             )
             self._configured = True

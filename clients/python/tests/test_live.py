@@ -161,7 +161,10 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.client.close()
         await self.server.stop(None)
 
-    async def until(self, pred, timeout=3.0):
+    async def until(self, pred, timeout=30.0):
+        # Waits for what the test expects to happen; the bound only ends a test that is
+        # already failing, so it is generous: on a loaded machine (CI shares 2 cores) the
+        # adapter's retries took over 3 s of wall time.
         for _ in range(int(timeout / 0.01)):
             if pred():
                 return
@@ -488,6 +491,18 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         # The START waited for ConfigureSession: its age, taken as it left, says so.
         self.assertGreaterEqual(self.script.sent("ReportSpeech")[0].age.ToNanoseconds(), 200_000_000)
 
+    async def test_time_zone_and_reading(self):
+        """Issue 25: the time_zone option goes out with ConfigureSession, and a reading
+        given with a final user transcript goes out with it."""
+        adapter = LiveAdapter(self.client, "s4", self.actions.append, decide_wait=0.2, time_zone="Europe/Paris")
+        await adapter.input_transcript("let's leave it", reading=pb.AgentReading(intent="stop", confidence=0.9, source="nlu"))
+        await adapter.close()
+        conf = self.script.sent("ConfigureSession")[-1]
+        self.assertEqual((conf.session_id, conf.time_zone), ("s4", "Europe/Paris"))
+        sent = self.script.sent("ReportTranscript")[-1]
+        self.assertEqual((sent.text, sent.reading.intent, round(sent.reading.confidence, 2), sent.reading.source),
+                         ("let's leave it", "stop", 0.9, "nlu"))
+
     async def test_no_configure_without_options(self):
         await self.adapter.feed({"server_content": {"turn_complete": True}})
         await self.adapter.close()
@@ -623,12 +638,26 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
             pb.ConfigureSessionRequest(session_id=sid, language="es", response_scheduling=True)
         )
         self.assertEqual((conf.language, conf.response_scheduling), ("es", True))
+        # Issue 25: the time zone and the agent's reading, and their errors.
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.configure_session(pb.ConfigureSessionRequest(session_id=sid, time_zone="Mars/Olympus"))
+        self.assertEqual(cm.exception.field, "time_zone")
+        conf = await self.client.configure_session(pb.ConfigureSessionRequest(session_id=sid, time_zone="Europe/Paris"))
+        self.assertEqual(conf.time_zone, "Europe/Paris")
+        with self.assertRaises(InvalidArgumentError) as cm:
+            await self.client.report_transcript(pb.ReportTranscriptRequest(
+                session_id=sid, text="leave it", reading=pb.AgentReading(intent="stop", confidence=1.5)))
+        self.assertEqual(cm.exception.field, "reading.confidence")
+        tr = await self.client.report_transcript(pb.ReportTranscriptRequest(
+            session_id=sid, text="Let's leave it for now.", reading=pb.AgentReading(intent="stop", confidence=0.9, source="nlu")))
+        self.assertEqual((tr.intent, list(tr.cancelled_job_ids)), ("stop", [reg.job_id]))
         await self.client.close_session(pb.CloseSessionRequest(session_id=sid))
 
     async def test_nesting_limit(self):
-        """Args or a result nested past 16 levels are refused naming the field; a result
-        of 16 levels comes back in the function response and decodes (python3-protobuf
-        refuses a Struct from about 34 levels)."""
+        """Args nested past 16 levels are refused naming the field; a result nested past
+        16 levels answers its call with `result_omitted` (issue 25: every call is
+        answered whatever its result); a result of 16 levels comes back in the function
+        response and decodes (python3-protobuf refuses a Struct from about 34 levels)."""
 
         def nested(n, leaf):
             for _ in range(n - 1):
@@ -645,10 +674,16 @@ class RealServerErrorTest(unittest.IsolatedAsyncioTestCase):
         req.args.update(nested(16, {"city": "Lyon"}))
         reg = await self.client.register_call(req)
         self.assertEqual(reg.disposition, pb.DISPOSITION_EXECUTE)
-        with self.assertRaises(InvalidArgumentError) as cm:
-            await self.client.complete(pb.CompleteRequest(
-                session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_RESULT, result=_struct(nested(17, {"t": 20}))))
-        self.assertEqual(cm.exception.field, "result")
+        too_deep = pb.RegisterCallRequest(session_id=sid, call_id="fc_3", tool="get_weather")
+        too_deep.args.update({"city": "Paris"})
+        reg3 = await self.client.register_call(too_deep)
+        omitted = await self.client.complete(pb.CompleteRequest(
+            session_id=sid, job_id=reg3.job_id, outcome=pb.OUTCOME_RESULT, result=_struct(nested(17, {"t": 20}))))
+        [resp] = [r for r in omitted.effects.responses if r.call_id == "fc_3"]
+        payload = json_format.MessageToDict(resp.payload)
+        self.assertEqual((payload["status"], payload["result_omitted"]["reason"], payload["result_omitted"]["max_depth"]),
+                         ("ok", "too_deep", 16))
+        self.assertNotIn("result", payload)
         done = await self.client.complete(pb.CompleteRequest(
             session_id=sid, job_id=reg.job_id, outcome=pb.OUTCOME_RESULT, result=_struct(nested(16, {"t": 20}))))
         [resp] = [r for r in done.effects.responses if r.call_id == "fc_2"]

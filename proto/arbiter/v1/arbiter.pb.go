@@ -962,7 +962,9 @@ type RegisterCallRequest struct {
 	// The tool choice of the generation that issued the call; NONE rejects the call.
 	ToolChoice ToolChoice `protobuf:"varint,6,opt,name=tool_choice,json=toolChoice,proto3,enum=arbiter.v1.ToolChoice" json:"tool_choice,omitempty"`
 	// Optional explicit business key (the agent resolved the request, e.g. to a slot id):
-	// at most 512 bytes. When set it replaces the policy's key for deduplication.
+	// at most 512 bytes, no control characters (tab and line feed included), else
+	// INVALID_ARGUMENT naming `business_key`. When set it replaces the policy's key for
+	// deduplication.
 	BusinessKey string `protobuf:"bytes,7,opt,name=business_key,json=businessKey,proto3" json:"business_key,omitempty"`
 	// How long ago the agent observed this event (received it from the model server),
 	// measured on the agent's own clock when it sends this request: a retry sends its
@@ -972,7 +974,9 @@ type RegisterCallRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,8,opt,name=age,proto3" json:"age,omitempty"`
 	// The argument text the model sent when the agent could not parse it into `args`
 	// (a provider's malformed JSON), at most 64 KiB: the call is rejected
@@ -980,8 +984,9 @@ type RegisterCallRequest struct {
 	// the id is answered and nothing runs; `args` is ignored. Do not turn unparseable
 	// arguments into {}: an empty object makes every such call one business key.
 	RawArgs string `protobuf:"bytes,10,opt,name=raw_args,json=rawArgs,proto3" json:"raw_args,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1231,8 +1236,9 @@ type ReportSpeechRequest struct {
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Required. What happened.
 	Event SpeechEvent `protobuf:"varint,2,opt,name=event,proto3,enum=arbiter.v1.SpeechEvent" json:"event,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1251,7 +1257,9 @@ type ReportSpeechRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	// The agent's id for this event (optional): 1 to 128 characters from
 	// [A-Za-z0-9_.:-], unique among the session's ReportSpeech requests, else
@@ -1405,15 +1413,17 @@ type ReportTranscriptRequest struct {
 	// Whose words these are.
 	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=arbiter.v1.Role" json:"role,omitempty"`
 	// Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-	// Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
-	// 8 KiB of its text.
+	// Control characters are refused (INVALID_ARGUMENT naming `text`) but tab, line feed
+	// and carriage return, which are white space. Which utterance it belongs to: see
+	// `utterance_id`. An utterance keeps the last 8 KiB of its text.
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	// True for a partial transcript that will be replaced or continued. Only a final
 	// (interim=false, the default) user transcript is checked for stop intent and can
 	// release a held commit.
 	Interim bool `protobuf:"varint,4,opt,name=interim,proto3" json:"interim,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -1434,7 +1444,9 @@ type ReportTranscriptRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,5,opt,name=age,proto3" json:"age,omitempty"`
 	// The agent's id for this event (optional): 1 to 128 characters from
 	// [A-Za-z0-9_.:-], unique among the session's ReportTranscript requests, else
@@ -1447,7 +1459,18 @@ type ReportTranscriptRequest struct {
 	// session keeps for another event (another kind, text, call ids or result: what
 	// the event says, not its `age`) is FAILED_PRECONDITION naming `event_id` (reason
 	// EVENT_ID_REUSED) and changes nothing.
-	EventId       string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	EventId string `protobuf:"bytes,8,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// The agent's own reading of the utterance as of this final user piece (its NLU, or
+	// an LLM asked about it), optional: fused with the arbiter's own reading as the tool
+	// policy's `agent_intent` says (cautious by default: it can hold, ask or cancel
+	// where the arbiter heard nothing, never release what the arbiter holds), and a stop
+	// the arbiter reads in the user's words always stops. It rides on the transcript,
+	// not an RPC of its own, because it is a reading of that text: the utterance holds
+	// the commit until its final piece arrives, so an agent whose reader is slow sends
+	// the final piece when the reading is ready and nothing commits meanwhile, and the
+	// piece's `event_id` makes the pair one retry. Only on a final user piece, else
+	// INVALID_ARGUMENT naming `reading`.
+	Reading       *AgentReading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1538,6 +1561,83 @@ func (x *ReportTranscriptRequest) GetEventId() string {
 	return ""
 }
 
+func (x *ReportTranscriptRequest) GetReading() *AgentReading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
+// AgentReading is an agent's own reading of a user utterance.
+type AgentReading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the utterance means for the pending action: "stop", "go_ahead", "amend",
+	// "other" or "unclear" (the arbiter then asks the user, as the policy's
+	// `on_unclear` says); else INVALID_ARGUMENT naming `reading.intent`.
+	Intent string `protobuf:"bytes,1,opt,name=intent,proto3" json:"intent,omitempty"`
+	// How sure the reader is, from 0 to 1 (else INVALID_ARGUMENT naming
+	// `reading.confidence`). Below the policy's `min_confidence` (0.7 by default) a
+	// reading counts for nothing, except a stop, which counts as unclear.
+	Confidence float64 `protobuf:"fixed64,2,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// Which reader it was ("nlu-v3", "gpt-4o-mini"), optional: 1 to 128 characters from
+	// [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming `reading.source`. Named in the
+	// reason of a decision it made and in the history.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentReading) Reset() {
+	*x = AgentReading{}
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentReading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentReading) ProtoMessage() {}
+
+func (x *AgentReading) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentReading.ProtoReflect.Descriptor instead.
+func (*AgentReading) Descriptor() ([]byte, []int) {
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *AgentReading) GetIntent() string {
+	if x != nil {
+		return x.Intent
+	}
+	return ""
+}
+
+func (x *AgentReading) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *AgentReading) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // ReportTranscriptResponse carries what the transcript made due.
 type ReportTranscriptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1550,7 +1650,8 @@ type ReportTranscriptResponse struct {
 	// under the policy's on_unclear, ask, its commit is held and a note asks the model
 	// to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
 	// "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
-	// only the model's echo); empty for an interim or model transcript.
+	// only the model's echo); empty for an interim or model transcript. With an agent's
+	// reading (`reading`), the intent fused from both.
 	Intent string `protobuf:"bytes,2,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Jobs this transcript cancelled (their Decide now returns CANCEL).
 	CancelledJobIds []string `protobuf:"bytes,3,rep,name=cancelled_job_ids,json=cancelledJobIds,proto3" json:"cancelled_job_ids,omitempty"`
@@ -1563,7 +1664,7 @@ type ReportTranscriptResponse struct {
 
 func (x *ReportTranscriptResponse) Reset() {
 	*x = ReportTranscriptResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1676,7 @@ func (x *ReportTranscriptResponse) String() string {
 func (*ReportTranscriptResponse) ProtoMessage() {}
 
 func (x *ReportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[5]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1689,7 @@ func (x *ReportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ReportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReportTranscriptResponse) GetEffects() *Effects {
@@ -1635,7 +1736,9 @@ type ReportToolCallCancellationRequest struct {
 	// due. If the session already went past that time (another RPC fired its timers
 	// meanwhile), every COMMIT decided after it whose outcome is not reported yet is
 	// withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-	// Negative or malformed: INVALID_ARGUMENT naming `age`.
+	// Negative, malformed, or over 5 minutes (no correct client observes an event that
+	// long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+	// naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
 	Age *durationpb.Duration `protobuf:"bytes,3,opt,name=age,proto3" json:"age,omitempty"`
 	// Why the ids died; unspecified means WITHDRAWN.
 	Reason CancellationReason `protobuf:"varint,4,opt,name=reason,proto3,enum=arbiter.v1.CancellationReason" json:"reason,omitempty"`
@@ -1657,7 +1760,7 @@ type ReportToolCallCancellationRequest struct {
 
 func (x *ReportToolCallCancellationRequest) Reset() {
 	*x = ReportToolCallCancellationRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1772,7 @@ func (x *ReportToolCallCancellationRequest) String() string {
 func (*ReportToolCallCancellationRequest) ProtoMessage() {}
 
 func (x *ReportToolCallCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[6]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1785,7 @@ func (x *ReportToolCallCancellationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReportToolCallCancellationRequest.ProtoReflect.Descriptor instead.
 func (*ReportToolCallCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReportToolCallCancellationRequest) GetSessionId() string {
@@ -1736,7 +1839,7 @@ type ReportToolCallCancellationResponse struct {
 
 func (x *ReportToolCallCancellationResponse) Reset() {
 	*x = ReportToolCallCancellationResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1851,7 @@ func (x *ReportToolCallCancellationResponse) String() string {
 func (*ReportToolCallCancellationResponse) ProtoMessage() {}
 
 func (x *ReportToolCallCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[7]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1864,7 @@ func (x *ReportToolCallCancellationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportToolCallCancellationResponse.ProtoReflect.Descriptor instead.
 func (*ReportToolCallCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReportToolCallCancellationResponse) GetEffects() *Effects {
@@ -1819,7 +1922,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +1934,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[8]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +1947,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DecideRequest) GetSessionId() string {
@@ -1903,7 +2006,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2018,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[9]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2031,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DecideResponse) GetDecision() Decision {
@@ -1980,11 +2083,20 @@ type CompleteRequest struct {
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
 	// The backend's result (a booking reference, a read-only tool's output): the function
 	// responses carry it whole under `result` (FunctionResponse.payload), so none of its
-	// fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
-	// JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
-	// `result` above either bound and nothing changes.
+	// fields can overwrite the arbiter's. A result over 64 KiB JSON-encoded, or nesting
+	// JSON objects and lists more than 16 levels deep, is not passed on, and never
+	// refused: every call of the job is still answered with its outcome (a COMMITTED job
+	// stays committed), and the responses carry `result_omitted` in place of `result`:
+	// {"reason": "too_large", "bytes": 70123, "max_bytes": 65536, "message": "..."} or
+	// {"reason": "too_deep", "max_depth": 16, "message": "..."}. A retry of the same
+	// report is recognised by the result's digest. NaN and infinite numbers are taken as
+	// null. A message over the server's --max-msg-size (1 MiB by default) is refused by
+	// gRPC before the arbiter sees it (RESOURCE_EXHAUSTED): report such a result without
+	// it.
 	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
-	// For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model.
+	// For OUTCOME_FAILED: what went wrong, passed to the model. Never refused: control
+	// characters (but tab, line feed and carriage return) become U+FFFD, and a text over
+	// 4 KiB is cut to 4 KiB ending with a marker that gives its length.
 	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
 	// The call id of the function call that opened the job, instead of `job_id` (as
 	// DecideRequest.call_id, with the same errors).
@@ -1995,7 +2107,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2119,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[10]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,7 +2132,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompleteRequest) GetSessionId() string {
@@ -2080,7 +2192,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2204,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[11]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2217,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CompleteResponse) GetEffects() *Effects {
@@ -2132,8 +2244,9 @@ type ConfigureSessionRequest struct {
 	// ReportProgress gives interim responses. Every ConfigureSession sets it: false
 	// (the default) turns it off, so send it along with a language change.
 	ResponseScheduling bool `protobuf:"varint,3,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
-	// The session's epoch as Connect returned it (optional, 6 characters): when set and
-	// the session no longer has it (its store lost the session: a Redis restart without
+	// The session's epoch as Connect returned it (optional, 6 characters from
+	// [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+	// session no longer has it (its store lost the session: a Redis restart without
 	// persistence), DATA_LOSS, and nothing changes: the session is not started again
 	// silently. Connect again (with this epoch) to go on in a new one; the outcome of
 	// every call made in the lost epoch is unknown.
@@ -2144,14 +2257,22 @@ type ConfigureSessionRequest struct {
 	// Send it in the session's first request to record it from its start. False leaves
 	// recording as it is: it is never turned off. Recording costs: every RPC of the
 	// session reads and writes its history with it.
-	Record        bool `protobuf:"varint,5,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,5,opt,name=record,proto3" json:"record,omitempty"`
+	// The session's time zone, an IANA name ("Europe/Paris", "America/New_York", "UTC";
+	// at most 64 bytes), else INVALID_ARGUMENT naming `time_zone`. `as: datetime` keys
+	// read relative dates ("tomorrow", "friday") and times said without an offset ("3pm",
+	// "2026-11-05T09:30") in it, counting days from the session's start there; an ISO
+	// 8601 date-time with an offset or `Z` is the instant it names whatever the zone.
+	// Empty keeps the current one (default UTC). Send it before the session's first
+	// call: a job keeps the key it was given.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureSessionRequest) Reset() {
 	*x = ConfigureSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2284,7 @@ func (x *ConfigureSessionRequest) String() string {
 func (*ConfigureSessionRequest) ProtoMessage() {}
 
 func (x *ConfigureSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[12]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2297,7 @@ func (x *ConfigureSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureSessionRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConfigureSessionRequest) GetSessionId() string {
@@ -2214,6 +2335,13 @@ func (x *ConfigureSessionRequest) GetRecord() bool {
 	return false
 }
 
+func (x *ConfigureSessionRequest) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // ConfigureSessionResponse confirms the options.
 type ConfigureSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2222,14 +2350,16 @@ type ConfigureSessionResponse struct {
 	// Whether notes may ride on function responses.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Whether the session records (asked for, or sampled by `--history-sample`).
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// The time zone now in force ("UTC" when none was ever set).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureSessionResponse) Reset() {
 	*x = ConfigureSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2371,7 @@ func (x *ConfigureSessionResponse) String() string {
 func (*ConfigureSessionResponse) ProtoMessage() {}
 
 func (x *ConfigureSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[13]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2384,7 @@ func (x *ConfigureSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureSessionResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConfigureSessionResponse) GetLanguage() string {
@@ -2278,6 +2408,13 @@ func (x *ConfigureSessionResponse) GetRecord() bool {
 	return false
 }
 
+func (x *ConfigureSessionResponse) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // PollRequest names a session.
 type PollRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2296,7 +2433,7 @@ type PollRequest struct {
 
 func (x *PollRequest) Reset() {
 	*x = PollRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2445,7 @@ func (x *PollRequest) String() string {
 func (*PollRequest) ProtoMessage() {}
 
 func (x *PollRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[14]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2458,7 @@ func (x *PollRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PollRequest.ProtoReflect.Descriptor instead.
 func (*PollRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PollRequest) GetSessionId() string {
@@ -2351,7 +2488,7 @@ type PollResponse struct {
 
 func (x *PollResponse) Reset() {
 	*x = PollResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2363,7 +2500,7 @@ func (x *PollResponse) String() string {
 func (*PollResponse) ProtoMessage() {}
 
 func (x *PollResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[15]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2376,7 +2513,7 @@ func (x *PollResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PollResponse.ProtoReflect.Descriptor instead.
 func (*PollResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PollResponse) GetEffects() *Effects {
@@ -2404,7 +2541,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2553,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[16]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2566,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -2473,14 +2610,16 @@ type GetSessionResponse struct {
 	// (ConfigureSession).
 	ResponseScheduling bool `protobuf:"varint,13,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// The session's epoch (see ConnectResponse.epoch).
-	Epoch         string `protobuf:"bytes,14,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Epoch string `protobuf:"bytes,14,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The session's time zone ("UTC" when none was set; ConfigureSession).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2631,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[17]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2644,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSessionResponse) GetSessionId() string {
@@ -2606,6 +2745,13 @@ func (x *GetSessionResponse) GetEpoch() string {
 	return ""
 }
 
+func (x *GetSessionResponse) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
 // lists `steps`, waiting for the user before anything executes.
 type Run struct {
@@ -2631,7 +2777,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2789,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[18]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2656,7 +2802,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Run) GetRunId() string {
@@ -2731,7 +2877,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +2889,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[19]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +2902,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -2817,10 +2963,12 @@ type ConnectRequest struct {
 	// provider's session handle): 1 to 128 characters from [A-Za-z0-9_.:-], else
 	// INVALID_ARGUMENT naming `connection_id`.
 	ConnectionId string `protobuf:"bytes,2,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
-	// The epoch an earlier Connect returned, when the agent had one (optional). If the
-	// session no longer has it (its store lost the session), the answer's state is
-	// SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
-	// call still in flight from the lost one as of unknown outcome, never as not done.
+	// The epoch an earlier Connect returned, when the agent had one (optional; 6
+	// characters from [0-9a-z], any other value is INVALID_ARGUMENT naming `epoch`, not a
+	// lost session). If the session no longer has it (its store lost the session), the
+	// answer's state is SESSION_STATE_LOST and the agent goes on in the session's new
+	// epoch: report every call still in flight from the lost one as of unknown outcome,
+	// never as not done.
 	Epoch         string `protobuf:"bytes,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2828,7 +2976,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2840,7 +2988,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[20]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2853,7 +3001,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConnectRequest) GetSessionId() string {
@@ -2895,7 +3043,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3055,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[21]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3068,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConnectResponse) GetEffects() *Effects {
@@ -2974,7 +3122,7 @@ type ReportProgressRequest struct {
 
 func (x *ReportProgressRequest) Reset() {
 	*x = ReportProgressRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3134,7 @@ func (x *ReportProgressRequest) String() string {
 func (*ReportProgressRequest) ProtoMessage() {}
 
 func (x *ReportProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[22]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3147,7 @@ func (x *ReportProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportProgressRequest.ProtoReflect.Descriptor instead.
 func (*ReportProgressRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReportProgressRequest) GetSessionId() string {
@@ -3045,7 +3193,7 @@ type ReportProgressResponse struct {
 
 func (x *ReportProgressResponse) Reset() {
 	*x = ReportProgressResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3205,7 @@ func (x *ReportProgressResponse) String() string {
 func (*ReportProgressResponse) ProtoMessage() {}
 
 func (x *ReportProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[23]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3218,7 @@ func (x *ReportProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportProgressResponse.ProtoReflect.Descriptor instead.
 func (*ReportProgressResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReportProgressResponse) GetEffects() *Effects {
@@ -3103,7 +3251,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3115,7 +3263,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[24]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3128,7 +3276,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -3168,7 +3316,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3180,7 +3328,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[25]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3193,7 +3341,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchResponse) GetSeq() uint64 {
@@ -3304,7 +3452,7 @@ type PendingCall struct {
 
 func (x *PendingCall) Reset() {
 	*x = PendingCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3464,7 @@ func (x *PendingCall) String() string {
 func (*PendingCall) ProtoMessage() {}
 
 func (x *PendingCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[26]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3477,7 @@ func (x *PendingCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingCall.ProtoReflect.Descriptor instead.
 func (*PendingCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PendingCall) GetCallId() string {
@@ -3399,7 +3547,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3411,7 +3559,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[27]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3424,7 +3572,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Job) GetJobId() string {
@@ -3515,7 +3663,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3675,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[28]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3688,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -3563,7 +3711,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3575,7 +3723,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[29]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3588,7 +3736,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{29}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CloseSessionResponse) GetEffects() *Effects {
@@ -3624,7 +3772,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3636,7 +3784,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[30]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3649,7 +3797,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{30}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Effects) GetResponses() []*FunctionResponse {
@@ -3690,16 +3838,23 @@ type FunctionResponse struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The response body, written by the arbiter:
 	//   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
-	//     false); "ok" for a read-only call's result; "timeout" at a max_pending
-	//     deadline; "unknown" for a commit whose outcome is not known yet (with
-	//     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
-	//     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
-	//     answers no open run; "in_progress" for an interim response.
+	//     false); "superseded" (with `executed` false and `superseded_by`: the user went
+	//     on speaking and a later call of the tool made the whole request, which
+	//     replaced this half-told one; see the tool policy's `continuation`); "ok" for a
+	//     read-only call's result; "timeout" at a max_pending deadline; "unknown" for a
+	//     commit whose outcome is not known yet (with `message`); "needs_input",
+	//     "needs_confirmation" or "unclear" with `run_id`, `ask` and `next` for a
+	//     confirm-then-act run; "error" for a confirmation that answers no open run;
+	//     "in_progress" for an interim response.
 	//   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
 	//     under this one key: it never overwrites the arbiter's fields, whatever names
 	//     it uses ("status", "executed", ...). Absent when the result was empty.
+	//     `result_omitted` instead when the result was over 64 KiB or 16 levels deep:
+	//     {"reason": "too_large", "bytes": N, "max_bytes": 65536, "message": "..."} or
+	//     {"reason": "too_deep", "max_depth": 16, "message": "..."}; `status` stands.
 	//   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
-	//     call this one repeated), `status_note` (a note riding on this response).
+	//     call this one repeated), `superseded_by` (the call that replaced this one),
+	//     `status_note` (a note riding on this response).
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// The job it reports on; empty for a rejected call.
 	JobId string `protobuf:"bytes,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -3715,7 +3870,7 @@ type FunctionResponse struct {
 
 func (x *FunctionResponse) Reset() {
 	*x = FunctionResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +3882,7 @@ func (x *FunctionResponse) String() string {
 func (*FunctionResponse) ProtoMessage() {}
 
 func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[31]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +3895,7 @@ func (x *FunctionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionResponse.ProtoReflect.Descriptor instead.
 func (*FunctionResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{31}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FunctionResponse) GetCallId() string {
@@ -3806,7 +3961,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3818,7 +3973,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[32]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3831,7 +3986,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{32}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Skip) GetCallId() string {
@@ -3901,7 +4056,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3913,7 +4068,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[33]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3926,7 +4081,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{33}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Note) GetJobId() string {
@@ -4003,7 +4158,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4015,7 +4170,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[34]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4028,7 +4183,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{34}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetHistoryRequest) GetSessionId() string {
@@ -4088,7 +4243,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4100,7 +4255,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[35]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4113,7 +4268,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{35}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetHistoryResponse) GetSessionId() string {
@@ -4258,7 +4413,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4270,7 +4425,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[36]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4283,7 +4438,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{36}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HistoryEntry) GetTMs() int64 {
@@ -4644,7 +4799,7 @@ type HistoryCall struct {
 
 func (x *HistoryCall) Reset() {
 	*x = HistoryCall{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4656,7 +4811,7 @@ func (x *HistoryCall) String() string {
 func (*HistoryCall) ProtoMessage() {}
 
 func (x *HistoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[37]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4669,7 +4824,7 @@ func (x *HistoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryCall.ProtoReflect.Descriptor instead.
 func (*HistoryCall) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{37}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HistoryCall) GetCallId() string {
@@ -4786,7 +4941,7 @@ type HistorySpeech struct {
 
 func (x *HistorySpeech) Reset() {
 	*x = HistorySpeech{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +4953,7 @@ func (x *HistorySpeech) String() string {
 func (*HistorySpeech) ProtoMessage() {}
 
 func (x *HistorySpeech) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[38]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +4966,7 @@ func (x *HistorySpeech) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistorySpeech.ProtoReflect.Descriptor instead.
 func (*HistorySpeech) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{38}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HistorySpeech) GetEvent() SpeechEvent {
@@ -4855,14 +5010,16 @@ type HistoryTranscript struct {
 	// For a final user piece, which of the utterance's words were not read as the
 	// user's and why ("8 words repeat what the model said within the last 10s: its
 	// echo, not the user's"); empty when all were.
-	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	Discarded string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	// The agent's reading the piece carried (ReportTranscriptRequest.reading).
+	Reading       *AgentReading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryTranscript) Reset() {
 	*x = HistoryTranscript{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4874,7 +5031,7 @@ func (x *HistoryTranscript) String() string {
 func (*HistoryTranscript) ProtoMessage() {}
 
 func (x *HistoryTranscript) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[39]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4887,7 +5044,7 @@ func (x *HistoryTranscript) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryTranscript.ProtoReflect.Descriptor instead.
 func (*HistoryTranscript) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{39}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HistoryTranscript) GetRole() Role {
@@ -4939,6 +5096,13 @@ func (x *HistoryTranscript) GetDiscarded() string {
 	return ""
 }
 
+func (x *HistoryTranscript) GetReading() *AgentReading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
 // HistoryWithdraw is a ReportToolCallCancellation.
 type HistoryWithdraw struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4952,7 +5116,7 @@ type HistoryWithdraw struct {
 
 func (x *HistoryWithdraw) Reset() {
 	*x = HistoryWithdraw{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4964,7 +5128,7 @@ func (x *HistoryWithdraw) String() string {
 func (*HistoryWithdraw) ProtoMessage() {}
 
 func (x *HistoryWithdraw) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[40]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4977,7 +5141,7 @@ func (x *HistoryWithdraw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryWithdraw.ProtoReflect.Descriptor instead.
 func (*HistoryWithdraw) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{40}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HistoryWithdraw) GetCallIds() []string {
@@ -5005,7 +5169,7 @@ type HistoryJob struct {
 
 func (x *HistoryJob) Reset() {
 	*x = HistoryJob{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5017,7 +5181,7 @@ func (x *HistoryJob) String() string {
 func (*HistoryJob) ProtoMessage() {}
 
 func (x *HistoryJob) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[41]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5030,7 +5194,7 @@ func (x *HistoryJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryJob.ProtoReflect.Descriptor instead.
 func (*HistoryJob) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{41}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HistoryJob) GetJobId() string {
@@ -5047,17 +5211,22 @@ type HistoryComplete struct {
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The outcome reported.
 	Outcome Outcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=arbiter.v1.Outcome" json:"outcome,omitempty"`
-	// The backend's result (unset when clipped).
+	// The backend's result (unset when clipped, or when it was left out: see
+	// result_omitted).
 	Result *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
-	// The error reported with OUTCOME_FAILED.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The error reported with OUTCOME_FAILED, as the job kept it (cleaned of control
+	// characters and cut to 4 KiB: see CompleteRequest.error).
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// Set when the result was over its bound and left out: the same object the job's
+	// function responses carry under `result_omitted` (see CompleteRequest.result).
+	ResultOmitted *structpb.Struct `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryComplete) Reset() {
 	*x = HistoryComplete{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5069,7 +5238,7 @@ func (x *HistoryComplete) String() string {
 func (*HistoryComplete) ProtoMessage() {}
 
 func (x *HistoryComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[42]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5082,7 +5251,7 @@ func (x *HistoryComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryComplete.ProtoReflect.Descriptor instead.
 func (*HistoryComplete) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{42}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HistoryComplete) GetJobId() string {
@@ -5113,6 +5282,13 @@ func (x *HistoryComplete) GetError() string {
 	return ""
 }
 
+func (x *HistoryComplete) GetResultOmitted() *structpb.Struct {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
+}
+
 // HistoryConfigure is a ConfigureSession.
 type HistoryConfigure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5121,14 +5297,16 @@ type HistoryConfigure struct {
 	// Whether the provider honours response scheduling.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Whether it asked to record.
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// The time zone asked for (empty: kept).
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryConfigure) Reset() {
 	*x = HistoryConfigure{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5140,7 +5318,7 @@ func (x *HistoryConfigure) String() string {
 func (*HistoryConfigure) ProtoMessage() {}
 
 func (x *HistoryConfigure) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[43]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5153,7 +5331,7 @@ func (x *HistoryConfigure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryConfigure.ProtoReflect.Descriptor instead.
 func (*HistoryConfigure) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{43}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryConfigure) GetLanguage() string {
@@ -5177,6 +5355,13 @@ func (x *HistoryConfigure) GetRecord() bool {
 	return false
 }
 
+func (x *HistoryConfigure) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // HistoryConnect is a Connect that switched connections.
 type HistoryConnect struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5190,7 +5375,7 @@ type HistoryConnect struct {
 
 func (x *HistoryConnect) Reset() {
 	*x = HistoryConnect{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5202,7 +5387,7 @@ func (x *HistoryConnect) String() string {
 func (*HistoryConnect) ProtoMessage() {}
 
 func (x *HistoryConnect) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[44]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5215,7 +5400,7 @@ func (x *HistoryConnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryConnect.ProtoReflect.Descriptor instead.
 func (*HistoryConnect) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{44}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryConnect) GetConnectionId() string {
@@ -5245,7 +5430,7 @@ type HistoryProgress struct {
 
 func (x *HistoryProgress) Reset() {
 	*x = HistoryProgress{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5257,7 +5442,7 @@ func (x *HistoryProgress) String() string {
 func (*HistoryProgress) ProtoMessage() {}
 
 func (x *HistoryProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[45]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5270,7 +5455,7 @@ func (x *HistoryProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryProgress.ProtoReflect.Descriptor instead.
 func (*HistoryProgress) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{45}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryProgress) GetJobId() string {
@@ -5296,7 +5481,7 @@ type HistoryClose struct {
 
 func (x *HistoryClose) Reset() {
 	*x = HistoryClose{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5308,7 +5493,7 @@ func (x *HistoryClose) String() string {
 func (*HistoryClose) ProtoMessage() {}
 
 func (x *HistoryClose) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[46]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5321,7 +5506,7 @@ func (x *HistoryClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryClose.ProtoReflect.Descriptor instead.
 func (*HistoryClose) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{46}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{47}
 }
 
 // HistoryDecision is one decision of the arbiter.
@@ -5332,7 +5517,8 @@ type HistoryDecision struct {
 	// COMMIT or CANCEL.
 	Decision Decision `protobuf:"varint,2,opt,name=decision,proto3,enum=arbiter.v1.Decision" json:"decision,omitempty"`
 	// Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
-	// session_closed, failed or deadline; empty for a commit.
+	// session_closed, failed, deadline or superseded (a later call of the tool that
+	// continued the request replaced it); empty for a commit.
 	Cause string `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"`
 	// Why, in words (as DecideResponse.reason).
 	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -5342,7 +5528,7 @@ type HistoryDecision struct {
 
 func (x *HistoryDecision) Reset() {
 	*x = HistoryDecision{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5354,7 +5540,7 @@ func (x *HistoryDecision) String() string {
 func (*HistoryDecision) ProtoMessage() {}
 
 func (x *HistoryDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[47]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5367,7 +5553,7 @@ func (x *HistoryDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryDecision.ProtoReflect.Descriptor instead.
 func (*HistoryDecision) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{47}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryDecision) GetJobId() string {
@@ -5419,7 +5605,7 @@ type HistoryHold struct {
 
 func (x *HistoryHold) Reset() {
 	*x = HistoryHold{}
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5431,7 +5617,7 @@ func (x *HistoryHold) String() string {
 func (*HistoryHold) ProtoMessage() {}
 
 func (x *HistoryHold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_v1_arbiter_proto_msgTypes[48]
+	mi := &file_arbiter_v1_arbiter_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5444,7 +5630,7 @@ func (x *HistoryHold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryHold.ProtoReflect.Descriptor instead.
 func (*HistoryHold) Descriptor() ([]byte, []int) {
-	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{48}
+	return file_arbiter_v1_arbiter_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HistoryHold) GetJobId() string {
@@ -5518,7 +5704,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\bevent_id\x18\x06 \x01(\tR\aeventId\"]\n" +
 	"\x14ReportSpeechResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
-	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"\x8d\x02\n" +
+	"\x06repeat\x18\x02 \x01(\bR\x06repeat\"\xc1\x02\n" +
 	"\x17ReportTranscriptRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12$\n" +
@@ -5528,7 +5714,14 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\tR\x05epoch\x12!\n" +
 	"\futterance_id\x18\a \x01(\tR\vutteranceId\x12+\n" +
 	"\x03age\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03age\x12\x19\n" +
-	"\bevent_id\x18\b \x01(\tR\aeventId\"\xa5\x01\n" +
+	"\bevent_id\x18\b \x01(\tR\aeventId\x122\n" +
+	"\areading\x18( \x01(\v2\x18.arbiter.v1.AgentReadingR\areading\"^\n" +
+	"\fAgentReading\x12\x16\n" +
+	"\x06intent\x18\x01 \x01(\tR\x06intent\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x02 \x01(\x01R\n" +
+	"confidence\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xa5\x01\n" +
 	"\x18ReportTranscriptResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12\x16\n" +
 	"\x06intent\x18\x02 \x01(\tR\x06intent\x12*\n" +
@@ -5569,18 +5762,20 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x17\n" +
 	"\acall_id\x182 \x01(\tR\x06callId\"A\n" +
 	"\x10CompleteResponse\x12-\n" +
-	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xb3\x01\n" +
+	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\"\xd0\x01\n" +
 	"\x17ConfigureSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\blanguage\x18\x02 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x03 \x01(\bR\x12responseScheduling\x12\x14\n" +
 	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12\x16\n" +
-	"\x06record\x18\x05 \x01(\bR\x06record\"\x7f\n" +
+	"\x06record\x18\x05 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\x9c\x01\n" +
 	"\x18ConfigureSessionResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"\\\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\\\n" +
 	"\vPollRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
@@ -5593,7 +5788,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"next_timer\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextTimer\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x99\x04\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb6\x04\n" +
 	"\x12GetSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -5611,7 +5806,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1a\n" +
 	"\blanguage\x18\f \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\r \x01(\bR\x12responseScheduling\x12\x14\n" +
-	"\x05epoch\x18\x0e \x01(\tR\x05epoch\"\xdf\x01\n" +
+	"\x05epoch\x18\x0e \x01(\tR\x05epoch\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"\xdf\x01\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12*\n" +
@@ -5785,7 +5981,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\rHistorySpeech\x12-\n" +
 	"\x05event\x18\x01 \x01(\x0e2\x17.arbiter.v1.SpeechEventR\x05event\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\xde\x01\n" +
+	"\tutterance\x18\x03 \x01(\x05R\tutterance\"\x92\x02\n" +
 	"\x11HistoryTranscript\x12$\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x10.arbiter.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
@@ -5793,22 +5989,25 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x05R\tutterance\x12\x16\n" +
 	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
-	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"d\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\x122\n" +
+	"\areading\x18( \x01(\v2\x18.arbiter.v1.AgentReadingR\areading\"d\n" +
 	"\x0fHistoryWithdraw\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x126\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1e.arbiter.v1.CancellationReasonR\x06reason\"#\n" +
 	"\n" +
 	"HistoryJob\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x9e\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xde\x01\n" +
 	"\x0fHistoryComplete\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x13.arbiter.v1.OutcomeR\aoutcome\x12/\n" +
 	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"w\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12>\n" +
+	"\x0eresult_omitted\x18( \x01(\v2\x17.google.protobuf.StructR\rresultOmitted\"\x94\x01\n" +
 	"\x10HistoryConfigure\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"e\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"e\n" +
 	"\x0eHistoryConnect\x12#\n" +
 	"\rconnection_id\x18\x01 \x01(\tR\fconnectionId\x12.\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x18.arbiter.v1.SessionStateR\x05state\"Y\n" +
@@ -5934,7 +6133,7 @@ func file_arbiter_v1_arbiter_proto_rawDescGZIP() []byte {
 }
 
 var file_arbiter_v1_arbiter_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_arbiter_v1_arbiter_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(Behavior)(0),                              // 0: arbiter.v1.Behavior
 	(ToolChoice)(0),                            // 1: arbiter.v1.ToolChoice
@@ -5955,176 +6154,180 @@ var file_arbiter_v1_arbiter_proto_goTypes = []any{
 	(*ReportSpeechRequest)(nil),                // 16: arbiter.v1.ReportSpeechRequest
 	(*ReportSpeechResponse)(nil),               // 17: arbiter.v1.ReportSpeechResponse
 	(*ReportTranscriptRequest)(nil),            // 18: arbiter.v1.ReportTranscriptRequest
-	(*ReportTranscriptResponse)(nil),           // 19: arbiter.v1.ReportTranscriptResponse
-	(*ReportToolCallCancellationRequest)(nil),  // 20: arbiter.v1.ReportToolCallCancellationRequest
-	(*ReportToolCallCancellationResponse)(nil), // 21: arbiter.v1.ReportToolCallCancellationResponse
-	(*DecideRequest)(nil),                      // 22: arbiter.v1.DecideRequest
-	(*DecideResponse)(nil),                     // 23: arbiter.v1.DecideResponse
-	(*CompleteRequest)(nil),                    // 24: arbiter.v1.CompleteRequest
-	(*CompleteResponse)(nil),                   // 25: arbiter.v1.CompleteResponse
-	(*ConfigureSessionRequest)(nil),            // 26: arbiter.v1.ConfigureSessionRequest
-	(*ConfigureSessionResponse)(nil),           // 27: arbiter.v1.ConfigureSessionResponse
-	(*PollRequest)(nil),                        // 28: arbiter.v1.PollRequest
-	(*PollResponse)(nil),                       // 29: arbiter.v1.PollResponse
-	(*GetSessionRequest)(nil),                  // 30: arbiter.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 31: arbiter.v1.GetSessionResponse
-	(*Run)(nil),                                // 32: arbiter.v1.Run
-	(*RunUpdate)(nil),                          // 33: arbiter.v1.RunUpdate
-	(*ConnectRequest)(nil),                     // 34: arbiter.v1.ConnectRequest
-	(*ConnectResponse)(nil),                    // 35: arbiter.v1.ConnectResponse
-	(*ReportProgressRequest)(nil),              // 36: arbiter.v1.ReportProgressRequest
-	(*ReportProgressResponse)(nil),             // 37: arbiter.v1.ReportProgressResponse
-	(*WatchRequest)(nil),                       // 38: arbiter.v1.WatchRequest
-	(*WatchResponse)(nil),                      // 39: arbiter.v1.WatchResponse
-	(*PendingCall)(nil),                        // 40: arbiter.v1.PendingCall
-	(*Job)(nil),                                // 41: arbiter.v1.Job
-	(*CloseSessionRequest)(nil),                // 42: arbiter.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),               // 43: arbiter.v1.CloseSessionResponse
-	(*Effects)(nil),                            // 44: arbiter.v1.Effects
-	(*FunctionResponse)(nil),                   // 45: arbiter.v1.FunctionResponse
-	(*Skip)(nil),                               // 46: arbiter.v1.Skip
-	(*Note)(nil),                               // 47: arbiter.v1.Note
-	(*GetHistoryRequest)(nil),                  // 48: arbiter.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),                 // 49: arbiter.v1.GetHistoryResponse
-	(*HistoryEntry)(nil),                       // 50: arbiter.v1.HistoryEntry
-	(*HistoryCall)(nil),                        // 51: arbiter.v1.HistoryCall
-	(*HistorySpeech)(nil),                      // 52: arbiter.v1.HistorySpeech
-	(*HistoryTranscript)(nil),                  // 53: arbiter.v1.HistoryTranscript
-	(*HistoryWithdraw)(nil),                    // 54: arbiter.v1.HistoryWithdraw
-	(*HistoryJob)(nil),                         // 55: arbiter.v1.HistoryJob
-	(*HistoryComplete)(nil),                    // 56: arbiter.v1.HistoryComplete
-	(*HistoryConfigure)(nil),                   // 57: arbiter.v1.HistoryConfigure
-	(*HistoryConnect)(nil),                     // 58: arbiter.v1.HistoryConnect
-	(*HistoryProgress)(nil),                    // 59: arbiter.v1.HistoryProgress
-	(*HistoryClose)(nil),                       // 60: arbiter.v1.HistoryClose
-	(*HistoryDecision)(nil),                    // 61: arbiter.v1.HistoryDecision
-	(*HistoryHold)(nil),                        // 62: arbiter.v1.HistoryHold
-	(*structpb.Struct)(nil),                    // 63: google.protobuf.Struct
-	(*durationpb.Duration)(nil),                // 64: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),              // 65: google.protobuf.Timestamp
+	(*AgentReading)(nil),                       // 19: arbiter.v1.AgentReading
+	(*ReportTranscriptResponse)(nil),           // 20: arbiter.v1.ReportTranscriptResponse
+	(*ReportToolCallCancellationRequest)(nil),  // 21: arbiter.v1.ReportToolCallCancellationRequest
+	(*ReportToolCallCancellationResponse)(nil), // 22: arbiter.v1.ReportToolCallCancellationResponse
+	(*DecideRequest)(nil),                      // 23: arbiter.v1.DecideRequest
+	(*DecideResponse)(nil),                     // 24: arbiter.v1.DecideResponse
+	(*CompleteRequest)(nil),                    // 25: arbiter.v1.CompleteRequest
+	(*CompleteResponse)(nil),                   // 26: arbiter.v1.CompleteResponse
+	(*ConfigureSessionRequest)(nil),            // 27: arbiter.v1.ConfigureSessionRequest
+	(*ConfigureSessionResponse)(nil),           // 28: arbiter.v1.ConfigureSessionResponse
+	(*PollRequest)(nil),                        // 29: arbiter.v1.PollRequest
+	(*PollResponse)(nil),                       // 30: arbiter.v1.PollResponse
+	(*GetSessionRequest)(nil),                  // 31: arbiter.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 32: arbiter.v1.GetSessionResponse
+	(*Run)(nil),                                // 33: arbiter.v1.Run
+	(*RunUpdate)(nil),                          // 34: arbiter.v1.RunUpdate
+	(*ConnectRequest)(nil),                     // 35: arbiter.v1.ConnectRequest
+	(*ConnectResponse)(nil),                    // 36: arbiter.v1.ConnectResponse
+	(*ReportProgressRequest)(nil),              // 37: arbiter.v1.ReportProgressRequest
+	(*ReportProgressResponse)(nil),             // 38: arbiter.v1.ReportProgressResponse
+	(*WatchRequest)(nil),                       // 39: arbiter.v1.WatchRequest
+	(*WatchResponse)(nil),                      // 40: arbiter.v1.WatchResponse
+	(*PendingCall)(nil),                        // 41: arbiter.v1.PendingCall
+	(*Job)(nil),                                // 42: arbiter.v1.Job
+	(*CloseSessionRequest)(nil),                // 43: arbiter.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),               // 44: arbiter.v1.CloseSessionResponse
+	(*Effects)(nil),                            // 45: arbiter.v1.Effects
+	(*FunctionResponse)(nil),                   // 46: arbiter.v1.FunctionResponse
+	(*Skip)(nil),                               // 47: arbiter.v1.Skip
+	(*Note)(nil),                               // 48: arbiter.v1.Note
+	(*GetHistoryRequest)(nil),                  // 49: arbiter.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),                 // 50: arbiter.v1.GetHistoryResponse
+	(*HistoryEntry)(nil),                       // 51: arbiter.v1.HistoryEntry
+	(*HistoryCall)(nil),                        // 52: arbiter.v1.HistoryCall
+	(*HistorySpeech)(nil),                      // 53: arbiter.v1.HistorySpeech
+	(*HistoryTranscript)(nil),                  // 54: arbiter.v1.HistoryTranscript
+	(*HistoryWithdraw)(nil),                    // 55: arbiter.v1.HistoryWithdraw
+	(*HistoryJob)(nil),                         // 56: arbiter.v1.HistoryJob
+	(*HistoryComplete)(nil),                    // 57: arbiter.v1.HistoryComplete
+	(*HistoryConfigure)(nil),                   // 58: arbiter.v1.HistoryConfigure
+	(*HistoryConnect)(nil),                     // 59: arbiter.v1.HistoryConnect
+	(*HistoryProgress)(nil),                    // 60: arbiter.v1.HistoryProgress
+	(*HistoryClose)(nil),                       // 61: arbiter.v1.HistoryClose
+	(*HistoryDecision)(nil),                    // 62: arbiter.v1.HistoryDecision
+	(*HistoryHold)(nil),                        // 63: arbiter.v1.HistoryHold
+	(*structpb.Struct)(nil),                    // 64: google.protobuf.Struct
+	(*durationpb.Duration)(nil),                // 65: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),              // 66: google.protobuf.Timestamp
 }
 var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
-	63,  // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
+	64,  // 0: arbiter.v1.RegisterCallRequest.args:type_name -> google.protobuf.Struct
 	0,   // 1: arbiter.v1.RegisterCallRequest.behavior:type_name -> arbiter.v1.Behavior
 	1,   // 2: arbiter.v1.RegisterCallRequest.tool_choice:type_name -> arbiter.v1.ToolChoice
-	64,  // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
+	65,  // 3: arbiter.v1.RegisterCallRequest.age:type_name -> google.protobuf.Duration
 	2,   // 4: arbiter.v1.RegisterCallResponse.disposition:type_name -> arbiter.v1.Disposition
-	44,  // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
-	63,  // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
+	45,  // 5: arbiter.v1.RegisterCallResponse.effects:type_name -> arbiter.v1.Effects
+	64,  // 6: arbiter.v1.RegisterCallResponse.job_args:type_name -> google.protobuf.Struct
 	3,   // 7: arbiter.v1.ReportSpeechRequest.event:type_name -> arbiter.v1.SpeechEvent
-	64,  // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
-	44,  // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 8: arbiter.v1.ReportSpeechRequest.age:type_name -> google.protobuf.Duration
+	45,  // 9: arbiter.v1.ReportSpeechResponse.effects:type_name -> arbiter.v1.Effects
 	4,   // 10: arbiter.v1.ReportTranscriptRequest.role:type_name -> arbiter.v1.Role
-	64,  // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
-	44,  // 12: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
-	64,  // 13: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
-	5,   // 14: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
-	44,  // 15: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
-	64,  // 16: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
-	6,   // 17: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
-	65,  // 18: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
-	7,   // 19: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
-	63,  // 20: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	44,  // 21: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
-	44,  // 22: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
-	65,  // 23: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
-	40,  // 24: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
-	41,  // 25: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
-	65,  // 26: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
-	32,  // 27: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
-	8,   // 28: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
-	65,  // 29: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
-	8,   // 30: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
-	44,  // 31: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
-	9,   // 32: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
-	63,  // 33: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
-	44,  // 34: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
-	65,  // 35: arbiter.v1.WatchResponse.at:type_name -> google.protobuf.Timestamp
-	45,  // 36: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
-	46,  // 37: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
-	47,  // 38: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
-	33,  // 39: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
-	64,  // 40: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
-	0,   // 41: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
-	10,  // 42: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
-	6,   // 43: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
-	7,   // 44: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
-	65,  // 45: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	44,  // 46: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
-	45,  // 47: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
-	46,  // 48: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
-	47,  // 49: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
-	33,  // 50: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
-	63,  // 51: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
-	11,  // 52: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
-	12,  // 53: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
-	13,  // 54: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
-	65,  // 55: arbiter.v1.GetHistoryResponse.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 56: arbiter.v1.GetHistoryResponse.entries:type_name -> arbiter.v1.HistoryEntry
-	63,  // 57: arbiter.v1.GetHistoryResponse.policy:type_name -> google.protobuf.Struct
-	65,  // 58: arbiter.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
-	51,  // 59: arbiter.v1.HistoryEntry.call:type_name -> arbiter.v1.HistoryCall
-	52,  // 60: arbiter.v1.HistoryEntry.speech:type_name -> arbiter.v1.HistorySpeech
-	53,  // 61: arbiter.v1.HistoryEntry.transcript:type_name -> arbiter.v1.HistoryTranscript
-	54,  // 62: arbiter.v1.HistoryEntry.withdraw:type_name -> arbiter.v1.HistoryWithdraw
-	55,  // 63: arbiter.v1.HistoryEntry.prepared:type_name -> arbiter.v1.HistoryJob
-	56,  // 64: arbiter.v1.HistoryEntry.complete:type_name -> arbiter.v1.HistoryComplete
-	57,  // 65: arbiter.v1.HistoryEntry.configure:type_name -> arbiter.v1.HistoryConfigure
-	58,  // 66: arbiter.v1.HistoryEntry.connect:type_name -> arbiter.v1.HistoryConnect
-	59,  // 67: arbiter.v1.HistoryEntry.progress:type_name -> arbiter.v1.HistoryProgress
-	60,  // 68: arbiter.v1.HistoryEntry.close:type_name -> arbiter.v1.HistoryClose
-	61,  // 69: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
-	55,  // 70: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
-	62,  // 71: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
-	45,  // 72: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
-	46,  // 73: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
-	47,  // 74: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
-	33,  // 75: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
-	63,  // 76: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
-	0,   // 77: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
-	1,   // 78: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
-	2,   // 79: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
-	3,   // 80: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
-	4,   // 81: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
-	5,   // 82: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
-	7,   // 83: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
-	63,  // 84: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
-	9,   // 85: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
-	63,  // 86: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
-	6,   // 87: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
-	14,  // 88: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	16,  // 89: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	18,  // 90: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	20,  // 91: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	22,  // 92: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	24,  // 93: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	26,  // 94: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	28,  // 95: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	30,  // 96: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	42,  // 97: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	34,  // 98: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	36,  // 99: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	38,  // 100: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	48,  // 101: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
-	15,  // 102: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	17,  // 103: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	19,  // 104: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	21,  // 105: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	23,  // 106: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	25,  // 107: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	27,  // 108: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	29,  // 109: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	31,  // 110: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	43,  // 111: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	35,  // 112: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	37,  // 113: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	39,  // 114: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	49,  // 115: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
-	102, // [102:116] is the sub-list for method output_type
-	88,  // [88:102] is the sub-list for method input_type
-	88,  // [88:88] is the sub-list for extension type_name
-	88,  // [88:88] is the sub-list for extension extendee
-	0,   // [0:88] is the sub-list for field type_name
+	65,  // 11: arbiter.v1.ReportTranscriptRequest.age:type_name -> google.protobuf.Duration
+	19,  // 12: arbiter.v1.ReportTranscriptRequest.reading:type_name -> arbiter.v1.AgentReading
+	45,  // 13: arbiter.v1.ReportTranscriptResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 14: arbiter.v1.ReportToolCallCancellationRequest.age:type_name -> google.protobuf.Duration
+	5,   // 15: arbiter.v1.ReportToolCallCancellationRequest.reason:type_name -> arbiter.v1.CancellationReason
+	45,  // 16: arbiter.v1.ReportToolCallCancellationResponse.effects:type_name -> arbiter.v1.Effects
+	65,  // 17: arbiter.v1.DecideRequest.wait:type_name -> google.protobuf.Duration
+	6,   // 18: arbiter.v1.DecideResponse.decision:type_name -> arbiter.v1.Decision
+	66,  // 19: arbiter.v1.DecideResponse.decided_at:type_name -> google.protobuf.Timestamp
+	7,   // 20: arbiter.v1.CompleteRequest.outcome:type_name -> arbiter.v1.Outcome
+	64,  // 21: arbiter.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	45,  // 22: arbiter.v1.CompleteResponse.effects:type_name -> arbiter.v1.Effects
+	45,  // 23: arbiter.v1.PollResponse.effects:type_name -> arbiter.v1.Effects
+	66,  // 24: arbiter.v1.PollResponse.next_timer:type_name -> google.protobuf.Timestamp
+	41,  // 25: arbiter.v1.GetSessionResponse.pending_calls:type_name -> arbiter.v1.PendingCall
+	42,  // 26: arbiter.v1.GetSessionResponse.jobs:type_name -> arbiter.v1.Job
+	66,  // 27: arbiter.v1.GetSessionResponse.next_timer:type_name -> google.protobuf.Timestamp
+	33,  // 28: arbiter.v1.GetSessionResponse.runs:type_name -> arbiter.v1.Run
+	8,   // 29: arbiter.v1.Run.state:type_name -> arbiter.v1.RunState
+	66,  // 30: arbiter.v1.Run.opened_at:type_name -> google.protobuf.Timestamp
+	8,   // 31: arbiter.v1.RunUpdate.state:type_name -> arbiter.v1.RunState
+	45,  // 32: arbiter.v1.ConnectResponse.effects:type_name -> arbiter.v1.Effects
+	9,   // 33: arbiter.v1.ConnectResponse.state:type_name -> arbiter.v1.SessionState
+	64,  // 34: arbiter.v1.ReportProgressRequest.result:type_name -> google.protobuf.Struct
+	45,  // 35: arbiter.v1.ReportProgressResponse.effects:type_name -> arbiter.v1.Effects
+	66,  // 36: arbiter.v1.WatchResponse.at:type_name -> google.protobuf.Timestamp
+	46,  // 37: arbiter.v1.WatchResponse.response:type_name -> arbiter.v1.FunctionResponse
+	47,  // 38: arbiter.v1.WatchResponse.skip:type_name -> arbiter.v1.Skip
+	48,  // 39: arbiter.v1.WatchResponse.note:type_name -> arbiter.v1.Note
+	34,  // 40: arbiter.v1.WatchResponse.run:type_name -> arbiter.v1.RunUpdate
+	65,  // 41: arbiter.v1.PendingCall.age:type_name -> google.protobuf.Duration
+	0,   // 42: arbiter.v1.PendingCall.behavior:type_name -> arbiter.v1.Behavior
+	10,  // 43: arbiter.v1.Job.state:type_name -> arbiter.v1.JobState
+	6,   // 44: arbiter.v1.Job.decision:type_name -> arbiter.v1.Decision
+	7,   // 45: arbiter.v1.Job.outcome:type_name -> arbiter.v1.Outcome
+	66,  // 46: arbiter.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	45,  // 47: arbiter.v1.CloseSessionResponse.effects:type_name -> arbiter.v1.Effects
+	46,  // 48: arbiter.v1.Effects.responses:type_name -> arbiter.v1.FunctionResponse
+	47,  // 49: arbiter.v1.Effects.skips:type_name -> arbiter.v1.Skip
+	48,  // 50: arbiter.v1.Effects.notes:type_name -> arbiter.v1.Note
+	34,  // 51: arbiter.v1.Effects.runs:type_name -> arbiter.v1.RunUpdate
+	64,  // 52: arbiter.v1.FunctionResponse.payload:type_name -> google.protobuf.Struct
+	11,  // 53: arbiter.v1.Note.deliver:type_name -> arbiter.v1.Delivery
+	12,  // 54: arbiter.v1.Note.via:type_name -> arbiter.v1.NoteVia
+	13,  // 55: arbiter.v1.Note.scheduling:type_name -> arbiter.v1.Scheduling
+	66,  // 56: arbiter.v1.GetHistoryResponse.created_at:type_name -> google.protobuf.Timestamp
+	51,  // 57: arbiter.v1.GetHistoryResponse.entries:type_name -> arbiter.v1.HistoryEntry
+	64,  // 58: arbiter.v1.GetHistoryResponse.policy:type_name -> google.protobuf.Struct
+	66,  // 59: arbiter.v1.HistoryEntry.at:type_name -> google.protobuf.Timestamp
+	52,  // 60: arbiter.v1.HistoryEntry.call:type_name -> arbiter.v1.HistoryCall
+	53,  // 61: arbiter.v1.HistoryEntry.speech:type_name -> arbiter.v1.HistorySpeech
+	54,  // 62: arbiter.v1.HistoryEntry.transcript:type_name -> arbiter.v1.HistoryTranscript
+	55,  // 63: arbiter.v1.HistoryEntry.withdraw:type_name -> arbiter.v1.HistoryWithdraw
+	56,  // 64: arbiter.v1.HistoryEntry.prepared:type_name -> arbiter.v1.HistoryJob
+	57,  // 65: arbiter.v1.HistoryEntry.complete:type_name -> arbiter.v1.HistoryComplete
+	58,  // 66: arbiter.v1.HistoryEntry.configure:type_name -> arbiter.v1.HistoryConfigure
+	59,  // 67: arbiter.v1.HistoryEntry.connect:type_name -> arbiter.v1.HistoryConnect
+	60,  // 68: arbiter.v1.HistoryEntry.progress:type_name -> arbiter.v1.HistoryProgress
+	61,  // 69: arbiter.v1.HistoryEntry.close:type_name -> arbiter.v1.HistoryClose
+	62,  // 70: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
+	56,  // 71: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
+	63,  // 72: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
+	46,  // 73: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
+	47,  // 74: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
+	48,  // 75: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
+	34,  // 76: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
+	64,  // 77: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
+	0,   // 78: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
+	1,   // 79: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
+	2,   // 80: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
+	3,   // 81: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
+	4,   // 82: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
+	19,  // 83: arbiter.v1.HistoryTranscript.reading:type_name -> arbiter.v1.AgentReading
+	5,   // 84: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
+	7,   // 85: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
+	64,  // 86: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
+	64,  // 87: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
+	9,   // 88: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
+	64,  // 89: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
+	6,   // 90: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
+	14,  // 91: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16,  // 92: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18,  // 93: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	21,  // 94: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	23,  // 95: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	25,  // 96: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	27,  // 97: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	29,  // 98: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	31,  // 99: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	43,  // 100: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	35,  // 101: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	37,  // 102: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	39,  // 103: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	49,  // 104: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
+	15,  // 105: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17,  // 106: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	20,  // 107: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	22,  // 108: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	24,  // 109: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	26,  // 110: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	28,  // 111: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	30,  // 112: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	32,  // 113: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	44,  // 114: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	36,  // 115: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	38,  // 116: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	40,  // 117: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	50,  // 118: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
+	105, // [105:119] is the sub-list for method output_type
+	91,  // [91:105] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -6132,14 +6335,14 @@ func file_arbiter_v1_arbiter_proto_init() {
 	if File_arbiter_v1_arbiter_proto != nil {
 		return
 	}
-	file_arbiter_v1_arbiter_proto_msgTypes[14].OneofWrappers = []any{}
-	file_arbiter_v1_arbiter_proto_msgTypes[25].OneofWrappers = []any{
+	file_arbiter_v1_arbiter_proto_msgTypes[15].OneofWrappers = []any{}
+	file_arbiter_v1_arbiter_proto_msgTypes[26].OneofWrappers = []any{
 		(*WatchResponse_Response)(nil),
 		(*WatchResponse_Skip)(nil),
 		(*WatchResponse_Note)(nil),
 		(*WatchResponse_Run)(nil),
 	}
-	file_arbiter_v1_arbiter_proto_msgTypes[36].OneofWrappers = []any{
+	file_arbiter_v1_arbiter_proto_msgTypes[37].OneofWrappers = []any{
 		(*HistoryEntry_Call)(nil),
 		(*HistoryEntry_Speech)(nil),
 		(*HistoryEntry_Transcript)(nil),
@@ -6164,7 +6367,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_v1_arbiter_proto_rawDesc), len(file_arbiter_v1_arbiter_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   49,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -140,11 +140,13 @@ type ArbiterServiceClient interface {
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
-	// the job's own call id and its duplicates, if still live. Idempotent: the same
-	// outcome with the same result (or error) again returns the same effects; a
-	// different outcome, or the same one with another result or error, is
-	// FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-	// `error`) and changes nothing: the first report stands.
+	// the job's own call id and its duplicates, if still live. Whether a report is taken
+	// depends on the job's state and the outcome only, never on the size or text of its
+	// result or error (see CompleteRequest): an outcome that fits the job answers every
+	// live call of it. Idempotent: the same outcome with the same result (or error) again
+	// returns the same effects; a different outcome, or the same one with another result
+	// or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+	// `result` or `error`) and changes nothing: the first report stands.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 	// ConfigureSession sets a session's options, creating it if needed: its language
 	// (which stop and amend phrases apply) and whether the provider honours
@@ -423,11 +425,13 @@ type ArbiterServiceServer interface {
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	// Complete reports what happened to a job (committed, cancelled, failed, or the result
 	// of a read-only tool) and returns every function response and note now due for it:
-	// the job's own call id and its duplicates, if still live. Idempotent: the same
-	// outcome with the same result (or error) again returns the same effects; a
-	// different outcome, or the same one with another result or error, is
-	// FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-	// `error`) and changes nothing: the first report stands.
+	// the job's own call id and its duplicates, if still live. Whether a report is taken
+	// depends on the job's state and the outcome only, never on the size or text of its
+	// result or error (see CompleteRequest): an outcome that fits the job answers every
+	// live call of it. Idempotent: the same outcome with the same result (or error) again
+	// returns the same effects; a different outcome, or the same one with another result
+	// or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+	// `result` or `error`) and changes nothing: the first report stands.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	// ConfigureSession sets a session's options, creating it if needed: its language
 	// (which stop and amend phrases apply) and whether the provider honours

@@ -244,7 +244,7 @@ class ReportSpeechResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., repeat: bool = ...) -> None: ...
 
 class ReportTranscriptRequest(_message.Message):
-    __slots__ = ("session_id", "role", "text", "interim", "epoch", "utterance_id", "age", "event_id")
+    __slots__ = ("session_id", "role", "text", "interim", "epoch", "utterance_id", "age", "event_id", "reading")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -253,6 +253,7 @@ class ReportTranscriptRequest(_message.Message):
     UTTERANCE_ID_FIELD_NUMBER: _ClassVar[int]
     AGE_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     role: Role
     text: str
@@ -261,7 +262,18 @@ class ReportTranscriptRequest(_message.Message):
     utterance_id: str
     age: _duration_pb2.Duration
     event_id: str
-    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ...) -> None: ...
+    reading: AgentReading
+    def __init__(self, session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., epoch: _Optional[str] = ..., utterance_id: _Optional[str] = ..., age: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., event_id: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
+
+class AgentReading(_message.Message):
+    __slots__ = ("intent", "confidence", "source")
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    intent: str
+    confidence: float
+    source: str
+    def __init__(self, intent: _Optional[str] = ..., confidence: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
 
 class ReportTranscriptResponse(_message.Message):
     __slots__ = ("effects", "intent", "cancelled_job_ids", "repeat")
@@ -350,28 +362,32 @@ class CompleteResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ...) -> None: ...
 
 class ConfigureSessionRequest(_message.Message):
-    __slots__ = ("session_id", "language", "response_scheduling", "epoch", "record")
+    __slots__ = ("session_id", "language", "response_scheduling", "epoch", "record", "time_zone")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     language: str
     response_scheduling: bool
     epoch: str
     record: bool
-    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class ConfigureSessionResponse(_message.Message):
-    __slots__ = ("language", "response_scheduling", "record")
+    __slots__ = ("language", "response_scheduling", "record", "time_zone")
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     language: str
     response_scheduling: bool
     record: bool
-    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class PollRequest(_message.Message):
     __slots__ = ("session_id", "after_seq")
@@ -396,7 +412,7 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("session_id", "pending_calls", "jobs", "utterance_open", "model_speaking", "next_timer", "closed", "version", "runs", "connection_id", "last_seq", "language", "response_scheduling", "epoch")
+    __slots__ = ("session_id", "pending_calls", "jobs", "utterance_open", "model_speaking", "next_timer", "closed", "version", "runs", "connection_id", "last_seq", "language", "response_scheduling", "epoch", "time_zone")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PENDING_CALLS_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
@@ -411,6 +427,7 @@ class GetSessionResponse(_message.Message):
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     pending_calls: _containers.RepeatedCompositeFieldContainer[PendingCall]
     jobs: _containers.RepeatedCompositeFieldContainer[Job]
@@ -425,7 +442,8 @@ class GetSessionResponse(_message.Message):
     language: str
     response_scheduling: bool
     epoch: str
-    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ...) -> None: ...
+    time_zone: str
+    def __init__(self, session_id: _Optional[str] = ..., pending_calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ..., utterance_open: bool = ..., model_speaking: bool = ..., next_timer: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., closed: bool = ..., version: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., connection_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., language: _Optional[str] = ..., response_scheduling: bool = ..., epoch: _Optional[str] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ("run_id", "tool", "state", "call_ids", "job_id", "reason", "opened_at")
@@ -772,7 +790,7 @@ class HistorySpeech(_message.Message):
     def __init__(self, event: _Optional[_Union[SpeechEvent, str]] = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ...) -> None: ...
 
 class HistoryTranscript(_message.Message):
-    __slots__ = ("role", "text", "interim", "utterance_id", "utterance", "intent", "discarded")
+    __slots__ = ("role", "text", "interim", "utterance_id", "utterance", "intent", "discarded", "reading")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     INTERIM_FIELD_NUMBER: _ClassVar[int]
@@ -780,6 +798,7 @@ class HistoryTranscript(_message.Message):
     UTTERANCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
     DISCARDED_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     role: Role
     text: str
     interim: bool
@@ -787,7 +806,8 @@ class HistoryTranscript(_message.Message):
     utterance: int
     intent: str
     discarded: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., discarded: _Optional[str] = ...) -> None: ...
+    reading: AgentReading
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., interim: bool = ..., utterance_id: _Optional[str] = ..., utterance: _Optional[int] = ..., intent: _Optional[str] = ..., discarded: _Optional[str] = ..., reading: _Optional[_Union[AgentReading, _Mapping]] = ...) -> None: ...
 
 class HistoryWithdraw(_message.Message):
     __slots__ = ("call_ids", "reason")
@@ -804,26 +824,30 @@ class HistoryJob(_message.Message):
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
 
 class HistoryComplete(_message.Message):
-    __slots__ = ("job_id", "outcome", "result", "error")
+    __slots__ = ("job_id", "outcome", "result", "error", "result_omitted")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    RESULT_OMITTED_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     outcome: Outcome
     result: _struct_pb2.Struct
     error: str
-    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+    result_omitted: _struct_pb2.Struct
+    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., result_omitted: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class HistoryConfigure(_message.Message):
-    __slots__ = ("language", "response_scheduling", "record")
+    __slots__ = ("language", "response_scheduling", "record", "time_zone")
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_SCHEDULING_FIELD_NUMBER: _ClassVar[int]
     RECORD_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     language: str
     response_scheduling: bool
     record: bool
-    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ...) -> None: ...
+    time_zone: str
+    def __init__(self, language: _Optional[str] = ..., response_scheduling: bool = ..., record: bool = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class HistoryConnect(_message.Message):
     __slots__ = ("connection_id", "state")

@@ -184,11 +184,13 @@ class ArbiterServiceServicer(object):
     def Complete(self, request, context):
         """Complete reports what happened to a job (committed, cancelled, failed, or the result
         of a read-only tool) and returns every function response and note now due for it:
-        the job's own call id and its duplicates, if still live. Idempotent: the same
-        outcome with the same result (or error) again returns the same effects; a
-        different outcome, or the same one with another result or error, is
-        FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-        `error`) and changes nothing: the first report stands.
+        the job's own call id and its duplicates, if still live. Whether a report is taken
+        depends on the job's state and the outcome only, never on the size or text of its
+        result or error (see CompleteRequest): an outcome that fits the job answers every
+        live call of it. Idempotent: the same outcome with the same result (or error) again
+        returns the same effects; a different outcome, or the same one with another result
+        or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+        `result` or `error`) and changes nothing: the first report stands.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

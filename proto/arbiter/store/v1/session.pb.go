@@ -92,7 +92,9 @@ type Session struct {
 	// History (absent: nil).
 	History *History `protobuf:"bytes,24,opt,name=history,proto3" json:"history,omitempty"`
 	// ModelSaid (absent: the zero ModelSaid).
-	ModelSaid     *ModelSaid `protobuf:"bytes,30,opt,name=model_said,json=modelSaid,proto3" json:"model_said,omitempty"`
+	ModelSaid *ModelSaid `protobuf:"bytes,30,opt,name=model_said,json=modelSaid,proto3" json:"model_said,omitempty"`
+	// TimeZone.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -300,6 +302,13 @@ func (x *Session) GetModelSaid() *ModelSaid {
 		return x.ModelSaid
 	}
 	return nil
+}
+
+func (x *Session) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
 }
 
 // ModelSaid is arbiter.ModelSaid.
@@ -561,7 +570,11 @@ type Utterance struct {
 	// Stop.
 	Stop string `protobuf:"bytes,9,opt,name=stop,proto3" json:"stop,omitempty"`
 	// Echo.
-	Echo          bool `protobuf:"varint,30,opt,name=echo,proto3" json:"echo,omitempty"`
+	Echo bool `protobuf:"varint,30,opt,name=echo,proto3" json:"echo,omitempty"`
+	// Reading (absent: nil).
+	Reading *Reading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
+	// ReadBy.
+	ReadBy        string `protobuf:"bytes,41,opt,name=read_by,json=readBy,proto3" json:"read_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -666,6 +679,84 @@ func (x *Utterance) GetEcho() bool {
 	return false
 }
 
+func (x *Utterance) GetReading() *Reading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
+func (x *Utterance) GetReadBy() string {
+	if x != nil {
+		return x.ReadBy
+	}
+	return ""
+}
+
+// Reading is speech.Reading.
+type Reading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Intent.
+	Intent string `protobuf:"bytes,1,opt,name=intent,proto3" json:"intent,omitempty"`
+	// Confidence.
+	Confidence float64 `protobuf:"fixed64,2,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// Source.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reading) Reset() {
+	*x = Reading{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reading) ProtoMessage() {}
+
+func (x *Reading) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reading.ProtoReflect.Descriptor instead.
+func (*Reading) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Reading) GetIntent() string {
+	if x != nil {
+		return x.Intent
+	}
+	return ""
+}
+
+func (x *Reading) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *Reading) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // Call is arbiter.Call.
 type Call struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -697,7 +788,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +800,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[5]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +813,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Call) GetId() string {
@@ -825,7 +916,7 @@ type CallOutcome struct {
 
 func (x *CallOutcome) Reset() {
 	*x = CallOutcome{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +928,7 @@ func (x *CallOutcome) String() string {
 func (*CallOutcome) ProtoMessage() {}
 
 func (x *CallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[6]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +941,7 @@ func (x *CallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOutcome.ProtoReflect.Descriptor instead.
 func (*CallOutcome) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CallOutcome) GetAt() int64 {
@@ -972,6 +1063,10 @@ type Job struct {
 	QuestionOpen bool `protobuf:"varint,35,opt,name=question_open,json=questionOpen,proto3" json:"question_open,omitempty"`
 	// AnsweredBy.
 	AnsweredBy int64 `protobuf:"varint,36,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	// ResultOmitted (absent: nil).
+	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
+	// SupersededBy.
+	SupersededBy string `protobuf:"bytes,41,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
 	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
 	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
 	// Unguarded (completed by the agent's own answer, its tool never having asked).
@@ -982,7 +1077,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1089,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[7]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1102,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Job) GetId() string {
@@ -1262,6 +1357,20 @@ func (x *Job) GetAnsweredBy() int64 {
 	return 0
 }
 
+func (x *Job) GetResultOmitted() *ResultOmission {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
+}
+
+func (x *Job) GetSupersededBy() string {
+	if x != nil {
+		return x.SupersededBy
+	}
+	return ""
+}
+
 func (x *Job) GetAsked() bool {
 	if x != nil {
 		return x.Asked
@@ -1274,6 +1383,97 @@ func (x *Job) GetUnguarded() bool {
 		return x.Unguarded
 	}
 	return false
+}
+
+// ResultOmission is arbiter.ResultOmission.
+type ResultOmission struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Reason.
+	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Bytes.
+	Bytes int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// MaxBytes.
+	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// MaxDepth.
+	MaxDepth int64 `protobuf:"varint,4,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	// Message.
+	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// Digest.
+	Digest        string `protobuf:"bytes,6,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultOmission) Reset() {
+	*x = ResultOmission{}
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultOmission) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultOmission) ProtoMessage() {}
+
+func (x *ResultOmission) ProtoReflect() protoreflect.Message {
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultOmission.ProtoReflect.Descriptor instead.
+func (*ResultOmission) Descriptor() ([]byte, []int) {
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ResultOmission) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ResultOmission) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMaxDepth() int64 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *ResultOmission) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ResultOmission) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
 }
 
 // Effects is arbiter.Effects.
@@ -1293,7 +1493,7 @@ type Effects struct {
 
 func (x *Effects) Reset() {
 	*x = Effects{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1505,7 @@ func (x *Effects) String() string {
 func (*Effects) ProtoMessage() {}
 
 func (x *Effects) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[8]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1518,7 @@ func (x *Effects) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Effects.ProtoReflect.Descriptor instead.
 func (*Effects) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Effects) GetResponses() []*Response {
@@ -1370,7 +1570,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1582,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[9]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1595,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Response) GetCallId() string {
@@ -1459,7 +1659,7 @@ type Skip struct {
 
 func (x *Skip) Reset() {
 	*x = Skip{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1671,7 @@ func (x *Skip) String() string {
 func (*Skip) ProtoMessage() {}
 
 func (x *Skip) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[10]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1684,7 @@ func (x *Skip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skip.ProtoReflect.Descriptor instead.
 func (*Skip) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Skip) GetCallId() string {
@@ -1549,7 +1749,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1761,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[11]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1774,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Note) GetJobId() string {
@@ -1665,7 +1865,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1877,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[12]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1890,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1784,7 +1984,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1996,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[13]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +2009,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Run) GetId() string {
@@ -1924,7 +2124,7 @@ type LogEntry struct {
 
 func (x *LogEntry) Reset() {
 	*x = LogEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2136,7 @@ func (x *LogEntry) String() string {
 func (*LogEntry) ProtoMessage() {}
 
 func (x *LogEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[14]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2149,7 @@ func (x *LogEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
 func (*LogEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LogEntry) GetSeq() uint64 {
@@ -2017,7 +2217,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2229,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[15]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2242,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *History) GetRecord() bool {
@@ -2109,7 +2309,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2321,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[16]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2334,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Hold) GetJob() string {
@@ -2202,7 +2402,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2414,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[17]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2427,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HistoryEntry) GetMs() int64 {
@@ -2386,7 +2586,7 @@ type CallEntry struct {
 
 func (x *CallEntry) Reset() {
 	*x = CallEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2598,7 @@ func (x *CallEntry) String() string {
 func (*CallEntry) ProtoMessage() {}
 
 func (x *CallEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[18]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2611,7 @@ func (x *CallEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEntry.ProtoReflect.Descriptor instead.
 func (*CallEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CallEntry) GetId() string {
@@ -2527,7 +2727,7 @@ type SpeechEntry struct {
 
 func (x *SpeechEntry) Reset() {
 	*x = SpeechEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2539,7 +2739,7 @@ func (x *SpeechEntry) String() string {
 func (*SpeechEntry) ProtoMessage() {}
 
 func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[19]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2552,7 +2752,7 @@ func (x *SpeechEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechEntry.ProtoReflect.Descriptor instead.
 func (*SpeechEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SpeechEntry) GetKind() string {
@@ -2592,14 +2792,16 @@ type TranscriptEntry struct {
 	// Intent.
 	Intent string `protobuf:"bytes,6,opt,name=intent,proto3" json:"intent,omitempty"`
 	// Discarded.
-	Discarded     string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	Discarded string `protobuf:"bytes,30,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	// Reading (absent: nil).
+	Reading       *Reading `protobuf:"bytes,40,opt,name=reading,proto3" json:"reading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TranscriptEntry) Reset() {
 	*x = TranscriptEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2813,7 @@ func (x *TranscriptEntry) String() string {
 func (*TranscriptEntry) ProtoMessage() {}
 
 func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[20]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2826,7 @@ func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
 func (*TranscriptEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TranscriptEntry) GetModel() bool {
@@ -2676,6 +2878,13 @@ func (x *TranscriptEntry) GetDiscarded() string {
 	return ""
 }
 
+func (x *TranscriptEntry) GetReading() *Reading {
+	if x != nil {
+		return x.Reading
+	}
+	return nil
+}
+
 // WithdrawEntry is arbiter.WithdrawEntry.
 type WithdrawEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2689,7 +2898,7 @@ type WithdrawEntry struct {
 
 func (x *WithdrawEntry) Reset() {
 	*x = WithdrawEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2910,7 @@ func (x *WithdrawEntry) String() string {
 func (*WithdrawEntry) ProtoMessage() {}
 
 func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[21]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2923,7 @@ func (x *WithdrawEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawEntry.ProtoReflect.Descriptor instead.
 func (*WithdrawEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WithdrawEntry) GetCallIds() []string {
@@ -2742,7 +2951,7 @@ type JobEntry struct {
 
 func (x *JobEntry) Reset() {
 	*x = JobEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2963,7 @@ func (x *JobEntry) String() string {
 func (*JobEntry) ProtoMessage() {}
 
 func (x *JobEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[22]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2976,7 @@ func (x *JobEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEntry.ProtoReflect.Descriptor instead.
 func (*JobEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobEntry) GetJob() string {
@@ -2787,14 +2996,16 @@ type CompleteEntry struct {
 	// Result as JSON (absent: nil).
 	ResultJson []byte `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	// Error.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// ResultOmitted (absent: nil).
+	ResultOmitted *ResultOmission `protobuf:"bytes,40,opt,name=result_omitted,json=resultOmitted,proto3" json:"result_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteEntry) Reset() {
 	*x = CompleteEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +3017,7 @@ func (x *CompleteEntry) String() string {
 func (*CompleteEntry) ProtoMessage() {}
 
 func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[23]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +3030,7 @@ func (x *CompleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteEntry.ProtoReflect.Descriptor instead.
 func (*CompleteEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{23}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CompleteEntry) GetJob() string {
@@ -2850,6 +3061,13 @@ func (x *CompleteEntry) GetError() string {
 	return ""
 }
 
+func (x *CompleteEntry) GetResultOmitted() *ResultOmission {
+	if x != nil {
+		return x.ResultOmitted
+	}
+	return nil
+}
+
 // ConfigureEntry is arbiter.ConfigureEntry.
 type ConfigureEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2858,14 +3076,16 @@ type ConfigureEntry struct {
 	// ResponseScheduling.
 	ResponseScheduling bool `protobuf:"varint,2,opt,name=response_scheduling,json=responseScheduling,proto3" json:"response_scheduling,omitempty"`
 	// Record.
-	Record        bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Record bool `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	// TimeZone.
+	TimeZone      string `protobuf:"bytes,40,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureEntry) Reset() {
 	*x = ConfigureEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2877,7 +3097,7 @@ func (x *ConfigureEntry) String() string {
 func (*ConfigureEntry) ProtoMessage() {}
 
 func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[24]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2890,7 +3110,7 @@ func (x *ConfigureEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureEntry.ProtoReflect.Descriptor instead.
 func (*ConfigureEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{24}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ConfigureEntry) GetLanguage() string {
@@ -2914,6 +3134,13 @@ func (x *ConfigureEntry) GetRecord() bool {
 	return false
 }
 
+func (x *ConfigureEntry) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // ConnectEntry is arbiter.ConnectEntry.
 type ConnectEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2927,7 +3154,7 @@ type ConnectEntry struct {
 
 func (x *ConnectEntry) Reset() {
 	*x = ConnectEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2939,7 +3166,7 @@ func (x *ConnectEntry) String() string {
 func (*ConnectEntry) ProtoMessage() {}
 
 func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[25]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2952,7 +3179,7 @@ func (x *ConnectEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectEntry.ProtoReflect.Descriptor instead.
 func (*ConnectEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{25}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ConnectEntry) GetId() string {
@@ -2982,7 +3209,7 @@ type ProgressEntry struct {
 
 func (x *ProgressEntry) Reset() {
 	*x = ProgressEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2994,7 +3221,7 @@ func (x *ProgressEntry) String() string {
 func (*ProgressEntry) ProtoMessage() {}
 
 func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[26]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3007,7 +3234,7 @@ func (x *ProgressEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressEntry.ProtoReflect.Descriptor instead.
 func (*ProgressEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{26}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ProgressEntry) GetJob() string {
@@ -3041,7 +3268,7 @@ type DecisionEntry struct {
 
 func (x *DecisionEntry) Reset() {
 	*x = DecisionEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3280,7 @@ func (x *DecisionEntry) String() string {
 func (*DecisionEntry) ProtoMessage() {}
 
 func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[27]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3293,7 @@ func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
 func (*DecisionEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{27}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DecisionEntry) GetJob() string {
@@ -3112,7 +3339,7 @@ type HoldEntry struct {
 
 func (x *HoldEntry) Reset() {
 	*x = HoldEntry{}
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3351,7 @@ func (x *HoldEntry) String() string {
 func (*HoldEntry) ProtoMessage() {}
 
 func (x *HoldEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_arbiter_store_v1_session_proto_msgTypes[28]
+	mi := &file_arbiter_store_v1_session_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3364,7 @@ func (x *HoldEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldEntry.ProtoReflect.Descriptor instead.
 func (*HoldEntry) Descriptor() ([]byte, []int) {
-	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{28}
+	return file_arbiter_store_v1_session_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HoldEntry) GetJob() string {
@@ -3165,7 +3392,7 @@ var File_arbiter_store_v1_session_proto protoreflect.FileDescriptor
 
 const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xa3\a\n" +
+	"\x1earbiter/store/v1/session.proto\x12\x10arbiter.store.v1\"\xc0\a\n" +
 	"\aSession\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12/\n" +
@@ -3198,7 +3425,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x03log\x18\x17 \x03(\v2\x1a.arbiter.store.v1.LogEntryR\x03log\x123\n" +
 	"\ahistory\x18\x18 \x01(\v2\x19.arbiter.store.v1.HistoryR\ahistory\x12:\n" +
 	"\n" +
-	"model_said\x18\x1e \x01(\v2\x1b.arbiter.store.v1.ModelSaidR\tmodelSaid\"/\n" +
+	"model_said\x18\x1e \x01(\v2\x1b.arbiter.store.v1.ModelSaidR\tmodelSaid\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"/\n" +
 	"\tModelSaid\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x12R\x02at\"\xd2\x01\n" +
@@ -3217,7 +3445,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x03end\x18\x02 \x01(\x12R\x03end\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06joined\x18\x04 \x01(\bR\x06joined\x12\x10\n" +
-	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xe8\x01\n" +
+	"\x03cut\x18\x05 \x01(\bR\x03cut\"\xb6\x02\n" +
 	"\tUtterance\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
 	"\vprovider_id\x18\x02 \x01(\tR\n" +
@@ -3229,7 +3457,15 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x16\n" +
 	"\x06intent\x18\b \x01(\tR\x06intent\x12\x12\n" +
 	"\x04stop\x18\t \x01(\tR\x04stop\x12\x12\n" +
-	"\x04echo\x18\x1e \x01(\bR\x04echo\"\xd8\x02\n" +
+	"\x04echo\x18\x1e \x01(\bR\x04echo\x123\n" +
+	"\areading\x18( \x01(\v2\x19.arbiter.store.v1.ReadingR\areading\x12\x17\n" +
+	"\aread_by\x18) \x01(\tR\x06readBy\"Y\n" +
+	"\aReading\x12\x16\n" +
+	"\x06intent\x18\x01 \x01(\tR\x06intent\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x02 \x01(\x01R\n" +
+	"confidence\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xd8\x02\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x15\n" +
@@ -3252,7 +3488,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xa7\t\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\x95\n" +
+	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x10\n" +
@@ -3303,9 +3540,18 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"questionBy\x12#\n" +
 	"\rquestion_open\x18# \x01(\bR\fquestionOpen\x12\x1f\n" +
 	"\vanswered_by\x18$ \x01(\x03R\n" +
-	"answeredBy\x12\x14\n" +
+	"answeredBy\x12G\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\x12#\n" +
+	"\rsuperseded_by\x18) \x01(\tR\fsupersededBy\x12\x14\n" +
 	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
-	"\tunguarded\x183 \x01(\bR\tunguarded\"\xd0\x01\n" +
+	"\tunguarded\x183 \x01(\bR\tunguarded\"\xaa\x01\n" +
+	"\x0eResultOmission\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x12\x1b\n" +
+	"\tmax_depth\x18\x04 \x01(\x03R\bmaxDepth\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12\x16\n" +
+	"\x06digest\x18\x06 \x01(\tR\x06digest\"\xd0\x01\n" +
 	"\aEffects\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.arbiter.store.v1.ResponseR\tresponses\x12,\n" +
 	"\x05skips\x18\x02 \x03(\v2\x16.arbiter.store.v1.SkipR\x05skips\x12,\n" +
@@ -3422,7 +3668,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\vSpeechEntry\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12!\n" +
 	"\futterance_id\x18\x02 \x01(\tR\vutteranceId\x12\x1c\n" +
-	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\xcc\x01\n" +
+	"\tutterance\x18\x03 \x01(\x03R\tutterance\"\x81\x02\n" +
 	"\x0fTranscriptEntry\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\bR\x05model\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
@@ -3430,22 +3676,25 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\futterance_id\x18\x04 \x01(\tR\vutteranceId\x12\x1c\n" +
 	"\tutterance\x18\x05 \x01(\x03R\tutterance\x12\x16\n" +
 	"\x06intent\x18\x06 \x01(\tR\x06intent\x12\x1c\n" +
-	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\"B\n" +
+	"\tdiscarded\x18\x1e \x01(\tR\tdiscarded\x123\n" +
+	"\areading\x18( \x01(\v2\x19.arbiter.store.v1.ReadingR\areading\"B\n" +
 	"\rWithdrawEntry\x12\x19\n" +
 	"\bcall_ids\x18\x01 \x03(\tR\acallIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x1c\n" +
 	"\bJobEntry\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\"r\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\"\xbb\x01\n" +
 	"\rCompleteEntry\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\fR\n" +
 	"resultJson\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"u\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12G\n" +
+	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\"\x92\x01\n" +
 	"\x0eConfigureEntry\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12/\n" +
 	"\x13response_scheduling\x18\x02 \x01(\bR\x12responseScheduling\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\bR\x06record\"4\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x1b\n" +
+	"\ttime_zone\x18( \x01(\tR\btimeZone\"4\n" +
 	"\fConnectEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\"B\n" +
@@ -3475,77 +3724,83 @@ func file_arbiter_store_v1_session_proto_rawDescGZIP() []byte {
 	return file_arbiter_store_v1_session_proto_rawDescData
 }
 
-var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_arbiter_store_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_arbiter_store_v1_session_proto_goTypes = []any{
 	(*Session)(nil),         // 0: arbiter.store.v1.Session
 	(*ModelSaid)(nil),       // 1: arbiter.store.v1.ModelSaid
 	(*TurnJoiner)(nil),      // 2: arbiter.store.v1.TurnJoiner
 	(*ModelTurn)(nil),       // 3: arbiter.store.v1.ModelTurn
 	(*Utterance)(nil),       // 4: arbiter.store.v1.Utterance
-	(*Call)(nil),            // 5: arbiter.store.v1.Call
-	(*CallOutcome)(nil),     // 6: arbiter.store.v1.CallOutcome
-	(*Job)(nil),             // 7: arbiter.store.v1.Job
-	(*Effects)(nil),         // 8: arbiter.store.v1.Effects
-	(*Response)(nil),        // 9: arbiter.store.v1.Response
-	(*Skip)(nil),            // 10: arbiter.store.v1.Skip
-	(*Note)(nil),            // 11: arbiter.store.v1.Note
-	(*RunUpdate)(nil),       // 12: arbiter.store.v1.RunUpdate
-	(*Run)(nil),             // 13: arbiter.store.v1.Run
-	(*LogEntry)(nil),        // 14: arbiter.store.v1.LogEntry
-	(*History)(nil),         // 15: arbiter.store.v1.History
-	(*Hold)(nil),            // 16: arbiter.store.v1.Hold
-	(*HistoryEntry)(nil),    // 17: arbiter.store.v1.HistoryEntry
-	(*CallEntry)(nil),       // 18: arbiter.store.v1.CallEntry
-	(*SpeechEntry)(nil),     // 19: arbiter.store.v1.SpeechEntry
-	(*TranscriptEntry)(nil), // 20: arbiter.store.v1.TranscriptEntry
-	(*WithdrawEntry)(nil),   // 21: arbiter.store.v1.WithdrawEntry
-	(*JobEntry)(nil),        // 22: arbiter.store.v1.JobEntry
-	(*CompleteEntry)(nil),   // 23: arbiter.store.v1.CompleteEntry
-	(*ConfigureEntry)(nil),  // 24: arbiter.store.v1.ConfigureEntry
-	(*ConnectEntry)(nil),    // 25: arbiter.store.v1.ConnectEntry
-	(*ProgressEntry)(nil),   // 26: arbiter.store.v1.ProgressEntry
-	(*DecisionEntry)(nil),   // 27: arbiter.store.v1.DecisionEntry
-	(*HoldEntry)(nil),       // 28: arbiter.store.v1.HoldEntry
+	(*Reading)(nil),         // 5: arbiter.store.v1.Reading
+	(*Call)(nil),            // 6: arbiter.store.v1.Call
+	(*CallOutcome)(nil),     // 7: arbiter.store.v1.CallOutcome
+	(*Job)(nil),             // 8: arbiter.store.v1.Job
+	(*ResultOmission)(nil),  // 9: arbiter.store.v1.ResultOmission
+	(*Effects)(nil),         // 10: arbiter.store.v1.Effects
+	(*Response)(nil),        // 11: arbiter.store.v1.Response
+	(*Skip)(nil),            // 12: arbiter.store.v1.Skip
+	(*Note)(nil),            // 13: arbiter.store.v1.Note
+	(*RunUpdate)(nil),       // 14: arbiter.store.v1.RunUpdate
+	(*Run)(nil),             // 15: arbiter.store.v1.Run
+	(*LogEntry)(nil),        // 16: arbiter.store.v1.LogEntry
+	(*History)(nil),         // 17: arbiter.store.v1.History
+	(*Hold)(nil),            // 18: arbiter.store.v1.Hold
+	(*HistoryEntry)(nil),    // 19: arbiter.store.v1.HistoryEntry
+	(*CallEntry)(nil),       // 20: arbiter.store.v1.CallEntry
+	(*SpeechEntry)(nil),     // 21: arbiter.store.v1.SpeechEntry
+	(*TranscriptEntry)(nil), // 22: arbiter.store.v1.TranscriptEntry
+	(*WithdrawEntry)(nil),   // 23: arbiter.store.v1.WithdrawEntry
+	(*JobEntry)(nil),        // 24: arbiter.store.v1.JobEntry
+	(*CompleteEntry)(nil),   // 25: arbiter.store.v1.CompleteEntry
+	(*ConfigureEntry)(nil),  // 26: arbiter.store.v1.ConfigureEntry
+	(*ConnectEntry)(nil),    // 27: arbiter.store.v1.ConnectEntry
+	(*ProgressEntry)(nil),   // 28: arbiter.store.v1.ProgressEntry
+	(*DecisionEntry)(nil),   // 29: arbiter.store.v1.DecisionEntry
+	(*HoldEntry)(nil),       // 30: arbiter.store.v1.HoldEntry
 }
 var file_arbiter_store_v1_session_proto_depIdxs = []int32{
 	2,  // 0: arbiter.store.v1.Session.model_turns:type_name -> arbiter.store.v1.TurnJoiner
 	4,  // 1: arbiter.store.v1.Session.utterances:type_name -> arbiter.store.v1.Utterance
-	5,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
-	7,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
-	13, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
-	14, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
-	15, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
+	6,  // 2: arbiter.store.v1.Session.calls:type_name -> arbiter.store.v1.Call
+	8,  // 3: arbiter.store.v1.Session.jobs:type_name -> arbiter.store.v1.Job
+	15, // 4: arbiter.store.v1.Session.runs:type_name -> arbiter.store.v1.Run
+	16, // 5: arbiter.store.v1.Session.log:type_name -> arbiter.store.v1.LogEntry
+	17, // 6: arbiter.store.v1.Session.history:type_name -> arbiter.store.v1.History
 	1,  // 7: arbiter.store.v1.Session.model_said:type_name -> arbiter.store.v1.ModelSaid
 	3,  // 8: arbiter.store.v1.TurnJoiner.held:type_name -> arbiter.store.v1.ModelTurn
-	6,  // 9: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
-	8,  // 10: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
-	9,  // 11: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
-	10, // 12: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
-	11, // 13: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
-	12, // 14: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
-	9,  // 15: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
-	10, // 16: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
-	11, // 17: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
-	12, // 18: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
-	17, // 19: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
-	16, // 20: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
-	18, // 21: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
-	19, // 22: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
-	20, // 23: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
-	21, // 24: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
-	22, // 25: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
-	23, // 26: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
-	24, // 27: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
-	25, // 28: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
-	26, // 29: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
-	27, // 30: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
-	22, // 31: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
-	28, // 32: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	5,  // 9: arbiter.store.v1.Utterance.reading:type_name -> arbiter.store.v1.Reading
+	7,  // 10: arbiter.store.v1.Call.outcome:type_name -> arbiter.store.v1.CallOutcome
+	10, // 11: arbiter.store.v1.Job.completion:type_name -> arbiter.store.v1.Effects
+	9,  // 12: arbiter.store.v1.Job.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	11, // 13: arbiter.store.v1.Effects.responses:type_name -> arbiter.store.v1.Response
+	12, // 14: arbiter.store.v1.Effects.skips:type_name -> arbiter.store.v1.Skip
+	13, // 15: arbiter.store.v1.Effects.notes:type_name -> arbiter.store.v1.Note
+	14, // 16: arbiter.store.v1.Effects.runs:type_name -> arbiter.store.v1.RunUpdate
+	11, // 17: arbiter.store.v1.LogEntry.response:type_name -> arbiter.store.v1.Response
+	12, // 18: arbiter.store.v1.LogEntry.skip:type_name -> arbiter.store.v1.Skip
+	13, // 19: arbiter.store.v1.LogEntry.note:type_name -> arbiter.store.v1.Note
+	14, // 20: arbiter.store.v1.LogEntry.run:type_name -> arbiter.store.v1.RunUpdate
+	19, // 21: arbiter.store.v1.History.entries:type_name -> arbiter.store.v1.HistoryEntry
+	18, // 22: arbiter.store.v1.History.holds:type_name -> arbiter.store.v1.Hold
+	20, // 23: arbiter.store.v1.HistoryEntry.call:type_name -> arbiter.store.v1.CallEntry
+	21, // 24: arbiter.store.v1.HistoryEntry.speech:type_name -> arbiter.store.v1.SpeechEntry
+	22, // 25: arbiter.store.v1.HistoryEntry.transcript:type_name -> arbiter.store.v1.TranscriptEntry
+	23, // 26: arbiter.store.v1.HistoryEntry.withdraw:type_name -> arbiter.store.v1.WithdrawEntry
+	24, // 27: arbiter.store.v1.HistoryEntry.prepared:type_name -> arbiter.store.v1.JobEntry
+	25, // 28: arbiter.store.v1.HistoryEntry.complete:type_name -> arbiter.store.v1.CompleteEntry
+	26, // 29: arbiter.store.v1.HistoryEntry.configure:type_name -> arbiter.store.v1.ConfigureEntry
+	27, // 30: arbiter.store.v1.HistoryEntry.connect:type_name -> arbiter.store.v1.ConnectEntry
+	28, // 31: arbiter.store.v1.HistoryEntry.progress:type_name -> arbiter.store.v1.ProgressEntry
+	29, // 32: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
+	24, // 33: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
+	30, // 34: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
+	5,  // 35: arbiter.store.v1.TranscriptEntry.reading:type_name -> arbiter.store.v1.Reading
+	9,  // 36: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }
@@ -3553,14 +3808,14 @@ func file_arbiter_store_v1_session_proto_init() {
 	if File_arbiter_store_v1_session_proto != nil {
 		return
 	}
-	file_arbiter_store_v1_session_proto_msgTypes[17].OneofWrappers = []any{}
+	file_arbiter_store_v1_session_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arbiter_store_v1_session_proto_rawDesc), len(file_arbiter_store_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -332,7 +332,9 @@ export interface RegisterCallRequest {
     toolChoice: ToolChoice;
     /**
      * Optional explicit business key (the agent resolved the request, e.g. to a slot id):
-     * at most 512 bytes. When set it replaces the policy's key for deduplication.
+     * at most 512 bytes, no control characters (tab and line feed included), else
+     * INVALID_ARGUMENT naming `business_key`. When set it replaces the policy's key for
+     * deduplication.
      */
     businessKey: string;
     /**
@@ -344,7 +346,9 @@ export interface RegisterCallRequest {
      * due. If the session already went past that time (another RPC fired its timers
      * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
      * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     * Negative, malformed, or over 5 minutes (no correct client observes an event that
+     * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+     * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
      */
     age: Duration | undefined;
     /**
@@ -356,8 +360,9 @@ export interface RegisterCallRequest {
      */
     rawArgs: string;
     /**
-     * The session's epoch as Connect returned it (optional, 6 characters): when set and
-     * the session no longer has it (its store lost the session: a Redis restart without
+     * The session's epoch as Connect returned it (optional, 6 characters from
+     * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+     * session no longer has it (its store lost the session: a Redis restart without
      * persistence), DATA_LOSS, and nothing changes: the session is not started again
      * silently. Connect again (with this epoch) to go on in a new one; the outcome of
      * every call made in the lost epoch is unknown.
@@ -415,8 +420,9 @@ export interface ReportSpeechRequest {
     /** Required. What happened. */
     event: SpeechEvent;
     /**
-     * The session's epoch as Connect returned it (optional, 6 characters): when set and
-     * the session no longer has it (its store lost the session: a Redis restart without
+     * The session's epoch as Connect returned it (optional, 6 characters from
+     * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+     * session no longer has it (its store lost the session: a Redis restart without
      * persistence), DATA_LOSS, and nothing changes: the session is not started again
      * silently. Connect again (with this epoch) to go on in a new one; the outcome of
      * every call made in the lost epoch is unknown.
@@ -439,7 +445,9 @@ export interface ReportSpeechRequest {
      * due. If the session already went past that time (another RPC fired its timers
      * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
      * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     * Negative, malformed, or over 5 minutes (no correct client observes an event that
+     * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+     * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
      */
     age: Duration | undefined;
     /**
@@ -475,8 +483,9 @@ export interface ReportTranscriptRequest {
     role: Role;
     /**
      * Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-     * Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
-     * 8 KiB of its text.
+     * Control characters are refused (INVALID_ARGUMENT naming `text`) but tab, line feed
+     * and carriage return, which are white space. Which utterance it belongs to: see
+     * `utterance_id`. An utterance keeps the last 8 KiB of its text.
      */
     text: string;
     /**
@@ -486,8 +495,9 @@ export interface ReportTranscriptRequest {
      */
     interim: boolean;
     /**
-     * The session's epoch as Connect returned it (optional, 6 characters): when set and
-     * the session no longer has it (its store lost the session: a Redis restart without
+     * The session's epoch as Connect returned it (optional, 6 characters from
+     * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+     * session no longer has it (its store lost the session: a Redis restart without
      * persistence), DATA_LOSS, and nothing changes: the session is not started again
      * silently. Connect again (with this epoch) to go on in a new one; the outcome of
      * every call made in the lost epoch is unknown.
@@ -512,7 +522,9 @@ export interface ReportTranscriptRequest {
      * due. If the session already went past that time (another RPC fired its timers
      * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
      * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     * Negative, malformed, or over 5 minutes (no correct client observes an event that
+     * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+     * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
      */
     age: Duration | undefined;
     /**
@@ -529,6 +541,40 @@ export interface ReportTranscriptRequest {
      * EVENT_ID_REUSED) and changes nothing.
      */
     eventId: string;
+    /**
+     * The agent's own reading of the utterance as of this final user piece (its NLU, or
+     * an LLM asked about it), optional: fused with the arbiter's own reading as the tool
+     * policy's `agent_intent` says (cautious by default: it can hold, ask or cancel
+     * where the arbiter heard nothing, never release what the arbiter holds), and a stop
+     * the arbiter reads in the user's words always stops. It rides on the transcript,
+     * not an RPC of its own, because it is a reading of that text: the utterance holds
+     * the commit until its final piece arrives, so an agent whose reader is slow sends
+     * the final piece when the reading is ready and nothing commits meanwhile, and the
+     * piece's `event_id` makes the pair one retry. Only on a final user piece, else
+     * INVALID_ARGUMENT naming `reading`.
+     */
+    reading: AgentReading | undefined;
+}
+/** AgentReading is an agent's own reading of a user utterance. */
+export interface AgentReading {
+    /**
+     * What the utterance means for the pending action: "stop", "go_ahead", "amend",
+     * "other" or "unclear" (the arbiter then asks the user, as the policy's
+     * `on_unclear` says); else INVALID_ARGUMENT naming `reading.intent`.
+     */
+    intent: string;
+    /**
+     * How sure the reader is, from 0 to 1 (else INVALID_ARGUMENT naming
+     * `reading.confidence`). Below the policy's `min_confidence` (0.7 by default) a
+     * reading counts for nothing, except a stop, which counts as unclear.
+     */
+    confidence: number;
+    /**
+     * Which reader it was ("nlu-v3", "gpt-4o-mini"), optional: 1 to 128 characters from
+     * [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming `reading.source`. Named in the
+     * reason of a decision it made and in the history.
+     */
+    source: string;
 }
 /** ReportTranscriptResponse carries what the transcript made due. */
 export interface ReportTranscriptResponse {
@@ -542,7 +588,8 @@ export interface ReportTranscriptResponse {
      * under the policy's on_unclear, ask, its commit is held and a note asks the model
      * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
      * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
-     * only the model's echo); empty for an interim or model transcript.
+     * only the model's echo); empty for an interim or model transcript. With an agent's
+     * reading (`reading`), the intent fused from both.
      */
     intent: string;
     /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -571,7 +618,9 @@ export interface ReportToolCallCancellationRequest {
      * due. If the session already went past that time (another RPC fired its timers
      * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
      * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-     * Negative or malformed: INVALID_ARGUMENT naming `age`.
+     * Negative, malformed, or over 5 minutes (no correct client observes an event that
+     * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+     * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
      */
     age: Duration | undefined;
     /** Why the ids died; unspecified means WITHDRAWN. */
@@ -682,14 +731,25 @@ export interface CompleteRequest {
     /**
      * The backend's result (a booking reference, a read-only tool's output): the function
      * responses carry it whole under `result` (FunctionResponse.payload), so none of its
-     * fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
-     * JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
-     * `result` above either bound and nothing changes.
+     * fields can overwrite the arbiter's. A result over 64 KiB JSON-encoded, or nesting
+     * JSON objects and lists more than 16 levels deep, is not passed on, and never
+     * refused: every call of the job is still answered with its outcome (a COMMITTED job
+     * stays committed), and the responses carry `result_omitted` in place of `result`:
+     * {"reason": "too_large", "bytes": 70123, "max_bytes": 65536, "message": "..."} or
+     * {"reason": "too_deep", "max_depth": 16, "message": "..."}. A retry of the same
+     * report is recognised by the result's digest. NaN and infinite numbers are taken as
+     * null. A message over the server's --max-msg-size (1 MiB by default) is refused by
+     * gRPC before the arbiter sees it (RESOURCE_EXHAUSTED): report such a result without
+     * it.
      */
     result: {
         [key: string]: any;
     } | undefined;
-    /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
+    /**
+     * For OUTCOME_FAILED: what went wrong, passed to the model. Never refused: control
+     * characters (but tab, line feed and carriage return) become U+FFFD, and a text over
+     * 4 KiB is cut to 4 KiB ending with a marker that gives its length.
+     */
     error: string;
     /**
      * The call id of the function call that opened the job, instead of `job_id` (as
@@ -729,8 +789,9 @@ export interface ConfigureSessionRequest {
      */
     responseScheduling: boolean;
     /**
-     * The session's epoch as Connect returned it (optional, 6 characters): when set and
-     * the session no longer has it (its store lost the session: a Redis restart without
+     * The session's epoch as Connect returned it (optional, 6 characters from
+     * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+     * session no longer has it (its store lost the session: a Redis restart without
      * persistence), DATA_LOSS, and nothing changes: the session is not started again
      * silently. Connect again (with this epoch) to go on in a new one; the outcome of
      * every call made in the lost epoch is unknown.
@@ -745,6 +806,16 @@ export interface ConfigureSessionRequest {
      * session reads and writes its history with it.
      */
     record: boolean;
+    /**
+     * The session's time zone, an IANA name ("Europe/Paris", "America/New_York", "UTC";
+     * at most 64 bytes), else INVALID_ARGUMENT naming `time_zone`. `as: datetime` keys
+     * read relative dates ("tomorrow", "friday") and times said without an offset ("3pm",
+     * "2026-11-05T09:30") in it, counting days from the session's start there; an ISO
+     * 8601 date-time with an offset or `Z` is the instant it names whatever the zone.
+     * Empty keeps the current one (default UTC). Send it before the session's first
+     * call: a job keeps the key it was given.
+     */
+    timeZone: string;
 }
 /** ConfigureSessionResponse confirms the options. */
 export interface ConfigureSessionResponse {
@@ -754,6 +825,8 @@ export interface ConfigureSessionResponse {
     responseScheduling: boolean;
     /** Whether the session records (asked for, or sampled by `--history-sample`). */
     record: boolean;
+    /** The time zone now in force ("UTC" when none was ever set). */
+    timeZone: string;
 }
 /** PollRequest names a session. */
 export interface PollRequest {
@@ -823,6 +896,8 @@ export interface GetSessionResponse {
     responseScheduling: boolean;
     /** The session's epoch (see ConnectResponse.epoch). */
     epoch: string;
+    /** The session's time zone ("UTC" when none was set; ConfigureSession). */
+    timeZone: string;
 }
 /**
  * Run is a confirm-then-act run: a request of a tool whose policy says `confirm` or
@@ -875,10 +950,12 @@ export interface ConnectRequest {
      */
     connectionId: string;
     /**
-     * The epoch an earlier Connect returned, when the agent had one (optional). If the
-     * session no longer has it (its store lost the session), the answer's state is
-     * SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
-     * call still in flight from the lost one as of unknown outcome, never as not done.
+     * The epoch an earlier Connect returned, when the agent had one (optional; 6
+     * characters from [0-9a-z], any other value is INVALID_ARGUMENT naming `epoch`, not a
+     * lost session). If the session no longer has it (its store lost the session), the
+     * answer's state is SESSION_STATE_LOST and the agent goes on in the session's new
+     * epoch: report every call still in flight from the lost one as of unknown outcome,
+     * never as not done.
      */
     epoch: string;
 }
@@ -1053,16 +1130,23 @@ export interface FunctionResponse {
     /**
      * The response body, written by the arbiter:
      *   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
-     *     false); "ok" for a read-only call's result; "timeout" at a max_pending
-     *     deadline; "unknown" for a commit whose outcome is not known yet (with
-     *     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
-     *     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
-     *     answers no open run; "in_progress" for an interim response.
+     *     false); "superseded" (with `executed` false and `superseded_by`: the user went
+     *     on speaking and a later call of the tool made the whole request, which
+     *     replaced this half-told one; see the tool policy's `continuation`); "ok" for a
+     *     read-only call's result; "timeout" at a max_pending deadline; "unknown" for a
+     *     commit whose outcome is not known yet (with `message`); "needs_input",
+     *     "needs_confirmation" or "unclear" with `run_id`, `ask` and `next` for a
+     *     confirm-then-act run; "error" for a confirmation that answers no open run;
+     *     "in_progress" for an interim response.
      *   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
      *     under this one key: it never overwrites the arbiter's fields, whatever names
      *     it uses ("status", "executed", ...). Absent when the result was empty.
+     *     `result_omitted` instead when the result was over 64 KiB or 16 levels deep:
+     *     {"reason": "too_large", "bytes": N, "max_bytes": 65536, "message": "..."} or
+     *     {"reason": "too_deep", "max_depth": 16, "message": "..."}; `status` stands.
      *   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
-     *     call this one repeated), `status_note` (a note riding on this response).
+     *     call this one repeated), `superseded_by` (the call that replaced this one),
+     *     `status_note` (a note riding on this response).
      */
     payload: {
         [key: string]: any;
@@ -1347,6 +1431,8 @@ export interface HistoryTranscript {
      * echo, not the user's"); empty when all were.
      */
     discarded: string;
+    /** The agent's reading the piece carried (ReportTranscriptRequest.reading). */
+    reading: AgentReading | undefined;
 }
 /** HistoryWithdraw is a ReportToolCallCancellation. */
 export interface HistoryWithdraw {
@@ -1366,12 +1452,25 @@ export interface HistoryComplete {
     jobId: string;
     /** The outcome reported. */
     outcome: Outcome;
-    /** The backend's result (unset when clipped). */
+    /**
+     * The backend's result (unset when clipped, or when it was left out: see
+     * result_omitted).
+     */
     result: {
         [key: string]: any;
     } | undefined;
-    /** The error reported with OUTCOME_FAILED. */
+    /**
+     * The error reported with OUTCOME_FAILED, as the job kept it (cleaned of control
+     * characters and cut to 4 KiB: see CompleteRequest.error).
+     */
     error: string;
+    /**
+     * Set when the result was over its bound and left out: the same object the job's
+     * function responses carry under `result_omitted` (see CompleteRequest.result).
+     */
+    resultOmitted: {
+        [key: string]: any;
+    } | undefined;
 }
 /** HistoryConfigure is a ConfigureSession. */
 export interface HistoryConfigure {
@@ -1381,6 +1480,8 @@ export interface HistoryConfigure {
     responseScheduling: boolean;
     /** Whether it asked to record. */
     record: boolean;
+    /** The time zone asked for (empty: kept). */
+    timeZone: string;
 }
 /** HistoryConnect is a Connect that switched connections. */
 export interface HistoryConnect {
@@ -1409,7 +1510,8 @@ export interface HistoryDecision {
     decision: Decision;
     /**
      * Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
-     * session_closed, failed or deadline; empty for a commit.
+     * session_closed, failed, deadline or superseded (a later call of the tool that
+     * continued the request replaced it); empty for a commit.
      */
     cause: string;
     /** Why, in words (as DecideResponse.reason). */
@@ -1437,6 +1539,7 @@ export declare const RegisterCallResponse: MessageFns<RegisterCallResponse>;
 export declare const ReportSpeechRequest: MessageFns<ReportSpeechRequest>;
 export declare const ReportSpeechResponse: MessageFns<ReportSpeechResponse>;
 export declare const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest>;
+export declare const AgentReading: MessageFns<AgentReading>;
 export declare const ReportTranscriptResponse: MessageFns<ReportTranscriptResponse>;
 export declare const ReportToolCallCancellationRequest: MessageFns<ReportToolCallCancellationRequest>;
 export declare const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancellationResponse>;
@@ -1581,11 +1684,13 @@ export declare const ArbiterServiceService: {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome with the same result (or error) again returns the same effects; a
-     * different outcome, or the same one with another result or error, is
-     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-     * `error`) and changes nothing: the first report stands.
+     * the job's own call id and its duplicates, if still live. Whether a report is taken
+     * depends on the job's state and the outcome only, never on the size or text of its
+     * result or error (see CompleteRequest): an outcome that fits the job answers every
+     * live call of it. Idempotent: the same outcome with the same result (or error) again
+     * returns the same effects; a different outcome, or the same one with another result
+     * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+     * `result` or `error`) and changes nothing: the first report stands.
      */
     readonly complete: {
         readonly path: "/arbiter.v1.ArbiterService/Complete";
@@ -1798,11 +1903,13 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome with the same result (or error) again returns the same effects; a
-     * different outcome, or the same one with another result or error, is
-     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-     * `error`) and changes nothing: the first report stands.
+     * the job's own call id and its duplicates, if still live. Whether a report is taken
+     * depends on the job's state and the outcome only, never on the size or text of its
+     * result or error (see CompleteRequest): an outcome that fits the job answers every
+     * live call of it. Idempotent: the same outcome with the same result (or error) again
+     * returns the same effects; a different outcome, or the same one with another result
+     * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+     * `result` or `error`) and changes nothing: the first report stands.
      */
     complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
     /**
@@ -1953,11 +2060,13 @@ export interface ArbiterServiceClient extends Client {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome with the same result (or error) again returns the same effects; a
-     * different outcome, or the same one with another result or error, is
-     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-     * `error`) and changes nothing: the first report stands.
+     * the job's own call id and its duplicates, if still live. Whether a report is taken
+     * depends on the job's state and the outcome only, never on the size or text of its
+     * result or error (see CompleteRequest): an outcome that fits the job answers every
+     * live call of it. Idempotent: the same outcome with the same result (or error) again
+     * returns the same effects; a different outcome, or the same one with another result
+     * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+     * `result` or `error`) and changes nothing: the first report stands.
      */
     complete(request: CompleteRequest, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;
     complete(request: CompleteRequest, metadata: Metadata, callback: (error: ServiceError | null, response: CompleteResponse) => void): ClientUnaryCall;

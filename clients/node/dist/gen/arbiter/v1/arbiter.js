@@ -1499,7 +1499,17 @@ export const ReportSpeechResponse = {
     },
 };
 function createBaseReportTranscriptRequest() {
-    return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined, eventId: "" };
+    return {
+        sessionId: "",
+        role: 0,
+        text: "",
+        interim: false,
+        epoch: "",
+        utteranceId: "",
+        age: undefined,
+        eventId: "",
+        reading: undefined,
+    };
 }
 export const ReportTranscriptRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -1526,6 +1536,9 @@ export const ReportTranscriptRequest = {
         }
         if (message.eventId !== "") {
             writer.uint32(66).string(message.eventId);
+        }
+        if (message.reading !== undefined) {
+            AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -1598,6 +1611,13 @@ export const ReportTranscriptRequest = {
                         message.eventId = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.reading = AgentReading.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -1632,6 +1652,7 @@ export const ReportTranscriptRequest = {
                 : isSet(object.event_id)
                     ? globalThis.String(object.event_id)
                     : "",
+            reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
         };
     },
     toJSON(message) {
@@ -1660,6 +1681,9 @@ export const ReportTranscriptRequest = {
         if (message.eventId !== "") {
             obj.eventId = message.eventId;
         }
+        if (message.reading !== undefined) {
+            obj.reading = AgentReading.toJSON(message.reading);
+        }
         return obj;
     },
     create(base) {
@@ -1675,6 +1699,102 @@ export const ReportTranscriptRequest = {
         message.utteranceId = object.utteranceId ?? "";
         message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
         message.eventId = object.eventId ?? "";
+        message.reading = (object.reading !== undefined && object.reading !== null)
+            ? AgentReading.fromPartial(object.reading)
+            : undefined;
+        return message;
+    },
+};
+function createBaseAgentReading() {
+    return { intent: "", confidence: 0, source: "" };
+}
+export const AgentReading = {
+    encode(message, writer = new BinaryWriter()) {
+        if (message.intent !== "") {
+            writer.uint32(10).string(message.intent);
+        }
+        if (message.confidence !== 0) {
+            writer.uint32(17).double(message.confidence);
+        }
+        if (message.source !== "") {
+            writer.uint32(26).string(message.source);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseAgentReading();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.intent = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 17) {
+                            break;
+                        }
+                        message.confidence = reader.double();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.source = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+    fromJSON(object) {
+        return {
+            intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+            confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+            source: isSet(object.source) ? globalThis.String(object.source) : "",
+        };
+    },
+    toJSON(message) {
+        const obj = {};
+        if (message.intent !== "") {
+            obj.intent = message.intent;
+        }
+        if (message.confidence !== 0) {
+            obj.confidence = floatToJson(message.confidence);
+        }
+        if (message.source !== "") {
+            obj.source = message.source;
+        }
+        return obj;
+    },
+    create(base) {
+        return AgentReading.fromPartial(base ?? {});
+    },
+    fromPartial(object) {
+        const message = createBaseAgentReading();
+        message.intent = object.intent ?? "";
+        message.confidence = object.confidence ?? 0;
+        message.source = object.source ?? "";
         return message;
     },
 };
@@ -2510,7 +2630,7 @@ export const CompleteResponse = {
     },
 };
 function createBaseConfigureSessionRequest() {
-    return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false };
+    return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false, timeZone: "" };
 }
 export const ConfigureSessionRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2528,6 +2648,9 @@ export const ConfigureSessionRequest = {
         }
         if (message.record !== false) {
             writer.uint32(40).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -2579,6 +2702,13 @@ export const ConfigureSessionRequest = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2606,6 +2736,11 @@ export const ConfigureSessionRequest = {
                     : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2625,6 +2760,9 @@ export const ConfigureSessionRequest = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -2637,11 +2775,12 @@ export const ConfigureSessionRequest = {
         message.responseScheduling = object.responseScheduling ?? false;
         message.epoch = object.epoch ?? "";
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
 function createBaseConfigureSessionResponse() {
-    return { language: "", responseScheduling: false, record: false };
+    return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 export const ConfigureSessionResponse = {
     encode(message, writer = new BinaryWriter()) {
@@ -2653,6 +2792,9 @@ export const ConfigureSessionResponse = {
         }
         if (message.record !== false) {
             writer.uint32(24).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -2690,6 +2832,13 @@ export const ConfigureSessionResponse = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -2711,6 +2860,11 @@ export const ConfigureSessionResponse = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -2724,6 +2878,9 @@ export const ConfigureSessionResponse = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -2734,6 +2891,7 @@ export const ConfigureSessionResponse = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -2990,6 +3148,7 @@ function createBaseGetSessionResponse() {
         language: "",
         responseScheduling: false,
         epoch: "",
+        timeZone: "",
     };
 }
 export const GetSessionResponse = {
@@ -3035,6 +3194,9 @@ export const GetSessionResponse = {
         }
         if (message.epoch !== "") {
             writer.uint32(114).string(message.epoch);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -3149,6 +3311,13 @@ export const GetSessionResponse = {
                         message.epoch = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -3211,6 +3380,11 @@ export const GetSessionResponse = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -3257,6 +3431,9 @@ export const GetSessionResponse = {
         if (message.epoch !== "") {
             obj.epoch = message.epoch;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -3278,6 +3455,7 @@ export const GetSessionResponse = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.epoch = object.epoch ?? "";
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -6536,7 +6714,16 @@ export const HistorySpeech = {
     },
 };
 function createBaseHistoryTranscript() {
-    return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", discarded: "" };
+    return {
+        role: 0,
+        text: "",
+        interim: false,
+        utteranceId: "",
+        utterance: 0,
+        intent: "",
+        discarded: "",
+        reading: undefined,
+    };
 }
 export const HistoryTranscript = {
     encode(message, writer = new BinaryWriter()) {
@@ -6560,6 +6747,9 @@ export const HistoryTranscript = {
         }
         if (message.discarded !== "") {
             writer.uint32(242).string(message.discarded);
+        }
+        if (message.reading !== undefined) {
+            AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -6625,6 +6815,13 @@ export const HistoryTranscript = {
                         message.discarded = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.reading = AgentReading.decode(reader, reader.uint32());
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6650,6 +6847,7 @@ export const HistoryTranscript = {
             utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
             intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
             discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
+            reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
         };
     },
     toJSON(message) {
@@ -6675,6 +6873,9 @@ export const HistoryTranscript = {
         if (message.discarded !== "") {
             obj.discarded = message.discarded;
         }
+        if (message.reading !== undefined) {
+            obj.reading = AgentReading.toJSON(message.reading);
+        }
         return obj;
     },
     create(base) {
@@ -6689,6 +6890,9 @@ export const HistoryTranscript = {
         message.utterance = object.utterance ?? 0;
         message.intent = object.intent ?? "";
         message.discarded = object.discarded ?? "";
+        message.reading = (object.reading !== undefined && object.reading !== null)
+            ? AgentReading.fromPartial(object.reading)
+            : undefined;
         return message;
     },
 };
@@ -6842,7 +7046,7 @@ export const HistoryJob = {
     },
 };
 function createBaseHistoryComplete() {
-    return { jobId: "", outcome: 0, result: undefined, error: "" };
+    return { jobId: "", outcome: 0, result: undefined, error: "", resultOmitted: undefined };
 }
 export const HistoryComplete = {
     encode(message, writer = new BinaryWriter()) {
@@ -6857,6 +7061,9 @@ export const HistoryComplete = {
         }
         if (message.error !== "") {
             writer.uint32(34).string(message.error);
+        }
+        if (message.resultOmitted !== undefined) {
+            Struct.encode(Struct.wrap(message.resultOmitted), writer.uint32(322).fork()).join();
         }
         return writer;
     },
@@ -6901,6 +7108,13 @@ export const HistoryComplete = {
                         message.error = reader.string();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.resultOmitted = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -6923,6 +7137,11 @@ export const HistoryComplete = {
             outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
             result: isObject(object.result) ? object.result : undefined,
             error: isSet(object.error) ? globalThis.String(object.error) : "",
+            resultOmitted: isObject(object.resultOmitted)
+                ? object.resultOmitted
+                : isObject(object.result_omitted)
+                    ? object.result_omitted
+                    : undefined,
         };
     },
     toJSON(message) {
@@ -6939,6 +7158,9 @@ export const HistoryComplete = {
         if (message.error !== "") {
             obj.error = message.error;
         }
+        if (message.resultOmitted !== undefined) {
+            obj.resultOmitted = message.resultOmitted;
+        }
         return obj;
     },
     create(base) {
@@ -6950,11 +7172,12 @@ export const HistoryComplete = {
         message.outcome = object.outcome ?? 0;
         message.result = object.result ?? undefined;
         message.error = object.error ?? "";
+        message.resultOmitted = object.resultOmitted ?? undefined;
         return message;
     },
 };
 function createBaseHistoryConfigure() {
-    return { language: "", responseScheduling: false, record: false };
+    return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 export const HistoryConfigure = {
     encode(message, writer = new BinaryWriter()) {
@@ -6966,6 +7189,9 @@ export const HistoryConfigure = {
         }
         if (message.record !== false) {
             writer.uint32(24).bool(message.record);
+        }
+        if (message.timeZone !== "") {
+            writer.uint32(322).string(message.timeZone);
         }
         return writer;
     },
@@ -7003,6 +7229,13 @@ export const HistoryConfigure = {
                         message.record = reader.bool();
                         continue;
                     }
+                    case 40: {
+                        if (tag !== 322) {
+                            break;
+                        }
+                        message.timeZone = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -7024,6 +7257,11 @@ export const HistoryConfigure = {
                     ? globalThis.Boolean(object.response_scheduling)
                     : false,
             record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+            timeZone: isSet(object.timeZone)
+                ? globalThis.String(object.timeZone)
+                : isSet(object.time_zone)
+                    ? globalThis.String(object.time_zone)
+                    : "",
         };
     },
     toJSON(message) {
@@ -7037,6 +7275,9 @@ export const HistoryConfigure = {
         if (message.record !== false) {
             obj.record = message.record;
         }
+        if (message.timeZone !== "") {
+            obj.timeZone = message.timeZone;
+        }
         return obj;
     },
     create(base) {
@@ -7047,6 +7288,7 @@ export const HistoryConfigure = {
         message.language = object.language ?? "";
         message.responseScheduling = object.responseScheduling ?? false;
         message.record = object.record ?? false;
+        message.timeZone = object.timeZone ?? "";
         return message;
     },
 };
@@ -7578,11 +7820,13 @@ export const ArbiterServiceService = {
     /**
      * Complete reports what happened to a job (committed, cancelled, failed, or the result
      * of a read-only tool) and returns every function response and note now due for it:
-     * the job's own call id and its duplicates, if still live. Idempotent: the same
-     * outcome with the same result (or error) again returns the same effects; a
-     * different outcome, or the same one with another result or error, is
-     * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-     * `error`) and changes nothing: the first report stands.
+     * the job's own call id and its duplicates, if still live. Whether a report is taken
+     * depends on the job's state and the outcome only, never on the size or text of its
+     * result or error (see CompleteRequest): an outcome that fits the job answers every
+     * live call of it. Idempotent: the same outcome with the same result (or error) again
+     * returns the same effects; a different outcome, or the same one with another result
+     * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+     * `result` or `error`) and changes nothing: the first report stands.
      */
     complete: {
         path: "/arbiter.v1.ArbiterService/Complete",
@@ -7743,6 +7987,9 @@ export const ArbiterServiceService = {
     },
 };
 export const ArbiterServiceClient = makeGenericClientConstructor(ArbiterServiceService, "arbiter.v1.ArbiterService");
+function floatToJson(value) {
+    return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 function toTimestamp(date) {
     const seconds = Math.trunc(date.getTime() / 1_000);
     const nanos = (date.getTime() % 1_000) * 1_000_000;

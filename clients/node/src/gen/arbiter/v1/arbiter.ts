@@ -881,7 +881,9 @@ export interface RegisterCallRequest {
   toolChoice: ToolChoice;
   /**
    * Optional explicit business key (the agent resolved the request, e.g. to a slot id):
-   * at most 512 bytes. When set it replaces the policy's key for deduplication.
+   * at most 512 bytes, no control characters (tab and line feed included), else
+   * INVALID_ARGUMENT naming `business_key`. When set it replaces the policy's key for
+   * deduplication.
    */
   businessKey: string;
   /**
@@ -893,7 +895,9 @@ export interface RegisterCallRequest {
    * due. If the session already went past that time (another RPC fired its timers
    * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   * Negative, malformed, or over 5 minutes (no correct client observes an event that
+   * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+   * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
    */
   age:
     | Duration
@@ -907,8 +911,9 @@ export interface RegisterCallRequest {
    */
   rawArgs: string;
   /**
-   * The session's epoch as Connect returned it (optional, 6 characters): when set and
-   * the session no longer has it (its store lost the session: a Redis restart without
+   * The session's epoch as Connect returned it (optional, 6 characters from
+   * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+   * session no longer has it (its store lost the session: a Redis restart without
    * persistence), DATA_LOSS, and nothing changes: the session is not started again
    * silently. Connect again (with this epoch) to go on in a new one; the outcome of
    * every call made in the lost epoch is unknown.
@@ -968,8 +973,9 @@ export interface ReportSpeechRequest {
   /** Required. What happened. */
   event: SpeechEvent;
   /**
-   * The session's epoch as Connect returned it (optional, 6 characters): when set and
-   * the session no longer has it (its store lost the session: a Redis restart without
+   * The session's epoch as Connect returned it (optional, 6 characters from
+   * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+   * session no longer has it (its store lost the session: a Redis restart without
    * persistence), DATA_LOSS, and nothing changes: the session is not started again
    * silently. Connect again (with this epoch) to go on in a new one; the outcome of
    * every call made in the lost epoch is unknown.
@@ -992,7 +998,9 @@ export interface ReportSpeechRequest {
    * due. If the session already went past that time (another RPC fired its timers
    * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   * Negative, malformed, or over 5 minutes (no correct client observes an event that
+   * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+   * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
    */
   age:
     | Duration
@@ -1034,8 +1042,9 @@ export interface ReportTranscriptRequest {
   role: Role;
   /**
    * Required for ROLE_USER: the text, at most 16 KiB (INVALID_ARGUMENT names `text`).
-   * Which utterance it belongs to: see `utterance_id`. An utterance keeps the last
-   * 8 KiB of its text.
+   * Control characters are refused (INVALID_ARGUMENT naming `text`) but tab, line feed
+   * and carriage return, which are white space. Which utterance it belongs to: see
+   * `utterance_id`. An utterance keeps the last 8 KiB of its text.
    */
   text: string;
   /**
@@ -1045,8 +1054,9 @@ export interface ReportTranscriptRequest {
    */
   interim: boolean;
   /**
-   * The session's epoch as Connect returned it (optional, 6 characters): when set and
-   * the session no longer has it (its store lost the session: a Redis restart without
+   * The session's epoch as Connect returned it (optional, 6 characters from
+   * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+   * session no longer has it (its store lost the session: a Redis restart without
    * persistence), DATA_LOSS, and nothing changes: the session is not started again
    * silently. Connect again (with this epoch) to go on in a new one; the outcome of
    * every call made in the lost epoch is unknown.
@@ -1071,7 +1081,9 @@ export interface ReportTranscriptRequest {
    * due. If the session already went past that time (another RPC fired its timers
    * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   * Negative, malformed, or over 5 minutes (no correct client observes an event that
+   * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+   * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
    */
   age:
     | Duration
@@ -1090,6 +1102,41 @@ export interface ReportTranscriptRequest {
    * EVENT_ID_REUSED) and changes nothing.
    */
   eventId: string;
+  /**
+   * The agent's own reading of the utterance as of this final user piece (its NLU, or
+   * an LLM asked about it), optional: fused with the arbiter's own reading as the tool
+   * policy's `agent_intent` says (cautious by default: it can hold, ask or cancel
+   * where the arbiter heard nothing, never release what the arbiter holds), and a stop
+   * the arbiter reads in the user's words always stops. It rides on the transcript,
+   * not an RPC of its own, because it is a reading of that text: the utterance holds
+   * the commit until its final piece arrives, so an agent whose reader is slow sends
+   * the final piece when the reading is ready and nothing commits meanwhile, and the
+   * piece's `event_id` makes the pair one retry. Only on a final user piece, else
+   * INVALID_ARGUMENT naming `reading`.
+   */
+  reading: AgentReading | undefined;
+}
+
+/** AgentReading is an agent's own reading of a user utterance. */
+export interface AgentReading {
+  /**
+   * What the utterance means for the pending action: "stop", "go_ahead", "amend",
+   * "other" or "unclear" (the arbiter then asks the user, as the policy's
+   * `on_unclear` says); else INVALID_ARGUMENT naming `reading.intent`.
+   */
+  intent: string;
+  /**
+   * How sure the reader is, from 0 to 1 (else INVALID_ARGUMENT naming
+   * `reading.confidence`). Below the policy's `min_confidence` (0.7 by default) a
+   * reading counts for nothing, except a stop, which counts as unclear.
+   */
+  confidence: number;
+  /**
+   * Which reader it was ("nlu-v3", "gpt-4o-mini"), optional: 1 to 128 characters from
+   * [A-Za-z0-9_.:-], else INVALID_ARGUMENT naming `reading.source`. Named in the
+   * reason of a decision it made and in the history.
+   */
+  source: string;
 }
 
 /** ReportTranscriptResponse carries what the transcript made due. */
@@ -1106,7 +1153,8 @@ export interface ReportTranscriptResponse {
    * under the policy's on_unclear, ask, its commit is held and a note asks the model
    * to ask the user), "go_ahead" (a yes, or a refusal that answers another question:
    * "No, that's all." after "Anything else?"), "other" or "unknown" (no words, or
-   * only the model's echo); empty for an interim or model transcript.
+   * only the model's echo); empty for an interim or model transcript. With an agent's
+   * reading (`reading`), the intent fused from both.
    */
   intent: string;
   /** Jobs this transcript cancelled (their Decide now returns CANCEL). */
@@ -1136,7 +1184,9 @@ export interface ReportToolCallCancellationRequest {
    * due. If the session already went past that time (another RPC fired its timers
    * meanwhile), every COMMIT decided after it whose outcome is not reported yet is
    * withdrawn; see DecideRequest. Unset or zero: the event happened as it arrives.
-   * Negative or malformed: INVALID_ARGUMENT naming `age`.
+   * Negative, malformed, or over 5 minutes (no correct client observes an event that
+   * long before it can deliver it: milliseconds sent as seconds?): INVALID_ARGUMENT
+   * naming `age`. Between 60 s and 5 minutes the event is placed 60 s back.
    */
   age:
     | Duration
@@ -1259,14 +1309,25 @@ export interface CompleteRequest {
   /**
    * The backend's result (a booking reference, a read-only tool's output): the function
    * responses carry it whole under `result` (FunctionResponse.payload), so none of its
-   * fields can overwrite the arbiter's. At most 64 KiB serialised and 16 levels of
-   * JSON objects and lists deep (as RegisterCallRequest.args); INVALID_ARGUMENT names
-   * `result` above either bound and nothing changes.
+   * fields can overwrite the arbiter's. A result over 64 KiB JSON-encoded, or nesting
+   * JSON objects and lists more than 16 levels deep, is not passed on, and never
+   * refused: every call of the job is still answered with its outcome (a COMMITTED job
+   * stays committed), and the responses carry `result_omitted` in place of `result`:
+   * {"reason": "too_large", "bytes": 70123, "max_bytes": 65536, "message": "..."} or
+   * {"reason": "too_deep", "max_depth": 16, "message": "..."}. A retry of the same
+   * report is recognised by the result's digest. NaN and infinite numbers are taken as
+   * null. A message over the server's --max-msg-size (1 MiB by default) is refused by
+   * gRPC before the arbiter sees it (RESOURCE_EXHAUSTED): report such a result without
+   * it.
    */
   result:
     | { [key: string]: any }
     | undefined;
-  /** For OUTCOME_FAILED: what went wrong, at most 4 KiB, passed to the model. */
+  /**
+   * For OUTCOME_FAILED: what went wrong, passed to the model. Never refused: control
+   * characters (but tab, line feed and carriage return) become U+FFFD, and a text over
+   * 4 KiB is cut to 4 KiB ending with a marker that gives its length.
+   */
   error: string;
   /**
    * The call id of the function call that opened the job, instead of `job_id` (as
@@ -1308,8 +1369,9 @@ export interface ConfigureSessionRequest {
    */
   responseScheduling: boolean;
   /**
-   * The session's epoch as Connect returned it (optional, 6 characters): when set and
-   * the session no longer has it (its store lost the session: a Redis restart without
+   * The session's epoch as Connect returned it (optional, 6 characters from
+   * [0-9a-z]; any other value is INVALID_ARGUMENT naming `epoch`): when set and the
+   * session no longer has it (its store lost the session: a Redis restart without
    * persistence), DATA_LOSS, and nothing changes: the session is not started again
    * silently. Connect again (with this epoch) to go on in a new one; the outcome of
    * every call made in the lost epoch is unknown.
@@ -1324,6 +1386,16 @@ export interface ConfigureSessionRequest {
    * session reads and writes its history with it.
    */
   record: boolean;
+  /**
+   * The session's time zone, an IANA name ("Europe/Paris", "America/New_York", "UTC";
+   * at most 64 bytes), else INVALID_ARGUMENT naming `time_zone`. `as: datetime` keys
+   * read relative dates ("tomorrow", "friday") and times said without an offset ("3pm",
+   * "2026-11-05T09:30") in it, counting days from the session's start there; an ISO
+   * 8601 date-time with an offset or `Z` is the instant it names whatever the zone.
+   * Empty keeps the current one (default UTC). Send it before the session's first
+   * call: a job keeps the key it was given.
+   */
+  timeZone: string;
 }
 
 /** ConfigureSessionResponse confirms the options. */
@@ -1334,6 +1406,8 @@ export interface ConfigureSessionResponse {
   responseScheduling: boolean;
   /** Whether the session records (asked for, or sampled by `--history-sample`). */
   record: boolean;
+  /** The time zone now in force ("UTC" when none was ever set). */
+  timeZone: string;
 }
 
 /** PollRequest names a session. */
@@ -1411,6 +1485,8 @@ export interface GetSessionResponse {
   responseScheduling: boolean;
   /** The session's epoch (see ConnectResponse.epoch). */
   epoch: string;
+  /** The session's time zone ("UTC" when none was set; ConfigureSession). */
+  timeZone: string;
 }
 
 /**
@@ -1466,10 +1542,12 @@ export interface ConnectRequest {
    */
   connectionId: string;
   /**
-   * The epoch an earlier Connect returned, when the agent had one (optional). If the
-   * session no longer has it (its store lost the session), the answer's state is
-   * SESSION_STATE_LOST and the agent goes on in the session's new epoch: report every
-   * call still in flight from the lost one as of unknown outcome, never as not done.
+   * The epoch an earlier Connect returned, when the agent had one (optional; 6
+   * characters from [0-9a-z], any other value is INVALID_ARGUMENT naming `epoch`, not a
+   * lost session). If the session no longer has it (its store lost the session), the
+   * answer's state is SESSION_STATE_LOST and the agent goes on in the session's new
+   * epoch: report every call still in flight from the lost one as of unknown outcome,
+   * never as not done.
    */
   epoch: string;
 }
@@ -1671,16 +1749,23 @@ export interface FunctionResponse {
   /**
    * The response body, written by the arbiter:
    *   - `status`: "committed"; "cancelled", "failed" or "rejected" (with `executed`
-   *     false); "ok" for a read-only call's result; "timeout" at a max_pending
-   *     deadline; "unknown" for a commit whose outcome is not known yet (with
-   *     `message`); "needs_input", "needs_confirmation" or "unclear" with `run_id`,
-   *     `ask` and `next` for a confirm-then-act run; "error" for a confirmation that
-   *     answers no open run; "in_progress" for an interim response.
+   *     false); "superseded" (with `executed` false and `superseded_by`: the user went
+   *     on speaking and a later call of the tool made the whole request, which
+   *     replaced this half-told one; see the tool policy's `continuation`); "ok" for a
+   *     read-only call's result; "timeout" at a max_pending deadline; "unknown" for a
+   *     commit whose outcome is not known yet (with `message`); "needs_input",
+   *     "needs_confirmation" or "unclear" with `run_id`, `ask` and `next` for a
+   *     confirm-then-act run; "error" for a confirmation that answers no open run;
+   *     "in_progress" for an interim response.
    *   - `result`: the backend's result as Complete (or ReportProgress) gave it, whole,
    *     under this one key: it never overwrites the arbiter's fields, whatever names
    *     it uses ("status", "executed", ...). Absent when the result was empty.
+   *     `result_omitted` instead when the result was over 64 KiB or 16 levels deep:
+   *     {"reason": "too_large", "bytes": N, "max_bytes": 65536, "message": "..."} or
+   *     {"reason": "too_deep", "max_depth": 16, "message": "..."}; `status` stands.
    *   - `reason` (a cancel's), `error` (why it was not executed), `duplicate_of` (the
-   *     call this one repeated), `status_note` (a note riding on this response).
+   *     call this one repeated), `superseded_by` (the call that replaced this one),
+   *     `status_note` (a note riding on this response).
    */
   payload:
     | { [key: string]: any }
@@ -2009,6 +2094,8 @@ export interface HistoryTranscript {
    * echo, not the user's"); empty when all were.
    */
   discarded: string;
+  /** The agent's reading the piece carried (ReportTranscriptRequest.reading). */
+  reading: AgentReading | undefined;
 }
 
 /** HistoryWithdraw is a ReportToolCallCancellation. */
@@ -2031,12 +2118,23 @@ export interface HistoryComplete {
   jobId: string;
   /** The outcome reported. */
   outcome: Outcome;
-  /** The backend's result (unset when clipped). */
+  /**
+   * The backend's result (unset when clipped, or when it was left out: see
+   * result_omitted).
+   */
   result:
     | { [key: string]: any }
     | undefined;
-  /** The error reported with OUTCOME_FAILED. */
+  /**
+   * The error reported with OUTCOME_FAILED, as the job kept it (cleaned of control
+   * characters and cut to 4 KiB: see CompleteRequest.error).
+   */
   error: string;
+  /**
+   * Set when the result was over its bound and left out: the same object the job's
+   * function responses carry under `result_omitted` (see CompleteRequest.result).
+   */
+  resultOmitted: { [key: string]: any } | undefined;
 }
 
 /** HistoryConfigure is a ConfigureSession. */
@@ -2047,6 +2145,8 @@ export interface HistoryConfigure {
   responseScheduling: boolean;
   /** Whether it asked to record. */
   record: boolean;
+  /** The time zone asked for (empty: kept). */
+  timeZone: string;
 }
 
 /** HistoryConnect is a Connect that switched connections. */
@@ -2077,7 +2177,8 @@ export interface HistoryDecision {
   decision: Decision;
   /**
    * Why a cancel was decided: stop, amend, transcript_timeout, abandoned, withdrawn,
-   * session_closed, failed or deadline; empty for a commit.
+   * session_closed, failed, deadline or superseded (a later call of the tool that
+   * continued the request replaced it); empty for a commit.
    */
   cause: string;
   /** Why, in words (as DecideResponse.reason). */
@@ -2849,7 +2950,17 @@ export const ReportSpeechResponse: MessageFns<ReportSpeechResponse> = {
 };
 
 function createBaseReportTranscriptRequest(): ReportTranscriptRequest {
-  return { sessionId: "", role: 0, text: "", interim: false, epoch: "", utteranceId: "", age: undefined, eventId: "" };
+  return {
+    sessionId: "",
+    role: 0,
+    text: "",
+    interim: false,
+    epoch: "",
+    utteranceId: "",
+    age: undefined,
+    eventId: "",
+    reading: undefined,
+  };
 }
 
 export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
@@ -2877,6 +2988,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     }
     if (message.eventId !== "") {
       writer.uint32(66).string(message.eventId);
+    }
+    if (message.reading !== undefined) {
+      AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -2958,6 +3072,14 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
             message.eventId = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.reading = AgentReading.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2992,6 +3114,7 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
         : isSet(object.event_id)
         ? globalThis.String(object.event_id)
         : "",
+      reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
     };
   },
 
@@ -3021,6 +3144,9 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     if (message.eventId !== "") {
       obj.eventId = message.eventId;
     }
+    if (message.reading !== undefined) {
+      obj.reading = AgentReading.toJSON(message.reading);
+    }
     return obj;
   },
 
@@ -3037,6 +3163,110 @@ export const ReportTranscriptRequest: MessageFns<ReportTranscriptRequest> = {
     message.utteranceId = object.utteranceId ?? "";
     message.age = (object.age !== undefined && object.age !== null) ? Duration.fromPartial(object.age) : undefined;
     message.eventId = object.eventId ?? "";
+    message.reading = (object.reading !== undefined && object.reading !== null)
+      ? AgentReading.fromPartial(object.reading)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAgentReading(): AgentReading {
+  return { intent: "", confidence: 0, source: "" };
+}
+
+export const AgentReading: MessageFns<AgentReading> = {
+  encode(message: AgentReading, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.intent !== "") {
+      writer.uint32(10).string(message.intent);
+    }
+    if (message.confidence !== 0) {
+      writer.uint32(17).double(message.confidence);
+    }
+    if (message.source !== "") {
+      writer.uint32(26).string(message.source);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgentReading {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgentReading();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.intent = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.confidence = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgentReading {
+    return {
+      intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
+      confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+    };
+  },
+
+  toJSON(message: AgentReading): unknown {
+    const obj: any = {};
+    if (message.intent !== "") {
+      obj.intent = message.intent;
+    }
+    if (message.confidence !== 0) {
+      obj.confidence = floatToJson(message.confidence);
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AgentReading>, I>>(base?: I): AgentReading {
+    return AgentReading.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AgentReading>, I>>(object: I): AgentReading {
+    const message = createBaseAgentReading();
+    message.intent = object.intent ?? "";
+    message.confidence = object.confidence ?? 0;
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -3945,7 +4175,7 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
 };
 
 function createBaseConfigureSessionRequest(): ConfigureSessionRequest {
-  return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false };
+  return { sessionId: "", language: "", responseScheduling: false, epoch: "", record: false, timeZone: "" };
 }
 
 export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
@@ -3964,6 +4194,9 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     }
     if (message.record !== false) {
       writer.uint32(40).bool(message.record);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(322).string(message.timeZone);
     }
     return writer;
   },
@@ -4021,6 +4254,14 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
             message.record = reader.bool();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4048,6 +4289,11 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
         : false,
       epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
       record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
     };
   },
 
@@ -4068,6 +4314,9 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     if (message.record !== false) {
       obj.record = message.record;
     }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
     return obj;
   },
 
@@ -4081,12 +4330,13 @@ export const ConfigureSessionRequest: MessageFns<ConfigureSessionRequest> = {
     message.responseScheduling = object.responseScheduling ?? false;
     message.epoch = object.epoch ?? "";
     message.record = object.record ?? false;
+    message.timeZone = object.timeZone ?? "";
     return message;
   },
 };
 
 function createBaseConfigureSessionResponse(): ConfigureSessionResponse {
-  return { language: "", responseScheduling: false, record: false };
+  return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 
 export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
@@ -4099,6 +4349,9 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
     }
     if (message.record !== false) {
       writer.uint32(24).bool(message.record);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(322).string(message.timeZone);
     }
     return writer;
   },
@@ -4140,6 +4393,14 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
             message.record = reader.bool();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4161,6 +4422,11 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
         ? globalThis.Boolean(object.response_scheduling)
         : false,
       record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
     };
   },
 
@@ -4175,6 +4441,9 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
     if (message.record !== false) {
       obj.record = message.record;
     }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
     return obj;
   },
 
@@ -4186,6 +4455,7 @@ export const ConfigureSessionResponse: MessageFns<ConfigureSessionResponse> = {
     message.language = object.language ?? "";
     message.responseScheduling = object.responseScheduling ?? false;
     message.record = object.record ?? false;
+    message.timeZone = object.timeZone ?? "";
     return message;
   },
 };
@@ -4463,6 +4733,7 @@ function createBaseGetSessionResponse(): GetSessionResponse {
     language: "",
     responseScheduling: false,
     epoch: "",
+    timeZone: "",
   };
 }
 
@@ -4509,6 +4780,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.epoch !== "") {
       writer.uint32(114).string(message.epoch);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(322).string(message.timeZone);
     }
     return writer;
   },
@@ -4638,6 +4912,14 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.epoch = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4700,6 +4982,11 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
         ? globalThis.Boolean(object.response_scheduling)
         : false,
       epoch: isSet(object.epoch) ? globalThis.String(object.epoch) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
     };
   },
 
@@ -4747,6 +5034,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     if (message.epoch !== "") {
       obj.epoch = message.epoch;
     }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
     return obj;
   },
 
@@ -4769,6 +5059,7 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.language = object.language ?? "";
     message.responseScheduling = object.responseScheduling ?? false;
     message.epoch = object.epoch ?? "";
+    message.timeZone = object.timeZone ?? "";
     return message;
   },
 };
@@ -8263,7 +8554,16 @@ export const HistorySpeech: MessageFns<HistorySpeech> = {
 };
 
 function createBaseHistoryTranscript(): HistoryTranscript {
-  return { role: 0, text: "", interim: false, utteranceId: "", utterance: 0, intent: "", discarded: "" };
+  return {
+    role: 0,
+    text: "",
+    interim: false,
+    utteranceId: "",
+    utterance: 0,
+    intent: "",
+    discarded: "",
+    reading: undefined,
+  };
 }
 
 export const HistoryTranscript: MessageFns<HistoryTranscript> = {
@@ -8288,6 +8588,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     }
     if (message.discarded !== "") {
       writer.uint32(242).string(message.discarded);
+    }
+    if (message.reading !== undefined) {
+      AgentReading.encode(message.reading, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -8361,6 +8664,14 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
             message.discarded = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.reading = AgentReading.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8386,6 +8697,7 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
       utterance: isSet(object.utterance) ? globalThis.Number(object.utterance) : 0,
       intent: isSet(object.intent) ? globalThis.String(object.intent) : "",
       discarded: isSet(object.discarded) ? globalThis.String(object.discarded) : "",
+      reading: isSet(object.reading) ? AgentReading.fromJSON(object.reading) : undefined,
     };
   },
 
@@ -8412,6 +8724,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     if (message.discarded !== "") {
       obj.discarded = message.discarded;
     }
+    if (message.reading !== undefined) {
+      obj.reading = AgentReading.toJSON(message.reading);
+    }
     return obj;
   },
 
@@ -8427,6 +8742,9 @@ export const HistoryTranscript: MessageFns<HistoryTranscript> = {
     message.utterance = object.utterance ?? 0;
     message.intent = object.intent ?? "";
     message.discarded = object.discarded ?? "";
+    message.reading = (object.reading !== undefined && object.reading !== null)
+      ? AgentReading.fromPartial(object.reading)
+      : undefined;
     return message;
   },
 };
@@ -8594,7 +8912,7 @@ export const HistoryJob: MessageFns<HistoryJob> = {
 };
 
 function createBaseHistoryComplete(): HistoryComplete {
-  return { jobId: "", outcome: 0, result: undefined, error: "" };
+  return { jobId: "", outcome: 0, result: undefined, error: "", resultOmitted: undefined };
 }
 
 export const HistoryComplete: MessageFns<HistoryComplete> = {
@@ -8610,6 +8928,9 @@ export const HistoryComplete: MessageFns<HistoryComplete> = {
     }
     if (message.error !== "") {
       writer.uint32(34).string(message.error);
+    }
+    if (message.resultOmitted !== undefined) {
+      Struct.encode(Struct.wrap(message.resultOmitted), writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -8659,6 +8980,14 @@ export const HistoryComplete: MessageFns<HistoryComplete> = {
             message.error = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.resultOmitted = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8681,6 +9010,11 @@ export const HistoryComplete: MessageFns<HistoryComplete> = {
       outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
       result: isObject(object.result) ? object.result : undefined,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      resultOmitted: isObject(object.resultOmitted)
+        ? object.resultOmitted
+        : isObject(object.result_omitted)
+        ? object.result_omitted
+        : undefined,
     };
   },
 
@@ -8698,6 +9032,9 @@ export const HistoryComplete: MessageFns<HistoryComplete> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.resultOmitted !== undefined) {
+      obj.resultOmitted = message.resultOmitted;
+    }
     return obj;
   },
 
@@ -8710,12 +9047,13 @@ export const HistoryComplete: MessageFns<HistoryComplete> = {
     message.outcome = object.outcome ?? 0;
     message.result = object.result ?? undefined;
     message.error = object.error ?? "";
+    message.resultOmitted = object.resultOmitted ?? undefined;
     return message;
   },
 };
 
 function createBaseHistoryConfigure(): HistoryConfigure {
-  return { language: "", responseScheduling: false, record: false };
+  return { language: "", responseScheduling: false, record: false, timeZone: "" };
 }
 
 export const HistoryConfigure: MessageFns<HistoryConfigure> = {
@@ -8728,6 +9066,9 @@ export const HistoryConfigure: MessageFns<HistoryConfigure> = {
     }
     if (message.record !== false) {
       writer.uint32(24).bool(message.record);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(322).string(message.timeZone);
     }
     return writer;
   },
@@ -8769,6 +9110,14 @@ export const HistoryConfigure: MessageFns<HistoryConfigure> = {
             message.record = reader.bool();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8790,6 +9139,11 @@ export const HistoryConfigure: MessageFns<HistoryConfigure> = {
         ? globalThis.Boolean(object.response_scheduling)
         : false,
       record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
     };
   },
 
@@ -8804,6 +9158,9 @@ export const HistoryConfigure: MessageFns<HistoryConfigure> = {
     if (message.record !== false) {
       obj.record = message.record;
     }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
     return obj;
   },
 
@@ -8815,6 +9172,7 @@ export const HistoryConfigure: MessageFns<HistoryConfigure> = {
     message.language = object.language ?? "";
     message.responseScheduling = object.responseScheduling ?? false;
     message.record = object.record ?? false;
+    message.timeZone = object.timeZone ?? "";
     return message;
   },
 };
@@ -9399,11 +9757,13 @@ export const ArbiterServiceService = {
   /**
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
-   * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome with the same result (or error) again returns the same effects; a
-   * different outcome, or the same one with another result or error, is
-   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-   * `error`) and changes nothing: the first report stands.
+   * the job's own call id and its duplicates, if still live. Whether a report is taken
+   * depends on the job's state and the outcome only, never on the size or text of its
+   * result or error (see CompleteRequest): an outcome that fits the job answers every
+   * live call of it. Idempotent: the same outcome with the same result (or error) again
+   * returns the same effects; a different outcome, or the same one with another result
+   * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+   * `result` or `error`) and changes nothing: the first report stands.
    */
   complete: {
     path: "/arbiter.v1.ArbiterService/Complete" as const,
@@ -9622,11 +9982,13 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
   /**
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
-   * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome with the same result (or error) again returns the same effects; a
-   * different outcome, or the same one with another result or error, is
-   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-   * `error`) and changes nothing: the first report stands.
+   * the job's own call id and its duplicates, if still live. Whether a report is taken
+   * depends on the job's state and the outcome only, never on the size or text of its
+   * result or error (see CompleteRequest): an outcome that fits the job answers every
+   * live call of it. Idempotent: the same outcome with the same result (or error) again
+   * returns the same effects; a different outcome, or the same one with another result
+   * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+   * `result` or `error`) and changes nothing: the first report stands.
    */
   complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
   /**
@@ -9838,11 +10200,13 @@ export interface ArbiterServiceClient extends Client {
   /**
    * Complete reports what happened to a job (committed, cancelled, failed, or the result
    * of a read-only tool) and returns every function response and note now due for it:
-   * the job's own call id and its duplicates, if still live. Idempotent: the same
-   * outcome with the same result (or error) again returns the same effects; a
-   * different outcome, or the same one with another result or error, is
-   * FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`, `result` or
-   * `error`) and changes nothing: the first report stands.
+   * the job's own call id and its duplicates, if still live. Whether a report is taken
+   * depends on the job's state and the outcome only, never on the size or text of its
+   * result or error (see CompleteRequest): an outcome that fits the job answers every
+   * live call of it. Idempotent: the same outcome with the same result (or error) again
+   * returns the same effects; a different outcome, or the same one with another result
+   * or error, is FAILED_PRECONDITION (reason JOB_STATE_CONFLICT, the field `outcome`,
+   * `result` or `error`) and changes nothing: the first report stands.
    */
   complete(
     request: CompleteRequest,
@@ -10053,6 +10417,10 @@ export const ArbiterServiceClient = makeGenericClientConstructor(
   service: typeof ArbiterServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
