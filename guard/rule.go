@@ -3,7 +3,6 @@ package guard
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -843,12 +842,4 @@ func (r *Rule) tick() {
 func (r *Rule) newID(prefix string) string {
 	r.seq++
 	return fmt.Sprintf("%s%d", prefix, r.seq)
-}
-
-// clip shortens s for a log line.
-func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "..."
-	}
-	return strings.ToValidUTF8(s, "?")
 }

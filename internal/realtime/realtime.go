@@ -95,26 +95,6 @@ func Snake(camel string) string {
 	return b.String()
 }
 
-// Key is an object key as a quick test looks for it in a raw frame: quoted, in its
-// camelCase and snake_case spellings (MakeKey).
-type Key struct{ camel, snake []byte }
-
-// MakeKey makes the Key of a lowerCamel name.
-func MakeKey(camel string) Key {
-	k := Key{camel: []byte(`"` + camel + `"`)}
-	if s := Snake(camel); s != camel {
-		k.snake = []byte(`"` + s + `"`)
-	}
-	return k
-}
-
-// In reports whether b may hold the key: a quick test on the raw frame before parsing
-// it (a false "true" costs a parse; a key spelled with escapes is not seen; base64
-// audio holds no quote, so it never matches inside audio).
-func (k Key) In(b []byte) bool {
-	return bytes.Contains(b, k.camel) || (k.snake != nil && bytes.Contains(b, k.snake))
-}
-
 // ScanKeys calls fn with each object key of the raw JSON b (a string followed by a
 // colon), in order, without decoding: one pass from quote to quote (a long string,
 // base64 audio, is skipped in one search). It stops when fn returns false. On bytes
@@ -150,19 +130,6 @@ func ScanKeys(b []byte, fn func(key []byte) bool) {
 			return
 		}
 	}
-}
-
-// HasKey is MakeKey(camel).In(b).
-func HasKey(b []byte, camel string) bool { return MakeKey(camel).In(b) }
-
-// AnyKey reports whether b may hold any of keys.
-func AnyKey(b []byte, keys []Key) bool {
-	for _, k := range keys {
-		if k.In(b) {
-			return true
-		}
-	}
-	return false
 }
 
 // Plain turns a decoded JSON value into plain Go values for the engine: json.Number

@@ -268,7 +268,7 @@ type ClientMessage struct {
 
 // ParseClient reads one client message. A message that holds none of `setup`,
 // `toolResponse` and `clientContent` is ClientOther without being parsed (the quick
-// test of realtime.HasKey: audio goes through without a decode). Errors:
+// scan of realtime.ScanKeys: audio goes through without a decode). Errors:
 // realtime.ErrNotObject, for a message that might be one of those and is not JSON.
 func ParseClient(b []byte) (ClientMessage, error) {
 	read := false
