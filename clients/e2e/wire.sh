@@ -303,7 +303,7 @@ wire_py_guard_batch() {
 # wire_py_guarded_batches); only with a serve that has the guard (--proxy-listen, issue
 # 23): otherwise says so.
 wire_py_guard_checks() {
-  if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -q -- --proxy-listen; then
+  if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -- --proxy-listen >/dev/null; then # not -q: under pipefail its early exit fails the pipe (SIGPIPE)
     echo "wire: ${wire_py_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
     return 0
   fi

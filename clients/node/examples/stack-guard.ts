@@ -141,7 +141,7 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
       // The recorded conversation ends when the trace does (later than endMs when the
       // plugin restarts its connection: the fake resumes the trace where it stopped);
       // LiveKit reconnects after it (the check keeps each trace's first session).
-      await sleep(trace.endMs + 6000);
+      await sleep((trace.endMs ?? 0) + 6000);
       await session.close();
       break;
     }

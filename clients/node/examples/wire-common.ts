@@ -20,7 +20,7 @@ export interface TraceInfo {
    */
   behavior: "BLOCKING" | "NON_BLOCKING";
   /** When the recorded session ends (its `end` line, else its last event), ms. */
-  endMs: number;
+  endMs?: number;
 }
 
 /** The traces of DIR (`*.jsonl`, sorted). */
