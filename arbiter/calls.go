@@ -381,7 +381,7 @@ func (st *step) stopHeardBefore(j *Job) {
 }
 
 // duplicate makes call c a repeat of job j: it joins j, and is answered at once if j
-// is done.
+// is done, or its cancel settled (cancelSettled); otherwise when j completes.
 func (st *step) duplicate(c *Call, j *Job) {
 	c.Disposition = Duplicate
 	c.JobID = j.ID
@@ -391,10 +391,34 @@ func (st *step) duplicate(c *Call, j *Job) {
 		j.Abandoned = false // a re-issue gives the job a live id: normal rules again
 	}
 	st.out.Call = st.callResult(c)
-	if j.Outcome != NotCompleted {
+	if j.Outcome != NotCompleted || cancelSettled(j) {
 		c.Outcome = &CallOutcome{At: st.s.Now, Response: st.payload(j, c)}
 		st.emitResponse(c)
 	}
+}
+
+// cancelSettled reports whether j, not completed yet, is settled as not done: a
+// side-effecting job decided CANCEL that no Complete can report committed or unknown
+// any more (outcomeFits: no COMMIT of it was handed out and then withdrawn). The
+// agent still has to release its prepare and report cancelled (or failed), but
+// nothing was done whatever it reports, so a repeat of it is answered with the cancel
+// at once (answerOutcome), exactly as once the job is completed. Waiting for the
+// Complete instead made the answer hang on the agent's timing: a Complete that came
+// after the re-issue and a barge-in left the re-issue's BLOCKING id abandoned, dead,
+// where a prompt one had it answered (testdata/traces/C_on_run2 over three replicas;
+// the golden reissue_before_cancel_complete).
+func cancelSettled(j *Job) bool {
+	return j.SideEffect && j.Outcome == NotCompleted && j.Decision == DecisionCancel &&
+		outcomeFits(j, Committed) != nil && outcomeFits(j, Unknown) != nil
+}
+
+// answerOutcome is the outcome j's calls are answered with: j.Outcome, or Cancelled
+// for a job whose cancel is settled before its Complete (cancelSettled).
+func answerOutcome(j *Job) Outcome {
+	if cancelSettled(j) {
+		return Cancelled
+	}
+	return j.Outcome
 }
 
 // triggers returns the call's triggering utterances: every utterance whose voice

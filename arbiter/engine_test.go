@@ -96,8 +96,11 @@ func TestEngineScenarios(t *testing.T) {
 			},
 		},
 		{
-			// Case 2, the re-issue arriving before the agent completed the cancel.
-			name:   "BLOCKING stop then re-issue before Complete is answered at Complete",
+			// Case 2, the re-issue arriving before the agent completed the cancel: the
+			// cancel is settled (nothing can be committed), so the re-issue is answered
+			// with it at once, not at the Complete, which a barge-in in between would
+			// leave with a dead id (golden reissue_before_cancel_complete).
+			name:   "BLOCKING stop then re-issue before Complete is answered with the cancel at once",
 			policy: bookingPolicy(),
 			script: script(asked, []timed{
 				at(4164, bookBlocking("c1", "tomorrow at 3pm")),
@@ -111,7 +114,7 @@ func TestEngineScenarios(t *testing.T) {
 			}),
 			want: want{
 				decisions: []wantDecision{{"c1", 8638, DecisionCancel, stopText}},
-				responses: []wantResponse{{"c2", 9000, map[string]any{"status": "cancelled", "duplicate_of": "c1"}}},
+				responses: []wantResponse{{"c2", 8900, map[string]any{"status": "cancelled", "duplicate_of": "c1"}}},
 				skips:     []wantSkip{{"c1", 5322, "abandoned"}},
 				// A cancelled response on a live id carries the status: the note says it too.
 				notes: []wantNote{{"c1", 9000, DeliverNow, []string{"cancelled"}}},

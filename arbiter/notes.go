@@ -89,10 +89,11 @@ const (
 
 // ---- function responses -------------------------------------------------------------
 
-// payload is the function response body for call c of job j, from j's outcome.
+// payload is the function response body for call c of job j, from the outcome its
+// calls are answered with (answerOutcome).
 func (st *step) payload(j *Job, c *Call) map[string]any {
 	p := map[string]any{}
-	switch j.Outcome {
+	switch answerOutcome(j) {
 	case Committed:
 		p[keyStatus] = string(StatusCommitted)
 		putResult(p, j)
