@@ -48,13 +48,17 @@ type Service struct {
 	Calls CallIndex
 }
 
-// IndexCall records that callID belongs to the session key, for the session's idle
-// TTL (see CallIndex). Without Calls it does nothing. Errors: Unavailable.
-func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string) error {
+// IndexCall records that callID belongs to the session key, for ttl (zero: the
+// session's idle TTL; see CallIndex). Without Calls it does nothing. Errors:
+// Unavailable.
+func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string, ttl time.Duration) error {
 	if sv.Calls == nil {
 		return nil
 	}
-	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, sv.idleTTL())
+	if ttl <= 0 {
+		ttl = sv.idleTTL()
+	}
+	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, ttl)
 }
 
 // FindCall returns the session of a call the wire guard registered, in tenant.

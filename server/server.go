@@ -339,6 +339,18 @@ func (s *Server) apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.E
 	return out, eff, sess, nil
 }
 
+// Apply runs one event through the service for an in-process caller (the wire
+// guard, package guard), as the RPCs do: the same store, logging, traces and metrics
+// (record). Errors: those of arbiter.Service.Apply.
+func (s *Server) Apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.Event, create bool) (arbiter.Output, *arbiter.Session, error) {
+	out, sess, err := s.svc.Apply(ctx, key, ev, create)
+	if err != nil {
+		return out, nil, err
+	}
+	s.record(ctx, out, sess)
+	return out, sess, nil
+}
+
 // RegisterCall implements arbiterv1.ArbiterServiceServer.
 func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRequest) (*arbiterv1.RegisterCallResponse, error) {
 	key, err := s.key(ctx, req.GetSessionId())

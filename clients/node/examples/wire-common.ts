@@ -19,6 +19,8 @@ export interface TraceInfo {
    * a Gemini agent declares book_slot so, as the recorded agent did.
    */
   behavior: "BLOCKING" | "NON_BLOCKING";
+  /** When the recorded session ends (its `end` line, else its last event), ms. */
+  endMs?: number;
 }
 
 /** The traces of DIR (`*.jsonl`, sorted). */
@@ -33,7 +35,8 @@ export function readTraces(dir: string): TraceInfo[] {
         .map((l) => JSON.parse(l));
       const start = events.find((e) => e.event === "session_start");
       const call = events.find((e) => e.event === "tool_call" && e.behavior);
-      return { name: basename(f, ".jsonl"), prepareMs: start?.prepare_ms ?? 4000, behavior: call?.behavior === "BLOCKING" ? "BLOCKING" : "NON_BLOCKING" };
+      const endMs = Math.max(0, ...events.map((e) => Number(e.t_ms) || 0));
+      return { name: basename(f, ".jsonl"), prepareMs: start?.prepare_ms ?? 4000, behavior: call?.behavior === "BLOCKING" ? "BLOCKING" : "NON_BLOCKING", endMs };
     });
 }
 
@@ -92,6 +95,11 @@ export class Backend {
 
   private line(out: string, fields: Record<string, unknown>): void {
     this.log.write({ out, t_ms: this.tMs(), trace: this.trace.name, ...fields });
+  }
+
+  /** A tool with no two phases ran for callId (the no-integration run's log). */
+  ran(callId: string): void {
+    this.line("execute", { job_id: "", call_id: callId });
   }
 
   /** Phase one: holds the slot (`prepareMs`); rejects if `signal` aborts first. */
