@@ -34,9 +34,13 @@ type RegisterCall struct {
 	ToolChoiceNone bool
 	// BusinessKey, when not empty, replaces the policy's key (at most MaxKeyBytes).
 	BusinessKey string
-	// ObservedAt is when the agent received the call from the model server; zero: when
-	// it reaches the engine (see Engine.Step).
+	// ObservedAt is when the agent received the call from the model server (the
+	// request's `age` before its arrival); zero: it did not say (see Engine.Step).
 	ObservedAt time.Time
+	// Arrived, for an event without ObservedAt (the agent sent no age), is when the
+	// request carrying it reached the server: it happened then at the latest, though
+	// its step may run later, after a slow store read. Zero: at its step's time.
+	Arrived time.Time
 	// RawArgs, when not empty, is the argument text the agent received and could not
 	// parse (at most MaxArgsBytes): the call is rejected with an error response saying
 	// its arguments could not be read; Args is ignored.
@@ -47,7 +51,7 @@ type RegisterCall struct {
 	Epoch string
 }
 
-func (ev RegisterCall) observedAt() time.Time { return ev.ObservedAt }
+func (ev RegisterCall) observedAt() (time.Time, time.Time) { return ev.ObservedAt, ev.Arrived }
 
 func (ev RegisterCall) validate() error {
 	if err := checkEpochShape(ev.Epoch); err != nil {
@@ -399,7 +403,7 @@ func (st *step) duplicate(c *Call, j *Job) {
 
 // cancelSettled reports whether j, not completed yet, is settled as not done: a
 // side-effecting job decided CANCEL that no Complete can report committed or unknown
-// any more (outcomeFits: no COMMIT of it was handed out and then withdrawn). The
+// any more (outcomeFits: a job decided cancel never takes committed or unknown). The
 // agent still has to release its prepare and report cancelled (or failed), but
 // nothing was done whatever it reports, so a repeat of it is answered with the cancel
 // at once (answerOutcome), exactly as once the job is completed. Waiting for the
@@ -570,15 +574,21 @@ type ToolCallCancellation struct {
 	CallIDs []string
 	// Reason says why the ids died; zero means CancelWithdrawn.
 	Reason CancelReason
-	// ObservedAt is when the agent received the cancellation; zero: when it reaches
-	// the engine (see Engine.Step).
+	// ObservedAt is when the agent received the cancellation; zero: it did not say
+	// (see Engine.Step).
 	ObservedAt time.Time
+	// Arrived, for an event without ObservedAt (the agent sent no age), is when the
+	// request carrying it reached the server: it happened then at the latest, though
+	// its step may run later, after a slow store read. Zero: at its step's time.
+	Arrived time.Time
 	// EventID, when not empty, is the agent's id for this cancellation (eventids.go):
 	// a repeat of one whose id the session keeps changes nothing.
 	EventID string
 }
 
-func (ev ToolCallCancellation) observedAt() time.Time { return ev.ObservedAt }
+func (ev ToolCallCancellation) observedAt() (time.Time, time.Time) {
+	return ev.ObservedAt, ev.Arrived
+}
 
 // CancelReason says why the provider cancelled call ids.
 type CancelReason string
@@ -634,7 +644,7 @@ func (ev ToolCallCancellation) apply(st *step) error {
 			continue
 		}
 		j.Withdrawn = true
-		if j.SideEffect && j.Decision == Undecided {
+		if j.SideEffect && (j.Decision == Undecided || st.withdrawUnanswered(j)) {
 			st.decideJob(j, DecisionCancel, CauseWithdrawn, reasonWithdrawn)
 		}
 	}

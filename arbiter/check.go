@@ -8,8 +8,8 @@ import (
 // looking: every reference resolves (a call's job, run and duplicate_of; a job's and
 // a run's call ids; a run's job), ids are unique, the effect log is numbered without
 // gaps up to LogSeq with one effect per entry, no outcome is numbered past LogSeq, the
-// job counter is not behind the jobs it minted, and no call was registered before the
-// session was created. A store calls it on a record read from a file or another process
+// job counter is not behind the jobs it minted, no call was registered before the
+// session was created, and no job's decision contradicts its outcome (checkDecision). A store calls it on a record read from a file or another process
 // that a bug or a hand edit could have made inconsistent: stepping such a session
 // could dereference a missing job (a panic recovered as INTERNAL), so it is refused
 // first. Errors: Invalid naming the session and the first fault found. Read-only; the
@@ -46,6 +46,9 @@ func (s *Session) Check() error {
 			if c := calls[id]; c == nil || c.JobID != j.ID {
 				return fault("job %q names call %q, which is not one of its calls", j.ID, id)
 			}
+		}
+		if why := checkDecision(j); why != "" {
+			return fault("job %q %s", j.ID, why)
 		}
 		jobs[j.ID] = j
 	}
@@ -136,4 +139,56 @@ func (s *Session) checkLog(fault func(string, ...any) error) error {
 		return fault("the log is empty but %d effects were handed out", s.LogSeq)
 	}
 	return nil
+}
+
+// checkDecision says how job j's decision contradicts its kind or its outcome, or ""
+// when it does not. The engine's rules (completion.go, timers.go): a read-only job is
+// never decided and completes with a result or failed; a side-effecting job completes
+// committed or unknown only after a commit decision (a Complete reporting a commit
+// whose decision a late event withdrew makes the decision a commit again), cancelled
+// only after a cancel, failed only once decided (a failure before any decision
+// cancels it), and never with a result; a decision has its time; a cause is a
+// cancel's; an outcome resolved from unknown is committed or failed.
+func checkDecision(j *Job) string {
+	switch j.Decision {
+	case Undecided, DecisionCommit, DecisionCancel:
+	default:
+		return fmt.Sprintf("has decision %q, which is not commit or cancel", j.Decision)
+	}
+	switch j.Outcome {
+	case NotCompleted, Committed, Cancelled, Failed, Result, Unknown:
+	default:
+		return fmt.Sprintf("has outcome %q, which is not committed, cancelled, failed, result or unknown", j.Outcome)
+	}
+	decision := orPending(j.Decision)
+	switch {
+	case !j.SideEffect && j.Decision != Undecided:
+		return fmt.Sprintf("is read-only but decided %s", decision)
+	case !j.SideEffect && j.Outcome != NotCompleted && j.Outcome != Result && j.Outcome != Failed:
+		return fmt.Sprintf("is read-only but completed %s", j.Outcome)
+	case !j.SideEffect:
+	case j.Outcome == Result:
+		return "is two-phase but completed with a result"
+	case (j.Outcome == Committed || j.Outcome == Unknown) && j.Decision != DecisionCommit:
+		return fmt.Sprintf("completed %s but was decided %s", j.Outcome, decision)
+	case j.Outcome == Cancelled && j.Decision != DecisionCancel:
+		return fmt.Sprintf("completed cancelled but was decided %s", decision)
+	case j.Outcome == Failed && j.Decision == Undecided:
+		return "completed failed but was never decided"
+	}
+	switch {
+	case j.Decision != Undecided && j.DecidedAt.IsZero():
+		return fmt.Sprintf("was decided %s at no time", decision)
+	case j.Decision == Undecided && !j.DecidedAt.IsZero():
+		return "is undecided but has a decision time"
+	case j.Cause != "" && j.Decision != DecisionCancel:
+		return fmt.Sprintf("has cancel cause %q but was decided %s", j.Cause, decision)
+	case !j.AnsweredAt.IsZero() && j.Decision != DecisionCommit:
+		return fmt.Sprintf("had its COMMIT handed out but was decided %s", decision)
+	case j.LateCommit && j.Decision != DecisionCommit:
+		return fmt.Sprintf("has a late commit but was decided %s", decision)
+	case j.WasUnknown && j.Outcome != Committed && j.Outcome != Failed:
+		return fmt.Sprintf("was resolved from an unknown outcome, but its outcome is %q", j.Outcome)
+	}
+	return ""
 }

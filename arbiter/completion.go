@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"time"
 	"unicode/utf8"
+
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 )
 
 // Completion: the two phases of a job as the agent reports them. Decide records that
@@ -19,11 +22,52 @@ import (
 // call id also marks the job Asked: its tool talks to the arbiter, so an answer the
 // agent sends for the call before the job completes is not the tool's own
 // (ToolAnswer).
+//
+// A COMMIT it answers is final: the step records that it was handed out
+// (Job.AnsweredAt), in the write that precedes the reply, and from then on no event
+// withdraws it, however early it was observed (Engine.Step). A commit no Decide has
+// handed out yet is the arbiter's alone: an event observed before it came due still
+// withdraws it; and one that came due during an outage (below) is withdrawn by an
+// event without an age too, and cancelled by a stop, a change or the withdrawal of its
+// call, whenever they were observed.
+//
+// After an outage. A commit that comes due while no step of the session can be
+// stored (the store unreachable or frozen, or the replicas whose parked Decide or
+// Watch would wake for it gone) is decided by the first step after, late
+// (Job.LateCommit: more than LateTimer after it came due). The agent may hold events
+// it observed meanwhile and could not deliver either, or whose delivery is stuck
+// behind the same store. When a Decide of a live agent (Live) finds such a commit,
+// the COMMIT is withheld for DeliveryWait: the answer is pending, with why, and an
+// event that arrives meanwhile, with an age or without one, comes before it
+// (Engine.Step), so a stop the agent observed during the outage cancels it. A commit
+// decided in time (by a parked Decide or a Watch waking when it came due) is handed
+// out at once.
 type Decide struct {
 	JobID    string
 	CallID   string
 	Prepared bool
+	// Live is set for a live agent's Decide (Service.Decide sets it): a late commit is
+	// withheld from it first. A caller that steps the engine directly, as the tests
+	// and goldens do, sets it when it plays an outage.
+	Live bool
 }
+
+// DeliveryWait is how long a commit that came due while the agent could not reach
+// the arbiter is withheld, from the first Decide that finds it, so that the agent can
+// deliver what it observed meanwhile (see Decide). The client adapters retry an
+// undelivered event at least once a second (their backoff's cap; gRPC's retry policy
+// for events in clients/service-config.json, 0.2 s), so 2 s lets every queued event
+// land after the store is back.
+const DeliveryWait = 2 * time.Second
+
+// LateTimer is how late a commit may be decided after it came due and still count as
+// decided in time (see Decide): a parked Decide or a Watch wakes at the due time and
+// decides it within a store round trip (milliseconds), so one decided later came due
+// while nothing could step the session. A commit decided late under load only waits
+// DeliveryWait more. It is also the window the rule leaves open: an outage that ends
+// less than LateTimer after a commit came due, with the agent's Decide landing before
+// its events, hands out the COMMIT at once.
+const LateTimer = 100 * time.Millisecond
 
 func (ev Decide) validate() error { return checkJobRef(ev.JobID, ev.CallID) }
 
@@ -51,10 +95,89 @@ func (ev Decide) apply(st *step) error {
 		st.advance(st.s.Now) // a zero-length wait may be due at once
 	}
 	st.out.Decision = &DecisionResult{JobID: j.ID, Decision: j.Decision, Reason: j.Reason, DecidedAt: j.DecidedAt, Cause: j.Cause, Tool: j.Tool}
-	if j.Decision == Undecided {
+	switch {
+	case j.Decision == Undecided:
 		st.out.Decision.Reason = st.pendingReason(j)
+	case j.Decision == DecisionCommit && j.AnsweredAt.IsZero():
+		st.answerCommit(j, ev.Live)
 	}
 	return nil
+}
+
+// answerCommit hands out j's commit decision, not handed out before, to a Decide (a
+// live agent's when live is set): it records the answer, or, for a late commit and a
+// live agent, withholds it for DeliveryWait first (see Decide) and answers pending.
+func (st *step) answerCommit(j *Job, live bool) {
+	now := st.s.Now
+	if j.WithheldUntil.IsZero() && j.LateCommit && live {
+		j.WithheldUntil = now.Add(DeliveryWait)
+		st.out.Changed = true
+	}
+	if now.Before(j.WithheldUntil) {
+		st.out.Decision = &DecisionResult{JobID: j.ID, Decision: Undecided, Reason: pendingDelivery(j.WithheldUntil.Sub(now)), Tool: j.Tool}
+		return
+	}
+	j.AnsweredAt = now
+	st.out.Changed = true
+	st.out.Answered = append(st.out.Answered, j.ID)
+	st.remember(HistoryEntry{Answered: &JobEntry{Job: j.ID}})
+}
+
+// withholdAnswer takes back a COMMIT that a Decide's step recorded as handed out at
+// Answered but that never reached the agent: the Decide's caller went away before the
+// reply (it aborted the call: an event of its is undelivered), or the store took
+// longer than LateTimer to keep the record (frozen, failing over: the agent's events
+// observed meanwhile may be stuck behind the same store; then Withhold is set and the
+// commit is withheld as a late one is, see Decide). It was not handed out, so it is
+// withdrawn and decided again with everything that arrived since, and a stop, a change
+// or a withdrawal of its call heard since cancels it. Service.Decide sends it; nothing
+// else may.
+type withholdAnswer struct {
+	JobID    string
+	Answered time.Time
+	Withhold bool
+}
+
+func (ev withholdAnswer) validate() error { return CheckName("job_id", ev.JobID) }
+
+func (ev withholdAnswer) check(st *step) error {
+	_, err := findJob(st.s, ev.JobID)
+	return err
+}
+
+func (ev withholdAnswer) apply(st *step) error {
+	j := st.s.job(ev.JobID)
+	if j.Decision != DecisionCommit || !j.AnsweredAt.Equal(ev.Answered) || j.Outcome != NotCompleted {
+		return nil // handed out, or completed, since
+	}
+	j.AnsweredAt = time.Time{}
+	if ev.Withhold {
+		j.WithheldUntil = st.s.Now.Add(DeliveryWait)
+	}
+	stop, amend := j.StopAfterCommit, j.AmendAfterCommit
+	j.StopAfterCommit, j.AmendAfterCommit = false, false
+	st.revoke(j)
+	switch {
+	case stop:
+		st.decideJob(j, DecisionCancel, CauseStop, stopReason(st.lastStop(j)))
+	case amend:
+		st.decideJob(j, DecisionCancel, CauseAmend, amendReason(&Utterance{Text: j.AmendText}))
+	case j.Withdrawn:
+		st.decideJob(j, DecisionCancel, CauseWithdrawn, reasonWithdrawn)
+	}
+	st.out.Changed = true
+	return nil
+}
+
+// lastStop is the latest utterance with a stop intent that bears on j (a stand-in
+// saying "stop" when the session no longer keeps it).
+func (st *step) lastStop(j *Job) *Utterance {
+	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+		if u := st.s.Utterances[i]; u.Final && u.Intent == speech.IntentStop && relevant(j, u) {
+			return u
+		}
+	}
+	return &Utterance{Text: "stop"}
 }
 
 // checkJobRef checks how a Decide or Complete names its job: a job id, or the call id
@@ -127,6 +250,22 @@ func (st *step) pendingReason(j *Job) string {
 	default:
 		return pendingGrace
 	}
+}
+
+// withheld reports whether j's commit is decided, not handed out, and withheld at
+// now (answerCommit).
+func (j *Job) withheld(now time.Time) bool {
+	return j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && now.Before(j.WithheldUntil)
+}
+
+// recovering reports whether j's commit came due while nothing could step the session
+// (Job.LateCommit), and no Decide has handed it out yet: no Decide has found it, or it
+// is withheld at now (see Decide). What arrives then comes before it: an event
+// without an age (Engine.Step) and a stop, a change or a withdrawal of its call
+// (withdrawUnanswered).
+func (j *Job) recovering(now time.Time) bool {
+	return j.Decision == DecisionCommit && j.LateCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted &&
+		(j.WithheldUntil.IsZero() || now.Before(j.WithheldUntil))
 }
 
 // Complete reports a job's outcome. The job is named by JobID, or by CallID as for
@@ -224,30 +363,24 @@ func (ev Complete) apply(st *step) error {
 }
 
 // committedAfterRevoke records that the agent performed a commit whose decision was
-// withdrawn (it acted on the COMMIT although an event it had observed before was still
-// undelivered): the side effect is a fact, so the job is committed, and a stop or an
-// amendment heard meanwhile goes into its note.
+// withdrawn before any Decide handed it out (an agent that learnt of it elsewhere and
+// acted on it while an event it had observed before was undelivered), on a job still
+// undecided: the side effect is a fact, so the job is decided commit.
 func (st *step) committedAfterRevoke(j *Job) {
-	switch j.Cause {
-	case CauseStop:
-		j.StopAfterCommit = true
-	case CauseAmend:
-		j.AmendAfterCommit = true
-	}
-	if j.Decision == Undecided {
-		st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now, Tool: j.Tool})
-		st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
-	}
+	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke, DecidedAt: st.s.Now, Tool: j.Tool})
+	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: DecisionCommit, Reason: reasonCommittedAfterRevoke}})
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = DecisionCommit, "", reasonCommittedAfterRevoke, st.s.Now
 }
 
 // outcomeFits checks a first outcome against the job's kind and decision: a commit
 // only after a commit decision, a cancel only after a cancel, unknown only after a
 // commit, a result only for a read-only job; failed fits any job. A job whose commit
-// decision was withdrawn (CommitsRevoked) still takes committed and unknown: a COMMIT
-// was handed out. Errors: FailedPrecondition naming outcome.
+// decision was withdrawn (CommitsRevoked) takes committed and unknown while it is
+// undecided (the commit happened: a fact, committedAfterRevoke), but not once it was
+// decided cancel: the arbiter tells one story, and a job it answered CANCEL is never
+// answered committed. Errors: FailedPrecondition naming outcome.
 func outcomeFits(j *Job, o Outcome) error {
-	committable := j.Decision == DecisionCommit || j.CommitsRevoked > 0
+	committable := j.Decision == DecisionCommit || (j.CommitsRevoked > 0 && j.Decision == Undecided)
 	switch {
 	case !j.SideEffect && o != Result && o != Failed:
 		return Fieldf(FailedPrecondition, "outcome", "job %q is a read-only call: complete it with result or failed", j.ID)

@@ -164,10 +164,14 @@ type Output struct {
 	// Complete that resolves an unknown one), for metrics: a commit the backend refused
 	// is Failed, never Committed.
 	Outcomes []JobOutcome
-	// Revoked lists jobs whose commit decision this step withdrew: an event the agent
-	// had observed before the commit came due arrived after it (see Step). Each is
-	// undecided again, or decided anew in Decisions.
+	// Revoked lists jobs whose commit decision this step withdrew before any Decide
+	// handed it out: an event the agent had observed before the commit came due, or
+	// one without an age, arrived after it (see Step). Each is undecided again, or
+	// decided anew in Decisions.
 	Revoked []string
+	// Answered lists the jobs whose COMMIT this step's Decide handed out for the
+	// first time (Job.AnsweredAt): it stands from now on.
+	Answered []string
 	// Holds lists the holds on jobs' commits that began or ended during this step, in
 	// the order they did (for traces and metrics; the history keeps them too). Only a
 	// session that keeps a history tracks holds (every one unless Engine.HistoryBytes
@@ -237,6 +241,15 @@ type step struct {
 	holds    []Hold
 	utt      int
 	prepared bool
+
+	// jobByID indexes the session's jobs while advance fires timers (nil otherwise):
+	// see findJob.
+	jobByID map[string]*Job
+	// revoked are the commits this step withdrew, as they were (restoreRecommitted).
+	revoked []revocation
+	// arrived is when the event reached the engine: Step's now (a commit decided much
+	// later than it came due is late: Job.LateCommit).
+	arrived time.Time
 	// echoed is how many words of the user transcript the step read were the model's
 	// echo (utterances.go), for its history entry.
 	echoed int
@@ -298,13 +311,36 @@ func checkEpoch(s *Session, epoch string) error {
 // after a store outage, an RPC that raced a timer), the time it was observed, at most
 // MaxEventAge before now: an event is applied before every timer due after it, so a
 // commit is never decided on a timeline that misses an event the agent observed
-// before the commit came due. When the session has already advanced past that time
-// (another RPC fired the timers meanwhile), every commit decided after it whose
-// outcome is not reported yet is withdrawn (Output.Revoked) and its job follows its
-// hold rules again with the event applied: the agent must not act on a COMMIT while
-// an event it observed before receiving it is undelivered (the client adapters
-// deliver it and ask Decide again). A now earlier than s.Now is taken as s.Now
-// (clock skew between replicas).
+// before the commit came due.
+//
+// What was answered stands. When the session has already advanced past the event's
+// time (another RPC fired the timers meanwhile), every commit decided after it that
+// no Decide has handed out yet and whose outcome is not reported is withdrawn
+// (Output.Revoked), and its job follows its hold rules again with the event applied;
+// and a stop, a change or the withdrawal of its call heard while a commit that came due
+// during an outage is not handed out yet cancels the job, whenever it was observed
+// (nothing was done yet: Job.recovering).
+// A commit a Decide handed out (Job.AnsweredAt) is never withdrawn: the agent may
+// have acted on it. The event is applied after it, as one that came later (a stop
+// then puts "the user asked to stop after it was done" into the job's note), and
+// until its outcome is reported the job absorbs re-issues of its business key as
+// any open job does. Replicas order events against answers by the store, not by
+// their clocks: the answer is written before it is given, and every replica reads it.
+//
+// An event that carries no observation time (no `age`) cannot say when it was
+// observed. After an outage it is placed before the commits that came due while
+// nothing could step the session and that no Decide has handed out (1 ms before the
+// earliest, at most MaxEventAge before now: firstUnanswered), which it withdraws: such
+// a commit is decided again with what the agent observed during the outage applied,
+// whichever reaches the store first (a Decide that finds it first withholds it for
+// DeliveryWait, see Decide, so the events can). Otherwise it happens when its request
+// arrived (Arrived), or at now.
+//
+// A withdrawn commit that its job decides again within the same step (the event did
+// not bear on it: nothing held or cancelled it) stands as first decided: it is not
+// reported as withdrawn, and an event without an age that changed no job's fate is
+// recorded at its arrival. A now earlier than s.Now is taken as s.Now (clock skew
+// between replicas).
 //
 // Errors: Invalid (a field, named), NotFound (job), FailedPrecondition (the event
 // does not fit the state: a closed session, an out-of-order Complete),
@@ -330,6 +366,7 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 	if now.Before(s.Now) {
 		now = s.Now
 	}
+	st.arrived = now
 	key := keyOf(ev)
 	if key != "" {
 		switch seen, reused := s.eventSeen(key); {
@@ -349,11 +386,18 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 		return out, err
 	}
 	st.beginHistory()
-	at := eventTime(ev, now)
+	at := st.eventTime(ev, now)
 	if at.Before(s.Now) {
 		st.revokeCommitsAfter(at)
 	}
 	st.advance(at)
+	arrived, placed := at, false // placed: an event without an age put before a commit not handed out
+	if unaged(ev) {
+		if first, ok := st.firstUnanswered(); ok && first.Add(-time.Millisecond).Before(at) && !first.Before(now.Add(-MaxEventAge)) {
+			at, placed = first.Add(-time.Millisecond), true
+			st.revokeCommitsAfter(at)
+		}
+	}
 	// Whether the event itself changed the session (timers that fired before it do
 	// not count): only then is it an input of the history.
 	before := out.Changed
@@ -372,6 +416,9 @@ func (e *Engine) stepValid(s *Session, now time.Time, ev Event) (Output, error) 
 	}
 	st.noteHolds()
 	st.advance(now)
+	if st.restoreRecommitted() && placed {
+		at = arrived // it changed no job's fate: it happened when it arrived
+	}
 	var input *HistoryEntry
 	if e, ok := st.inputEntry(ev, now, at, seq); ok && changed {
 		input = &e
@@ -404,24 +451,43 @@ func CheckAge(age time.Duration) error {
 
 // checkAge refuses an event observed more than MaxAge before now (CheckAge).
 func checkAge(ev Event, now time.Time) error {
-	if o, ok := ev.(observation); ok && !o.observedAt().IsZero() {
-		return CheckAge(now.Sub(o.observedAt()))
+	if o, ok := ev.(observation); ok {
+		if observed, _ := o.observedAt(); !observed.IsZero() {
+			return CheckAge(now.Sub(observed))
+		}
 	}
 	return nil
 }
 
 // observation is implemented by the events the agent observes from the model server
-// or the user; observedAt returns zero when the event does not say.
-type observation interface{ observedAt() time.Time }
+// or the user; observedAt returns when it was observed (zero when the event does not
+// say) and when its request arrived (zero when not known).
+type observation interface {
+	observedAt() (observed, arrived time.Time)
+}
 
-// eventTime is when ev happened: its observation time, clamped to [now -
-// MaxEventAge, now], or now.
-func eventTime(ev Event, now time.Time) time.Time {
+// unaged reports whether ev is an observation that does not say when it was observed.
+func unaged(ev Event) bool {
+	o, ok := ev.(observation)
+	if !ok {
+		return false
+	}
+	observed, _ := o.observedAt()
+	return observed.IsZero()
+}
+
+// eventTime is when ev happened: its observation time, or, for one without, its
+// request's arrival, clamped to [now - MaxEventAge, now]; else now (see Step for
+// where an event without an age is placed).
+func (st *step) eventTime(ev Event, now time.Time) time.Time {
 	o, ok := ev.(observation)
 	if !ok {
 		return now
 	}
-	at := o.observedAt()
+	at, arrived := o.observedAt()
+	if at.IsZero() {
+		at = arrived
+	}
 	switch {
 	case at.IsZero() || at.After(now):
 		return now
@@ -429,6 +495,20 @@ func eventTime(ev Event, now time.Time) time.Time {
 		return now.Add(-MaxEventAge)
 	}
 	return at
+}
+
+// firstUnanswered is when the earliest commit that an event without an age comes
+// before was decided (see Step): one that came due while nothing could step the
+// session and that no Decide has handed out (Job.recovering). ok is false when there
+// is none. A commit decided in time is left before the event: nothing says the event
+// came before it.
+func (st *step) firstUnanswered() (first time.Time, ok bool) {
+	for _, j := range st.s.Jobs {
+		if j.recovering(st.arrived) && (!ok || j.DecidedAt.Before(first)) {
+			first, ok = j.DecidedAt, true
+		}
+	}
+	return first, ok
 }
 
 // Validate checks an event's own fields, as Step does first, without a session: the

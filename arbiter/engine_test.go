@@ -459,6 +459,7 @@ func TestEngineScenarios(t *testing.T) {
 			script: script(asked, []timed{
 				at(4164, book("c1", "tomorrow 3pm")),
 				at(8164, prepared("c1")),
+				at(9664, prepared("c1")), // the parked Decide hands out the COMMIT
 				at(9800, withdrawn("c1")),
 				at(10000, complete("c1", Committed, committedR1)),
 			}),
@@ -578,6 +579,7 @@ func TestEngineScenarios(t *testing.T) {
 			script: script(asked, []timed{
 				at(4164, book("c1", "tomorrow 3pm")),
 				at(8164, prepared("c1")),
+				at(9664, prepared("c1")), // the parked Decide hands out the COMMIT
 				at(10000, userStart),
 				at(11000, said(stopText)),
 				at(11000, userEnd),

@@ -24,8 +24,9 @@ import (
 //     arrived and, for an event reported with an age, when the agent observed it;
 //     idempotent repeats, Decide polls that only read and timer ticks are not inputs;
 //   - what the engine made of them that the effect log does not say: decisions (which
-//     job, commit or cancel, why), withdrawn commits, and holds (when a job became
-//     held, by which utterance or by abandonment, and when that ended);
+//     job, commit or cancel, why), withdrawn commits, COMMITs handed out by a Decide
+//     (which stand from then on), and holds (when a job became held, by which
+//     utterance or by abandonment, and when that ended);
 //
 // and the effects are the session's effect log (Session.Log), which already has each
 // one's seq and time: HistoryEntry.Seq places every entry among them.
@@ -126,6 +127,8 @@ type HistoryEntry struct {
 	Decision *DecisionEntry `json:"decision,omitempty"`
 	Revoked  *JobEntry      `json:"revoked,omitempty"`
 	Hold     *HoldEntry     `json:"hold,omitempty"`
+	// Answered: a Decide handed out the job's COMMIT (from then on it stands).
+	Answered *JobEntry `json:"answered,omitempty"`
 }
 
 // CallEntry is a RegisterCall: the call as the agent gave it and what the arbiter said.
@@ -187,7 +190,8 @@ type WithdrawEntry struct {
 }
 
 // JobEntry names a job: for Prepared, the Decide that reported its prepare finished;
-// for Revoked, the job whose commit decision a late event withdrew.
+// for Revoked, the job whose commit decision a late event withdrew; for Answered, the
+// job whose COMMIT a Decide handed out.
 type JobEntry struct {
 	Job string `json:"job"`
 }
@@ -323,6 +327,28 @@ func (st *step) remember(e HistoryEntry) {
 	st.pending = append(st.pending, e)
 }
 
+// forget drops from the step's history the first pending entry match accepts (the
+// last, when last is set), keeping the input's place (inputAt) right.
+func (st *step) forget(match func(HistoryEntry) bool, last bool) {
+	i := slices.IndexFunc(st.pending, match)
+	if last {
+		i = -1
+		for k := len(st.pending) - 1; k >= 0; k-- {
+			if match(st.pending[k]) {
+				i = k
+				break
+			}
+		}
+	}
+	if i < 0 {
+		return
+	}
+	st.pending = slices.Delete(st.pending, i, i+1)
+	if i < st.inputAt {
+		st.inputAt--
+	}
+}
+
 // noteHolds compares the holds on every undecided job with those open at the last
 // look and remembers each that began or ended.
 func (st *step) noteHolds() {
@@ -331,53 +357,108 @@ func (st *step) noteHolds() {
 	}
 	var now []Hold
 	for _, j := range st.s.Jobs {
-		if !j.SideEffect || j.Decision != Undecided {
-			continue
-		}
-		if j.Abandoned {
-			now = append(now, st.hold(Hold{Job: j.ID}))
-			continue
-		}
-		if j.PreparedAt.IsZero() && !j.QuestionOpen {
-			continue
-		}
-		if j.QuestionOpen { // held by the question its unclear reply raised (questions.go)
-			now = append(now, st.hold(Hold{Job: j.ID, Utterance: j.QuestionBy}))
-		}
-		for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
-			if !(j.QuestionOpen && u.ID == j.QuestionBy) {
-				now = append(now, st.hold(Hold{Job: j.ID, Utterance: u.ID}))
-			}
+		now = st.appendJobHolds(now, j, st.holds)
+	}
+	st.noteHoldChanges(st.holds, now, st.jobTool)
+	st.holds = now
+}
+
+// appendJobHolds appends to hs the holds open now on job j, in the order noteHolds
+// keeps them (abandonment, or the holding utterances in utterance order), each with
+// the start it has in prev, or beginning now.
+func (st *step) appendJobHolds(hs []Hold, j *Job, prev []Hold) []Hold {
+	if !j.SideEffect || j.Decision != Undecided {
+		return hs
+	}
+	if j.Abandoned {
+		return append(hs, st.hold(Hold{Job: j.ID}, prev))
+	}
+	if j.PreparedAt.IsZero() && !j.QuestionOpen {
+		return hs
+	}
+	if j.QuestionOpen { // held by the question its unclear reply raised (questions.go)
+		hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: j.QuestionBy}, prev))
+	}
+	for _, u := range st.holding(j, st.e.Policy.lookup(j.Tool)) {
+		if !(j.QuestionOpen && u.ID == j.QuestionBy) {
+			hs = append(hs, st.hold(Hold{Job: j.ID, Utterance: u.ID}, prev))
 		}
 	}
-	for _, h := range st.holds {
-		if !holdIn(now, h) {
+	return hs
+}
+
+// noteHoldChanges remembers, and lists in Output.Holds, each hold of before that is
+// not in after (it ended), then each of after that is not in before (it began); tool
+// names a hold's job's tool.
+func (st *step) noteHoldChanges(before, after []Hold, tool func(job string) string) {
+	for _, h := range before {
+		if !holdIn(after, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance, End: true}})
-			c := HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, End: true, At: st.s.Now}
+			c := HoldChange{JobID: h.Job, Tool: tool(h.Job), Utterance: h.Utterance, End: true, At: st.s.Now}
 			if !h.Since.IsZero() {
 				c.Held = st.s.Now.Sub(h.Since)
 			}
 			st.out.Holds = append(st.out.Holds, c)
 		}
 	}
-	for _, h := range now {
-		if !holdIn(st.holds, h) {
+	for _, h := range after {
+		if !holdIn(before, h) {
 			st.remember(HistoryEntry{Hold: &HoldEntry{Job: h.Job, Utterance: h.Utterance}})
-			st.out.Holds = append(st.out.Holds, HoldChange{JobID: h.Job, Tool: st.jobTool(h.Job), Utterance: h.Utterance, At: st.s.Now})
+			st.out.Holds = append(st.out.Holds, HoldChange{JobID: h.Job, Tool: tool(h.Job), Utterance: h.Utterance, At: st.s.Now})
 		}
 	}
-	st.holds = now
 }
 
-// hold is h as open now: with the start it had at the last look, or beginning now.
-func (st *step) hold(h Hold) Hold {
-	for _, o := range st.holds {
+// hold is h as open now: with the start it had in prev (the holds at the last look),
+// or beginning now.
+func (st *step) hold(h Hold, prev []Hold) Hold {
+	for _, o := range prev {
 		if o.same(h) {
 			return o
 		}
 	}
 	h.Since = st.s.Now
 	return h
+}
+
+// jobHolds tracks the holds of each job while advance fires timers: a timer changes
+// one job at most (its own, or a deadline's call's), so after the first firing's full
+// look (noteHolds) only that job's holds are compared, and st.holds is put back
+// together, in noteHolds' order, when the firing is done. Without it every firing
+// compared every job's holds: quadratic in the jobs when many timers fire at once.
+type jobHolds map[string][]Hold
+
+// trackHolds returns the holds open at the last look, by job.
+func (st *step) trackHolds() jobHolds {
+	by := jobHolds{}
+	for _, h := range st.holds {
+		by[h.Job] = append(by[h.Job], h)
+	}
+	return by
+}
+
+// noteJobHolds is noteHolds for job j alone, against and into by.
+func (st *step) noteJobHolds(j *Job, by jobHolds) {
+	if !st.hist || j == nil {
+		return
+	}
+	before := by[j.ID]
+	after := st.appendJobHolds(nil, j, before)
+	st.noteHoldChanges(before, after, func(string) string { return j.Tool })
+	if len(after) == 0 {
+		delete(by, j.ID)
+		return
+	}
+	by[j.ID] = after
+}
+
+// untrackHolds sets st.holds from by, in noteHolds' order: by job, in job order.
+func (st *step) untrackHolds(by jobHolds) {
+	var hs []Hold
+	for _, j := range st.s.Jobs {
+		hs = append(hs, by[j.ID]...)
+	}
+	st.holds = hs
 }
 
 // jobTool is the tool of the job named id ("" for none).
@@ -569,7 +650,7 @@ func (e HistoryEntry) kinds() int {
 	n := 0
 	for _, set := range []bool{e.Call != nil, e.Speech != nil, e.Transcript != nil, e.Withdraw != nil,
 		e.Prepared != nil, e.Complete != nil, e.Configure != nil, e.Connect != nil, e.Progress != nil,
-		e.Close != nil, e.Decision != nil, e.Revoked != nil, e.Hold != nil} {
+		e.Close != nil, e.Decision != nil, e.Revoked != nil, e.Hold != nil, e.Answered != nil} {
 		if set {
 			n++
 		}

@@ -136,6 +136,8 @@ func TestLogMatchesOutputs(t *testing.T) {
 	do(3000, Decide{JobID: j, Prepared: true})
 	do(3000, Decide{JobID: pj, Prepared: true})
 	do(4500, Tick{})
+	do(4500, Decide{JobID: j, Prepared: true})  // the parked Decides hand out the COMMITs
+	do(4500, Decide{JobID: pj, Prepared: true}) // (a commit not handed out is not final)
 	do(4600, Complete{JobID: j, Outcome: Unknown})
 	do(4700, Complete{JobID: j, Outcome: Unknown})
 	do(4800, RegisterCall{CallID: "c2", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})

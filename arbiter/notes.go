@@ -333,7 +333,7 @@ func readBy(u *Utterance) string {
 }
 
 const (
-	reasonCommittedAfterRevoke = "committed by the agent on a COMMIT that was withdrawn: an event observed before it arrived late"
+	reasonCommittedAfterRevoke = "committed by the agent although its commit was withdrawn before any Decide handed it out: an event observed before it arrived late"
 	reasonWithdrawn            = "withdrawn by the server (tool-call cancellation)"
 	// reasonUnguarded: the agent answered a side-effecting call whose tool never
 	// asked Decide (ToolAnswer): whatever it did, it did on its own.
@@ -426,6 +426,11 @@ const (
 	// for a call completing the request (continuation.go).
 	pendingContinuation = "waiting for a call completing the request: the user went on speaking after this call"
 )
+
+// pendingDelivery: a commit withheld after an outage (Decide) for left more.
+func pendingDelivery(left time.Duration) string {
+	return fmt.Sprintf("its commit came due while this agent could not reach the arbiter: withheld %v more for the events the agent observed meanwhile; deliver them (with their age)", left.Round(time.Millisecond))
+}
 
 // ---- status notes -------------------------------------------------------------------
 

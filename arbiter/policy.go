@@ -697,3 +697,8 @@ func (p *Policy) lookup(name string) toolPolicy {
 	}
 	return toolPolicy{tool: &Tool{Name: name}, timings: defaults}
 }
+
+// TimingsOf returns the timings a call of the named function runs under: its tool's,
+// the policy's defaults filling what it leaves out, the built-in defaults the rest
+// (an unknown tool gets the defaults). Read-only; safe for concurrent use.
+func (p *Policy) TimingsOf(name string) Timings { return p.lookup(name).timings }

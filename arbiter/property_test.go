@@ -52,6 +52,8 @@ type sim struct {
 	emitted    map[string]emittedOutcome // call id -> first response or skip handed out
 	outcomes   map[string]string         // call id -> first Call.Outcome in the session (JSON)
 	decided    map[string]DecisionResult // job id -> its decision
+	answers    map[string]Decision       // job id -> what the arbiter answered: COMMIT or CANCEL
+	rogue      map[string]bool           // jobs a rogue Complete committed after their commit was withdrawn
 	events     []string                  // what happened, for the failure message
 	stepCount  int
 	seen       map[string]int   // what the session went through (coverage of the generator)
@@ -66,6 +68,11 @@ type sim struct {
 	// copy is tolerated.
 	strictOnce bool
 	repeat     bool // the current step is an idempotent repeat
+
+	// aged: the agent reports the events it observes with random ages (ObservedAt):
+	// late ones, ones placed before commits already handed out (a client bug, a replica
+	// whose clock runs behind), and now and then none.
+	aged bool
 
 	// The extended model (ext): the model also opens and answers runs, the agent
 	// reports unknown outcomes and resolves them (or never), reconnects, reports
@@ -97,6 +104,7 @@ type agentJob struct {
 	failPrep   bool // the backend's prepare fails
 	failCommit bool // the backend's commit fails
 	prepared   bool
+	pollAt     int  // when its long-poll next wakes (ms)
 	scheduled  bool // a Complete is scheduled
 	completed  bool
 
@@ -118,7 +126,7 @@ func newSim(t *rapid.T, p *Policy) *sim {
 	return &sim{
 		t: t, e: &Engine{Policy: p}, s: NewSession(SessionKey{ID: "prop"}, t0),
 		agent: map[string]*agentJob{}, emitted: map[string]emittedOutcome{},
-		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, seen: map[string]int{},
+		outcomes: map[string]string{}, decided: map[string]DecisionResult{}, answers: map[string]Decision{}, rogue: map[string]bool{}, seen: map[string]int{},
 		abandoned: map[string]bool{}, utts: map[int]*uttSeen{}, triggers: map[string]int{},
 		jobStep: map[string]int{}, decideStep: map[string]int{},
 		lc: newLogChecker(), runStates: map[string]RunState{},
@@ -167,11 +175,25 @@ func (m *sim) step(e Event) (Output, error) {
 			m.repeat = true
 		}
 	}
+	if o, ok := e.(observation); ok && !unaged(e) {
+		observed, _ := o.observedAt()
+		for _, j := range m.s.Jobs {
+			if !j.AnsweredAt.IsZero() && j.DecidedAt.After(observed) && j.Outcome == NotCompleted {
+				m.seen["late event after an answered commit"]++
+				break
+			}
+		}
+	}
 	out, err := m.e.Step(m.s, ms(m.now), e)
 	if out.Call != nil && out.Call.Repeat {
 		m.repeat = true
 	}
 	line := fmt.Sprintf("t=%d %s", m.now, describeEvent(e))
+	if o, ok := e.(observation); ok {
+		if obs, _ := o.observedAt(); !obs.IsZero() {
+			line += fmt.Sprintf(" (observed %d)", msOf(obs))
+		}
+	}
 	if err != nil {
 		line += " -> error: " + err.Error()
 	}
@@ -180,6 +202,12 @@ func (m *sim) step(e Event) (Output, error) {
 	}
 	for _, d := range out.Decisions {
 		line += fmt.Sprintf(" [%s %s at %d]", d.JobID, d.Decision, msOf(d.DecidedAt))
+	}
+	for _, id := range out.Revoked {
+		line += fmt.Sprintf(" [%s withdrawn]", id)
+	}
+	if d := out.Decision; d != nil {
+		line += fmt.Sprintf(" -> %s", orPending(d.Decision))
 	}
 	for _, r := range out.Effects.Responses {
 		line += fmt.Sprintf(" [response %s %v]", r.CallID, r.Payload["status"])
@@ -444,9 +472,19 @@ func (m *sim) checkStep(out Output) {
 			m.fatalf("call %s outcome changed from %s to %s", c.ID, prev, now)
 		}
 	}
-	// A job's decision is made once and never changes.
+	// A job's decision is made once and never changes, except a commit no Decide has
+	// handed out, which an event observed before it withdraws (Output.Revoked); the job
+	// may then be decided anew.
+	revoked := map[string]bool{}
+	for _, id := range out.Revoked {
+		revoked[id] = true
+		m.seen["commit withdrawn"]++
+		if m.answers[id] == DecisionCommit {
+			m.fatalf("job %s was answered COMMIT, then its commit was withdrawn", id)
+		}
+	}
 	for _, d := range out.Decisions {
-		if prev, ok := m.decided[d.JobID]; ok {
+		if prev, ok := m.decided[d.JobID]; ok && !revoked[d.JobID] {
 			m.fatalf("job %s decided %s at t=%d after %s at t=%d", d.JobID, d.Decision, msOf(d.DecidedAt), prev.Decision, msOf(prev.DecidedAt))
 		}
 		if d.Decision != DecisionCommit && d.Decision != DecisionCancel {
@@ -454,6 +492,25 @@ func (m *sim) checkStep(out Output) {
 		}
 		m.decided[d.JobID] = d
 		m.decideStep[d.JobID] = m.stepCount
+	}
+	for id := range revoked {
+		if j := m.s.Job(id); j != nil && j.Decision == Undecided {
+			delete(m.decided, id) // withdrawn, not decided again within the step
+		}
+	}
+	// No job is answered both COMMIT and CANCEL: what a Decide answers and the jobs an
+	// RPC reports cancelled (cancelled_job_ids) tell one story per job.
+	answer := func(id string, d Decision, how string) {
+		if prev, ok := m.answers[id]; ok && prev != d {
+			m.fatalf("job %s answered %s (%s) after %s", id, d, how, prev)
+		}
+		m.answers[id] = d
+	}
+	if d := out.Decision; d != nil && d.Decision != Undecided {
+		answer(d.JobID, d.Decision, "Decide")
+	}
+	for _, id := range out.Cancelled {
+		answer(id, DecisionCancel, "cancelled_job_ids")
 	}
 	for _, j := range m.s.Jobs {
 		prev, ok := m.decided[j.ID]
@@ -567,9 +624,24 @@ func (m *sim) react(out Output) {
 		}
 	}
 	var ds []DecisionResult
-	ds = append(ds, out.Decisions...)
 	if out.Decision != nil && out.Decision.Decision != Undecided {
-		ds = append(ds, *out.Decision)
+		ds = append(ds, *out.Decision) // what this step's Decide answered
+	}
+	for _, d := range out.Decisions {
+		// A commit another step decided reaches the agent through its Decide
+		// long-poll, parked since the prepare: it wakes now and hands it out (its step
+		// acts on the answer). A cancel is acted on at once.
+		j := m.agent[d.JobID]
+		switch {
+		case out.Decision != nil && out.Decision.JobID == d.JobID:
+		case d.Decision == DecisionCommit && j != nil && j.prepared && !j.scheduled && !j.completed && m.aged:
+			// Aged: the wake-up takes a while, and events may land first.
+			m.schedule(rapid.IntRange(0, 400).Draw(m.t, "wakeMs"), j.id, "poll", "")
+		case d.Decision == DecisionCommit && j != nil && j.prepared && !j.scheduled && !j.completed:
+			m.must(Decide{JobID: j.id, Prepared: true, Live: true})
+		default:
+			ds = append(ds, d)
+		}
 	}
 	for _, d := range ds {
 		j := m.agent[d.JobID]
@@ -577,10 +649,10 @@ func (m *sim) react(out Output) {
 			continue
 		}
 		// A cancel is acted on at once; a commit only once prepare finished (it cannot
-		// be decided before), and the agent learns it from its Decide long-poll.
+		// be decided before), and only as its Decide hands it out.
 		o := Cancelled
 		if d.Decision == DecisionCommit {
-			if !j.prepared {
+			if !j.prepared || !m.answered(d.JobID) {
 				continue
 			}
 			o = Committed
@@ -594,8 +666,48 @@ func (m *sim) react(out Output) {
 		if j.forgetComplete {
 			continue // the agent never reports it
 		}
-		m.schedule(rapid.IntRange(0, 2000).Draw(m.t, "completeMs"), j.id, "complete", o)
+		completeMs := 2000
+		if m.aged {
+			completeMs = 6000 // commits in flight longer: more events land meanwhile
+		}
+		m.schedule(rapid.IntRange(0, completeMs).Draw(m.t, "completeMs"), j.id, "complete", o)
 	}
+	m.wake()
+}
+
+// wake is the Service's long-poll: a parked Decide wakes whenever the session is
+// stored and at its next timer. After a step, each job the agent waits on gets a poll
+// at the session's next timer, unless one is due sooner.
+func (m *sim) wake() {
+	due, ok := m.e.NextTimer(m.s)
+	if !ok {
+		return
+	}
+	at := max(msOf(due), m.now)
+	for _, sj := range m.s.Jobs {
+		j := m.agent[sj.ID]
+		if j == nil || !j.prepared || j.scheduled || j.completed || (j.pollAt > m.now && j.pollAt <= at) {
+			continue
+		}
+		j.pollAt = at
+		m.schedule(at-m.now, j.id, "poll", "")
+	}
+}
+
+// observed is the observation time of an event the agent reports now: none, unless
+// the sim is aged; then mostly a random age up to 4 s (placing it before decisions
+// already made, answered or not), sometimes none.
+func (m *sim) observed() time.Time {
+	if !m.aged || rapid.IntRange(0, 3).Draw(m.t, "noAge") == 0 {
+		return time.Time{}
+	}
+	return ms(max(0, m.now-rapid.IntRange(0, 4000).Draw(m.t, "ageMs")))
+}
+
+// answered reports whether a Decide handed out the job's COMMIT.
+func (m *sim) answered(job string) bool {
+	j := m.s.Job(job)
+	return j != nil && j.Decision == DecisionCommit && !j.AnsweredAt.IsZero()
 }
 
 func (m *sim) schedule(delay int, job, do string, o Outcome) {
@@ -644,14 +756,14 @@ func (m *sim) runTask(task agentTask) {
 			return
 		}
 		j.prepared = true
-		m.must(Decide{JobID: j.id, Prepared: true})
+		m.must(Decide{JobID: j.id, Prepared: true, Live: true})
 		// Like the Service's long-poll: wake again when the next timer is due.
 		if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled {
 			m.schedule(max(0, msOf(due)-m.now), j.id, "poll", "")
 		}
 	case "poll":
 		if !j.scheduled {
-			m.must(Decide{JobID: j.id, Prepared: true})
+			m.must(Decide{JobID: j.id, Prepared: true, Live: true})
 			if due, ok := m.e.NextTimer(m.s); ok && !j.scheduled && msOf(due) > m.now {
 				m.schedule(msOf(due)-m.now, j.id, "poll", "")
 			}
@@ -749,11 +861,17 @@ func (m *sim) rogueComplete() {
 	}
 	job := rapid.SampledFrom(m.s.Jobs).Draw(m.t, "rogueJob")
 	o := rapid.SampledFrom([]Outcome{Committed, Cancelled}).Draw(m.t, "rogueOutcome")
-	prevOutcome := job.Outcome
+	prevOutcome, prevDecision := job.Outcome, job.Decision
 	_, err := m.step(Complete{JobID: job.ID, Outcome: o, Result: map[string]any{"reference": "rogue"}})
 	if err == nil {
 		if a := m.agent[job.ID]; a != nil {
 			a.completed, a.scheduled = true, true
+		}
+		if prevDecision == Undecided && job.CommitsRevoked > 0 {
+			// A commit no Decide handed out, withdrawn, then reported done anyway: a
+			// fact the arbiter records (committedAfterRevoke), not its decision.
+			m.rogue[job.ID] = true
+			m.seen["committed after a withdrawal"]++
 		}
 		want := map[Outcome]Decision{Committed: DecisionCommit, Cancelled: DecisionCancel}[o]
 		if !job.SideEffect || job.Decision != want || job.Outcome != o {
@@ -791,6 +909,7 @@ func (m *sim) randomEvent() {
 			args = map[string]any{"city": "Paris"}
 		}
 		out := m.register(RegisterCall{
+			ObservedAt:     m.observed(),
 			CallID:         rapid.SampledFrom(propCallIDs).Draw(m.t, "callID"),
 			Tool:           tool,
 			Args:           args,
@@ -802,24 +921,25 @@ func (m *sim) randomEvent() {
 			m.fatalf("a call whose arguments could not be read was %s, want reject", out.Call.Disposition)
 		}
 	case 3, 4:
-		m.must(Speech{Kind: UserActivityStart})
+		m.must(Speech{Kind: UserActivityStart, ObservedAt: m.observed()})
 	case 5, 6:
-		m.must(Speech{Kind: UserActivityEnd})
+		m.must(Speech{Kind: UserActivityEnd, ObservedAt: m.observed()})
 	case 7, 8:
 		m.must(Transcript{
-			Text:    rapid.SampledFrom(propSaid).Draw(m.t, "said"),
-			Interim: rapid.IntRange(0, 4).Draw(m.t, "interim") == 0,
+			Text:       rapid.SampledFrom(propSaid).Draw(m.t, "said"),
+			Interim:    rapid.IntRange(0, 4).Draw(m.t, "interim") == 0,
+			ObservedAt: m.observed(),
 		})
 	case 9:
-		m.must(Speech{Kind: Interrupted})
+		m.must(Speech{Kind: Interrupted, ObservedAt: m.observed()})
 	case 10:
 		ids := []string{rapid.SampledFrom(propCallIDs[:6]).Draw(m.t, "withdrawn")}
 		if n := len(m.s.Calls); n > 0 {
 			ids = append(ids, m.s.Calls[rapid.IntRange(0, n-1).Draw(m.t, "withdrawnIdx")].ID)
 		}
-		m.must(ToolCallCancellation{CallIDs: ids})
+		m.must(ToolCallCancellation{CallIDs: ids, ObservedAt: m.observed()})
 	case 11:
-		m.must(Speech{Kind: ModelOutputStart})
+		m.must(Speech{Kind: ModelOutputStart, ObservedAt: m.observed()})
 	case 12:
 		m.must(Speech{Kind: ModelTurnComplete})
 	case 13:
@@ -900,7 +1020,7 @@ func (m *sim) finish() {
 func (m *sim) checkHolds() {
 	m.t.Helper()
 	for _, j := range m.s.Jobs {
-		if j.Decision != DecisionCommit {
+		if j.Decision != DecisionCommit || m.rogue[j.ID] {
 			continue
 		}
 		tp := m.e.Policy.lookup(j.Tool)
@@ -1062,6 +1182,44 @@ func TestPropertyTalkativeUser(t *testing.T) {
 				continue
 			}
 			m.randomEvent()
+		}
+		m.finish()
+		cov.add(m)
+	})
+}
+
+// TestPropertyAnsweredCommitStands: issue 26. The agent reports the events it
+// observes with random ages, so they arrive late, out of the order they happened, and
+// placed before decisions already made (a client whose ages are wrong, an agent that
+// acts on a COMMIT with an earlier event undelivered, a replica whose clock runs
+// behind another's), or with no age at all; it acts on a COMMIT only as its Decide
+// hands it out. Every step's invariants hold, and: no job is answered both COMMIT and
+// CANCEL (a Decide's answers, the jobs a step reports cancelled), a COMMIT handed out
+// is never withdrawn, no commit follows a cancel, and no two jobs of one business key
+// commit (finish). Before issue 26 a late event withdrew an answered COMMIT.
+func TestPropertyAnsweredCommitStands(t *testing.T) {
+	checkCovering(t, []string{"decision commit ", "decision cancel stop", "commit withdrawn", "late event after an answered commit", "call duplicate"}, func(rt *rapid.T, cov *coverage) {
+		m := newSim(rt, randomPolicy(rt))
+		m.aged = true
+		said := propSaid
+		if rapid.Bool().Draw(rt, "calmUser") {
+			said = propSaid[3:] // never says stop: more commits for late events to follow
+		}
+		n := rapid.IntRange(30, 90).Draw(rt, "events")
+		for i := 0; i < n; i++ {
+			m.runAgent(m.now + rapid.IntRange(0, 1500).Draw(rt, "dtMs"))
+			switch rapid.IntRange(0, 5).Draw(rt, "agedKind") {
+			case 0: // a booking (keys repeat: re-issues)
+				m.register(RegisterCall{CallID: rapid.SampledFrom(propCallIDs).Draw(rt, "callID"), Tool: "book_slot",
+					Args: map[string]any{"slot": rapid.SampledFrom(propSlots).Draw(rt, "slot")}, ObservedAt: m.observed()})
+			case 1, 2: // the user speaks: a stop or something else, each event with its own age
+				m.must(Speech{Kind: UserActivityStart, ObservedAt: m.observed()})
+				m.runAgent(m.now + rapid.IntRange(0, 1500).Draw(rt, "talkMs"))
+				m.must(Transcript{Text: rapid.SampledFrom(said).Draw(rt, "said"), ObservedAt: m.observed()})
+				m.must(Speech{Kind: UserActivityEnd, ObservedAt: m.observed()})
+			default:
+				m.randomEvent()
+			}
 		}
 		m.finish()
 		cov.add(m)

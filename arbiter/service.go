@@ -48,13 +48,17 @@ type Service struct {
 	Calls CallIndex
 }
 
-// IndexCall records that callID belongs to the session key, for the session's idle
-// TTL (see CallIndex). Without Calls it does nothing. Errors: Unavailable.
-func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string) error {
+// IndexCall records that callID belongs to the session key, for ttl (zero: the
+// session's idle TTL; see CallIndex). Without Calls it does nothing. Errors:
+// Unavailable.
+func (sv *Service) IndexCall(ctx context.Context, key SessionKey, callID string, ttl time.Duration) error {
 	if sv.Calls == nil {
 		return nil
 	}
-	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, sv.idleTTL())
+	if ttl <= 0 {
+		ttl = sv.idleTTL()
+	}
+	return sv.Calls.IndexCall(ctx, key.Tenant, callID, key.ID, ttl)
 }
 
 // FindCall returns the session of a call the wire guard registered, in tenant.
@@ -79,6 +83,36 @@ func (sv *Service) idleTTL() time.Duration {
 		return sv.IdleTTL
 	}
 	return time.Hour
+}
+
+// takeBackTimeout bounds how long Decide tries to take back a COMMIT it recorded but
+// did not hand out (takeBack).
+const takeBackTimeout = 5 * time.Second
+
+// takeBack steps ev, a COMMIT's record taken back, on a context of its own (the
+// caller's may be over), retrying every 50 ms while the store is unavailable, for at
+// most takeBackTimeout: the agent's events stuck behind the same store must not land
+// after a COMMIT that never reached it. Errors: the last step's.
+func (sv *Service) takeBack(ctx context.Context, key SessionKey, ev withholdAnswer, observe func(Output, *Session)) error {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeBackTimeout)
+	defer cancel()
+	for {
+		out, s, err := sv.apply(tctx, key, ev, false, nil)
+		if err == nil {
+			if observe != nil && out.Changed {
+				observe(out, s)
+			}
+			return nil
+		}
+		if KindOf(err) != Unavailable || tctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-tctx.Done():
+			return err
+		case <-sv.Clock.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // MaxDecideWait returns the cap on Decide's wait.
@@ -122,7 +156,6 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 	var lastErr error
 	cl, _ := sv.Store.(CachedLoader)
 	for attempt := 0; attempt < retries; attempt++ {
-		now := sv.Clock.Now()
 		var (
 			s      *Session
 			cached bool
@@ -142,6 +175,9 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 		if err != nil && (KindOf(err) != NotFound || !create) {
 			return Output{}, nil, err
 		}
+		// The step's time is taken once the state is read: a read that waited for a
+		// stalled store shows as timers stepped late (Job.LateCommit).
+		now := sv.Clock.Now()
 		if blind || err != nil { // err: NotFound, and create is set
 			s = NewSession(key, now)
 			if Sampled(key, sv.HistorySample) {
@@ -187,7 +223,10 @@ func (sv *Service) apply(ctx context.Context, key SessionKey, ev Event, create b
 			return out, s, nil
 		}
 		if KindOf(err) != Conflict {
-			return Output{}, nil, err
+			// The write failed, or its fate is unknown (Unavailable): the output and
+			// the session as stepped go back with the error for the caller to clean up
+			// after (Decide takes back an answer it may have stored); never stored.
+			return out, s, err
 		}
 		lastErr = err
 	}
@@ -208,8 +247,11 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 }
 
 // Decide asks for a job's decision and waits up to wait (capped at MaxDecideWait) for
-// one: it returns at once with COMMIT or CANCEL, or, when prepared is false, only with
-// CANCEL (a commit cannot be decided before prepare finishes). It wakes when any writer
+// one: it returns at once with COMMIT or CANCEL (while prepared is false a COMMIT can
+// only come once another Decide reported the prepare). Its steps are a live agent's
+// (Decide.Live): a commit decided late, after an outage, is withheld for DeliveryWait
+// first (see Decide), and the step that hands out a COMMIT stores that it did before
+// it is returned. It wakes when any writer
 // saves the session (Store.Watch) and when the session's next timer is due, so the
 // decision arrives within a store round trip of the event that makes it. When the wait
 // runs out the result is Undecided with what the job waits for. observe, when not
@@ -219,7 +261,7 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 //
 // On a CachedLoader, a wake-up makes Decide step the cached copy (which a store such
 // as store/redisstore has just refreshed from the wake-up message, without a read): a
-// final answer found there (CANCEL, or COMMIT when prepared) is confirmed by Current
+// final answer found there (CANCEL or COMMIT) is confirmed by Current
 // before it is returned (one small read that compares the version and the record's
 // content: a message is only as trustworthy as the channel it came through, and what
 // Decide answers must be what the store holds), and a copy whose job is still
@@ -235,7 +277,6 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 // DecideBy is Decide for the job ev names: by job id, or by call id (see Decide, the
 // event). Errors: those of Decide, and of the event's job reference (jobRef).
 func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
-	prepared := ev.Prepared
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
 	}
@@ -252,6 +293,7 @@ func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait
 		changes, stop = ch, cancel
 	}
 	defer stop()
+	ev.Live = true // a live agent's: a late commit is withheld from it first (see Decide)
 	// held: the lifetime and version of the session the last step had from the store
 	// (loaded, confirmed current, saved, or standing by the rule above). interim: the
 	// last step's copy stood unconfirmed with an answer that is not final, good only
@@ -279,6 +321,12 @@ func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait
 		interim = false
 		out, s, err := sv.apply(ctx, key, ev, false, stands)
 		if err != nil {
+			if s != nil && len(out.Answered) > 0 && KindOf(err) == Unavailable {
+				// The store may have kept the COMMIT's record although the write
+				// failed; it never went out. Take it back once the store answers.
+				j := s.Job(out.Answered[0])
+				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: true}, observe)
+			}
 			return DecisionResult{}, err
 		}
 		held, created, version = true, s.CreatedAt, s.Version
@@ -286,7 +334,26 @@ func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait
 			observe(out, s)
 		}
 		d := *out.Decision
-		if d.Decision == DecisionCancel || (prepared && d.Decision == DecisionCommit) {
+		if j := s.Job(d.JobID); d.Decision == DecisionCommit && len(out.Answered) > 0 && j != nil {
+			// The COMMIT this step recorded as handed out does not go out when the
+			// caller has gone (it aborted the call: an event of its is undelivered), or
+			// when the store took longer than LateTimer to keep the record (frozen,
+			// failing over: the agent's events observed meanwhile may be stuck behind
+			// it; then it is withheld, see Decide). It is taken back, on a context of
+			// its own (the caller's may be over), and decided again with what arrives.
+			late, gone := sv.Clock.Now().Sub(j.AnsweredAt) > LateTimer, ctx.Err() != nil
+			if late || gone {
+				err := sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: late}, observe)
+				switch {
+				case gone:
+					return DecisionResult{}, ctx.Err()
+				case err != nil:
+					return DecisionResult{}, err
+				}
+				continue
+			}
+		}
+		if d.Decision == DecisionCancel || d.Decision == DecisionCommit {
 			return d, nil
 		}
 		now := sv.Clock.Now()

@@ -319,9 +319,20 @@ type Job struct {
 	Cause     Cause     `json:"cause,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
-	// CommitsRevoked counts commit decisions withdrawn because an event the agent had
-	// observed before them arrived after them (Engine.Step). A COMMIT was handed out
-	// each time, so a Complete reporting that the commit happened anyway is accepted.
+	// AnsweredAt is when a Decide first handed out the job's COMMIT (zero: not yet).
+	// From then on the commit is final: no event withdraws it (Engine.Step).
+	AnsweredAt time.Time `json:"answered_at,omitzero"`
+	// LateCommit is set when the commit decision was made more than LateTimer after
+	// it came due: nothing could step the session then (an outage; see Decide).
+	LateCommit bool `json:"late_commit,omitempty"`
+	// WithheldUntil is set when a live agent's Decide found the job's late commit
+	// (after an outage): the commit is not handed out before then, so the agent can
+	// deliver what it observed meanwhile (Decide). Set once per job.
+	WithheldUntil time.Time `json:"withheld_until,omitzero"`
+	// CommitsRevoked counts commit decisions withdrawn, before any Decide handed them
+	// out, because an event the agent had observed before them arrived after them
+	// (Engine.Step). A Complete reporting that the commit happened anyway (an agent
+	// that learnt it elsewhere) is accepted.
 	CommitsRevoked int `json:"commits_revoked,omitempty"`
 	// StopAfterCommit is set when a stop was heard after the commit decision.
 	StopAfterCommit bool `json:"stop_after_commit,omitempty"`

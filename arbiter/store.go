@@ -68,15 +68,25 @@ type CachedLoader interface {
 // (package guard) registers: their tools report by call id alone (DecideRequest and
 // CompleteRequest with call_id and no session_id), since a framework hands a tool the
 // call's id and nothing about the session. Entries are scoped by tenant and expire
-// like sessions. Implementations: store/memory (this process only: a restart forgets
-// them, and a tool's report for a call made before it then needs its session id),
-// store/redisstore (shared by every replica). Safe for concurrent use.
+// like sessions. A call id indexed for two sessions is ambiguous (some providers' ids
+// are short: "call_92436") and found for neither: a tool's report must then name its
+// session, never land in another conversation. Implementations: store/memory (this
+// process only: a restart forgets them, and a tool's report for a call made before it
+// then needs its session id), store/redisstore (shared by every replica). Safe for
+// concurrent use.
 type CallIndex interface {
 	// IndexCall records that callID, in tenant, belongs to session id, for ttl (0:
-	// as long as the index lives). A later IndexCall of the same call id replaces it.
-	// Errors: Unavailable.
+	// as long as the index lives); the same again extends it; another session's
+	// makes the call id ambiguous (for ttl). Errors: Unavailable.
 	IndexCall(ctx context.Context, tenant, callID, id string, ttl time.Duration) error
 	// LookupCall returns the session id IndexCall recorded for callID in tenant.
-	// Errors: NotFound naming call_id; Unavailable.
+	// Errors: NotFound naming call_id; FailedPrecondition naming call_id when it is
+	// ambiguous; Unavailable.
 	LookupCall(ctx context.Context, tenant, callID string) (string, error)
+}
+
+// AmbiguousCall is the error of LookupCall for a call id indexed for more than one
+// session.
+func AmbiguousCall(callID string) error {
+	return Fieldf(FailedPrecondition, "call_id", "call %q is the id of calls in more than one session: give session_id", callID)
 }

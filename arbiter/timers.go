@@ -1,6 +1,8 @@
 package arbiter
 
 import (
+	"container/heap"
+	"slices"
 	"time"
 )
 
@@ -28,22 +30,56 @@ type timer struct {
 }
 
 // advance fires every timer due at or before now, each at its own due time (clamped
-// to the session's clock), in time order, then sets the clock to now.
+// to the session's clock), in time order, then sets the clock to now. Timers due at
+// the same time fire in the order nextTimer offers them (timerSource).
+//
+// The timers are queued once, in a heap by due time, and each firing re-queues only
+// the timers of what it changed (a job's next timer; a deadline fires once, a run
+// expires once): firing N timers costs O(N log N) plus one pass over the session,
+// where a rescan of every call and job per firing cost O(N²) (issue 26: 1,024 due
+// deadlines, 1.05 s of CPU in one Poll). A queued timer is checked against its
+// source's current one when it comes up, so a timer that a firing moved or removed
+// (a deadline that cancelled its job) is dropped or re-queued, never fired stale.
 func (st *step) advance(now time.Time) {
-	// Every timer that fires decides a job or lifts a hold for good, so the loop ends
-	// after at most a few firings per job; the bound only guards against a bug turning
-	// into a hung request.
-	for i := 0; i < 4*len(st.s.Jobs)+len(st.s.Utterances)*len(st.s.Jobs)+len(st.s.Calls)+len(st.s.Runs)+8; i++ {
-		t, found := st.nextTimer()
-		if !found || t.due.After(now) {
-			break
+	q := st.queueTimers()
+	defer func() { st.jobByID = nil }()
+	var held jobHolds // the holds by job, after the first firing's full look
+	// Every timer that fires decides a job, answers a call, ends a run or lifts a hold
+	// for good, so the loop ends after at most a few firings per job; the bound only
+	// guards against a bug turning into a hung request.
+	bound := 4*len(st.s.Jobs) + len(st.s.Utterances)*len(st.s.Jobs) + len(st.s.Calls) + len(st.s.Runs) + 8
+	for fired := 0; fired < bound && len(q) > 0 && !q[0].due.After(now); {
+		src := heap.Pop(&q).(timerSource)
+		t, sub, ok := st.timerOf(src)
+		switch {
+		case !ok:
+			continue // it fired, or its job was decided: nothing is due from it
+		case sub != src.sub || !t.due.Equal(src.due):
+			heap.Push(&q, timerSource{src.group, src.index, sub, t.due})
+			continue // it moved: it comes up again in its turn
 		}
 		if t.due.After(st.s.Now) {
 			st.s.Now = t.due
 		}
 		t.fire()
+		fired++
 		st.out.Changed = true
-		st.noteHolds()
+		if held == nil {
+			st.noteHolds() // the first firing also notes what changed before it
+			if st.hist {
+				held = st.trackHolds()
+			}
+		} else {
+			st.noteJobHolds(st.timerJob(src), held)
+		}
+		if src.group == timerOfJob {
+			if t, sub, ok := st.timerOf(src); ok {
+				heap.Push(&q, timerSource{src.group, src.index, sub, t.due})
+			}
+		}
+	}
+	if held != nil {
+		st.untrackHolds(held)
 	}
 	if now.After(st.s.Now) {
 		st.s.Now = now
@@ -55,13 +91,136 @@ func (st *step) advance(now time.Time) {
 	}
 }
 
+// The groups of timer sources, in the order nextTimer offers them.
+const (
+	timerOfCall = iota // a live call's max_pending deadline
+	timerOfRun         // an open run's run_timeout
+	timerOfJob         // an undecided side-effecting job's next timer
+)
+
+// timerSource names a queued timer: its group, its source's index in Session.Calls,
+// Runs or Jobs (none is removed while timers fire), the position of the timer among
+// its job's (jobTimers' order), and when it was due when queued. Timers due at the
+// same time fire in (group, index, sub) order: the order nextTimer offers them, so
+// the heap fires exactly what the rescan did.
+type timerSource struct {
+	group, index, sub int
+	due               time.Time
+}
+
+func (a timerSource) before(b timerSource) bool {
+	switch {
+	case !a.due.Equal(b.due):
+		return a.due.Before(b.due)
+	case a.group != b.group:
+		return a.group < b.group
+	case a.index != b.index:
+		return a.index < b.index
+	}
+	return a.sub < b.sub
+}
+
+// timerQueue is a min-heap of timers by timerSource.before (container/heap).
+type timerQueue []timerSource
+
+func (q timerQueue) Len() int           { return len(q) }
+func (q timerQueue) Less(i, j int) bool { return q[i].before(q[j]) }
+func (q timerQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *timerQueue) Push(x any)        { *q = append(*q, x.(timerSource)) }
+func (q *timerQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// queueTimers returns every timer of the session as it is now, heaped: one pass over
+// its calls, runs and jobs. It also indexes the jobs by id for the firing (jobByID).
+func (st *step) queueTimers() timerQueue {
+	s := st.s
+	st.jobByID = make(map[string]*Job, len(s.Jobs))
+	for _, j := range s.Jobs {
+		st.jobByID[j.ID] = j
+	}
+	var q timerQueue
+	add := func(group, n int) {
+		for i := 0; i < n; i++ {
+			if t, sub, ok := st.timerOf(timerSource{group: group, index: i}); ok {
+				q = append(q, timerSource{group, i, sub, t.due})
+			}
+		}
+	}
+	add(timerOfCall, len(s.Calls))
+	add(timerOfRun, len(s.Runs))
+	add(timerOfJob, len(s.Jobs))
+	heap.Init(&q)
+	return q
+}
+
+// timerOf returns the current timer of src's source (src.sub and src.due are not
+// read) and its position among its job's timers; ok is false when it has none.
+func (st *step) timerOf(src timerSource) (t timer, sub int, ok bool) {
+	s := st.s
+	switch src.group {
+	case timerOfCall:
+		if s.Closed {
+			return timer{}, 0, false
+		}
+		return st.callDeadline(s.Calls[src.index])
+	case timerOfRun:
+		if s.Closed {
+			return timer{}, 0, false
+		}
+		return st.runTimeout(s.Runs[src.index])
+	}
+	j := s.Jobs[src.index]
+	if !j.SideEffect || j.Decision != Undecided {
+		return timer{}, 0, false
+	}
+	n := 0
+	st.jobTimers(j, func(c timer) {
+		if !ok || c.due.Before(t.due) {
+			t, sub, ok = c, n, true
+		}
+		n++
+	})
+	return t, sub, ok
+}
+
+// timerJob is the job a firing of src may have changed: the job itself, or a
+// deadline's call's job; nil for a run.
+func (st *step) timerJob(src timerSource) *Job {
+	switch src.group {
+	case timerOfCall:
+		return st.findJob(st.s.Calls[src.index].JobID)
+	case timerOfJob:
+		return st.s.Jobs[src.index]
+	}
+	return nil
+}
+
+// findJob is s.job(id), by the index queueTimers built while timers fire.
+func (st *step) findJob(id string) *Job {
+	if st.jobByID != nil {
+		return st.jobByID[id]
+	}
+	return st.s.job(id)
+}
+
 // NextTimer returns when the session's next timer is due (a grace window ending, a
 // transcript timeout, an abandon wait running out, a call's max_pending deadline, a
-// run's run_timeout); ok is false when none is set. It does not change s.
+// run's run_timeout), or a withheld commit may be handed out (Decide: a parked Decide
+// wakes then); ok is false when none is set. It does not change s.
 func (e *Engine) NextTimer(s *Session) (due time.Time, ok bool) {
 	st := &step{e: e, s: s, out: &Output{}}
 	t, found := st.nextTimer()
-	return t.due, found
+	due = t.due
+	for _, j := range s.Jobs {
+		if j.withheld(s.Now) && (!found || j.WithheldUntil.Before(due)) {
+			due, found = j.WithheldUntil, true
+		}
+	}
+	return due, found
 }
 
 // nextTimer finds the earliest due timer.
@@ -85,33 +244,47 @@ func (st *step) nextTimer() (timer, bool) {
 	return best, found
 }
 
-// callDeadlines offers every live call id's max_pending deadline: its job's tool's
-// (a confirmation call executes its run's tool), else its own tool's.
+// callDeadlines offers every live call id's max_pending deadline (callDeadline).
 func (st *step) callDeadlines(consider func(timer)) {
 	for _, c := range st.s.Calls {
-		if c.Outcome != nil {
-			continue
+		if t, _, ok := st.callDeadline(c); ok {
+			consider(t)
 		}
-		tool := c.Tool
-		if j := st.s.job(c.JobID); j != nil {
-			tool = j.Tool
-		}
-		tp := st.e.Policy.lookup(tool)
-		c := c
-		consider(timer{c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) }})
 	}
 }
 
-// runTimeouts offers every open run's expiry, run_timeout after its last call.
+// callDeadline is live call c's max_pending deadline: its job's tool's (a
+// confirmation call executes its run's tool), else its own tool's; ok is false once c
+// has its outcome.
+func (st *step) callDeadline(c *Call) (t timer, sub int, ok bool) {
+	if c.Outcome != nil {
+		return timer{}, 0, false
+	}
+	tool := c.Tool
+	if j := st.findJob(c.JobID); j != nil {
+		tool = j.Tool
+	}
+	tp := st.e.Policy.lookup(tool)
+	return timer{c.RegisteredAt.Add(tp.timings.MaxPending), func() { st.deadline(c, tp) }}, 0, true
+}
+
+// runTimeouts offers every open run's expiry (runTimeout).
 func (st *step) runTimeouts(consider func(timer)) {
 	for _, r := range st.s.Runs {
-		if r.State != RunOpened {
-			continue
+		if t, _, ok := st.runTimeout(r); ok {
+			consider(t)
 		}
-		tp := st.e.Policy.lookup(r.Tool)
-		r := r
-		consider(timer{r.LastAt.Add(tp.timings.RunTimeout), func() { st.expireRun(r, tp) }})
 	}
+}
+
+// runTimeout is open run r's expiry, run_timeout after its last call; ok is false
+// once r has ended.
+func (st *step) runTimeout(r *Run) (t timer, sub int, ok bool) {
+	if r.State != RunOpened {
+		return timer{}, 0, false
+	}
+	tp := st.e.Policy.lookup(r.Tool)
+	return timer{r.LastAt.Add(tp.timings.RunTimeout), func() { st.expireRun(r, tp) }}, 0, true
 }
 
 // jobTimers offers an undecided side-effecting job's next timer: its abandon wait,
@@ -261,7 +434,7 @@ func (st *step) abandonExpired(j *Job, tp toolPolicy) {
 // tp is the policy of the tool the call executes (its job's), which the response
 // names.
 func (st *step) deadline(c *Call, tp toolPolicy) {
-	j := st.s.job(c.JobID)
+	j := st.findJob(c.JobID)
 	wait := tp.timings.MaxPending
 	if j != nil {
 		if j.SideEffect && j.Decision == Undecided {
@@ -277,20 +450,95 @@ func (st *step) deadline(c *Call, tp toolPolicy) {
 	st.emitResponse(c)
 }
 
-// revokeCommitsAfter withdraws every commit decided after at whose outcome is not
-// reported yet: an event the agent observed at at arrived after the timers that
-// decided them, and the commits were decided on a timeline missing it. Each job is
-// undecided again; the next timers decide it on the whole timeline.
+// revokeCommitsAfter withdraws every commit decided after at that no Decide has
+// handed out and whose outcome is not reported yet: an event the agent observed at at
+// arrived after the timers that decided them, and the commits were decided on a
+// timeline missing it. Each job is undecided again; the next timers decide it on the
+// whole timeline. A commit a Decide handed out stands (see Engine.Step).
 func (st *step) revokeCommitsAfter(at time.Time) {
 	for _, j := range st.s.Jobs {
-		if j.SideEffect && j.Decision == DecisionCommit && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
-			j.Decision, j.Cause, j.Reason, j.DecidedAt = Undecided, "", "", time.Time{}
-			j.CommitsRevoked++
-			st.out.Revoked = append(st.out.Revoked, j.ID)
-			st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
-			st.out.Changed = true
+		if j.SideEffect && j.Decision == DecisionCommit && j.AnsweredAt.IsZero() && j.Outcome == NotCompleted && j.DecidedAt.After(at) {
+			st.revoke(j)
 		}
 	}
+}
+
+// revoke withdraws j's commit decision: j is undecided again (Output.Revoked, a
+// revoked history entry), as it was kept for restoreRecommitted.
+func (st *step) revoke(j *Job) {
+	st.revoked = append(st.revoked, revocation{job: j, decidedAt: j.DecidedAt, reason: j.Reason, late: j.LateCommit, decisions: len(st.out.Decisions), holds: len(st.out.Holds)})
+	j.Decision, j.Cause, j.Reason, j.DecidedAt, j.LateCommit = Undecided, "", "", time.Time{}, false
+	j.CommitsRevoked++
+	st.out.Revoked = append(st.out.Revoked, j.ID)
+	st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
+	st.out.Changed = true
+}
+
+// withdrawUnanswered withdraws j's commit decision when it came due while nothing
+// could step the session and no Decide has handed it out (Job.recovering), and reports
+// whether it did. A stop, a change or a withdrawal of its call heard then cancels the
+// job: nothing was done, and nobody was told it would be (see Engine.Step).
+func (st *step) withdrawUnanswered(j *Job) bool {
+	if !j.SideEffect || !j.recovering(st.arrived) {
+		return false
+	}
+	st.revoke(j)
+	return true
+}
+
+// revocation is a commit a step withdrew, as it was: its job, its time and reason,
+// and how many decisions and hold changes the step's output held then.
+type revocation struct {
+	job              *Job
+	decidedAt        time.Time
+	reason           string
+	late             bool
+	decisions, holds int
+}
+
+// restoreRecommitted puts back, as first decided, every commit this step withdrew that
+// its job decided again within the step with no hold on it in between: the event that
+// withdrew it did not bear on it (see Engine.Step). The withdrawal and the second
+// decision leave the output and the history. It reports whether every withdrawal was
+// put back (true when there was none).
+func (st *step) restoreRecommitted() bool {
+	all := true
+	for _, r := range st.revoked {
+		j := r.job
+		if j.Decision != DecisionCommit || !j.AnsweredAt.IsZero() || j.Outcome != NotCompleted || !st.decidedAgain(r) {
+			all = false
+			continue
+		}
+		j.DecidedAt, j.Reason, j.Cause, j.LateCommit = r.decidedAt, r.reason, "", r.late
+		j.CommitsRevoked--
+		st.out.Revoked = slices.DeleteFunc(st.out.Revoked, func(id string) bool { return id == j.ID })
+		for i := len(st.out.Decisions) - 1; i >= r.decisions; i-- {
+			if st.out.Decisions[i].JobID == j.ID {
+				st.out.Decisions = slices.Delete(st.out.Decisions, i, i+1)
+				break
+			}
+		}
+		st.forget(func(e HistoryEntry) bool { return e.Revoked != nil && e.Revoked.Job == j.ID }, false)
+		st.forget(func(e HistoryEntry) bool { return e.Decision != nil && e.Decision.Job == j.ID }, true)
+	}
+	st.revoked = nil
+	return all
+}
+
+// decidedAgain reports whether r's job was decided commit again after its withdrawal
+// with no hold beginning or ending on it since.
+func (st *step) decidedAgain(r revocation) bool {
+	for _, h := range st.out.Holds[r.holds:] {
+		if h.JobID == r.job.ID {
+			return false
+		}
+	}
+	for _, d := range st.out.Decisions[r.decisions:] {
+		if d.JobID == r.job.ID && d.Decision == DecisionCommit {
+			return true
+		}
+	}
+	return false
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -306,6 +554,7 @@ func (st *step) decideJob(j *Job, d Decision, cause Cause, reason string) {
 		return
 	}
 	j.Decision, j.Cause, j.Reason, j.DecidedAt = d, cause, reason, st.s.Now
+	j.LateCommit = d == DecisionCommit && st.arrived.Sub(st.s.Now) > LateTimer
 	st.out.Decisions = append(st.out.Decisions, DecisionResult{JobID: j.ID, Decision: d, Reason: reason, DecidedAt: st.s.Now, Cause: cause, Tool: j.Tool})
 	st.remember(HistoryEntry{Decision: &DecisionEntry{Job: j.ID, Decision: d, Cause: cause, Reason: reason}})
 	if d == DecisionCancel {

@@ -47,8 +47,12 @@ type Speech struct {
 	// 128 characters from [A-Za-z0-9_.:-]. Transcripts naming it are attributed to it.
 	UtteranceID string
 	// ObservedAt is when the agent observed it (voice activity, `interrupted`, model
-	// output); zero: when it reaches the engine (see Engine.Step).
+	// output); zero: it did not say (see Engine.Step).
 	ObservedAt time.Time
+	// Arrived, for an event without ObservedAt (the agent sent no age), is when the
+	// request carrying it reached the server: it happened then at the latest, though
+	// its step may run later, after a slow store read. Zero: at its step's time.
+	Arrived time.Time
 	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
@@ -58,7 +62,7 @@ type Speech struct {
 	EventID string
 }
 
-func (ev Speech) observedAt() time.Time { return ev.ObservedAt }
+func (ev Speech) observedAt() (time.Time, time.Time) { return ev.ObservedAt, ev.Arrived }
 
 func (ev Speech) validate() error {
 	if err := checkEventID(ev.EventID); err != nil {
@@ -184,9 +188,13 @@ type Transcript struct {
 	// at most 128 characters from [A-Za-z0-9_.:-]. Empty: the oldest utterance whose
 	// voice activity ended and that waits for its transcript, else the open one.
 	UtteranceID string
-	// ObservedAt is when the agent received the piece; zero: when it reaches the
-	// engine (see Engine.Step).
+	// ObservedAt is when the agent received the piece; zero: it did not say (see
+	// Engine.Step).
 	ObservedAt time.Time
+	// Arrived, for an event without ObservedAt (the agent sent no age), is when the
+	// request carrying it reached the server: it happened then at the latest, though
+	// its step may run later, after a slow store read. Zero: at its step's time.
+	Arrived time.Time
 	// Epoch, when not empty, is the session lifetime the agent knows (from Connect):
 	// another one is refused (DataLoss), so a lost session is never started again
 	// silently by this event.
@@ -202,7 +210,7 @@ type Transcript struct {
 	Reading *speech.AgentReading
 }
 
-func (ev Transcript) observedAt() time.Time { return ev.ObservedAt }
+func (ev Transcript) observedAt() (time.Time, time.Time) { return ev.ObservedAt, ev.Arrived }
 
 // checkReading checks an agent's reading of a transcript piece (Transcript.Reading).
 func (ev Transcript) checkReading() error {
@@ -612,10 +620,10 @@ func containsInt(xs []int, x int) bool {
 // mayHear): an undecided job is cancelled (nothing has executed, so failing closed costs
 // a question); a committed one is flagged so its note says the user asked to stop.
 func (st *step) stopJob(j *Job, u *Utterance) {
-	switch j.Decision {
-	case Undecided:
+	switch {
+	case j.Decision == Undecided || st.withdrawUnanswered(j):
 		st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
-	case DecisionCommit:
+	case j.Decision == DecisionCommit:
 		st.afterCommit(j, u, func() { j.StopAfterCommit = true })
 	}
 }
@@ -628,11 +636,11 @@ func (st *step) amendJob(j *Job, u *Utterance) {
 	if !j.CreatedAt.Before(u.Start) || !relevant(j, u) {
 		return
 	}
-	switch j.Decision {
-	case Undecided:
+	switch {
+	case j.Decision == Undecided || st.withdrawUnanswered(j):
 		j.AmendText = u.Text
 		st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
-	case DecisionCommit:
+	case j.Decision == DecisionCommit:
 		st.afterCommit(j, u, func() { j.AmendAfterCommit, j.AmendText = true, u.Text })
 	}
 }

@@ -161,7 +161,7 @@ check "node stubs match proto/ (clients/node/generate.sh)" \
 check "node dist/ matches src/ (npm run build)" \
   bash -c "cd '$node' && npx tsc -p . --outDir '$tmp/dist' && diff -r '$tmp/dist' dist"
 check "the READMEs' stack snippets are cut from the agents the wire checks run (e2e/snippets.py)" \
-  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$node/README.md" "$py/README.md"
+  /usr/bin/python3 "$root/clients/e2e/snippets.py" "$root/README.md" "$root/docs/stacks.md" "$root/docs/wire-guard.md" "$node/README.md" "$py/README.md"
 
 echo "== packages install offline and import"
 check "python: the lowest environment pins pyproject.toml's floors (grpcio, protobuf)" \
@@ -364,6 +364,8 @@ for set in ${WIRE_SETS:-traces workflows wire scenarios limits}; do
 done
 echo "(wire, every set: $((SECONDS - t_wire))s)"
 wire_py_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen), on the recorded sessions
+echo "== wire guard: the Node stacks behind arbiter serve --proxy-listen, at their defaults, tools with the helper only; the no-integration run"
+[ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
 
 echo "== python quickstarts (clients/python/quickstart): pasted into an empty folder, run with the wheel's environment"
 # Each file as a newcomer pastes it, run from a folder of its own (the checkout is not on

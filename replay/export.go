@@ -79,7 +79,8 @@ type exportJob struct {
 	t0         int64      // when it was opened
 	sideEffect bool
 	prepared   *int64
-	commitDue  bool // a commit was decided
+	commitDue  bool  // a commit was decided
+	commitAt   int64 // when the (last) commit was decided
 	completes  []*arbiterv1.HistoryComplete
 	completeAt []int64
 	progress   []int64
@@ -129,10 +130,13 @@ func (x *exporter) walk() {
 		fmt.Fprintf(x.warn, "warning: the session began under policy %s; the server now runs %s, whose tools are the trace's\n", a, b)
 	}
 	opener := map[string]string{} // job id -> opening call id
+	// commits: when each standing commit decision was made; answered: the jobs whose
+	// COMMIT a Decide handed out (it stands: see lateInput).
+	commits, answered := map[string]int64{}, map[string]bool{}
 	for _, e := range x.h.GetEntries() {
 		t := e.GetTMs()
 		if e.ObservedMs != nil {
-			t = e.GetObservedMs()
+			t = lateInput(e.GetObservedMs(), commits, answered)
 		}
 		switch v := e.Entry.(type) {
 		case *arbiterv1.HistoryEntry_Call:
@@ -195,10 +199,17 @@ func (x *exporter) walk() {
 		case *arbiterv1.HistoryEntry_Decision:
 			d := v.Decision
 			if j := x.jobs[d.GetJobId()]; j != nil && d.GetDecision() == arbiterv1.Decision_DECISION_COMMIT {
-				j.commitDue = true
+				j.commitDue, j.commitAt = true, t
+			}
+			if d.GetDecision() == arbiterv1.Decision_DECISION_COMMIT {
+				commits[d.GetJobId()] = t
 			}
 			x.add(t, "ref_decision", map[string]any{"call_id": opener[d.GetJobId()], "job_id": d.GetJobId(),
 				"decision": decisionName(d.GetDecision()), "reason": d.GetReason()})
+		case *arbiterv1.HistoryEntry_Revoked:
+			delete(commits, v.Revoked.GetJobId())
+		case *arbiterv1.HistoryEntry_Answered:
+			answered[v.Answered.GetJobId()] = true
 		case *arbiterv1.HistoryEntry_Response:
 			r := v.Response
 			f := map[string]any{"call_id": r.GetCallId(), "payload": r.GetPayload().AsMap()}
@@ -229,6 +240,24 @@ func (x *exporter) walk() {
 			x.add(t, "ref_run", f)
 		}
 	}
+}
+
+// lateInput is when the trace places an input the agent observed at observed: then,
+// unless a COMMIT decided after that was already handed out when the input arrived
+// (answered; commits holds the standing commit decisions so far). The live session
+// applied such an input after that commit, which it had answered and which stood
+// (arbiter.Engine.Step); the replay, which hands out each COMMIT when it is decided,
+// must see the input after it too, so it is placed at the latest such commit's time
+// (the replay fires timers due at an event's time before the event). Without it the
+// replay would let the input, a stop say, cancel a commit the live session answered.
+func lateInput(observed int64, commits map[string]int64, answered map[string]bool) int64 {
+	t := observed
+	for job, at := range commits {
+		if answered[job] && at > t {
+			t = at
+		}
+	}
+	return t
 }
 
 // call adds a tool_call line and its ref_call, and notes the job it opened.
@@ -326,6 +355,12 @@ func (x *exporter) sideEffectBackend(id string, j *exportJob, b map[string]any) 
 		return
 	}
 	first := j.completes[0]
+	if j.commitDue && first.GetOutcome() != arbiterv1.Outcome_OUTCOME_CANCELLED && j.completeAt[0] > j.commitAt {
+		// The replay hands out a COMMIT when it is decided: its outcome comes as late
+		// after that as the live one came (what the user said meanwhile goes into its
+		// note as it did).
+		b["commit_ms"] = j.completeAt[0] - j.commitAt
+	}
 	result := func(c *arbiterv1.HistoryComplete) map[string]any {
 		x.omitted(id, c)
 		if c.GetResult() == nil {

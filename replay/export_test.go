@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/policyfile"
@@ -113,6 +117,81 @@ func diffText(d []replay.DiffLine) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TestExportKeepsWhatWasAnswered: issue 26. A live session answers COMMIT for a
+// booking when its grace window ends; then the user's "stop", which the agent had
+// observed before the commit came due, arrives with its age (an agent that acted on
+// the COMMIT with it undelivered). The answered COMMIT stands: the booking is
+// committed and its note says the user asked to stop after. The session's export
+// replays the same way: the late events are placed after the commit they arrived
+// after, not at their observation times, where they would cancel it.
+func TestExportKeepsWhatWasAnswered(t *testing.T) {
+	policy, err := policyfile.Load("../testdata/tools/booking.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := replay.NewLocal(policy, replay.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Service.HistorySample = 1
+	ctx, c, sid := context.Background(), l.Client, "answered"
+	at := func(ms int) { l.Clock.AdvanceTo(replay.Epoch.Add(time.Duration(ms) * time.Millisecond)) }
+	age := func(ms int) *durationpb.Duration { return durationpb.New(time.Duration(ms) * time.Millisecond) }
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	args, _ := structpb.NewStruct(map[string]any{"slot": "tomorrow 3pm"})
+	reg, err := c.RegisterCall(ctx, &arbiterv1.RegisterCallRequest{SessionId: sid, CallId: "c1", Tool: "book_slot", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at(100)
+	must(c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: sid, JobId: reg.JobId, Prepared: true}))
+	at(1600) // the grace window's end
+	d, err := c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: sid, JobId: reg.JobId, Prepared: true})
+	if err != nil || d.Decision != arbiterv1.Decision_DECISION_COMMIT {
+		t.Fatalf("decide at the grace window's end: %v %v", d, err)
+	}
+	at(1700) // observed at 800 ms, 1,100 ms and 1,100 ms
+	must(c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: sid, Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_START, Age: age(900)}))
+	must(c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: sid, Role: arbiterv1.Role_ROLE_USER, Text: "Stop, don't book it.", Age: age(600)}))
+	must(c.ReportSpeech(ctx, &arbiterv1.ReportSpeechRequest{SessionId: sid, Event: arbiterv1.SpeechEvent_SPEECH_EVENT_USER_ACTIVITY_END, Age: age(600)}))
+	at(2000)
+	result, _ := structpb.NewStruct(map[string]any{"reference": "R-1"})
+	done, err := c.Complete(ctx, &arbiterv1.CompleteRequest{SessionId: sid, JobId: reg.JobId, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED, Result: result})
+	if err != nil || len(done.Effects.GetNotes()) != 1 || !strings.Contains(done.Effects.Notes[0].Text, "asked to stop after") {
+		t.Fatalf("the live session: %v %v", done, err)
+	}
+	must(c.CloseSession(ctx, &arbiterv1.CloseSessionRequest{SessionId: sid}))
+
+	h, err := c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace, warn bytes.Buffer
+	if err := replay.Export(h, &trace, &warn, replay.ExportOptions{}); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	events, err := replay.ParseTrace(bytes.NewReader(trace.Bytes()), "export", os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := replay.RunLocal(ctx, policy, events, replay.Options{SessionID: "again"}, nil)
+	if err != nil {
+		t.Fatalf("replaying the export: %v\n%s", err, trace.String())
+	}
+	if d := replay.Diff(replay.RecordedOutcomes(events), replay.OutcomesOf(again)); len(d) > 0 {
+		t.Errorf("the export replays otherwise than the session ran (%s):\n%s\nwarnings: %s\ntrace:\n%s", replay.Count(d), diffText(d), warn.String(), trace.String())
+	}
+	if again.Summary.Commits != 1 {
+		t.Errorf("the replay committed %d times, want 1 (the answered COMMIT)\n%s", again.Summary.Commits, trace.String())
+	}
 }
 
 // TestExportWarnsOfOmittedResult: a result over its bound is left out of the session's

@@ -119,6 +119,9 @@ type backend struct {
 	Commit          string `json:"commit"`
 	ResolvesAfterMS *int64 `json:"resolves_after_ms"`
 	ResolvesTo      string `json:"resolves_to"`
+	// CommitMS is how long after its COMMIT the commit's outcome is reported
+	// (Complete): absent or 0, at once.
+	CommitMS *int64 `json:"commit_ms"`
 	// ResultMS is a read-only tool's result time: absent is 0, JSON null never.
 	ResultMS json.RawMessage `json:"result_ms"`
 	// Result is a read-only tool's result (default {"status": "ok"}).
@@ -140,6 +143,9 @@ func (b backend) over(o backend) backend {
 	if o.Commit != "" {
 		b.Commit, b.ResolvesAfterMS, b.ResolvesTo = o.Commit, o.ResolvesAfterMS, o.ResolvesTo
 	}
+	if o.CommitMS != nil {
+		b.CommitMS = o.CommitMS
+	}
 	if len(o.ResultMS) > 0 {
 		b.ResultMS = o.ResultMS
 	}
@@ -159,6 +165,9 @@ func (b backend) over(o backend) backend {
 func (b backend) check(name string) error {
 	if b.PrepareMS != nil && (*b.PrepareMS < 0 || *b.PrepareMS > MaxPrepareMS) {
 		return fmt.Errorf("%s.prepare_ms: %d is outside 0..%d", name, *b.PrepareMS, MaxPrepareMS)
+	}
+	if b.CommitMS != nil && (*b.CommitMS < 0 || *b.CommitMS > MaxPrepareMS) {
+		return fmt.Errorf("%s.commit_ms: %d is outside 0..%d", name, *b.CommitMS, MaxPrepareMS)
 	}
 	switch b.Commit {
 	case "", "ok", "fail":
@@ -223,10 +232,11 @@ type job struct {
 
 // step kinds of the fake backend.
 const (
-	stepPrepared = iota // a side-effecting job's prepare finished
-	stepResult          // a read-only job's result arrived
-	stepResolved        // the backend learned the real outcome of an unknown commit
-	stepProgress        // a read-only job still running reported progress
+	stepPrepared  = iota // a side-effecting job's prepare finished
+	stepResult           // a read-only job's result arrived
+	stepResolved         // the backend learned the real outcome of an unknown commit
+	stepProgress         // a read-only job still running reported progress
+	stepCommitted        // a commit's outcome is reported (commit_ms after its COMMIT)
 )
 
 type pending struct {
@@ -261,7 +271,10 @@ type runner struct {
 	commitN      int
 	closed       bool
 	started      bool // an RPC has created the session
-	closeSkips   int  // ids first marked dead by CloseSession
+	// observed is when the agent observed the event being applied (its t_ms): each
+	// event goes out with its age (see age).
+	observed   time.Time
+	closeSkips int // ids first marked dead by CloseSession
 }
 
 // Run replays one parsed trace against the arbiter behind c, on clock, writing output
@@ -311,6 +324,7 @@ func (r *runner) run() error {
 			return err
 		}
 		r.clock.AdvanceTo(r.at(ev.TMs))
+		r.observed = r.at(ev.TMs)
 		if err := r.apply(ev); err != nil {
 			return fmt.Errorf("line %d (%s): %w", ev.Line, ev.Event, err)
 		}
@@ -437,7 +451,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		}
 		req := &arbiterv1.ReportTranscriptRequest{
 			SessionId: r.opt.SessionID, Role: role, Text: ev.Text, Interim: ev.Final != nil && !*ev.Final,
-			UtteranceId: ev.Utterance,
+			UtteranceId: ev.Utterance, Age: r.age(),
 		}
 		if rd := ev.Reading; rd != nil {
 			req.Reading = &arbiterv1.AgentReading{Intent: rd.Intent, Confidence: rd.Confidence, Source: rd.Source}
@@ -451,7 +465,7 @@ func (r *runner) apply(ev TraceEvent) error {
 		return r.toolCall(ev)
 	case "tool_call_cancellation":
 		resp, err := r.c.ReportToolCallCancellation(r.ctx, &arbiterv1.ReportToolCallCancellationRequest{
-			SessionId: r.opt.SessionID, CallIds: ev.CallIDs, Reason: cancellationReasons[ev.Reason],
+			SessionId: r.opt.SessionID, CallIds: ev.CallIDs, Reason: cancellationReasons[ev.Reason], Age: r.age(),
 		})
 		if err != nil {
 			return fmt.Errorf("ReportToolCallCancellation: %w", err)
@@ -492,8 +506,15 @@ func (r *runner) sessionStart(ev TraceEvent) error {
 	return nil
 }
 
+// age is how long ago the event being applied was observed, as an agent reports it:
+// 0 on a virtual clock; against a real-time target, how late the request leaves. The
+// arbiter then places the event at its t_ms, however late it lands.
+func (r *runner) age() *durationpb.Duration {
+	return durationpb.New(max(0, r.clock.Now().Sub(r.observed)))
+}
+
 func (r *runner) speech(e arbiterv1.SpeechEvent, utterance string) error {
-	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e, UtteranceId: utterance})
+	resp, err := r.c.ReportSpeech(r.ctx, &arbiterv1.ReportSpeechRequest{SessionId: r.opt.SessionID, Event: e, UtteranceId: utterance, Age: r.age()})
 	if err != nil {
 		return fmt.Errorf("ReportSpeech: %w", err)
 	}
@@ -541,7 +562,7 @@ func (r *runner) register(ev TraceEvent) (*arbiterv1.RegisterCallResponse, error
 		return nil, fmt.Errorf("args: %v", err)
 	}
 	req := &arbiterv1.RegisterCallRequest{SessionId: r.opt.SessionID, CallId: ev.CallID, Tool: ev.Tool, Args: args, RawArgs: ev.RawArgs,
-		BusinessKey: ev.BusinessKey}
+		BusinessKey: ev.BusinessKey, Age: r.age()}
 	switch ev.Behavior {
 	case "BLOCKING":
 		req.Behavior = arbiterv1.Behavior_BEHAVIOR_BLOCKING
@@ -648,6 +669,9 @@ func (r *runner) backendStep(p pending) error {
 	if p.kind == stepResolved {
 		return r.resolve(j)
 	}
+	if p.kind == stepCommitted {
+		return r.completeCommit(j)
+	}
 	if p.kind == stepProgress {
 		if j.done {
 			return nil // the result came first: nothing is still running
@@ -720,35 +744,48 @@ func (r *runner) decide(j *job) error {
 		dec.RefTMs, dec.RefDecision = ref.TMs, ref.Decision
 	}
 	r.res.Decisions = append(r.res.Decisions, dec)
-	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
 	if d == "commit" {
-		b := j.b
-		switch b.Commit {
-		case "fail":
-			// The commit was attempted and the backend refused it: not a commit anywhere.
-			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "failed"})
-			req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend refused the commit"
-		case "unknown":
-			// The commit timed out: whether it happened is not known (yet).
-			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "unknown"})
-			req.Outcome = arbiterv1.Outcome_OUTCOME_UNKNOWN
-			if b.ResolvesAfterMS != nil {
-				r.schedule(pending{at: r.clock.Now().Add(time.Duration(*b.ResolvesAfterMS) * time.Millisecond), job: j, kind: stepResolved})
-			}
-		default:
-			r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
-			req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(r.committed(j))
+		if ms := j.b.CommitMS; ms != nil && *ms > 0 {
+			r.schedule(pending{at: r.clock.Now().Add(time.Duration(*ms) * time.Millisecond), job: j, kind: stepCommitted})
+			return nil
 		}
-	} else {
-		r.emit(Line{Out: "cancel", TMs: r.nowMS(), JobID: j.id})
-		r.res.Summary.Cancels++
-		req.Outcome = arbiterv1.Outcome_OUTCOME_CANCELLED
+		return r.completeCommit(j)
 	}
-	resp2, err := r.c.Complete(r.ctx, req)
+	r.emit(Line{Out: "cancel", TMs: r.nowMS(), JobID: j.id})
+	r.res.Summary.Cancels++
+	resp2, err := r.c.Complete(r.ctx, &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id, Outcome: arbiterv1.Outcome_OUTCOME_CANCELLED})
 	if err != nil {
 		return fmt.Errorf("Complete(%s): %w", j.id, err)
 	}
 	return r.effects(resp2.GetEffects())
+}
+
+// completeCommit runs a COMMIT on the fake backend (ok, fail or unknown, as its
+// backend says) and reports the outcome with Complete.
+func (r *runner) completeCommit(j *job) error {
+	req := &arbiterv1.CompleteRequest{SessionId: r.opt.SessionID, JobId: j.id}
+	b := j.b
+	switch b.Commit {
+	case "fail":
+		// The commit was attempted and the backend refused it: not a commit anywhere.
+		r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "failed"})
+		req.Outcome, req.Error = arbiterv1.Outcome_OUTCOME_FAILED, "the backend refused the commit"
+	case "unknown":
+		// The commit timed out: whether it happened is not known (yet).
+		r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id, Outcome: "unknown"})
+		req.Outcome = arbiterv1.Outcome_OUTCOME_UNKNOWN
+		if b.ResolvesAfterMS != nil {
+			r.schedule(pending{at: r.clock.Now().Add(time.Duration(*b.ResolvesAfterMS) * time.Millisecond), job: j, kind: stepResolved})
+		}
+	default:
+		r.emit(Line{Out: "commit", TMs: r.nowMS(), JobID: j.id})
+		req.Outcome, req.Result = arbiterv1.Outcome_OUTCOME_COMMITTED, mustStruct(r.committed(j))
+	}
+	resp, err := r.c.Complete(r.ctx, req)
+	if err != nil {
+		return fmt.Errorf("Complete(%s): %w", j.id, err)
+	}
+	return r.effects(resp.GetEffects())
 }
 
 // committed counts a commit that happened and returns the backend's result for it.

@@ -88,6 +88,10 @@ func validTenant(s string) bool {
 	return true
 }
 
+// Tenant returns the tenant tok maps to, if any (the wire guard's connections carry
+// a token too). Safe for concurrent use.
+func (t *Tokens) Tenant(tok string) (string, bool) { return t.tenant(tok) }
+
 // tenant returns the tenant tok maps to, if any.
 func (t *Tokens) tenant(tok string) (string, bool) {
 	tenant, ok := t.byDigest[sha256.Sum256([]byte(tok))]

@@ -29,7 +29,7 @@ func TestDecideCompleteByCallID(t *testing.T) {
 	if status.Code(err) != codes.NotFound || !fieldIs(err, "call_id") {
 		t.Fatalf("unindexed: %v", err)
 	}
-	if err := f.svc.IndexCall(ctx, arbiter.SessionKey{ID: "guarded"}, "fc_1"); err != nil {
+	if err := f.svc.IndexCall(ctx, arbiter.SessionKey{ID: "guarded"}, "fc_1", 0); err != nil {
 		t.Fatal(err)
 	}
 	d, err := f.c.Decide(ctx, &arbiterv1.DecideRequest{CallId: "fc_1", Prepared: true, Wait: durationpb.New(0)})

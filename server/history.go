@@ -192,6 +192,8 @@ func historyEntryPB(e arbiter.HistoryEntry) (*arbiterv1.HistoryEntry, error) {
 			JobId: d.Job, Decision: decisionPB(d.Decision), Cause: string(d.Cause), Reason: d.Reason}}
 	case e.Revoked != nil:
 		m.Entry = &arbiterv1.HistoryEntry_Revoked{Revoked: &arbiterv1.HistoryJob{JobId: e.Revoked.Job}}
+	case e.Answered != nil:
+		m.Entry = &arbiterv1.HistoryEntry_Answered{Answered: &arbiterv1.HistoryJob{JobId: e.Answered.Job}}
 	case e.Hold != nil:
 		h := e.Hold
 		m.Entry = &arbiterv1.HistoryEntry_Hold{Hold: &arbiterv1.HistoryHold{

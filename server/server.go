@@ -298,27 +298,30 @@ func (s *Server) key(ctx context.Context, id string) (arbiter.SessionKey, error)
 	return arbiter.SessionKey{Tenant: TenantFrom(ctx), ID: id}, nil
 }
 
-// observedAt is when the agent observed an event: the moment its request arrived, less
-// the age it reports (unset: 0). It is taken as the request arrives, before the store
-// is read, so an event whose step waits for a slow store (a frozen Redis) keeps its
-// place on the session's timeline instead of taking the session clock's later time.
-// Errors: Invalid naming age when it is malformed, negative or beyond arbiter.MaxAge.
-func (s *Server) observedAt(age *durationpb.Duration) (time.Time, error) {
-	arrived := s.svc.Clock.Now()
+// observedAt is when the agent observed an event, the moment its request arrived
+// less the age it reports (zero when it reports none), and that arrival. Both are
+// taken as the request arrives, before the store is read, so an event whose step
+// waits for a slow store (a frozen Redis) keeps its place on the session's timeline
+// instead of taking the session clock's later time; an event without an age is one
+// the engine places itself (arbiter.Engine.Step: before any commit no Decide has
+// handed out yet). Errors: Invalid naming age when it is malformed, negative or
+// beyond arbiter.MaxAge.
+func (s *Server) observedAt(age *durationpb.Duration) (observed, arrived time.Time, err error) {
+	arrived = s.svc.Clock.Now()
 	if age == nil {
-		return arrived, nil
+		return time.Time{}, arrived, nil
 	}
 	if err := age.CheckValid(); err != nil {
-		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v", err)
+		return time.Time{}, time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v", err)
 	}
 	d := age.AsDuration()
 	if d < 0 {
-		return time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
+		return time.Time{}, time.Time{}, arbiter.Fieldf(arbiter.Invalid, "age", "%v is negative", d)
 	}
 	if err := arbiter.CheckAge(d); err != nil {
-		return time.Time{}, err
+		return time.Time{}, time.Time{}, err
 	}
-	return arrived.Add(-d), nil
+	return arrived.Add(-d), arrived, nil
 }
 
 // apply runs one event through the service and returns the engine's output with its
@@ -336,20 +339,32 @@ func (s *Server) apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.E
 	return out, eff, sess, nil
 }
 
+// Apply runs one event through the service for an in-process caller (the wire
+// guard, package guard), as the RPCs do: the same store, logging, traces and metrics
+// (record). Errors: those of arbiter.Service.Apply.
+func (s *Server) Apply(ctx context.Context, key arbiter.SessionKey, ev arbiter.Event, create bool) (arbiter.Output, *arbiter.Session, error) {
+	out, sess, err := s.svc.Apply(ctx, key, ev, create)
+	if err != nil {
+		return out, nil, err
+	}
+	s.record(ctx, out, sess)
+	return out, sess, nil
+}
+
 // RegisterCall implements arbiterv1.ArbiterServiceServer.
 func (s *Server) RegisterCall(ctx context.Context, req *arbiterv1.RegisterCallRequest) (*arbiterv1.RegisterCallResponse, error) {
 	key, err := s.key(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
 	}
-	at, err := s.observedAt(req.GetAge())
+	at, arrived, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
 	ev := arbiter.RegisterCall{
 		CallID: req.GetCallId(), Tool: req.GetTool(), Args: req.GetArgs().AsMap(),
 		ToolChoiceNone: req.GetToolChoice() == arbiterv1.ToolChoice_TOOL_CHOICE_NONE,
-		BusinessKey:    req.GetBusinessKey(), ObservedAt: at, Epoch: req.GetEpoch(), RawArgs: req.GetRawArgs(),
+		BusinessKey:    req.GetBusinessKey(), ObservedAt: at, Arrived: arrived, Epoch: req.GetEpoch(), RawArgs: req.GetRawArgs(),
 	}
 	switch req.GetBehavior() {
 	case arbiterv1.Behavior_BEHAVIOR_BLOCKING:
@@ -397,11 +412,11 @@ func (s *Server) ReportSpeech(ctx context.Context, req *arbiterv1.ReportSpeechRe
 	if !ok {
 		return nil, arbiter.Fieldf(arbiter.Invalid, "event", "%v is not a speech event", req.GetEvent())
 	}
-	at, err := s.observedAt(req.GetAge())
+	at, arrived, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
-	out, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
+	out, eff, _, err := s.apply(ctx, key, arbiter.Speech{Kind: kind, ObservedAt: at, Arrived: arrived, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -431,11 +446,11 @@ func (s *Server) ReportTranscript(ctx context.Context, req *arbiterv1.ReportTran
 	default:
 		return nil, arbiter.Fieldf(arbiter.Invalid, "role", "unknown value %d", req.GetRole())
 	}
-	at, err := s.observedAt(req.GetAge())
+	at, arrived, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
-	ev := arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}
+	ev := arbiter.Transcript{Model: model, Text: req.GetText(), Interim: req.GetInterim(), ObservedAt: at, Arrived: arrived, Epoch: req.GetEpoch(), UtteranceID: req.GetUtteranceId(), EventID: req.GetEventId()}
 	if r := req.GetReading(); r != nil {
 		ev.Reading = &speech.AgentReading{Intent: speech.Intent(r.GetIntent()), Confidence: r.GetConfidence(), Source: r.GetSource()}
 	}
@@ -452,11 +467,11 @@ func (s *Server) ReportToolCallCancellation(ctx context.Context, req *arbiterv1.
 	if err != nil {
 		return nil, err
 	}
-	at, err := s.observedAt(req.GetAge())
+	at, arrived, err := s.observedAt(req.GetAge())
 	if err != nil {
 		return nil, err
 	}
-	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at, EventID: req.GetEventId()}
+	ev := arbiter.ToolCallCancellation{CallIDs: req.GetCallIds(), ObservedAt: at, Arrived: arrived, EventID: req.GetEventId()}
 	switch req.GetReason() {
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_UNSPECIFIED, arbiterv1.CancellationReason_CANCELLATION_REASON_WITHDRAWN:
 	case arbiterv1.CancellationReason_CANCELLATION_REASON_PROVIDER_TIMEOUT:

@@ -404,7 +404,7 @@ func (s *script) steps() []scriptStep {
 			if d.Decision != arbiterv1.Decision_DECISION_PENDING {
 				t.Fatalf("decide in the grace window: %v", d)
 			}
-			s.clk.Advance(2 * time.Second)
+			s.clk.Advance(1500 * time.Millisecond) // the grace window's end: the commit is decided in time
 			d, err = c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: sid, JobId: s.jobTransfer, Prepared: true})
 			s.must(err)
 			if d.Decision != arbiterv1.Decision_DECISION_COMMIT {
@@ -839,7 +839,7 @@ func TestUnknownOutcome(t *testing.T) {
 	if _, err := n.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "u", JobId: reg.JobId, Prepared: true}); err != nil {
 		t.Fatal(err)
 	}
-	clk.Advance(2 * time.Second)
+	clk.Advance(1500 * time.Millisecond) // the grace window's end: the commit is decided in time
 	d, err := n.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: "u", JobId: reg.JobId, Prepared: true})
 	if err != nil || d.Decision != arbiterv1.Decision_DECISION_COMMIT {
 		t.Fatalf("decide: %v %v", d, err)

@@ -29,7 +29,9 @@
 //	                                      reading (stop, go_ahead, amend, other, unclear)
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
-//	decide t=MS job=JOB [prepared]        Decide
+//	decide t=MS job=JOB [prepared] [live]
+//	                                      Decide; live: a live agent's (a late commit is
+//	                                      withheld from it first: arbiter.Decide.Live)
 //	complete t=MS job=JOB outcome=OUTCOME [pad=N]
 //	                                      Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text);

@@ -129,8 +129,8 @@ func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job", "prepared")
-	d := arbiter.Decide{Prepared: td.HasArg("prepared")}
+	checkArgs(t, td, "t", "job", "prepared", "live")
+	d := arbiter.Decide{Prepared: td.HasArg("prepared"), Live: td.HasArg("live")}
 	td.ScanArgs(t, "job", &d.JobID)
 	return d
 }

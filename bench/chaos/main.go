@@ -31,17 +31,26 @@
 //	          configuration can lose data, and serve refuses it by default. Lost sessions
 //	          must be reported (DATA_LOSS, Connect LOST), never started again silently.
 //
-// Each session is one agent that behaves as the client adapters do: it stamps every
-// event when it observes it and delivers events in order through an outbox, retrying
-// with their `age` while the arbiter or its store is down; it does not act on a COMMIT
-// while an event it observed before that COMMIT arrived is undelivered (it delivers it
-// and asks again); it names its epoch, and on DATA_LOSS (its session was lost) it
+// Each session is one agent that behaves as the API asks (DecideRequest, issue 26): it
+// stamps every event when it observes it and delivers events in order through an
+// outbox, retrying with their `age` while the arbiter or its store is down; it asks
+// Decide only once what it observed is delivered, and a delivery that fails or takes
+// longer than 100 ms aborts the Decide it has waiting (it asks again once the outbox
+// is empty); a COMMIT it is
+// answered is final, and it acts on it; it names its epoch, and on DATA_LOSS (its session was lost) it
 // answers its calls in flight "unknown" itself and connects again in a new epoch. Its
 // script, on its own clock: the user asks for a booking (voice activity, transcript),
 // the model calls book_slot, a fake backend prepares it (0.5-2.5 s); in half the
 // sessions the user then says "Stop, don't book it." at a random moment around the
 // grace window's end; in a third the model re-issues the call with other wording; the
 // session closes at 15 s.
+//
+// With -backdate D the agent reports each event's age up to D larger than the truth
+// (a client bug, or a replica whose clock runs behind): events land placed before
+// what the arbiter has already answered. A COMMIT handed out must stand (issue 26):
+// the run also counts jobs the arbiter answered COMMIT and then reported cancelled
+// (a cancelled_job_ids entry or a "cancelled" function response), and that count must
+// be 0 too.
 //
 //	chaos -arbiter BIN -mode redis -sessions 300 -c 100
 //
@@ -89,6 +98,7 @@ func main() {
 	flag.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "mean time between faults")
 	flag.DurationVar(&cfg.maxDuration, "max-duration", 10*time.Minute, "hard bound on the whole run")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
+	flag.DurationVar(&cfg.backdate, "backdate", 0, "report each event's age up to this much larger than the truth (0: the true age)")
 	flag.IntVar(&cfg.replicaAcks, "replica-acks", 1, "failover mode: the replicas' --redis-replica-acks (0 shows what the failover loses without it)")
 	flag.StringVar(&cfg.only, "faults", "", "comma-separated fault kinds to draw from (default: every kind of the mode): kill-replica, stop-redis, kill-redis, restart-redis, lagging-failover")
 	flag.Parse()
@@ -117,12 +127,14 @@ type config struct {
 	maxDuration           time.Duration
 	seed                  uint64
 	only                  string
+	backdate              time.Duration
 	replicaAcks           int
 }
 
 // result is what the run counted. Safe for concurrent use through add.
 type result struct {
 	mu                                                    sync.Mutex
+	commitThenCancel                                      int
 	sessions, calls, doubleCommits, commitsAfterStop      int
 	neverAnswered, answeredTwice, lostSessions, notCalled int
 	commits, cancels, stops, unfinished                   int
@@ -138,12 +150,16 @@ func (r *result) add(f func(r *result)) {
 }
 
 func (r *result) judged() int {
-	return r.doubleCommits + r.commitsAfterStop + r.neverAnswered + r.answeredTwice + r.unfinished
+	return r.doubleCommits + r.commitsAfterStop + r.neverAnswered + r.answeredTwice + r.unfinished + r.commitThenCancel
 }
 
 func (r *result) line(cfg config) string {
-	return fmt.Sprintf("chaos %s: sessions %d, call ids %d, double commits %d, commits after a stop %d, ids never answered %d, ids answered twice %d, lost sessions %d, unfinished sessions %d (commits %d, cancels %d, stops said %d, calls never registered %d; faults %s; rpc errors %s; seed %d)%s",
-		cfg.mode, r.sessions, r.calls, r.doubleCommits, r.commitsAfterStop, r.neverAnswered, r.answeredTwice, r.lostSessions, r.unfinished,
+	mode := cfg.mode
+	if cfg.backdate > 0 {
+		mode += fmt.Sprintf(" (ages up to %v too large)", cfg.backdate)
+	}
+	return fmt.Sprintf("chaos %s: sessions %d, call ids %d, double commits %d, commits after a stop %d, COMMITs then cancelled %d, ids never answered %d, ids answered twice %d, lost sessions %d, unfinished sessions %d (commits %d, cancels %d, stops said %d, calls never registered %d; faults %s; rpc errors %s; seed %d)%s",
+		mode, r.sessions, r.calls, r.doubleCommits, r.commitsAfterStop, r.commitThenCancel, r.neverAnswered, r.answeredTwice, r.lostSessions, r.unfinished,
 		r.commits, r.cancels, r.stops, r.notCalled, counts(r.faults), counts(r.rpcErrors), cfg.seed, examples(r.examples))
 }
 
@@ -206,6 +222,7 @@ func run(cfg config) (*result, error) {
 		sem <- struct{}{}
 		wg.Add(1)
 		s := newSession(client, fmt.Sprintf("chaos-%d-%d", cfg.seed%100000, i), rand.New(rand.NewPCG(rng.Uint64(), uint64(i))), res)
+		s.backdate = cfg.backdate
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -491,12 +508,19 @@ func dialAll(addrs []string) (*grpc.ClientConn, error) {
 
 const grace = 1500 * time.Millisecond
 
+// stuckAfter is how long an observed event may stay undelivered before the agent
+// aborts the Decide it has waiting (the arbiter's LateTimer: a delivery takes
+// milliseconds when the store answers).
+const stuckAfter = 100 * time.Millisecond
+
 // event is one observation waiting in the outbox.
 type event struct {
 	name string
 	at   time.Time
-	send func(ctx context.Context, age *durationpb.Duration) (*arbiterv1.Effects, error)
-	done chan struct{}
+	// extra is added to the event's true age as it is reported (-backdate).
+	extra time.Duration
+	send  func(ctx context.Context, age *durationpb.Duration) (*arbiterv1.Effects, error)
+	done  chan struct{}
 }
 
 // callRec is what the agent knows of one call id.
@@ -516,9 +540,14 @@ type session struct {
 
 	mu    sync.Mutex
 	epoch string
-	// delivered counts the events that landed; a COMMIT is acted on only if none
-	// landed while its Decide was in flight (one may have withdrawn it).
+	// delivered counts the events that landed.
 	delivered int
+	// abortDecide, while a Decide waits, ends it: a delivery failed (see sender).
+	abortDecide context.CancelFunc
+	// backdate: events' ages are reported up to this much too large; cancelled: the
+	// jobs the arbiter said were cancelled (cancelled_job_ids, "cancelled" responses).
+	backdate  time.Duration
+	cancelled map[string]bool
 	conn      int
 	outbox    []*event
 	kick      chan struct{}
@@ -537,7 +566,7 @@ type session struct {
 }
 
 func newSession(c arbiterv1.ArbiterServiceClient, id string, rng *rand.Rand, res *result) *session {
-	return &session{c: c, id: id, rng: rng, res: res, kick: make(chan struct{}, 1), calls: map[string]*callRec{}, jobAck: make(chan struct{})}
+	return &session{c: c, id: id, rng: rng, res: res, kick: make(chan struct{}, 1), calls: map[string]*callRec{}, jobAck: make(chan struct{}), cancelled: map[string]bool{}}
 }
 
 // rpcErr counts an RPC error by its code and reports whether it is worth retrying.
@@ -693,6 +722,9 @@ func (s *session) markLost() {
 // enqueue adds an observation to the outbox, in order.
 func (s *session) enqueue(ev *event) {
 	s.mu.Lock()
+	if s.backdate > 0 {
+		ev.extra = time.Duration(s.rng.Int64N(int64(s.backdate) + 1))
+	}
 	s.outbox = append(s.outbox, ev)
 	s.mu.Unlock()
 	select {
@@ -731,6 +763,11 @@ func (s *session) observeTranscript(ctx context.Context, text string, at time.Ti
 	}
 	s.enqueue(&event{name: "transcript", at: time.Now(), done: make(chan struct{}), send: func(ctx context.Context, a *durationpb.Duration) (*arbiterv1.Effects, error) {
 		resp, err := s.c.ReportTranscript(ctx, &arbiterv1.ReportTranscriptRequest{SessionId: s.id, Text: text, Age: a, Epoch: s.epochNow()})
+		s.mu.Lock()
+		for _, id := range resp.GetCancelledJobIds() {
+			s.cancelled[id] = true
+		}
+		s.mu.Unlock()
 		return resp.GetEffects(), err
 	}})
 }
@@ -778,11 +815,25 @@ func (s *session) sender(ctx context.Context) {
 			}
 		}
 		var eff *arbiterv1.Effects
+		// An event not delivered within stuckAfter (a store frozen under its request),
+		// or whose delivery fails, aborts the Decide waiting: it must not be answered a
+		// COMMIT before this event lands (an answered COMMIT stands).
+		abort := func() {
+			s.mu.Lock()
+			if s.abortDecide != nil {
+				s.abortDecide()
+			}
+			s.mu.Unlock()
+		}
+		stuck := time.AfterFunc(stuckAfter-time.Since(ev.at), abort)
 		err := s.retry(ctx, func(ctx context.Context) error {
 			var err error
-			eff, err = ev.send(ctx, age(ev.at))
+			if eff, err = ev.send(ctx, age(ev.at.Add(-ev.extra))); err != nil {
+				abort()
+			}
 			return err
 		})
+		stuck.Stop()
 		switch {
 		case status.Code(err) == codes.DataLoss:
 			// The session was lost: answer what was in flight "unknown", connect in a new
@@ -843,39 +894,39 @@ func (s *session) backend(ctx context.Context, prepare time.Duration) {
 	s.mu.Unlock()
 	s.note("prepared %s", job)
 	for ctx.Err() == nil {
+		// Ask only once everything observed so far is delivered.
+		for _, w := range s.undeliveredBefore(time.Now().Add(time.Hour)) {
+			select {
+			case <-w:
+			case <-ctx.Done():
+				return
+			}
+		}
 		var d *arbiterv1.DecideResponse
+		dctx, abort := context.WithCancel(ctx)
 		s.mu.Lock()
-		deliveredBefore := s.delivered
+		s.abortDecide = abort
 		s.mu.Unlock()
-		err := s.retry(ctx, func(ctx context.Context) error {
+		err := s.retry(dctx, func(ctx context.Context) error {
 			var err error
 			d, err = s.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: s.id, JobId: job, Prepared: true, Wait: durationpb.New(2 * time.Second)})
 			return err
 		})
+		s.mu.Lock()
+		s.abortDecide = nil
+		s.mu.Unlock()
+		aborted := dctx.Err() != nil && ctx.Err() == nil
+		abort()
+		if aborted {
+			s.note("Decide aborted: an event is undelivered")
+			continue
+		}
 		if err != nil {
 			return // lost (NOT_FOUND in a new epoch) or the session's time ran out
 		}
-		received := time.Now()
 		s.note("Decide: %v decided at %v: %s", d.GetDecision(), d.GetDecidedAt().AsTime().Sub(s.t0).Milliseconds(), d.GetReason())
 		switch d.GetDecision() {
 		case arbiterv1.Decision_DECISION_COMMIT:
-			s.mu.Lock()
-			landed := s.delivered != deliveredBefore
-			s.mu.Unlock()
-			if waits := s.undeliveredBefore(received); len(waits) > 0 || landed {
-				// The adapters' rule: deliver what was observed before the COMMIT
-				// arrived, then ask again; the arbiter withdraws a commit decided on a
-				// timeline missing it. An event that landed while this Decide was in
-				// flight may have withdrawn it already: ask again too.
-				for _, w := range waits {
-					select {
-					case <-w:
-					case <-ctx.Done():
-						return
-					}
-				}
-				continue
-			}
 			s.mu.Lock()
 			s.commits++
 			s.decided = true
@@ -965,6 +1016,9 @@ func (s *session) effects(e *arbiterv1.Effects) {
 			continue
 		}
 		c.finals[r.GetSeq()] = true
+		if r.GetPayload().AsMap()["status"] == "cancelled" {
+			s.cancelled[r.GetJobId()] = true
+		}
 	}
 	for _, sk := range e.GetSkips() {
 		if c := s.calls[sk.GetCallId()]; c != nil {
@@ -990,6 +1044,10 @@ func (s *session) tally() {
 		if s.commits > 1 {
 			r.doubleCommits++
 			r.examples = append(r.examples, fmt.Sprintf("%s: committed %d times", s.id, s.commits))
+		}
+		if s.commits > 0 && s.cancelled[s.jobID] {
+			r.commitThenCancel++
+			r.examples = append(r.examples, fmt.Sprintf("%s: answered COMMIT for %s, then reported it cancelled:\n    %s", s.id, s.jobID, strings.Join(s.trail, "\n    ")))
 		}
 		if afterStop {
 			r.commitsAfterStop++

@@ -45,6 +45,17 @@
 # Sourced by clients/test.sh (which defines check, die, $tmp, $root and builds the
 # arbiter at $tmp/arbiter, then calls wire_checks per set); run alone it builds what it
 # needs into a temporary folder and checks the set its arguments name.
+#
+# Then the recorded sessions behind the wire guard (wire_guard_checks; WIRE_GUARD=0
+# skips it, WIRE_GUARD_STACKS narrows it): each stack points at `arbiter serve
+# --proxy-listen` (wss, a certificate made here) instead of the provider, whose fake is
+# the guard's upstream over TLS (--proxy-ca-file); the frameworks at their defaults, no
+# adapter, the booking tool using only the tool helper (twoPhase, by call id); embedded
+# (the guard's serve is the arbiter) and on Redis (the guard's serve a fourth replica,
+# the tools' RPCs round-robin over all four). The record must pass the same
+# `fake-provider check`. bare-genai is the no-integration run: a tool with no Arbiter
+# code at all, judged by clients/e2e/no_integration.py. Each stack's guard says what it
+# dropped and injected (the counts of its "wire guard connection closed" lines).
 
 wire_standalone=""
 if ! declare -F check >/dev/null; then
@@ -54,7 +65,7 @@ if ! declare -F check >/dev/null; then
   cd "$(dirname "${BASH_SOURCE[0]}")/../.."
   root="$PWD"
   tmp="$(mktemp -d)"
-  trap 'wire_stop; rm -rf "$tmp"' EXIT
+  trap 'wire_stop; [ -n "${WIRE_KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
   passed=0 failed=0 checks=0
   check() {
     local name="$1" t0=$SECONDS
@@ -322,7 +333,7 @@ wire_py_guard_batch() {
 # only with a serve that has the guard (--proxy-listen, issue 23): otherwise says so.
 wire_py_guard_checks() {
   local traces="${1:-$root/testdata/traces}" policy="${2:-$root/testdata/tools/booking.yaml}"
-  if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -q -- --proxy-listen; then
+  if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -- --proxy-listen >/dev/null; then # not -q: under pipefail its early exit fails the pipe (SIGPIPE)
     echo "wire: ${wire_py_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
     return 0
   fi
@@ -339,10 +350,167 @@ wire_py_guard_checks() {
   echo "(wire checks behind the guard, the Python frameworks: $((SECONDS - t_all))s)"
 }
 
+wire_guard_stacks="${WIRE_GUARD_STACKS:-guard-genai guard-openai-realtime guard-livekit-google guard-livekit-openai bare-genai}"
+
+# wire_guard_cert DIR: a self-signed certificate for 127.0.0.1 (the guard's wss).
+wire_guard_cert() {
+  [ -f "$1/guard.pem" ] && return 0
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$1/guard.key" -out "$1/guard.pem" -days 7 \
+    -subj "/CN=arbiter wire guard" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" >/dev/null 2>&1
+}
+
+# wire_guard_run STACK DIR REDIS TARGETS [TRACES TOOLS]: the stack behind its own guard
+# (a serve with --proxy-listen, on Redis when REDIS is set), against its own fake
+# provider (TLS) playing TRACES (default testdata/traces) under the policy TOOLS
+# (default booking.yaml); the agent's RPCs go to the guard's serve and TARGETS.
+wire_guard_run() {
+  local stack="$1" dir="$2" redis="$3" targets="$4" traces="${5:-$root/testdata/traces}" tools="${6:-$root/testdata/tools/booking.yaml}"
+  local fp sv addr guard arbiter code store=()
+  mkdir -p "$dir"
+  "$tmp/arbiter" fake-provider --trace "$traces" --record "$dir/rec.jsonl" --tls-self-signed "$dir/fake.pem" >"$dir/fake.log" 2>&1 &
+  fp=$!
+  addr="$(wire_addr "$dir/fake.log" $fp)"
+  [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
+  [ -n "$redis" ] && store=(--redis-url "$redis")
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$tools" "${store[@]}" --proxy-listen 127.0.0.1:0 \
+    --proxy-gemini-upstream "wss://$addr" --proxy-openai-upstream "wss://$addr" --proxy-ca-file "$dir/fake.pem" \
+    --proxy-tls-cert "$tmp/wire/guard.pem" --proxy-tls-key "$tmp/wire/guard.key" --log-level debug >"$dir/serve.log" 2>&1 &
+  sv=$!
+  for _ in $(seq 100); do
+    guard="$(grep -o 'proxy_addr=[^ ]*' "$dir/serve.log" | head -1 | cut -d= -f2)"
+    arbiter="$(sed -n 's/.*arbiter serving.* addr=\([^ ]*\).*/\1/p' "$dir/serve.log" | head -1)"
+    [ -n "$guard" ] && [ -n "$arbiter" ] && break
+    kill -0 $sv 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$guard" ] || { cat "$dir/serve.log"; kill $fp $sv 2>/dev/null; return 1; }
+  cat "$tmp/wire/guard.pem" "$dir/fake.pem" >"$dir/ca.pem"
+  (cd "$root/clients/node" && NODE_EXTRA_CA_CERTS="$dir/ca.pem" timeout 180 node "$wire_node/build/examples/wire-agent.js" --stack "$stack" \
+    --provider "https://$guard" --arbiter "$arbiter${targets:+,$targets}" --traces "$traces" --backend-log "$dir/backend.jsonl") \
+    >"$dir/agent.out" 2>"$dir/agent.err"
+  code=$?
+  kill -TERM $fp $sv 2>/dev/null
+  wait $fp $sv 2>/dev/null
+  return $code
+}
+
+# wire_guard_counts DIR: what the guard dropped and injected, summed over its connections.
+wire_guard_counts() {
+  /usr/bin/python3 - "$1/serve.log" <<'PY'
+import re, sys
+from collections import Counter
+c = Counter()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if "wire guard connection closed" in line:
+        for k, v in re.findall(r'"([a-z][^"=]*)"=(\d+)', line):
+            c[k] += int(v)
+print("guard: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothing dropped or injected"))
+PY
+}
+
+# wire_guard_verdict STACK CONFIG DIR CODE [TRACES TOOLS]: the check of one stack's run
+# behind the guard.
+wire_guard_verdict() {
+  local stack="$1" config="$2" dir="$3" code="$4" rec="$3/rec.jsonl" verdict
+  local traces="${5:-$root/testdata/traces}" tools="${6:-$root/testdata/tools/booking.yaml}"
+  if [[ "$stack" == *livekit* ]]; then
+    /usr/bin/python3 "$root/clients/e2e/first_sessions.py" "$dir/rec.jsonl" >"$dir/rec.first.jsonl" 2>>"$dir/check.out"
+    rec="$dir/rec.first.jsonl"
+  fi
+  if [[ "$stack" == bare-* ]]; then
+    mkdir -p "$dir/ref"
+    local t n
+    for t in "$traces"/*.jsonl; do
+      n="$(basename "$t" .jsonl)"
+      "$tmp/arbiter" replay --tools "$tools" "$t" >"$dir/ref/$n.gemini.jsonl" 2>/dev/null
+      /usr/bin/python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e=json.loads(l); e.pop("behavior",None) if e.get("event")=="tool_call" else None; print(json.dumps(e))' "$t" >"$dir/ref/$n.stripped.jsonl"
+      "$tmp/arbiter" replay --tools "$tools" "$dir/ref/$n.stripped.jsonl" >"$dir/ref/$n.openai.jsonl" 2>/dev/null
+    done
+    /usr/bin/python3 "$root/clients/e2e/no_integration.py" --record "$rec" --reference-dir "$dir/ref" --backend-log "$dir/backend.jsonl" \
+      --stack "$stack@$config" >>"$dir/check.out" 2>&1
+  else
+    "$tmp/arbiter" fake-provider check --record "$rec" --tools "$tools" \
+      --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$traces" >>"$dir/check.out" 2>&1
+  fi
+  verdict=$?
+  wire_guard_counts "$dir" >"$dir/counts.out"
+  if [ "$verdict" != 0 ] || [ "$code" != 0 ]; then
+    echo "stack exit code $code, checker exit code $verdict"
+    cat "$dir/check.out"
+    echo "--- agent stderr (last 40 lines)"
+    tail -40 "$dir/agent.err"
+    return 1
+  fi
+  grep -E "^$stack@$config: sessions " "$dir/check.out"
+  cat "$dir/counts.out"
+}
+
+wire_guard_checks() {
+  local t_all=$SECONDS config stack
+  mkdir -p "$tmp/wire"
+  wire_guard_cert "$tmp/wire" || die "openssl could not make the guard's certificate"
+  for config in embedded replicas; do
+    local base="$tmp/wire/guard-$config" t0=$SECONDS redis="" targets=""
+    mkdir -p "$base"
+    if [ "$config" = replicas ]; then
+      wire_arbiters replicas "$base"
+      targets="$wire_target"
+      redis="$wire_redis"
+    fi
+    echo "wire guard ($config)${targets:+: replicas $targets}"
+    local run=() pids=() i codes=()
+    for stack in $wire_guard_stacks; do
+      run+=("$stack")
+      if [ "$config" = embedded ]; then
+        wire_guard_run "$stack" "$base/$stack" "" "" &
+        pids+=($!)
+      else
+        # One stack at a time on the shared Redis: every stack plays the same
+        # traces, whose call ids would be one tenant's calls in several sessions,
+        # which the call index refuses to guess between (ambiguous).
+        wire_guard_run "$stack" "$base/$stack" "$redis" "$targets"
+        codes+=($?)
+        local port="${redis##*:}" # the call index is the next stack's: its call ids are these again
+        redis-cli -p "$port" --scan --pattern 'arb:c:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
+      fi
+    done
+    local seed_pid=""
+    if [ "$config" = embedded ] && [ -z "${WIRE_GUARD_STACKS:-}" ]; then
+      # The first seed: LiveKit drops a call it got on a toolChoice 'none' turn.
+      wire_guard_run bare-livekit-google "$base/seed" "" "" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml" &
+      seed_pid=$!
+    fi
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}"
+      codes[$i]=$?
+    done
+    local seed_code=0
+    [ -n "$seed_pid" ] && { wait "$seed_pid"; seed_code=$?; }
+    echo "(${#run[@]} stacks behind the guard, $config, $((SECONDS - t0))s)"
+    if [ -n "$seed_pid" ]; then
+      check "wire guard seed #2249@$config: LiveKit drops a toolChoice 'none' call; the guard answers it by its deadline, no Arbiter code" \
+        wire_guard_verdict bare-livekit-google "$config" "$base/seed" "$seed_code" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml"
+      grep -E "^(bare-livekit-google@$config: sessions |guard: )" "$log" | sed 's/^/    /'
+    fi
+    for i in "${!run[@]}"; do
+      stack="${run[$i]}"
+      check "wire guard $stack@$config: one answer per live id upstream, no dead id, each note once, the reference's cancels" \
+        wire_guard_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+      grep -E "^($stack@$config: sessions |guard: )" "$log" | sed 's/^/    /'
+    done
+    wire_stop
+  done
+  echo "(wire guard checks: $((SECONDS - t_all))s)"
+}
+
 if [ -n "$wire_standalone" ]; then
   wire_set_dir="${wire_arg_traces:-$root/testdata/traces}"
-  wire_checks "$(basename "$wire_set_dir")" "$wire_set_dir" "${wire_arg_policy:-$root/testdata/tools/booking.yaml}"
-  [ -n "${WIRE_STACKS:-}" ] || wire_py_guard_checks "$wire_set_dir" "${wire_arg_policy:-$root/testdata/tools/booking.yaml}"
+  wire_set_policy="${wire_arg_policy:-$root/testdata/tools/booking.yaml}"
+  [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_checks "$(basename "$wire_set_dir")" "$wire_set_dir" "$wire_set_policy"
+  [ -n "${WIRE_STACKS:-}" ] || [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_py_guard_checks "$wire_set_dir" "$wire_set_policy"
+  [ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
   echo "wire: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 fi

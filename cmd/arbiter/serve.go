@@ -71,6 +71,8 @@ type serveCmd struct {
 	HistoryBytes   int           `name:"history-bytes" default:"1024" env:"ARBITER_HISTORY_BYTES" help:"Bound of the history (GetHistory) each session keeps, in bytes of its entries JSON-encoded: the latest inputs, decisions and holds; 0: none for sessions that do not record."`
 	RecordBytes    int           `name:"record-bytes" default:"65536" env:"ARBITER_RECORD_BYTES" help:"Bound of the history of a session that records (ConfigureSession record, or --history-sample), enough to export it whole (arbiter export). Every RPC of such a session reads and writes it."`
 	HistorySample  float64       `name:"history-sample" env:"ARBITER_HISTORY_SAMPLE" help:"Fraction (0 to 1) of new sessions that record from their first event, picked by a hash of the session id (every replica picks the same); 0: only those that ask (ConfigureSession record)."`
+
+	proxyFlags
 }
 
 // Run starts the server and blocks until the context ends (SIGINT/SIGTERM), then
@@ -139,6 +141,13 @@ func (c *serveCmd) Run(env *runEnv) error {
 		_ = st.store.Close()
 		return err
 	}
+	_, stopProxy, err := c.startProxy(svc, srv, opts, log)
+	if err != nil {
+		stopMetrics()
+		_ = lis.Close()
+		_ = st.store.Close()
+		return err
+	}
 	// A store down at start is not fatal: the first check sets NOT_SERVING.
 	hw := server.NewHealthWatcher(st.store, hs, log, c.HealthEvery)
 	hw.Check(env.ctx)
@@ -161,6 +170,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	select {
 	case err := <-errc:
 		stopHealth()
+		stopProxy()
 		stopMetrics()
 		if cerr := st.store.Close(); err == nil {
 			err = cerr
@@ -172,6 +182,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 		log.Error("refusing the redis store", "err", err)
 		stopHealth()
 		gs.Stop()
+		stopProxy()
 		stopMetrics()
 		_ = st.store.Close()
 		return err
@@ -179,6 +190,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 	}
 	log.Info("draining", "timeout", c.DrainTimeout)
 	stopHealth()
+	stopProxy() // guarded agents reconnect elsewhere (Gemini: with their handle, to the same session)
 	c.drain(log, hs, srv, gs)
 	stopMetrics()
 	return st.store.Close()
@@ -244,7 +256,7 @@ func (c *serveCmd) validate() error {
 	if c.HistoryBytes < 0 || c.RecordBytes < 1024 || c.HistorySample < 0 || c.HistorySample > 1 {
 		return fmt.Errorf("--history-bytes must not be negative, --record-bytes must be at least 1024, --history-sample within 0..1")
 	}
-	return nil
+	return c.proxyValidate()
 }
 
 // serverOptions builds the gRPC server's options: limits, tokens, TLS and metrics (the

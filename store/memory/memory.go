@@ -317,15 +317,19 @@ type callEntry struct {
 }
 
 // IndexCall implements arbiter.CallIndex, in memory only (not on the Disk: the index
-// is a lookup aid, and a restart forgets it).
+// is a lookup aid, and a restart forgets it). An ambiguous call id keeps session "".
 func (m *Store) IndexCall(_ context.Context, tenant, callID, id string, ttl time.Duration) error {
 	e := callEntry{session: id}
 	if ttl > 0 {
 		e.expires = m.now().Add(ttl)
 	}
+	k := callKey{tenant, callID}
 	m.mu.Lock()
-	m.calls[callKey{tenant, callID}] = e
-	m.callExpiries.set(callKey{tenant, callID}, e.expires)
+	if old, ok := m.calls[k]; ok && old.session != id && (old.expires.IsZero() || m.now().Before(old.expires)) {
+		e.session = "" // two sessions: ambiguous
+	}
+	m.calls[k] = e
+	m.callExpiries.set(k, e.expires)
 	m.mu.Unlock()
 	return nil
 }
@@ -335,8 +339,11 @@ func (m *Store) LookupCall(_ context.Context, tenant, callID string) (string, er
 	m.mu.Lock()
 	e, ok := m.calls[callKey{tenant, callID}]
 	m.mu.Unlock()
-	if !ok || (!e.expires.IsZero() && !m.now().Before(e.expires)) {
+	switch {
+	case !ok || (!e.expires.IsZero() && !m.now().Before(e.expires)):
 		return "", arbiter.Fieldf(arbiter.NotFound, "call_id", "call %q is not known here (only calls the wire guard registered are found by their id alone): give session_id", callID)
+	case e.session == "":
+		return "", arbiter.AmbiguousCall(callID)
 	}
 	return e.session, nil
 }

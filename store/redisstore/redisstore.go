@@ -777,10 +777,26 @@ func callKey(tenant, callID string) string {
 	return "arb:c:{" + escape(tenant, true) + ":" + escape(callID, false) + "}"
 }
 
-// IndexCall implements arbiter.CallIndex with one SET (EX ttl): every replica finds
-// the call's session.
+// indexCallScript records a call's session, or marks the call id ambiguous ("") when
+// another session holds it: KEYS[1] the call's key, ARGV[1] the session id, ARGV[2]
+// the TTL in ms.
+var indexCallScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then
+  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
+  return 1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 0
+`)
+
+// IndexCall implements arbiter.CallIndex with one script call: every replica finds
+// the call's session (an ambiguous call id is stored as "").
 func (st *Store) IndexCall(ctx context.Context, tenant, callID, id string, ttl time.Duration) error {
-	if err := st.client.Set(ctx, callKey(tenant, callID), id, ttl).Err(); err != nil {
+	if ttl <= 0 {
+		ttl = 30 * 24 * time.Hour
+	}
+	if err := indexCallScript.Run(ctx, st.client, []string{callKey(tenant, callID)}, id, ttl.Milliseconds()).Err(); err != nil {
 		return arbiter.Wrap(arbiter.Unavailable, err, "index call %q: redis unavailable", callID)
 	}
 	return nil
@@ -794,6 +810,8 @@ func (st *Store) LookupCall(ctx context.Context, tenant, callID string) (string,
 		return "", arbiter.Fieldf(arbiter.NotFound, "call_id", "call %q is not known (only calls the wire guard registered are found by their id alone): give session_id", callID)
 	case err != nil:
 		return "", arbiter.Wrap(arbiter.Unavailable, err, "look up call %q: redis unavailable", callID)
+	case id == "":
+		return "", arbiter.AmbiguousCall(callID)
 	}
 	return id, nil
 }

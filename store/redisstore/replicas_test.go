@@ -29,7 +29,10 @@ func TestLaggingReplicaFailsClosed(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	}
-	st := open(redisstore.Options{ReplicaAcks: 1, CacheSessions: 16})
+	// A 2 s bound (the default is 500 ms): under -race on a loaded 2-core machine a
+	// running replica once took longer than 500 ms to acknowledge; a frozen one never
+	// does, so the bound changes how long the frozen half waits, not what it shows.
+	st := open(redisstore.Options{ReplicaAcks: 1, ReplicaTimeout: 2 * time.Second, CacheSessions: 16})
 	plain := open(redisstore.Options{})
 	key := arbiter.SessionKey{ID: "lagging"}
 	s := arbiter.NewSession(key, time.Now())

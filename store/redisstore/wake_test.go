@@ -221,7 +221,7 @@ func TestWakeDecideCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := h.brt.n.Load()
-		h.clock.AdvanceTo(h.clock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+		h.clock.AdvanceTo(h.clock.Now().Add(1500 * time.Millisecond)) // the 1.5 s grace window's end: A decides in time
 		if out := h.both(key, arbiter.Tick{}); len(out.Decisions) != 1 || out.Decisions[0].Decision != arbiter.DecisionCommit {
 			t.Fatalf("%s: A's tick decided %+v, want a COMMIT", key.ID, out.Decisions)
 		}
@@ -275,7 +275,7 @@ func TestWakeForgedDecision(t *testing.T) {
 			}
 			f.apply(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
 			f.apply(key, arbiter.Transcript{Text: tc.text})
-			f.clock.AdvanceTo(f.clock.Now().Add(2 * time.Second)) // past the 1.5 s grace
+			f.clock.AdvanceTo(f.clock.Now().Add(1500 * time.Millisecond)) // the 1.5 s grace window's end: decided in time
 			f.apply(key, arbiter.Tick{})
 			if d, err := f.svc.Decide(ctx, key, job, true, 0, nil); err != nil || d.Decision != tc.want {
 				t.Fatalf("the forger's Decide: %+v, %v; want %v to forge", d, err, tc.want)

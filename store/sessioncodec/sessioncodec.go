@@ -458,7 +458,8 @@ func (e *encoder) session(s *arbiter.Session) *pb.Session {
 				AmendText: j.AmendText, Outcome: string(j.Outcome), CompletedAt: e.t(j.CompletedAt), ResultJson: e.json(j.Result),
 				Error: j.Error, TimedOut: j.TimedOut, NoteIssued: j.NoteIssued, RunId: j.RunID, WasUnknown: j.WasUnknown,
 				ResultOmitted: omissionPB(j.ResultOmitted), SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
-				QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy)}
+				QuestionAt: e.t(j.QuestionAt), QuestionBy: int64(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int64(j.AnsweredBy),
+				AnsweredAt: e.t(j.AnsweredAt), WithheldUntil: e.t(j.WithheldUntil), LateCommit: j.LateCommit}
 			if c := j.Completion; c != nil {
 				if pj.CompletionSeqs = e.completionSeqs(c); pj.CompletionSeqs == nil {
 					pj.Completion = e.effects(c)
@@ -588,6 +589,9 @@ func (e *encoder) entry(x *arbiter.HistoryEntry) *pb.HistoryEntry {
 	}
 	if d := x.Decision; d != nil {
 		m.Decision = &pb.DecisionEntry{Job: d.Job, Decision: string(d.Decision), Cause: string(d.Cause), Reason: d.Reason}
+	}
+	if j := x.Answered; j != nil {
+		m.Answered = &pb.JobEntry{Job: j.Job}
 	}
 	if j := x.Revoked; j != nil {
 		m.Revoked = &pb.JobEntry{Job: j.Job}
@@ -740,7 +744,8 @@ func (d *decoder) session(m *pb.Session) *arbiter.Session {
 				CompletedAt: d.t(j.CompletedAt), Result: d.json(j.ResultJson), Error: j.Error, TimedOut: j.TimedOut,
 				NoteIssued: j.NoteIssued, RunID: j.RunId, WasUnknown: j.WasUnknown, ResultOmitted: omission(j.ResultOmitted),
 				SupersededBy: j.SupersededBy, Asked: j.Asked, Unguarded: j.Unguarded,
-				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy)}
+				QuestionAt: d.t(j.QuestionAt), QuestionBy: int(j.QuestionBy), QuestionOpen: j.QuestionOpen, AnsweredBy: int(j.AnsweredBy),
+				AnsweredAt: d.t(j.AnsweredAt), WithheldUntil: d.t(j.WithheldUntil), LateCommit: j.LateCommit}
 			if c := j.Completion; c != nil {
 				sj.Completion = d.effects(c)
 			} else if len(j.CompletionSeqs) > 0 {
@@ -877,6 +882,9 @@ func (d *decoder) entry(m *pb.HistoryEntry) arbiter.HistoryEntry {
 	}
 	if c := m.Decision; c != nil {
 		x.Decision = &arbiter.DecisionEntry{Job: c.Job, Decision: arbiter.Decision(c.Decision), Cause: arbiter.Cause(c.Cause), Reason: c.Reason}
+	}
+	if j := m.Answered; j != nil {
+		x.Answered = &arbiter.JobEntry{Job: j.Job}
 	}
 	if j := m.Revoked; j != nil {
 		x.Revoked = &arbiter.JobEntry{Job: j.Job}

@@ -31,8 +31,10 @@ func Run(t *testing.T, root string, newStore NewStore) {
 }
 
 // RunCallIndex checks a store's arbiter.CallIndex (skipped for a store without one):
-// a call id indexed in a tenant is found there, and only there; a later IndexCall
-// replaces it; an unknown one is NotFound naming call_id; an entry expires with its
+// a call id indexed in a tenant is found there, and only there; indexing it again for
+// the same session keeps it; for another session makes it ambiguous
+// (FailedPrecondition naming call_id: a tool's report must never land in another
+// conversation); an unknown one is NotFound naming call_id; an entry expires with its
 // ttl (checked by waiting: a real store's TTL runs on its own clock).
 func RunCallIndex(t *testing.T, newStore NewStore) {
 	st := newStore(t, time.Now)
@@ -52,11 +54,20 @@ func RunCallIndex(t *testing.T, newStore NewStore) {
 			t.Errorf("LookupCall(%q, fc_1) = %q, %v; want %q", c.tenant, got, err, c.want)
 		}
 	}
+	if err := idx.IndexCall(ctx, "", "fc_1", "s1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := idx.LookupCall(ctx, "", "fc_1"); got != "s1" {
+		t.Errorf("after a second IndexCall for the same session, LookupCall = %q, want s1", got)
+	}
 	if err := idx.IndexCall(ctx, "", "fc_1", "s3", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := idx.LookupCall(ctx, "", "fc_1"); got != "s3" {
-		t.Errorf("after a second IndexCall, LookupCall = %q, want s3", got)
+	if got, err := idx.LookupCall(ctx, "", "fc_1"); arbiter.KindOf(err) != arbiter.FailedPrecondition || arbiter.FieldOf(err) != "call_id" {
+		t.Errorf("a call id of two sessions: LookupCall = %q, %v; want FailedPrecondition naming call_id", got, err)
+	}
+	if got, _ := idx.LookupCall(ctx, "acme", "fc_1"); got != "s2" {
+		t.Errorf("another tenant's: %q", got)
 	}
 	for _, c := range []struct{ tenant, call string }{{"", "fc_2"}, {"other", "fc_1"}} {
 		if _, err := idx.LookupCall(ctx, c.tenant, c.call); arbiter.KindOf(err) != arbiter.NotFound || arbiter.FieldOf(err) != "call_id" {

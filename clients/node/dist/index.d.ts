@@ -10,6 +10,9 @@
  * - {@link SessionCore} is the provider-neutral core under it (an outbox that delivers
  *   what the model session did, in order, with its age; the commit rule;
  *   Decide/Complete; the Watch): an adapter for another provider calls its methods.
+ * - {@link ToolJob} and {@link twoPhase}: all a tool needs behind the wire guard
+ *   (`arbiter serve --proxy-listen`): a side-effecting tool's two phases by its call id
+ *   alone; read-only tools need nothing.
  * - {@link ArbiterClient} is the API over @grpc/grpc-js, with typed errors and retries.
  * - `pb` holds the generated messages and stubs (ts-proto).
  */
@@ -21,4 +24,5 @@ export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter, type ActionHandler, type LiveAdapterOptions, type LiveServerMessageLike, type LiveSessionLike, type TranscriptionLike } from "./live.js";
 export { RealtimeAdapter, bargeIn, type RealtimeAdapterOptions, type RealtimeClientEvent, type RealtimeServerEventLike } from "./openai.js";
+export { ArbiterUnavailable, JobCancelled, ToolJob, twoPhase, type PhaseJob, type ToolJobOptions, type TwoPhase } from "./tool.js";
 export { API_VERSION, VERSION } from "./version.js";

@@ -50,6 +50,12 @@ const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions
   "livekit-google": () => import("./stack-livekit.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, "google") })),
   "livekit-openai": () => import("./stack-livekit.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, "openai") })),
 };
+// Behind the wire guard (--provider is the guard): no adapter, the tool helper only;
+// bare-*: no Arbiter code at all (the no-integration run).
+for (const s of ["genai", "openai-realtime", "livekit-google", "livekit-openai"] as const) {
+  STACKS[`guard-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, false) }));
+  STACKS[`bare-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, true) }));
+}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({

@@ -61,6 +61,8 @@ export interface TraceInfo {
   name: string;
   /** How long a prepare takes when its tool's backend does not say (`session_start.prepare_ms`, default 4000). */
   prepareMs: number;
+  /** When the recorded session ends (its last event), ms. */
+  endMs: number;
   /** The session's language (`session_start.language`, BCP 47), if any. */
   language?: string;
   /** The session's IANA time zone (`session_start.time_zone`), if any. */
@@ -113,6 +115,7 @@ function readTrace(file: string, policy: Policy): TraceInfo {
   const info: TraceInfo = {
     name: basename(file, ".jsonl"),
     prepareMs: start.prepare_ms ?? 4000,
+    endMs: Math.max(0, ...events.map((e) => Number(e.t_ms) || 0)),
     language: start.language || undefined,
     timeZone: start.time_zone || undefined,
     readings: [],
@@ -287,6 +290,11 @@ export class Backend {
     this.log.write({ out, t_ms: this.tMs(), trace: this.trace.name, ...fields });
   }
 
+  /** A tool with no two phases ran for callId (the no-integration run's log). */
+  ran(callId: string): void {
+    this.line("execute", { job_id: "", call_id: callId });
+  }
+
   /** The backend of a job of `tool` that call `callId` opened: the tool's, the call's over it. */
   spec(tool: string, callId: string): BackendSpec {
     return { ...this.trace.backends[tool], ...this.trace.calls[callId]?.backend };
@@ -298,8 +306,13 @@ export class Backend {
     this.line("execute", { job_id: jobId, call_id: callId, tool, side_effect: sideEffect });
   }
 
-  /** Phase one: holds the slot (`prepare_ms`); rejects if `signal` aborts first. */
-  async prepare(jobId: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * Phase one: holds the slot (`prepare_ms`); rejects if `signal` aborts first. A job
+   * the backend has not seen start (the tool helper's: no Execute action) starts here,
+   * for `callId` and the tool the trace says it called.
+   */
+  async prepare(jobId: string, signal?: AbortSignal, callId?: string): Promise<void> {
+    if (callId !== undefined && !this.jobs.has(jobId)) this.job(jobId, this.trace.calls[callId]?.tool ?? "book_slot", callId, true);
     const j = this.jobs.get(jobId);
     const ms = (j && this.spec(j.tool, j.callId).prepare_ms) ?? this.trace.prepareMs;
     await sleep(ms, undefined, { signal });

@@ -247,6 +247,11 @@ class ToolJob:
             try:
                 d = await self.client.decide(req)
                 self.job_id = d.job_id
+                if not self.session_id and d.session_id:
+                    # Found once by the call id; named from here on (the index
+                    # may later call the id ambiguous: another session reused it).
+                    self.session_id = d.session_id
+                    req.session_id = d.session_id
                 return d
             except ArbiterError as err:
                 if err.code not in _AGAIN or time.monotonic() - start >= self.max_elapsed:

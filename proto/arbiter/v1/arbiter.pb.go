@@ -4363,7 +4363,8 @@ func (x *GetHistoryResponse) GetPolicy() *structpb.Struct {
 }
 
 // HistoryEntry is one entry of a session's timeline: exactly one of its kinds is set.
-// Inputs: call ... close. What the arbiter made of them: decision, revoked, hold.
+// Inputs: call ... close. What the arbiter made of them: decision, revoked, hold,
+// answered.
 // Effects: response, skip, note, run (the effect log's, with their seq).
 type HistoryEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4402,6 +4403,7 @@ type HistoryEntry struct {
 	//	*HistoryEntry_Decision
 	//	*HistoryEntry_Revoked
 	//	*HistoryEntry_Hold
+	//	*HistoryEntry_Answered
 	//	*HistoryEntry_Response
 	//	*HistoryEntry_Skip
 	//	*HistoryEntry_Note
@@ -4600,6 +4602,15 @@ func (x *HistoryEntry) GetHold() *HistoryHold {
 	return nil
 }
 
+func (x *HistoryEntry) GetAnswered() *HistoryJob {
+	if x != nil {
+		if x, ok := x.Entry.(*HistoryEntry_Answered); ok {
+			return x.Answered
+		}
+	}
+	return nil
+}
+
 func (x *HistoryEntry) GetResponse() *FunctionResponse {
 	if x != nil {
 		if x, ok := x.Entry.(*HistoryEntry_Response); ok {
@@ -4697,14 +4708,19 @@ type HistoryEntry_Decision struct {
 }
 
 type HistoryEntry_Revoked struct {
-	// A commit decision withdrawn: an event the agent observed before it arrived
-	// after it (see DecideRequest).
+	// A commit decision withdrawn before any Decide handed it out: an event the agent
+	// observed before it, or one without an `age`, arrived after it (see Decide).
 	Revoked *HistoryJob `protobuf:"bytes,21,opt,name=revoked,proto3,oneof"`
 }
 
 type HistoryEntry_Hold struct {
 	// A hold on a job's commit began or ended.
 	Hold *HistoryHold `protobuf:"bytes,22,opt,name=hold,proto3,oneof"`
+}
+
+type HistoryEntry_Answered struct {
+	// A Decide handed out the job's COMMIT: from then on it stands, whatever arrives.
+	Answered *HistoryJob `protobuf:"bytes,23,opt,name=answered,proto3,oneof"`
 }
 
 type HistoryEntry_Response struct {
@@ -4752,6 +4768,8 @@ func (*HistoryEntry_Decision) isHistoryEntry_Entry() {}
 func (*HistoryEntry_Revoked) isHistoryEntry_Entry() {}
 
 func (*HistoryEntry_Hold) isHistoryEntry_Entry() {}
+
+func (*HistoryEntry_Answered) isHistoryEntry_Entry() {}
 
 func (*HistoryEntry_Response) isHistoryEntry_Entry() {}
 
@@ -5930,7 +5948,7 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	" \x03(\v2\x18.arbiter.v1.HistoryEntryR\aentries\x12#\n" +
 	"\rpolicy_digest\x18\v \x01(\tR\fpolicyDigest\x120\n" +
 	"\x14server_policy_digest\x18\f \x01(\tR\x12serverPolicyDigest\x12/\n" +
-	"\x06policy\x18\r \x01(\v2\x17.google.protobuf.StructR\x06policy\"\xc1\b\n" +
+	"\x06policy\x18\r \x01(\v2\x17.google.protobuf.StructR\x06policy\"\xf7\b\n" +
 	"\fHistoryEntry\x12\x11\n" +
 	"\x04t_ms\x18\x01 \x01(\x03R\x03tMs\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12$\n" +
@@ -5953,7 +5971,8 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\x05close\x18\x13 \x01(\v2\x18.arbiter.v1.HistoryCloseH\x00R\x05close\x129\n" +
 	"\bdecision\x18\x14 \x01(\v2\x1b.arbiter.v1.HistoryDecisionH\x00R\bdecision\x122\n" +
 	"\arevoked\x18\x15 \x01(\v2\x16.arbiter.v1.HistoryJobH\x00R\arevoked\x12-\n" +
-	"\x04hold\x18\x16 \x01(\v2\x17.arbiter.v1.HistoryHoldH\x00R\x04hold\x12:\n" +
+	"\x04hold\x18\x16 \x01(\v2\x17.arbiter.v1.HistoryHoldH\x00R\x04hold\x124\n" +
+	"\banswered\x18\x17 \x01(\v2\x16.arbiter.v1.HistoryJobH\x00R\banswered\x12:\n" +
 	"\bresponse\x18\x1e \x01(\v2\x1c.arbiter.v1.FunctionResponseH\x00R\bresponse\x12&\n" +
 	"\x04skip\x18\x1f \x01(\v2\x10.arbiter.v1.SkipH\x00R\x04skip\x12&\n" +
 	"\x04note\x18  \x01(\v2\x10.arbiter.v1.NoteH\x00R\x04note\x12)\n" +
@@ -6277,57 +6296,58 @@ var file_arbiter_v1_arbiter_proto_depIdxs = []int32{
 	62,  // 70: arbiter.v1.HistoryEntry.decision:type_name -> arbiter.v1.HistoryDecision
 	56,  // 71: arbiter.v1.HistoryEntry.revoked:type_name -> arbiter.v1.HistoryJob
 	63,  // 72: arbiter.v1.HistoryEntry.hold:type_name -> arbiter.v1.HistoryHold
-	46,  // 73: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
-	47,  // 74: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
-	48,  // 75: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
-	34,  // 76: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
-	64,  // 77: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
-	0,   // 78: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
-	1,   // 79: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
-	2,   // 80: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
-	3,   // 81: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
-	4,   // 82: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
-	19,  // 83: arbiter.v1.HistoryTranscript.reading:type_name -> arbiter.v1.AgentReading
-	5,   // 84: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
-	7,   // 85: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
-	64,  // 86: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
-	64,  // 87: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
-	9,   // 88: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
-	64,  // 89: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
-	6,   // 90: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
-	14,  // 91: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
-	16,  // 92: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
-	18,  // 93: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
-	21,  // 94: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
-	23,  // 95: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
-	25,  // 96: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
-	27,  // 97: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
-	29,  // 98: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
-	31,  // 99: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
-	43,  // 100: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
-	35,  // 101: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
-	37,  // 102: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
-	39,  // 103: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
-	49,  // 104: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
-	15,  // 105: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
-	17,  // 106: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
-	20,  // 107: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
-	22,  // 108: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
-	24,  // 109: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
-	26,  // 110: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
-	28,  // 111: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
-	30,  // 112: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
-	32,  // 113: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
-	44,  // 114: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
-	36,  // 115: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
-	38,  // 116: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
-	40,  // 117: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
-	50,  // 118: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
-	105, // [105:119] is the sub-list for method output_type
-	91,  // [91:105] is the sub-list for method input_type
-	91,  // [91:91] is the sub-list for extension type_name
-	91,  // [91:91] is the sub-list for extension extendee
-	0,   // [0:91] is the sub-list for field type_name
+	56,  // 73: arbiter.v1.HistoryEntry.answered:type_name -> arbiter.v1.HistoryJob
+	46,  // 74: arbiter.v1.HistoryEntry.response:type_name -> arbiter.v1.FunctionResponse
+	47,  // 75: arbiter.v1.HistoryEntry.skip:type_name -> arbiter.v1.Skip
+	48,  // 76: arbiter.v1.HistoryEntry.note:type_name -> arbiter.v1.Note
+	34,  // 77: arbiter.v1.HistoryEntry.run:type_name -> arbiter.v1.RunUpdate
+	64,  // 78: arbiter.v1.HistoryCall.args:type_name -> google.protobuf.Struct
+	0,   // 79: arbiter.v1.HistoryCall.behavior:type_name -> arbiter.v1.Behavior
+	1,   // 80: arbiter.v1.HistoryCall.tool_choice:type_name -> arbiter.v1.ToolChoice
+	2,   // 81: arbiter.v1.HistoryCall.disposition:type_name -> arbiter.v1.Disposition
+	3,   // 82: arbiter.v1.HistorySpeech.event:type_name -> arbiter.v1.SpeechEvent
+	4,   // 83: arbiter.v1.HistoryTranscript.role:type_name -> arbiter.v1.Role
+	19,  // 84: arbiter.v1.HistoryTranscript.reading:type_name -> arbiter.v1.AgentReading
+	5,   // 85: arbiter.v1.HistoryWithdraw.reason:type_name -> arbiter.v1.CancellationReason
+	7,   // 86: arbiter.v1.HistoryComplete.outcome:type_name -> arbiter.v1.Outcome
+	64,  // 87: arbiter.v1.HistoryComplete.result:type_name -> google.protobuf.Struct
+	64,  // 88: arbiter.v1.HistoryComplete.result_omitted:type_name -> google.protobuf.Struct
+	9,   // 89: arbiter.v1.HistoryConnect.state:type_name -> arbiter.v1.SessionState
+	64,  // 90: arbiter.v1.HistoryProgress.result:type_name -> google.protobuf.Struct
+	6,   // 91: arbiter.v1.HistoryDecision.decision:type_name -> arbiter.v1.Decision
+	14,  // 92: arbiter.v1.ArbiterService.RegisterCall:input_type -> arbiter.v1.RegisterCallRequest
+	16,  // 93: arbiter.v1.ArbiterService.ReportSpeech:input_type -> arbiter.v1.ReportSpeechRequest
+	18,  // 94: arbiter.v1.ArbiterService.ReportTranscript:input_type -> arbiter.v1.ReportTranscriptRequest
+	21,  // 95: arbiter.v1.ArbiterService.ReportToolCallCancellation:input_type -> arbiter.v1.ReportToolCallCancellationRequest
+	23,  // 96: arbiter.v1.ArbiterService.Decide:input_type -> arbiter.v1.DecideRequest
+	25,  // 97: arbiter.v1.ArbiterService.Complete:input_type -> arbiter.v1.CompleteRequest
+	27,  // 98: arbiter.v1.ArbiterService.ConfigureSession:input_type -> arbiter.v1.ConfigureSessionRequest
+	29,  // 99: arbiter.v1.ArbiterService.Poll:input_type -> arbiter.v1.PollRequest
+	31,  // 100: arbiter.v1.ArbiterService.GetSession:input_type -> arbiter.v1.GetSessionRequest
+	43,  // 101: arbiter.v1.ArbiterService.CloseSession:input_type -> arbiter.v1.CloseSessionRequest
+	35,  // 102: arbiter.v1.ArbiterService.Connect:input_type -> arbiter.v1.ConnectRequest
+	37,  // 103: arbiter.v1.ArbiterService.ReportProgress:input_type -> arbiter.v1.ReportProgressRequest
+	39,  // 104: arbiter.v1.ArbiterService.Watch:input_type -> arbiter.v1.WatchRequest
+	49,  // 105: arbiter.v1.ArbiterService.GetHistory:input_type -> arbiter.v1.GetHistoryRequest
+	15,  // 106: arbiter.v1.ArbiterService.RegisterCall:output_type -> arbiter.v1.RegisterCallResponse
+	17,  // 107: arbiter.v1.ArbiterService.ReportSpeech:output_type -> arbiter.v1.ReportSpeechResponse
+	20,  // 108: arbiter.v1.ArbiterService.ReportTranscript:output_type -> arbiter.v1.ReportTranscriptResponse
+	22,  // 109: arbiter.v1.ArbiterService.ReportToolCallCancellation:output_type -> arbiter.v1.ReportToolCallCancellationResponse
+	24,  // 110: arbiter.v1.ArbiterService.Decide:output_type -> arbiter.v1.DecideResponse
+	26,  // 111: arbiter.v1.ArbiterService.Complete:output_type -> arbiter.v1.CompleteResponse
+	28,  // 112: arbiter.v1.ArbiterService.ConfigureSession:output_type -> arbiter.v1.ConfigureSessionResponse
+	30,  // 113: arbiter.v1.ArbiterService.Poll:output_type -> arbiter.v1.PollResponse
+	32,  // 114: arbiter.v1.ArbiterService.GetSession:output_type -> arbiter.v1.GetSessionResponse
+	44,  // 115: arbiter.v1.ArbiterService.CloseSession:output_type -> arbiter.v1.CloseSessionResponse
+	36,  // 116: arbiter.v1.ArbiterService.Connect:output_type -> arbiter.v1.ConnectResponse
+	38,  // 117: arbiter.v1.ArbiterService.ReportProgress:output_type -> arbiter.v1.ReportProgressResponse
+	40,  // 118: arbiter.v1.ArbiterService.Watch:output_type -> arbiter.v1.WatchResponse
+	50,  // 119: arbiter.v1.ArbiterService.GetHistory:output_type -> arbiter.v1.GetHistoryResponse
+	106, // [106:120] is the sub-list for method output_type
+	92,  // [92:106] is the sub-list for method input_type
+	92,  // [92:92] is the sub-list for extension type_name
+	92,  // [92:92] is the sub-list for extension extendee
+	0,   // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_v1_arbiter_proto_init() }
@@ -6356,6 +6376,7 @@ func file_arbiter_v1_arbiter_proto_init() {
 		(*HistoryEntry_Decision)(nil),
 		(*HistoryEntry_Revoked)(nil),
 		(*HistoryEntry_Hold)(nil),
+		(*HistoryEntry_Answered)(nil),
 		(*HistoryEntry_Response)(nil),
 		(*HistoryEntry_Skip)(nil),
 		(*HistoryEntry_Note)(nil),

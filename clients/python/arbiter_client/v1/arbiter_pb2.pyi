@@ -700,7 +700,7 @@ class GetHistoryResponse(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., epoch: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., record: bool = ..., max_bytes: _Optional[int] = ..., bytes: _Optional[int] = ..., dropped: _Optional[int] = ..., first_seq: _Optional[int] = ..., complete: bool = ..., entries: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., policy_digest: _Optional[str] = ..., server_policy_digest: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("t_ms", "at", "observed_ms", "seq", "clipped", "call", "speech", "transcript", "withdraw", "prepared", "complete", "configure", "connect", "progress", "close", "decision", "revoked", "hold", "response", "skip", "note", "run")
+    __slots__ = ("t_ms", "at", "observed_ms", "seq", "clipped", "call", "speech", "transcript", "withdraw", "prepared", "complete", "configure", "connect", "progress", "close", "decision", "revoked", "hold", "answered", "response", "skip", "note", "run")
     T_MS_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     OBSERVED_MS_FIELD_NUMBER: _ClassVar[int]
@@ -719,6 +719,7 @@ class HistoryEntry(_message.Message):
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
     HOLD_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
     SKIP_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
@@ -741,11 +742,12 @@ class HistoryEntry(_message.Message):
     decision: HistoryDecision
     revoked: HistoryJob
     hold: HistoryHold
+    answered: HistoryJob
     response: FunctionResponse
     skip: Skip
     note: Note
     run: RunUpdate
-    def __init__(self, t_ms: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., observed_ms: _Optional[int] = ..., seq: _Optional[int] = ..., clipped: bool = ..., call: _Optional[_Union[HistoryCall, _Mapping]] = ..., speech: _Optional[_Union[HistorySpeech, _Mapping]] = ..., transcript: _Optional[_Union[HistoryTranscript, _Mapping]] = ..., withdraw: _Optional[_Union[HistoryWithdraw, _Mapping]] = ..., prepared: _Optional[_Union[HistoryJob, _Mapping]] = ..., complete: _Optional[_Union[HistoryComplete, _Mapping]] = ..., configure: _Optional[_Union[HistoryConfigure, _Mapping]] = ..., connect: _Optional[_Union[HistoryConnect, _Mapping]] = ..., progress: _Optional[_Union[HistoryProgress, _Mapping]] = ..., close: _Optional[_Union[HistoryClose, _Mapping]] = ..., decision: _Optional[_Union[HistoryDecision, _Mapping]] = ..., revoked: _Optional[_Union[HistoryJob, _Mapping]] = ..., hold: _Optional[_Union[HistoryHold, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
+    def __init__(self, t_ms: _Optional[int] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., observed_ms: _Optional[int] = ..., seq: _Optional[int] = ..., clipped: bool = ..., call: _Optional[_Union[HistoryCall, _Mapping]] = ..., speech: _Optional[_Union[HistorySpeech, _Mapping]] = ..., transcript: _Optional[_Union[HistoryTranscript, _Mapping]] = ..., withdraw: _Optional[_Union[HistoryWithdraw, _Mapping]] = ..., prepared: _Optional[_Union[HistoryJob, _Mapping]] = ..., complete: _Optional[_Union[HistoryComplete, _Mapping]] = ..., configure: _Optional[_Union[HistoryConfigure, _Mapping]] = ..., connect: _Optional[_Union[HistoryConnect, _Mapping]] = ..., progress: _Optional[_Union[HistoryProgress, _Mapping]] = ..., close: _Optional[_Union[HistoryClose, _Mapping]] = ..., decision: _Optional[_Union[HistoryDecision, _Mapping]] = ..., revoked: _Optional[_Union[HistoryJob, _Mapping]] = ..., hold: _Optional[_Union[HistoryHold, _Mapping]] = ..., answered: _Optional[_Union[HistoryJob, _Mapping]] = ..., response: _Optional[_Union[FunctionResponse, _Mapping]] = ..., skip: _Optional[_Union[Skip, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., run: _Optional[_Union[RunUpdate, _Mapping]] = ...) -> None: ...
 
 class HistoryCall(_message.Message):
     __slots__ = ("call_id", "minted", "tool", "args", "raw_args", "behavior", "tool_choice", "business_key", "disposition", "job_id", "run_id", "duplicate_of", "job_tool", "side_effect")

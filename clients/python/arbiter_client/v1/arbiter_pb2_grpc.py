@@ -166,16 +166,26 @@ class ArbiterServiceServicer(object):
     def Decide(self, request, context):
         """Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
         or PENDING when `wait` ran out first. Call it with prepared=false while the slow
-        prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
-        and with prepared=true once prepare finished (that starts the grace window).
-        FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
-        observed before it arrived (a voice-activity start, a transcript) is still
-        undelivered, after a store outage for instance: deliver the event (with its
-        `age`) and call Decide again. An event observed before the commit came due
-        withdraws it, and the job follows its hold rules again (a stop then cancels it).
-        CANCEL is final. A replica that shuts down while a Decide waits answers it at
-        once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
-        another replica; the decision, if one was made, is in the store.
+        prepare runs (it then returns early on CANCEL, so the prepare can be aborted, or on
+        a COMMIT another Decide's prepare led to) and with prepared=true once prepare
+        finished (that starts the grace window), and keep it waiting: a Decide waiting when
+        the commit comes due gets it at once. FAILED_PRECONDITION for a read-only job.
+        COMMIT and CANCEL are final: the arbiter stores that it answered a COMMIT before
+        the answer leaves, and no event withdraws it afterwards, whatever its `age` (a
+        stop observed earlier and delivered later is heard after the commit: the job's
+        note says so). A commit not handed out yet is withdrawn by an event observed
+        before it came due, and the job follows its hold rules again (a stop then cancels
+        it). After an outage: a commit that came due while no step of the session could be
+        stored (the store unreachable or frozen, the replicas gone), and so was decided
+        late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
+        with the reason), so that what you observed meanwhile lands first: until then an
+        event without an `age` comes before it, and a stop cancels it. Deliver every event
+        with its `age`, ask Decide only once what you observed is delivered, and abort a
+        waiting Decide when an event's delivery fails or is not done within 100 ms (a
+        store frozen under it); ask again once it lands. A replica that shuts down
+        while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
+        RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
+        the store.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

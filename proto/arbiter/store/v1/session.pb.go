@@ -1070,7 +1070,13 @@ type Job struct {
 	// Asked (a Decide named the job by its call id: its tool talks to the arbiter).
 	Asked bool `protobuf:"varint,50,opt,name=asked,proto3" json:"asked,omitempty"`
 	// Unguarded (completed by the agent's own answer, its tool never having asked).
-	Unguarded     bool `protobuf:"varint,51,opt,name=unguarded,proto3" json:"unguarded,omitempty"`
+	Unguarded bool `protobuf:"varint,51,opt,name=unguarded,proto3" json:"unguarded,omitempty"`
+	// AnsweredAt. (Numbered from 120: 20-29 were taken when it was added.)
+	AnsweredAt int64 `protobuf:"zigzag64,120,opt,name=answered_at,json=answeredAt,proto3" json:"answered_at,omitempty"`
+	// WithheldUntil.
+	WithheldUntil int64 `protobuf:"zigzag64,121,opt,name=withheld_until,json=withheldUntil,proto3" json:"withheld_until,omitempty"`
+	// LateCommit.
+	LateCommit    bool `protobuf:"varint,122,opt,name=late_commit,json=lateCommit,proto3" json:"late_commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1381,6 +1387,27 @@ func (x *Job) GetAsked() bool {
 func (x *Job) GetUnguarded() bool {
 	if x != nil {
 		return x.Unguarded
+	}
+	return false
+}
+
+func (x *Job) GetAnsweredAt() int64 {
+	if x != nil {
+		return x.AnsweredAt
+	}
+	return 0
+}
+
+func (x *Job) GetWithheldUntil() int64 {
+	if x != nil {
+		return x.WithheldUntil
+	}
+	return 0
+}
+
+func (x *Job) GetLateCommit() bool {
+	if x != nil {
+		return x.LateCommit
 	}
 	return false
 }
@@ -2395,7 +2422,9 @@ type HistoryEntry struct {
 	// Revoked.
 	Revoked *JobEntry `protobuf:"bytes,16,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	// Hold.
-	Hold          *HoldEntry `protobuf:"bytes,17,opt,name=hold,proto3" json:"hold,omitempty"`
+	Hold *HoldEntry `protobuf:"bytes,17,opt,name=hold,proto3" json:"hold,omitempty"`
+	// Answered.
+	Answered      *JobEntry `protobuf:"bytes,20,opt,name=answered,proto3" json:"answered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2545,6 +2574,13 @@ func (x *HistoryEntry) GetRevoked() *JobEntry {
 func (x *HistoryEntry) GetHold() *HoldEntry {
 	if x != nil {
 		return x.Hold
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetAnswered() *JobEntry {
+	if x != nil {
+		return x.Answered
 	}
 	return nil
 }
@@ -3488,7 +3524,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04dead\x18\x03 \x01(\bR\x04dead\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12'\n" +
-	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\x95\n" +
+	"\x0fresponse_logged\x18\x06 \x01(\bR\x0eresponseLogged\"\xfe\n" +
 	"\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -3544,7 +3580,12 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x0eresult_omitted\x18( \x01(\v2 .arbiter.store.v1.ResultOmissionR\rresultOmitted\x12#\n" +
 	"\rsuperseded_by\x18) \x01(\tR\fsupersededBy\x12\x14\n" +
 	"\x05asked\x182 \x01(\bR\x05asked\x12\x1c\n" +
-	"\tunguarded\x183 \x01(\bR\tunguarded\"\xaa\x01\n" +
+	"\tunguarded\x183 \x01(\bR\tunguarded\x12\x1f\n" +
+	"\vanswered_at\x18x \x01(\x12R\n" +
+	"answeredAt\x12%\n" +
+	"\x0ewithheld_until\x18y \x01(\x12R\rwithheldUntil\x12\x1f\n" +
+	"\vlate_commit\x18z \x01(\bR\n" +
+	"lateCommit\"\xaa\x01\n" +
 	"\x0eResultOmission\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1b\n" +
@@ -3624,7 +3665,7 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x04Hold\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x1c\n" +
 	"\tutterance\x18\x02 \x01(\x03R\tutterance\x12\x14\n" +
-	"\x05since\x18\x03 \x01(\x12R\x05since\"\xce\x06\n" +
+	"\x05since\x18\x03 \x01(\x12R\x05since\"\x86\a\n" +
 	"\fHistoryEntry\x12\x0e\n" +
 	"\x02ms\x18\x01 \x01(\x03R\x02ms\x12$\n" +
 	"\vobserved_ms\x18\x02 \x01(\x03H\x00R\n" +
@@ -3646,7 +3687,8 @@ const file_arbiter_store_v1_session_proto_rawDesc = "" +
 	"\x05close\x18\x0e \x01(\bR\x05close\x12;\n" +
 	"\bdecision\x18\x0f \x01(\v2\x1f.arbiter.store.v1.DecisionEntryR\bdecision\x124\n" +
 	"\arevoked\x18\x10 \x01(\v2\x1a.arbiter.store.v1.JobEntryR\arevoked\x12/\n" +
-	"\x04hold\x18\x11 \x01(\v2\x1b.arbiter.store.v1.HoldEntryR\x04holdB\x0e\n" +
+	"\x04hold\x18\x11 \x01(\v2\x1b.arbiter.store.v1.HoldEntryR\x04hold\x126\n" +
+	"\banswered\x18\x14 \x01(\v2\x1a.arbiter.store.v1.JobEntryR\bansweredB\x0e\n" +
 	"\f_observed_ms\"\x8d\x03\n" +
 	"\tCallEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -3794,13 +3836,14 @@ var file_arbiter_store_v1_session_proto_depIdxs = []int32{
 	29, // 32: arbiter.store.v1.HistoryEntry.decision:type_name -> arbiter.store.v1.DecisionEntry
 	24, // 33: arbiter.store.v1.HistoryEntry.revoked:type_name -> arbiter.store.v1.JobEntry
 	30, // 34: arbiter.store.v1.HistoryEntry.hold:type_name -> arbiter.store.v1.HoldEntry
-	5,  // 35: arbiter.store.v1.TranscriptEntry.reading:type_name -> arbiter.store.v1.Reading
-	9,  // 36: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	24, // 35: arbiter.store.v1.HistoryEntry.answered:type_name -> arbiter.store.v1.JobEntry
+	5,  // 36: arbiter.store.v1.TranscriptEntry.reading:type_name -> arbiter.store.v1.Reading
+	9,  // 37: arbiter.store.v1.CompleteEntry.result_omitted:type_name -> arbiter.store.v1.ResultOmission
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_arbiter_store_v1_session_proto_init() }

@@ -1910,7 +1910,8 @@ export interface GetHistoryResponse {
 
 /**
  * HistoryEntry is one entry of a session's timeline: exactly one of its kinds is set.
- * Inputs: call ... close. What the arbiter made of them: decision, revoked, hold.
+ * Inputs: call ... close. What the arbiter made of them: decision, revoked, hold,
+ * answered.
  * Effects: response, skip, note, run (the effect log's, with their seq).
  */
 export interface HistoryEntry {
@@ -1992,8 +1993,8 @@ export interface HistoryEntry {
     | HistoryDecision
     | undefined;
   /**
-   * A commit decision withdrawn: an event the agent observed before it arrived
-   * after it (see DecideRequest).
+   * A commit decision withdrawn before any Decide handed it out: an event the agent
+   * observed before it, or one without an `age`, arrived after it (see Decide).
    */
   revoked?:
     | HistoryJob
@@ -2001,6 +2002,10 @@ export interface HistoryEntry {
   /** A hold on a job's commit began or ended. */
   hold?:
     | HistoryHold
+    | undefined;
+  /** A Decide handed out the job's COMMIT: from then on it stands, whatever arrives. */
+  answered?:
+    | HistoryJob
     | undefined;
   /** A function response handed out. */
   response?:
@@ -7680,6 +7685,7 @@ function createBaseHistoryEntry(): HistoryEntry {
     decision: undefined,
     revoked: undefined,
     hold: undefined,
+    answered: undefined,
     response: undefined,
     skip: undefined,
     note: undefined,
@@ -7742,6 +7748,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     }
     if (message.hold !== undefined) {
       HistoryHold.encode(message.hold, writer.uint32(178).fork()).join();
+    }
+    if (message.answered !== undefined) {
+      HistoryJob.encode(message.answered, writer.uint32(186).fork()).join();
     }
     if (message.response !== undefined) {
       FunctionResponse.encode(message.response, writer.uint32(242).fork()).join();
@@ -7915,6 +7924,14 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
             message.hold = HistoryHold.decode(reader, reader.uint32());
             continue;
           }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.answered = HistoryJob.decode(reader, reader.uint32());
+            continue;
+          }
           case 30: {
             if (tag !== 242) {
               break;
@@ -7983,6 +8000,7 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
       decision: isSet(object.decision) ? HistoryDecision.fromJSON(object.decision) : undefined,
       revoked: isSet(object.revoked) ? HistoryJob.fromJSON(object.revoked) : undefined,
       hold: isSet(object.hold) ? HistoryHold.fromJSON(object.hold) : undefined,
+      answered: isSet(object.answered) ? HistoryJob.fromJSON(object.answered) : undefined,
       response: isSet(object.response) ? FunctionResponse.fromJSON(object.response) : undefined,
       skip: isSet(object.skip) ? Skip.fromJSON(object.skip) : undefined,
       note: isSet(object.note) ? Note.fromJSON(object.note) : undefined,
@@ -8045,6 +8063,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     }
     if (message.hold !== undefined) {
       obj.hold = HistoryHold.toJSON(message.hold);
+    }
+    if (message.answered !== undefined) {
+      obj.answered = HistoryJob.toJSON(message.answered);
     }
     if (message.response !== undefined) {
       obj.response = FunctionResponse.toJSON(message.response);
@@ -8109,6 +8130,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
       : undefined;
     message.hold = (object.hold !== undefined && object.hold !== null)
       ? HistoryHold.fromPartial(object.hold)
+      : undefined;
+    message.answered = (object.answered !== undefined && object.answered !== null)
+      ? HistoryJob.fromPartial(object.answered)
       : undefined;
     message.response = (object.response !== undefined && object.response !== null)
       ? FunctionResponse.fromPartial(object.response)
@@ -9734,16 +9758,26 @@ export const ArbiterServiceService = {
   /**
    * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
-   * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
-   * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
-   * observed before it arrived (a voice-activity start, a transcript) is still
-   * undelivered, after a store outage for instance: deliver the event (with its
-   * `age`) and call Decide again. An event observed before the commit came due
-   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
-   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
-   * another replica; the decision, if one was made, is in the store.
+   * prepare runs (it then returns early on CANCEL, so the prepare can be aborted, or on
+   * a COMMIT another Decide's prepare led to) and with prepared=true once prepare
+   * finished (that starts the grace window), and keep it waiting: a Decide waiting when
+   * the commit comes due gets it at once. FAILED_PRECONDITION for a read-only job.
+   * COMMIT and CANCEL are final: the arbiter stores that it answered a COMMIT before
+   * the answer leaves, and no event withdraws it afterwards, whatever its `age` (a
+   * stop observed earlier and delivered later is heard after the commit: the job's
+   * note says so). A commit not handed out yet is withdrawn by an event observed
+   * before it came due, and the job follows its hold rules again (a stop then cancels
+   * it). After an outage: a commit that came due while no step of the session could be
+   * stored (the store unreachable or frozen, the replicas gone), and so was decided
+   * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
+   * with the reason), so that what you observed meanwhile lands first: until then an
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
+   * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
+   * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
+   * the store.
    */
   decide: {
     path: "/arbiter.v1.ArbiterService/Decide" as const,
@@ -9967,16 +10001,26 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
   /**
    * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
-   * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
-   * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
-   * observed before it arrived (a voice-activity start, a transcript) is still
-   * undelivered, after a store outage for instance: deliver the event (with its
-   * `age`) and call Decide again. An event observed before the commit came due
-   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
-   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
-   * another replica; the decision, if one was made, is in the store.
+   * prepare runs (it then returns early on CANCEL, so the prepare can be aborted, or on
+   * a COMMIT another Decide's prepare led to) and with prepared=true once prepare
+   * finished (that starts the grace window), and keep it waiting: a Decide waiting when
+   * the commit comes due gets it at once. FAILED_PRECONDITION for a read-only job.
+   * COMMIT and CANCEL are final: the arbiter stores that it answered a COMMIT before
+   * the answer leaves, and no event withdraws it afterwards, whatever its `age` (a
+   * stop observed earlier and delivered later is heard after the commit: the job's
+   * note says so). A commit not handed out yet is withdrawn by an event observed
+   * before it came due, and the job follows its hold rules again (a stop then cancels
+   * it). After an outage: a commit that came due while no step of the session could be
+   * stored (the store unreachable or frozen, the replicas gone), and so was decided
+   * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
+   * with the reason), so that what you observed meanwhile lands first: until then an
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
+   * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
+   * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
+   * the store.
    */
   decide: handleUnaryCall<DecideRequest, DecideResponse>;
   /**
@@ -10171,16 +10215,26 @@ export interface ArbiterServiceClient extends Client {
   /**
    * Decide long-polls the arbiter's decision for one side-effecting job: COMMIT, CANCEL,
    * or PENDING when `wait` ran out first. Call it with prepared=false while the slow
-   * prepare runs (it then returns early only on CANCEL, so the prepare can be aborted)
-   * and with prepared=true once prepare finished (that starts the grace window).
-   * FAILED_PRECONDITION for a read-only job. Do not act on a COMMIT while an event you
-   * observed before it arrived (a voice-activity start, a transcript) is still
-   * undelivered, after a store outage for instance: deliver the event (with its
-   * `age`) and call Decide again. An event observed before the commit came due
-   * withdraws it, and the job follows its hold rules again (a stop then cancels it).
-   * CANCEL is final. A replica that shuts down while a Decide waits answers it at
-   * once with UNAVAILABLE (reason SERVER_DRAINING, RetryInfo 0): ask again, on
-   * another replica; the decision, if one was made, is in the store.
+   * prepare runs (it then returns early on CANCEL, so the prepare can be aborted, or on
+   * a COMMIT another Decide's prepare led to) and with prepared=true once prepare
+   * finished (that starts the grace window), and keep it waiting: a Decide waiting when
+   * the commit comes due gets it at once. FAILED_PRECONDITION for a read-only job.
+   * COMMIT and CANCEL are final: the arbiter stores that it answered a COMMIT before
+   * the answer leaves, and no event withdraws it afterwards, whatever its `age` (a
+   * stop observed earlier and delivered later is heard after the commit: the job's
+   * note says so). A commit not handed out yet is withdrawn by an event observed
+   * before it came due, and the job follows its hold rules again (a stop then cancels
+   * it). After an outage: a commit that came due while no step of the session could be
+   * stored (the store unreachable or frozen, the replicas gone), and so was decided
+   * late, is handed out only 2 s after a Decide first finds it (PENDING meanwhile,
+   * with the reason), so that what you observed meanwhile lands first: until then an
+   * event without an `age` comes before it, and a stop cancels it. Deliver every event
+   * with its `age`, ask Decide only once what you observed is delivered, and abort a
+   * waiting Decide when an event's delivery fails or is not done within 100 ms (a
+   * store frozen under it); ask again once it lands. A replica that shuts down
+   * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
+   * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
+   * the store.
    */
   decide(
     request: DecideRequest,

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The wire guard's benchmark (issue 23): bench/guard (this module) runs N Gemini Live
+# sessions streaming 16 kHz audio up and 24 kHz down in 20-40 ms chunks through
+# `arbiter serve --proxy-listen` and as many straight to its echo provider, at the same
+# time, and prints the per-frame latency of each path, what the guard adds (p50, p99,
+# max) and the guard process's CPU per session-second. Not a test: numbers for
+# bench/RESULTS.md ("The wire guard"), whose hand-written part keeps the last runs.
+#
+#   bench/guard.sh                 # 200 sessions, 10 s measured, three runs
+#   GUARD_SESSIONS=50 GUARD_RUNS=1 bench/guard.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/arbiter" ./cmd/arbiter
+(cd bench && go build -o "$tmp/guard" ./guard)
+for i in $(seq "${GUARD_RUNS:-3}"); do
+  echo "== run $i ($(uptime | sed 's/.*load average/load average/'))"
+  "$tmp/guard" -arbiter "$tmp/arbiter" -sessions "${GUARD_SESSIONS:-200}" -duration "${GUARD_DURATION:-10s}" 2>/dev/null
+done

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/voicearbiter/arbiter/fakeprovider"
+	arbiterv1 "github.com/voicearbiter/arbiter/proto/arbiter/v1"
+)
+
+// TestServeProxyFlagsValidated: the wire guard's flags are checked before anything
+// starts.
+func TestServeProxyFlagsValidated(t *testing.T) {
+	for _, args := range [][]string{
+		{"--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", "https://x"},
+		{"--proxy-listen", "127.0.0.1:0", "--proxy-openai-upstream", "wss://x?key=1"},
+		{"--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", "", "--proxy-openai-upstream", ""},
+		{"--proxy-listen", "127.0.0.1:0", "--proxy-answer-wait", "0s"},
+	} {
+		var stdout, stderr syncBuffer
+		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 1 {
+			t.Errorf("%v: exit %d, want 1\n%s", args, code, stderr.String())
+		}
+	}
+}
+
+var proxyAddr = regexp.MustCompile(`wire guard serving.* proxy_addr=([^ ]+)`)
+
+// guardAddr waits for serve's "wire guard serving" line.
+func guardAddr(t *testing.T, p *inProcess) string {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		if m := proxyAddr.FindStringSubmatch(p.stderr.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no wire guard address in the log:\n%s", p.stderr.String())
+	return ""
+}
+
+// TestProxyRestartIsAReconnect: serve's wire guard in front of the fake provider; a
+// Gemini agent asks for session resumption and gets a handle that names its arbiter
+// session. serve stops (SIGTERM's path): the agent gets goAway and a close, as from a
+// provider going away. It reconnects with its handle to the next serve (the same
+// state file): the guard goes on with the same session, whose call from the first
+// connection is dead on the new one (connection_closed), never answered there.
+func TestProxyRestartIsAReconnect(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "resume.jsonl")
+	if err := os.WriteFile(tr, []byte(strings.Join([]string{
+		`{"t_ms":0,"event":"session_start"}`,
+		`{"t_ms":50,"event":"tool_call","call_id":"fc_1","tool":"book_slot","args":{"slot":"tomorrow 3pm"},"behavior":"NON_BLOCKING"}`,
+		`{"t_ms":60000,"event":"end"}`,
+	}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := fakeprovider.LoadTraces([]string{tr}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := fakeprovider.New(fakeprovider.Options{Traces: traces, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(fp)
+	defer func() { up.Close(); fp.Close() }()
+	upstream := strings.Replace(up.URL, "http://", "ws://", 1)
+	state := filepath.Join(dir, "state.db")
+	args := []string{"--tools", "../../testdata/tools/booking.yaml", "--state-file", state, "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", upstream}
+	path := "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=k"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	first := startServe(t, args...)
+	if resp, err := http.Get("http://" + guardAddr(t, first) + "/not/a/provider"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a path that is no provider's: %v %v", resp, err)
+	}
+	ws, _, err := websocket.Dial(ctx, "ws://"+guardAddr(t, first)+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := func(handle string) []byte {
+		r := map[string]any{}
+		if handle != "" {
+			r["handle"] = handle
+		}
+		b, _ := json.Marshal(map[string]any{"setup": map[string]any{"model": "m", "sessionResumption": r,
+			"tools": []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "book_slot", "behavior": "NON_BLOCKING"}}}}}})
+		return b
+	}
+	if err := ws.Write(ctx, websocket.MessageText, setup("")); err != nil {
+		t.Fatal(err)
+	}
+	var handle string
+	var sawCall, sawGoAway bool
+	for !sawCall || handle == "" {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("before the call: %v", err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		if u, ok := m["sessionResumptionUpdate"].(map[string]any); ok {
+			handle, _ = u["newHandle"].(string)
+		}
+		if _, ok := m["toolCall"]; ok {
+			sawCall = true
+		}
+	}
+	if !strings.HasPrefix(handle, "arb~") || !strings.HasSuffix(handle, "~fake-session-1") {
+		t.Fatalf("the handle %q does not carry the session", handle)
+	}
+	session := strings.Split(handle, "~")[1]
+	closed := make(chan error, 1)
+	go func() { // the agent reads on while serve stops: the close handshake needs it
+		for {
+			_, b, err := ws.Read(ctx)
+			if err != nil {
+				closed <- err
+				return
+			}
+			if strings.Contains(string(b), "goAway") {
+				sawGoAway = true
+			}
+		}
+	}()
+	first.drain(t, 15*time.Second)
+	if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("closed with %v, want 1001 (going away)", err)
+	}
+	if !sawGoAway {
+		t.Error("no goAway before the close")
+	}
+
+	second := startServe(t, args...)
+	ws2, _, err := websocket.Dial(ctx, "ws://"+guardAddr(t, second)+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws2.CloseNow()
+	if err := ws2.Write(ctx, websocket.MessageText, setup(handle)); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := ws2.Read(ctx); err != nil || !strings.Contains(string(b), "setupComplete") {
+		t.Fatalf("resumed connection: %s %v", b, err)
+	}
+	c := arbiterv1.NewArbiterServiceClient(second.conn)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := c.GetSession(ctx, &arbiterv1.GetSessionRequest{SessionId: session})
+		if err == nil && s.GetConnectionId() != "" && len(s.GetJobs()) == 1 && len(s.GetPendingCalls()) == 0 {
+			break // the call of the first connection is dead here; its job goes on
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed session: %v %v", s, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h, err := c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connects int
+	var skip string
+	for _, e := range h.GetEntries() {
+		if e.GetConnect() != nil {
+			connects++
+		}
+		if sk := e.GetSkip(); sk != nil && sk.GetCallId() == "fc_1" {
+			skip = sk.GetReason()
+		}
+	}
+	if connects != 2 || skip != "connection_closed" {
+		t.Errorf("history: %d connects, fc_1 skipped %q; want 2 and connection_closed", connects, skip)
+	}
+	go func() { // the agent keeps reading
+		for {
+			if _, _, err := ws2.Read(ctx); err != nil {
+				return
+			}
+		}
+	}()
+	second.drain(t, 15*time.Second)
+}
+
+// TestProxiedSessionExportsAndReplays: a session through the guard with
+// --proxy-record, its tool using the helper's RPCs by call id: GetHistory has it
+// whole, `arbiter export` writes it as a trace, `arbiter replay` plays it, the
+// decisions as they were.
+func TestProxiedSessionExportsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "rec.jsonl")
+	if err := os.WriteFile(tr, []byte(strings.Join([]string{
+		`{"t_ms":0,"event":"session_start"}`,
+		`{"t_ms":100,"event":"speech_start"}`,
+		`{"t_ms":400,"event":"transcript","text":"Book tomorrow 3pm, and what's the weather?"}`,
+		`{"t_ms":400,"event":"speech_end"}`,
+		`{"t_ms":500,"event":"tool_call","call_id":"fc_b","tool":"book_slot","args":{"slot":"tomorrow 3pm"},"behavior":"NON_BLOCKING"}`,
+		`{"t_ms":550,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"},"behavior":"NON_BLOCKING"}`,
+		`{"t_ms":4000,"event":"end"}`,
+	}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := fakeprovider.LoadTraces([]string{tr}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := fakeprovider.New(fakeprovider.Options{Traces: traces, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(fp)
+	defer func() { up.Close(); fp.Close() }()
+	p := startServe(t, "--tools", "../../testdata/tools/booking.yaml", "--proxy-listen", "127.0.0.1:0", "--proxy-record",
+		"--proxy-gemini-upstream", strings.Replace(up.URL, "http://", "ws://", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The agent names its session (arbiter_session), to find it again.
+	ws, _, err := websocket.Dial(ctx, "ws://"+guardAddr(t, p)+"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?arbiter_session=rec-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	_ = ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m","inputAudioTranscription":{},"tools":[{"functionDeclarations":[{"name":"book_slot","behavior":"NON_BLOCKING"},{"name":"get_weather","behavior":"NON_BLOCKING"}]}]}}`))
+	c := arbiterv1.NewArbiterServiceClient(p.conn)
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			break // the trace's end
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		tc, _ := m["toolCall"].(map[string]any)
+		fcs, _ := tc["functionCalls"].([]any)
+		for _, x := range fcs {
+			fc := x.(map[string]any)
+			id, name := fc["id"].(string), fc["name"].(string)
+			go func() {
+				answer := `{"temp_c":19}`
+				if name == "book_slot" { // the helper's RPCs, by call id alone
+					if _, err := c.Decide(ctx, &arbiterv1.DecideRequest{CallId: id, Prepared: true}); err != nil {
+						t.Errorf("Decide: %v", err)
+					}
+					d, err := c.Decide(ctx, &arbiterv1.DecideRequest{CallId: id, Prepared: true, Wait: durationpb.New(5 * time.Second)})
+					if err != nil || d.GetDecision() != arbiterv1.Decision_DECISION_COMMIT {
+						t.Errorf("Decide: %v %v", d, err)
+						return
+					}
+					res, _ := structpb.NewStruct(map[string]any{"reference": "R-1"})
+					if _, err := c.Complete(ctx, &arbiterv1.CompleteRequest{CallId: id, Outcome: arbiterv1.Outcome_OUTCOME_COMMITTED, Result: res}); err != nil {
+						t.Errorf("Complete: %v", err)
+					}
+					answer = `{"output":"done"}`
+				}
+				_ = ws.Write(ctx, websocket.MessageText, []byte(`{"toolResponse":{"functionResponses":[{"id":"`+id+`","name":"`+name+`","response":`+answer+`}]}}`))
+			}()
+		}
+	}
+	h, err := c.GetHistory(ctx, &arbiterv1.GetHistoryRequest{SessionId: "rec-1"})
+	if err != nil || !h.GetRecord() || !h.GetComplete() {
+		t.Fatalf("history: record %v complete %v, %v", h.GetRecord(), h.GetComplete(), err)
+	}
+	code, out, errOut := runCLI(t, "export", "--target", p.addr, "rec-1")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, errOut)
+	}
+	exported := filepath.Join(dir, "exported.jsonl")
+	if err := os.WriteFile(exported, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, replayed, errOut := runCLI(t, "replay", "--tools", "../../testdata/tools/booking.yaml", exported)
+	if code != 0 {
+		t.Fatalf("replay of the exported session: exit %d\n%s\n%s\ntrace:\n%s", code, replayed, errOut, out)
+	}
+	if !strings.Contains(replayed, `"decision":"commit"`) || !strings.Contains(replayed, `"call_id":"fc_w"`) {
+		t.Errorf("the replay does not decide as the session did:\n%s", replayed)
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/guard"
+	"github.com/voicearbiter/arbiter/server"
+)
+
+// proxyFlags are serve's wire guard flags: a WebSocket listener beside the gRPC one,
+// on the same engine and store (the embedded store is one process's: a guard in
+// another process could not share it).
+type proxyFlags struct {
+	ProxyListen      string        `name:"proxy-listen" env:"ARBITER_PROXY_LISTEN" help:"Serve the wire guard on this address (e.g. :8080): a WebSocket proxy an agent reaches by changing its provider base URL (Gemini Live, OpenAI Realtime), which forwards everything to the model server and enforces the answer rules on the wire (docs/wire-guard.md). Empty: off."`
+	ProxyGemini      string        `name:"proxy-gemini-upstream" default:"wss://generativelanguage.googleapis.com" env:"ARBITER_PROXY_GEMINI_UPSTREAM" help:"Where the guard dials Gemini Live (Gemini API paths /ws/google.ai.generativelanguage.*): ws:// or wss:// base URL, the agent's path and query appended. Empty: refused."`
+	ProxyVertex      string        `name:"proxy-vertex-upstream" env:"ARBITER_PROXY_VERTEX_UPSTREAM" help:"Where the guard dials Vertex AI's Live API (paths /ws/google.cloud.aiplatform.*), e.g. wss://us-central1-aiplatform.googleapis.com. Empty: refused."`
+	ProxyOpenAI      string        `name:"proxy-openai-upstream" default:"wss://api.openai.com" env:"ARBITER_PROXY_OPENAI_UPSTREAM" help:"Where the guard dials OpenAI Realtime (paths ending /realtime). Empty: refused."`
+	ProxyCAFile      string        `name:"proxy-ca-file" type:"existingfile" env:"ARBITER_PROXY_CA_FILE" help:"Trust this PEM CA (instead of the system roots) for the upstream's TLS."`
+	ProxyTLSCert     string        `name:"proxy-tls-cert" type:"existingfile" env:"ARBITER_PROXY_TLS_CERT" help:"Serve the guard over TLS (wss://) with this PEM certificate (needs --proxy-tls-key); some SDKs dial wss:// only."`
+	ProxyTLSKey      string        `name:"proxy-tls-key" type:"existingfile" env:"ARBITER_PROXY_TLS_KEY" help:"PEM private key for --proxy-tls-cert."`
+	ProxyAnswerWait  time.Duration `name:"proxy-answer-wait" default:"2s" env:"ARBITER_PROXY_ANSWER_WAIT" help:"Once the arbiter's response for a call the agent runs is due, how long the agent's own answer is waited for (to go in its place) before the guard sends it itself."`
+	ProxyRegWait     time.Duration `name:"proxy-register-wait" default:"3s" env:"ARBITER_PROXY_REGISTER_WAIT" help:"How long a function call waits for the store to register it before it fails closed (answered not executed, never given to the agent)."`
+	ProxyRecord      bool          `name:"proxy-record" env:"ARBITER_PROXY_RECORD" help:"Every guarded session records (its whole history kept, to export and replay it); --history-sample samples instead."`
+	ProxyTranscribe  bool          `name:"proxy-add-transcription" default:"true" negatable:"" env:"ARBITER_PROXY_ADD_TRANSCRIPTION" help:"Ask Gemini for the user's input transcription when the agent's setup does not (without it no stop is ever heard), and keep it from the agent."`
+	ProxyWriteTimout time.Duration `name:"proxy-write-timeout" default:"10s" env:"ARBITER_PROXY_WRITE_TIMEOUT" help:"A peer that does not take a message within this ends its connection."`
+}
+
+// proxyValidate checks the guard's flags.
+func (c *serveCmd) proxyValidate() error {
+	if c.ProxyListen == "" {
+		return nil
+	}
+	if (c.ProxyTLSCert == "") != (c.ProxyTLSKey == "") {
+		return fmt.Errorf("--proxy-tls-cert and --proxy-tls-key go together")
+	}
+	if c.ProxyAnswerWait <= 0 || c.ProxyRegWait <= 0 || c.ProxyWriteTimout <= 0 {
+		return fmt.Errorf("--proxy-answer-wait, --proxy-register-wait and --proxy-write-timeout must be positive")
+	}
+	if c.ProxyGemini == "" && c.ProxyVertex == "" && c.ProxyOpenAI == "" {
+		return fmt.Errorf("--proxy-listen needs an upstream: --proxy-gemini-upstream, --proxy-vertex-upstream or --proxy-openai-upstream")
+	}
+	for _, u := range []struct{ flag, v string }{{"--proxy-gemini-upstream", c.ProxyGemini}, {"--proxy-vertex-upstream", c.ProxyVertex}, {"--proxy-openai-upstream", c.ProxyOpenAI}} {
+		if u.v == "" {
+			continue
+		}
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" || p.RawQuery != "" {
+			return fmt.Errorf("%s %q: a ws:// or wss:// base URL without a query", u.flag, u.v)
+		}
+	}
+	return nil
+}
+
+// startProxy serves the wire guard on --proxy-listen until the returned stop is
+// called (stop ends every guarded connection as a provider going away would, so
+// agents reconnect; nil without --proxy-listen). ready, when set, gets its address.
+func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts server.Options, log *slog.Logger) (addr string, stop func(), err error) {
+	if c.ProxyListen == "" {
+		return "", func() {}, nil
+	}
+	o := guard.Options{
+		Service: svc, Apply: srv.Apply, Log: log.With("component", "wire_guard"), WriteTimeout: c.ProxyWriteTimout,
+		Rule: guard.Config{AnswerWait: c.ProxyAnswerWait, RegisterWait: c.ProxyRegWait, Record: c.ProxyRecord, AddTranscription: c.ProxyTranscribe},
+	}
+	for _, u := range []struct {
+		v   string
+		dst **url.URL
+	}{{c.ProxyGemini, &o.Gemini}, {c.ProxyVertex, &o.Vertex}, {c.ProxyOpenAI, &o.OpenAI}} {
+		if u.v != "" {
+			*u.dst, _ = url.Parse(u.v)
+		}
+	}
+	if c.ProxyCAFile != "" {
+		pem, err := os.ReadFile(c.ProxyCAFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("--proxy-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return "", nil, fmt.Errorf("--proxy-ca-file %s holds no PEM certificate", c.ProxyCAFile)
+		}
+		o.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if opts.Tokens != nil {
+		o.Tenant = guard.TenantFromTokens(opts.Tokens.Tenant)
+	}
+	p, err := guard.New(o)
+	if err != nil {
+		return "", nil, err
+	}
+	lis, err := net.Listen("tcp", c.ProxyListen)
+	if err != nil {
+		return "", nil, fmt.Errorf("--proxy-listen: %w", err)
+	}
+	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	scheme := "ws"
+	if c.ProxyTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.ProxyTLSCert, c.ProxyTLSKey)
+		if err != nil {
+			_ = lis.Close()
+			return "", nil, fmt.Errorf("--proxy-tls-cert: %w", err)
+		}
+		lis = tls.NewListener(lis, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+		scheme = "wss"
+	}
+	go func() { _ = hs.Serve(lis) }()
+	addr = lis.Addr().String()
+	log.Info("wire guard serving", "proxy_addr", addr, "scheme", scheme, "gemini", c.ProxyGemini, "vertex", c.ProxyVertex, "openai", c.ProxyOpenAI)
+	return addr, func() {
+		_ = hs.Close() // the listener and idle requests; the WebSockets are hijacked: the proxy ends them
+		p.Close()
+	}, nil
+}

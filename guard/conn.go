@@ -1,0 +1,594 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
+
+// conn is one guarded connection: the agent's WebSocket, the server's, the rule, and
+// the goroutines that carry it out (style item 16: one reader per direction, the
+// first to end closes both sides with the peer's close code):
+//
+//   - two readers: each message in steps the rule (under mu);
+//   - two writers: the frames the rule sends, in order, one per destination, each
+//     write bounded by Options.WriteTimeout;
+//   - the outbox: the rule's reports, applied in order, each retried while the store
+//     refuses it (Unavailable, Conflict) up to Options.ReportRetry; what the arbiter
+//     answers steps the rule;
+//   - the watch: the session's effect log (what other RPCs, the tool helpers' Decide
+//     and Complete among them, and timers made due) steps the rule;
+//   - the timer: the rule's next deadline steps it (Tick).
+type conn struct {
+	p      *Proxy
+	proto  string
+	key    arbiter.SessionKey
+	id     string
+	path   string
+	named  bool
+	beta   bool
+	agent  *websocket.Conn
+	server *websocket.Conn
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	rule  *Rule
+	timer *time.Timer
+
+	toAgent, toServer *outq
+	reports           chan Action
+	abandoned         sync.Map // tags abandoned by the rule
+	// ctx lives as long as the connection's work (the outbox's last reports
+	// included); io as long as its sockets.
+	ctx, io         context.Context
+	cancel, ioClose context.CancelFunc
+	// connected is closed once the Connect is applied; startSeq is the session's log
+	// position then (the watch starts after it).
+	connected chan struct{}
+	startSeq  uint64
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+// frameOut is what a writer takes: a frame, or (close set) the close of its side
+// once every frame before it is written.
+type frameOut struct {
+	f      Frame
+	close  bool
+	now    bool // close without the close handshake (the side is gone)
+	code   websocket.StatusCode
+	reason string
+}
+
+// Bounds: bytes of frames waiting for a destination that does not take them (past it
+// the connection ends), reports waiting for the store.
+const (
+	frameQueueBytes = 8 << 20
+	reportQueue     = 4096
+)
+
+// outq is one destination's frames, written in order, one writer at a time, by
+// whoever has just queued some (the goroutine that read the frame, the outbox, the
+// timer) unless a write is in progress, whose writer then takes them too: no
+// goroutine hand-off per frame (each is a scheduler wake-up, most of a forwarded
+// frame's latency on a busy machine). A write that does not finish within
+// WriteTimeout (the peer does not read) closes the socket (conn.watchdog).
+type outq struct {
+	c       *conn
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	frames  []frameOut
+	size    int
+	busy    bool
+	closed  bool
+	started atomic.Int64 // unix ns of the write in progress; 0 between writes
+}
+
+// put queues x (under the connection's lock, in the rule's order). A destination
+// holding more than frameQueueBytes ends the connection.
+func (q *outq) put(x frameOut) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.frames = append(q.frames, x)
+	q.size += len(x.f.Data)
+	over := q.size > frameQueueBytes
+	q.mu.Unlock()
+	if over {
+		q.c.log.Warn("a peer does not take what is sent to it: closing the connection", "queued_bytes", q.size)
+		go q.c.end(websocket.StatusPolicyViolation, "the peer does not read", nil)
+	}
+}
+
+// pending reports whether frames wait.
+func (q *outq) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.frames) > 0
+}
+
+// drain writes what is queued, unless another goroutine is writing (it will).
+func (q *outq) drain() {
+	q.mu.Lock()
+	if q.busy || len(q.frames) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.busy = true
+	for len(q.frames) > 0 {
+		x := q.frames[0]
+		q.frames[0] = frameOut{}
+		q.frames = q.frames[1:]
+		q.size -= len(x.f.Data)
+		q.mu.Unlock()
+		if !q.write(x) {
+			q.mu.Lock()
+			q.closed, q.frames, q.busy = true, nil, false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Lock()
+	}
+	q.busy = false
+	q.mu.Unlock()
+}
+
+// write writes one frame, or closes the side; false once the side is done.
+func (q *outq) write(x frameOut) bool {
+	if x.close {
+		if x.now {
+			_ = q.ws.CloseNow()
+		} else {
+			_ = q.ws.Close(x.code, x.reason)
+		}
+		return false
+	}
+	typ := websocket.MessageText
+	if x.f.Binary {
+		typ = websocket.MessageBinary
+	}
+	q.started.Store(time.Now().UnixNano())
+	err := q.ws.Write(context.Background(), typ, x.f.Data)
+	q.started.Store(0)
+	if err != nil {
+		if q.c.io.Err() == nil {
+			q.c.log.Info("write failed", "err", err.Error())
+		}
+		go q.c.end(websocket.StatusInternalError, "a write failed", q.ws)
+		return false
+	}
+	return true
+}
+
+func (c *conn) run() {
+	o := c.p.o
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	defer c.cancel()
+	c.io, c.ioClose = context.WithCancel(context.Background()) // ended by the close (end), not by the proxy's
+	defer c.ioClose()
+	c.toAgent, c.toServer = &outq{c: c, ws: c.agent}, &outq{c: c, ws: c.server}
+	c.reports = make(chan Action, reportQueue)
+	c.connected, c.done = make(chan struct{}), make(chan struct{})
+	c.rule = NewRule(o.Rule, c.proto, c.beta, c.key.ID, c.id, c.named)
+	c.log.Info("wire guard connection opened")
+	var io, work sync.WaitGroup
+	io.Add(2)
+	go c.watchdog()
+	go func() { defer io.Done(); c.read(c.agent, Agent) }()
+	go func() { defer io.Done(); c.read(c.server, Server) }()
+	work.Add(1)
+	go func() { defer work.Done(); c.outbox() }()
+	go c.watch() // ends with ctx
+	c.step(func(r *Rule, now time.Time) []Action { return r.Start(now) })
+	select {
+	case <-c.done:
+	case <-c.p.ctx.Done():
+		c.goingAway()
+		c.end(websocket.StatusGoingAway, "the wire guard is restarting: reconnect", nil)
+	}
+	// The queues send what they hold and close their sides; the readers end with the
+	// sockets.
+	waited := make(chan struct{})
+	go func() { io.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(c.p.o.WriteTimeout + 5*time.Second):
+		c.agent.CloseNow()
+		c.server.CloseNow()
+		<-waited
+	}
+	// The session goes on elsewhere, or is closed (End): its last reports are applied
+	// before the connection's work stops.
+	c.step(func(r *Rule, now time.Time) []Action { return r.End(now) })
+	c.mu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	counts, pending, session := c.rule.Counts(), c.rule.Pending(), c.rule.Session()
+	c.mu.Unlock()
+	close(c.reports)
+	finished := make(chan struct{})
+	go func() { work.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		c.log.Warn("wire guard connection: reports still undelivered at the end (the store is slow): given up")
+	}
+	c.cancel()
+	attrs := []any{"session", session, "pending_at_close", len(pending)}
+	for k, v := range counts {
+		attrs = append(attrs, k, v)
+	}
+	c.log.Info("wire guard connection closed", attrs...)
+}
+
+// end ends the connection once: each side other than from (the side that closed or
+// broke) is closed with code and reason after the frames queued for it; from is
+// dropped.
+func (c *conn) end(code websocket.StatusCode, reason string, from *websocket.Conn) {
+	c.closeOnce.Do(func() {
+		if len(reason) > 120 {
+			reason = reason[:120]
+		}
+		for _, q := range []*outq{c.toAgent, c.toServer} {
+			q.put(frameOut{close: true, now: q.ws == from, code: code, reason: reason})
+			go q.drain()
+		}
+		close(c.done)
+	})
+}
+
+// watchdog closes a socket whose write has not finished within WriteTimeout (its
+// peer does not read), until the connection's io ends.
+func (c *conn) watchdog() {
+	t := time.NewTicker(c.p.o.WriteTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for _, q := range []*outq{c.toAgent, c.toServer} {
+				if s := q.started.Load(); s != 0 && time.Since(time.Unix(0, s)) > c.p.o.WriteTimeout {
+					c.log.Info("a write took longer than the write timeout: the peer does not read", "timeout", c.p.o.WriteTimeout)
+					_ = q.ws.CloseNow()
+				}
+			}
+		case <-c.io.Done():
+			return
+		}
+	}
+}
+
+// goingAway tells a Gemini agent the connection will end (goAway), as the server
+// does before it closes one, so that it resumes.
+func (c *conn) goingAway() {
+	if c.proto != "gemini" {
+		return
+	}
+	c.toAgent.put(frameOut{f: Frame{Data: []byte(`{"goAway":{"timeLeft":"0s"}}`), Binary: true}})
+	c.toAgent.drain()
+}
+
+// read steps the rule with each message from one side until the connection ends;
+// then ends it with the peer's close code (1011 to the other side when it broke).
+func (c *conn) read(ws *websocket.Conn, from Side) {
+	for {
+		// No context per read: a cancellable one costs a timer registration per
+		// message (coder/websocket); the read ends when the connection closes.
+		typ, b, err := ws.Read(context.Background())
+		if err != nil {
+			code := websocket.CloseStatus(err)
+			reason := ""
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				reason = ce.Reason
+			}
+			switch {
+			case c.io.Err() != nil:
+				code = websocket.StatusGoingAway
+			case code == -1:
+				c.log.Info("connection broke", "side", from.String(), "err", err.Error())
+				code, reason = websocket.StatusInternalError, "the "+from.String()+"'s connection broke"
+			case code == websocket.StatusNoStatusRcvd:
+				code = websocket.StatusNormalClosure
+			default:
+				c.log.Info("peer closed", "side", from.String(), "code", int(code), "reason", reason)
+			}
+			c.end(code, reason, ws)
+			return
+		}
+		f := Frame{Data: b, Binary: typ == websocket.MessageBinary}
+		var in Input = FromAgent{f}
+		if from == Server {
+			in = FromServer{f}
+		}
+		c.stepFrom(from, func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
+	}
+}
+
+// step runs fn on the rule under its lock and carries out the actions, in order (the
+// frames into the writers' queues, the reports into the outbox), then arms the
+// timer for the rule's next deadline.
+func (c *conn) step(fn func(*Rule, time.Time) []Action) { c.stepFrom(-1, fn) }
+
+// stepFrom is step for the reader of side from: it writes the other side's frames
+// itself, and leaves its own side's (an echo to the agent) to another goroutine, so
+// that a reader never blocks on its own peer's socket (a peer that writes without
+// reading would then wait on it forever).
+func (c *conn) stepFrom(from Side, fn func(*Rule, time.Time) []Action) {
+	c.mu.Lock()
+	acts := fn(c.rule, c.p.o.Clock())
+	for _, a := range acts {
+		c.do(a)
+	}
+	c.arm()
+	c.mu.Unlock()
+	// Written outside the lock, in the order queued.
+	for side, q := range map[Side]*outq{Agent: c.toAgent, Server: c.toServer} {
+		if side == from {
+			if q.pending() {
+				go q.drain()
+			}
+			continue
+		}
+		q.drain()
+	}
+}
+
+func (c *conn) do(a Action) {
+	switch {
+	case a.Bind != "":
+		c.key.ID = a.Bind
+	case a.Send != nil:
+		q := c.toServer
+		if a.To == Agent {
+			q = c.toAgent
+		}
+		q.put(frameOut{f: *a.Send})
+	case a.Report != nil:
+		select {
+		case c.reports <- a:
+		default:
+			c.log.Warn("reports to the arbiter queue up past their bound: one dropped", "event", eventName(a.Report))
+		}
+	case a.Abandon != "":
+		c.abandoned.Store(a.Abandon, true)
+	case a.Log != nil:
+		lvl := slog.LevelDebug
+		if a.Log.Warn {
+			lvl = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), lvl, a.Log.Msg, append([]any{"session", c.key.ID}, a.Log.Attrs...)...)
+	}
+}
+
+// arm sets the timer to the rule's next deadline (called under mu).
+func (c *conn) arm() {
+	next := c.rule.Next()
+	if next.IsZero() {
+		return
+	}
+	d := next.Sub(c.p.o.Clock())
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.timer = time.AfterFunc(d, func() {
+		if c.ctx.Err() == nil {
+			c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, Tick{}) })
+		}
+	})
+}
+
+// outbox applies the reports in order. A tagged one's answer (a registration, a
+// verdict on an answer) and each report's effects step the rule.
+func (c *conn) outbox() {
+	for a := range c.reports {
+		if a.Tag != "" {
+			if _, gone := c.abandoned.Load(a.Tag); gone {
+				continue
+			}
+		}
+		out, err := c.apply(a)
+		switch ev := a.Report.(type) {
+		case arbiter.Connect:
+			if err == nil {
+				c.startSeq = out.LogStart
+				close(c.connected)
+			}
+		case arbiter.RegisterCall:
+			if err == nil && out.Call.Disposition == arbiter.Execute {
+				// The tool's helper names the job by this call id alone.
+				// Its tool asks within the call's life (max_pending) and then names the
+				// session: the entry lives that long and a minute more, so that a call
+				// id a provider reuses later is not taken for this one (ambiguous).
+				ttl := c.p.o.Rule.Policy.TimingsOf(ev.Tool).MaxPending + time.Minute
+				if ierr := c.p.o.Service.IndexCall(c.ctx, c.key, out.Call.CallID, ttl); ierr != nil {
+					c.log.Warn("call not indexed: its tool must name the session", "call_id", ev.CallID, "err", arbiter.MessageOf(ierr))
+				}
+			}
+			if _, gone := c.abandoned.Load(a.Tag); gone {
+				break
+			}
+			in := Registered{CallID: a.Tag, Err: err}
+			if err == nil {
+				in.Result = out.Call
+			}
+			c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
+		case arbiter.ToolAnswer:
+			in := Answered{CallID: a.Tag, Err: err}
+			if err == nil {
+				in.Answer = out.Answer
+			}
+			c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
+		}
+		if err == nil && !out.Effects.Empty() {
+			c.effects(out.Effects)
+		}
+	}
+}
+
+// apply applies one report, trying again while the store refuses it for a while
+// (Unavailable, Conflict). Errors: the last one.
+func (c *conn) apply(a Action) (arbiter.Output, error) {
+	start := time.Now()
+	delay := 50 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, _, err := c.p.o.Apply(ctx, c.key, a.Report, true)
+		cancel()
+		if err == nil {
+			return out, nil
+		}
+		k := arbiter.KindOf(err)
+		retry := (k == arbiter.Unavailable || k == arbiter.Conflict) && time.Since(start) < c.p.o.ReportRetry
+		if a.Tag != "" {
+			if _, gone := c.abandoned.Load(a.Tag); gone {
+				retry = false
+			}
+		}
+		if !retry {
+			lvl := slog.LevelWarn
+			if k == arbiter.Invalid || k == arbiter.FailedPrecondition || k == arbiter.NotFound {
+				lvl = slog.LevelInfo // the arbiter refused it (a closed session, a malformed id): said once
+			}
+			c.log.Log(context.Background(), lvl, "report not applied", "session", c.key.ID, "event", eventName(a.Report), "err", arbiter.MessageOf(err))
+			return out, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-c.p.ctx.Done():
+			return out, err
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// effects feeds effects handed out by a report to the rule (the watch sees them too;
+// the rule acts on each seq once).
+func (c *conn) effects(e arbiter.Effects) {
+	var entries []arbiter.LogEntry
+	for _, r := range e.Responses {
+		r := r
+		entries = append(entries, arbiter.LogEntry{Seq: r.Seq, Response: &r})
+	}
+	for _, s := range e.Skips {
+		s := s
+		entries = append(entries, arbiter.LogEntry{Seq: s.Seq, Skip: &s})
+	}
+	for _, n := range e.Notes {
+		n := n
+		entries = append(entries, arbiter.LogEntry{Seq: n.Seq, Note: &n})
+	}
+	sortBySeq(entries)
+	// A note of a report's effects goes on this connection: the report was its own.
+	c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, Effects{Entries: entries, Current: true}) })
+}
+
+func sortBySeq(es []arbiter.LogEntry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Seq < es[j-1].Seq; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+// watch feeds the session's effect log to the rule: on every save of the session
+// (any replica's, the tool helpers' Complete among them) and when its next timer is
+// due (stepping the timers, stored like any event). It resumes after a store outage.
+func (c *conn) watch() {
+	select {
+	case <-c.connected:
+	case <-c.ctx.Done():
+		return
+	}
+	svc := c.p.o.Service
+	after := c.startSeq // what came before belongs to earlier connections
+	delay := 100 * time.Millisecond
+	for c.ctx.Err() == nil {
+		changes, stop, err := svc.Store.Watch(c.ctx, c.key)
+		if err != nil {
+			c.sleep(&delay)
+			continue
+		}
+		for c.ctx.Err() == nil {
+			_, s, err := c.p.o.Apply(c.ctx, c.key, arbiter.Tick{}, false)
+			if err != nil {
+				if arbiter.KindOf(err) == arbiter.NotFound {
+					stop()
+					return // expired
+				}
+				break
+			}
+			entries, err := s.LogAfter(after)
+			if err != nil {
+				after = s.LogSeq // fell behind the log: what is gone is gone
+			} else if len(entries) > 0 {
+				after = entries[len(entries)-1].Seq
+				cur := s.Connection == c.id
+				c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, Effects{Entries: entries, Current: cur}) })
+			}
+			if s.Closed {
+				stop()
+				return
+			}
+			var timer <-chan time.Time
+			if due, ok := svc.Engine.NextTimer(s); ok {
+				d := time.Until(due)
+				if d < time.Millisecond {
+					d = time.Millisecond
+				}
+				timer = time.After(d)
+			}
+			select {
+			case <-changes:
+			case <-timer:
+			case <-c.ctx.Done():
+			}
+			delay = 100 * time.Millisecond
+		}
+		stop()
+		c.sleep(&delay)
+	}
+}
+
+func (c *conn) sleep(delay *time.Duration) {
+	select {
+	case <-time.After(*delay):
+	case <-c.ctx.Done():
+	}
+	*delay = min(*delay*2, 2*time.Second)
+}
+
+// eventName names an event for a log line.
+func eventName(ev arbiter.Event) string {
+	switch e := ev.(type) {
+	case arbiter.Speech:
+		return "speech:" + string(e.Kind)
+	case arbiter.RegisterCall:
+		return "call:" + e.CallID
+	case arbiter.ToolAnswer:
+		return "answer:" + e.CallID
+	case arbiter.Transcript:
+		return "transcript"
+	case arbiter.ToolCallCancellation:
+		return "cancellation"
+	case arbiter.Connect:
+		return "connect"
+	case arbiter.Configure:
+		return "configure"
+	case arbiter.Close:
+		return "close"
+	}
+	return "event"
+}

@@ -1,0 +1,461 @@
+package guard
+
+import (
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/realtime"
+	"github.com/voicearbiter/arbiter/internal/realtime/openai"
+)
+
+// OpenAI Realtime's half of the rule. Server events:
+//
+//	input_audio_buffer.speech_started/_stopped   Speech user activity (item_id: the utterance)
+//	...input_audio_transcription.completed/.delta Transcript (final / interim), item_id
+//	response.output_audio.delta                   Speech model output (1st); forwarded at once
+//	response.output_audio_transcript.delta        Transcript (model)
+//	response.output_item.added (function_call)    held, with every later event about the item,
+//	  ... function_call_arguments.done             RegisterCall (tool choice none when the response
+//	                                               or the session runs under it); released once
+//	                                               registered, or dropped for a call the agent is
+//	                                               not to run (duplicate, rejected, run prompt)
+//	response.done                                 Speech interrupted (cancelled) or generation and
+//	                                              turn complete; its output without hidden items;
+//	                                              notes waiting for the model to be idle go
+//	conversation.item.deleted of a call's item    ToolCallCancellation, unless the agent asked for
+//	                                              the delete (its own delete is not a withdrawal)
+//	events about the guard's own items            not forwarded (the agent never sees them; a
+//	                                              previous_item_id naming one names the item before)
+//	error naming one of the guard's events        not forwarded
+//
+// Agent events:
+//
+//	conversation.item.create function_call_output  ToolAnswer: the arbiter's response goes in its
+//	                                               place (the agent's item id kept), held with the
+//	                                               events behind it until the arbiter's is due;
+//	                                               or dropped, and its echo made by the guard
+//	conversation.item.create function_call        the agent's own history (after a reconnect): its
+//	                                              outputs go as they are
+//	conversation.item.delete of an answer          the answer stays; the delete is echoed by the guard
+//	response.create, session.update               tool choice read; forwarded in order
+//	input_audio_buffer.append                     forwarded at once, never held
+type openaiRule struct {
+	beta bool
+	// toolChoiceNone: the session's tool_choice is none; choices: the tool choice of
+	// each response.create the agent sent (none: true) not matched to a response
+	// yet; respNone: the response in progress runs under none.
+	toolChoiceNone bool
+	choices        []bool
+	respNone       bool
+	respOpen       bool
+	// wantResponse: the guard added items while a response was open: a
+	// response.create goes once it is done.
+	wantResponse bool
+	// itemCall: a server function_call item's call id; agentCalls: call ids of
+	// function_call items the agent created (history it replays).
+	itemCall   map[string]string
+	agentCalls map[string]bool
+	// hidden: items the agent does not know (the guard's own, the calls it is not to
+	// run); prev: each item's previous_item_id as the server said.
+	hidden map[string]bool
+	prev   map[string]string
+	// phantom: items the agent believes in and the server does not have (an answer
+	// dropped, echoed by the guard), or has and the agent deleted (an answer kept).
+	phantom map[string]bool
+	// answers: items of function_call_outputs that answer a call upstream.
+	answers map[string]string
+	// agentDeletes: items the agent asked to delete (their echo is no withdrawal).
+	agentDeletes map[string]bool
+	// shown: output items whose output_item.added the agent got; lastShown: the last
+	// conversation item the agent was told of (what the guard's echoes follow).
+	shown     map[string]bool
+	lastShown string
+}
+
+func newOpenAI(beta bool) *openaiRule {
+	return &openaiRule{beta: beta, itemCall: map[string]string{}, agentCalls: map[string]bool{}, hidden: map[string]bool{},
+		prev: map[string]string{}, phantom: map[string]bool{}, answers: map[string]string{}, agentDeletes: map[string]bool{},
+		shown: map[string]bool{}}
+}
+
+// behavior: an OpenAI call carries none; the policy decides.
+func (o *openaiRule) behavior(string) arbiter.Behavior { return "" }
+
+func (o *openaiRule) fromServer(r *Rule, f Frame) {
+	ev, err := openai.ParseServer(f.Data)
+	if err != nil {
+		r.badFrame(Server, f, err)
+		r.pass(Agent, f, true)
+		return
+	}
+	if ev.Audio {
+		r.modelOutput()
+		r.pass(Agent, f, !o.shown[ev.ItemID])
+		return
+	}
+	switch ev.Type {
+	case openai.SessionCreated, openai.SessionUpdated:
+		o.toolChoiceNone = ev.ToolChoice == "none"
+	case openai.SpeechStarted:
+		r.report(arbiter.Speech{Kind: arbiter.UserActivityStart, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
+	case openai.SpeechStopped:
+		r.report(arbiter.Speech{Kind: arbiter.UserActivityEnd, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
+	case openai.TranscriptionCompleted, openai.TranscriptionDelta:
+		if ev.Text != "" {
+			r.report(arbiter.Transcript{Text: ev.Text, Interim: ev.Type == openai.TranscriptionDelta, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
+		}
+	case openai.AudioTranscriptDelta, openai.AudioTranscriptDeltaB:
+		if ev.Text != "" {
+			r.busy = true
+			r.report(arbiter.Transcript{Model: true, Text: ev.Text, ObservedAt: r.now}, "")
+		}
+	case openai.ResponseCreated:
+		o.respOpen = true
+		o.respNone = o.toolChoiceNone
+		if len(o.choices) > 0 {
+			o.respNone = o.choices[0] || o.respNone
+			o.choices = o.choices[1:]
+		}
+	case openai.OutputItemAdded:
+		if it := ev.Item; it != nil && it.Type == openai.FunctionCallType && it.CallID != "" {
+			o.itemCall[it.ID] = it.CallID
+			h := &held{calls: map[string]bool{}, out: []Frame{f}}
+			c := r.newCall(it.CallID, it.Name, h)
+			if c == nil {
+				return // a repeated call id: dropped
+			}
+			c.item = it.ID
+			r.hold(Agent, h)
+			return
+		}
+		if ev.Item != nil {
+			o.shown[ev.Item.ID] = true
+		}
+	case openai.ArgumentsDone:
+		if c := o.call(r, ev.ItemID, ev.CallID); c != nil {
+			args, raw := openai.ReadArguments(ev.Arguments)
+			r.register(c, args, raw, o.respNone)
+		}
+	case openai.OutputItemDone:
+		if it := ev.Item; it != nil && it.Type == openai.FunctionCallType {
+			if c := o.call(r, it.ID, it.CallID); c != nil {
+				args, raw := openai.ReadArguments(it.Arguments)
+				r.register(c, args, raw, o.respNone)
+			}
+		}
+	case openai.ResponseDone:
+		o.responseDone(r, f, ev)
+		return
+	case openai.ItemDeleted:
+		o.deleted(r, f, ev)
+		return
+	case openai.ErrorEvent:
+		if m, err := realtime.DecodeObject(f.Data); err == nil && isGuards(openai.ErrorEventID(m)) {
+			r.logf(true, "the server refused an event of the guard's", "event", string(f.Data))
+			return
+		}
+	}
+	o.forward(r, f, ev)
+}
+
+// utteranceID is an OpenAI item id as an utterance id (the arbiter's charset; an id
+// outside it is left out: the transcript is then attributed by order).
+func utteranceID(id string) string {
+	if arbiter.CheckName("utterance_id", id) != nil {
+		return ""
+	}
+	return id
+}
+
+// call is the server call a function_call item (or call id) is about; nil when none.
+func (o *openaiRule) call(r *Rule, item, callID string) *callState {
+	if id, ok := o.itemCall[item]; ok {
+		callID = id
+	}
+	return r.calls[callID]
+}
+
+// about is the server call an event is about (its item, its item_id, its call_id);
+// nil when none.
+func (o *openaiRule) about(r *Rule, ev openai.ServerEvent) *callState {
+	if it := ev.Item; it != nil {
+		if c := o.call(r, it.ID, ""); c != nil {
+			return c
+		}
+		if it.Type == openai.FunctionCallType && !o.agentCalls[it.CallID] {
+			return r.calls[it.CallID]
+		}
+		return nil
+	}
+	if c := o.call(r, ev.ItemID, ""); c != nil {
+		return c
+	}
+	if ev.CallID != "" {
+		return r.calls[ev.CallID]
+	}
+	return nil
+}
+
+// forward sends a server event on: dropped when it is about an item the agent does
+// not see, held behind a call being registered when it is about that call, with its
+// previous_item_id mended when that names a hidden item.
+func (o *openaiRule) forward(r *Rule, f Frame, ev openai.ServerEvent) {
+	if it := ev.Item; it != nil && it.ID != "" && ev.HasPreviousItemID {
+		o.prev[it.ID] = ev.PreviousItemID
+	}
+	if it := ev.Item; it != nil && o.hidden[it.ID] {
+		return // the guard's own item
+	}
+	if c := o.about(r, ev); c != nil {
+		switch {
+		case !r.agentRuns(c.id) && (c.registered || c.failed):
+			o.hide(c)
+			return
+		case !c.registered && !c.failed:
+			id := c.id
+			r.hold(Agent, &held{ready: true, build: func() []Frame {
+				if !r.agentRuns(id) {
+					return nil
+				}
+				return []Frame{o.mend(f, ev)}
+			}})
+			return
+		}
+	}
+	if ev.Item != nil && (ev.Type == openai.ItemAdded || ev.Type == openai.ItemCreated || ev.Type == openai.ItemDone) {
+		o.lastShown = ev.Item.ID
+	}
+	r.pass(Agent, o.mend(f, ev), true)
+}
+
+// hide marks a call the agent is not to run: its item is not the agent's.
+func (o *openaiRule) hide(c *callState) {
+	if c.item != "" {
+		o.hidden[c.item] = true
+	}
+}
+
+// mend returns f with its previous_item_id naming the nearest item before it that
+// the agent knows (hidden items are the guard's business).
+func (o *openaiRule) mend(f Frame, ev openai.ServerEvent) Frame {
+	if !ev.HasPreviousItemID || !o.hidden[ev.PreviousItemID] {
+		return f
+	}
+	p := ev.PreviousItemID
+	for n := 0; o.hidden[p] && n < 1000; n++ {
+		p = o.prev[p]
+	}
+	b, ok, err := openai.EditServer(f.Data, func(m openai.Obj) bool {
+		if p == "" {
+			m["previous_item_id"] = nil
+		} else {
+			m["previous_item_id"] = p
+		}
+		return true
+	})
+	if err != nil || !ok {
+		return f
+	}
+	return Frame{Data: b, Binary: f.Binary}
+}
+
+// responseDone reports the response's end and sends it on without the items the
+// agent does not see (held while one of its calls is being registered).
+func (o *openaiRule) responseDone(r *Rule, f Frame, ev openai.ServerEvent) {
+	o.respOpen = false
+	if ev.Response != nil && ev.Response.Status == openai.ResponseStatusCancelled {
+		r.report(arbiter.Speech{Kind: arbiter.Interrupted, ObservedAt: r.now}, "")
+	} else {
+		r.report(arbiter.Speech{Kind: arbiter.ModelGenerationComplete, ObservedAt: r.now}, "")
+		r.report(arbiter.Speech{Kind: arbiter.ModelTurnComplete, ObservedAt: r.now}, "")
+	}
+	pending := false
+	if ev.Response != nil {
+		for _, it := range ev.Response.Output {
+			if c := o.call(r, it.ID, ""); c != nil && !c.registered && !c.failed {
+				pending = true
+			}
+		}
+	}
+	strip := func() []Frame {
+		b, ok, err := openai.EditServer(f.Data, func(m openai.Obj) bool {
+			resp := realtime.ObjField(m, "response")
+			var keep []any
+			for _, x := range realtime.ListField(resp, "output") {
+				it, _ := x.(openai.Obj)
+				id, _ := it["id"].(string)
+				if c := o.call(r, id, ""); c != nil && !r.agentRuns(c.id) {
+					continue
+				}
+				keep = append(keep, x)
+			}
+			if resp != nil {
+				if keep == nil {
+					keep = []any{}
+				}
+				resp["output"] = keep
+			}
+			return true
+		})
+		if err != nil || !ok {
+			return []Frame{f}
+		}
+		return []Frame{{Data: b, Binary: f.Binary}}
+	}
+	if pending {
+		r.hold(Agent, &held{ready: true, build: strip})
+	} else {
+		for _, x := range strip() {
+			r.pass(Agent, x, true)
+		}
+	}
+	r.idle()
+	if o.wantResponse {
+		o.wantResponse = false
+		r.send(Server, Frame{Data: openai.CreateResponse(r.newID("event_arb_"))})
+	}
+}
+
+// deleted: a call's item deleted by the server (not at the agent's request) withdraws
+// the call; the guard's own items' deletes are not the agent's business.
+func (o *openaiRule) deleted(r *Rule, f Frame, ev openai.ServerEvent) {
+	id := ev.ItemID
+	if o.hidden[id] {
+		if callID, ok := o.itemCall[id]; ok && !o.agentDeletes[id] {
+			r.report(arbiter.ToolCallCancellation{CallIDs: []string{callID}, ObservedAt: r.now}, "")
+		}
+		return
+	}
+	if o.agentDeletes[id] {
+		delete(o.agentDeletes, id)
+	} else if callID, ok := o.itemCall[id]; ok {
+		r.report(arbiter.ToolCallCancellation{CallIDs: []string{callID}, ObservedAt: r.now}, "")
+	}
+	r.pass(Agent, f, true)
+}
+
+// isGuards reports whether a client event id is one of the guard's.
+func isGuards(eventID string) bool {
+	return len(eventID) > len("event_arb_") && eventID[:len("event_arb_")] == "event_arb_"
+}
+
+func (o *openaiRule) released(r *Rule, h *held, f Frame) []Frame {
+	ev, err := openai.ParseServer(f.Data)
+	if err != nil {
+		return []Frame{f}
+	}
+	if c := o.about(r, ev); c != nil && !r.agentRuns(c.id) {
+		o.hide(c)
+		return nil
+	}
+	if ev.Item != nil {
+		o.shown[ev.Item.ID] = true
+	}
+	return []Frame{f}
+}
+
+func (o *openaiRule) fromAgent(r *Rule, f Frame) {
+	ev, err := openai.ParseClient(f.Data)
+	if err != nil {
+		r.badFrame(Agent, f, err)
+		r.pass(Server, f, true)
+		return
+	}
+	switch ev.Type {
+	case openai.InputAudioBufferAppend:
+		r.send(Server, f) // never held
+		return
+	case openai.SessionUpdate:
+		if ev.ToolChoice != "" {
+			o.toolChoiceNone = ev.ToolChoice == "none"
+		}
+	case openai.ResponseCreate:
+		o.choices = append(o.choices, ev.ToolChoice == "none")
+		o.wantResponse = false // the agent's response answers what the guard added too
+	case openai.ItemDelete:
+		if o.phantom[ev.ItemID] || o.answers[ev.ItemID] != "" {
+			// An item the server does not have (an answer of the agent's that went
+			// nowhere), or an answer that must stay in the model's conversation (a
+			// plugin that updates an output deletes and re-creates it): the delete
+			// is the guard's to echo.
+			o.phantom[ev.ItemID] = true
+			r.count("kept answer from agent delete", "the model keeps one answer per call", o.answers[ev.ItemID])
+			r.pass(Agent, Frame{Data: openai.Deleted(r.newID("event_arb_"), ev.ItemID)}, true)
+			return
+		}
+		o.agentDeletes[ev.ItemID] = true
+	case openai.ItemCreate:
+		it := ev.Item
+		switch {
+		case it == nil:
+		case it.Type == openai.FunctionCallType:
+			o.agentCalls[it.CallID] = true
+		case it.Type == openai.FunctionCallOutputType && o.agentCalls[it.CallID]:
+			// history the agent replays on a new connection: its own pair
+		case it.Type == openai.FunctionCallOutputType:
+			h := &held{out: []Frame{f}, agent: ev}
+			r.agentAnswer(it.CallID, openai.ReadOutput(it.Output), h)
+			return
+		}
+	}
+	r.pass(Server, f, true)
+}
+
+func (o *openaiRule) respond(r *Rule, c *callState, payload map[string]any, h *held) {
+	if h != nil {
+		ev, _ := h.agent.(openai.ClientEvent)
+		out := openai.RewriteOutput(ev.Obj, payload)
+		h.out, h.ready = []Frame{{Data: out}}, true
+		if ev.Item != nil && ev.Item.ID != "" {
+			o.answers[ev.Item.ID] = c.id
+		}
+		return
+	}
+	id := r.newID("arb_r_")
+	o.hidden[id] = true
+	r.pass(Server, Frame{Data: openai.FunctionCallOutput(r.newID("event_arb_"), id, c.id, payload)}, true)
+	o.respondNow(r)
+}
+
+// respondNow asks the model to speak about what the guard added: now, or once the
+// response in progress is done (the server refuses a second one).
+func (o *openaiRule) respondNow(r *Rule) {
+	if o.respOpen {
+		o.wantResponse = true
+		return
+	}
+	r.pass(Server, Frame{Data: openai.CreateResponse(r.newID("event_arb_"))}, true)
+}
+
+func (o *openaiRule) interim(*Rule, *callState, map[string]any) {} // OpenAI has no interim output
+
+func (o *openaiRule) note(r *Rule, text string) {
+	id := r.newID("arb_n_")
+	o.hidden[id] = true
+	r.pass(Server, Frame{Data: openai.UserMessage(r.newID("event_arb_"), id, text)}, true)
+	o.respondNow(r)
+}
+
+// dropAnswer echoes the agent's dropped function_call_output as if the server had
+// added it (its framework waits for that), and remembers it is not the server's.
+func (o *openaiRule) dropAnswer(r *Rule, h *held) {
+	ev, _ := h.agent.(openai.ClientEvent)
+	item := realtime.ObjField(ev.Obj, "item")
+	if item == nil {
+		return
+	}
+	id, _ := item["id"].(string)
+	if id == "" {
+		id = r.newID("item_arb_")
+		item["id"] = id
+	}
+	item["object"] = "realtime.item"
+	item["status"] = "completed"
+	o.phantom[id] = true
+	var prev any
+	if o.lastShown != "" {
+		prev = o.lastShown
+	}
+	for _, b := range openai.Echo(o.beta, r.newID("event_arb_"), prev, item) {
+		r.pass(Agent, Frame{Data: b}, true)
+	}
+	o.lastShown = id
+}

@@ -1,0 +1,294 @@
+package guard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+	"github.com/voicearbiter/arbiter/internal/realtime"
+)
+
+var slot = map[string]any{"slot": "tomorrow 3pm"}
+
+func geminiHarness(t *testing.T) *harness {
+	h := newHarness(t, "gemini", Config{})
+	h.agent(gSetup)
+	h.deliverAll()
+	return h
+}
+
+func onlyFinal(t *testing.T, h *harness, id string) sentAnswer {
+	t.Helper()
+	got := h.finals(id, nil)
+	if len(got) != 1 {
+		t.Fatalf("%s: %d final responses upstream, want 1: %+v\nlog: %s", id, len(got), got, strings.Join(h.logs, "\n"))
+	}
+	return got[0]
+}
+
+func TestGeminiDuplicateKeptFromAgent(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("fc_1", "book_slot", slot))
+	h.deliverAll()
+	h.server(gCall("fc_2", "book_slot", map[string]any{"slot": "tomorrow at 3pm"}))
+	h.deliverAll()
+	if got := h.agentCalls(); len(got) != 1 || got[0] != "fc_1" {
+		t.Fatalf("the agent runs %v; want fc_1 only (fc_2 repeats its business key)", got)
+	}
+	// The tool, with the helper, commits by call id; the framework answers with its
+	// own text, and the guard sends the arbiter's response in its place.
+	if _, err := h.helper(arbiter.Decide{CallID: "fc_1", Prepared: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.agent(gAnswer("fc_1", "book_slot", map[string]any{"output": "on it"}))
+	h.deliverAll()
+	if n := len(h.finals("fc_1", nil)); n != 0 {
+		t.Fatalf("the framework's answer went up before the job completed (%d)", n)
+	}
+	h.now = h.now.Add(2 * time.Second)
+	if d, _ := h.helper(arbiter.Decide{CallID: "fc_1", Prepared: true}); d.Decision.Decision != arbiter.DecisionCommit {
+		t.Fatalf("decision %+v", d.Decision)
+	}
+	if _, err := h.helper(arbiter.Complete{CallID: "fc_1", Outcome: arbiter.Committed, Result: map[string]any{"reference": "R-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.watch()
+	a1, a2 := onlyFinal(t, h, "fc_1"), onlyFinal(t, h, "fc_2")
+	if a1.payload["status"] != "committed" || a2.payload["status"] != "committed" || a2.payload["duplicate_of"] != "fc_1" {
+		t.Errorf("fc_1 %v, fc_2 %v", a1.payload, a2.payload)
+	}
+	if c := h.rule.Counts(); c["injected response: duplicate"] != 1 || c["kept call from agent: duplicate"] != 1 {
+		t.Errorf("counts %v", c)
+	}
+}
+
+func TestGeminiRejectedAnsweredAtOnce(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("fc_1", "nope", nil))
+	h.deliverAll()
+	if len(h.agentCalls()) != 0 {
+		t.Fatalf("a rejected call reached the agent: %v", h.agentCalls())
+	}
+	if a := onlyFinal(t, h, "fc_1"); a.payload["status"] != "rejected" {
+		t.Errorf("%v", a.payload)
+	}
+	// The frame it came in is gone from the agent's side too (nothing else in it).
+	for _, f := range h.toAgent {
+		if strings.Contains(string(f.Data), "toolCall") {
+			t.Errorf("a toolCall frame reached the agent: %s", f.Data)
+		}
+	}
+}
+
+func TestGeminiReadOnlyAnswerIsTheResult(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("w1", "get_weather", map[string]any{"city": "Lyon"}))
+	h.deliverAll()
+	h.agent(gAnswer("w1", "get_weather", map[string]any{"output": "sunny"}))
+	h.deliverAll()
+	a := onlyFinal(t, h, "w1")
+	if a.payload["status"] != "ok" || a.payload["result"].(map[string]any)["output"] != "sunny" {
+		t.Errorf("%v", a.payload)
+	}
+	h.agent(gAnswer("w1", "get_weather", map[string]any{"output": "again"}))
+	h.deliverAll()
+	onlyFinal(t, h, "w1")
+	if c := h.rule.Counts(); c["dropped agent answer: already answered"] != 1 {
+		t.Errorf("counts %v", c)
+	}
+}
+
+func TestGeminiAbandonedAnswerDropped(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("e1", "end_call", nil))
+	h.deliverAll()
+	h.server(map[string]any{"voiceActivity": map[string]any{"voiceActivityType": "ACTIVITY_START"}})
+	h.server(gContent("interrupted", true))
+	h.deliverAll()
+	h.agent(gAnswer("e1", "end_call", map[string]any{"output": "bye"}))
+	h.deliverAll()
+	if n := len(h.finals("e1", nil)); n != 0 {
+		t.Fatalf("an abandoned BLOCKING call was answered %d times", n)
+	}
+	if c := h.rule.Counts(); c["dropped agent answer: dead id: abandoned"] != 1 {
+		t.Errorf("counts %v", c)
+	}
+}
+
+func TestGeminiAgentSilentArbiterAnswers(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("w1", "get_weather", nil))
+	h.deliverAll()
+	// The framework drops the call (the seed: tool choice none on Gemini): at
+	// max_pending the arbiter's deadline response goes up.
+	h.advance(20 * time.Second)
+	h.watch()
+	a := onlyFinal(t, h, "w1")
+	if a.payload["status"] != "timeout" {
+		t.Errorf("%v", a.payload)
+	}
+	if c := h.rule.Counts(); c["injected response: deadline"] != 1 {
+		t.Errorf("counts %v", c)
+	}
+}
+
+func TestGeminiStoreDownFailsClosed(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("fc_1", "book_slot", slot))
+	h.fail()
+	if len(h.agentCalls()) != 0 {
+		t.Fatalf("a call the arbiter could not register reached the agent")
+	}
+	a := onlyFinal(t, h, "fc_1")
+	if a.payload["status"] != "rejected" || a.payload["executed"] != false {
+		t.Errorf("%v", a.payload)
+	}
+	// Registration never answering: the same at RegisterWait.
+	h.server(gCall("fc_2", "book_slot", map[string]any{"slot": "Friday 9am"}))
+	h.advance(3 * time.Second)
+	if a := onlyFinal(t, h, "fc_2"); a.payload["status"] != "rejected" {
+		t.Errorf("%v", a.payload)
+	}
+	if len(h.queue) != 0 {
+		t.Errorf("the abandoned registration is still queued: %+v", h.queue)
+	}
+}
+
+func TestGeminiAudioNeverHeld(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("fc_1", "book_slot", slot)) // held until registered
+	audio := gContent("modelTurn", map[string]any{"parts": []any{map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": "AAAA"}}}})
+	h.server(audio)
+	h.server(gContent("turnComplete", true)) // held behind the call
+	before := len(h.toAgent)
+	if before != 1 || !strings.Contains(string(h.toAgent[0].Data), "inlineData") {
+		t.Fatalf("the audio did not pass the held call: %d frames", before)
+	}
+	h.agent(map[string]any{"realtimeInput": map[string]any{"audio": map[string]any{"data": "BBBB", "mimeType": "audio/pcm;rate=16000"}}})
+	if len(h.toServer) == 0 || !strings.Contains(string(h.toServer[len(h.toServer)-1].Data), "BBBB") {
+		t.Fatal("the agent's audio did not go at once")
+	}
+	h.deliverAll()
+	if len(h.toAgent) != 3 || !strings.Contains(string(h.toAgent[1].Data), "toolCall") || !strings.Contains(string(h.toAgent[2].Data), "turnComplete") {
+		t.Fatalf("order after the release: %d frames", len(h.toAgent))
+	}
+}
+
+func TestGeminiNoteWaitsForIdle(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("fc_1", "book_slot", slot))
+	h.deliverAll()
+	h.server(gContent("outputTranscription", map[string]any{"text": "Booking that now."}))
+	// A stop while the model speaks: the job is cancelled; its note waits for the
+	// model's turn to end.
+	h.server(map[string]any{"voiceActivity": map[string]any{"voiceActivityType": "ACTIVITY_START"}})
+	h.server(gContent("inputTranscription", map[string]any{"text": "Actually, stop."}))
+	h.server(map[string]any{"voiceActivity": map[string]any{"voiceActivityType": "ACTIVITY_END"}})
+	h.deliverAll()
+	if _, err := h.helper(arbiter.Decide{CallID: "fc_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.helper(arbiter.Complete{CallID: "fc_1", Outcome: arbiter.Cancelled}); err != nil {
+		t.Fatal(err)
+	}
+	h.watch()
+	h.advance(2 * time.Second) // the agent does not answer: the arbiter's response goes after AnswerWait
+	notes := func() int {
+		n := 0
+		for _, f := range h.toServer {
+			if strings.Contains(string(f.Data), "clientContent") {
+				n++
+			}
+		}
+		return n
+	}
+	a := onlyFinal(t, h, "fc_1")
+	if a.payload["status"] != "cancelled" {
+		t.Errorf("%v", a.payload)
+	}
+	sn, _ := a.payload["status_note"].(string)
+	if notes() != 0 && sn == "" {
+		t.Fatalf("a user turn went while the model spoke")
+	}
+	h.server(gContent("turnComplete", true))
+	if got := notes(); sn == "" && got != 1 {
+		t.Errorf("the note after the turn: %d user turns (rider %q)", got, sn)
+	}
+}
+
+func TestOpenAIDuplicateHiddenAndAnswerRewritten(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	call := func(resp, item, id, args string) {
+		h.server(`{"type":"response.created","response":{"id":"` + resp + `","status":"in_progress","output":[]}}`)
+		h.server(`{"type":"response.output_item.added","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","call_id":"` + id + `","name":"book_slot","arguments":""}}`)
+		h.server(`{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"` + item + `","type":"function_call","call_id":"` + id + `","name":"book_slot"}}`)
+		h.server(`{"type":"response.function_call_arguments.done","item_id":"` + item + `","call_id":"` + id + `","name":"book_slot","arguments":"` + args + `"}`)
+		h.server(`{"type":"response.done","response":{"id":"` + resp + `","status":"completed","output":[{"id":"` + item + `","type":"function_call","call_id":"` + id + `"}]}}`)
+		h.deliverAll()
+	}
+	call("r1", "i1", "call_1", `{\"slot\":\"tomorrow 3pm\"}`)
+	call("r2", "i2", "call_2", `{\"slot\":\"tomorrow at 3pm\"}`)
+	for _, f := range h.toAgent {
+		if strings.Contains(string(f.Data), "call_2") || strings.Contains(string(f.Data), `"i2"`) {
+			t.Fatalf("the duplicate reached the agent: %s", f.Data)
+		}
+	}
+	if !strings.Contains(string(h.toAgent[len(h.toAgent)-1].Data), `"output":[]`) {
+		t.Errorf("response.done of the duplicate still lists it: %s", h.toAgent[len(h.toAgent)-1].Data)
+	}
+	if _, err := h.helper(arbiter.Decide{CallID: "call_1", Prepared: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.now = h.now.Add(2 * time.Second)
+	h.helper(arbiter.Decide{CallID: "call_1", Prepared: true})
+	if _, err := h.helper(arbiter.Complete{CallID: "call_1", Outcome: arbiter.Committed, Result: map[string]any{"reference": "R-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.watch()
+	// The duplicate's answer is the guard's own item; the agent's own output for
+	// call_1 comes right after, rewritten, its item id kept.
+	h.agent(`{"type":"conversation.item.create","item":{"id":"item_a1","type":"function_call_output","call_id":"call_1","output":"Booked!"}}`)
+	h.agent(`{"type":"response.create"}`)
+	h.deliverAll()
+	a1, a2 := onlyFinal(t, h, "call_1"), onlyFinal(t, h, "call_2")
+	if a1.payload["status"] != "committed" || a2.payload["duplicate_of"] != "call_1" {
+		t.Errorf("call_1 %v call_2 %v", a1.payload, a2.payload)
+	}
+	last := string(h.toServer[len(h.toServer)-1].Data)
+	if !strings.Contains(last, "response.create") {
+		t.Errorf("the agent's response.create did not follow its answer: %s", last)
+	}
+	var rewritten string
+	for _, f := range h.toServer {
+		if strings.Contains(string(f.Data), "item_a1") {
+			rewritten = string(f.Data)
+		}
+	}
+	if !strings.Contains(rewritten, "committed") {
+		t.Errorf("the agent's item was not rewritten: %s", rewritten)
+	}
+	// The plugin "updates" its output: delete + create. The model keeps one answer.
+	h.agent(`{"type":"conversation.item.delete","item_id":"item_a1"}`)
+	h.agent(`{"type":"conversation.item.create","item":{"id":"item_a2","type":"function_call_output","call_id":"call_1","output":"Booked again"}}`)
+	onlyFinal(t, h, "call_1")
+	var echoes int
+	for _, f := range h.toAgent {
+		m, _ := realtime.DecodeObject(f.Data)
+		if m["item_id"] == "item_a1" && m["type"] == "conversation.item.deleted" {
+			echoes++
+		}
+		if it := realtime.ObjField(m, "item"); it != nil && it["id"] == "item_a2" {
+			echoes++
+		}
+	}
+	if echoes < 2 {
+		t.Errorf("the agent's delete and re-create were not echoed (%d)", echoes)
+	}
+	for _, f := range h.toServer {
+		if strings.Contains(string(f.Data), "conversation.item.delete") {
+			t.Errorf("the answer's delete reached the server: %s", f.Data)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package openai
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseServer(t *testing.T) {
+	ev, err := ParseServer([]byte(`{"type":"response.output_audio.delta","item_id":"i1","delta":"AAAA"}`))
+	if err != nil || !ev.Audio || ev.ItemID != "i1" {
+		t.Errorf("audio %+v %v", ev, err)
+	}
+	ev, _ = ParseServer([]byte(`{"type":"response.done","response":{"id":"r1","status":"cancelled","output":[{"id":"i2","type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}}`))
+	if ev.Response == nil || ev.Response.Status != "cancelled" || len(ev.Response.Output) != 1 || ev.Response.Output[0].CallID != "c1" {
+		t.Errorf("response.done %+v", ev.Response)
+	}
+	ev, _ = ParseServer([]byte(`{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"i3","type":"message","role":"user"}}`))
+	if !ev.HasPreviousItemID || ev.PreviousItemID != "" || ev.Item.ID != "i3" {
+		t.Errorf("item added %+v", ev)
+	}
+	ev, _ = ParseServer([]byte(`{"type":"conversation.item.input_audio_transcription.delta","item_id":"i4","delta":"sto"}`))
+	if ev.Text != "sto" {
+		t.Errorf("delta %+v", ev)
+	}
+	ev, _ = ParseServer([]byte(`{"type":"session.updated","session":{"id":"s","tool_choice":"none"}}`))
+	if ev.ToolChoice != "none" || ev.SessionID != "s" {
+		t.Errorf("session %+v", ev)
+	}
+	if _, err := ParseServer([]byte(`[]`)); err == nil {
+		t.Error("an array parsed")
+	}
+}
+
+func TestParseClient(t *testing.T) {
+	ev, err := ParseClient([]byte(`{"type":"input_audio_buffer.append","audio":"AAAA"}`))
+	if err != nil || ev.Type != InputAudioBufferAppend || ev.Obj != nil {
+		t.Errorf("append %+v %v", ev, err)
+	}
+	ev, _ = ParseClient([]byte(`{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"say \"input_audio_buffer.append\""}]}}`))
+	if ev.Type != ItemCreate || ev.Item.Type != "message" {
+		t.Errorf("text naming the append event is not one: %+v", ev)
+	}
+	ev, _ = ParseClient([]byte(`{"type":"conversation.item.create","item":{"id":"x","type":"function_call_output","call_id":"c1","output":"hi"}}`))
+	if ev.Item.CallID != "c1" || ev.Item.Output != "hi" || ev.Item.ID != "x" {
+		t.Errorf("output %+v", ev.Item)
+	}
+	ev, _ = ParseClient([]byte(`{"type":"response.create","response":{"tool_choice":"none"}}`))
+	if ev.ToolChoice != "none" {
+		t.Errorf("%+v", ev)
+	}
+}
+
+func TestBuild(t *testing.T) {
+	if got := ReadOutput(`{"a":1}`); got["a"] != 1.0 {
+		t.Errorf("%v", got)
+	}
+	if got := ReadOutput("plain"); got["output"] != "plain" {
+		t.Errorf("%v", got)
+	}
+	if args, raw := ReadArguments("{bad"); args != nil || raw != "{bad" {
+		t.Errorf("%v %q", args, raw)
+	}
+	if args, raw := ReadArguments(""); args == nil || raw != "" {
+		t.Errorf("%v %q", args, raw)
+	}
+	b := string(FunctionCallOutput("e1", "arb_r_1", "c1", map[string]any{"status": "ok"}))
+	if !strings.Contains(b, `"output":"{\"status\":\"ok\"}"`) || !strings.Contains(b, `"event_id":"e1"`) {
+		t.Errorf("%s", b)
+	}
+	if e := Echo(true, "e", nil, Obj{"id": "x"}); len(e) != 1 || !strings.Contains(string(e[0]), ItemCreated) {
+		t.Errorf("beta echo %s", e)
+	}
+	if e := Echo(false, "e", "p", Obj{"id": "x"}); len(e) != 2 || !strings.Contains(string(e[1]), ItemDone) {
+		t.Errorf("GA echo %s", e)
+	}
+}
