@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	openaiwire "github.com/voicearbiter/arbiter/internal/realtime/openai"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -137,8 +138,8 @@ func readFacts(s *sessionRecord) wireFacts {
 			if s.proto != ProtoOpenAI {
 				continue
 			}
-			m, ok := decodeObject(l.Msg)
-			if !ok {
+			ev, err := openaiwire.ParseServer(l.Msg)
+			if err != nil {
 				continue
 			}
 			r := responses[l.Conn]
@@ -146,14 +147,16 @@ func readFacts(s *sessionRecord) wireFacts {
 				r = &resp{}
 				responses[l.Conn] = r
 			}
-			switch m["type"] {
-			case "response.created":
+			switch ev.Type {
+			case openaiwire.ResponseCreated:
 				*r = resp{open: true}
-			case "input_audio_buffer.speech_started":
+			case openaiwire.SpeechStarted:
 				r.speech = r.speech || r.open
-			case "response.done":
-				rd := objField(m, "response")
-				status, reason := strField(rd, "status"), strField(objField(rd, "status_details"), "reason")
+			case openaiwire.ResponseDone:
+				var status, reason string
+				if ev.Response != nil {
+					status, reason = ev.Response.Status, ev.Response.Reason
+				}
 				if l.Line == 0 && OpenAIBargeIn(status, reason, r.speech) {
 					// Not a trace line's doing (those are played lines): the client's cancel.
 					f.synthetic = append(f.synthetic, replay.TraceEvent{TMs: l.TMs, Event: "interrupted"})
