@@ -406,3 +406,43 @@ func EditServer(b []byte, edit func(m Obj) bool) ([]byte, bool, error) {
 
 // EventID makes the guard's own event ids: "event_arb_N".
 func EventID(n int) string { return "event_arb_" + strconv.Itoa(n) }
+
+// The reasons of a cancelled response (response.done, `status_details.reason`).
+const (
+	ReasonTurnDetected    = "turn_detected"
+	ReasonClientCancelled = "client_cancelled"
+)
+
+// BargeIn is the rule for an OpenAI Realtime response that ends `cancelled`
+// (response.done, status_details.reason): it was cut off by barge-in when the server's
+// voice activity detection cut it (turn_detected), or when the client cancelled it
+// (client_cancelled, its response.cancel) after input_audio_buffer.speech_started
+// arrived while the response was in progress (speechDuring: the client cancelled for
+// the user's speech, as @openai/agents-realtime and LiveKit do). A response cut off by
+// barge-in is reported to the arbiter as `interrupted`, exactly as Gemini Live's
+// serverContent.interrupted: its unanswered function calls whose behavior is BLOCKING
+// (the tool policy's: an OpenAI call carries none) are abandoned, never answered and
+// never run unless re-issued; NON_BLOCKING ones stay live. Any other response.done
+// (completed, incomplete, failed, a client cancel with no speech, a cancel naming no
+// reason) ends the model's turn.
+//
+// Why: the function_call item of a cut-off response stays in the conversation, but the
+// response that issued it did not finish, and the user spoke over it; a side effect the
+// model asked for in a sentence the user talked over (an end_call) must not run on its
+// own, and the tool policy is where BLOCKING (abandon on barge-in) is said. Gemini Live
+// drops an interrupted BLOCKING call itself; an OpenAI server never withdraws a call,
+// so this is the agent's (and the arbiter's) decision, taken the same way everywhere:
+// the wire guard (package guard), the fake provider's checker (fakeprovider.OpenAIBargeIn)
+// and the adapters (clients/node/src/openai.ts, clients/python/arbiter_client/realtime.py).
+func BargeIn(status, reason string, speechDuring bool) bool {
+	if status != ResponseStatusCancelled {
+		return false
+	}
+	switch reason {
+	case ReasonTurnDetected:
+		return true
+	case ReasonClientCancelled:
+		return speechDuring
+	}
+	return false
+}

@@ -132,3 +132,23 @@ func TestResponseReason(t *testing.T) {
 		}
 	}
 }
+
+// TestBargeIn: the one rule for a cancelled OpenAI response.
+func TestBargeIn(t *testing.T) {
+	for _, tc := range []struct {
+		status, reason string
+		speech, want   bool
+	}{
+		{"cancelled", "turn_detected", false, true},
+		{"cancelled", "client_cancelled", true, true},
+		{"cancelled", "client_cancelled", false, false},
+		{"cancelled", "", true, false},
+		{"completed", "", true, false},
+		{"incomplete", "max_output_tokens", true, false},
+		{"failed", "", true, false},
+	} {
+		if got := BargeIn(tc.status, tc.reason, tc.speech); got != tc.want {
+			t.Errorf("BargeIn(%q, %q, speech %v) = %v, want %v", tc.status, tc.reason, tc.speech, got, tc.want)
+		}
+	}
+}
