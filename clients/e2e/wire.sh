@@ -455,7 +455,7 @@ wire_guard_checks() {
     local base="$tmp/wire/guard-$config" t0=$SECONDS redis="" targets=""
     mkdir -p "$base"
     if [ "$config" = replicas ]; then
-      wire_arbiters replicas "$base"
+      wire_arbiters replicas "$base" "$root/testdata/tools/booking.yaml"
       targets="$wire_target"
       redis="$wire_redis"
     fi
