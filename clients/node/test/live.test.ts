@@ -371,6 +371,8 @@ describe("LiveAdapter", () => {
   /** The index in script.events of the first entry `e` (after index `from`), -1 if none. */
   const at = (e: string, from = 0) => script.events.indexOf(e, from);
   const count = (e: string) => script.events.filter((x) => x === e).length;
+  /** script.events for a failure message, its middle elided when long. */
+  const trail = () => (script.events.length <= 60 ? script.events : [...script.events.slice(0, 20), "...", ...script.events.slice(-30)]).join(", ");
   /** An adapter whose Decide waits 20 s: its deadline never cancels it during a test (only the core can). */
   const longPoll = () => (adapter = new LiveAdapter(client, "s1", (a) => void actions.push(a), { decideWaitMs: 20_000, logger: quiet }));
 
@@ -395,10 +397,10 @@ describe("LiveAdapter", () => {
     const landed = at("ReportSpeech ok");
     const firstStart = at("ReportSpeech");
     const decides = script.events.flatMap((e, i) => (e === "Decide" ? [i] : []));
-    assert.ok(landed > 0, script.events.join(", "));
-    assert.deepEqual(decides.filter((i) => i > firstStart && i < landed), [], `a Decide was sent while the START was undelivered: ${script.events.join(", ")}`);
+    assert.ok(landed > 0, trail());
+    assert.deepEqual(decides.filter((i) => i > firstStart && i < landed), [], `a Decide was sent while the START was undelivered: ${trail()}`);
     assert.equal(prepared().length, 1);
-    assert.equal(count("Decide cancelled"), 1, script.events.join(", ")); // the prepare's parked Decide
+    assert.equal(count("Decide cancelled"), 1, trail()); // the prepare's parked Decide
   });
 
   it("aborts a waiting Decide when an event's delivery fails; asks again once it lands and acts on that answer", async () => {
@@ -419,7 +421,7 @@ describe("LiveAdapter", () => {
     void adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } }); // its delivery fails
     await until(() => at("Decide cancelled", from) >= 0);
     const cancelled = at("Decide cancelled", from);
-    assert.ok(at("ReportSpeech failed", from) >= 0 && at("ReportSpeech failed", from) < cancelled, script.events.join(", "));
+    assert.ok(at("ReportSpeech failed", from) >= 0 && at("ReportSpeech failed", from) < cancelled, trail());
     await until(() => count("ReportSpeech failed") >= 3); // retried meanwhile; no Decide asked
     script.fail.ReportSpeech = [];
     await until(() => of("cancel").length);
@@ -429,8 +431,8 @@ describe("LiveAdapter", () => {
     assert.deepEqual(script.sent("Complete").map((c) => c.outcome), [pb.Outcome.OUTCOME_CANCELLED]);
     // The second prepared Decide went out only after the START landed, with its age.
     const second = script.events.flatMap((e, i) => (e === "Decide" ? [i] : [])).filter((i) => i > cancelled);
-    assert.equal(second.length, 1, script.events.join(", "));
-    assert.ok(at("ReportSpeech ok") < second[0], script.events.join(", "));
+    assert.equal(second.length, 1, trail());
+    assert.ok(at("ReportSpeech ok") < second[0], trail());
     const ages = script.sent("ReportSpeech").map((r) => ageNs(r.age));
     assert.deepEqual(ages, [...ages].sort((a, b) => a - b));
   });
@@ -455,7 +457,7 @@ describe("LiveAdapter", () => {
     release();
     await until(() => of("commit").length);
     assert.equal(prepared().length, 2);
-    assert.ok(at("ReportSpeech ok") < script.events.lastIndexOf("Decide"), script.events.join(", "));
+    assert.ok(at("ReportSpeech ok") < script.events.lastIndexOf("Decide"), trail());
   });
 
   it("acts on a COMMIT that arrives while an event is in flight", async () => {
@@ -488,7 +490,10 @@ describe("LiveAdapter", () => {
   });
 
   it("acts on a COMMIT at once when nothing is undelivered", async () => {
-    script.decide = async (r) => commit(r);
+    script.decide = async (r, call) => {
+      if (!r.prepared) await untilCancelled(call); // the arbiter never commits an unprepared job
+      return commit(r);
+    };
     await adapter.feed(callMessage());
     await adapter.feed({ serverContent: { turnComplete: true } });
     await adapter.prepared("job-1");
