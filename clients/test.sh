@@ -54,11 +54,19 @@
 #     SIGTERMed during parked Decides: every job commits on the other, none released.
 #   - wire (clients/e2e/wire.sh): real client stacks (@google/genai Live, openai's
 #     OpenAIRealtimeWS, LiveKit AgentSession with its Google and OpenAI plugins, the
-#     Python stacks) play the 12 recorded sessions through `arbiter fake-provider`,
-#     against one `arbiter serve` and against three replicas on one redis-server; for each
-#     stack and configuration `arbiter fake-provider check` must pass (one answer per live
-#     id, none for a dead one, each note once, the reference's cancels), and its summary
-#     line is printed.
+#     Python stacks) play five sets of sessions through `arbiter fake-provider`, each
+#     under its policy: the 12 recorded ones (testdata/traces, booking.yaml), the
+#     workflows (testdata/workflows, its tools.yaml), the engine's scenarios
+#     (testdata/scenarios, every one under its policy.yaml) and the wire sessions
+#     (testdata/wire, its tools.yaml: barge-in on BLOCKING tools, reconnects, late
+#     transcripts, several tools, a failing backend; testdata/wire/limits: a result
+#     over the size limit, its own set: answered with result_omitted since issue 25),
+#     against one `arbiter serve` and against three replicas on one redis-server; for
+#     each set, stack and configuration `arbiter fake-provider check` must pass (one
+#     answer per live id, none for a dead one, each note once, the reference's cancels),
+#     and its summary line is printed, with each session the fake refused (a trace its
+#     protocol cannot carry) and why; the time per set too. WIRE_SETS (space-separated
+#     set names) narrows the sets.
 # Ends with 'clients: N passed, N failed'; exits non-zero on any failure.
 #
 # CLIENT_TRACES (space-separated trace names) narrows the end-to-end set.
@@ -341,11 +349,21 @@ done
 # ---- end of the Python client's issue-15 block ---------------------------------------------
 
 echo "== wire: real client stacks (Node, Python) against arbiter fake-provider, one and three arbiter replicas (clients/e2e/wire.sh)"
-# Each stack plays the 12 recorded sessions through its real SDK; the checker's verdict is
-# the check.
+# Each stack plays each set through its real SDK; the checker's verdict is the check.
 source "$root/clients/e2e/wire.sh"
-wire_checks
-wire_py_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen)
+t_wire=$SECONDS
+for set in ${WIRE_SETS:-traces workflows wire scenarios limits}; do
+  case "$set" in
+    traces) wire_checks traces "$root/testdata/traces" "$root/testdata/tools/booking.yaml" ;;
+    workflows) wire_checks workflows "$root/testdata/workflows" "$root/testdata/workflows/tools.yaml" ;;
+    wire) wire_checks wire "$root/testdata/wire" "$root/testdata/wire/tools.yaml" ;;
+    scenarios) wire_checks scenarios "$root/testdata/scenarios" "$root/testdata/scenarios/policy.yaml" ;; # every one under policy.yaml
+    limits) wire_checks limits "$root/testdata/wire/limits" "$root/testdata/wire/tools.yaml" ;; # a result over the size limit: answered by the engine since issue 25
+    *) die "WIRE_SETS: no set named $set" ;;
+  esac
+done
+echo "(wire, every set: $((SECONDS - t_wire))s)"
+wire_py_guard_checks # the Python frameworks behind the wire guard (once serve has --proxy-listen), on the recorded sessions
 echo "== wire guard: the Node stacks behind arbiter serve --proxy-listen, at their defaults, tools with the helper only; the no-integration run"
 [ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
 

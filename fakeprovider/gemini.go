@@ -125,7 +125,10 @@ func (g *gemini) event(ev replay.TraceEvent) step {
 		if ev.Event == "speech_end" {
 			va, vad = "ACTIVITY_END", "VAD_SIGNAL_TYPE_EOS"
 		}
-		s.send(obj{"voiceActivity": obj{"voiceActivityType": va}})
+		// The kind is voiceActivity.type on the wire: google-genai's converters read it
+		// there (python-genai _VoiceActivity_from_mldev and _from_vertex, js-genai
+		// voiceActivityFromVertex) and call it voiceActivityType in the SDK's object.
+		s.send(obj{"voiceActivity": obj{"type": va}})
 		if g.setup.ExplicitVAD {
 			s.send(obj{"voiceActivityDetectionSignal": obj{"vadSignalType": vad}})
 		}

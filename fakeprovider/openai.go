@@ -7,10 +7,11 @@ import (
 )
 
 // ids mints a session's deterministic OpenAI ids (event_001, item_001, resp_001),
-// continuing across the session's connections.
+// continuing across the session's connections; conns counts its OpenAI connections.
 type ids struct {
 	session                int
 	event, item, resp, cnv int
+	conns                  int
 }
 
 func (g *ids) next(prefix string, n *int) string { *n++; return fmt.Sprintf("%s_%03d", prefix, *n) }
@@ -20,7 +21,7 @@ func (g *ids) respID() string                    { return g.next("resp", &g.resp
 
 // openai translates a trace into OpenAI Realtime server events, GA or beta names
 // (docs/fake-provider.md has the table). It keeps the conversation (items in order),
-// the open user utterance and the open response.
+// the user's utterances and the open response.
 type openai struct {
 	beta    bool
 	ids     *ids
@@ -29,16 +30,22 @@ type openai struct {
 	items   map[string]obj
 	order   []string
 	calls   map[string]string // call_id -> its function_call item id
-	utter   *utterance
+	utters  []*utterance      // this connection's user utterances, oldest first
 	resp    *response
 	warned  map[string]bool
 }
 
-// utterance is the user's current turn: its item id, and whether the item exists yet
-// (committed at speech_end or at the first final transcript, whichever comes first).
+// utterance is one user turn: its item id, the trace's id for it (the `utterance`
+// field, "" when the trace names none), whether its item exists yet (committed at
+// speech_end or at its first final transcript, whichever comes first), when its voice
+// activity ended (ended, endMs) and whether a final transcript piece came (final).
 type utterance struct {
 	item    string
+	trace   string
 	created bool
+	ended   bool
+	endMs   int64
+	final   bool
 }
 
 // response is the model's open response.
@@ -60,7 +67,13 @@ type message struct {
 func newOpenAI(beta bool, model string, g *ids) *openai {
 	o := &openai{beta: beta, ids: g, items: map[string]obj{}, calls: map[string]string{}, warned: map[string]bool{}}
 	o.convID = fmt.Sprintf("conv_fake_%03d", g.session)
+	// A real server starts a new session (with its own id) on every connection: the
+	// first connection's is sess_fake_001, the next ones' sess_fake_001_2, ...
+	g.conns++
 	sid := fmt.Sprintf("sess_fake_%03d", g.session)
+	if g.conns > 1 {
+		sid = fmt.Sprintf("sess_fake_%03d_%d", g.session, g.conns)
+	}
 	if beta {
 		o.session = obj{
 			"id": sid, "object": "realtime.session", "model": model, "expires_at": 0,
@@ -180,23 +193,36 @@ func (o *openai) event(ev replay.TraceEvent) step {
 	var s step
 	switch ev.Event {
 	case "speech_start":
-		o.utter = &utterance{item: o.ids.itemID()}
-		s.send(o.ev("input_audio_buffer.speech_started", obj{"audio_start_ms": ev.TMs, "item_id": o.utter.item}))
+		u := o.openUtterance()
+		if u == nil {
+			u = o.newUtterance(ev.Utterance)
+		} else if u.trace == "" {
+			u.trace = ev.Utterance
+		}
+		s.send(o.ev("input_audio_buffer.speech_started", obj{"audio_start_ms": ev.TMs, "item_id": u.item}))
 	case "speech_end":
-		u := o.utterance()
+		u := o.named(ev.Utterance)
+		if u == nil || u.ended {
+			u = o.openUtterance()
+		}
+		if u == nil { // no voice activity began: the turn is this event's own
+			u = o.newUtterance(ev.Utterance)
+		}
+		u.ended, u.endMs = true, ev.TMs
 		s.send(o.ev("input_audio_buffer.speech_stopped", obj{"audio_end_ms": ev.TMs, "item_id": u.item}))
-		o.commit(&s)
+		o.commit(&s, u)
 	case "transcript":
 		if !o.transcription() {
 			s.warnOnce(o.warned, "input", "the session has no input audio transcription configured: the trace's user transcripts are not sent (the real server would not send them either)")
 			break
 		}
-		u := o.utterance()
+		u := o.transcribed(ev)
 		if !isFinal(ev) {
 			s.send(o.ev("conversation.item.input_audio_transcription.delta", obj{"item_id": u.item, "content_index": 0, "delta": ev.Text}))
 			break
 		}
-		o.commit(&s)
+		o.commit(&s, u)
+		u.final = true
 		item := o.items[u.item]
 		if item != nil {
 			prev := ""
@@ -241,19 +267,72 @@ func (o *openai) event(ev replay.TraceEvent) step {
 	return s
 }
 
-// utterance returns the open user utterance, opening one when there is none (a
-// transcript or speech_end without speech_start).
-func (o *openai) utterance() *utterance {
-	if o.utter == nil {
-		o.utter = &utterance{item: o.ids.itemID()}
-	}
-	return o.utter
+// newUtterance starts a user utterance with a new item id (trace: the trace's id for
+// it, if any).
+func (o *openai) newUtterance(trace string) *utterance {
+	u := &utterance{item: o.ids.itemID(), trace: trace}
+	o.utters = append(o.utters, u)
+	return u
 }
 
-// commit creates the utterance's user item unless it exists: input_audio_buffer.committed
+// openUtterance is the utterance whose voice activity goes on (the latest, if it has
+// not ended), or nil.
+func (o *openai) openUtterance() *utterance {
+	if n := len(o.utters); n > 0 && !o.utters[n-1].ended {
+		return o.utters[n-1]
+	}
+	return nil
+}
+
+// named is the latest utterance the trace gave the id id, or nil (for "" too).
+func (o *openai) named(id string) *utterance {
+	if id == "" {
+		return nil
+	}
+	for i := len(o.utters) - 1; i >= 0; i-- {
+		if o.utters[i].trace == id {
+			return o.utters[i]
+		}
+	}
+	return nil
+}
+
+// latePieceMS is arbiter.LatePieceWindow in ms.
+const latePieceMS = 5000
+
+// transcribed is the utterance a transcript event transcribes, as a real server names
+// it (the item it transcribed) and as the arbiter attributes a piece that names none
+// (arbiter/utterances.go, Transcript.apply): the utterance the trace names; else the
+// oldest whose voice activity ended and that has no final transcript yet (a
+// transcript that comes after the next speech_start is the older utterance's); else
+// the open one; else, for a final piece, the latest if it has final text and ended at
+// most 5 s (arbiter.LatePieceWindow) before; else a new utterance of its own (a turn
+// with no voice activity).
+func (o *openai) transcribed(ev replay.TraceEvent) *utterance {
+	if u := o.named(ev.Utterance); u != nil {
+		return u
+	}
+	for _, u := range o.utters {
+		if u.ended && !u.final {
+			return u
+		}
+	}
+	if u := o.openUtterance(); u != nil {
+		return u
+	}
+	if n := len(o.utters); n > 0 && isFinal(ev) {
+		if u := o.utters[n-1]; u.ended && u.final && ev.TMs-u.endMs <= latePieceMS {
+			return u
+		}
+	}
+	u := o.newUtterance(ev.Utterance)
+	u.ended, u.endMs = true, ev.TMs
+	return u
+}
+
+// commit creates utterance u's user item unless it exists: input_audio_buffer.committed
 // and the item's creation.
-func (o *openai) commit(s *step) {
-	u := o.utterance()
+func (o *openai) commit(s *step, u *utterance) {
 	if u.created {
 		return
 	}
@@ -366,6 +445,9 @@ func (o *openai) toolCall(s *step, ev replay.TraceEvent) {
 	idx := len(r.output)
 	r.output = append(r.output, id)
 	args := argsJSON(ev.Args)
+	if ev.RawArgs != "" {
+		args = ev.RawArgs // the recorded arguments the agent could not read, as they came
+	}
 	item := obj{"id": id, "object": "realtime.item", "type": "function_call", "status": "in_progress",
 		"name": ev.Tool, "call_id": ev.CallID, "arguments": ""}
 	s.send(o.ev("response.output_item.added", obj{"response_id": r.id, "output_index": idx, "item": snap(item)}))
@@ -384,6 +466,21 @@ func (o *openai) toolCall(s *step, ev replay.TraceEvent) {
 	}
 	o.calls[ev.CallID] = id
 	o.checkTool(s, ev)
+}
+
+// hold: a function call waits while the session declares no tools. A real server can
+// only call a function the session declares, and a client declares its tools with a
+// session.update after session.created; a client slow to send it (LiveKit's OpenAI
+// plugin under load took over 500 ms) would otherwise be sent a call no real server
+// would make, before it is ready to take one.
+func (o *openai) hold(ev replay.TraceEvent) string {
+	if ev.Event != "tool_call" {
+		return ""
+	}
+	if tools, _ := o.session["tools"].([]any); len(tools) > 0 {
+		return ""
+	}
+	return "the session declares no tools yet (a function call needs its function declared)"
 }
 
 // checkTool warns when the session declares tools and not this one.

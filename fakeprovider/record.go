@@ -28,6 +28,9 @@ const (
 	// (Text): a transcript the client did not ask for, a behavior the client declared
 	// differently from the trace, a client message that was not JSON.
 	KindWarning = "warning"
+	// KindRefused: the session's trace cannot be played over the connection's protocol
+	// (Text: why, Refusal's reason); the connection is then closed with 1008.
+	KindRefused = "refused"
 	// KindClose: the connection closed (Code, Reason, By; End when the trace's end
 	// was played, Resume when the session waits for another connection).
 	KindClose = "close"

@@ -109,15 +109,23 @@ func TestRecordedSession(t *testing.T) {
 		}
 		return res.Lines
 	}
-	ref := fakeprovider.Reference{Trace: tr, Lines: refFor(tr.Events), OpenAI: refFor(fakeprovider.StripBehaviors(tr.Events))}
+	// The agents send what the replay of the trace as each protocol carries it says
+	// (OpenAI: no behaviors, the policy's); the checker makes its own reference per
+	// session from the record (Replay).
+	openaiView := make([]replay.TraceEvent, len(tr.Events))
+	copy(openaiView, tr.Events)
+	for i := range openaiView {
+		openaiView[i].Behavior = ""
+	}
+	ref := fakeprovider.Reference{Trace: tr}
+	lines := map[string][]replay.Line{fakeprovider.ProtoGemini: refFor(tr.Events), fakeprovider.ProtoOpenAI: refFor(openaiView)}
 	for _, proto := range []string{fakeprovider.ProtoGemini, fakeprovider.ProtoOpenAI} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
 			f := startFake(t, tr)
-			lines := ref.Lines
+			lines := lines[proto]
 			url := f.ws + "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent"
 			if proto == fakeprovider.ProtoOpenAI {
-				lines = ref.OpenAI
 				url = f.ws + "/trace/C_on_run2/v1/realtime?model=gpt-realtime"
 			}
 			c := dial(t, url, &websocket.DialOptions{Subprotocols: []string{"realtime"}})
@@ -164,7 +172,14 @@ func TestRecordedSession(t *testing.T) {
 					t.Errorf("trace line %d (%s) sent nothing", ev.Line, ev.Event)
 				}
 			}
-			rep := fakeprovider.Check(fakeprovider.CheckInput{Stack: proto, References: []fakeprovider.Reference{ref}, Record: record})
+			replayer := func(_ fakeprovider.Trace, events []replay.TraceEvent) ([]replay.Line, error) {
+				res, err := replay.RunLocal(context.Background(), policy, events, replay.Options{SessionID: "check"}, nil)
+				if err != nil {
+					return nil, err
+				}
+				return res.Lines, nil
+			}
+			rep := fakeprovider.Check(fakeprovider.CheckInput{Stack: proto, References: []fakeprovider.Reference{ref}, Replay: replayer, Record: record})
 			for _, d := range rep.Details {
 				t.Log(d)
 			}

@@ -49,10 +49,11 @@ type Server struct {
 
 	mu       sync.Mutex
 	byName   map[string]int
-	queue    []int             // indexes of traces not played yet, in order
-	pending  []*session        // sessions waiting for their next connection, oldest first
-	open     map[*session]bool // sessions playing on a connection
-	changed  chan struct{}     // closed (and replaced) when a session is released
+	queue    []int               // indexes of traces not played yet, in order
+	pending  []*session          // sessions waiting for their next connection, oldest first
+	open     map[*session]bool   // sessions playing on a connection
+	refused  map[string]*session // by trace name: sessions whose trace was refused (Refusal)
+	changed  chan struct{}       // closed (and replaced) when a session is released
 	sessions int
 	conns    int
 	done     chan struct{}
@@ -72,7 +73,7 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, rec: newRecorder(opts.Record, opts.KeepAudio), log: opts.Log, ctx: ctx, cancel: cancel,
-		byName: map[string]int{}, open: map[*session]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
+		byName: map[string]int{}, open: map[*session]bool{}, refused: map[string]*session{}, changed: make(chan struct{}), done: make(chan struct{})}
 	for i, t := range opts.Traces {
 		s.byName[t.Name] = i
 		s.queue = append(s.queue, i)
@@ -250,6 +251,10 @@ func (s *Server) tryAssign(name, handle string, late bool) (st *session, retry b
 		return nil, false, fmt.Errorf("session resumption handle %q names no session waiting for a reconnect", handle)
 	}
 	if name != "" {
+		if st := s.refused[name]; st != nil {
+			s.open[st] = true // refused again, under the same session
+			return st, false, nil
+		}
 		for i, st := range s.pending {
 			if st.trace.Name == name {
 				return take(i), false, nil
@@ -289,6 +294,14 @@ func (s *Server) start(idx int) *session {
 	st := &session{num: s.sessions, trace: &s.opts.Traces[idx], ids: &ids{session: s.sessions}}
 	s.open[st] = true
 	return st
+}
+
+// markRefused remembers a session whose trace was refused, for later connections that
+// name its trace.
+func (s *Server) markRefused(st *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused[st.trace.Name] = st
 }
 
 // release returns a session whose connection closed: it waits for its next

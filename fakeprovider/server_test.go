@@ -436,6 +436,14 @@ func TestAssignment(t *testing.T) {
 	}
 	f := startFake(t, parseTrace(t, "one", short("fc_one")), parseTrace(t, "two", short("fc_two")), parseTrace(t, "three", short("fc_three")))
 	oai := f.ws + "/v1/realtime?model=m"
+	// A client declares its tools (else each call would wait for them: holder).
+	declare := func(c *websocket.Conn) func(websocket.MessageType, map[string]any) {
+		return func(_ websocket.MessageType, m map[string]any) {
+			if m["type"] == "session.created" {
+				send(t, c, websocket.MessageText, `{"type": "session.update", "session": {"tools": [{"type": "function", "name": "book_slot"}]}}`)
+			}
+		}
+	}
 	callOf := func(msgs []map[string]any) string {
 		for _, m := range msgs {
 			if m["type"] == "response.function_call_arguments.done" {
@@ -447,7 +455,7 @@ func TestAssignment(t *testing.T) {
 
 	// /trace/three/ takes "three" out of the queue.
 	c := dial(t, f.ws+"/trace/three/v1/realtime?model=m", nil)
-	if msgs, _ := readAll(t, c, nil); callOf(msgs) != "fc_three" {
+	if msgs, _ := readAll(t, c, declare(c)); callOf(msgs) != "fc_three" {
 		t.Errorf("/trace/three/ played %q", callOf(msgs))
 	}
 	c.CloseNow()
@@ -460,7 +468,7 @@ func TestAssignment(t *testing.T) {
 	c.Close(websocket.StatusNormalClosure, "bye")
 	for i, want := range []string{"fc_one", "fc_two"} {
 		c = dial(t, oai, nil)
-		if msgs, _ := readAll(t, c, nil); callOf(msgs) != want {
+		if msgs, _ := readAll(t, c, declare(c)); callOf(msgs) != want {
 			t.Errorf("connection %d played %q, want %q", i+3, callOf(msgs), want)
 		}
 		c.CloseNow()
@@ -525,5 +533,94 @@ func TestSelfSignedTLS(t *testing.T) {
 	msgs, ce := readAll(t, c, nil)
 	if len(msgs) != 1 || msgs[0]["type"] != "session.created" || ce.Code != websocket.StatusNormalClosure {
 		t.Fatalf("over TLS: %v, %v", msgs, ce)
+	}
+}
+
+// TestRefusedTrace: a trace its protocol cannot carry (raw_args over Gemini) is
+// refused after the setup: a `refused` record line with the reason, close 1008 with
+// it, and a later connection naming the trace gets the same answer under the same
+// session; over OpenAI the same trace plays.
+func TestRefusedTrace(t *testing.T) {
+	tr := parseTrace(t, "raw", `{"t_ms": 0, "event": "session_start"}
+{"t_ms": 50, "event": "tool_call", "call_id": "c1", "tool": "book_slot", "raw_args": "{slot: 3pm", "args": {}}
+{"t_ms": 100, "event": "end"}
+`)
+	f := startFake(t, tr)
+	url := f.ws + "/trace/raw/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+	for i := 0; i < 2; i++ {
+		c := dial(t, url, nil)
+		send(t, c, websocket.MessageText, `{"setup": {"model": "m"}}`)
+		_, ce := readAll(t, c, nil)
+		if ce.Code != websocket.StatusPolicyViolation || !strings.HasPrefix(ce.Reason, fakeprovider.RefusedPrefix+"line 2: Gemini Live carries") {
+			t.Fatalf("connection %d closed with %v, want 1008 and the refusal", i+1, ce)
+		}
+	}
+	var refused []fakeprovider.RecordLine
+	for _, l := range f.record(t) {
+		if l.Kind == fakeprovider.KindRefused {
+			refused = append(refused, l)
+		}
+	}
+	if len(refused) != 2 || refused[0].Session != 1 || refused[1].Session != 1 || !strings.Contains(refused[0].Text, "raw_args") {
+		t.Errorf("refused lines %+v, want two of session 1 with the reason", refused)
+	}
+
+	f = startFake(t, tr)
+	c := dial(t, f.ws+"/trace/raw/v1/realtime?model=m", &websocket.DialOptions{Subprotocols: []string{"realtime"}})
+	msgs, ce := readAll(t, c, func(_ websocket.MessageType, m map[string]any) {
+		if m["type"] == "session.created" {
+			send(t, c, websocket.MessageText, `{"type": "session.update", "session": {"tools": [{"type": "function", "name": "book_slot"}]}}`)
+		}
+	})
+	if ce.Code != websocket.StatusNormalClosure || !strings.Contains(fmt.Sprint(msgs), "{slot: 3pm") {
+		t.Errorf("OpenAI: closed %v after %v; want the unreadable arguments sent and the trace played", ce, msgs)
+	}
+}
+
+// TestOpenAICallWaitsForDeclaredTools: a function call due while the session declares no
+// tools waits for the client's session.update that declares them (a real server calls
+// only declared functions; LiveKit's OpenAI plugin under load sent its tools after a
+// trace's call was due, and never took the call), the session clock paused meanwhile
+// (the record's times never go back) and a warning line says how long.
+func TestOpenAICallWaitsForDeclaredTools(t *testing.T) {
+	tr := parseTrace(t, "early", `{"t_ms": 0, "event": "session_start"}
+{"t_ms": 20, "event": "tool_call", "call_id": "c1", "tool": "book_slot", "args": {"slot": "3pm"}}
+{"t_ms": 200, "event": "end"}
+`)
+	f := startFake(t, tr)
+	c := dial(t, f.ws+"/trace/early/v1/realtime?model=m", &websocket.DialOptions{Subprotocols: []string{"realtime"}})
+	defer c.CloseNow()
+	msgs, ce := readAll(t, c, func(_ websocket.MessageType, m map[string]any) {
+		if m["type"] == "session.created" {
+			time.Sleep(300 * time.Millisecond) // a client slow to declare its tools: the call is due meanwhile
+			send(t, c, websocket.MessageText, `{"type": "session.update", "session": {"type": "realtime", "tools": [{"type": "function", "name": "book_slot"}]}}`)
+		}
+	})
+	if ce.Code != websocket.StatusNormalClosure {
+		t.Fatalf("closed with %v, want 1000", ce)
+	}
+	var order []string
+	for _, m := range msgs {
+		if typ, _ := m["type"].(string); typ == "session.updated" || typ == "response.output_item.done" {
+			order = append(order, typ)
+		}
+	}
+	if strings.Join(order, " ") != "session.updated response.output_item.done" {
+		t.Errorf("server events %v: the call must come after the session declared its tools", order)
+	}
+	held, last := false, int64(-1)
+	for _, l := range f.record(t) {
+		if l.Kind == fakeprovider.KindWarning && strings.HasPrefix(l.Text, "trace line 2 held ") && strings.Contains(l.Text, "declares no tools") {
+			held = true
+		}
+		if l.TMs < last {
+			t.Errorf("record time goes back: %d after %d (%s)", l.TMs, last, l.Kind)
+		}
+		last = l.TMs
+	}
+	if !held {
+		// The update was read in the same instant the call fell due and went first (a
+		// loaded machine): nothing was held, and the order above still holds.
+		t.Logf("no 'trace line 2 held' warning: the session.update came before the call was held")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -42,7 +43,19 @@ type connState struct {
 
 	st    *session
 	start time.Time // wall time of session time st.at on this connection
+	// paused: the clock stands at session time pausedAt while a due event is held
+	// (see holder). clock guards start, paused and pausedAt once the reader runs (it
+	// stamps client messages with now).
+	clock    sync.Mutex
+	paused   bool
+	pausedAt int64
 }
+
+// maxHold is how long a due event is held (holder) before it is played anyway: long
+// enough for a client still setting its session up (LiveKit's OpenAI plugin declared
+// its tools over 500 ms after session.created on a loaded machine), short enough that a
+// client that never declares tools is not kept waiting long (once per connection).
+const maxHold = 2 * time.Second
 
 // clientMsg is a message the reader received, at session time tMs.
 type clientMsg struct {
@@ -89,6 +102,10 @@ func (cs *connState) serveGemini(name string) {
 	for _, b := range early {
 		cs.record(KindClient, st.at, b, nil)
 	}
+	if why := Refusal(ProtoGemini, *st.trace); why != "" {
+		cs.refuseTrace(why)
+		return
+	}
 	cs.play(newGemini(setup, st.handle()))
 }
 
@@ -104,6 +121,10 @@ func (cs *connState) serveOpenAI(name string) {
 	}
 	cs.st = st
 	cs.recordOpen(cs.model)
+	if why := Refusal(ProtoOpenAI, *st.trace); why != "" {
+		cs.refuseTrace(why)
+		return
+	}
 	cs.play(newOpenAI(cs.beta, cs.model, st.ids))
 }
 
@@ -137,6 +158,24 @@ func (cs *connState) idle(tr translator) {
 func (cs *connState) refuse(why string) {
 	cs.srv.log.Warn("fake provider: connection refused", "conn", cs.conn, "proto", cs.proto, "reason", why)
 	cs.c.Close(websocket.StatusPolicyViolation, truncate("arbiter fake-provider: "+why, 123))
+}
+
+// RefusedPrefix starts the close reason of a connection whose trace cannot be played
+// over its protocol (Refusal): an agent under test tells a refusal from a failure by it.
+const RefusedPrefix = "arbiter fake-provider: refused: "
+
+// refuseTrace ends the session of a trace its protocol cannot carry (Refusal: why): a
+// `refused` record line, close 1008 with the reason (cut to 123 bytes), and the
+// session is over; a later connection naming the trace gets the same answer.
+func (cs *connState) refuseTrace(why string) {
+	st := cs.st
+	l := cs.line(KindRefused, st.at)
+	l.Text = why
+	cs.srv.rec.write(l)
+	cs.srv.log.Warn("fake provider: trace refused", "session", st.num, "conn", cs.conn, "trace", st.trace.Name, "proto", cs.proto, "reason", why)
+	cs.srv.markRefused(st)
+	cs.close(st.at, websocket.StatusPolicyViolation, RefusedPrefix+why, "server", false, false)
+	cs.srv.release(st, false)
 }
 
 // truncate cuts s to n bytes (a close reason has at most 123).
@@ -191,6 +230,11 @@ func (cs *connState) warn(tMs int64, texts []string) {
 
 // now is the current session time in ms (never before the connection's start).
 func (cs *connState) now() int64 {
+	cs.clock.Lock()
+	defer cs.clock.Unlock()
+	if cs.paused {
+		return cs.pausedAt
+	}
 	d := time.Since(cs.start).Milliseconds()
 	if d < 0 {
 		d = 0
@@ -200,7 +244,24 @@ func (cs *connState) now() int64 {
 
 // due is the wall time of session time tMs.
 func (cs *connState) due(tMs int64) time.Time {
+	cs.clock.Lock()
+	defer cs.clock.Unlock()
 	return cs.start.Add(time.Duration(tMs-cs.st.at) * time.Millisecond)
+}
+
+// pause stops the session clock where it stands (a due event is held).
+func (cs *connState) pause() {
+	t := cs.now()
+	cs.clock.Lock()
+	cs.pausedAt, cs.paused = t, true
+	cs.clock.Unlock()
+}
+
+// resume starts the clock again from where it stood, d after pause.
+func (cs *connState) resume(d time.Duration) {
+	cs.clock.Lock()
+	cs.start, cs.paused = cs.start.Add(d), false
+	cs.clock.Unlock()
 }
 
 // errWrite wraps a failed send: the client is gone.
@@ -244,6 +305,10 @@ func (cs *connState) play(tr translator) {
 	defer timer.Stop()
 	played := false // a wire event was played on this connection
 	events := st.trace.Events
+	hd, _ := tr.(holder)
+	var held time.Time // when the due event began to be held (zero: none is)
+	why := ""          // why it is held
+	holds := hd != nil // false once a hold ran out on this connection: no more holds
 	for {
 		for st.next < len(events) && !playable(events[st.next].Event) {
 			st.next++
@@ -253,9 +318,37 @@ func (cs *connState) play(tr translator) {
 			return
 		}
 		ev := events[st.next]
-		timer.Reset(time.Until(cs.due(ev.TMs)))
+		wake := cs.due(ev.TMs)
+		if !held.IsZero() {
+			ranOut := time.Since(held) >= maxHold
+			if ranOut || hd.hold(ev) == "" {
+				// Released: the clock goes on from where it stood, so the trace's later
+				// events keep their spacing.
+				d := time.Since(held)
+				cs.resume(d)
+				held = time.Time{}
+				cs.warn(cs.now(), []string{fmt.Sprintf("trace line %d held %d ms: %s", ev.Line, d.Milliseconds(), why)})
+				if ranOut {
+					holds = false
+				}
+				wake = time.Now()
+			} else {
+				wake = held.Add(maxHold)
+			}
+		}
+		timer.Reset(time.Until(wake))
 		select {
 		case <-timer.C:
+			if !held.IsZero() {
+				continue // ran out: released above
+			}
+			if holds {
+				if why = hd.hold(ev); why != "" {
+					cs.pause()
+					held = time.Now()
+					continue
+				}
+			}
 			st.next++
 			if cs.playEvent(tr, ev, &played) {
 				return

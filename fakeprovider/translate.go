@@ -23,6 +23,14 @@ type translator interface {
 	goAway() step
 }
 
+// holder is implemented by a translator whose protocol cannot carry some event in the
+// session's current state, until the client has done its part.
+type holder interface {
+	// hold says why ev cannot be sent yet ("" when it can): the session's clock pauses
+	// at ev until the client's next messages make it sendable, or maxHold passes.
+	hold(ev replay.TraceEvent) string
+}
+
 // step is what one input makes the server do.
 type step struct {
 	// msgs are sent in order, each as one WebSocket message.

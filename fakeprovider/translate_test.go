@@ -87,7 +87,7 @@ func TestGeminiFollowsSetup(t *testing.T) {
 	s.merge(g.goAway())
 	if got, want := wire(s), `{"setupComplete":{}}
 {"sessionResumptionUpdate":{"newHandle":"fake-session-1","resumable":true}}
-{"voiceActivity":{"voiceActivityType":"ACTIVITY_START"}}
+{"voiceActivity":{"type":"ACTIVITY_START"}}
 {"voiceActivityDetectionSignal":{"vadSignalType":"VAD_SIGNAL_TYPE_SOS"}}
 {"serverContent":{"modelTurn":{"parts":[{"text":"Okay."}]}}}
 {"sessionResumptionUpdate":{"newHandle":"fake-session-1","resumable":true}}
@@ -133,5 +133,74 @@ func TestOpenAIEdges(t *testing.T) {
 	}
 	if s := o.client([]byte(`nope`)); !strings.Contains(wire(s), `"code":"invalid_json"`) {
 		t.Errorf("not JSON: %s, want an invalid_request_error", wire(s))
+	}
+}
+
+// completedItems are the item ids of a step's input_audio_transcription.completed
+// events, in order.
+func completedItems(s step) []string {
+	var out []string
+	for _, m := range s.msgs {
+		if o, ok := m.(obj); ok && o["type"] == "conversation.item.input_audio_transcription.completed" {
+			out = append(out, o["item_id"].(string))
+		}
+	}
+	return out
+}
+
+// TestOpenAILateTranscript: a transcript goes to the utterance it transcribes, as a
+// real server names the item: the one the trace names, else the oldest utterance that
+// ended without a final transcript (one that arrives after the next speech_start is
+// the older utterance's), else the open one, else the latest within 5 s of its end,
+// else a turn of its own; never the new utterance's item by default.
+func TestOpenAILateTranscript(t *testing.T) {
+	speech := func(line int, kind string, tms int64, utt string) replay.TraceEvent {
+		return ev(line, kind, func(e *replay.TraceEvent) { e.TMs, e.Utterance = tms, utt })
+	}
+	text := func(line int, tms int64, text, utt string) replay.TraceEvent {
+		return ev(line, "transcript", func(e *replay.TraceEvent) { e.TMs, e.Text, e.Utterance = tms, text, utt })
+	}
+	newSession := func() *openai {
+		o := newOpenAI(false, "m", &ids{session: 1})
+		o.client([]byte(`{"type": "session.update", "session": {"audio": {"input": {"transcription": {"model": "t"}}}}}`))
+		return o
+	}
+	play := func(o *openai, events ...replay.TraceEvent) []string {
+		var s step
+		for _, e := range events {
+			s.merge(o.event(e))
+		}
+		return completedItems(s)
+	}
+	cases := []struct {
+		name   string
+		events []replay.TraceEvent
+		want   []string
+	}{
+		{"late, after the next speech_start: the older utterance's", []replay.TraceEvent{
+			speech(1, "speech_start", 100, ""), speech(2, "speech_end", 900, ""),
+			speech(3, "speech_start", 1200, ""), text(4, 1500, "Book it.", ""), text(5, 2500, "Actually, stop.", ""), speech(6, "speech_end", 2600, "")},
+			[]string{"item_001", "item_002"}},
+		{"the trace names the utterance", []replay.TraceEvent{
+			speech(1, "speech_start", 100, "u1"), speech(2, "speech_end", 900, "u1"),
+			speech(3, "speech_start", 1200, "u2"), speech(4, "speech_end", 1800, "u2"),
+			text(5, 2000, "Second.", "u2"), text(6, 2100, "First.", "u1")},
+			[]string{"item_002", "item_001"}},
+		{"pieces of one utterance, the last within 5 s of its end", []replay.TraceEvent{
+			speech(1, "speech_start", 100, ""), speech(2, "speech_end", 900, ""),
+			text(3, 1000, "No,", ""), text(4, 1400, " no.", "")},
+			[]string{"item_001", "item_001"}},
+		{"a transcript with no voice activity more than 5 s later is a turn of its own", []replay.TraceEvent{
+			speech(1, "speech_start", 100, ""), speech(2, "speech_end", 900, ""), text(3, 1000, "Hello.", ""),
+			text(4, 7000, "Anyone there?", "")},
+			[]string{"item_001", "item_002"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := play(newSession(), tc.events...)
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("transcripts went to %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Wire-level end-to-end checks: real client stacks against `arbiter fake-provider`
-# (Gemini Live and OpenAI Realtime on the wire, playing testdata/traces/), judged by
+# (Gemini Live and OpenAI Realtime on the wire, playing a directory of traces), judged by
 # `arbiter fake-provider check` (docs/fake-provider.md).
 #
-# For each configuration of the arbiter, and each stack:
-#   embedded  one `arbiter serve` (the embedded store)
-#   replicas  three `arbiter serve --redis-url` on one redis-server (--appendonly yes);
-#             a stack gets all three addresses (--arbiter A,B,C): the Node stacks send
-#             every RPC round-robin over them (one grpc-js channel, round_robin), so one
-#             session's RegisterCall, Decide, Report* and Watch land on different replicas
+#     clients/e2e/wire.sh [TRACE_DIR [POLICY]]   # default: testdata/traces testdata/tools/booking.yaml
+#     WIRE_STACKS="node-genai py-gemini" clients/e2e/wire.sh testdata/wire testdata/wire/tools.yaml
+#
+# A set is a trace directory and the tool policy (YAML) its sessions run under. For each
+# configuration of the arbiter, and each stack:
+#   embedded  one `arbiter serve --tools POLICY` (the embedded store)
+#   replicas  three `arbiter serve --tools POLICY --redis-url` on one redis-server
+#             (--appendonly yes); a stack gets all three addresses (--arbiter A,B,C) and
+#             sends every RPC round-robin over them, so one session's RegisterCall,
+#             Decide, Report* and Watch land on different replicas
 #   stacks    node-genai (@google/genai Live, response scheduling on), node-openai-realtime
 #             (openai OpenAIRealtimeWS over wss, the fake's self-signed certificate),
 #             node-livekit-google and node-livekit-openai (@livekit/agents AgentSession,
@@ -16,38 +20,48 @@
 #             (clients/python/examples/wire_agent.py), py-genai (google-genai Live) and
 #             py-openai-sdk (openai's client.realtime.connect), each in its own locked
 #             environment (clients/python/examples/wire_stacks.py, stack_*.py); and,
-#             when serve has the wire guard (--proxy-listen, issue 23), behind it:
-#             py-livekit-google, py-livekit-openai (LiveKit Agents 1.8), py-pipecat-google,
-#             py-pipecat-openai (Pipecat 1.14), py-agents (OpenAI Agents SDK 0.24): each
-#             stack gets a serve of its own with --proxy-listen (TLS) in front of its fake
-#             provider, on the configuration's store (the replicas' Redis: its tools'
-#             Decide/Complete by call id go round-robin over it and the three replicas)
-# one process per stack plays all 12 traces concurrently, one session per trace under
-# its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`; then
-# `arbiter fake-provider check --tools testdata/tools/booking.yaml` with the record and
-# the stack's backend log must pass, and its summary line is printed:
-#   STACK: sessions N, responses N, dead ids answered N, notes N, commits N, max decision offset Nms
-# The stacks of one configuration run at the same time (~25 s per configuration).
+#             when serve has the wire guard (--proxy-listen, issue 23), behind it, on the
+#             recorded sessions (wire_py_guard_checks): py-livekit-google,
+#             py-livekit-openai (LiveKit Agents 1.8), py-pipecat-google, py-pipecat-openai
+#             (Pipecat 1.14), py-agents (OpenAI Agents SDK 0.24): each stack gets a serve
+#             of its own with --proxy-listen (TLS) in front of its fake provider, on the
+#             configuration's store (the replicas' Redis: its tools' Decide/Complete by
+#             call id go round-robin over it and the three replicas)
+# One process per stack plays every trace of the set concurrently, one session per trace
+# under its /trace/NAME base URL, against its own `arbiter fake-provider --record FILE`,
+# with every tool the policy names (and every tool a trace calls) declared and wrapped,
+# each trace's backend, language, time zone, per-call tool choice and business key and
+# the recorded app's own readings of the user's words, and a reconnect wherever the
+# provider closes before the trace's end. Then `arbiter fake-provider check --tools
+# POLICY` with the record and the stack's backend log must pass, and its summary line is
+# printed, with each session the fake refused (a trace its protocol cannot carry) and why:
+#   STACK@CONFIG: sessions N, responses N, dead ids answered N, notes N, commits N, max decision offset Nms, skipped N
+#   STACK@CONFIG skipped: session N (TRACE, PROTO): refused by the fake provider: REASON
+# The stacks of one configuration run at the same time; the time per set is printed.
+#
+# Adding a stack: one entry in wire_run's `case` (the command that plays a directory of
+# traces) and its name in the default of wire_stacks.
 #
 # Sourced by clients/test.sh (which defines check, die, $tmp, $root and builds the
-# arbiter at $tmp/arbiter); run alone it builds what it needs into a temporary folder:
-#     clients/e2e/wire.sh            # WIRE_STACKS="node-genai py-gemini" narrows the stacks
+# arbiter at $tmp/arbiter, then calls wire_checks per set); run alone it builds what it
+# needs into a temporary folder and checks the set its arguments name.
 #
-# Then the same behind the wire guard (wire_guard_checks; WIRE_GUARD=0 skips it,
-# WIRE_GUARD_STACKS narrows it): each stack points at `arbiter serve --proxy-listen`
-# (wss, a certificate made here) instead of the provider, whose fake is the guard's
-# upstream over TLS (--proxy-ca-file); the frameworks at their defaults, no adapter,
-# the booking tool using only the tool helper (twoPhase, by call id); embedded (the
-# guard's serve is the arbiter) and on Redis (the guard's serve a fourth replica, the
-# tools' RPCs round-robin over all four). The record must pass the same
+# Then the recorded sessions behind the wire guard (wire_guard_checks; WIRE_GUARD=0
+# skips it, WIRE_GUARD_STACKS narrows it): each stack points at `arbiter serve
+# --proxy-listen` (wss, a certificate made here) instead of the provider, whose fake is
+# the guard's upstream over TLS (--proxy-ca-file); the frameworks at their defaults, no
+# adapter, the booking tool using only the tool helper (twoPhase, by call id); embedded
+# (the guard's serve is the arbiter) and on Redis (the guard's serve a fourth replica,
+# the tools' RPCs round-robin over all four). The record must pass the same
 # `fake-provider check`. bare-genai is the no-integration run: a tool with no Arbiter
-# code at all, judged by clients/e2e/no_integration.py. Each stack's guard says what
-# it dropped and injected (the counts of its "wire guard connection closed" lines).
+# code at all, judged by clients/e2e/no_integration.py. Each stack's guard says what it
+# dropped and injected (the counts of its "wire guard connection closed" lines).
 
 wire_standalone=""
 if ! declare -F check >/dev/null; then
   wire_standalone=1
   set -uo pipefail
+  wire_arg_traces="${1:+$(realpath "$1")}" wire_arg_policy="${2:+$(realpath "$2")}" # before the cd
   cd "$(dirname "${BASH_SOURCE[0]}")/../.."
   root="$PWD"
   tmp="$(mktemp -d)"
@@ -78,11 +92,12 @@ wire_node="$root/clients/node"
 wire_py_agent="$root/clients/python/examples/wire_agent.py"
 wire_venvs="$root/clients/python/.venvs" # clients/python/envs.sh: one locked environment per Python stack
 wire_python="${WIRE_PYTHON:-$wire_venvs/test-highest/bin/python}"
-wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai}"
+# The stacks every set is played on (a stack is this list's name plus its entry in
+# wire_run's case); WIRE_STACKS narrows them.
+wire_stacks="${WIRE_STACKS:-node-genai node-openai-realtime node-livekit-google node-livekit-openai py-gemini py-openai py-genai py-openai-sdk}"
 # The Python stacks through their SDKs (clients/python/examples/wire_stacks.py), each in its
 # own locked environment (clients/python/.venvs/STACK).
 wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
-[ -n "${WIRE_STACKS:-}" ] || wire_stacks+=" py-genai py-openai-sdk"
 # The Python frameworks that answer every call themselves run behind the wire guard
 # (`arbiter serve --proxy-listen`, issue 23); a serve without it cannot run them.
 # They run after the other stacks (wire_py_guard_checks): on one arbiter in batches (a
@@ -92,18 +107,18 @@ wire_py_stacks="$root/clients/python/examples/wire_stacks.py"
 # index refuses to guess between).
 wire_py_guarded_batches=("py-livekit-google py-livekit-openai py-agents" "py-pipecat-google" "py-pipecat-openai")
 
-# wire_py_guard DIR FAKE_ADDR TARGET: starts a serve whose wire guard (TLS, its own certificate)
-# forwards to the fake provider at FAKE_ADDR (trusting DIR/cert.pem), on the configuration's
-# store (wire_redis, else its own embedded one); sets guard_url (the agents' provider base
-# URL) and guard_target (the arbiter(s) its tools ask: the guard's serve first, then TARGET's
-# replicas when they share its store).
+# wire_py_guard DIR FAKE_ADDR TARGET POLICY: starts a serve (with POLICY) whose wire guard
+# (TLS, its own certificate) forwards to the fake provider at FAKE_ADDR (trusting
+# DIR/cert.pem), on the configuration's store (wire_redis, else its own embedded one); sets
+# guard_url (the agents' provider base URL) and guard_target (the arbiter(s) its tools ask:
+# the guard's serve first, then TARGET's replicas when they share its store).
 wire_py_guard() {
-  local dir="$1" fake="$2" target="$3" port store=() grpc
+  local dir="$1" fake="$2" target="$3" policy="$4" port store=() grpc
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/guard.key" -out "$dir/guard.pem" -days 1 -subj /CN=127.0.0.1 \
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1 || return 1
   port="$(wire_free_port)"
   [ -n "$wire_redis" ] && store=(--redis-url "$wire_redis")
-  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" "${store[@]}" \
+  "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$policy" "${store[@]}" \
     --proxy-listen "127.0.0.1:$port" --proxy-gemini-upstream "wss://$fake" --proxy-openai-upstream "wss://$fake" \
     --proxy-ca-file "$dir/cert.pem" --proxy-tls-cert "$dir/guard.pem" --proxy-tls-key "$dir/guard.key" >"$dir/guard.log" 2>&1 &
   guard_pid=$!
@@ -141,10 +156,10 @@ wire_addr() {
 # wire_free_port: a free TCP port on 127.0.0.1.
 wire_free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# wire_arbiters CONFIG DIR: starts the arbiter(s) of CONFIG; sets wire_target (and
+# wire_arbiters CONFIG DIR POLICY: starts the arbiter(s) of CONFIG; sets wire_target (and
 # wire_redis, the Redis URL of the replicas).
 wire_arbiters() {
-  local config="$1" dir="$2" addrs=() i
+  local config="$1" dir="$2" policy="$3" addrs=() i
   wire_redis=""
   if [ "$config" = replicas ]; then
     command -v redis-server >/dev/null || die "redis-server is needed for the replicas configuration"
@@ -156,13 +171,13 @@ wire_arbiters() {
     redis-cli -p "$port" ping >/dev/null 2>&1 || { cat "$dir/redis.log"; die "redis-server did not start"; }
     wire_redis="redis://127.0.0.1:$port"
     for i in 1 2 3; do
-      "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" --redis-url "redis://127.0.0.1:$port" >"$dir/serve-$i.log" 2>&1 &
+      "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$policy" --redis-url "redis://127.0.0.1:$port" >"$dir/serve-$i.log" 2>&1 &
       wire_pids+=($!)
       addrs+=("$(wire_addr "$dir/serve-$i.log" $!)")
       [ -n "${addrs[-1]}" ] || { cat "$dir/serve-$i.log"; die "arbiter serve replica $i did not start"; }
     done
   else
-    "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$root/testdata/tools/booking.yaml" >"$dir/serve.log" 2>&1 &
+    "$tmp/arbiter" serve --listen 127.0.0.1:0 --tools "$policy" >"$dir/serve.log" 2>&1 &
     wire_pids+=($!)
     addrs+=("$(wire_addr "$dir/serve.log" $!)")
     [ -n "${addrs[0]}" ] || { cat "$dir/serve.log"; die "arbiter serve did not start"; }
@@ -170,41 +185,46 @@ wire_arbiters() {
   wire_target="$(IFS=,; echo "${addrs[*]}")"
 }
 
-# wire_run STACK DIR TARGET: one stack against its own fake provider (record DIR/rec.jsonl,
-# backend log DIR/backend.jsonl); exit code of the stack's process.
+# wire_run STACK DIR TARGET TRACES POLICY POLICY_JSON: one stack against its own fake
+# provider (record DIR/rec.jsonl, backend log DIR/backend.jsonl); exit code of the
+# stack's process.
 wire_run() {
-  local stack="$1" dir="$2" target="$3" tls=() scheme=http cmd=() fp code
+  local stack="$1" dir="$2" target="$3" traces="$4" policy="$5" policy_json="$6" tls=() scheme=http cmd=() fp code
   mkdir -p "$dir"
   [ "$stack" = node-openai-realtime ] && tls=(--tls-self-signed "$dir/cert.pem") && scheme=https
   # google-genai and openai dial wss:// (genai whatever the base URL says); both trust SSL_CERT_FILE.
   case "$stack" in py-genai | py-openai-sdk | py-livekit-* | py-pipecat-* | py-agents) tls=(--tls-self-signed "$dir/cert.pem") && scheme=https ;; esac
-  "$tmp/arbiter" fake-provider --trace "$root/testdata/traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
+  "$tmp/arbiter" fake-provider --trace "$traces" --record "$dir/rec.jsonl" "${tls[@]}" >"$dir/fake.log" 2>&1 &
   fp=$!
   local addr
   addr="$(wire_addr "$dir/fake.log" $fp)"
   [ -n "$addr" ] || { cat "$dir/fake.log"; kill $fp 2>/dev/null; return 1; }
-  local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+  local common=(--provider "$scheme://$addr" --arbiter "$target" --traces "$traces" --backend-log "$dir/backend.jsonl")
   local guard_pid="" guard_url guard_target
   case "$stack" in py-livekit-* | py-pipecat-* | py-agents)
-    wire_py_guard "$dir" "$addr" "$target" || { kill $fp 2>/dev/null; return 1; }
-    common=(--provider "$guard_url" --arbiter "$guard_target" --traces "$root/testdata/traces" --backend-log "$dir/backend.jsonl")
+    wire_py_guard "$dir" "$addr" "$target" "$policy" || { kill $fp 2>/dev/null; return 1; }
+    common=(--provider "$guard_url" --arbiter "$guard_target" --traces "$traces" --backend-log "$dir/backend.jsonl")
     ;;
   esac
+  local node=(node "$wire_node/build/examples/wire-agent.js" "${common[@]}" --tools "$policy_json")
+  local py=("$wire_python" "$wire_py_agent" "${common[@]}" --tools "$policy")
+  local sdk=("$wire_py_stacks" "${common[@]}" --tools "$policy")
   case "$stack" in
-    node-genai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack genai --response-scheduling "${common[@]}") ;;
-    node-openai-realtime) cmd=(env NODE_EXTRA_CA_CERTS="$dir/cert.pem" node "$wire_node/build/examples/wire-agent.js" --stack openai-realtime "${common[@]}") ;;
-    node-livekit-google) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-google "${common[@]}") ;;
-    node-livekit-openai) cmd=(node "$wire_node/build/examples/wire-agent.js" --stack livekit-openai "${common[@]}") ;;
-    py-gemini) cmd=("$wire_python" "$wire_py_agent" --stack gemini "${common[@]}") ;;
-    py-openai) cmd=("$wire_python" "$wire_py_agent" --stack openai "${common[@]}") ;;
-    py-genai) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/genai/bin/python" "$wire_py_stacks" --stack genai "${common[@]}") ;;
-    py-openai-sdk) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/openai/bin/python" "$wire_py_stacks" --stack openai-sdk "${common[@]}") ;;
+    node-genai) cmd=("${node[@]}" --stack genai --response-scheduling) ;;
+    node-openai-realtime) cmd=(env NODE_EXTRA_CA_CERTS="$dir/cert.pem" "${node[@]}" --stack openai-realtime) ;;
+    node-livekit-google) cmd=("${node[@]}" --stack livekit-google) ;;
+    node-livekit-openai) cmd=("${node[@]}" --stack livekit-openai) ;;
+    py-gemini) cmd=("${py[@]}" --stack gemini) ;;
+    py-openai) cmd=("${py[@]}" --stack openai) ;;
+    py-genai) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/genai/bin/python" "${sdk[@]}" --stack genai) ;;
+    py-openai-sdk) cmd=(env SSL_CERT_FILE="$dir/cert.pem" "$wire_venvs/openai/bin/python" "${sdk[@]}" --stack openai-sdk) ;;
     # Behind the wire guard: the agents trust the guard's certificate.
-    py-livekit-google | py-livekit-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/livekit/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
-    py-pipecat-google | py-pipecat-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/pipecat/bin/python" "$wire_py_stacks" --stack "${stack#py-}" "${common[@]}") ;;
-    py-agents) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/agents/bin/python" "$wire_py_stacks" --stack agents "${common[@]}") ;;
+    py-livekit-google | py-livekit-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/livekit/bin/python" "${sdk[@]}" --stack "${stack#py-}") ;;
+    py-pipecat-google | py-pipecat-openai) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/pipecat/bin/python" "${sdk[@]}" --stack "${stack#py-}") ;;
+    py-agents) cmd=(env SSL_CERT_FILE="$dir/guard.pem" "$wire_venvs/agents/bin/python" "${sdk[@]}" --stack agents) ;;
+    *) echo "wire.sh: no stack named $stack" >&2; kill $fp 2>/dev/null; return 2 ;;
   esac
-  (cd "$root/clients/node" && timeout 180 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
+  (cd "$root/clients/node" && timeout 240 "${cmd[@]}") >"$dir/agent.out" 2>"$dir/agent.err"
   code=$?
   [ -n "$guard_pid" ] && kill -TERM "$guard_pid" 2>/dev/null && wait "$guard_pid" 2>/dev/null
   kill -TERM $fp 2>/dev/null
@@ -212,11 +232,11 @@ wire_run() {
   return $code
 }
 
-# wire_verdict STACK CONFIG DIR CODE: the check of one stack's run.
+# wire_verdict STACK CONFIG DIR CODE TRACES POLICY: the check of one stack's run.
 wire_verdict() {
-  local stack="$1" config="$2" dir="$3" code="$4"
-  "$tmp/arbiter" fake-provider check --record "$dir/rec.jsonl" --tools "$root/testdata/tools/booking.yaml" \
-    --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$root/testdata/traces" >"$dir/check.out" 2>&1
+  local stack="$1" config="$2" dir="$3" code="$4" traces="$5" policy="$6"
+  "$tmp/arbiter" fake-provider check --record "$dir/rec.jsonl" --tools "$policy" \
+    --backend-log "$dir/backend.jsonl" --stack "$stack@$config" "$traces" >"$dir/check.out" 2>&1
   local verdict=$?
   if [ "$verdict" != 0 ] || [ "$code" != 0 ]; then
     echo "stack exit code $code, checker exit code $verdict"
@@ -225,19 +245,27 @@ wire_verdict() {
     tail -40 "$dir/agent.err"
     return 1
   fi
-  grep -E "^$stack@$config: sessions " "$dir/check.out"
+  grep -E "^$stack@$config: sessions |^skipped: " "$dir/check.out"
 }
 
+# wire_checks [SET TRACE_DIR POLICY]: every stack plays the set, against one arbiter and
+# against three replicas; one check per stack and configuration (default set: the
+# recorded sessions under booking.yaml).
 wire_checks() {
+  local set="${1:-traces}" traces="${2:-$root/testdata/traces}" policy="${3:-$root/testdata/tools/booking.yaml}"
   local t_all=$SECONDS config stack
+  local policy_json="$tmp/wire/$set.policy.json"
+  mkdir -p "$tmp/wire"
+  "$wire_python" -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])) or {}, sys.stdout)' "$policy" >"$policy_json" ||
+    die "$policy: not a YAML tool policy (read with $wire_python)"
   for config in embedded replicas; do
-    local base="$tmp/wire/$config" t0=$SECONDS
+    local base="$tmp/wire/$set/$config" t0=$SECONDS
     mkdir -p "$base"
-    wire_arbiters "$config" "$base"
-    echo "arbiter ($config): $wire_target"
+    wire_arbiters "$config" "$base" "$policy"
+    echo "arbiter ($config, set $set): $wire_target"
     local run=() pids=()
     for stack in $wire_stacks; do
-      wire_run "$stack" "$base/$stack" "$wire_target" &
+      wire_run "$stack" "$base/$stack" "$wire_target" "$traces" "$policy" "$policy_json" &
       pids+=($!)
       run+=("$stack")
     done
@@ -246,16 +274,17 @@ wire_checks() {
       wait "${pids[$i]}"
       codes[$i]=$?
     done
-    echo "(${#run[@]} stacks against the $config arbiter, $((SECONDS - t0))s)"
+    echo "(set $set: ${#run[@]} stacks against the $config arbiter, $((SECONDS - t0))s)"
     for i in "${!run[@]}"; do
       stack="${run[$i]}"
-      check "wire $stack@$config: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
-        wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+      check "wire $set $stack@$config: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
+        wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}" "$traces" "$policy"
       grep -E "^$stack@$config: sessions " "$log" | sed 's/^/    /'
+      grep -E "^skipped: " "$log" | sed "s/^skipped: /    $stack@$config skipped: /"
     done
     wire_stop
   done
-  echo "(wire checks: $((SECONDS - t_all))s)"
+  echo "(wire set $set: $((SECONDS - t_all))s)"
 }
 
 # wire_py_guard_counts DIR: what the guard did for a stack (its "wire guard connection
@@ -273,14 +302,14 @@ print("guard: " + (", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "nothi
 PY
 }
 
-# wire_py_guard_batch CONFIG STACKS: the stacks at once against CONFIG's arbiter(s), each
-# behind a guard of its own (wire_run), judged as the others are.
+# wire_py_guard_batch CONFIG STACKS TRACES POLICY POLICY_JSON: the stacks at once against
+# CONFIG's arbiter(s), each behind a guard of its own (wire_run), judged as the others are.
 wire_py_guard_batch() {
-  local config="$1" stacks="$2" t0=$SECONDS run=() pids=() codes=() i stack base
+  local config="$1" stacks="$2" traces="$3" policy="$4" policy_json="$5" t0=$SECONDS run=() pids=() codes=() i stack base
   base="$(mktemp -d "$tmp/wire/pyguard-$config-XXXX")"
-  wire_arbiters "$config" "$base"
+  wire_arbiters "$config" "$base" "$policy"
   for stack in $stacks; do
-    wire_run "$stack" "$base/$stack" "$wire_target" &
+    wire_run "$stack" "$base/$stack" "$wire_target" "$traces" "$policy" "$policy_json" &
     pids+=($!)
     run+=("$stack")
   done
@@ -292,28 +321,31 @@ wire_py_guard_batch() {
   for i in "${!run[@]}"; do
     stack="${run[$i]}"
     check "wire $stack@$config behind the wire guard: every live id answered once, no dead id, each note once, the reference's cancels (fake-provider check)" \
-      wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}"
+      wire_verdict "$stack" "$config" "$base/$stack" "${codes[$i]}" "$traces" "$policy"
     grep -E "^$stack@$config: sessions " "$log" | sed 's/^/    /'
     wire_py_guard_counts "$base/$stack" 2>/dev/null | sed 's/^/    /'
   done
   wire_stop
 }
 
-# wire_py_guard_checks: the Python frameworks behind the wire guard (see
-# wire_py_guarded_batches); only with a serve that has the guard (--proxy-listen, issue
-# 23): otherwise says so.
+# wire_py_guard_checks [TRACES POLICY]: the Python frameworks behind the wire guard (see
+# wire_py_guarded_batches) on a set (default: the recorded sessions under booking.yaml);
+# only with a serve that has the guard (--proxy-listen, issue 23): otherwise says so.
 wire_py_guard_checks() {
+  local traces="${1:-$root/testdata/traces}" policy="${2:-$root/testdata/tools/booking.yaml}"
   if ! "$tmp/arbiter" serve --help 2>/dev/null | grep -- --proxy-listen >/dev/null; then # not -q: under pipefail its early exit fails the pipe (SIGPIPE)
     echo "wire: ${wire_py_guarded_batches[*]} wait for the wire guard (this arbiter's serve has no --proxy-listen)"
     return 0
   fi
-  local t_all=$SECONDS batch stack
+  local t_all=$SECONDS batch stack policy_json="$tmp/wire/guard.policy.json"
   mkdir -p "$tmp/wire"
+  "$wire_python" -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])) or {}, sys.stdout)' "$policy" >"$policy_json" ||
+    die "$policy: not a YAML tool policy (read with $wire_python)"
   for batch in "${wire_py_guarded_batches[@]}"; do
-    wire_py_guard_batch embedded "$batch"
+    wire_py_guard_batch embedded "$batch" "$traces" "$policy" "$policy_json"
   done
   for stack in ${wire_py_guarded_batches[*]}; do
-    wire_py_guard_batch replicas "$stack"
+    wire_py_guard_batch replicas "$stack" "$traces" "$policy" "$policy_json"
   done
   echo "(wire checks behind the guard, the Python frameworks: $((SECONDS - t_all))s)"
 }
@@ -423,7 +455,7 @@ wire_guard_checks() {
     local base="$tmp/wire/guard-$config" t0=$SECONDS redis="" targets=""
     mkdir -p "$base"
     if [ "$config" = replicas ]; then
-      wire_arbiters replicas "$base"
+      wire_arbiters replicas "$base" "$root/testdata/tools/booking.yaml"
       targets="$wire_target"
       redis="$wire_redis"
     fi
@@ -474,8 +506,10 @@ wire_guard_checks() {
 }
 
 if [ -n "$wire_standalone" ]; then
-  [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_checks
-  [ -n "${WIRE_STACKS:-}" ] || [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_py_guard_checks
+  wire_set_dir="${wire_arg_traces:-$root/testdata/traces}"
+  wire_set_policy="${wire_arg_policy:-$root/testdata/tools/booking.yaml}"
+  [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_checks "$(basename "$wire_set_dir")" "$wire_set_dir" "$wire_set_policy"
+  [ -n "${WIRE_STACKS:-}" ] || [ -n "${WIRE_ONLY_GUARD:-}" ] || wire_py_guard_checks "$wire_set_dir" "$wire_set_policy"
   [ "${WIRE_GUARD:-1}" = 0 ] || wire_guard_checks
   echo "wire: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -13,16 +13,17 @@ import (
 type fpCheckCmd struct {
 	Record     string   `required:"" type:"existingfile" placeholder:"FILE" help:"The fake provider's record (fake-provider --record)."`
 	Reference  string   `type:"existingfile" placeholder:"FILE" help:"arbiter replay's output for the trace under the agent's tools policy (one trace only; used for Gemini and OpenAI sessions alike)."`
-	Tools      string   `type:"existingfile" placeholder:"FILE" help:"Tool-policy YAML the agent runs with: each trace's reference is replayed in-process, as arbiter replay does; for OpenAI sessions without the calls' behaviors (OpenAI has none)."`
+	Tools      string   `type:"existingfile" placeholder:"FILE" help:"Tool-policy YAML the agent runs with: each session's reference is its trace as its wire carried it (docs/fake-provider.md), replayed in-process as arbiter replay does."`
 	BackendLog string   `name:"backend-log" type:"existingfile" placeholder:"FILE" help:"The agent's backend log (JSON lines {\"out\":\"commit\",\"job_id\":...}, docs/fake-provider.md): its commits and cancels are compared with the reference's decisions."`
 	Stack      string   `default:"fake-provider" help:"Name of the agent stack in the summary line."`
 	Traces     []string `arg:"" placeholder:"TRACE" help:"The traces the record played: files, directories or globs."`
 }
 
 // Run checks the record against each trace's reference and prints a line per session,
-// the warnings, the mismatches and the summary line
-// ("STACK: sessions N, responses N, dead ids answered N, notes N, commits N, max
-// decision offset Nms"). Exit code 1 on any mismatch, 2 for a usage error.
+// the warnings, the sessions the fake refused ("skipped: ..." with the reason), the
+// mismatches and the summary line ("STACK: sessions N, responses N, dead ids answered
+// N, notes N, commits N, max decision offset Nms, skipped N"). Exit code 1 on any
+// mismatch, 2 for a usage error.
 func (c *fpCheckCmd) Run(env *runEnv) error {
 	traces, err := fakeprovider.LoadTraces(c.Traces, env.stderr)
 	if err != nil {
@@ -39,11 +40,10 @@ func (c *fpCheckCmd) Run(env *runEnv) error {
 		fmt.Fprintln(env.stderr, "arbiter fake-provider check: the reference comes from --reference FILE or --tools FILE")
 		return exitError(2)
 	}
-	refs, err := c.references(env, traces)
-	if err != nil {
+	in := fakeprovider.CheckInput{Stack: c.Stack}
+	if err := c.references(env, traces, &in); err != nil {
 		return err
 	}
-	in := fakeprovider.CheckInput{Stack: c.Stack, References: refs}
 	if in.Record, err = readWith(c.Record, fakeprovider.ReadRecord); err != nil {
 		return err
 	}
@@ -62,6 +62,9 @@ func (c *fpCheckCmd) Run(env *runEnv) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(env.stdout, "warning:", w)
 	}
+	for _, sk := range rep.Skips {
+		fmt.Fprintln(env.stdout, "skipped:", sk)
+	}
 	if c.BackendLog == "" {
 		fmt.Fprintln(env.stdout, "note: no --backend-log: commits not checked")
 	}
@@ -75,35 +78,34 @@ func (c *fpCheckCmd) Run(env *runEnv) error {
 	return nil
 }
 
-// references reads --reference, or replays each trace under --tools (twice: as is for
-// Gemini sessions, without behaviors for OpenAI ones).
-func (c *fpCheckCmd) references(env *runEnv, traces []fakeprovider.Trace) ([]fakeprovider.Reference, error) {
-	refs := make([]fakeprovider.Reference, len(traces))
+// references reads --reference (one trace's fixed reference, for every session of
+// it), or gives Check the replay under --tools, so each session's reference is its
+// trace as its wire carried it, replayed in-process.
+func (c *fpCheckCmd) references(env *runEnv, traces []fakeprovider.Trace, in *fakeprovider.CheckInput) error {
+	in.References = make([]fakeprovider.Reference, len(traces))
+	for i, tr := range traces {
+		in.References[i] = fakeprovider.Reference{Trace: tr}
+	}
 	if c.Reference != "" {
 		lines, err := readWith(c.Reference, fakeprovider.ReadReference)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		refs[0] = fakeprovider.Reference{Trace: traces[0], Lines: lines}
-		return refs, nil
+		in.References[0].Lines = lines
+		return nil
 	}
 	policy, err := loadPolicy(c.Tools)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for i, tr := range traces {
-		opt := replay.Options{SessionID: "check-" + sanitize(tr.Name)}
-		gem, err := replay.RunLocal(env.ctx, policy, tr.Events, opt, nil)
+	in.Replay = func(tr fakeprovider.Trace, events []replay.TraceEvent) ([]replay.Line, error) {
+		res, err := replay.RunLocal(env.ctx, policy, events, replay.Options{SessionID: "check-" + sanitize(tr.Name)}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: reference replay: %w", tr.Path, err)
+			return nil, err
 		}
-		oai, err := replay.RunLocal(env.ctx, policy, fakeprovider.StripBehaviors(tr.Events), opt, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: reference replay without behaviors: %w", tr.Path, err)
-		}
-		refs[i] = fakeprovider.Reference{Trace: tr, Lines: gem.Lines, OpenAI: oai.Lines}
+		return res.Lines, nil
 	}
-	return refs, nil
+	return nil
 }
 
 // readWith opens path and parses it with read.

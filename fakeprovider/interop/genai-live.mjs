@@ -17,7 +17,7 @@ const closed = new Promise((resolve) => {
     callbacks: {
       onmessage: (m) => {
         const keys = Object.keys(m).concat(m.serverContent ? Object.keys(m.serverContent).map((k) => "serverContent." + k) : []);
-        log({ msg: keys.join(",") , text: m.serverContent?.inputTranscription?.text ?? m.serverContent?.outputTranscription?.text, va: m.voiceActivity?.voiceActivityType });
+        log({ msg: keys.join(",") , text: m.serverContent?.inputTranscription?.text ?? m.serverContent?.outputTranscription?.text, va: m.voiceActivity?.type ?? m.voiceActivity?.voiceActivityType });
         for (const fc of m.toolCall?.functionCalls ?? []) {
           log({ toolCall: fc.id, name: fc.name, args: fc.args });
           if (fc.id === "fc_7334104368860656461") {

@@ -23,6 +23,13 @@ export interface FunctionCallLike {
      * text into `{}`: every unreadable call would be one business key.
      */
     rawArgs?: string;
+    /**
+     * The agent's own business key for the call (it resolved the request to a slot id),
+     * which wins over the tool policy's key arguments; unset: the policy's.
+     */
+    businessKey?: string;
+    /** The tool choice the model ran under when it issued this call; unset: {@link SessionCore.toolChoice}. */
+    toolChoice?: "auto" | "none";
 }
 /** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
 export type CancellationReason = "withdrawn" | "provider_timeout";
@@ -35,6 +42,22 @@ export interface SessionCoreOptions {
     behaviors?: Record<string, Behavior>;
     /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
     decideWaitMs?: number;
+    /**
+     * Called with each function call the adapter reports, before it is registered (it is
+     * stamped then): returns the call to register. An agent that resolves its own
+     * business keys, or knows the tool choice a call was made under, adds them here
+     * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
+     */
+    resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+    /**
+     * Your own reading of the user's words (your NLU or LLM): called with each final
+     * input transcript piece the adapter reports without one (its text, and the utterance
+     * id the provider named, else ""), before it is stamped; what it returns goes with the
+     * piece as its `reading` (see {@link SessionCore.inputTranscript}), undefined for none.
+     * Synchronous: a reader that must wait (an LLM) would hold the piece back, so it
+     * reports through {@link SessionCore.inputTranscript} itself. Unset: no reading.
+     */
+    readTranscript?: (text: string, utteranceId: string) => pb.AgentReading | undefined;
     /** Where failures of background work and retried events are logged; default `console`. */
     logger?: Pick<Console, "warn" | "error">;
     /**
@@ -200,6 +223,8 @@ export declare class SessionCore {
      */
     epoch: string;
     protected readonly log: Pick<Console, "warn" | "error">;
+    private readonly resolveCall;
+    private readonly readTranscript;
     private readonly waitMs;
     private readonly jobs;
     private readonly answered;
@@ -289,7 +314,7 @@ export declare class SessionCore {
      * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
      * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
      * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-     * policy's `agent_intent` says.
+     * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
      */
     inputTranscript(text: string | undefined, final?: boolean, utteranceId?: string, reading?: pb.AgentReading): Promise<void>;
     /** A piece of the model's output transcription (what it told the user). */

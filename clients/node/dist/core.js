@@ -418,6 +418,8 @@ export class SessionCore {
      */
     epoch = "";
     log;
+    resolveCall;
+    readTranscript;
     waitMs;
     jobs = new Map();
     answered = new Set();
@@ -462,6 +464,8 @@ export class SessionCore {
         this.sessionId = sessionId;
         this.onAction = onAction;
         this.behaviors = { ...opts.behaviors };
+        this.resolveCall = opts.resolveCall;
+        this.readTranscript = opts.readTranscript;
         this.waitMs = opts.decideWaitMs ?? 20_000;
         this.log = opts.logger ?? console;
         this.language = opts.language ?? "";
@@ -506,13 +510,16 @@ export class SessionCore {
      * responses, skips, notes.
      */
     functionCall(call) {
+        if (this.resolveCall)
+            call = this.resolveCall(call);
         const name = call.name;
         const callId = call.id ?? "";
         const args = { ...call.args };
         const behavior = call.behavior ?? this.behaviors[name];
         const rawArgs = call.rawArgs ?? "";
-        const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
-        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
+        const businessKey = call.businessKey ?? "";
+        const toolChoice = (call.toolChoice ?? this.toolChoice) === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
+        return this.outbox.put(`RegisterCall(${callId || name})`, (age, signal) => this.client.registerCall({ sessionId: this.sessionId, callId, tool: name, args, rawArgs, businessKey, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch }, { retry: false, signal }), (res) => this.registered(res, name, args), callId ? RETRIED_CODES : ABORTED_ONLY);
     }
     /**
      * The user started speaking (Gemini `ACTIVITY_START`, OpenAI
@@ -561,11 +568,13 @@ export class SessionCore {
      * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
      * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
      * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-     * policy's `agent_intent` says.
+     * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
      */
     inputTranscript(text, final = true, utteranceId, reading) {
         if (!text || !text.trim())
             return Promise.resolve();
+        if (final && reading === undefined && this.readTranscript)
+            reading = this.readTranscript(text, utteranceId ?? "");
         this.transcriptSeen = true;
         clearTimeout(this.transcriptTimer);
         return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);

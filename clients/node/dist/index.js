@@ -23,6 +23,6 @@ export { DELIVERY_STUCK_MS, noTranscriptWarning, RETRIED_CODES, SessionCore, Und
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";
-export { RealtimeAdapter } from "./openai.js";
+export { RealtimeAdapter, bargeIn } from "./openai.js";
 export { ArbiterUnavailable, JobCancelled, ToolJob, twoPhase } from "./tool.js";
 export { API_VERSION, VERSION } from "./version.js";

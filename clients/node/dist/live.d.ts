@@ -12,8 +12,11 @@ export interface TranscriptionLike {
  * `LiveServerMessage` is one, and so is a plain object with the same camelCase fields.
  */
 export interface LiveServerMessageLike {
+    /** `type` on the wire (the Gemini Developer API's messages, which @google/genai passes
+     * through unconverted); `voiceActivityType` once converted (its Vertex AI path). */
     voiceActivity?: {
         voiceActivityType?: string;
+        type?: string;
     };
     serverContent?: {
         modelTurn?: {
@@ -73,7 +76,10 @@ export interface LiveSessionLike {
  *
  * {@link feed} maps each `LiveServerMessage`'s fields to the core's methods:
  * `voiceActivity` ACTIVITY_START / ACTIVITY_END to `voiceActivityStart` /
- * `voiceActivityEnd`; `serverContent`'s `interimInputTranscription` and
+ * `voiceActivityEnd` (the kind is `voiceActivity.type` on the wire, as google-genai's
+ * converters read it, python-genai `_VoiceActivity_from_mldev`: @google/genai passes the
+ * Developer API's message through as it came, and names it `voiceActivityType` only on
+ * its Vertex AI path; either is read); `serverContent`'s `interimInputTranscription` and
  * `inputTranscription` to `inputTranscript` (interim and final pieces), the first audio
  * `modelTurn` part of a turn to `modelOutputStart`, `outputTranscription` to
  * `outputTranscript`, `interrupted` (barge-in), `generationComplete`, `turnComplete`;

@@ -5,7 +5,10 @@ import { SessionCore, together } from "./core.js";
  *
  * {@link feed} maps each `LiveServerMessage`'s fields to the core's methods:
  * `voiceActivity` ACTIVITY_START / ACTIVITY_END to `voiceActivityStart` /
- * `voiceActivityEnd`; `serverContent`'s `interimInputTranscription` and
+ * `voiceActivityEnd` (the kind is `voiceActivity.type` on the wire, as google-genai's
+ * converters read it, python-genai `_VoiceActivity_from_mldev`: @google/genai passes the
+ * Developer API's message through as it came, and names it `voiceActivityType` only on
+ * its Vertex AI path; either is read); `serverContent`'s `interimInputTranscription` and
  * `inputTranscription` to `inputTranscript` (interim and final pieces), the first audio
  * `modelTurn` part of a turn to `modelOutputStart`, `outputTranscription` to
  * `outputTranscript`, `interrupted` (barge-in), `generationComplete`, `turnComplete`;
@@ -43,7 +46,7 @@ export class LiveAdapter extends SessionCore {
      */
     feed(msg) {
         const ps = [];
-        const kind = msg.voiceActivity?.voiceActivityType;
+        const kind = msg.voiceActivity?.voiceActivityType ?? msg.voiceActivity?.type;
         if (kind === "ACTIVITY_START")
             ps.push(this.voiceActivityStart());
         else if (kind === "ACTIVITY_END")

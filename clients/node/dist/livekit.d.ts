@@ -9,7 +9,8 @@ import { RealtimeAdapter } from "./openai.js";
  * says so and resolves with its result (a booking reference), which goes into the
  * function response; `release` lets go of a prepare that will not be committed (`how`:
  * `"abortPrepare"` while it still runs, its `signal` aborted too; `"cancel"` after it).
- * A prepare or commit that rejects reports the job failed (nothing was done).
+ * A prepare or commit that rejects reports the job failed (nothing was done), except a
+ * commit that rejects with {@link CommitOutcomeUnknown}.
  */
 export interface TwoPhase<Args = any> {
     prepare(args: Args, job: {
@@ -20,6 +21,16 @@ export interface TwoPhase<Args = any> {
     }): Promise<void>;
     commit(jobId: string, args: Args): Promise<Record<string, unknown> | void>;
     release(jobId: string, how: "cancel" | "abortPrepare"): void | Promise<void>;
+}
+/**
+ * What a {@link TwoPhase} commit rejects with when it cannot tell whether the side effect
+ * happened (the backend timed out): the job is reported unknown (`core.unknown`: the
+ * model is told the outcome is being confirmed), not failed. Report the real outcome
+ * once the backend knows it, with `lk.core.committed(jobId, result)` or
+ * `lk.core.failed(jobId, why)`.
+ */
+export declare class CommitOutcomeUnknown extends Error {
+    constructor(message?: string);
 }
 /** Options of {@link LiveKitArbiter}. */
 export interface LiveKitArbiterOptions extends SessionCoreOptions {
@@ -87,8 +98,8 @@ export declare class LiveKitArbiter {
     endRealtime(): void;
     /** Closes the arbiter session (delivers what is queued, then CloseSession; see `SessionCore.close`). */
     close(timeoutMs?: number): Promise<void>;
-    /** @internal A Gemini connection of one of this integration's sessions opened. */
-    _geminiOpened(): void;
+    /** @internal A provider connection of one of this integration's sessions opened: Connect. */
+    _connectionOpened(): void;
     /** @internal A Gemini server message, as it arrives. */
     _geminiMessage(m: LiveServerMessageLike): void;
     /** @internal The provider closed a connection (not one the plugin closed itself). */
@@ -105,11 +116,28 @@ export declare class LiveKitArbiter {
     private settle;
     /** @internal The tap's guard: may a final function response for `id` go on the wire? */
     _mayAnswer(id: string): boolean;
+    /**
+     * @internal The OpenAI tap's guard: may this `conversation.item.create` go on a
+     * connection whose model holds `held`? A `function_call_output` of a wrapped tool's
+     * call: not for a dead id, not while the model holds an answer for the id. A user
+     * message that is a note: not beyond the copies the integration sent. Everything
+     * else goes. What goes is recorded in `held`.
+     */
+    _mayCreate(held: HeldItems, item: any): boolean;
     /** @internal Is `id` one of the wrapped tools' calls that Arbiter declared dead? */
     _isDead(id: string): boolean;
-    /** @internal The tap's guard: is this text a note the integration sends as a content turn? */
+    /** @internal The tap's guard: is this text a note the integration sent? */
     _isNote(text: string | undefined): boolean;
-    private readonly notesInFlight;
+    /**
+     * @internal The tap's guard for a note in a context that holds `held` copies of it:
+     * may one more go? As many as the integration sent (a note text Arbiter handed out
+     * twice goes twice); a copy beyond that is the framework's re-send.
+     */
+    _mayHoldNote(text: string, held: number): boolean;
+    /** @internal The Gemini context a new connection talks to: the last one when it resumes (handle), else a new one. */
+    _geminiContext(resumes: boolean): Map<string, number>;
+    private readonly noteCopies;
+    private geminiNotes;
     private act;
     private readonly jobTools;
     private readonly jobArgs;
@@ -134,5 +162,20 @@ export declare class LiveKitArbiter {
      */
     private updateCtx;
     private log;
+}
+/**
+ * What one OpenAI connection's model holds of the integration's items, by item id:
+ * `add` an item under a key (an answer's call id, a note's text), `deleted` when the
+ * client deletes the item, `count` the items held under a key (an item created again
+ * under an id it already holds counts as held: a second copy).
+ */
+export declare class HeldItems {
+    private readonly byItem;
+    private readonly counts;
+    private anon;
+    /** Items held under `key`; `itemId`: the item about to be created (held already: counts as one more). */
+    count(key: string, itemId?: string): number;
+    add(key: string, itemId?: string): void;
+    deleted(itemId: unknown): void;
 }
 export type { SessionCore };

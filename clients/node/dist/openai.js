@@ -13,10 +13,29 @@ import { SessionCore, together } from "./core.js";
  * | `conversation.item.input_audio_transcription.delta` | `inputTranscript(delta, false, item_id)` (interim) |
  * | `response.output_audio.delta` (beta `response.audio.delta`) | `modelOutputStart()` (once per turn) |
  * | `response.output_audio_transcript.delta` (beta `response.audio_transcript.delta`) | `outputTranscript(delta)` |
- * | `response.function_call_arguments.done`, `response.output_item.done` with a `function_call` item | `functionCall` once per `call_id` (whichever comes first); arguments that are not a JSON object go as `rawArgs` |
- * | `response.done` `cancelled` | `interrupted()` (barge-in, or a `response.cancel`: the model's output was cut) |
+ * | `response.function_call_arguments.done`, `response.output_item.done` with a `function_call` item | `functionCall` once per `call_id` (whichever comes first); arguments that are not a JSON object go as `rawArgs`; the behavior is `behaviors`' or none (the tool policy's) |
+ * | `response.done` cut off by barge-in (below) | `interrupted()` |
  * | `response.done` otherwise | `generationComplete()`, `turnComplete()` |
- * | `conversation.item.deleted` of a `function_call` item | `toolCallCancellation([call_id])`: the call left the conversation, no output can answer it |
+ * | `conversation.item.deleted` of a `function_call` item the client did not delete | `toolCallCancellation([call_id])`: the call left the conversation, no output can answer it |
+ * | `session.created`, `session.updated` | `toolChoice` from the session's `tool_choice` (`"none"`: calls that come anyway are rejected) |
+ *
+ * **Barge-in.** A response is cut off by barge-in when its `response.done` says
+ * `cancelled` with reason `turn_detected` (the server's voice activity detection), or
+ * `client_cancelled` after `input_audio_buffer.speech_started` came while it was in
+ * progress (the client's `response.cancel` for the user's speech, as LiveKit's plugin
+ * and @openai/agents-realtime send). It is reported as `interrupted`, exactly as Gemini
+ * Live's: its unanswered calls whose behavior is BLOCKING (the tool policy's, or
+ * "abandon on barge-in") are dead, never answered and never run unless the model
+ * issues them again; NON_BLOCKING ones stay live and are answered. The call's
+ * `function_call` item stays in the conversation, but the response that issued it was
+ * cut off and the user spoke over it: a side effect asked for there (an `end_call`)
+ * must not run on its own. The rule is the fake provider's and its checker's too
+ * (fakeprovider.OpenAIBargeIn, docs/fake-provider.md).
+ *
+ * **The client's own deletes.** Tell the adapter about every client event sent on the
+ * socket with {@link sent} (its own {@link deliver} does): a `conversation.item.delete`
+ * the client sent is not the server withdrawing a call, so the `conversation.item.deleted`
+ * that echoes it is ignored (LiveKit's plugin moves items by delete + create).
  *
  * {@link deliver} turns `sendFunctionResponse` into a `function_call_output` item and
  * `sendNote` into a user message item, each followed by `response.create` (sent once the
@@ -28,7 +47,9 @@ export class RealtimeAdapter extends SessionCore {
     seenCalls = new Set(); // call ids reported
     callItems = new Map(); // function_call item id -> call id
     itemNames = new Map(); // function_call item id -> name
+    clientDeletes = new Set(); // item ids the client asked to delete
     responseOpen = false;
+    speechDuringResponse = false; // speech_started while the response was in progress
     responseWanted = false;
     sender;
     /**
@@ -38,7 +59,7 @@ export class RealtimeAdapter extends SessionCore {
      */
     constructor(client, sessionId, onAction, opts = {}) {
         super(client, sessionId, onAction, opts);
-        this.defaultBehavior = opts.defaultBehavior === undefined ? "NON_BLOCKING" : opts.defaultBehavior;
+        this.defaultBehavior = opts.defaultBehavior ?? null;
         this.connectOnCreated = opts.connectOnSessionCreated ?? true;
     }
     /**
@@ -50,11 +71,16 @@ export class RealtimeAdapter extends SessionCore {
         const ps = [];
         switch (ev.type) {
             case "session.created":
-                this.responseOpen = false;
+                this.readToolChoice(ev.session);
                 if (this.connectOnCreated)
                     ps.push(this.reconnect(String(ev.session?.id || "conn")));
                 break;
+            case "session.updated":
+                this.readToolChoice(ev.session);
+                break;
             case "input_audio_buffer.speech_started":
+                if (this.responseOpen)
+                    this.speechDuringResponse = true;
                 ps.push(this.voiceActivityStart(ev.item_id || undefined));
                 break;
             case "input_audio_buffer.speech_stopped":
@@ -68,6 +94,7 @@ export class RealtimeAdapter extends SessionCore {
                 break;
             case "response.created":
                 this.responseOpen = true;
+                this.speechDuringResponse = false;
                 break;
             case "response.output_audio.delta":
             case "response.audio.delta":
@@ -91,8 +118,10 @@ export class RealtimeAdapter extends SessionCore {
                 }
                 break;
             case "response.done": {
+                const speech = this.speechDuringResponse;
                 this.responseOpen = false;
-                if (ev.response?.status === "cancelled")
+                this.speechDuringResponse = false;
+                if (bargeIn(ev.response?.status, ev.response?.status_details?.reason, speech))
                     ps.push(this.interrupted());
                 else {
                     ps.push(this.generationComplete());
@@ -105,6 +134,8 @@ export class RealtimeAdapter extends SessionCore {
                 break;
             }
             case "conversation.item.deleted": {
+                if (this.clientDeletes.delete(ev.item_id))
+                    break; // the client's own delete (a move): not a withdrawal
                 const callId = this.callItems.get(ev.item_id);
                 if (callId)
                     ps.push(this.toolCallCancellation([callId]));
@@ -128,6 +159,11 @@ export class RealtimeAdapter extends SessionCore {
      * done (one for all that came meanwhile).
      */
     async deliver(action, send) {
+        const raw = send;
+        send = (ev) => {
+            this.sent(ev);
+            raw(ev);
+        };
         this.sender = send;
         if (action.type === "sendFunctionResponse") {
             if (action.willContinue)
@@ -149,6 +185,32 @@ export class RealtimeAdapter extends SessionCore {
             return true;
         }
         return false;
+    }
+    /**
+     * A new connection (a new Realtime session): Connect (see {@link SessionCore.reconnect});
+     * no response is in progress on it.
+     */
+    reconnect(connectionId) {
+        this.responseOpen = false;
+        this.speechDuringResponse = false;
+        this.responseWanted = false;
+        return super.reconnect(connectionId);
+    }
+    /**
+     * Tells the adapter about a client event sent on the socket (the application's own,
+     * or its framework's: LiveKit's plugin deletes and re-creates items to move them).
+     * Call it before the event goes out. A `conversation.item.delete` is the client's: the
+     * server's `conversation.item.deleted` that echoes it is not a withdrawal. Others are
+     * ignored.
+     */
+    sent(ev) {
+        if (ev.type === "conversation.item.delete" && typeof ev.item_id === "string")
+            this.clientDeletes.add(ev.item_id);
+    }
+    readToolChoice(session) {
+        const choice = session?.tool_choice;
+        if (choice !== undefined)
+            this.toolChoice = choice === "none" ? "none" : "auto";
     }
     respond() {
         if (this.responseOpen)
@@ -185,4 +247,17 @@ export class RealtimeAdapter extends SessionCore {
         const behavior = this.behaviors[tool] ?? this.defaultBehavior ?? undefined;
         return this.functionCall({ id: callId, name: tool, args, rawArgs, behavior });
     }
+}
+/**
+ * Whether a `response.done` ends a response cut off by barge-in (see
+ * {@link RealtimeAdapter}): `cancelled` with reason `turn_detected`, or `client_cancelled`
+ * when `speechDuring` (input_audio_buffer.speech_started came while it was in progress).
+ * The same rule as the fake provider's (fakeprovider.OpenAIBargeIn).
+ */
+export function bargeIn(status, reason, speechDuring) {
+    if (status !== "cancelled")
+        return false;
+    if (reason === "turn_detected")
+        return true;
+    return reason === "client_cancelled" && speechDuring;
 }

@@ -20,7 +20,7 @@ import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { setTimeout as sleep } from "node:timers/promises";
 import { twoPhase } from "../src/index.js";
-import type { StackOptions } from "./wire-agent.js";
+import type { Ending, StackOptions } from "./wire-agent.js";
 import { Backend, type TraceInfo } from "./wire-common.js";
 
 export type GuardStack = "genai" | "openai-realtime" | "livekit-google" | "livekit-openai";
@@ -37,7 +37,7 @@ function bookingTool(o: StackOptions, backend: Backend, bare: boolean): (callId:
   // --- the snippet README.md shows: the tool helper, by call id alone ---
   return twoPhase(o.client, {
     callId: (callId: string) => callId,
-    prepare: (job) => backend.prepare(job.jobId, job.callId, job.signal), // hold the slot
+    prepare: (job) => backend.prepare(job.jobId, job.signal, job.callId), // hold the slot
     commit: (_hold, job) => backend.commit(job.jobId), // book it, only when Arbiter says so
     release: (_hold, how, job) => backend.release(job.jobId, how),
   });
@@ -46,7 +46,7 @@ function bookingTool(o: StackOptions, backend: Backend, bare: boolean): (callId:
 
 let lkLogger = false;
 
-export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, bare: boolean): Promise<void> {
+export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, bare: boolean): Promise<Ending> {
   const backend = new Backend(trace, o.backendLog);
   const book = bookingTool(o, backend, bare);
   const base = `${o.provider}/trace/${trace.name}`;
@@ -67,7 +67,7 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
           inputAudioTranscription: {},
           outputAudioTranscription: {},
           tools: [{ functionDeclarations: [{ name: "book_slot", description: "Book an appointment slot.",
-            behavior: trace.behavior === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING,
+            behavior: trace.behaviors.book_slot === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING,
             parameters: { type: "OBJECT" as any, properties: { slot: { type: "STRING" as any } }, required: ["slot"] } }] }],
         },
         callbacks: {
@@ -128,7 +128,7 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
       const model =
         stack === "livekit-google"
           ? new google.beta.realtime.RealtimeModel({ apiKey: "fake-key", model: "gemini-3.8-live", httpOptions: { baseUrl: base },
-              toolBehavior: trace.behavior as any, inputAudioTranscription: {}, outputAudioTranscription: {} })
+              toolBehavior: (trace.behaviors.book_slot ?? "NON_BLOCKING") as any, inputAudioTranscription: {}, outputAudioTranscription: {} })
           : new lkopenai.realtime.RealtimeModel({ apiKey: "fake-key", model: "gpt-realtime", baseURL: `${base}/v1` });
       const session = new voice.AgentSession({ llm: model });
       session.on("error" as any, (e: any) => console.error(`${trace.name}: ${e?.error?.message ?? e}`));
@@ -147,4 +147,5 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
     }
   }
   backend.close();
+  return "ended";
 }

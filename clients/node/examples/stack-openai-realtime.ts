@@ -17,15 +17,16 @@
  *
  * Input transcription is on (`audio.input.transcription`): the arbiter reads "stop" in
  * the user's words. Without it no stop can be heard, user speech during a prepare cancels
- * the job after the policy's transcript_timeout, and the adapter warns once. Every call
- * is reported NON_BLOCKING: an OpenAI barge-in cancels the response, not the call.
+ * the job after the policy's transcript_timeout, and the adapter warns once. A call
+ * carries no behavior: the tool policy's decides, and a call of a response the user cut
+ * off by barge-in is dead when its tool is BLOCKING there (docs/fake-provider.md).
  *
  * The wire checks (clients/e2e/wire.sh) run `run` at the bottom of this file: the same
  * `startAgent`, for each recorded session, against `arbiter fake-provider`.
  */
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { ArbiterClient, RealtimeAdapter, type Action } from "@voicearbiter/arbiter-client";
+import { ArbiterClient, RealtimeAdapter, type Action, type FunctionCallLike, type SessionCoreOptions } from "@voicearbiter/arbiter-client";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
@@ -80,13 +81,39 @@ export class DemoBackend implements BookingBackend {
   }
 }
 
+/** A function the model may call, as an OpenAI Realtime session declares it. */
+export interface Tool {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: unknown;
+}
+
 export interface AgentOptions {
   client: ArbiterClient;
-  /** The arbiter session: one per conversation. */
+  /** The arbiter session: one per conversation (it goes on across reconnects). */
   sessionId: string;
   openai: OpenAI;
   model: string;
   backend: BookingBackend;
+  /** The functions to declare; default book_slot alone. */
+  tools?: Tool[];
+  /** Actions of your other tools (book_slot's two phases are below): return true for the ones it took. */
+  handle?: (a: Action, arbiter: RealtimeAdapter) => boolean;
+  /** The conversation's language (ISO 639-1 for the transcription; the stop words the arbiter listens for). */
+  language?: string;
+  /** What the app knows of a call before it is registered: its business key, the tool choice it was made under. */
+  resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /** The conversation's IANA time zone: how the arbiter reads "tomorrow" and "3pm" in business keys. */
+  timeZone?: string;
+  /** Your own reading of the user's final words (your NLU), sent with them. */
+  readTranscript?: SessionCoreOptions["readTranscript"];
+  /**
+   * The server closed the socket: connect again? (OpenAI has no resumption: a new
+   * Realtime session; the arbiter session goes on, and calls of the closed connection
+   * die at its Connect.) Default: no.
+   */
+  reconnect?: (close: { code: number; reason: string }) => boolean;
   /** Each server event, after the adapter saw it (the model's audio is in them). */
   onEvent?: (ev: { type: string; [field: string]: any }) => void;
   /** The session was created (its first event). */
@@ -94,14 +121,18 @@ export interface AgentOptions {
 }
 
 /**
- * Opens the Realtime session with Arbiter in its event loop. `done` resolves when the
- * socket has closed and the arbiter session with it.
+ * Opens the Realtime session with Arbiter in its event loop (and a new one when
+ * `reconnect` says so). `rt` is the connection whose session is set up now; `done`
+ * resolves with the last close, once the socket has closed and the arbiter session with
+ * it.
  */
-export async function startAgent(o: AgentOptions): Promise<{ rt: OpenAIRealtimeWS; done: Promise<void> }> {
-  const rt = new OpenAIRealtimeWS({ model: o.model }, o.openai);
+export async function startAgent(o: AgentOptions): Promise<{ readonly rt: OpenAIRealtimeWS | undefined; done: Promise<{ code: number; reason: string }> }> {
+  let rt: OpenAIRealtimeWS | undefined;
+  const pending: Action[] = []; // notes due while no session is set up
   const holds = new Map<string, AbortController>(); // prepares running, by job id
   const fail = (what: string) => (err: unknown) => console.error(`${o.sessionId} ${what}: ${err}`);
   const arbiter = new RealtimeAdapter(o.client, o.sessionId, async (a: Action) => {
+    if (o.handle?.(a, arbiter)) return; // your other tools
     switch (a.type) {
       case "execute": // run a.tool with a.args (for a confirmation call, the tool it confirmed)
         if (!a.sideEffect) return void arbiter.result(a.jobId, { ok: true }).catch(fail("result")); // a read-only tool: run it, hand back its result
@@ -119,31 +150,53 @@ export async function startAgent(o: AgentOptions): Promise<{ rt: OpenAIRealtimeW
         holds.delete(a.jobId);
         return o.backend.release(a.jobId, a.type);
     }
-    await arbiter.deliver(a, (ev) => rt.send(ev as any)); // function_call_output or a user message, then response.create
-  }); // every call reported NON_BLOCKING: an OpenAI barge-in cancels the response, not the call
-  rt.on("event", (ev) => {
-    if (ev.type === "session.created") {
-      o.onOpen?.();
-      rt.send({ type: "session.update", session: { type: "realtime",
-        audio: { input: { transcription: { model: "gpt-4o-transcribe" } } }, // the user's words: how the arbiter hears "stop"
-        tools: [BOOK_SLOT] } });
+    if (!rt) return void (a.type === "sendNote" && pending.push(a)); // a response was the closed connection's: dead
+    await arbiter.deliver(a, (ev) => rt!.send(ev as any)); // function_call_output or a user message, then response.create
+  }, { language: o.language, resolveCall: o.resolveCall, timeZone: o.timeZone, readTranscript: o.readTranscript }); // no behavior: the tool policy's decides what a barge-in does to a call
+  const connect = () => {
+    const ws = new OpenAIRealtimeWS({ model: o.model }, o.openai);
+    ws.on("event", (ev) => {
+      if (ev.type === "session.created") {
+        o.onOpen?.();
+        ws.send({ type: "session.update", session: { type: "realtime",
+          audio: { input: { transcription: { model: "gpt-4o-transcribe", ...(o.language ? { language: o.language } : {}) } } }, // the user's words: how the arbiter hears "stop"
+          tools: o.tools ?? [BOOK_SLOT] } });
+      }
+      void arbiter.feed(ev); // stamped now; never awaited here (session.created: Connect)
+      if (ev.type === "session.created") {
+        rt = ws;
+        for (const a of pending.splice(0)) void arbiter.deliver(a, (e) => ws.send(e as any));
+      }
+      o.onEvent?.(ev);
+    });
+    ws.on("error", (err) => console.error(`${o.sessionId}: ${err.message}`));
+    return new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.socket.on("close", (code: number, reason: Buffer) => resolve({ code, reason: String(reason ?? "") })),
+    ).finally(() => (rt = undefined));
+  };
+  const done = (async () => {
+    for (;;) {
+      const e = await connect();
+      if (!o.reconnect?.(e)) return e;
     }
-    void arbiter.feed(ev); // stamped now; never awaited here
-    o.onEvent?.(ev);
-  });
-  rt.on("error", (err) => console.error(`${o.sessionId}: ${err.message}`));
-  const done = new Promise<void>((resolve) => rt.socket.on("close", () => resolve())).then(async () => {
+  })().then(async (e) => {
     await arbiter.close(); // undecided jobs are cancelled: their holds released above
     for (const h of holds.values()) h.abort();
+    return e;
   });
-  return { rt, done };
+  return {
+    get rt() {
+      return rt;
+    },
+    done,
+  };
 }
 
 /** The agent with a real model: audio on stdin and stdout, as the header says. */
 async function main(): Promise<void> {
   const client = new ArbiterClient(process.env.ARBITER_TARGET ?? "127.0.0.1:50051");
   const backend = new DemoBackend((line) => console.error(JSON.stringify(line)));
-  const { rt, done } = await startAgent({
+  const agent = await startAgent({
     client,
     sessionId: `agent-${process.pid}-${Date.now()}`,
     openai: new OpenAI(), // OPENAI_API_KEY
@@ -155,11 +208,12 @@ async function main(): Promise<void> {
     },
   });
   process.stdin.on("data", (pcm: Buffer) => {
-    if (rt.socket.readyState === rt.socket.OPEN) rt.send({ type: "input_audio_buffer.append", audio: pcm.toString("base64") });
+    const rt = agent.rt;
+    if (rt && rt.socket.readyState === rt.socket.OPEN) rt.send({ type: "input_audio_buffer.append", audio: pcm.toString("base64") });
   });
-  process.stdin.on("end", () => rt.close());
-  process.once("SIGINT", () => rt.close());
-  await done;
+  process.stdin.on("end", () => agent.rt?.close());
+  process.once("SIGINT", () => agent.rt?.close());
+  await agent.done;
   client.close();
 }
 
@@ -175,39 +229,58 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 /** One recorded session (examples/wire-common.ts TraceInfo). */
 interface WireTrace {
   name: string;
-  prepareMs: number;
-  behavior: "BLOCKING" | "NON_BLOCKING"; // not used: OpenAI calls carry no behavior
+  language?: string;
+  timeZone?: string;
+  tools: Array<{ name: string; description: string; parameters: unknown }>;
 }
 
 /** What the wire agent passes (examples/wire-agent.ts StackOptions). */
 interface WireOptions {
   provider: string;
   client: { stub: { getChannel(): { getTarget(): string } } };
-  backendLog: { write(line: Record<string, unknown>): void };
-  sessionId: (t: WireTrace) => string;
+  sessionId(t: WireTrace): string;
+  /** The trace's backend, which writes the backend log the checker reads. */
+  backend(t: WireTrace): { start(): void; close(): void; handle(a: Action, adapter: RealtimeAdapter): boolean };
+  resolveCall(t: WireTrace): (call: FunctionCallLike) => FunctionCallLike;
+  readTranscript(t: WireTrace): SessionCoreOptions["readTranscript"];
+  closeKind(code: number, reason: string): "end" | "refused" | "reconnect";
 }
 
 /**
  * Plays one recorded session through `startAgent`, against the fake provider at
- * `o.provider` (always wss), with the DemoBackend writing the backend log the checker
- * reads. This file uses the package as a user installs it (its dist/), and the wire
- * agent's client is built from the package's source, so the agent gets a client of its
- * own for the same target (one copy of the classes per session).
+ * `o.provider` (always wss): every tool of the trace declared, its backend (the trace's,
+ * per tool and per call) handling every job, its language, and a new session wherever
+ * the fake closes before the trace's end. This file uses the package as a user installs
+ * it (its dist/), and the wire agent's client is built from the package's source, so the
+ * agent gets a client of its own for the same target (one copy of the classes per
+ * session).
  */
-export async function run(trace: WireTrace, o: WireOptions): Promise<void> {
+export async function run(trace: WireTrace, o: WireOptions): Promise<"ended" | "refused"> {
   const client = new ArbiterClient(o.client.stub.getChannel().getTarget());
-  const backend = new DemoBackend((line) => o.backendLog.write(line), trace.prepareMs, { trace: trace.name });
+  const backend = o.backend(trace);
+  let reconnects = 0;
   try {
     const { done } = await startAgent({
       client,
       sessionId: o.sessionId(trace),
       openai: new OpenAI({ apiKey: "fake-key", baseURL: `${o.provider}/trace/${trace.name}/v1` }),
       model: "gpt-realtime",
-      backend,
+      backend: new DemoBackend(() => undefined), // not used: the trace's backend handles every job
+      tools: trace.tools.map((t) => ({ type: "function" as const, name: t.name, description: t.description, parameters: t.parameters })),
+      handle: (a, arbiter) => backend.handle(a, arbiter),
+      language: trace.language,
+      resolveCall: o.resolveCall(trace),
+      timeZone: trace.timeZone,
+      readTranscript: o.readTranscript(trace),
+      reconnect: (c) => o.closeKind(c.code, c.reason) === "reconnect" && ++reconnects <= 5,
       onOpen: () => backend.start(),
     });
-    await done;
+    const e = await done;
+    const kind = o.closeKind(e.code, e.reason);
+    if (kind === "reconnect") throw new Error(`${trace.name}: closed ${e.code} ${e.reason} before the trace's end`);
+    return kind === "end" ? "ended" : "refused";
   } finally {
+    backend.close();
     client.close();
   }
 }

@@ -2,20 +2,31 @@
  * The Node wire agents: one process plays every recorded session of a directory through
  * the fake provider (`arbiter fake-provider`), concurrently, one model session per trace
  * (each under its `/trace/NAME` base URL), with a real client stack and Arbiter in its
- * receive loop, and a fake two-phase booking backend that writes the backend log. It
- * exits once every session has ended (0), or 1 if one failed.
+ * receive loop, every tool the policy names (and every tool a trace calls) declared and
+ * wrapped, and a fake backend that does what each trace's `backend` says and writes the
+ * backend log. A session reconnects when the provider closes before the trace's end
+ * (Gemini with its resumption handle), and ends at the end; one the fake refuses (its
+ * trace's protocol cannot carry it) is reported skipped. It exits once every session has
+ * ended or been refused (0), or 1 if one failed.
  *
  *     node build/examples/wire-agent.js --stack genai|openai-realtime|livekit-google|livekit-openai \
  *       --provider http://127.0.0.1:PORT --arbiter 127.0.0.1:50051[,ADDR...] \
- *       --traces ../../testdata/traces --backend-log /tmp/backend.jsonl
+ *       --traces ../../testdata/traces --tools policy.json --backend-log /tmp/backend.jsonl
  *
- * `--arbiter` with several addresses (replicas on one Redis): one channel, RPCs
- * round-robin over them. `--response-scheduling` (genai): notes may ride on NON_BLOCKING
- * function responses. `--only NAME,...` plays only those traces.
+ * `--tools`: the arbiter's tool policy as JSON (wire.sh converts the YAML). `--arbiter`
+ * with several addresses (replicas on one Redis): one channel, RPCs round-robin over
+ * them. `--response-scheduling` (genai): notes may ride on NON_BLOCKING function
+ * responses in every session (else only where the trace says the provider honours
+ * scheduling). `--only NAME,...` plays only those traces. WIRE_DEBUG=1 (LiveKit stacks)
+ * logs each session's arbiter session id and every action to stderr.
  */
 import { parseArgs } from "node:util";
 import type { ArbiterClient } from "../src/index.js";
-import { arbiterClient, BackendLog, readTraces, type TraceInfo } from "./wire-common.js";
+import type { FunctionCallLike, pb } from "../src/index.js";
+import { arbiterClient, Backend, BackendLog, closeKind, readPolicy, readTraces, readTranscript, resolveCall, type TraceInfo } from "./wire-common.js";
+
+/** How a session ended: at its trace's end, or refused by the fake provider (its protocol cannot carry the trace). */
+export type Ending = "ended" | "refused";
 
 export interface StackOptions {
   provider: string;
@@ -23,9 +34,17 @@ export interface StackOptions {
   backendLog: BackendLog;
   responseScheduling: boolean;
   sessionId: (t: TraceInfo) => string;
+  /** The trace's backend for one session (it writes the backend log). */
+  backend: (t: TraceInfo) => Backend;
+  /** The call as the recorded app registered it (its tool choice, its business key). */
+  resolveCall: (t: TraceInfo) => (call: FunctionCallLike) => FunctionCallLike;
+  /** The recorded app's own readings of the user's words (its trace's `transcript` lines with a `reading`). */
+  readTranscript: (t: TraceInfo) => (text: string) => pb.AgentReading | undefined;
+  /** What the fake provider's close of a connection means: the end, a refusal, or a reconnect. */
+  closeKind: (code: number, reason: string) => "end" | "refused" | "reconnect";
 }
 
-const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions) => Promise<void> }>> = {
+const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions) => Promise<Ending> }>> = {
   genai: () => import("./stack-genai.js"),
   "openai-realtime": () => import("./stack-openai-realtime.js"),
   "livekit-google": () => import("./stack-livekit.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, "google") })),
@@ -34,8 +53,8 @@ const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions
 // Behind the wire guard (--provider is the guard): no adapter, the tool helper only;
 // bare-*: no Arbiter code at all (the no-integration run).
 for (const s of ["genai", "openai-realtime", "livekit-google", "livekit-openai"] as const) {
-  STACKS[`guard-${s}`] = () => import("./stack-guard.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, false) }));
-  STACKS[`bare-${s}`] = () => import("./stack-guard.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, true) }));
+  STACKS[`guard-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, false) }));
+  STACKS[`bare-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, true) }));
 }
 
 async function main(): Promise<number> {
@@ -45,6 +64,7 @@ async function main(): Promise<number> {
       provider: { type: "string" },
       arbiter: { type: "string", default: "127.0.0.1:50051" },
       traces: { type: "string" },
+      tools: { type: "string" },
       "backend-log": { type: "string" },
       "response-scheduling": { type: "boolean", default: false },
       only: { type: "string" },
@@ -52,12 +72,12 @@ async function main(): Promise<number> {
   });
   const load = STACKS[values.stack ?? ""];
   if (!load || !values.provider || !values.traces || !values["backend-log"]) {
-    console.error(`usage: wire-agent --stack ${Object.keys(STACKS).join("|")} --provider URL --arbiter ADDR[,ADDR...] --traces DIR --backend-log FILE`);
+    console.error(`usage: wire-agent --stack ${Object.keys(STACKS).join("|")} --provider URL --arbiter ADDR[,ADDR...] --traces DIR [--tools POLICY.json] --backend-log FILE`);
     return 2;
   }
   const stack = await load();
   const only = values.only ? new Set(values.only.split(",")) : undefined;
-  const traces = readTraces(values.traces).filter((t) => !only || only.has(t.name));
+  const traces = readTraces(values.traces, readPolicy(values.tools)).filter((t) => !only || only.has(t.name));
   const client = arbiterClient(values.arbiter!);
   const backendLog = new BackendLog(values["backend-log"]);
   const run = `${process.pid}-${Date.now().toString(36)}`;
@@ -67,18 +87,23 @@ async function main(): Promise<number> {
     backendLog,
     responseScheduling: values["response-scheduling"]!,
     sessionId: (t) => `node-${values.stack}-${t.name}-${run}`,
+    backend: (t) => new Backend(t, backendLog),
+    resolveCall,
+    readTranscript,
+    closeKind,
   };
   const results = await Promise.allSettled(traces.map((t) => stack.run(t, opts)));
   let failed = 0;
+  const refused: string[] = [];
   results.forEach((r, i) => {
     if (r.status === "rejected") {
       failed++;
       console.error(`${traces[i].name}: ${r.reason?.stack ?? r.reason}`);
-    }
+    } else if (r.value === "refused") refused.push(traces[i].name);
   });
   await backendLog.close();
   client.close();
-  console.error(`wire-agent ${values.stack}: ${traces.length - failed} of ${traces.length} sessions ended`);
+  console.error(`wire-agent ${values.stack}: ${traces.length - failed - refused.length} of ${traces.length} sessions ended, ${refused.length} refused by the provider${refused.length ? ` (${refused.join(", ")})` : ""}`);
   return failed ? 1 : 0;
 }
 

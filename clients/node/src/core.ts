@@ -32,6 +32,13 @@ export interface FunctionCallLike {
    * text into `{}`: every unreadable call would be one business key.
    */
   rawArgs?: string;
+  /**
+   * The agent's own business key for the call (it resolved the request to a slot id),
+   * which wins over the tool policy's key arguments; unset: the policy's.
+   */
+  businessKey?: string;
+  /** The tool choice the model ran under when it issued this call; unset: {@link SessionCore.toolChoice}. */
+  toolChoice?: "auto" | "none";
 }
 
 /** Why the provider cancelled function calls ({@link SessionCore.toolCallCancellation}). */
@@ -51,6 +58,22 @@ export interface SessionCoreOptions {
   behaviors?: Record<string, Behavior>;
   /** How long each Decide long-poll waits, in ms (the server caps it at 30 s); default 20000. */
   decideWaitMs?: number;
+  /**
+   * Called with each function call the adapter reports, before it is registered (it is
+   * stamped then): returns the call to register. An agent that resolves its own
+   * business keys, or knows the tool choice a call was made under, adds them here
+   * (`businessKey`, `toolChoice`, `behavior`). Unset: the call as reported.
+   */
+  resolveCall?: (call: FunctionCallLike) => FunctionCallLike;
+  /**
+   * Your own reading of the user's words (your NLU or LLM): called with each final
+   * input transcript piece the adapter reports without one (its text, and the utterance
+   * id the provider named, else ""), before it is stamped; what it returns goes with the
+   * piece as its `reading` (see {@link SessionCore.inputTranscript}), undefined for none.
+   * Synchronous: a reader that must wait (an LLM) would hold the piece back, so it
+   * reports through {@link SessionCore.inputTranscript} itself. Unset: no reading.
+   */
+  readTranscript?: (text: string, utteranceId: string) => pb.AgentReading | undefined;
   /** Where failures of background work and retried events are logged; default `console`. */
   logger?: Pick<Console, "warn" | "error">;
   /**
@@ -505,6 +528,8 @@ export class SessionCore {
   epoch = "";
 
   protected readonly log: Pick<Console, "warn" | "error">;
+  private readonly resolveCall: ((call: FunctionCallLike) => FunctionCallLike) | undefined;
+  private readonly readTranscript: ((text: string, utteranceId: string) => pb.AgentReading | undefined) | undefined;
   private readonly waitMs: number;
   private readonly jobs = new Map<string, Job>();
   private readonly answered = new Set<string>();
@@ -552,6 +577,8 @@ export class SessionCore {
     opts: SessionCoreOptions = {},
   ) {
     this.behaviors = { ...opts.behaviors };
+    this.resolveCall = opts.resolveCall;
+    this.readTranscript = opts.readTranscript;
     this.waitMs = opts.decideWaitMs ?? 20_000;
     this.log = opts.logger ?? console;
     this.language = opts.language ?? "";
@@ -599,17 +626,19 @@ export class SessionCore {
    * responses, skips, notes.
    */
   functionCall(call: FunctionCallLike): Promise<void> {
+    if (this.resolveCall) call = this.resolveCall(call);
     const name = call.name;
     const callId = call.id ?? "";
     const args = { ...call.args };
     const behavior = call.behavior ?? this.behaviors[name];
     const rawArgs = call.rawArgs ?? "";
-    const toolChoice = this.toolChoice === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
+    const businessKey = call.businessKey ?? "";
+    const toolChoice = (call.toolChoice ?? this.toolChoice) === "none" ? pb.ToolChoice.TOOL_CHOICE_NONE : pb.ToolChoice.TOOL_CHOICE_AUTO;
     return this.outbox.put(
       `RegisterCall(${callId || name})`,
       (age, signal) =>
         this.client.registerCall(
-          { sessionId: this.sessionId, callId, tool: name, args, rawArgs, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch },
+          { sessionId: this.sessionId, callId, tool: name, args, rawArgs, businessKey, behavior: behavior ? BEHAVIOR[behavior] : pb.Behavior.BEHAVIOR_UNSPECIFIED, toolChoice, age, epoch: this.epoch },
           { retry: false, signal },
         ),
       (res: pb.RegisterCallResponse) => this.registered(res, name, args),
@@ -669,10 +698,11 @@ export class SessionCore {
    * open one). `reading`: your own reading of the utterance (your NLU or LLM), on a final
    * piece only: `{ intent: "stop", confidence: 0.9, source: "nlu" }`, intent one of stop,
    * go_ahead, amend, other, unclear; the arbiter fuses it with its own as the tool
-   * policy's `agent_intent` says.
+   * policy's `agent_intent` says. Unset on a final piece: `readTranscript`'s, if given.
    */
   inputTranscript(text: string | undefined, final = true, utteranceId?: string, reading?: pb.AgentReading): Promise<void> {
     if (!text || !text.trim()) return Promise.resolve();
+    if (final && reading === undefined && this.readTranscript) reading = this.readTranscript(text, utteranceId ?? "");
     this.transcriptSeen = true;
     clearTimeout(this.transcriptTimer);
     return this.transcript(pb.Role.ROLE_USER, text, !final, utteranceId, reading);

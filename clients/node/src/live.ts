@@ -15,7 +15,9 @@ export interface TranscriptionLike {
  * `LiveServerMessage` is one, and so is a plain object with the same camelCase fields.
  */
 export interface LiveServerMessageLike {
-  voiceActivity?: { voiceActivityType?: string };
+  /** `type` on the wire (the Gemini Developer API's messages, which @google/genai passes
+   * through unconverted); `voiceActivityType` once converted (its Vertex AI path). */
+  voiceActivity?: { voiceActivityType?: string; type?: string };
   serverContent?: {
     modelTurn?: { parts?: Array<{ inlineData?: { mimeType?: string } }> };
     inputTranscription?: TranscriptionLike;
@@ -53,7 +55,10 @@ export interface LiveSessionLike {
  *
  * {@link feed} maps each `LiveServerMessage`'s fields to the core's methods:
  * `voiceActivity` ACTIVITY_START / ACTIVITY_END to `voiceActivityStart` /
- * `voiceActivityEnd`; `serverContent`'s `interimInputTranscription` and
+ * `voiceActivityEnd` (the kind is `voiceActivity.type` on the wire, as google-genai's
+ * converters read it, python-genai `_VoiceActivity_from_mldev`: @google/genai passes the
+ * Developer API's message through as it came, and names it `voiceActivityType` only on
+ * its Vertex AI path; either is read); `serverContent`'s `interimInputTranscription` and
  * `inputTranscription` to `inputTranscript` (interim and final pieces), the first audio
  * `modelTurn` part of a turn to `modelOutputStart`, `outputTranscription` to
  * `outputTranscript`, `interrupted` (barge-in), `generationComplete`, `turnComplete`;
@@ -92,7 +97,7 @@ export class LiveAdapter extends SessionCore {
    */
   feed(msg: LiveServerMessageLike): Promise<void> {
     const ps: Promise<void>[] = [];
-    const kind = msg.voiceActivity?.voiceActivityType;
+    const kind = msg.voiceActivity?.voiceActivityType ?? msg.voiceActivity?.type;
     if (kind === "ACTIVITY_START") ps.push(this.voiceActivityStart());
     else if (kind === "ACTIVITY_END") ps.push(this.voiceActivityEnd());
     const sc = msg.serverContent;

@@ -23,12 +23,24 @@
  *   nothing for a dead id.
  * - **Cancels a tool on interruption.** Barge-in interrupts the speech running the tool
  *   and aborts its `abortSignal`: `execute` ends at once (StopResponse). The call's fate
- *   is Arbiter's (a NON_BLOCKING call, every OpenAI call, is still live after a barge-in
- *   and gets its answer when the job is decided); the prepare is not touched.
- * - **A last guard on the wire.** The provider tap drops any final function response for
- *   one of the wrapped tools' ids that is dead or was answered already (a replayed chat
- *   context, a second path): one answer per id, whatever the framework does; and a
- *   Gemini content turn that is only a note already sent on that connection.
+ *   is Arbiter's: a NON_BLOCKING call is still live after a barge-in and gets its answer
+ *   when the job is decided; a BLOCKING one (the policy's behavior; on OpenAI, a call of
+ *   a response cut off by barge-in: see `RealtimeAdapter`) is dead. The prepare is not
+ *   touched.
+ * - **A last guard on the wire: the model holds one answer per id, each note once.**
+ *   The provider tap drops a final function response for one of the wrapped tools' ids
+ *   that is dead or that the model holds already (a replayed chat context, a second
+ *   path), and a note the model holds as often as the integration sent it. It keeps
+ *   what the model's context holds: on Gemini per session (a connection that resumes
+ *   one with its handle holds what the last held; nothing is ever removed), on OpenAI
+ *   per connection, by item id: the OpenAI plugin moves an item by
+ *   `conversation.item.delete` + `create` of the same id, and a deleted answer may be
+ *   created again (a move, not a second answer). The Google plugin's chat-context diff
+ *   re-sends a note whose place moved (alone, in a turn with other parts, or on
+ *   reconnecting with a handle): those copies are dropped, part by part.
+ * - **Deletes its own items.** The OpenAI plugin's `conversation.item.delete` (a move)
+ *   is told to the adapter (`RealtimeAdapter.sent`): the server's
+ *   `conversation.item.deleted` that echoes it is not a withdrawal of the call.
  * - **Races its own chat-context updates** (both plugins diff an update against the last
  *   one they finished, so two concurrent updates both send what the first added): the
  *   integration's updates go one at a time.
@@ -61,6 +73,8 @@
  * - **Sends a user text twice** after an interruption (Google plugin: as
  *   `realtimeInput.text` and as a content turn). The tap drops the `realtimeInput.text`
  *   of a note: it goes once, as the content turn.
+ * - **Declares one behavior for every tool** (Google plugin's `toolBehavior`): give the
+ *   integration the same in `behaviors`, for each wrapped tool.
  * - **Validates zod parameters** and answers a failed validation itself: the wrapper
  *   refuses zod schemas; declare a JSON schema (Arbiter rejects a call without its key
  *   arguments with an error response naming them).
@@ -79,12 +93,27 @@ import { RealtimeAdapter, type RealtimeServerEventLike } from "./openai.js";
  * says so and resolves with its result (a booking reference), which goes into the
  * function response; `release` lets go of a prepare that will not be committed (`how`:
  * `"abortPrepare"` while it still runs, its `signal` aborted too; `"cancel"` after it).
- * A prepare or commit that rejects reports the job failed (nothing was done).
+ * A prepare or commit that rejects reports the job failed (nothing was done), except a
+ * commit that rejects with {@link CommitOutcomeUnknown}.
  */
 export interface TwoPhase<Args = any> {
   prepare(args: Args, job: { jobId: string; callId: string; businessKey: string; signal: AbortSignal }): Promise<void>;
   commit(jobId: string, args: Args): Promise<Record<string, unknown> | void>;
   release(jobId: string, how: "cancel" | "abortPrepare"): void | Promise<void>;
+}
+
+/**
+ * What a {@link TwoPhase} commit rejects with when it cannot tell whether the side effect
+ * happened (the backend timed out): the job is reported unknown (`core.unknown`: the
+ * model is told the outcome is being confirmed), not failed. Report the real outcome
+ * once the backend knows it, with `lk.core.committed(jobId, result)` or
+ * `lk.core.failed(jobId, why)`.
+ */
+export class CommitOutcomeUnknown extends Error {
+  constructor(message = "the commit's outcome is not known") {
+    super(message);
+    this.name = "CommitOutcomeUnknown";
+  }
 }
 
 /** Options of {@link LiveKitArbiter}. */
@@ -145,7 +174,12 @@ export class LiveKitArbiter {
     this.opts = opts;
     const onAction = (a: Action) => this.act(a);
     const coreOpts: SessionCoreOptions = opts;
-    this.core = opts.provider === "google" ? new LiveAdapter(client, sessionId, onAction, coreOpts) : new RealtimeAdapter(client, sessionId, onAction, coreOpts);
+    // OpenAI: the plugin reads session.created before its event handler is on (the tap
+    // never sees it): the tap reports each connection itself (_connectionOpened).
+    this.core =
+      opts.provider === "google"
+        ? new LiveAdapter(client, sessionId, onAction, coreOpts)
+        : new RealtimeAdapter(client, sessionId, onAction, { ...coreOpts, connectOnSessionCreated: false });
   }
 
   /**
@@ -215,8 +249,8 @@ export class LiveKitArbiter {
 
   // --- the provider tap ---------------------------------------------------------------
 
-  /** @internal A Gemini connection of one of this integration's sessions opened. */
-  _geminiOpened(): void {
+  /** @internal A provider connection of one of this integration's sessions opened: Connect. */
+  _connectionOpened(): void {
     if (this.ended) return;
     void this.core.reconnect(`lk-${++this.connections}`);
   }
@@ -305,17 +339,65 @@ export class LiveKitArbiter {
     return true;
   }
 
+  /**
+   * @internal The OpenAI tap's guard: may this `conversation.item.create` go on a
+   * connection whose model holds `held`? A `function_call_output` of a wrapped tool's
+   * call: not for a dead id, not while the model holds an answer for the id. A user
+   * message that is a note: not beyond the copies the integration sent. Everything
+   * else goes. What goes is recorded in `held`.
+   */
+  _mayCreate(held: HeldItems, item: any): boolean {
+    const id = typeof item?.id === "string" ? item.id : undefined;
+    if (item?.type === "function_call_output") {
+      const callId = String(item.call_id ?? "");
+      const st = this.calls.get(callId);
+      if (st && (st.dead !== undefined || held.count(`answer:${callId}`, id) > 0)) {
+        this.log(`dropping a function response for ${callId} (${st.dead !== undefined ? `dead: ${st.dead}` : "the model holds one already"})`);
+        return false;
+      }
+      if (st) st.onWire++;
+      held.add(`answer:${callId}`, id);
+      return true;
+    }
+    if (item?.type === "message" && item.role === "user") {
+      const text = (item.content ?? []).map((c: any) => c?.text ?? "").join("");
+      if (this._isNote(text)) {
+        if (!this._mayHoldNote(text, held.count(`note:${text}`, id))) return false;
+        held.add(`note:${text}`, id);
+      }
+    }
+    return true;
+  }
+
   /** @internal Is `id` one of the wrapped tools' calls that Arbiter declared dead? */
   _isDead(id: string): boolean {
     return this.calls.get(id)?.dead !== undefined;
   }
 
-  /** @internal The tap's guard: is this text a note the integration sends as a content turn? */
+  /** @internal The tap's guard: is this text a note the integration sent? */
   _isNote(text: string | undefined): boolean {
-    return !!text && this.notesInFlight.has(text);
+    return !!text && this.noteCopies.has(text);
   }
 
-  private readonly notesInFlight = new Set<string>();
+  /**
+   * @internal The tap's guard for a note in a context that holds `held` copies of it:
+   * may one more go? As many as the integration sent (a note text Arbiter handed out
+   * twice goes twice); a copy beyond that is the framework's re-send.
+   */
+  _mayHoldNote(text: string, held: number): boolean {
+    const ok = held < (this.noteCopies.get(text) ?? 0);
+    if (!ok) this.log(`dropping a note the model holds already: ${JSON.stringify(text.slice(0, 80))}`);
+    return ok;
+  }
+
+  /** @internal The Gemini context a new connection talks to: the last one when it resumes (handle), else a new one. */
+  _geminiContext(resumes: boolean): Map<string, number> {
+    if (!resumes || !this.geminiNotes) this.geminiNotes = new Map();
+    return this.geminiNotes;
+  }
+
+  private readonly noteCopies = new Map<string, number>(); // note text -> times the integration sent it
+  private geminiNotes: Map<string, number> | undefined; // the current Gemini context: note text -> copies held
 
   // --- actions --------------------------------------------------------------------------
 
@@ -338,7 +420,7 @@ export class LiveKitArbiter {
           const args = this.jobArgs.get(a.jobId);
           void Promise.resolve(w?.twoPhase?.commit(a.jobId, args)).then(
             (r) => this.core.committed(a.jobId, r ?? undefined),
-            (err) => this.core.failed(a.jobId, String(err?.message ?? err)),
+            (err) => (err instanceof CommitOutcomeUnknown ? this.core.unknown(a.jobId) : this.core.failed(a.jobId, String(err?.message ?? err))),
           ).catch((err) => this.log(`reporting job ${a.jobId}: ${err}`));
           break;
         }
@@ -409,7 +491,13 @@ export class LiveKitArbiter {
     ).then((ok) => {
       // OpenAI speaks about a function output only when asked (response.create); Gemini
       // replies to a tool response by itself.
-      if (ok && this.opts.provider === "openai") this.session?.generateReply();
+      if (!ok || this.opts.provider !== "openai") return;
+      try {
+        this.session?.generateReply();
+      } catch (err) {
+        // The AgentSession is closing: the answer is in the chat context, no reply comes.
+        this.log(`asking for a reply to ${st.id}'s answer: ${err}`);
+      }
     });
     this.settle(st);
   }
@@ -433,9 +521,8 @@ export class LiveKitArbiter {
    */
   private note(text: string, when: "now" | "when_idle"): void {
     const send = () => {
-      this.notesInFlight.add(text);
+      this.noteCopies.set(text, (this.noteCopies.get(text) ?? 0) + 1);
       void this.updateCtx("sending a note", (ctx) => ctx.addMessage({ role: "user", content: text })).then((ok) => {
-        setTimeout(() => this.notesInFlight.delete(text), 1000);
         if (!ok) return;
         try {
           // With instructions: without them the Google plugin sends an empty `turns`
@@ -506,7 +593,7 @@ async function tapGemini(): Promise<void> {
       callbacks: {
         ...cb,
         onopen: () => {
-          lk._geminiOpened();
+          lk._connectionOpened();
           cb.onopen?.();
         },
         onmessage: (m: LiveServerMessageLike) => {
@@ -534,16 +621,32 @@ async function tapGemini(): Promise<void> {
       if (ok.length === 0) return;
       return sendToolResponse({ ...p, functionResponses: ok });
     };
-    const notesSent = new Set<string>(); // on this connection
+    // The model context this connection talks to (a resumed session holds what the
+    // last connection sent).
+    const notes = lk._geminiContext(!!params?.config?.sessionResumption?.handle);
     const sendClientContent = session.sendClientContent.bind(session);
     session.sendClientContent = (p: { turns?: any; turnComplete?: boolean }) => {
-      const turns = Array.isArray(p?.turns) ? p.turns : [];
-      const only = turns.length === 1 && turns[0]?.role === "user" && turns[0]?.parts?.length === 1 ? turns[0].parts[0].text : undefined;
-      if (lk._isNote(only)) {
-        if (notesSent.has(only)) return; // the same note again: a plugin race, not a delivery
-        notesSent.add(only);
-      }
-      return sendClientContent(p);
+      const turns: any[] = Array.isArray(p?.turns) ? p.turns : p?.turns ? [p.turns] : [];
+      let dropped = false;
+      const kept = turns
+        .map((turn) => {
+          if (turn?.role && turn.role !== "user") return turn;
+          const parts = (turn?.parts ?? []).filter((part: any) => {
+            const text = part?.text;
+            if (!lk._isNote(text)) return true;
+            const held = notes.get(text) ?? 0;
+            if (!lk._mayHoldNote(text, held)) return false;
+            notes.set(text, held + 1);
+            return true;
+          });
+          if (parts.length === (turn?.parts ?? []).length) return turn;
+          dropped = true;
+          return parts.length ? { ...turn, parts } : undefined;
+        })
+        .filter((turn) => turn !== undefined);
+      if (!dropped) return sendClientContent(p);
+      if (kept.length === 0) return; // only notes the model holds already
+      return sendClientContent({ ...p, turns: kept });
     };
     const sendRealtimeInput = session.sendRealtimeInput.bind(session);
     session.sendRealtimeInput = (p: { text?: string }) => {
@@ -570,20 +673,30 @@ async function tapOpenAI(): Promise<void> {
     const lk = current();
     const ws = await create.apply(this, a);
     if (lk) {
+      lk._connectionOpened(); // a new connection is a new Realtime session
       // Registered before the plugin's own close handler: an agent that ends here
       // (endRealtime) stops the plugin before it reconnects.
       ws.on("close", (code: number, reason: Buffer) => {
         if (!ws[CLIENT_CLOSED]) lk._providerClosed(code, String(reason ?? ""));
       });
-      // The guard: one function_call_output per id of the wrapped tools, none for a dead one.
+      // The guard: the model holds one function_call_output per id of the wrapped
+      // tools (none for a dead one) and each note as often as it was sent, on this
+      // connection, by item id (a delete + create of the same item is a move).
+      const held = new HeldItems();
       const send = ws.send.bind(ws);
       ws.send = (data: unknown, ...rest: unknown[]) => {
-        if (typeof data === "string" && data.includes('"function_call_output"')) {
+        if (typeof data === "string" && data.includes('"conversation.item.')) {
+          let ev: any;
           try {
-            const ev = JSON.parse(data);
-            if (ev.type === "conversation.item.create" && ev.item?.type === "function_call_output" && !lk._mayAnswer(ev.item.call_id)) return;
+            ev = JSON.parse(data);
           } catch {
             // not JSON: not ours to judge
+          }
+          if (ev?.type === "conversation.item.delete") {
+            (lk.core as RealtimeAdapter).sent(ev); // the client's own delete: not a withdrawal
+            held.deleted(ev.item_id);
+          } else if (ev?.type === "conversation.item.create" && !lk._mayCreate(held, ev.item)) {
+            return;
           }
         }
         return send(data, ...rest);
@@ -600,5 +713,38 @@ async function tapOpenAI(): Promise<void> {
   };
 }
 const CLIENT_CLOSED = Symbol("arbiter.clientClosed");
+
+/**
+ * What one OpenAI connection's model holds of the integration's items, by item id:
+ * `add` an item under a key (an answer's call id, a note's text), `deleted` when the
+ * client deletes the item, `count` the items held under a key (an item created again
+ * under an id it already holds counts as held: a second copy).
+ */
+export class HeldItems {
+  private readonly byItem = new Map<string, string>(); // item id -> key
+  private readonly counts = new Map<string, number>(); // key -> items held
+  private anon = 0;
+
+  /** Items held under `key`; `itemId`: the item about to be created (held already: counts as one more). */
+  count(key: string, itemId?: string): number {
+    const n = this.counts.get(key) ?? 0;
+    return itemId !== undefined && this.byItem.has(itemId) ? Math.max(n, 1) : n;
+  }
+
+  add(key: string, itemId?: string): void {
+    const id = itemId ?? `#${++this.anon}`;
+    if (this.byItem.get(id) === key) return;
+    this.byItem.set(id, key);
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  deleted(itemId: unknown): void {
+    if (typeof itemId !== "string") return;
+    const key = this.byItem.get(itemId);
+    if (key === undefined) return;
+    this.byItem.delete(itemId);
+    this.counts.set(key, (this.counts.get(key) ?? 1) - 1);
+  }
+}
 
 export type { SessionCore };

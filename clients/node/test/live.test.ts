@@ -565,6 +565,19 @@ describe("LiveAdapter", () => {
     assert.deepEqual(of("skip").map((a) => [a.id, a.seq]), [["a", 1], ["b", 2], ["d", 4], ["c", 3]]);
   });
 
+  it("reads voice activity as the wire names it (voiceActivity.type) and as converted (voiceActivityType)", async () => {
+    // The Developer API's message as @google/genai hands it over (unconverted), then the
+    // SDK's Vertex AI conversion: both are the user's voice activity.
+    await adapter.feed({ voiceActivity: { type: "ACTIVITY_START" } });
+    await adapter.feed({ voiceActivity: { type: "ACTIVITY_END" } });
+    await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
+    assert.deepEqual(script.sent("ReportSpeech").map((r) => pb.speechEventToJSON(r.event)), [
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+      "SPEECH_EVENT_USER_ACTIVITY_END",
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+    ]);
+  });
+
   it("maps LiveServerMessage fields to reports", async () => {
     await adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
     await adapter.feed({ serverContent: { interimInputTranscription: { text: "st" } } });
@@ -620,6 +633,27 @@ describe("LiveAdapter", () => {
     assert.deepEqual([conf.sessionId, conf.timeZone], ["s4", "Europe/Paris"]);
     const tr = script.sent("ReportTranscript").at(-1);
     assert.deepEqual([tr.text, tr.reading?.intent, tr.reading?.confidence, tr.reading?.source], ["let's leave it", "stop", 0.9, "nlu"]);
+  });
+
+  it("gives fed final transcripts the agent's own reading (readTranscript)", async () => {
+    // feed() has no other way to carry a reading; interim pieces and the ones the reader
+    // has none for go without.
+    const seen: [string, string][] = [];
+    const readTranscript = (text: string, utteranceId: string) => {
+      seen.push([text, utteranceId]);
+      return text.includes("leave it") ? { intent: "stop", confidence: 0.92, source: "nlu-v3" } : undefined;
+    };
+    const a = new LiveAdapter(client, "s5", (x) => void actions.push(x), { decideWaitMs: 200, logger: quiet, readTranscript });
+    await a.feed({ serverContent: { interimInputTranscription: { text: "Hmm, let's" } } });
+    await a.feed({ serverContent: { inputTranscription: { text: "Hmm, let's leave it for now." } } });
+    await a.feed({ serverContent: { inputTranscription: { text: "Thanks." } } });
+    await a.close();
+    assert.deepEqual(script.sent("ReportTranscript").map((r) => [r.text, r.interim, r.reading?.intent, r.reading?.source]), [
+      ["Hmm, let's", true, undefined, undefined],
+      ["Hmm, let's leave it for now.", false, "stop", "nlu-v3"],
+      ["Thanks.", false, undefined, undefined],
+    ]);
+    assert.deepEqual(seen, [["Hmm, let's leave it for now.", ""], ["Thanks.", ""]]);
   });
 
   it("sends no ConfigureSession without options", async () => {

@@ -4,48 +4,16 @@
 // LiveKit tool wrapper (StopResponse for every execute, answers through the chat
 // context, none for a dead id, the abort signal honoured). The wire-level runs of the
 // real SDKs are clients/e2e/wire.sh.
-import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { llm, voice } from "@livekit/agents";
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ArbiterClient, LiveAdapter, RealtimeAdapter, pb, type Action } from "../src/index.js";
+import { ArbiterClient, LiveAdapter, RealtimeAdapter, bargeIn, pb, type Action } from "../src/index.js";
+import { Script } from "./script.js";
 import { LiveKitArbiter } from "../src/livekit.js";
 
 const quiet = { warn() {}, error() {} };
-
-/** A scripted arbiter: records every request; RegisterCall answers per call id. */
-class Script {
-  requests: [string, any][] = [];
-  register: (r: any) => pb.RegisterCallResponse = (r) =>
-    pb.RegisterCallResponse.fromPartial({ callId: r.callId, disposition: pb.Disposition.DISPOSITION_EXECUTE, jobId: "job-1", sideEffect: true });
-  speech: pb.Effects = pb.Effects.fromPartial({});
-  sent(name: string): any[] {
-    return this.requests.filter(([n]) => n === name).map(([, r]) => r);
-  }
-  private h(name: string, respond: (r: any) => any) {
-    return (call: ServerUnaryCall<any, any>, cb: sendUnaryData<any>) => {
-      this.requests.push([name, call.request]);
-      Promise.resolve(respond(call.request)).then((r) => cb(null, r));
-    };
-  }
-  impl() {
-    const pending = () => sleep(200).then(() => pb.DecideResponse.fromPartial({ decision: pb.Decision.DECISION_PENDING }));
-    return {
-      registerCall: this.h("RegisterCall", (r) => this.register(r)),
-      reportSpeech: this.h("ReportSpeech", () => ({ effects: this.speech })),
-      reportTranscript: this.h("ReportTranscript", () => pb.ReportTranscriptResponse.fromPartial({ intent: "other" })),
-      reportToolCallCancellation: this.h("ReportToolCallCancellation", () => pb.ReportToolCallCancellationResponse.fromPartial({})),
-      decide: this.h("Decide", pending),
-      complete: this.h("Complete", () => ({ effects: pb.Effects.fromPartial({}) })),
-      connect: this.h("Connect", () => pb.ConnectResponse.fromPartial({})),
-      closeSession: this.h("CloseSession", () => pb.CloseSessionResponse.fromPartial({})),
-      getSession: this.h("GetSession", (r) => pb.GetSessionResponse.fromPartial({ sessionId: r.sessionId })),
-      poll: this.h("Poll", () => ({ effects: pb.Effects.fromPartial({}) })),
-      configureSession: this.h("ConfigureSession", () => pb.ConfigureSessionResponse.fromPartial({})),
-    };
-  }
-}
 
 let script: Script, server: Server, client: ArbiterClient;
 beforeEach(async () => {
@@ -67,7 +35,7 @@ const answered = (callId: string) =>
 const dead = (callId: string) => pb.Effects.fromPartial({ skips: [{ callId, name: "book_slot", reason: "abandoned", jobId: "job-1" }] });
 
 describe("RealtimeAdapter (OpenAI Realtime)", () => {
-  it("maps server events to the core: utterance ids, one RegisterCall per call id (NON_BLOCKING), raw_args, interrupted, deleted items", async () => {
+  it("maps server events to the core: utterance ids, one RegisterCall per call id (behavior: the policy's), raw_args, interrupted, deleted items", async () => {
     const rt = new RealtimeAdapter(client, "s1", () => undefined, { watch: false, logger: quiet });
     const item = { id: "item_9", type: "function_call", call_id: "call_1", name: "book_slot", arguments: '{"slot":"tomorrow 3pm"}' };
     await Promise.all([
@@ -81,7 +49,7 @@ describe("RealtimeAdapter (OpenAI Realtime)", () => {
       rt.feed({ type: "response.function_call_arguments.done", call_id: "call_2", name: "book_slot", arguments: '{"slot": tomorrow' }),
       rt.feed({ type: "response.output_audio.delta", delta: "AAAA" }),
       rt.feed({ type: "response.output_audio_transcript.delta", delta: "Booking" }),
-      rt.feed({ type: "response.done", response: { status: "cancelled" } }),
+      rt.feed({ type: "response.done", response: { status: "cancelled", status_details: { type: "cancelled", reason: "turn_detected" } } }),
       rt.feed({ type: "conversation.item.deleted", item_id: "item_9" }),
     ]);
     assert.deepEqual(script.sent("Connect").map((r) => r.connectionId), ["sess_1"]);
@@ -96,10 +64,59 @@ describe("RealtimeAdapter (OpenAI Realtime)", () => {
     assert.deepEqual(tr.map((r) => [r.text, r.utteranceId, r.role]), [["Book it.", "item_1", pb.Role.ROLE_USER], ["Booking", "", pb.Role.ROLE_MODEL]]);
     const calls = script.sent("RegisterCall");
     assert.equal(calls.length, 2, "one RegisterCall per call id");
-    assert.deepEqual([calls[0].callId, calls[0].args, calls[0].behavior, calls[0].rawArgs], ["call_1", { slot: "tomorrow 3pm" }, pb.Behavior.BEHAVIOR_NON_BLOCKING, ""]);
+    // An OpenAI call carries no behavior: the tool policy's decides (issue 21).
+    assert.deepEqual([calls[0].callId, calls[0].args, calls[0].behavior, calls[0].rawArgs], ["call_1", { slot: "tomorrow 3pm" }, pb.Behavior.BEHAVIOR_UNSPECIFIED, ""]);
     assert.deepEqual([calls[1].callId, calls[1].args, calls[1].rawArgs], ["call_2", {}, '{"slot": tomorrow'], "unreadable arguments go as raw_args, never as {}");
     assert.deepEqual(script.sent("ReportToolCallCancellation").map((r) => [r.callIds, r.reason]), [[["call_1"], pb.CancellationReason.CANCELLATION_REASON_WITHDRAWN]]);
     await rt.close(300); // the scripted Decide never decides
+  });
+
+  it("a response cut off by barge-in is interrupted: turn_detected, or the client's cancel after speech started; a client cancel with no speech ends the turn", async () => {
+    const rt = new RealtimeAdapter(client, "s5", () => undefined, { watch: false, logger: quiet, connectOnSessionCreated: false });
+    const cancelled = (reason: string) => ({ type: "response.done", response: { status: "cancelled", status_details: { type: "cancelled", reason } } });
+    await Promise.all([
+      rt.feed({ type: "response.created", response: { id: "resp_1" } }),
+      rt.feed({ type: "response.output_item.done", item: { id: "item_2", type: "function_call", call_id: "call_end", name: "end_call", arguments: "{}" } }),
+      rt.feed(cancelled("client_cancelled")), // no speech: the client's own reasons
+      rt.feed({ type: "response.created", response: { id: "resp_2" } }),
+      rt.feed({ type: "input_audio_buffer.speech_started", item_id: "item_3" }),
+      rt.feed(cancelled("client_cancelled")), // for the user's speech: barge-in
+      rt.feed({ type: "response.created", response: { id: "resp_3" } }),
+      rt.feed(cancelled("turn_detected")),
+    ]);
+    const speech = script.sent("ReportSpeech").map((r) => pb.speechEventToJSON(r.event));
+    assert.deepEqual(speech, [
+      "SPEECH_EVENT_MODEL_GENERATION_COMPLETE",
+      "SPEECH_EVENT_MODEL_TURN_COMPLETE",
+      "SPEECH_EVENT_USER_ACTIVITY_START",
+      "SPEECH_EVENT_INTERRUPTED",
+      "SPEECH_EVENT_INTERRUPTED",
+    ]);
+    assert.equal(script.sent("RegisterCall")[0].behavior, pb.Behavior.BEHAVIOR_UNSPECIFIED, "the policy's BLOCKING abandons a call of a cut-off response");
+    assert.deepEqual([bargeIn("cancelled", "turn_detected", false), bargeIn("cancelled", "client_cancelled", false), bargeIn("completed", undefined, true)], [true, false, false]);
+    await rt.close(300);
+  });
+
+  it("the client's own delete is not a withdrawal; tool_choice and a call's business key reach RegisterCall", async () => {
+    const rt = new RealtimeAdapter(client, "s6", () => undefined, {
+      watch: false,
+      logger: quiet,
+      connectOnSessionCreated: false,
+      resolveCall: (c) => ({ ...c, businessKey: `key-${c.id}` }),
+    });
+    const item = { id: "item_9", type: "function_call", call_id: "call_1", name: "book_slot", arguments: "{}" };
+    await rt.feed({ type: "response.output_item.done", item });
+    rt.sent({ type: "conversation.item.delete", item_id: "item_9" }); // LiveKit moves the item
+    await rt.feed({ type: "conversation.item.deleted", item_id: "item_9" });
+    assert.deepEqual(script.sent("ReportToolCallCancellation"), [], "a move is no withdrawal");
+    await rt.feed({ type: "session.updated", session: { tool_choice: "none" } });
+    await rt.feed({ type: "response.output_item.done", item: { ...item, id: "item_10", call_id: "call_2" } });
+    const calls = script.sent("RegisterCall");
+    assert.deepEqual(calls.map((r) => [r.callId, r.businessKey, r.toolChoice]), [
+      ["call_1", "key-call_1", pb.ToolChoice.TOOL_CHOICE_AUTO],
+      ["call_2", "key-call_2", pb.ToolChoice.TOOL_CHOICE_NONE],
+    ]);
+    await rt.close(300);
   });
 
   it("delivers a response as a function_call_output and asks for a response once the open one is done", async () => {

@@ -492,6 +492,13 @@ class SessionCore:
             streams, the timer-made ones included. ``False``: no stream; call
             :meth:`poll` on a beat (e.g. every second, or when
             ``GetSessionResponse.next_timer`` passes) to get those.
+        read_transcript: your own reading of the user's words (your NLU or LLM):
+            called with each final input transcript piece reported without one (its
+            text, and the utterance id the provider named, else ``""``), before it is
+            stamped; what it returns (a ``pb.AgentReading``, or ``None``) goes with the
+            piece as its ``reading`` (see :meth:`input_transcript`). Synchronous: a
+            reader that must wait (an LLM) would hold the piece back, so it reports
+            through :meth:`input_transcript` itself. ``None``: no reading.
 
     Attribute ``tool_choice`` (``"auto"`` or ``"none"``) is the tool choice the model
     currently runs under: set it to ``"none"`` while the generation runs with
@@ -515,8 +522,10 @@ class SessionCore:
         response_scheduling: bool = False,
         watch: bool = True,
         time_zone: Optional[str] = None,
+        read_transcript: Optional[Callable[[str, str], Optional["pb.AgentReading"]]] = None,
     ) -> None:
         self.session_id = session_id
+        self._read_transcript = read_transcript
         self.language = language or ""
         self.response_scheduling = bool(response_scheduling)
         self.time_zone = time_zone or ""
@@ -563,6 +572,8 @@ class SessionCore:
         *,
         behavior: Optional[str] = None,
         raw_args: Optional[str] = None,
+        business_key: Optional[str] = None,
+        tool_choice: Optional[str] = None,
     ) -> "asyncio.Future[None]":
         """The model issued a function call (Gemini ``FunctionCall``, OpenAI
         ``function_call`` item): RegisterCall. ``call_id`` may be empty (the arbiter
@@ -571,17 +582,21 @@ class SessionCore:
         sent it, when it could not be parsed into ``args`` (OpenAI's arguments are JSON
         text): the arbiter rejects the call (an error response saying its arguments
         could not be read) and nothing runs; never pass ``{}`` for unreadable
-        arguments. What comes back: :class:`Execute`, function responses, skips,
-        notes."""
+        arguments. ``business_key``: the agent's own key for the call (it resolved the
+        request to a slot id), over the tool policy's key arguments. ``tool_choice``
+        (``"auto"`` / ``"none"``): the tool choice the model ran under for this call;
+        ``None``: :attr:`tool_choice`. What comes back: :class:`Execute`, function
+        responses, skips, notes."""
         call_args: Dict[str, Any] = dict(args or {})
         behavior = behavior or self.behaviors.get(name)
-        tool_choice = pb.TOOL_CHOICE_NONE if self.tool_choice == "none" else pb.TOOL_CHOICE_AUTO
+        choice = tool_choice or self.tool_choice
+        tool_choice_pb = pb.TOOL_CHOICE_NONE if choice == "none" else pb.TOOL_CHOICE_AUTO
 
         async def send(age: duration_pb2.Duration) -> pb.RegisterCallResponse:
             req = pb.RegisterCallRequest(
                 session_id=self.session_id, call_id=call_id, tool=name,
-                behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice, age=age,
-                epoch=self.epoch,
+                behavior=_BEHAVIOR.get(behavior, pb.BEHAVIOR_UNSPECIFIED), tool_choice=tool_choice_pb, age=age,
+                epoch=self.epoch, business_key=business_key or "",
             )
             if raw_args is not None:
                 req.raw_args = raw_args
@@ -651,9 +666,12 @@ class SessionCore:
         ``reading``: your own reading of the utterance (your NLU or LLM), on a final
         piece only: ``pb.AgentReading(intent="stop", confidence=0.9, source="nlu")``,
         intent one of stop, go_ahead, amend, other, unclear; the arbiter fuses it with
-        its own as the tool policy's ``agent_intent`` says."""
+        its own as the tool policy's ``agent_intent`` says. ``None`` on a final piece:
+        ``read_transcript``'s, if given."""
         if not text or not text.strip():
             return _done()
+        if final and reading is None and self._read_transcript is not None:
+            reading = self._read_transcript(text, utterance_id)
         self._transcribed = True
         return self._transcript(pb.ROLE_USER, text, interim=not final, utterance_id=utterance_id, reading=reading)
 

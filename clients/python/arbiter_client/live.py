@@ -6,7 +6,9 @@ the same snake_case or wire camelCase field names), and :meth:`LiveAdapter.feed`
 its fields to the core's methods:
 
 - ``voice_activity`` ACTIVITY_START / ACTIVITY_END: ``voice_activity_start`` /
-  ``voice_activity_end``;
+  ``voice_activity_end`` (google-genai's ``voice_activity_type``; in a wire dict the
+  kind is ``voiceActivity.type``, which google-genai's converters map to it, and
+  ``voiceActivityType`` is read too);
 - ``server_content``: ``interim_input_transcription`` and ``input_transcription``
   (``input_transcript``, interim and final pieces), the first audio ``model_turn`` part
   of a turn (``model_output_start``), ``output_transcription``, ``interrupted``
@@ -58,7 +60,7 @@ class LiveAdapter(SessionCore):
         futs = []
         va = _get(message, "voice_activity")
         if va is not None:
-            kind = _enum(_get(va, "voice_activity_type"))
+            kind = _enum(_get(va, "voice_activity_type")) or _enum(_get(va, "type"))
             if kind == "ACTIVITY_START":
                 futs.append(self.voice_activity_start())
             elif kind == "ACTIVITY_END":

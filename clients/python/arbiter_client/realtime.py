@@ -22,24 +22,34 @@ the core's methods. GA and beta event names are both read:
   object goes as ``raw_args`` (the arbiter rejects the call with an error response, so
   the id is answered and nothing runs); an item that ended ``incomplete`` (its response
   was cut while the arguments streamed) is not a call;
-- ``response.done``: ``status: cancelled`` (barge-in, ``turn_detected``) is
-  ``interrupted``; any other status (``completed``, ``incomplete``, ``failed``, and a
-  cancel the client asked for, ``client_cancelled``) is ``turn_complete``;
-- ``conversation.item.deleted`` of a ``function_call`` item: ``tool_call_cancellation``
-  (the call left the conversation: a function_call_output for it has nothing to answer);
+- ``response.done`` of a response cut off by barge-in (below) is ``interrupted``; any
+  other (``completed``, ``incomplete``, ``failed``, a client cancel with no speech) is
+  ``turn_complete``;
+- ``conversation.item.deleted`` of a ``function_call`` item the client did not delete
+  itself: ``tool_call_cancellation`` (the call left the conversation: a
+  function_call_output for it has nothing to answer);
 - ``session.created`` / ``session.updated``: the session's ``tool_choice`` (``"none"``:
   calls that come anyway are rejected).
 
-**Behavior.** An OpenAI function call has no BLOCKING/NON_BLOCKING. The adapter reports
-``NON_BLOCKING`` for every tool unless ``behaviors`` names the tool (or
-``default_behavior=None`` leaves it to the arbiter's tool policy). The reason: the
-arbiter's BLOCKING means "``interrupted`` drops the unanswered call, never answer it",
-which is Gemini Live's behaviour. OpenAI Realtime drops nothing on barge-in: the
-response is cancelled, but a ``function_call`` item that was completed stays in the
-conversation, and a ``function_call_output`` sent for it later is read by the next
-response. Reporting BLOCKING would make the arbiter kill a live id on every barge-in,
-and the model would hear the outcome only as a note. What does withdraw a call over
-OpenAI is the deletion of its item, reported as above.
+**Behavior and barge-in.** An OpenAI function call has no BLOCKING/NON_BLOCKING: the
+adapter reports the behavior ``behaviors`` gives the tool, else none, and the arbiter's
+tool policy decides (``default_behavior`` sets one for every other tool). A response is
+cut off by barge-in when its ``response.done`` says ``cancelled`` with reason
+``turn_detected`` (the server's voice activity detection), or ``client_cancelled`` after
+``input_audio_buffer.speech_started`` came while it was in progress (the client's
+``response.cancel`` for the user's speech). That is reported as ``interrupted``, exactly
+as Gemini Live's: its unanswered calls whose behavior is BLOCKING (or "abandon on
+barge-in") are dead, never answered and never run unless the model issues them again;
+NON_BLOCKING ones stay live and are answered. The ``function_call`` item stays in the
+conversation, but the response that issued it was cut off and the user spoke over it:
+a side effect asked for there (an ``end_call``) must not run on its own. The rule is
+the fake provider's and its checker's too (``fakeprovider.OpenAIBargeIn``,
+docs/fake-provider.md).
+
+**The client's own deletes.** Tell the adapter about each client event sent on the
+socket with :meth:`RealtimeAdapter.sent`: a ``conversation.item.delete`` the client sent
+is not the server withdrawing a call, so the ``conversation.item.deleted`` that echoes
+it is ignored (a framework that moves items deletes and re-creates them).
 
 **What to send.** The actions are the core's (see :mod:`arbiter_client.actions`):
 :func:`function_call_output` for a :class:`~arbiter_client.actions.SendFunctionResponse`
@@ -65,6 +75,7 @@ from .live import _get
 
 __all__ = [
     "RealtimeAdapter",
+    "barge_in",
     "function_call_output",
     "parse_arguments",
     "response_create",
@@ -91,16 +102,18 @@ class RealtimeAdapter(SessionCore):
     Takes the arguments of :class:`~arbiter_client.core.SessionCore` (``client``,
     ``session_id``, ``on_action``, and ``behaviors``, ``decide_wait``, ``language``,
     ``response_scheduling``, ``watch``), plus ``default_behavior``: what a call of a tool
-    ``behaviors`` does not name reports (``"NON_BLOCKING"``; ``None``: the tool policy's;
-    see the module doc for why).
+    ``behaviors`` does not name reports (``None``, the default: nothing, the tool
+    policy decides; see the module doc).
     """
 
-    def __init__(self, *args: Any, default_behavior: Optional[str] = "NON_BLOCKING", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, default_behavior: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.default_behavior = default_behavior
         #: True between ``response.created`` and its ``response.done``: the model is
         #: generating, and a ``response.create`` would be refused.
         self.response_active = False
+        self._speech_during_response = False  # speech_started while a response was in progress
+        self._client_deletes: Set[str] = set()  # item ids the client asked to delete
         self._calls: Set[str] = set()  # call ids registered
         self._call_items: Dict[str, str] = {}  # function_call item id -> call id
         self._names: Dict[str, str] = {}  # function_call item id -> function name
@@ -116,6 +129,8 @@ class RealtimeAdapter(SessionCore):
         receive loop that waited would stamp the next events late)."""
         typ = str(_get(event, "type") or "")
         if typ == "input_audio_buffer.speech_started":
+            if self.response_active:
+                self._speech_during_response = True
             return self.voice_activity_start(utterance_id=_str(event, "item_id"))
         if typ == "input_audio_buffer.speech_stopped":
             return self.voice_activity_end(utterance_id=_str(event, "item_id"))
@@ -134,6 +149,7 @@ class RealtimeAdapter(SessionCore):
             return self.output_transcript(_str(event, _TRANSCRIPT_DONE[typ]))
         if typ == "response.created":
             self.response_active = True
+            self._speech_during_response = False
             return _done()
         if typ == "response.output_item.added":
             self._remember(_get(event, "item"))
@@ -157,15 +173,21 @@ class RealtimeAdapter(SessionCore):
                 return _done()
             return self._call(call_id, _str(item, "name"), _get(item, "arguments"), _str(item, "id"))
         if typ == "response.done":
+            speech = self._speech_during_response
             self.response_active = False
+            self._speech_during_response = False
             resp = _get(event, "response")
             status = _get(resp, "status")
             reason = _get(_get(resp, "status_details"), "reason")
-            if status == "cancelled" and reason != "client_cancelled":
+            if barge_in(status, reason, speech):
                 return self.interrupted()
             return self.turn_complete()
         if typ == "conversation.item.deleted":
-            call_id = self._call_items.pop(_str(event, "item_id"), "")
+            item_id = _str(event, "item_id")
+            if item_id in self._client_deletes:
+                self._client_deletes.discard(item_id)  # the client's own delete (a move): not a withdrawal
+                return _done()
+            call_id = self._call_items.pop(item_id, "")
             if call_id and call_id in self._calls:
                 return self.tool_call_cancellation([call_id])
             return _done()
@@ -176,6 +198,16 @@ class RealtimeAdapter(SessionCore):
         if typ == "error":
             log.warning("arbiter: %s: Realtime error event: %s", self.session_id, _get(event, "error"))
         return _done()
+
+    def sent(self, event: Any) -> None:
+        """Tells the adapter about a client event sent on the socket (the application's
+        own, or its framework's), before it goes out: a ``conversation.item.delete`` is
+        the client's, so the server's ``conversation.item.deleted`` that echoes it is not
+        a withdrawal. Other events are ignored."""
+        if _get(event, "type") == "conversation.item.delete":
+            item_id = _str(event, "item_id")
+            if item_id:
+                self._client_deletes.add(item_id)
 
     def _remember(self, item: Any) -> None:
         if _get(item, "type") == "function_call":
@@ -196,6 +228,18 @@ class RealtimeAdapter(SessionCore):
         if raw is not None:
             return self.function_call(call_id, name, behavior=behavior, raw_args=raw)
         return self.function_call(call_id, name, args, behavior=behavior)
+
+
+def barge_in(status: Any, reason: Any, speech_during: bool) -> bool:
+    """Whether a ``response.done`` ends a response cut off by barge-in: ``cancelled``
+    with reason ``turn_detected``, or ``client_cancelled`` when ``speech_during``
+    (``input_audio_buffer.speech_started`` came while it was in progress). The same
+    rule as the fake provider's (``fakeprovider.OpenAIBargeIn``)."""
+    if status != "cancelled":
+        return False
+    if reason == "turn_detected":
+        return True
+    return reason == "client_cancelled" and speech_during
 
 
 def parse_arguments(arguments: Any) -> Tuple[Dict[str, Any], Optional[str]]:
@@ -254,10 +298,12 @@ def session_update(
     transcription_model: str = "gpt-4o-transcribe",
     beta: bool = False,
     instructions: Optional[str] = None,
+    language: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The ``session.update`` that declares ``tools`` (each ``{"name", "description",
     "parameters"}``) as functions and turns input audio transcription on (the arbiter
-    reads the user's words from it): GA shape (``session.type: realtime``,
+    reads the user's words from it), in ``language`` when given (ISO 639-1, as the
+    transcription model takes it): GA shape (``session.type: realtime``,
     ``audio.input.transcription``), or beta (``input_audio_transcription``)."""
     funcs: List[Dict[str, Any]] = []
     for t in tools:
@@ -267,10 +313,13 @@ def session_update(
         f["parameters"] = t.get("parameters") or {"type": "object", "properties": {}}
         funcs.append(f)
     session: Dict[str, Any]
+    transcription: Dict[str, Any] = {"model": transcription_model}
+    if language:
+        transcription["language"] = language
     if beta:
-        session = {"input_audio_transcription": {"model": transcription_model}, "tools": funcs, "tool_choice": "auto"}
+        session = {"input_audio_transcription": transcription, "tools": funcs, "tool_choice": "auto"}
     else:
-        session = {"type": "realtime", "audio": {"input": {"transcription": {"model": transcription_model}}},
+        session = {"type": "realtime", "audio": {"input": {"transcription": transcription}},
                    "tools": funcs, "tool_choice": "auto"}
     if instructions is not None:
         session["instructions"] = instructions

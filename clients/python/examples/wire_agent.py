@@ -4,24 +4,29 @@ Realtime over python3-websockets, with the arbiter in its receive loop.
 
 One model session per trace in ``--traces DIR`` (``*.jsonl``), all at once: each
 connects to the model server at ``URL/trace/NAME/...`` (the fake provider plays that
-trace on it: ``docs/fake-provider.md``), declares its tools, reads every server message
-into the arbiter's adapter (:class:`~arbiter_client.LiveAdapter` for Gemini,
-:class:`~arbiter_client.RealtimeAdapter` for OpenAI) as it arrives, and sends the model
-exactly what the adapter's actions say: a function response per live call id (Gemini
-``toolResponse``, with ``scheduling`` when a note rides on it and ``willContinue`` for
-an interim result; OpenAI a ``function_call_output`` item, then ``response.create``), none
-for a dead id, each note once as a user turn (``"when_idle"`` ones after the model's
-turn). A fake two-phase backend per session prepares side-effecting jobs (the trace's
-``prepare_ms``, default 4 s), asks Decide through the adapter, commits or cancels as
-decided, and answers read-only calls; it writes one JSON line per thing it did to
-``--backend-log``::
+trace on it: ``docs/fake-provider.md``), declares its tools (every tool of ``--tools``
+and every tool the trace calls), reads every server message into the arbiter's adapter
+(:class:`~arbiter_client.LiveAdapter` for Gemini, :class:`~arbiter_client.RealtimeAdapter`
+for OpenAI) as it arrives, and sends the model exactly what the adapter's actions say: a
+function response per live call id (Gemini ``toolResponse``, with ``scheduling`` when a
+note rides on it and ``willContinue`` for an interim result; OpenAI a
+``function_call_output`` item, then ``response.create``), none for a dead id, each note
+once as a user turn (``"when_idle"`` ones after the model's turn). When the server closes
+before the trace's end it connects again (Gemini with its resumption handle; OpenAI a new
+session); a trace the fake refuses (its protocol cannot carry it: a close 1008 whose
+reason starts "arbiter fake-provider: refused:") is reported skipped. A fake backend per
+session does what the trace's ``backend`` says per tool and per call (prepare time,
+commit ok / fail / unknown and its later resolution, a read-only result's time, value and
+progress), asks Decide through the adapter, commits or cancels as decided; it writes one
+JSON line per thing it did to ``--backend-log``::
 
-    {"out": "execute" | "commit" | "cancel" | "abort_prepare", "job_id", "t_ms", "trace", ...}
+    {"out": "execute" | "commit" | "resolved" | "cancel" | "abort_prepare", "job_id", "t_ms", "trace", ...}
 
 ``t_ms`` is the agent's clock since the model session started (the greeting). The trace
 file is read for what the recorded app had, never for what the model does: its name,
-the backend's timings (``session_start``), and, for Gemini, each tool's declared
-behavior (the recorded calls say which the app declared).
+language and backend (``session_start``), each tool's declared behavior (for Gemini: the
+recorded calls', else the policy's, else NON_BLOCKING), and each call's tool choice,
+business key and backend (the app's own knowledge of its calls).
 
     python3 clients/python/examples/wire_agent.py --stack gemini --provider ws://127.0.0.1:PORT \\
         --arbiter 127.0.0.1:50051 --traces testdata/traces --backend-log /tmp/backend.jsonl
@@ -43,7 +48,7 @@ import ssl
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Dict, List, Mapping, Optional, Set, TextIO
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Set, TextIO, Tuple
 
 try:
     import arbiter_client  # noqa: F401
@@ -74,11 +79,17 @@ from arbiter_client import (  # noqa: E402
     Skip,
 )
 from arbiter_client import live_wire, realtime  # noqa: E402
+from arbiter_client.v1 import arbiter_pb2 as pb  # noqa: E402
 
 log = logging.getLogger("wire_agent")
 
 GEMINI_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 OPENAI_PATH = "/v1/realtime"
+#: How the fake provider's close reason starts when it refuses a trace its protocol
+#: cannot carry (docs/fake-provider.md).
+REFUSED = "arbiter fake-provider: refused:"
+#: How many times a session connects again before it gives up.
+MAX_RECONNECTS = 5
 
 
 # --- the traces and the tools ----------------------------------------------------------
@@ -98,17 +109,32 @@ class Tool:
 
 
 @dataclass
+class CallFacts:
+    """What the recorded app knew about one of its calls (its ``tool_call`` line)."""
+
+    tool: str
+    tool_choice: Optional[str] = None
+    business_key: Optional[str] = None
+    backend: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Trace:
-    """What the agent takes from a recorded session: its name, the backend's timings,
-    the tools it calls and the behaviors the recorded app declared."""
+    """What the agent takes from a recorded session: its name, language and backend, the
+    tools it calls, the behaviors the recorded app declared, and each call's facts."""
 
     name: str
     path: str
     prepare_ms: int = 4000
+    language: Optional[str] = None
+    time_zone: Optional[str] = None
+    response_scheduling: bool = False
     backend: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     commit_result: Optional[Dict[str, Any]] = None
     behaviors: Dict[str, str] = field(default_factory=dict)
-    calls: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # tool -> args of a recorded call
+    tool_args: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # tool -> args of a recorded call
+    calls: Dict[str, CallFacts] = field(default_factory=dict)  # call id -> its facts
+    readings: List[Tuple[str, Dict[str, Any]]] = field(default_factory=list)  # (text, reading) of transcript lines
 
     @classmethod
     def read(cls, path: str) -> "Trace":
@@ -120,14 +146,38 @@ class Trace:
                 ev = json.loads(line)
                 if ev.get("event") == "session_start":
                     tr.prepare_ms = int(ev.get("prepare_ms", tr.prepare_ms))
+                    tr.language = ev.get("language") or None
+                    tr.time_zone = ev.get("time_zone") or None
+                    tr.response_scheduling = ev.get("response_scheduling") is True
                     tr.backend = ev.get("backend") or {}
                     tr.commit_result = ev.get("commit_result")
+                elif ev.get("event") == "transcript" and ev.get("reading") and ev.get("text"):
+                    tr.readings.append((str(ev["text"]), dict(ev["reading"])))
                 elif ev.get("event") == "tool_call":
                     tool = ev.get("tool", "")
                     if ev.get("behavior"):
                         tr.behaviors.setdefault(tool, ev["behavior"])
-                    tr.calls.setdefault(tool, ev.get("args") or {})
+                    tr.tool_args.setdefault(tool, ev.get("args") or {})
+                    if ev.get("call_id"):
+                        tr.calls[ev["call_id"]] = CallFacts(tool, ev.get("tool_choice"), ev.get("business_key"),
+                                                            ev.get("backend") or {})
         return tr
+
+    def reader(self) -> Callable[[str, str], Optional[pb.AgentReading]]:
+        """The recorded app's own reading of the user's words (the adapters'
+        ``read_transcript``): a final transcript piece with the text of a ``transcript``
+        line that has a ``reading`` gets that reading, each line's once, in order."""
+        left = list(self.readings)
+
+        def read(text: str, utterance_id: str) -> Optional[pb.AgentReading]:
+            for i, (t, r) in enumerate(left):
+                if t.strip() == text.strip():
+                    del left[i]
+                    return pb.AgentReading(intent=r.get("intent", ""), confidence=float(r.get("confidence", 0)),
+                                           source=r.get("source", ""))
+            return None
+
+        return read
 
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "number", float: "number", dict: "object", list: "array"}
@@ -160,7 +210,7 @@ def declared_tools(traces: List[Trace], policy: Dict[str, Tool]) -> Dict[str, To
     recorded arguments)."""
     tools = {n: Tool(t.name, dict(t.properties), list(t.required), t.behavior) for n, t in policy.items()}
     for tr in traces:
-        for name, args in tr.calls.items():
+        for name, args in tr.tool_args.items():
             tool = tools.setdefault(name, Tool(name))
             for arg, value in args.items():
                 tool.properties.setdefault(arg, {"type": _JSON_TYPES.get(type(value), "string")})
@@ -180,7 +230,7 @@ class Backend:
         self.clock = clock
         self.adapter: SessionCore
         self.prepares: Dict[str, asyncio.Task] = {}
-        self.tools: Dict[str, str] = {}  # job id -> tool
+        self.specs: Dict[str, Dict[str, Any]] = {}  # job id -> its backend
         self.tasks: Set[asyncio.Task] = set()
         self.commits = 0
 
@@ -189,8 +239,11 @@ class Backend:
         self.out.write(json.dumps(line) + "\n")
         self.out.flush()
 
-    def spec(self, tool: str) -> Dict[str, Any]:
-        return dict(self.trace.backend.get(tool) or {})
+    def spec(self, tool: str, call_id: str = "") -> Dict[str, Any]:
+        """The backend of a job of ``tool`` that call ``call_id`` opened: the tool's,
+        with the call's over it (none given: the tool's)."""
+        facts = self.trace.calls.get(call_id)
+        return {**(self.trace.backend.get(tool) or {}), **(facts.backend if facts else {})}
 
     def spawn(self, coro: Awaitable[None], name: str) -> asyncio.Task:
         t = asyncio.ensure_future(coro)
@@ -201,14 +254,14 @@ class Backend:
 
     def execute(self, a: Execute) -> None:
         self.log("execute", a.job_id, call_id=a.call.id, tool=a.tool, side_effect=a.side_effect)
-        self.tools[a.job_id] = a.tool
+        self.specs[a.job_id] = self.spec(a.tool, a.call.id)
         if a.side_effect:
-            self.prepares[a.job_id] = self.spawn(self.prepare(a.job_id, a.tool), f"prepare-{a.job_id}")
+            self.prepares[a.job_id] = self.spawn(self.prepare(a.job_id), f"prepare-{a.job_id}")
         else:
-            self.spawn(self.run(a.job_id, a.tool), f"run-{a.job_id}")
+            self.spawn(self.run(a.job_id), f"run-{a.job_id}")
 
-    async def prepare(self, job_id: str, tool: str) -> None:
-        ms = self.spec(tool).get("prepare_ms", self.trace.prepare_ms)
+    async def prepare(self, job_id: str) -> None:
+        ms = self.specs[job_id].get("prepare_ms", self.trace.prepare_ms)
         await asyncio.sleep(ms / 1000)  # the backend holds the slot: reversible
         self.prepares.pop(job_id, None)
         await self.adapter.prepared(job_id)
@@ -221,7 +274,7 @@ class Backend:
         self.log(kind, a.job_id, reason=a.reason, **({"error": str(a.error)} if a.error else {}))
 
     def commit(self, a: Commit) -> None:
-        spec = self.spec(self.tools.get(a.job_id, ""))
+        spec = self.specs.get(a.job_id, {})
         how = spec.get("commit", "ok")
         self.log("commit", a.job_id, **({"outcome": {"fail": "failed", "unknown": "unknown"}[how]} if how != "ok" else {}))
         self.spawn(self.commit_outcome(a.job_id, spec), f"commit-{a.job_id}")
@@ -236,20 +289,24 @@ class Backend:
                 await asyncio.sleep(int(spec.get("resolves_after_ms", 0)) / 1000)
                 self.log("resolved", job_id, outcome=spec["resolves_to"])
                 if spec["resolves_to"] == "committed":
-                    await self.adapter.committed(job_id, self.result())
+                    await self.adapter.committed(job_id, self.result(spec))
                 else:
                     await self.adapter.failed(job_id, "the backend reports the commit did not happen")
         else:
-            await self.adapter.committed(job_id, self.result())
+            await self.adapter.committed(job_id, self.result(spec))
 
-    def result(self) -> Dict[str, Any]:
+    def result(self, spec: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """What a commit returns: the job's ``commit_result``, else the trace's, else a
+        reference ``R-n``."""
         self.commits += 1
+        if spec and spec.get("commit_result") is not None:
+            return dict(spec["commit_result"])
         return dict(self.trace.commit_result) if self.trace.commit_result else {"reference": f"R-{self.commits}"}
 
-    async def run(self, job_id: str, tool: str) -> None:
+    async def run(self, job_id: str) -> None:
         """A read-only tool: progress reports at ``progress_ms``, the result at
         ``result_ms`` (null: never)."""
-        spec = self.spec(tool)
+        spec = self.specs[job_id]
         result_ms = spec.get("result_ms", 0)
         progress = list(spec.get("progress_ms") or [])
         start = asyncio.get_running_loop().time()
@@ -301,8 +358,9 @@ class Session:
         self.answered: Set[str] = set()
         self.dead: Set[str] = set()
         self.idle_notes: List[SendNote] = []
+        self.waiting_notes: List[SendNote] = []  # due while no connection was up
         self.sent = {"responses": 0, "interim": 0, "notes": 0}
-        self.ended = False  # the server closed the socket at the trace's end
+        self.ending = ""  # "end": the server closed at the trace's end; "refused": it refused the trace
         self.adapter: SessionCore = self.make_adapter()
         self.backend.adapter = self.adapter
 
@@ -347,6 +405,11 @@ class Session:
         elif isinstance(a, SendFunctionResponse):
             # The adapter hands out one final response per live id and none for a dead
             # one; this is the agent's own guard on the wire.
+            if self.ws is None:
+                # Between connections: the call was the closed connection's (the arbiter
+                # declares it dead at the next Connect); the model holds none of it.
+                log.warning("%s: a response for %s while no connection is up: not sent", self.trace.name, a.id)
+                return
             if a.id in self.dead or a.id in self.answered:
                 log.error("%s: a response for %s, which is %s: not sent", self.trace.name, a.id,
                           "dead" if a.id in self.dead else "answered already")
@@ -356,7 +419,9 @@ class Session:
             if await self.send_response(a):
                 self.sent["interim" if a.will_continue else "responses"] += 1
         elif isinstance(a, SendNote):
-            if a.when == "when_idle" and not self.idle():
+            if self.ws is None:
+                self.waiting_notes.append(a)  # sent once the next connection is set up
+            elif a.when == "when_idle" and not self.idle():
                 self.idle_notes.append(a)  # after the model's turn: a user turn now would cut it
             elif await self.send_note(a.text):
                 self.sent["notes"] += 1
@@ -367,6 +432,23 @@ class Session:
             if await self.send_note(n.text):
                 self.sent["notes"] += 1
 
+    async def connected(self) -> None:
+        """The connection's session is set up: the notes due meanwhile go now."""
+        notes, self.waiting_notes = self.waiting_notes, []
+        for n in notes:
+            await self.on_action(n)
+
+    def closed(self, code: Optional[int], reason: Optional[str]) -> bool:
+        """The connection closed: True to connect again (the trace goes on), False when
+        the session is over (its end, or a refusal: ``self.ending``)."""
+        if code == 1000 and reason == "end of trace":
+            self.ending = "end"
+        elif code == 1008 and (reason or "").startswith(REFUSED):
+            self.ending = "refused"
+        elif self.conn <= MAX_RECONNECTS:
+            return True
+        return False
+
     def idle(self) -> bool:
         raise NotImplementedError
 
@@ -376,18 +458,19 @@ class Session:
     async def send_note(self, text: str) -> bool:
         raise NotImplementedError
 
-    async def run(self) -> bool:
+    async def run(self) -> str:
+        """Plays the session; returns how it ended: "end", "refused", or "" (failed)."""
         try:
             await self.play()
         except Exception:  # noqa: BLE001 - reported, and the session counts as failed
             log.exception("%s: the session failed", self.trace.name)
-            self.ended = False
+            self.ending = ""
         finally:
             self.ws = None
             await self.finish()
-        print(json.dumps({"out": "session", "stack": self.stack, "trace": self.trace.name, "ended": self.ended,
+        print(json.dumps({"out": "session", "stack": self.stack, "trace": self.trace.name, "ended": self.ending,
                           "connections": self.conn, **self.sent, "dead": len(self.dead)}), flush=True)
-        return self.ended
+        return self.ending
 
     async def play(self) -> None:
         raise NotImplementedError
@@ -406,6 +489,39 @@ class Session:
         await asyncio.gather(*self.backend.tasks, return_exceptions=True)
 
 
+async def messages(ws: Any) -> AsyncIterator[Any]:
+    """The connection's messages until it closes, however it closes (websockets raises
+    for a close other than 1000/1001, such as the fake's 1008 refusal: the caller reads
+    the close code and reason)."""
+    try:
+        async for raw in ws:
+            yield raw
+    except ConnectionClosed:
+        return
+
+
+class TraceCalls:
+    """Mixin for an adapter: each call is registered with what the recorded app knew of
+    it (its tool choice, its own business key)."""
+
+    trace_calls: Optional[Dict[str, CallFacts]] = None  # call id -> its facts (Trace.calls)
+
+    def function_call(self, call_id: str, name: str, args: Optional[Mapping[str, Any]] = None, **kw: Any) -> Any:
+        facts = (self.trace_calls or {}).get(call_id)
+        if facts is not None:
+            kw.setdefault("tool_choice", facts.tool_choice)
+            kw.setdefault("business_key", facts.business_key)
+        return super().function_call(call_id, name, args, **kw)  # type: ignore[misc]
+
+
+class AgentLiveAdapter(TraceCalls, LiveAdapter):
+    pass
+
+
+class AgentRealtimeAdapter(TraceCalls, RealtimeAdapter):
+    pass
+
+
 class GeminiSession(Session):
     """Gemini Live, BidiGenerateContent: JSON messages (the server's in binary frames)."""
 
@@ -413,13 +529,16 @@ class GeminiSession(Session):
 
     def make_adapter(self) -> SessionCore:
         # Gemini's calls do not carry their behavior: the adapter is told what the
-        # setup declares.
+        # setup declares (the recorded calls', else the policy's, else NON_BLOCKING).
         self.behaviors = {
-            name: self.trace.behaviors.get(name) or tool.behavior or "BLOCKING" for name, tool in self.tools.items()
+            name: self.trace.behaviors.get(name) or tool.behavior or "NON_BLOCKING" for name, tool in self.tools.items()
         }
         self.speaking = False
-        self.live = LiveAdapter(self.client, self.session_id, self.on_action, behaviors=self.behaviors,
-                                response_scheduling=not self.args.no_response_scheduling)
+        self.live = AgentLiveAdapter(self.client, self.session_id, self.on_action, behaviors=self.behaviors,
+                                     response_scheduling=not self.args.no_response_scheduling or self.trace.response_scheduling,
+                                     language=self.trace.language, time_zone=self.trace.time_zone,
+                                     read_transcript=self.trace.reader())
+        self.live.trace_calls = self.trace.calls
         return self.live
 
     def setup(self, handle: Optional[str]) -> Dict[str, Any]:
@@ -441,23 +560,21 @@ class GeminiSession(Session):
         while True:
             self.conn += 1
             url = f"{self.url()}{GEMINI_PATH}?key={self.args.api_key}"
-            go_away = False
             async with ws_connect(url, max_size=None, ssl=self.ssl()) as ws:
                 # Connect is queued before the connection's first message is read: the
                 # calls it makes are its own, and those of an earlier one die.
                 self.adapter.connection_opened(f"{self.session_id}-c{self.conn}")
-                self.ws = ws
                 await ws.send(json.dumps(self.setup(handle)))
-                async for raw in ws:
+                async for raw in messages(ws):
                     m = json.loads(raw)
                     self.live.feed(m)  # stamped and queued now; not awaited
                     if "setupComplete" in m:
                         self.clock.start()
+                        self.ws = ws
+                        await self.connected()
                     sru = m.get("sessionResumptionUpdate")
                     if sru and sru.get("resumable") and sru.get("newHandle"):
-                        handle = sru["newHandle"]
-                    if "goAway" in m:
-                        go_away = True  # the server closes next: resume with the handle
+                        handle = sru["newHandle"]  # resume with it after a goAway
                     sc = m.get("serverContent") or {}
                     if sc.get("modelTurn") or sc.get("outputTranscription"):
                         self.speaking = True
@@ -467,11 +584,9 @@ class GeminiSession(Session):
                 self.ws = None
                 code, reason = ws.close_code, ws.close_reason
             log.info("%s: connection %d closed %s %r", self.trace.name, self.conn, code, reason)
-            if go_away and handle:
-                self.speaking = False
-                continue
-            self.ended = code == 1000
-            return
+            self.speaking = False
+            if not self.closed(code, reason):
+                return
 
 
 class OpenAISession(Session):
@@ -480,10 +595,12 @@ class OpenAISession(Session):
     stack = "openai"
 
     def make_adapter(self) -> SessionCore:
-        # OpenAI calls carry no behavior; the adapter reports NON_BLOCKING (see
-        # arbiter_client.realtime).
+        # OpenAI calls carry no behavior: the tool policy's decides what a barge-in does
+        # to a call (see arbiter_client.realtime).
         self.want_response = False
-        self.rt = RealtimeAdapter(self.client, self.session_id, self.on_action)
+        self.rt = AgentRealtimeAdapter(self.client, self.session_id, self.on_action, language=self.trace.language,
+                                       time_zone=self.trace.time_zone, read_transcript=self.trace.reader())
+        self.rt.trace_calls = self.trace.calls
         return self.rt
 
     def idle(self) -> bool:
@@ -498,6 +615,10 @@ class OpenAISession(Session):
             self.want_response = False
             await self.send(realtime.response_create())
 
+    async def send(self, msg: Mapping[str, Any]) -> bool:
+        self.rt.sent(msg)  # the adapter knows the client's own deletes
+        return await super().send(msg)
+
     async def send_response(self, a: SendFunctionResponse) -> bool:
         ok = await self.send(realtime.function_call_output(a.id, a.payload))
         if ok:
@@ -511,32 +632,36 @@ class OpenAISession(Session):
         return ok
 
     async def play(self) -> None:
-        self.conn = 1
         model = self.args.model or "gpt-realtime"
         url = f"{self.url()}{OPENAI_PATH}?model={model}"
         headers = {"Authorization": f"Bearer {self.args.api_key}"}
         if self.args.openai_beta:
             headers["OpenAI-Beta"] = "realtime=v1"
         tools = [{"name": t.name, "parameters": t.parameters()} for t in self.tools.values()]
-        async with ws_connect(url, max_size=None, ssl=self.ssl(), extra_headers=headers) as ws:
-            self.adapter.connection_opened(f"{self.session_id}-c1")
-            self.ws = ws
-            async for raw in ws:
-                ev = json.loads(raw)
-                self.rt.feed(ev)  # stamped and queued now; not awaited
-                typ = ev.get("type")
-                if typ == "session.created":
-                    self.clock.start()
-                    await self.send(realtime.session_update(tools, beta=self.args.openai_beta))
-                elif typ == "response.done":
-                    await self.flush_idle_notes()
-                    if self.want_response:
-                        await self.respond()
-            self.ws = None
-            code, reason = ws.close_code, ws.close_reason
-        log.info("%s: connection closed %s %r", self.trace.name, code, reason)
-        # OpenAI has no session resumption: a closed socket ends the model session.
-        self.ended = code == 1000
+        while True:
+            self.conn += 1
+            async with ws_connect(url, max_size=None, ssl=self.ssl(), extra_headers=headers) as ws:
+                # OpenAI has no resumption: each connection is a new Realtime session.
+                self.adapter.connection_opened(f"{self.session_id}-c{self.conn}")
+                async for raw in messages(ws):
+                    ev = json.loads(raw)
+                    self.rt.feed(ev)  # stamped and queued now; not awaited
+                    typ = ev.get("type")
+                    if typ == "session.created":
+                        self.clock.start()
+                        self.ws = ws
+                        self.want_response = False
+                        await self.send(realtime.session_update(tools, beta=self.args.openai_beta, language=self.trace.language))
+                        await self.connected()
+                    elif typ == "response.done":
+                        await self.flush_idle_notes()
+                        if self.want_response:
+                            await self.respond()
+                self.ws = None
+                code, reason = ws.close_code, ws.close_reason
+            log.info("%s: connection %d closed %s %r", self.trace.name, self.conn, code, reason)
+            if not self.closed(code, reason):
+                return
 
 
 # --- main --------------------------------------------------------------------------------
@@ -558,10 +683,11 @@ async def run_all(args: argparse.Namespace, traces: List[Trace], tools: Dict[str
     with open(args.backend_log, "w", encoding="utf-8") as out:
         async with make_client(args.arbiter) as client:
             sessions = [kind(tr, tools, args, client, out) for tr in traces]
-            ok = await asyncio.gather(*(s.run() for s in sessions))
-    failed = [s.trace.name for s, good in zip(sessions, ok) if not good]
-    print(json.dumps({"out": "summary", "stack": args.stack, "sessions": len(sessions), "ended": len(sessions) - len(failed),
-                      "failed": failed}), flush=True)
+            endings = await asyncio.gather(*(s.run() for s in sessions))
+    failed = [s.trace.name for s, e in zip(sessions, endings) if not e]
+    refused = [s.trace.name for s, e in zip(sessions, endings) if e == "refused"]
+    print(json.dumps({"out": "summary", "stack": args.stack, "sessions": len(sessions),
+                      "ended": len(sessions) - len(failed) - len(refused), "refused": refused, "failed": failed}), flush=True)
     return 1 if failed else 0
 
 

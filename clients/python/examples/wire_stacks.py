@@ -9,7 +9,9 @@ fake-provider`` under ``PROVIDER/trace/NAME`` and driven by the stack's own file
                          RealtimeAdapter in its event loop
 
 Each stack file has ``run(s: StackSession) -> bool`` (True once the model session ended
-with its trace: the server closed with 1000). What the harness gives it
+with its trace: the server closed with 1000 "end of trace", or refused a trace its
+protocol cannot carry: 1008, see :meth:`StackSession.closed`; the stacks that reconnect
+connect again on any other close). What the harness gives it
 (:class:`StackSession`) is the trace's name and tools, the arbiter client, the session
 id, the provider's base URL and the fake two-phase backend of ``wire_agent.py`` (the
 same backend, clock and backend log as the raw-wire agent, so ``arbiter fake-provider
@@ -42,7 +44,19 @@ sys.path.insert(0, HERE)  # wire_agent.py and the stack files beside this one
 
 from arbiter_client import AbortPrepare, Action, ArbiterClient, Cancel, Commit, Execute, SessionCore  # noqa: E402
 from arbiter_client.tool import Cancelled, ToolJob  # noqa: E402
-from wire_agent import Backend, Clock, Tool, Trace, declared_tools, make_client, read_policy  # noqa: E402
+from wire_agent import (  # noqa: E402
+    MAX_RECONNECTS,
+    REFUSED,
+    AgentLiveAdapter,
+    AgentRealtimeAdapter,
+    Backend,
+    Clock,
+    Tool,
+    Trace,
+    declared_tools,
+    make_client,
+    read_policy,
+)
 
 log = logging.getLogger("wire_stacks")
 
@@ -71,6 +85,39 @@ class StackSession:
     args: argparse.Namespace
     sent: Dict[str, int] = field(default_factory=lambda: {"responses": 0, "interim": 0, "notes": 0})
     jobs: int = 0
+    conn: int = 0  # the connections opened so far (the stack files that reconnect count them)
+    ending: str = ""  # "end": the server closed at the trace's end; "refused": it refused the trace
+
+    def closed(self, code: Optional[int], reason: Optional[str]) -> bool:
+        """The model connection closed with ``code`` and ``reason``: True to connect
+        again (the trace goes on: a goAway, a reconnect the trace asks for), False when
+        the session is over (``ending`` says how: its end, or a refusal of a trace the
+        protocol cannot carry, both of which the run counts as done)."""
+        if code == 1000 and reason == "end of trace":
+            self.ending = "end"
+        elif code == 1008 and (reason or "").startswith(REFUSED):
+            self.ending = "refused"
+        elif self.conn <= MAX_RECONNECTS:
+            return True
+        return False
+
+    def live_adapter(self, on_action: Callable[[Action], Awaitable[None]], **kw: Any) -> AgentLiveAdapter:
+        """A ``LiveAdapter`` that registers each call with what the recorded app knew of
+        it (its tool choice and business key: the trace's ``tool_call`` line), in the
+        trace's time zone, with the recorded app's own readings of the user's words."""
+        kw.setdefault("time_zone", self.trace.time_zone)
+        kw.setdefault("read_transcript", self.trace.reader())
+        a = AgentLiveAdapter(self.client, self.session_id, on_action, **kw)
+        a.trace_calls = self.trace.calls
+        return a
+
+    def realtime_adapter(self, on_action: Callable[[Action], Awaitable[None]], **kw: Any) -> AgentRealtimeAdapter:
+        """A ``RealtimeAdapter`` likewise (see :meth:`live_adapter`)."""
+        kw.setdefault("time_zone", self.trace.time_zone)
+        kw.setdefault("read_transcript", self.trace.reader())
+        a = AgentRealtimeAdapter(self.client, self.session_id, on_action, **kw)
+        a.trace_calls = self.trace.calls
+        return a
 
     def end_ms(self) -> int:
         """The trace's ``end`` (ms after the greeting): when the fake provider closes
@@ -170,7 +217,8 @@ async def run_all(args: argparse.Namespace, run: Callable[[StackSession], Awaita
         except Exception:
             log.exception("%s: the session failed", tr.name)
             ok = False
-        print(json.dumps({"out": "session", "stack": args.stack, "trace": tr.name, "ended": ok, **s.sent}), flush=True)
+        print(json.dumps({"out": "session", "stack": args.stack, "trace": tr.name, "ended": s.ending or ok,
+                          "connections": s.conn, **s.sent}), flush=True)
         return ok
 
     with open(args.backend_log, "w", encoding="utf-8") as out:

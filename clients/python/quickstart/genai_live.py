@@ -1,6 +1,6 @@
 """Quickstart: a Gemini Live booking agent (google-genai) with Arbiter in its receive loop.
 
-    pip install 'voicearbiter-client[genai]'
+    pip install './clients/python[genai]'             # from a checkout; once published: 'voicearbiter-client[genai]'
     arbiter serve --tools booking.yaml &          # the tool policy: book_slot, side-effecting
     GEMINI_API_KEY=... python genai_live.py "Book me tomorrow at 3 pm."
 
@@ -13,8 +13,9 @@ cannot read a stop (and cancels every booking the user talks over once
 ``transcript_timeout`` passes; the adapter warns once if speech comes without them).
 
 Environment: ``GEMINI_API_KEY``; ``ARBITER_TARGET`` (default ``127.0.0.1:50051``);
-``GEMINI_BASE_URL`` to reach another server (a test's fake provider; trust its
-certificate with ``SSL_CERT_FILE``).
+``GEMINI_BASE_URL`` to reach another server (a test's fake provider: google-genai
+always dials ``wss://``, so run ``arbiter fake-provider --tls-self-signed CERT`` and set
+``SSL_CERT_FILE=CERT`` and ``GEMINI_BASE_URL=https://127.0.0.1:PORT/trace/NAME``).
 """
 
 from __future__ import annotations

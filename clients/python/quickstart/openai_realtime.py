@@ -1,7 +1,7 @@
 """Quickstart: an OpenAI Realtime booking agent (openai's ``client.realtime``) with Arbiter
 in its event loop.
 
-    pip install 'voicearbiter-client[openai]'
+    pip install './clients/python[openai]'             # from a checkout; once published: 'voicearbiter-client[openai]'
     arbiter serve --tools booking.yaml &          # the tool policy: book_slot, side-effecting
     OPENAI_API_KEY=... python openai_realtime.py "Book me tomorrow at 3 pm."
 

@@ -613,6 +613,16 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(texts, [(pb.ROLE_USER, "st", True), (pb.ROLE_USER, "stop", False), (pb.ROLE_MODEL, "OK", False)])
         self.assertEqual(list(self.script.sent("ReportToolCallCancellation")[0].call_ids), ["fc_9"])
 
+    async def test_voice_activity_as_the_wire_names_it(self):
+        # The kind is voiceActivity.type on the wire (google-genai's converters read it
+        # there); a raw agent feeds that dict, an SDK its voice_activity_type.
+        await self.adapter.feed({"voiceActivity": {"type": "ACTIVITY_START"}})
+        await self.adapter.feed({"voiceActivity": {"type": "ACTIVITY_END"}})
+        await self.adapter.feed({"voiceActivity": {"voiceActivityType": "ACTIVITY_START"}})
+        speech = [pb.SpeechEvent.Name(r.event) for r in self.script.sent("ReportSpeech")]
+        self.assertEqual(speech, ["SPEECH_EVENT_USER_ACTIVITY_START", "SPEECH_EVENT_USER_ACTIVITY_END",
+                                  "SPEECH_EVENT_USER_ACTIVITY_START"])
+
     async def test_configure_sent_first_with_the_options(self):
         self.script.fail["ConfigureSession"] = [grpc.StatusCode.UNAVAILABLE]  # retried: idempotent
         self.script.configure_delay = 0.2
@@ -643,6 +653,27 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         sent = self.script.sent("ReportTranscript")[-1]
         self.assertEqual((sent.text, sent.reading.intent, round(sent.reading.confidence, 2), sent.reading.source),
                          ("let's leave it", "stop", 0.9, "nlu"))
+
+    async def test_read_transcript_gives_the_readings_of_fed_transcripts(self):
+        """read_transcript: the agent's own reading of each final user transcript the
+        adapter reports (feed() has no other way to carry one); interim pieces and the
+        ones it has no reading for go without."""
+        seen = []
+
+        def read(text, utterance_id):
+            seen.append((text, utterance_id))
+            return pb.AgentReading(intent="stop", confidence=0.92, source="nlu-v3") if "leave it" in text else None
+
+        adapter = LiveAdapter(self.client, "s5", self.actions.append, decide_wait=0.2, read_transcript=read)
+        await adapter.feed({"serverContent": {"interimInputTranscription": {"text": "Hmm, let's"}}})
+        await adapter.feed({"serverContent": {"inputTranscription": {"text": "Hmm, let's leave it for now."}}})
+        await adapter.feed({"serverContent": {"inputTranscription": {"text": "Thanks."}}})
+        await adapter.close()
+        sent = [(r.text, r.interim, r.HasField("reading") and (r.reading.intent, r.reading.source))
+                for r in self.script.sent("ReportTranscript")]
+        self.assertEqual(sent, [("Hmm, let's", True, False), ("Hmm, let's leave it for now.", False, ("stop", "nlu-v3")),
+                                ("Thanks.", False, False)])
+        self.assertEqual(seen, [("Hmm, let's leave it for now.", ""), ("Thanks.", "")])
 
     async def test_no_configure_without_options(self):
         await self.adapter.feed({"server_content": {"turn_complete": True}})

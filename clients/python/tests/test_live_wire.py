@@ -108,9 +108,11 @@ class WireAgentGeminiTest(unittest.IsolatedAsyncioTestCase):
         setup = self.session.setup(None)["setup"]
         decls = {d["name"]: d for d in setup["tools"][0]["functionDeclarations"]}
         # The recorded app declared book_slot BLOCKING (the trace says so, over the
-        # policy's); get_weather has no behavior anywhere: Gemini's default, BLOCKING.
-        self.assertEqual({n: d["behavior"] for n, d in decls.items()}, {"book_slot": "BLOCKING", "get_weather": "BLOCKING"})
-        self.assertEqual(self.session.live.behaviors, {"book_slot": "BLOCKING", "get_weather": "BLOCKING"})
+        # policy's); get_weather has no behavior anywhere: declared NON_BLOCKING, the
+        # arbiter's default for a call with none, which the reference replay assumes
+        # (left out, Gemini's default would be BLOCKING: the two would disagree).
+        self.assertEqual({n: d["behavior"] for n, d in decls.items()}, {"book_slot": "BLOCKING", "get_weather": "NON_BLOCKING"})
+        self.assertEqual(self.session.live.behaviors, {"book_slot": "BLOCKING", "get_weather": "NON_BLOCKING"})
         self.assertEqual(decls["book_slot"]["parameters"]["required"], ["slot"])
         self.assertEqual(decls["get_weather"]["parameters"]["properties"], {"days": {"type": "NUMBER"}})
         self.assertEqual((setup["inputAudioTranscription"], setup["outputAudioTranscription"]), ({}, {}))

@@ -104,13 +104,14 @@ class RealtimeAdapterTest(unittest.IsolatedAsyncioTestCase):
         ])
         self.assertTrue(all(r.HasField("age") for r in speech + texts))
 
-    async def test_function_call_registered_once_non_blocking(self):
+    async def test_function_call_registered_once_behavior_left_to_the_policy(self):
         await self.feed({"type": "response.created", "response": {"id": "resp_001"}}, *call_events())
         self.assertTrue(self.adapter.response_active)
         (reg,) = self.script.sent("RegisterCall")  # arguments.done, then output_item.done: one call
         self.assertEqual((reg.call_id, reg.tool, dict(reg.args), reg.raw_args),
                          ("call_1", "book_slot", {"slot": "tomorrow 3pm"}, ""))
-        self.assertEqual(reg.behavior, pb.BEHAVIOR_NON_BLOCKING)  # OpenAI drops no call on barge-in
+        # An OpenAI call carries no behavior: the tool policy's decides (issue 21).
+        self.assertEqual(reg.behavior, pb.BEHAVIOR_UNSPECIFIED)
         self.assertEqual(reg.tool_choice, pb.TOOL_CHOICE_AUTO)
         self.assertIsInstance(self.actions[0], Execute)
         self.assertEqual(self.actions[0].call.args, {"slot": "tomorrow 3pm"})
@@ -118,10 +119,13 @@ class RealtimeAdapterTest(unittest.IsolatedAsyncioTestCase):
     async def test_behavior_configured_per_tool_or_left_to_the_policy(self):
         ad = RealtimeAdapter(self.client, "s2", self.actions.append, behaviors={"book_slot": "BLOCKING"}, watch=False)
         await self.feed(*call_events(), adapter=ad)
-        ad2 = RealtimeAdapter(self.client, "s3", self.actions.append, default_behavior=None, watch=False)
+        ad2 = RealtimeAdapter(self.client, "s3", self.actions.append, default_behavior="NON_BLOCKING", watch=False)
         await self.feed(*call_events(), adapter=ad2)
+        ad3 = RealtimeAdapter(self.client, "s4", self.actions.append, watch=False)
+        await self.feed(*call_events(), adapter=ad3)
         self.assertEqual([r.behavior for r in self.script.sent("RegisterCall")],
-                         [pb.BEHAVIOR_BLOCKING, pb.BEHAVIOR_UNSPECIFIED])
+                         [pb.BEHAVIOR_BLOCKING, pb.BEHAVIOR_NON_BLOCKING, pb.BEHAVIOR_UNSPECIFIED])
+        await ad3.close(timeout=0.5)
         await ad.close(timeout=0.5)
         await ad2.close(timeout=0.5)
 
@@ -152,6 +156,9 @@ class RealtimeAdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(self.script.sent("RegisterCall"), [])
 
     async def test_response_done_cancelled_is_barge_in(self):
+        # Cut off by barge-in: the server's VAD (turn_detected), or the client's cancel
+        # after the user's speech started during the response; a client cancel with no
+        # speech ends the turn (issue 21: one rule with the fake provider's checker).
         await self.feed(
             {"type": "response.created", "response": {"id": "resp_001"}},
             {"type": "response.output_audio.delta", "item_id": "item_005", "delta": "AAAA"},
@@ -162,17 +169,40 @@ class RealtimeAdapterTest(unittest.IsolatedAsyncioTestCase):
             {"type": "response.done", "response": {"id": "resp_002", "status": "cancelled",
                                                    "status_details": {"type": "cancelled", "reason": "client_cancelled"}}},
             {"type": "response.created", "response": {"id": "resp_003"}},
+            {"type": "input_audio_buffer.speech_started", "item_id": "item_006"},
+            {"type": "response.done", "response": {"id": "resp_003", "status": "cancelled",
+                                                   "status_details": {"type": "cancelled", "reason": "client_cancelled"}}},
+            {"type": "response.created", "response": {"id": "resp_004"}},
             {"type": "response.audio.delta", "item_id": "item_007", "delta": "AAAA"},  # beta name
-            {"type": "response.done", "response": {"id": "resp_003", "status": "completed"}},
+            {"type": "response.done", "response": {"id": "resp_004", "status": "completed"}},
         )
         self.assertEqual([r.event for r in self.script.sent("ReportSpeech")], [
             pb.SPEECH_EVENT_MODEL_OUTPUT_START,  # once per turn
             pb.SPEECH_EVENT_INTERRUPTED,
-            pb.SPEECH_EVENT_MODEL_TURN_COMPLETE,  # a cancel the client asked for is no barge-in
+            pb.SPEECH_EVENT_MODEL_TURN_COMPLETE,  # a cancel the client asked for, no speech: no barge-in
+            pb.SPEECH_EVENT_USER_ACTIVITY_START,
+            pb.SPEECH_EVENT_INTERRUPTED,  # the client's cancel for the user's speech
             pb.SPEECH_EVENT_MODEL_OUTPUT_START,
             pb.SPEECH_EVENT_MODEL_TURN_COMPLETE,
         ])
         self.assertFalse(self.adapter.response_active)
+        self.assertEqual([realtime.barge_in(*a) for a in [("cancelled", "turn_detected", False), ("cancelled", "client_cancelled", True),
+                                                          ("cancelled", "client_cancelled", False), ("completed", None, True)]],
+                         [True, True, False, False])
+
+    async def test_call_of_a_cut_off_response_goes_with_the_policys_behavior(self):
+        # An end_call from a response the user talked over: registered with no behavior
+        # (the policy's BLOCKING abandons it), then INTERRUPTED, in that order.
+        await self.feed({"type": "response.created", "response": {"id": "resp_001"}},
+                        *call_events(name="end_call", arguments="{}"),
+                        {"type": "input_audio_buffer.speech_started", "item_id": "item_009"},
+                        {"type": "response.done", "response": {"id": "resp_001", "status": "cancelled",
+                                                               "status_details": {"type": "cancelled", "reason": "turn_detected"}}})
+        (reg,) = self.script.sent("RegisterCall")
+        self.assertEqual((reg.tool, reg.behavior), ("end_call", pb.BEHAVIOR_UNSPECIFIED))
+        events = [(n, getattr(r, "event", None)) for n, r in self.script.requests if n in ("RegisterCall", "ReportSpeech")]
+        self.assertEqual(events, [("RegisterCall", None), ("ReportSpeech", pb.SPEECH_EVENT_USER_ACTIVITY_START),
+                                  ("ReportSpeech", pb.SPEECH_EVENT_INTERRUPTED)])
 
     async def test_output_transcript_deltas_and_done(self):
         await self.feed(
@@ -192,6 +222,21 @@ class RealtimeAdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.feed({"type": "conversation.item.deleted", "item_id": "item_002"})
         (cancel,) = self.script.sent("ReportToolCallCancellation")
         self.assertEqual((list(cancel.call_ids), cancel.reason), (["call_1"], pb.CANCELLATION_REASON_WITHDRAWN))
+
+    async def test_clients_own_delete_is_not_a_withdrawal(self):
+        # A framework moves an item by delete + create (LiveKit): the server's deleted
+        # that echoes the client's own delete is no withdrawal (issue 21).
+        await self.feed(*call_events())
+        delete = {"type": "conversation.item.delete", "item_id": "item_002"}
+        self.adapter.sent(delete)
+        await self.feed({"type": "conversation.item.deleted", "item_id": "item_002"})
+        self.assertEqual(self.script.sent("ReportToolCallCancellation"), [])
+        self.adapter.sent({"type": "response.create"})  # other events: nothing
+
+    async def test_business_key_and_tool_choice_per_call(self):
+        await self.adapter.function_call("call_7", "book_slot", {"slot": "x"}, business_key="slot-42", tool_choice="none")
+        (reg,) = self.script.sent("RegisterCall")
+        self.assertEqual((reg.business_key, reg.tool_choice), ("slot-42", pb.TOOL_CHOICE_NONE))
 
     async def test_tool_choice_from_the_session(self):
         await self.feed({"type": "session.updated", "session": {"tool_choice": "none"}}, *call_events())
