@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -302,5 +303,39 @@ func TestCLIReplayHTML(t *testing.T) {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "--html") {
 			t.Errorf("%v: exit %d, want 2 saying --html\n%s", args[1:], code, errOut)
 		}
+	}
+}
+
+// TestServeFlagErrorsNameTheFlag: a flag out of its range is refused before anything
+// starts with the flag and the value given, as a usage error (exit 2); an empty --tools
+// (ARBITER_TOOLS= in a container) is no policy, a directory is refused naming --tools;
+// a --listen address in use names --listen.
+func TestServeFlagErrorsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--max-wait=-5s"}, 2, "--max-wait=-5s: must be positive"},
+		{[]string{"--rate-limit=-1"}, 2, "--rate-limit=-1: must be 0 or more"},
+		{[]string{"--history-sample=2"}, 2, "--history-sample=2: must be within 0..1"},
+		{[]string{"--keepalive-time=10ms"}, 2, "--keepalive-time=10ms: must be at least 1s"},
+		{[]string{"--max-header-size=10"}, 2, "--max-header-size=10: must be at least 1024"},
+		{[]string{"--tools=", "--rpc-timeout=0s"}, 2, "--rpc-timeout=0s: must be positive"}, // the empty --tools passed
+		{[]string{"--tools", t.TempDir()}, 2, "--tools: "},
+	} {
+		code, _, errOut := runCLI(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	code, _, errOut := runCLI(t, "serve", "--listen", busy.Addr().String())
+	if code != 1 || !strings.Contains(errOut, "--listen: listen tcp "+busy.Addr().String()) {
+		t.Errorf("--listen in use: exit %d, stderr %q", code, errOut)
 	}
 }

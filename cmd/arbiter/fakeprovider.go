@@ -69,7 +69,7 @@ func (c *fpServeCmd) Run(env *runEnv) error {
 	}
 	lis, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("--listen: %w", err)
 	}
 	scheme := "ws"
 	if tlsConf != nil {

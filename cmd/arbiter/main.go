@@ -74,6 +74,10 @@ func (env *runEnv) run(args []string) int {
 		if errors.As(err, &e) { // kong wraps what Run returns
 			return int(e)
 		}
+		if errors.As(err, new(usageError)) {
+			fmt.Fprintf(stderr, "arbiter: %v\n", err)
+			return 2
+		}
 		fmt.Fprintf(stderr, "arbiter: %v\n", err)
 		return 1
 	}
@@ -104,3 +108,9 @@ func (env *runEnv) lookupEnv() func(string) string {
 type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// usageError is a flag's value out of its range or a flag naming a file that is not
+// one: exit code 2, as kong's own parse errors.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }

@@ -23,7 +23,7 @@ import (
 )
 
 // TestServeProxyFlagsValidated: the wire guard's flags are checked before anything
-// starts.
+// starts; a bad one is a usage error (exit 2).
 func TestServeProxyFlagsValidated(t *testing.T) {
 	for _, args := range [][]string{
 		{"--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", "https://x"},
@@ -32,8 +32,8 @@ func TestServeProxyFlagsValidated(t *testing.T) {
 		{"--proxy-listen", "127.0.0.1:0", "--proxy-answer-wait", "0s"},
 	} {
 		var stdout, stderr syncBuffer
-		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 1 {
-			t.Errorf("%v: exit %d, want 1\n%s", args, code, stderr.String())
+		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, stderr.String())
 		}
 	}
 }

@@ -28,7 +28,7 @@ import (
 // serveCmd is `arbiter serve`.
 type serveCmd struct {
 	Listen       string        `default:"127.0.0.1:50051" env:"ARBITER_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
-	Tools        string        `env:"ARBITER_TOOLS" type:"existingfile" help:"Tool-policy YAML file. Without one every tool is read-only pass-through."`
+	Tools        string        `env:"ARBITER_TOOLS" help:"Tool-policy YAML file. Without one (or empty) every tool is read-only pass-through."`
 	LogLevel     string        `default:"info" enum:"debug,info,warn,error" env:"ARBITER_LOG_LEVEL" help:"Log level: debug, info, warn, error."`
 	LogFormat    string        `default:"text" enum:"text,json" env:"ARBITER_LOG_FORMAT" help:"Log format: text or json."`
 	IdleTTL      time.Duration `default:"1h" env:"ARBITER_IDLE_TTL" help:"A session expires this long after its last change."`
@@ -96,7 +96,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 		return err
 	}
 	if err := c.validate(); err != nil {
-		return err
+		return usageError{err}
 	}
 	opts, err := c.serverOptions(log)
 	if err != nil {
@@ -224,10 +224,82 @@ func (c *serveCmd) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, hopts)), nil
 }
 
-// validate checks the flags that kong cannot: ranges and combinations.
+// flagRange is one flag's range check: its name, its value as given, and what it must
+// be (empty when it is in range).
+type flagRange struct {
+	flag  string
+	value any
+	want  string
+}
+
+// outOfRange returns an error naming the first flag of checks out of its range, with its
+// value ("--max-wait=-5s: must be positive"), or nil.
+func outOfRange(checks ...flagRange) error {
+	for _, f := range checks {
+		if f.want != "" {
+			return fmt.Errorf("%s=%v: must be %s", f.flag, f.value, f.want)
+		}
+	}
+	return nil
+}
+
+// positive, atLeast and notNegative say what a value must be when it is not ("" when it is).
+func positive[T int | int64 | uint32 | float64 | time.Duration](v T) string {
+	if v <= 0 {
+		return "positive"
+	}
+	return ""
+}
+
+func atLeast[T int | int64 | uint32 | float64 | time.Duration](v, least T) string {
+	if v < least {
+		return fmt.Sprintf("at least %v", least)
+	}
+	return ""
+}
+
+func notNegative[T int | int64 | uint32 | float64 | time.Duration](v T) string {
+	if v < 0 {
+		return "0 or more"
+	}
+	return ""
+}
+
+// validate checks the flags that kong cannot: ranges and combinations. An error names
+// the flag and the value given (the first out of range, in the order of --help).
 func (c *serveCmd) validate() error {
-	if c.IdleTTL <= 0 || c.MaxWait <= 0 || c.DrainTimeout <= 0 || c.HealthEvery <= 0 || c.RPCTimeout <= 0 {
-		return fmt.Errorf("--idle-ttl, --max-wait, --drain-timeout, --health-interval and --rpc-timeout must be positive")
+	within01 := ""
+	if c.HistorySample < 0 || c.HistorySample > 1 {
+		within01 = "within 0..1"
+	}
+	if err := outOfRange(
+		flagRange{"--idle-ttl", c.IdleTTL, positive(c.IdleTTL)},
+		flagRange{"--max-wait", c.MaxWait, positive(c.MaxWait)},
+		flagRange{"--drain-timeout", c.DrainTimeout, positive(c.DrainTimeout)},
+		flagRange{"--health-interval", c.HealthEvery, positive(c.HealthEvery)},
+		flagRange{"--rpc-timeout", c.RPCTimeout, positive(c.RPCTimeout)},
+		flagRange{"--redis-replica-acks", c.RedisAcks, notNegative(c.RedisAcks)},
+		flagRange{"--redis-replica-timeout", c.RedisAckWait, positive(c.RedisAckWait)},
+		flagRange{"--max-msg-size", c.MaxMsgSize, atLeast(c.MaxMsgSize, 1024)},
+		flagRange{"--max-calls-per-session", c.MaxCalls, atLeast(c.MaxCalls, 1)},
+		flagRange{"--max-sessions", c.MaxSessions, notNegative(c.MaxSessions)},
+		flagRange{"--rate-limit", c.RateLimit, notNegative(c.RateLimit)},
+		flagRange{"--rate-burst", c.RateBurst, atLeast(c.RateBurst, 1)},
+		flagRange{"--handshake-timeout", c.Handshake, positive(c.Handshake)},
+		flagRange{"--keepalive-min-time", c.KeepaliveMin, positive(c.KeepaliveMin)},
+		flagRange{"--keepalive-time", c.KeepaliveTime, atLeast(c.KeepaliveTime, time.Second)},
+		flagRange{"--keepalive-timeout", c.KeepaliveWait, positive(c.KeepaliveWait)},
+		flagRange{"--max-connection-age", c.MaxConnAge, notNegative(c.MaxConnAge)},
+		flagRange{"--max-concurrent-streams", c.MaxStreams, atLeast(c.MaxStreams, 1)},
+		flagRange{"--max-header-size", c.MaxHeaderSize, atLeast(c.MaxHeaderSize, 1024)},
+		flagRange{"--unauth-rate", c.UnauthRate, positive(c.UnauthRate)},
+		flagRange{"--unauth-burst", c.UnauthBurst, atLeast(c.UnauthBurst, 1)},
+		flagRange{"--unauth-log-interval", c.UnauthLogEvery, positive(c.UnauthLogEvery)},
+		flagRange{"--history-bytes", c.HistoryBytes, notNegative(c.HistoryBytes)},
+		flagRange{"--record-bytes", c.RecordBytes, atLeast(c.RecordBytes, 1024)},
+		flagRange{"--history-sample", c.HistorySample, within01},
+	); err != nil {
+		return err
 	}
 	if c.StateFile != "" && c.RedisURL != "" {
 		return fmt.Errorf("--state-file is for the embedded store; Redis keeps its own state: drop one of --state-file and --redis-url")
@@ -235,26 +307,8 @@ func (c *serveCmd) validate() error {
 	if c.RedisLegacy && c.RedisJSON {
 		return fmt.Errorf("--redis-legacy-records and --redis-json-records each write one older record format: choose the one the oldest replica still running reads")
 	}
-	if c.RedisAcks < 0 || c.RedisAckWait <= 0 {
-		return fmt.Errorf("--redis-replica-acks must be 0 or more and --redis-replica-timeout positive")
-	}
 	if (c.RedisLegacy || c.RedisJSON) && c.RedisURL == "" {
 		return fmt.Errorf("--redis-legacy-records and --redis-json-records are for the Redis store (--redis-url); the embedded store, --state-file too, writes only the current format")
-	}
-	if c.MaxMsgSize < 1024 || c.MaxCalls < 1 || c.MaxSessions < 0 || c.RateLimit < 0 || c.RateBurst < 1 {
-		return fmt.Errorf("--max-msg-size must be at least 1024, --max-calls-per-session and --rate-burst at least 1, --max-sessions and --rate-limit not negative")
-	}
-	if c.Handshake <= 0 || c.KeepaliveMin <= 0 || c.KeepaliveTime < time.Second || c.KeepaliveWait <= 0 || c.MaxConnAge < 0 {
-		return fmt.Errorf("--handshake-timeout, --keepalive-min-time and --keepalive-timeout must be positive, --keepalive-time at least 1s, --max-connection-age not negative")
-	}
-	if c.MaxStreams < 1 || c.MaxHeaderSize < 1024 {
-		return fmt.Errorf("--max-concurrent-streams must be at least 1, --max-header-size at least 1024")
-	}
-	if c.UnauthRate <= 0 || c.UnauthBurst < 1 || c.UnauthLogEvery <= 0 {
-		return fmt.Errorf("--unauth-rate and --unauth-log-interval must be positive, --unauth-burst at least 1")
-	}
-	if c.HistoryBytes < 0 || c.RecordBytes < 1024 || c.HistorySample < 0 || c.HistorySample > 1 {
-		return fmt.Errorf("--history-bytes must not be negative, --record-bytes must be at least 1024, --history-sample within 0..1")
 	}
 	return c.proxyValidate()
 }
@@ -409,7 +463,7 @@ func openStateFile(path string, log *slog.Logger) (*memory.Store, error) {
 	ms, err := memory.Open(disk, nil)
 	if err != nil {
 		_ = disk.Close()
-		return nil, fmt.Errorf("read session state %s: %w", path, err)
+		return nil, fmt.Errorf("read session state %s: %w (a damaged record: restore the file from a backup, or remove it to start with no sessions)", path, err)
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
 		log.Info("no state file yet: starting with no sessions", "state_file", path)
@@ -438,7 +492,7 @@ func (c *serveCmd) servingAttrs(addr, storeName string, policy *arbiter.Policy, 
 // beside them when debug is not nil, until the returned function is called.
 func (c *serveCmd) listen(m *server.Metrics, debug http.Handler, log *slog.Logger) (lis, healthLis net.Listener, stopMetrics func(), err error) {
 	if lis, err = net.Listen("tcp", c.Listen); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("--listen: %w", err)
 	}
 	if c.HealthListen != "" {
 		if healthLis, err = net.Listen("tcp", c.HealthListen); err != nil {
@@ -520,9 +574,14 @@ func (c *serveCmd) drain(log *slog.Logger, hs *health.Server, srv *server.Server
 
 // loadPolicy loads the tool policy, or the empty (all pass-through) policy for "".
 func loadPolicy(path string) (*arbiter.Policy, error) {
-	if path == "" {
+	if path == "" { // unset, or ARBITER_TOOLS= in a container's environment: no policy
 		p := &arbiter.Policy{}
 		return p, p.Validate()
+	}
+	if st, err := os.Stat(path); err != nil {
+		return nil, usageError{fmt.Errorf("--tools: %w", err)}
+	} else if st.IsDir() {
+		return nil, usageError{fmt.Errorf("--tools: %s is a directory, not a tool-policy YAML file", path)}
 	}
 	return policyfile.Load(path)
 }

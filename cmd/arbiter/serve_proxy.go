@@ -42,8 +42,12 @@ func (c *serveCmd) proxyValidate() error {
 	if (c.ProxyTLSCert == "") != (c.ProxyTLSKey == "") {
 		return fmt.Errorf("--proxy-tls-cert and --proxy-tls-key go together")
 	}
-	if c.ProxyAnswerWait <= 0 || c.ProxyRegWait <= 0 || c.ProxyWriteTimout <= 0 {
-		return fmt.Errorf("--proxy-answer-wait, --proxy-register-wait and --proxy-write-timeout must be positive")
+	if err := outOfRange(
+		flagRange{"--proxy-answer-wait", c.ProxyAnswerWait, positive(c.ProxyAnswerWait)},
+		flagRange{"--proxy-register-wait", c.ProxyRegWait, positive(c.ProxyRegWait)},
+		flagRange{"--proxy-write-timeout", c.ProxyWriteTimout, positive(c.ProxyWriteTimout)},
+	); err != nil {
+		return err
 	}
 	if c.ProxyGemini == "" && c.ProxyVertex == "" && c.ProxyOpenAI == "" {
 		return fmt.Errorf("--proxy-listen needs an upstream: --proxy-gemini-upstream, --proxy-vertex-upstream or --proxy-openai-upstream")

@@ -264,18 +264,19 @@ func TestStateFileErrors(t *testing.T) {
 	os.WriteFile(empty, nil, 0o600)
 	cases := []struct {
 		args []string
+		code int // 2: flags that do not go together (a usage error); 1: the file
 		want []string
 	}{
-		{[]string{"--state-file", filepath.Join(dir, "s.json"), "--redis-url", "redis://127.0.0.1:1"}, []string{"--state-file", "--redis-url"}},
-		{[]string{"--state-file", garbage}, []string{"--state-file", garbage, "neither a session database nor a JSON session snapshot"}},
-		{[]string{"--state-file", corrupt}, []string{"--state-file", corrupt, "not a session snapshot"}},
-		{[]string{"--state-file", empty}, []string{"--state-file", empty, "the file is empty"}},
-		{[]string{"--state-file", filepath.Join(dir, "missing", "s.json")}, []string{"--state-file", filepath.Join(dir, "missing", "s.json")}},
+		{[]string{"--state-file", filepath.Join(dir, "s.json"), "--redis-url", "redis://127.0.0.1:1"}, 2, []string{"--state-file", "--redis-url"}},
+		{[]string{"--state-file", garbage}, 1, []string{"--state-file", garbage, "neither a session database nor a JSON session snapshot"}},
+		{[]string{"--state-file", corrupt}, 1, []string{"--state-file", corrupt, "not a session snapshot"}},
+		{[]string{"--state-file", empty}, 1, []string{"--state-file", empty, "the file is empty"}},
+		{[]string{"--state-file", filepath.Join(dir, "missing", "s.json")}, 1, []string{"--state-file", filepath.Join(dir, "missing", "s.json")}},
 	}
 	for _, tc := range cases {
 		code, _, errOut := runCLI(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
-		if code != 1 {
-			t.Errorf("%v: exit %d, want 1\n%s", tc.args, code, errOut)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s", tc.args, code, tc.code, errOut)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(errOut, w) {

@@ -28,6 +28,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -218,6 +219,9 @@ func describe(path string, opts Options, err error) error {
 		return fmt.Errorf("%s: refused, the session database is damaged: %v", path, err)
 	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
 		return fmt.Errorf("%s: neither a session database nor a JSON session snapshot: %v", path, err)
+	}
+	if errors.As(err, new(*fs.PathError)) {
+		return err // names the file and the operation already ("open PATH: permission denied")
 	}
 	return fmt.Errorf("open %s: %w", path, err)
 }
@@ -474,7 +478,7 @@ func isSnapshot(path string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("open %s: %w", path, err)
+		return false, err // an *fs.PathError: "open PATH: ..."
 	}
 	defer f.Close()
 	buf := make([]byte, 512)

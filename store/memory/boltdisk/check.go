@@ -86,7 +86,7 @@ func checkFile(path string) (exists bool, err error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("open %s: %w", path, err)
+		return false, err // an *fs.PathError: "open PATH: ..."
 	}
 	defer f.Close()
 	fi, err := f.Stat()
