@@ -106,8 +106,20 @@ export declare function noTranscriptWarning(sessionId: string, waitedMs: number)
  */
 export declare const RETRIED_CODES: ReadonlySet<status>;
 /**
- * The session closed while events observed before a COMMIT were still undelivered: the
- * commit is not acted on (the job is released and completed as failed).
+ * How long (ms) an observed event may stay undelivered while a Decide waits before the
+ * core aborts that Decide (cancels the RPC): the arbiter's `arbiter.LateTimer`
+ * (arbiter/completion.go, 100 ms). A delivery takes milliseconds when the arbiter and
+ * its store answer; one that takes longer may be behind an outage the parked Decide
+ * comes out of first, and a COMMIT it answered then would stand ahead of the event
+ * (docs/rules.md, "After an outage, a late commit waits for what the agent observed").
+ * The server takes back a COMMIT whose caller went away, so an aborted Decide commits
+ * nothing; the core asks again once the outbox is empty.
+ */
+export declare const DELIVERY_STUCK_MS = 100;
+/**
+ * A job's Decide could not be asked: the events observed before it stayed undelivered
+ * (the session closed first, or the arbiter was unreachable for the retry policy's
+ * `maxElapsedMs`). Nothing is committed: the job is released and completed as failed.
  */
 export declare class UndeliveredEventsError extends Error {
     constructor(message: string);
@@ -156,13 +168,20 @@ export declare function together(ps: Promise<void>[]): Promise<void>;
  * late; the promise never counts as an unhandled rejection); it rejects with the error
  * of a dropped event.
  *
- * **The commit rule.** A COMMIT is acted on (a `commit` action) only if every event
- * observed before it arrived had been delivered before the Decide that answered it was
- * sent. Otherwise the core waits until those events have been delivered (the arbiter
- * withdraws a COMMIT an earlier-observed event arrives after) and asks Decide again,
- * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
- * session closes before they are delivered, the job is released and completed as
- * failed: never a commit on a timeline that may miss an event. A Decide that fails is
+ * **The Decide contract** (docs/agent-guide.md; docs/rules.md, "An answered COMMIT
+ * stands"). A job's Decide (prepared or not) is sent only once every event observed so
+ * far was delivered (or dropped): the core waits for the outbox first. While a Decide
+ * waits (its long-poll), an event observed and still undelivered
+ * {@link DELIVERY_STUCK_MS} (100 ms, the arbiter's LateTimer) after it was observed, or
+ * an attempt to deliver one that fails, aborts that Decide (the RPC is cancelled; the
+ * arbiter takes back a COMMIT whose caller went away); the core waits for the outbox
+ * again and asks again. A COMMIT received is acted on (a `commit` action): the arbiter
+ * stored it before answering, and no later event withdraws it (an event still
+ * undelivered when it arrives is placed after the commit; a warning is logged). If the
+ * session closes before the events observed are delivered, or they stay undelivered for
+ * the retry policy's `maxElapsedMs` (the arbiter unreachable), no Decide is asked: the
+ * job is released ({@link UndeliveredEventsError}) and completed as failed: never a
+ * commit on a timeline that may miss an event. A Decide that fails is
  * never a commit either. A job's Decide and Complete that fail with UNAVAILABLE,
  * DEADLINE_EXCEEDED or CANCELLED (one the core did not ask for) after the service
  * config's attempts (5, about 1.5 s: a store outage longer than that, a replica going
@@ -438,13 +457,23 @@ export declare class SessionCore {
     /** The Decide loop of one side-effecting job; never rejects. */
     private drive;
     /**
-     * Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the prepare
-     * runs it asks with prepared=false, and re-asks with prepared=true the moment the app
-     * reports it. A COMMIT is acted on only if every event observed before it arrived had
-     * been delivered before this Decide was sent; otherwise it waits for them and asks
-     * again (the commit rule, see {@link SessionCore}).
+     * Long-polls Decide until COMMIT or CANCEL, under the Decide contract (see
+     * {@link SessionCore}). While the prepare runs it asks with prepared=false, and re-asks
+     * with prepared=true the moment the app reports it. Before each Decide it waits until
+     * every event observed so far was delivered ({@link awaitDelivered}); a Decide waiting
+     * when an event gets stuck (the outbox's `onStuck`) is cancelled and asked again after
+     * that wait. A COMMIT received is returned: it stands.
      */
     private decide;
+    /**
+     * Waits until every event observed so far was delivered (or dropped), before a Decide.
+     * Throws {@link UndeliveredEventsError} if the session closed first, or if they are
+     * still undelivered `maxElapsedMs` (the client's {@link RetryPolicy}) after `failing`
+     * (when the job's Decide failures in a row began; now if none): the arbiter is
+     * unreachable, as a Decide failing that long would say. Throws the job's abort reason
+     * if the job is aborted (closed, lost) meanwhile.
+     */
+    private awaitDelivered;
     /**
      * Complete, asked again past the service config's attempts on UNAVAILABLE,
      * DEADLINE_EXCEEDED or CANCELLED (a store outage), backing off as the client's

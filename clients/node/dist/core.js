@@ -32,8 +32,20 @@ const ABORTED_ONLY = new Set([status.ABORTED]);
 /** Why a job or call of a lost epoch ends as it does (SessionCore.sessionLost). */
 const SESSION_LOST_REASON = "the arbiter lost this session (its store restarted without it): whether this call's action happened is unknown";
 /**
- * The session closed while events observed before a COMMIT were still undelivered: the
- * commit is not acted on (the job is released and completed as failed).
+ * How long (ms) an observed event may stay undelivered while a Decide waits before the
+ * core aborts that Decide (cancels the RPC): the arbiter's `arbiter.LateTimer`
+ * (arbiter/completion.go, 100 ms). A delivery takes milliseconds when the arbiter and
+ * its store answer; one that takes longer may be behind an outage the parked Decide
+ * comes out of first, and a COMMIT it answered then would stand ahead of the event
+ * (docs/rules.md, "After an outage, a late commit waits for what the agent observed").
+ * The server takes back a COMMIT whose caller went away, so an aborted Decide commits
+ * nothing; the core asks again once the outbox is empty.
+ */
+export const DELIVERY_STUCK_MS = 100;
+/**
+ * A job's Decide could not be asked: the events observed before it stayed undelivered
+ * (the session closed first, or the arbiter was unreachable for the retry policy's
+ * `maxElapsedMs`). Nothing is committed: the job is released and completed as failed.
  */
 export class UndeliveredEventsError extends Error {
     constructor(message) {
@@ -144,10 +156,13 @@ class Outbox {
     observed = 0;
     settled = 0;
     closed = false;
+    /** An event undelivered this long after it was observed is stuck (ms; {@link DELIVERY_STUCK_MS}). */
+    stuckMs = DELIVERY_STUCK_MS;
     queue = [];
     running = false;
     waiters = [];
     stop = new AbortController();
+    stuckListeners = new Set();
     constructor(policy, busy, before, // run before each attempt (ConfigureSession, once); fails like it
     lost, // SESSION_LOST: true when the event may be sent again (a new epoch)
     log) {
@@ -189,6 +204,19 @@ class Outbox {
             clearTimeout(timer);
         }
     }
+    /**
+     * Calls `fn(why)` whenever an event is stuck: an attempt to deliver it failed (retried
+     * or dropped), or it is still undelivered {@link stuckMs} after it was observed (once
+     * per event). Returns the function that stops it. A waiting Decide listens, to abort.
+     */
+    onStuck(fn) {
+        this.stuckListeners.add(fn);
+        return () => void this.stuckListeners.delete(fn);
+    }
+    stuck(why) {
+        for (const fn of [...this.stuckListeners])
+            fn(why);
+    }
     /** Stops delivering: the events still queued are dropped (logged); waiters learn they never will be delivered. */
     close() {
         if (this.closed)
@@ -208,7 +236,16 @@ class Outbox {
         try {
             while (this.queue.length > 0 && !this.closed) {
                 const ev = this.queue[0];
-                const err = await this.deliver(ev);
+                // The head is the oldest event undelivered: the ones behind it get their own
+                // timer when they become the head (already due if they waited that long).
+                const timer = setTimeout(() => this.stuck(`${ev.what} undelivered ${this.stuckMs} ms after it was observed`), Math.max(0, ev.observed + this.stuckMs - performance.now()));
+                let err;
+                try {
+                    err = await this.deliver(ev);
+                }
+                finally {
+                    clearTimeout(timer);
+                }
                 if (this.closed)
                     return; // close() settled it
                 this.queue.shift();
@@ -257,6 +294,7 @@ class Outbox {
             catch (err) {
                 if (signal.aborted)
                     return err;
+                this.stuck(`${ev.what}: ${err}`);
                 if (err instanceof SessionLostError) {
                     if (relost++ < 2 && (await this.lost(err))) {
                         this.log.warn(`arbiter: ${ev.what} (observed ${Math.round(ageMs)}ms ago): the session's epoch was lost; sending it in the new one`);
@@ -325,13 +363,20 @@ class Outbox {
  * late; the promise never counts as an unhandled rejection); it rejects with the error
  * of a dropped event.
  *
- * **The commit rule.** A COMMIT is acted on (a `commit` action) only if every event
- * observed before it arrived had been delivered before the Decide that answered it was
- * sent. Otherwise the core waits until those events have been delivered (the arbiter
- * withdraws a COMMIT an earlier-observed event arrives after) and asks Decide again,
- * acting on that answer: COMMIT, CANCEL, or PENDING (it goes on long-polling). If the
- * session closes before they are delivered, the job is released and completed as
- * failed: never a commit on a timeline that may miss an event. A Decide that fails is
+ * **The Decide contract** (docs/agent-guide.md; docs/rules.md, "An answered COMMIT
+ * stands"). A job's Decide (prepared or not) is sent only once every event observed so
+ * far was delivered (or dropped): the core waits for the outbox first. While a Decide
+ * waits (its long-poll), an event observed and still undelivered
+ * {@link DELIVERY_STUCK_MS} (100 ms, the arbiter's LateTimer) after it was observed, or
+ * an attempt to deliver one that fails, aborts that Decide (the RPC is cancelled; the
+ * arbiter takes back a COMMIT whose caller went away); the core waits for the outbox
+ * again and asks again. A COMMIT received is acted on (a `commit` action): the arbiter
+ * stored it before answering, and no later event withdraws it (an event still
+ * undelivered when it arrives is placed after the commit; a warning is logged). If the
+ * session closes before the events observed are delivered, or they stay undelivered for
+ * the retry policy's `maxElapsedMs` (the arbiter unreachable), no Decide is asked: the
+ * job is released ({@link UndeliveredEventsError}) and completed as failed: never a
+ * commit on a timeline that may miss an event. A Decide that fails is
  * never a commit either. A job's Decide and Complete that fail with UNAVAILABLE,
  * DEADLINE_EXCEEDED or CANCELLED (one the core did not ask for) after the service
  * config's attempts (5, about 1.5 s: a store outage longer than that, a replica going
@@ -989,7 +1034,7 @@ export class SessionCore {
             this.log.error(`arbiter: job ${job.id}: ${reason}; releasing the job (no commit)`);
             try {
                 await this.emit({ type: job.prepared ? "cancel" : "abortPrepare", jobId: job.id, reason, error });
-                const why = undelivered ? "events observed before the commit could not be delivered; nothing was done" : "the arbiter could not be reached; nothing was done";
+                const why = undelivered ? "the events observed could not be delivered, so no decision was asked; nothing was done" : "the arbiter could not be reached; nothing was done";
                 await this.complete(job.id, pb.Outcome.OUTCOME_FAILED, undefined, why);
             }
             catch (e) {
@@ -1014,11 +1059,12 @@ export class SessionCore {
         }
     }
     /**
-     * Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the prepare
-     * runs it asks with prepared=false, and re-asks with prepared=true the moment the app
-     * reports it. A COMMIT is acted on only if every event observed before it arrived had
-     * been delivered before this Decide was sent; otherwise it waits for them and asks
-     * again (the commit rule, see {@link SessionCore}).
+     * Long-polls Decide until COMMIT or CANCEL, under the Decide contract (see
+     * {@link SessionCore}). While the prepare runs it asks with prepared=false, and re-asks
+     * with prepared=true the moment the app reports it. Before each Decide it waits until
+     * every event observed so far was delivered ({@link awaitDelivered}); a Decide waiting
+     * when an event gets stuck (the outbox's `onStuck`) is cancelled and asked again after
+     * that wait. A COMMIT received is returned: it stands.
      */
     async decide(job) {
         const wait = { seconds: Math.floor(this.waitMs / 1000), nanos: (this.waitMs % 1000) * 1e6 };
@@ -1026,11 +1072,22 @@ export class SessionCore {
         let failing; // when the failures in a row began (Date.now())
         let delay = this.client.retry.initialBackoffMs;
         for (;;) {
+            if (this.outbox.settled < this.outbox.observed) {
+                await this.awaitDelivered(job, failing);
+                continue; // more may have been observed meanwhile
+            }
+            // Nothing is undelivered from here until the request is sent (no await between).
             const prepared = job.prepared;
-            const asked = this.outbox.settled; // every event up to here was delivered before this Decide
             const poll = new AbortController();
             const stop = () => poll.abort(job.abort.signal.reason);
             job.abort.signal.addEventListener("abort", stop, { once: true });
+            let stuck; // why this Decide was aborted for an undelivered event
+            const unlisten = this.outbox.onStuck((why) => {
+                if (stuck !== undefined || poll.signal.aborted)
+                    return;
+                stuck = why;
+                poll.abort(new Error(`aborted: ${why}`));
+            });
             let res;
             try {
                 const decide = this.client.decide({ sessionId: this.sessionId, jobId: job.id, prepared, wait }, poll.signal);
@@ -1048,6 +1105,11 @@ export class SessionCore {
                 }
             }
             catch (err) {
+                if (stuck !== undefined && !job.abort.signal.aborted) {
+                    // The answer did not arrive before the abort: nothing stands. Deliver, ask again.
+                    this.log.warn(`arbiter: job ${job.id}: Decide aborted (${stuck}); asking again once the events observed are delivered`);
+                    continue;
+                }
                 // The service config's attempts (5, about 1.5 s) are spent, or a server going away
                 // reset the long-poll with a CANCELLED the core did not ask for (its own
                 // cancellation rejects with the signal's reason): Decide changes nothing but the
@@ -1068,24 +1130,59 @@ export class SessionCore {
                 continue;
             }
             finally {
+                unlisten();
                 job.abort.signal.removeEventListener("abort", stop);
             }
             failing = undefined;
             delay = this.client.retry.initialBackoffMs;
             if (res.decision === pb.Decision.DECISION_COMMIT) {
-                const observed = this.outbox.observed; // every event observed before the COMMIT arrived
-                if (asked < observed) {
-                    this.log.warn(`arbiter: job ${job.id}: not acting on COMMIT: ${observed - asked} event(s) observed before it were not delivered when Decide was asked; delivering them, then asking again`);
-                    if (!(await this.outbox.waitSettled(observed))) {
-                        throw new UndeliveredEventsError("the session closed before the events observed before the commit were delivered");
-                    }
-                    job.abort.signal.throwIfAborted();
-                    continue;
+                const late = this.outbox.observed - this.outbox.settled;
+                if (late > 0) {
+                    this.log.warn(`arbiter: job ${job.id}: acting on COMMIT; ${late} event(s) observed while its Decide was open were not delivered yet: the arbiter places them after the commit`);
                 }
                 return res;
             }
             if (res.decision === pb.Decision.DECISION_CANCEL)
                 return res;
+        }
+    }
+    /**
+     * Waits until every event observed so far was delivered (or dropped), before a Decide.
+     * Throws {@link UndeliveredEventsError} if the session closed first, or if they are
+     * still undelivered `maxElapsedMs` (the client's {@link RetryPolicy}) after `failing`
+     * (when the job's Decide failures in a row began; now if none): the arbiter is
+     * unreachable, as a Decide failing that long would say. Throws the job's abort reason
+     * if the job is aborted (closed, lost) meanwhile.
+     */
+    async awaitDelivered(job, failing) {
+        const maxMs = this.client.retry.maxElapsedMs;
+        const left = Math.max(0, maxMs - (Date.now() - (failing ?? Date.now())));
+        let timer;
+        let onAbort;
+        try {
+            const outcome = await Promise.race([
+                this.outbox.waitSettled(this.outbox.observed).then((ok) => (ok ? "delivered" : "closed")),
+                new Promise((resolve) => (timer = setTimeout(() => resolve("late"), left))),
+                new Promise((resolve) => {
+                    onAbort = () => resolve("aborted");
+                    if (job.abort.signal.aborted)
+                        onAbort();
+                    else
+                        job.abort.signal.addEventListener("abort", onAbort, { once: true });
+                }),
+            ]);
+            if (outcome === "aborted")
+                job.abort.signal.throwIfAborted();
+            if (outcome === "closed")
+                throw new UndeliveredEventsError("the session closed before the events observed were delivered; no Decide was asked");
+            if (outcome === "late") {
+                throw new UndeliveredEventsError(`the events observed were still undelivered after ${maxMs} ms (the retry policy's maxElapsedMs); no Decide was asked`);
+            }
+        }
+        finally {
+            clearTimeout(timer);
+            if (onAbort)
+                job.abort.signal.removeEventListener("abort", onAbort);
         }
     }
     /**

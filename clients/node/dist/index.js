@@ -8,7 +8,7 @@
  * - `@voicearbiter/arbiter-client/livekit`: LiveKit Agents (agents-js) function tools and
  *   session hook on the same core.
  * - {@link SessionCore} is the provider-neutral core under it (an outbox that delivers
- *   what the model session did, in order, with its age; the commit rule;
+ *   what the model session did, in order, with its age; the Decide contract;
  *   Decide/Complete; the Watch): an adapter for another provider calls its methods.
  * - {@link ToolJob} and {@link twoPhase}: all a tool needs behind the wire guard
  *   (`arbiter serve --proxy-listen`): a side-effecting tool's two phases by its call id
@@ -19,7 +19,7 @@
 export * from "./actions.js";
 export { ArbiterClient, CHANNEL_SERVICE_CONFIG, DEFAULT_RETRY, USER_AGENT, newEventId, } from "./client.js";
 export { SERVICE_CONFIG } from "./service-config.js";
-export { noTranscriptWarning, RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from "./core.js";
+export { DELIVERY_STUCK_MS, noTranscriptWarning, RETRIED_CODES, SessionCore, UndeliveredEventsError, together, } from "./core.js";
 export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";

@@ -16,7 +16,7 @@ import { SessionCore, together } from "./core.js";
  * `toolCallCancellation.ids` to `toolCallCancellation`.
  *
  * Everything else is the core's: the outbox that stamps each event and delivers it in
- * order with its `age`, the commit rule, the Decide/Complete choreography of each job,
+ * order with its `age`, the Decide contract, the Decide/Complete choreography of each job,
  * the Watch, the actions handed to `onAction` (each effect once per `seq`), and the rest
  * of the API (`prepared`, `committed`, `result`, `failed`, `unknown`, `progress`,
  * `reconnect`, `poll`, `flush`, `close`).

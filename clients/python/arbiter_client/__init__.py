@@ -32,7 +32,7 @@ from .actions import (
     Skip,
 )
 from .client import USER_AGENT, ArbiterClient, RetryPolicy, service_config
-from .core import SessionCore, UndeliveredEventsError
+from .core import DELIVERY_STUCK, SessionCore, UndeliveredEventsError
 from .errors import (
     AbortedError,
     ArbiterError,
@@ -52,6 +52,7 @@ from .v1 import API_VERSION
 
 __all__ = [
     "API_VERSION",
+    "DELIVERY_STUCK",
     "USER_AGENT",
     "AbortPrepare",
     "AbortedError",

@@ -33,14 +33,20 @@ event method returns a future that resolves once its event was delivered and wha
 back was handed out: await it, or not (a receive loop should not: it would stamp the
 next messages late); it raises the error of a dropped event.
 
-**The commit rule.** A COMMIT is acted on (a :class:`~arbiter_client.actions.Commit`)
-only if every event observed before it arrived had been delivered before the Decide
-that answered it was sent. Otherwise the core waits until those events have been
-delivered (the arbiter withdraws a COMMIT an earlier-observed event arrives after) and
-asks Decide again, acting on that answer: COMMIT, CANCEL, or PENDING (it goes on
-long-polling). If the session closes before they are delivered, the job is released and
-completed as failed: never a commit on a timeline that may miss an event. A Decide that
-fails is never a commit either.
+**The Decide contract** (docs/agent-guide.md; docs/rules.md, "An answered COMMIT
+stands"). A job's Decide (prepared or not) is sent only once every event observed so
+far was delivered (or dropped): the core waits for the outbox first. While a Decide
+waits (its long-poll), an event observed and still undelivered :data:`DELIVERY_STUCK`
+(0.1 s, the arbiter's LateTimer) after it was observed, or an attempt to deliver one
+that fails, aborts that Decide (the RPC is cancelled; the arbiter takes back a COMMIT
+whose caller went away); the core waits for the outbox again and asks again. A COMMIT
+received is acted on (a :class:`~arbiter_client.actions.Commit`): the arbiter stored it
+before answering, and no later event withdraws it (an event still undelivered when it
+arrives is placed after the commit; a warning is logged). If the session closes before
+the events observed are delivered, or they stay undelivered for the retry policy's
+``max_elapsed`` (the arbiter unreachable), no Decide is asked: the job is released
+(:class:`UndeliveredEventsError`) and completed as failed: never a commit on a timeline
+that may miss an event. A Decide that fails is never a commit either.
 
 **A lost session.** The core keeps the epoch Connect returned and names it in its
 events. When the arbiter's store lost the session (a volatile Redis restarted), such an
@@ -188,9 +194,22 @@ class _Seqs:
             self.above.discard(self.high)
 
 
+#: How long (seconds) an observed event may stay undelivered while a Decide waits before
+#: the core aborts that Decide (cancels the RPC): the arbiter's ``arbiter.LateTimer``
+#: (arbiter/completion.go, 100 ms). A delivery takes milliseconds when the arbiter and
+#: its store answer; one that takes longer may be behind an outage the parked Decide
+#: comes out of first, and a COMMIT it answered then would stand ahead of the event
+#: (docs/rules.md, "After an outage, a late commit waits for what the agent observed").
+#: The server takes back a COMMIT whose caller went away, so an aborted Decide commits
+#: nothing; the core asks again once the outbox is empty.
+DELIVERY_STUCK: float = 0.1
+
+
 class UndeliveredEventsError(Exception):
-    """The session closed while events observed before a COMMIT were still undelivered:
-    the commit is not acted on (the job is released and completed as failed)."""
+    """A job's Decide could not be asked: the events observed before it stayed
+    undelivered (the session closed first, or the arbiter was unreachable for the retry
+    policy's ``max_elapsed``). Nothing is committed: the job is released and completed
+    as failed."""
 
 
 def _quiet(fut: "asyncio.Future[Any]") -> None:
@@ -236,6 +255,16 @@ def together(futures: Iterable["asyncio.Future[None]"]) -> "asyncio.Future[None]
     return out
 
 
+def _set_once(fut: "asyncio.Future[str]") -> Callable[[str], None]:
+    """A callback that sets ``fut``'s result to its argument; later calls do nothing."""
+
+    def set_(value: str) -> None:
+        if not fut.done():
+            fut.set_result(value)
+
+    return set_
+
+
 def _duration(seconds: float) -> duration_pb2.Duration:
     d = duration_pb2.Duration()
     d.FromNanoseconds(max(0, int(seconds * 1e9)))
@@ -272,9 +301,12 @@ class _Outbox:
         self._queue: Deque[_Event] = deque()
         self._worker: Optional["asyncio.Task[None]"] = None
         self._waiters: List[Tuple[int, "asyncio.Future[bool]"]] = []
+        self._stuck_listeners: List[Callable[[str], None]] = []
         self.observed = 0
         self.settled = 0
         self.closed = False
+        #: An event undelivered this long (seconds) after it was observed is stuck.
+        self.stuck_after = DELIVERY_STUCK
 
     def put(
         self,
@@ -316,6 +348,23 @@ class _Outbox:
         except asyncio.TimeoutError:
             return False
 
+    def on_stuck(self, fn: Callable[[str], None]) -> Callable[[], None]:
+        """Calls ``fn(why)`` whenever an event is stuck: an attempt to deliver it failed
+        (retried or dropped), or it is still undelivered ``stuck_after`` seconds after it
+        was observed (once per event). Returns the function that stops it. A waiting
+        Decide listens, to abort."""
+        self._stuck_listeners.append(fn)
+
+        def stop() -> None:
+            if fn in self._stuck_listeners:
+                self._stuck_listeners.remove(fn)
+
+        return stop
+
+    def _stuck(self, why: str) -> None:
+        for fn in list(self._stuck_listeners):
+            fn(why)
+
     async def close(self) -> None:
         """Stops delivering: the events still queued are dropped (logged), and waiters
         learn they never will be delivered."""
@@ -341,7 +390,16 @@ class _Outbox:
         try:
             while self._queue:
                 ev = self._queue[0]
-                err = await self._deliver(ev)
+                # The head is the oldest event undelivered: the ones behind it get their
+                # own timer when they become the head (already due if they waited that long).
+                timer = asyncio.get_running_loop().call_later(
+                    max(0.0, ev.observed + self.stuck_after - time.monotonic()),
+                    self._stuck, f"{ev.what} undelivered {self.stuck_after:g} s after it was observed",
+                )
+                try:
+                    err = await self._deliver(ev)
+                finally:
+                    timer.cancel()
                 self._queue.popleft()
                 self.settled = ev.index
                 if err is None:
@@ -371,6 +429,7 @@ class _Outbox:
                     age = time.monotonic() - ev.observed  # as it leaves
                     resp = await ev.send(_duration(age))
                 except Exception as err:  # noqa: BLE001 - classified below
+                    self._stuck(f"{ev.what}: {err}")
                     if not (isinstance(err, ArbiterError) and err.code in ev.retried):
                         if isinstance(err, SessionLostError):
                             await self._lost(err)
@@ -1047,7 +1106,7 @@ class SessionCore:
                 return
             job.settled = True
             if isinstance(err, UndeliveredEventsError):
-                reason, error = str(err), "events observed before the commit could not be delivered; nothing was done"
+                reason, error = str(err), "the events observed could not be delivered, so no decision was asked; nothing was done"
             else:
                 reason, error = f"no decision from the arbiter: {err}", "the arbiter could not be reached; nothing was done"
             log.error("arbiter: job %s: %s; releasing the job (no commit)", job.id, reason)
@@ -1074,11 +1133,12 @@ class SessionCore:
             log.exception("arbiter: handing out the decision for job %s", job.id)
 
     async def _decide(self, job: _Job) -> pb.DecideResponse:
-        """Long-polls Decide until a COMMIT that may be acted on, or CANCEL. While the
-        prepare runs it asks with prepared=false, and re-asks with prepared=true the
-        moment the app reports it. A COMMIT is acted on only if every event observed
-        before it arrived had been delivered before this Decide was sent; otherwise it
-        waits for them and asks again (the commit rule, see the module doc).
+        """Long-polls Decide until COMMIT or CANCEL, under the Decide contract (see the
+        module doc). While the prepare runs it asks with prepared=false, and re-asks with
+        prepared=true the moment the app reports it. Before each Decide it waits until
+        every event observed so far was delivered (:meth:`_await_delivered`); a Decide
+        waiting when an event gets stuck (the outbox's ``on_stuck``) is cancelled and
+        asked again after that wait. A COMMIT received is returned: it stands.
 
         A Decide that fails with UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED after the
         service config's attempts (a store outage longer than they last, a replica
@@ -1093,23 +1153,36 @@ class SessionCore:
         failing: Optional[float] = None  # when the failures in a row began
         delay = policy.initial_backoff
         while True:
+            if self._outbox.settled < self._outbox.observed:
+                await self._await_delivered(failing)
+                continue  # more may have been observed meanwhile
+            # Nothing is undelivered from here until the request is sent (no await between).
             prepared = job.prepared.is_set()
-            asked = self._outbox.settled  # every event up to here was delivered before this Decide
             decide = asyncio.ensure_future(
                 self._client.decide(
                     pb.DecideRequest(session_id=self.session_id, job_id=job.id, prepared=prepared, wait=self._wait)
                 )
             )
+            stuck: asyncio.Future[str] = loop.create_future()
+            unlisten = self._outbox.on_stuck(_set_once(stuck))
             try:
+                waiting: Set["asyncio.Future[Any]"] = {decide, stuck}
+                ready = None
                 if not prepared:
                     ready = asyncio.ensure_future(job.prepared.wait())
-                    try:
-                        await asyncio.wait({decide, ready}, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
+                    waiting.add(ready)
+                try:
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if ready is not None:
                         ready.cancel()
-                    if not decide.done():
-                        continue  # prepared meanwhile: ask again with prepared=true
-                resp = await decide
+                if not decide.done():
+                    if stuck.done():
+                        # The answer did not arrive before the abort: nothing stands.
+                        log.warning("arbiter: job %s: Decide aborted (%s); asking again once the events observed "
+                                    "are delivered", job.id, stuck.result())
+                    continue  # stuck, or prepared meanwhile (ask again with prepared=true)
+                resp = decide.result()  # an answer that arrived stands, stuck or not
             except ArbiterError as err:
                 if err.code not in _DECIDE_RETRIED:
                     raise
@@ -1125,21 +1198,38 @@ class SessionCore:
                 delay = min(delay * policy.multiplier, policy.max_backoff)
                 continue
             finally:
-                decide.cancel()  # a no-op once it is done
+                unlisten()
+                decide.cancel()  # a no-op once it is done; cancels the RPC otherwise
             failing, delay = None, policy.initial_backoff
             if resp.decision == pb.DECISION_COMMIT:
-                observed = self._outbox.observed  # every event observed before the COMMIT arrived
-                if asked < observed:
-                    log.warning("arbiter: job %s: not acting on COMMIT: %d event(s) observed before it were not "
-                             "delivered when Decide was asked; delivering them, then asking again",
-                             job.id, observed - asked)
-                    if not await self._outbox.wait_settled(observed):
-                        raise UndeliveredEventsError(
-                            "the session closed before the events observed before the commit were delivered")
-                    continue
+                late = self._outbox.observed - self._outbox.settled
+                if late:
+                    log.warning("arbiter: job %s: acting on COMMIT; %d event(s) observed while its Decide was open "
+                                "were not delivered yet: the arbiter places them after the commit", job.id, late)
                 return resp
             if resp.decision == pb.DECISION_CANCEL:
                 return resp
+
+    async def _await_delivered(self, failing: Optional[float]) -> None:
+        """Waits until every event observed so far was delivered (or dropped), before a
+        Decide. Raises :class:`UndeliveredEventsError` if the session closed first, or if
+        they are still undelivered ``max_elapsed`` seconds (the client's
+        :class:`RetryPolicy`) after ``failing`` (the loop time the job's Decide failures
+        in a row began; now if none): the arbiter is unreachable, as a Decide failing
+        that long would say. Cancelled with the job's task (closed, lost)."""
+        loop = asyncio.get_running_loop()
+        max_elapsed = self._client.retry.max_elapsed
+        since = loop.time() if failing is None else failing
+        left = max(0.0, max_elapsed - (loop.time() - since))
+        try:
+            ok = await asyncio.wait_for(self._outbox.wait_settled(self._outbox.observed), left)
+        except asyncio.TimeoutError:
+            raise UndeliveredEventsError(
+                f"the events observed were still undelivered after {max_elapsed:g} s (the retry policy's "
+                "max_elapsed); no Decide was asked") from None
+        if not ok:
+            raise UndeliveredEventsError(
+                "the session closed before the events observed were delivered; no Decide was asked")
 
     async def _complete(self, job_id: str, outcome: "pb.Outcome", *, result: Optional[Mapping[str, Any]] = None,
                         error: str = "") -> None:

@@ -60,6 +60,10 @@ class Script(pb_grpc.ArbiterServiceServicer):
     def __init__(self):
         self.requests: list[tuple[str, object]] = []
         self.arrived: list[float] = []  # time.monotonic() of each request, as requests
+        # What happened, in order: "Decide" (arrived), "Decide ok", "Decide failed",
+        # "Decide cancelled" (by the client), and so for every RPC.
+        self.events: list[str] = []
+        self.hold: dict[str, asyncio.Event] = {}  # rpc -> a gate a request waits for before it is answered
         self.decide = None  # async (request, context) -> DecideResponse
         self.fail: dict[str, list[grpc.StatusCode]] = {}  # rpc -> codes to fail with, in turn
         self.complete_effects = pb.Effects()
@@ -71,9 +75,26 @@ class Script(pb_grpc.ArbiterServiceServicer):
     async def _enter(self, name, request, context):
         self.requests.append((name, request))
         self.arrived.append(time.monotonic())
+        self.events.append(name)
         codes = self.fail.get(name)
         if codes:
+            self.events.append(f"{name} failed")
             await context.abort(codes.pop(0), f"{name}: scripted failure")
+
+    async def _answer(self, name, respond):
+        """Waits for the RPC's gate (hold), then answers with ``await respond()``; records
+        whether it answered or the client cancelled it first (grpc.aio cancels the
+        handler's task)."""
+        try:
+            gate = self.hold.get(name)
+            if gate is not None:
+                await gate.wait()
+            resp = await respond()
+        except asyncio.CancelledError:
+            self.events.append(f"{name} cancelled")
+            raise
+        self.events.append(f"{name} ok")
+        return resp
 
     def sent(self, name):
         return [r for n, r in self.requests if n == name]
@@ -87,7 +108,11 @@ class Script(pb_grpc.ArbiterServiceServicer):
 
     async def ReportSpeech(self, request, context):
         await self._enter("ReportSpeech", request, context)
-        return pb.ReportSpeechResponse(effects=self.speech_effects)
+
+        async def respond():
+            return pb.ReportSpeechResponse(effects=self.speech_effects)
+
+        return await self._answer("ReportSpeech", respond)
 
     async def ReportTranscript(self, request, context):
         await self._enter("ReportTranscript", request, context)
@@ -99,7 +124,7 @@ class Script(pb_grpc.ArbiterServiceServicer):
 
     async def Decide(self, request, context):
         await self._enter("Decide", request, context)
-        return await self.decide(request, context)
+        return await self._answer("Decide", lambda: self.decide(request, context))
 
     async def Complete(self, request, context):
         await self._enter("Complete", request, context)
@@ -308,72 +333,167 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
             await self.adapter.feed(call_message(call_id=""))
         self.assertEqual(len(self.script.sent("RegisterCall")), 2)
 
-    # --- the commit rule -------------------------------------------------------------
+    # --- the Decide contract (docs/agent-guide.md; issue 26: an answered COMMIT stands) ----
 
-    async def test_commit_not_acted_on_while_an_earlier_event_is_undelivered(self):
-        # Issue 12: the user's voice activity START fails to land (an outage) while the
-        # prepared job's Decide answers COMMIT. The adapter must not commit: it delivers
-        # the START, asks again, and acts on that answer (here CANCEL).
+    def prepared_decides(self):
+        return [d for d in self.script.sent("Decide") if d.prepared]
+
+    def at(self, event, start=0):
+        """The index in script.events of the first ``event`` from ``start`` on, -1 if none."""
+        try:
+            return self.script.events.index(event, start)
+        except ValueError:
+            return -1
+
+    def count(self, event):
+        return self.script.events.count(event)
+
+    def trail(self):
+        """script.events for a failure message, its middle elided when long."""
+        e = self.script.events
+        return ", ".join(e if len(e) <= 60 else [*e[:20], "...", *e[-30:]])
+
+    def long_poll(self, **kw):
+        """An adapter whose Decide waits 20 s: its deadline never ends it during a test
+        (only the core's abort can)."""
+        self.adapter = LiveAdapter(self.client, "s1", self.actions.append, decide_wait=20.0, **kw)
+
+    @staticmethod
+    def commit(req):
+        return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+
+    async def test_no_decide_while_an_observed_event_is_undelivered(self):
+        # The user's voice activity START fails to land (an outage). No Decide goes out,
+        # prepared or not, until it has: the one parked during the prepare is aborted,
+        # and the prepared one is sent after the START landed, then acted on.
+        self.long_poll()
         self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
-        loop = asyncio.get_running_loop()
 
         async def decide(req, ctx):
             if not req.prepared:
-                await asyncio.sleep(10)  # held open: returns early only on cancel
-            if len([d for d in self.script.sent("Decide") if d.prepared]) == 1:
-                while not self.script.sent("ReportSpeech"):
-                    await asyncio.sleep(0.01)
-                loop.call_later(0.2, self.script.fail["ReportSpeech"].clear)  # the outage ends after the COMMIT
-                return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
-            return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop intent", job_id=req.job_id)
+                await asyncio.sleep(30)  # parked: ends early only when the client cancels it
+            return self.commit(req)
 
         self.script.decide = decide
         await self.adapter.feed(call_message())
         await self.until(lambda: self.script.sent("Decide"))
         self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # observed, undelivered
+        await self.until(lambda: self.count("ReportSpeech failed") >= 3)
         await self.adapter.prepared("job-1")
+        # Retries go on; a prepared Decide would be sent at once.
+        await self.until(lambda: self.count("ReportSpeech failed") >= 6 or self.prepared_decides())
+        self.script.fail["ReportSpeech"].clear()  # the outage ends
+        await self.until(lambda: self.of(Commit))
+        events = self.script.events
+        landed, first = self.at("ReportSpeech ok"), self.at("ReportSpeech")
+        self.assertGreater(landed, first, self.trail())
+        self.assertEqual([i for i, e in enumerate(events) if e == "Decide" and first < i < landed], [],
+                         f"a Decide was sent while the START was undelivered: {self.trail()}")
+        self.assertEqual(len(self.prepared_decides()), 1)
+        self.assertEqual(self.count("Decide cancelled"), 1, self.trail())  # the prepare's parked Decide
+
+    async def test_delivery_failure_aborts_the_waiting_decide(self):
+        # The START's delivery fails while the prepared Decide waits: that Decide is
+        # aborted (whatever it would have answered), and asked again only once the START
+        # landed; the core acts on that answer.
+        self.long_poll()
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
+
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(30)
+            if len(self.prepared_decides()) == 1:
+                await asyncio.sleep(30)  # ends early only when the client cancels it
+                return self.commit(req)
+            return pb.DecideResponse(decision=pb.DECISION_CANCEL, reason="stop intent", job_id=req.job_id)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.adapter.prepared("job-1")
+        await self.until(self.prepared_decides)
+        start = len(self.script.events)  # what happens from the START on
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # its delivery fails
+        await self.until(lambda: self.at("Decide cancelled", start) >= 0)
+        cancelled = self.at("Decide cancelled", start)
+        self.assertTrue(0 <= self.at("ReportSpeech failed", start) < cancelled, self.trail())
+        await self.until(lambda: self.count("ReportSpeech failed") >= 3)  # retried meanwhile; no Decide asked
+        self.script.fail["ReportSpeech"].clear()
         await self.until(lambda: self.of(Cancel))
         self.assertEqual(self.of(Commit), [])
         self.assertEqual([a.reason for a in self.of(Cancel)], ["stop intent"])
         await self.until(lambda: self.script.sent("Complete"))
         self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_CANCELLED])
-        # The second Decide went out only after the START landed, which carried its age.
-        names = [(i, n, r) for i, (n, r) in enumerate(self.script.requests)]
-        speech = [i for i, n, _ in names if n == "ReportSpeech"]
-        decides = [i for i, n, r in names if n == "Decide" and r.prepared]
-        self.assertEqual(len(decides), 2)
-        self.assertLess(speech[-1], decides[1])
-        self.assertGreater(len(speech), 2)
-        # Every attempt carries its own age, measured when it leaves: they grow with the
-        # wait (no clock threshold: the attempt that lands may have left just before the
-        # outage's end, so its age can be under the outage's 0.2 s on a loaded machine).
+        # The second prepared Decide went out only after the START landed.
+        again = [i for i, e in enumerate(self.script.events) if e == "Decide" and i > cancelled]
+        self.assertEqual(len(again), 1, self.trail())
+        self.assertLess(self.at("ReportSpeech ok"), again[0], self.trail())
+        # Every attempt carries its own age, measured when it leaves: they grow.
         ages = [r.age.ToNanoseconds() for r in self.script.sent("ReportSpeech")]
         self.assertEqual(ages, sorted(ages))
-        self.assertGreater(ages[-1], ages[0])
 
-    async def test_commit_asked_again_when_an_event_landed_during_the_decide(self):
+    async def test_event_undelivered_past_the_stuck_limit_aborts_the_waiting_decide(self):
+        # The START is in flight, not failing (the arbiter has not answered it): past
+        # DELIVERY_STUCK the waiting Decide is aborted and asked again once it landed.
+        self.long_poll()
+        gate = self.script.hold["ReportSpeech"] = asyncio.Event()
+
         async def decide(req, ctx):
-            if not req.prepared:
-                await asyncio.sleep(10)
-            if len([d for d in self.script.sent("Decide") if d.prepared]) == 1:
-                while not self.script.sent("ReportSpeech"):  # delivered while this Decide is open
-                    await asyncio.sleep(0.01)
-                await asyncio.sleep(0.05)
-            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+            if not req.prepared or len(self.prepared_decides()) == 1:
+                await asyncio.sleep(30)  # ends early only when the client cancels it
+            return self.commit(req)
 
         self.script.decide = decide
         await self.adapter.feed(call_message())
         await self.adapter.prepared("job-1")
-        await self.until(lambda: [d for d in self.script.sent("Decide") if d.prepared])
-        await self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await self.until(self.prepared_decides)
+        start = len(self.script.events)
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+        await self.until(lambda: self.at("Decide cancelled", start) >= 0)
+        self.assertEqual([e for e in self.script.events if e.startswith("ReportSpeech")], ["ReportSpeech"],
+                         "one attempt, still unanswered")
+        self.assertEqual(len(self.prepared_decides()), 1, "asked again while the START was undelivered")
+        gate.set()
         await self.until(lambda: self.of(Commit))
-        await asyncio.sleep(0.05)
-        self.assertEqual(len(self.of(Commit)), 1)
-        self.assertEqual(len([d for d in self.script.sent("Decide") if d.prepared]), 2)
+        self.assertEqual(len(self.prepared_decides()), 2)
+        last_decide = len(self.script.events) - 1 - self.script.events[::-1].index("Decide")
+        self.assertLess(self.at("ReportSpeech ok"), last_decide, self.trail())
+
+    async def test_commit_arriving_while_an_event_is_in_flight_is_acted_on(self):
+        # The COMMIT stands (the arbiter places the START after it): the core acts on it
+        # and does not ask again. The in-flight START is never stuck here (its limit is
+        # raised), so the test does not depend on how fast this machine answers.
+        self.adapter._outbox.stuck_after = 60.0
+        gate = self.script.hold["ReportSpeech"] = asyncio.Event()
+
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(30)
+            while not self.script.sent("ReportSpeech"):
+                await asyncio.sleep(0.005)
+            return self.commit(req)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.adapter.prepared("job-1")
+        await self.until(self.prepared_decides)
+        with self.assertLogs("arbiter_client", logging.WARNING) as logs:
+            start = self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})
+            await self.until(lambda: self.of(Commit))
+        self.assertEqual(self.at("ReportSpeech ok"), -1, "the START is still in flight")
+        self.assertEqual(len(self.prepared_decides()), 1)
+        self.assertTrue(any("acting on COMMIT; 1 event(s) observed while its Decide was open were not delivered yet"
+                            in m for m in logs.output), logs.output)
+        gate.set()
+        await start
+        await self.adapter.committed("job-1", {"reference": "R-1"})
+        self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_COMMITTED])
+        self.assertEqual(len(self.prepared_decides()), 1)
 
     async def test_commit_with_nothing_undelivered_is_acted_on_at_once(self):
         async def decide(req, ctx):
-            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+            if not req.prepared:
+                await asyncio.sleep(30)  # the arbiter never commits an unprepared job
+            return self.commit(req)
 
         self.script.decide = decide
         await self.adapter.feed(call_message())
@@ -381,17 +501,37 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.adapter.prepared("job-1")
         await self.until(lambda: self.of(Commit))
         self.assertEqual([d.prepared for d in self.script.sent("Decide")][-1:], [True])
-        self.assertEqual(len([d for d in self.script.sent("Decide") if d.prepared]), 1)
+        self.assertEqual(len(self.prepared_decides()), 1)
 
-    async def test_session_closed_with_an_earlier_event_undelivered_never_commits(self):
+    async def test_event_undelivered_past_max_elapsed_releases_the_job(self):
         self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
 
         async def decide(req, ctx):
             if not req.prepared:
-                await asyncio.sleep(10)
-            while not self.script.sent("ReportSpeech"):
-                await asyncio.sleep(0.01)
-            return pb.DecideResponse(decision=pb.DECISION_COMMIT, reason="grace window passed", job_id=req.job_id)
+                await asyncio.sleep(30)
+            return self.commit(req)
+
+        self.script.decide = decide
+        await self.adapter.feed(call_message())
+        await self.until(lambda: self.script.sent("Decide"))
+        self.adapter.feed({"voice_activity": {"voice_activity_type": "ACTIVITY_START"}})  # never lands
+        await self.adapter.prepared("job-1")
+        await self.until(lambda: self.of(Cancel))
+        self.assertEqual(self.of(Commit), [])
+        self.assertEqual(self.prepared_decides(), [], "a prepared Decide was sent while the START was undelivered")
+        (release,) = self.of(Cancel)
+        self.assertIn("still undelivered after 0.5 s (the retry policy's max_elapsed)", release.reason)
+        await self.until(lambda: self.script.sent("Complete"))
+        self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_FAILED])
+        await self.adapter.close(timeout=0.1)
+
+    async def test_session_closed_with_an_observed_event_undelivered_never_commits(self):
+        self.script.fail["ReportSpeech"] = [grpc.StatusCode.UNAVAILABLE] * 10_000
+
+        async def decide(req, ctx):
+            if not req.prepared:
+                await asyncio.sleep(30)
+            return self.commit(req)
 
         self.script.decide = decide
         await self.adapter.feed(call_message())
@@ -401,8 +541,9 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.adapter.close(timeout=0.3)
         await self.until(lambda: self.script.sent("Complete"))
         self.assertEqual(self.of(Commit), [])
+        self.assertEqual(self.prepared_decides(), [])
         (release,) = self.of(Cancel)
-        self.assertIn("closed before the events observed before the commit were delivered", release.reason)
+        self.assertIn("closed before the events observed were delivered", release.reason)
         self.assertEqual([c.outcome for c in self.script.sent("Complete")], [pb.OUTCOME_FAILED])
 
     async def test_one_response_per_id_and_none_for_dead_ids(self):

@@ -1,5 +1,6 @@
 """Issue 12 end to end: a network cut turns a stop into a commit, unless the adapter
-delivers what it observed with its age and holds back a COMMIT until then.
+delivers what it observed with its age, asks Decide only once it is delivered, and aborts
+a waiting Decide when an event's delivery fails (the Decide contract).
 
 Real processes, real timings: the LiveAdapter talks to a real `arbiter serve` (the
 booking policy: 1.5 s grace, 3 s transcript timeout) through clients/e2e/proxy.py, a TCP
@@ -12,8 +13,9 @@ proxy the test cuts. The timeline of the issue:
     t=3.5   the proxy is back
     t=3.6   the transcript "Stop, don't book it.", then (3.7) the end of voice activity
 
-Whichever reaches the arbiter first once the proxy is back (the parked Decide, which
-then fires the grace timer and answers COMMIT, or the retried START), the adapter must
+The START's first failed attempt aborts the parked Decide, and no Decide is asked until
+the START has landed: whenever the proxy comes back, the arbiter has the START (and then
+the stop) before any Decide could hand out a COMMIT, which would stand. The adapter must
 end with the job cancelled: a Cancel action and the cancel note, never a Commit.
 
 clients/test.sh runs it with ARBITER_OUTAGE_TARGET set to its booking arbiter; skipped
@@ -110,9 +112,9 @@ class OutageTest(unittest.IsolatedAsyncioTestCase):
             self.assertIn("cancelled before it was committed", note.text)
             retried = [m for m in self.log.lines if "USER_ACTIVITY_START" in m and "retrying" in m]
             self.assertTrue(retried, f"the START was never retried (no cut?):\n{log}")
-            held = any("not acting on COMMIT" in m for m in self.log.lines)
-            first = "the parked Decide answered COMMIT first; held back, asked again" if held else "the START landed first"
-            OutageTest.report = f"  {first}; START attempts: {len(retried) + 1}\n{timeline}"
+            aborted = sum("Decide aborted" in m for m in self.log.lines)
+            OutageTest.report = (f"  Decides aborted for an undelivered event: {aborted}; "
+                                 f"START attempts: {len(retried) + 1}\n{timeline}")
         finally:
             await adapter.close()
             await client.close()

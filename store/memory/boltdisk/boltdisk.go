@@ -144,9 +144,13 @@ func Open(path string, opts Options) (*Disk, error) {
 // openDB opens the bbolt file at path and checks (or, in a new file, writes) its
 // format.
 func openDB(path string, opts Options) (db *bolt.DB, err error) {
-	exists, err := checkFile(path)
+	exists, torn, err := checkFile(path)
 	if err != nil {
 		return nil, describe(path, opts, err)
+	}
+	if torn != "" {
+		opts.Log.Warn("state file: one of its two meta pages is invalid, so it opens at the other, the commit before: after a crash during a commit (that commit never answered) this is recovery; otherwise the file's start was damaged and its last commit is gone: restore the file from a backup",
+			"state_file", path, "fault", torn)
 	}
 	if exists {
 		// Read every page once, read-only and in this goroutine, before bbolt opens

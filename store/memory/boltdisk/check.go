@@ -79,23 +79,28 @@ func damage(format string, args ...any) error { return &damaged{fmt.Sprintf(form
 // A database whose pages do not all read back as a tree of buckets, keys and values
 // is refused by walk, which Open runs next on a read-only bbolt handle.
 //
-// exists reports whether there is a file at path.
-func checkFile(path string) (exists bool, err error) {
+// exists reports whether there is a file at path. torn is not empty when one meta page
+// is invalid and the other valid: bbolt then opens the valid one. After a crash
+// during a commit's meta write that is recovery (the commit never answered); damage
+// to the start of the file looks the same and loses the last commit when the invalid
+// page was the newer, so Open logs a warning (a refusal would stop every restart
+// after such a crash).
+func checkFile(path string) (exists bool, torn string, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return false, "", nil
 	}
 	if err != nil {
-		return false, err // an *fs.PathError: "open PATH: ..."
+		return false, "", err // an *fs.PathError: "open PATH: ..."
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return true, fmt.Errorf("stat %s: %w", path, err)
+		return true, "", fmt.Errorf("stat %s: %w", path, err)
 	}
 	size := fi.Size()
 	if size == 0 {
-		return true, damage("the file is empty (0 bytes): a database always has its meta pages, so its contents were lost (a write that never reached the disk, or a file truncated by hand); restore it from a backup, or remove it to start with no sessions")
+		return true, "", damage("the file is empty (0 bytes): a database always has its meta pages, so its contents were lost (a write that never reached the disk, or a file truncated by hand); restore it from a backup, or remove it to start with no sessions")
 	}
 	m0, err0 := readMeta(f, 0)
 	var m1 boltMeta
@@ -110,25 +115,25 @@ func checkFile(path string) (exists bool, err error) {
 	switch {
 	case err0 != nil && err1 != nil:
 		if size < 2*pageHeaderSize+metaSize || errors.Is(err0, io.EOF) {
-			return true, fmt.Errorf("%w: %v (the file is %d bytes: truncated, or not a database)", bolt.ErrInvalid, err0, size)
+			return true, "", fmt.Errorf("%w: %v (the file is %d bytes: truncated, or not a database)", bolt.ErrInvalid, err0, size)
 		}
-		return true, fmt.Errorf("%w: %v; %v", bolt.ErrInvalid, err0, err1)
+		return true, "", fmt.Errorf("%w: %v; %v", bolt.ErrInvalid, err0, err1)
 	case err0 != nil:
-		m = m1
+		m, torn = m1, err0.Error()
 	case err1 != nil:
-		m = m0
+		m, torn = m0, err1.Error()
 	case m1.txid > m0.txid:
 		m = m1
 	default:
 		m = m0
 	}
 	if m.pageSize == 0 || m.pgid < 2 {
-		return true, damage("meta page says page size %d and %d pages", m.pageSize, m.pgid)
+		return true, "", damage("meta page says page size %d and %d pages", m.pageSize, m.pgid)
 	}
 	if need := int64(m.pgid) * int64(m.pageSize); size < need {
-		return true, damage("truncated: the file is %d bytes, its database has %d pages of %d bytes (%d bytes); restore it from a backup", size, m.pgid, m.pageSize, need)
+		return true, "", damage("truncated: the file is %d bytes, its database has %d pages of %d bytes (%d bytes); restore it from a backup", size, m.pgid, m.pageSize, need)
 	}
-	return true, nil
+	return true, torn, nil
 }
 
 // walk reads every bucket, key and value of db in one read transaction, turning a
