@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/voicearbiter/arbiter/internal/realtime"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -581,7 +582,7 @@ func payloadStatus(p map[string]any) string {
 				return s
 			}
 		case string:
-			if m, ok := decodeObject([]byte(x)); ok {
+			if m, err := realtime.DecodeObject([]byte(x)); err == nil {
 				if s, ok := m["status"].(string); ok {
 					return s
 				}

@@ -1,83 +1,23 @@
 package fakeprovider
 
 import (
-	"fmt"
-	"strings"
-
+	"github.com/voicearbiter/arbiter/internal/realtime"
+	geminiwire "github.com/voicearbiter/arbiter/internal/realtime/gemini"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
-// geminiSetup is what the fake reads from a client's `setup` message.
-type geminiSetup struct {
-	Model string
-	// InputTranscription and OutputTranscription: the setup asked for them
-	// (inputAudioTranscription, outputAudioTranscription); without, the real server
-	// sends no transcriptions, and neither does the fake.
-	InputTranscription  bool
-	OutputTranscription bool
-	// TextOnly: generationConfig.responseModalities is TEXT (model output as text
-	// parts, no audio).
-	TextOnly bool
-	// ExplicitVAD: explicitVadSignal (Vertex AI, allowlisted): the server also sends
-	// voiceActivityDetectionSignal.
-	ExplicitVAD bool
-	// Resumption: the setup has sessionResumption; Handle is the handle it resumes
-	// ("" for none).
-	Resumption bool
-	Handle     string
-	// Behaviors maps each declared function to its behavior ("BLOCKING" when the
-	// declaration has none or UNSPECIFIED).
-	Behaviors map[string]string
-}
+// geminiSetup is what the fake reads from a client's `setup` message (package
+// internal/realtime/gemini reads it: the model, the declared functions' behaviors, the
+// transcriptions asked for, text-only output, explicit VAD signals, resumption).
+type geminiSetup = geminiwire.Setup
 
 // parseGeminiSetup reads a client message as `setup`; ok is false when it is not one.
 func parseGeminiSetup(msg []byte) (geminiSetup, bool) {
-	m, ok := decodeObject(msg)
-	if !ok {
+	m, err := geminiwire.ParseClient(msg)
+	if err != nil || m.Kind != geminiwire.ClientSetup {
 		return geminiSetup{}, false
 	}
-	s := objField(m, "setup")
-	if s == nil {
-		return geminiSetup{}, false
-	}
-	out := geminiSetup{Model: strField(s, "model"), Behaviors: map[string]string{}}
-	out.InputTranscription = objField(s, "inputAudioTranscription") != nil // {} or a config; not null
-	out.OutputTranscription = objField(s, "outputAudioTranscription") != nil
-	mods := listField(objField(s, "generationConfig"), "responseModalities")
-	if len(mods) == 0 {
-		mods = listField(s, "responseModalities") // some raw clients put it at the top
-	}
-	audio, text := false, false
-	for _, x := range mods {
-		switch strings.ToUpper(fmt.Sprint(x)) {
-		case "AUDIO":
-			audio = true
-		case "TEXT":
-			text = true
-		}
-	}
-	out.TextOnly = text && !audio
-	out.ExplicitVAD = boolField(s, "explicitVadSignal")
-	if r := objField(s, "sessionResumption"); r != nil {
-		out.Resumption = true
-		out.Handle = strField(r, "handle")
-	}
-	for _, t := range listField(s, "tools") {
-		to, _ := t.(obj)
-		for _, d := range listField(to, "functionDeclarations") {
-			do, _ := d.(obj)
-			name := strField(do, "name")
-			if name == "" {
-				continue
-			}
-			b := strings.ToUpper(strField(do, "behavior"))
-			if b == "" || b == "UNSPECIFIED" {
-				b = "BLOCKING"
-			}
-			out.Behaviors[name] = b
-		}
-	}
-	return out, true
+	return m.Setup, true
 }
 
 // gemini translates a trace into Gemini Live BidiGenerateContent server messages
@@ -121,14 +61,13 @@ func (g *gemini) event(ev replay.TraceEvent) step {
 	var s step
 	switch ev.Event {
 	case "speech_start", "speech_end":
-		va, vad := "ACTIVITY_START", "VAD_SIGNAL_TYPE_SOS"
+		va, vad := geminiwire.ActivityStart, "VAD_SIGNAL_TYPE_SOS"
 		if ev.Event == "speech_end" {
-			va, vad = "ACTIVITY_END", "VAD_SIGNAL_TYPE_EOS"
+			va, vad = geminiwire.ActivityEnd, "VAD_SIGNAL_TYPE_EOS"
 		}
-		// The kind is voiceActivity.type on the wire: google-genai's converters read it
-		// there (python-genai _VoiceActivity_from_mldev and _from_vertex, js-genai
-		// voiceActivityFromVertex) and call it voiceActivityType in the SDK's object.
-		s.send(obj{"voiceActivity": obj{"type": va}})
+		// voiceActivity.type, as the server writes it (geminiwire.VoiceActivity says
+		// where that comes from).
+		s.send(geminiwire.VoiceActivity(va))
 		if g.setup.ExplicitVAD {
 			s.send(obj{"voiceActivityDetectionSignal": obj{"vadSignalType": vad}})
 		}
@@ -195,11 +134,14 @@ func (g *gemini) checkBehavior(s *step, ev replay.TraceEvent) {
 // not JSON is a warning, never an error.
 func (g *gemini) client(msg []byte) step {
 	var s step
-	m, ok := decodeObject(msg)
+	m, err := geminiwire.ParseClient(msg)
+	if err == nil && m.Obj == nil {
+		_, err = realtime.DecodeObject(msg) // read by the quick scan: JSON still?
+	}
 	switch {
-	case !ok:
+	case err != nil:
 		s.warn("a client message is not a JSON object")
-	case objField(m, "setup") != nil:
+	case m.Kind == geminiwire.ClientSetup:
 		s.warn("a second setup message (the real server accepts one per connection)")
 	}
 	return s

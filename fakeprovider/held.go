@@ -3,6 +3,10 @@ package fakeprovider
 import (
 	"fmt"
 	"strings"
+
+	"github.com/voicearbiter/arbiter/internal/realtime"
+	geminiwire "github.com/voicearbiter/arbiter/internal/realtime/gemini"
+	openaiwire "github.com/voicearbiter/arbiter/internal/realtime/openai"
 )
 
 // What the model ends up holding: the checker judges the function responses and texts
@@ -54,110 +58,107 @@ func heldOps(s *sessionRecord) []heldOp {
 		if l.Kind != KindClient && l.Kind != KindServer {
 			continue
 		}
-		m, ok := decodeObject(l.Msg)
-		if !ok {
-			continue
-		}
-		if s.proto == ProtoGemini && l.Kind == KindClient {
-			if setup, ok := parseGeminiSetup(l.Msg); ok && setup.Handle != "" && len(conns) > 1 {
+		if s.proto == ProtoGemini {
+			if l.Kind != KindClient {
+				continue
+			}
+			m, err := geminiwire.ParseClient(l.Msg)
+			if err != nil || (m.Obj == nil && !isObject(l.Msg)) {
+				continue
+			}
+			if m.Kind == geminiwire.ClientSetup && m.Setup.Handle != "" && len(conns) > 1 {
 				ctx[l.Conn] = ctx[conns[len(conns)-2]] // resumed: the same model context
 			}
+			n++
+			ops = append(ops, heldOp{ctx: ctx[l.Conn], key: fmt.Sprintf("#%d", n), add: geminiItems(m, l.TMs, l.Conn), tMs: l.TMs})
+			continue
 		}
 		c := ctx[l.Conn]
 		if l.Kind == KindServer {
 			// OpenAI: the echo of a client create (a reply, not a trace line's doing)
 			// names the item the client created without an id.
-			if s.proto == ProtoOpenAI && l.Line == 0 && (m["type"] == "conversation.item.added" || m["type"] == "conversation.item.created") {
-				k := echoes[l.Conn]
-				echoes[l.Conn]++
-				if k < len(creates[l.Conn]) {
-					if op := &ops[creates[l.Conn][k]]; strings.HasPrefix(op.key, "#") {
-						op.key = strField(objField(m, "item"), "id")
-					}
+			if l.Line != 0 {
+				continue
+			}
+			ev, err := openaiwire.ParseServer(l.Msg)
+			if err != nil || (ev.Type != openaiwire.ItemAdded && ev.Type != openaiwire.ItemCreated) {
+				continue
+			}
+			k := echoes[l.Conn]
+			echoes[l.Conn]++
+			if k < len(creates[l.Conn]) {
+				if op := &ops[creates[l.Conn][k]]; strings.HasPrefix(op.key, "#") && ev.Item != nil {
+					op.key = ev.Item.ID
 				}
 			}
+			continue
+		}
+		ev, err := openaiwire.ParseClient(l.Msg)
+		if err != nil || (ev.Obj == nil && !isObject(l.Msg)) {
 			continue
 		}
 		n++
-		if s.proto == ProtoOpenAI {
-			switch m["type"] {
-			case "conversation.item.create":
-				item := objField(m, "item")
-				if item == nil {
-					continue // no item: the server creates nothing
-				}
-				key := strField(item, "id")
-				if key == "" {
-					key = fmt.Sprintf("#%d", n)
-				}
-				creates[l.Conn] = append(creates[l.Conn], len(ops))
-				ops = append(ops, heldOp{ctx: c, key: key, add: openaiItems(item, l.TMs, l.Conn), tMs: l.TMs})
-			case "conversation.item.delete":
-				ops = append(ops, heldOp{ctx: c, key: strField(m, "item_id"), tMs: l.TMs, remove: true})
+		switch ev.Type {
+		case openaiwire.ItemCreate:
+			if ev.Item == nil {
+				continue // no item: the server creates nothing
 			}
-			continue
+			key := ev.Item.ID
+			if key == "" {
+				key = fmt.Sprintf("#%d", n)
+			}
+			creates[l.Conn] = append(creates[l.Conn], len(ops))
+			ops = append(ops, heldOp{ctx: c, key: key, add: openaiItems(ev.Item, l.TMs, l.Conn), tMs: l.TMs})
+		case openaiwire.ItemDelete:
+			ops = append(ops, heldOp{ctx: c, key: ev.ItemID, tMs: l.TMs, remove: true})
 		}
-		ops = append(ops, heldOp{ctx: c, key: fmt.Sprintf("#%d", n), add: geminiItems(m, l.TMs, l.Conn), tMs: l.TMs})
 	}
 	return ops
 }
 
-// openaiItems reads a conversation.item.create's item: a function_call_output (and a
-// status_note in its output), or a user or system message's text.
-func openaiItems(item obj, t int64, conn int) []wireItem {
-	switch item["type"] {
-	case "function_call_output":
-		out, _ := item["output"].(string)
-		p, ok := decodeObject([]byte(out))
-		if !ok {
-			p = obj{"output": out}
-		}
-		r := wireItem{callID: strField(item, "call_id"), final: true, payload: p, via: "function_call_output", tMs: t, conn: conn}
+// isObject reports whether b is a JSON object (for a message the protocol packages
+// passed by their quick test, without a decode).
+func isObject(b []byte) bool {
+	_, err := realtime.DecodeObject(b)
+	return err == nil
+}
+
+// openaiItems reads a conversation.item.create's item: a function_call_output (its
+// output read as the guard reads it, openaiwire.ReadOutput, and a status_note in it),
+// or a user or system message's text.
+func openaiItems(item *openaiwire.Item, t int64, conn int) []wireItem {
+	switch item.Type {
+	case openaiwire.FunctionCallOutputType:
+		r := wireItem{callID: item.CallID, final: true, payload: openaiwire.ReadOutput(item.Output), via: "function_call_output", tMs: t, conn: conn}
 		return withRider(r)
-	case "message":
-		if role := strField(item, "role"); role != "user" && role != "system" {
+	case openaiwire.MessageType:
+		if item.Role != "user" && item.Role != "system" {
 			return []wireItem{{conn: conn}}
 		}
-		var parts []string
-		for _, c := range listField(item, "content") {
-			co, _ := c.(obj)
-			if s := strField(co, "text"); s != "" {
-				parts = append(parts, s)
-			}
-		}
-		return []wireItem{{text: strings.Join(parts, " "), via: "conversation.item", tMs: t, conn: conn}}
+		return []wireItem{{text: strings.Join(item.Texts, " "), via: "conversation.item", tMs: t, conn: conn}}
 	}
 	return []wireItem{{conn: conn}} // another item: held, judged by nothing
 }
 
-// geminiItems reads toolResponse.functionResponses (final unless willContinue; a
-// status_note riding in the response), clientContent user turns (one text per turn)
-// and realtimeInput.text.
-func geminiItems(m obj, t int64, conn int) []wireItem {
+// geminiItems reads a client message's toolResponse.functionResponses (final unless
+// willContinue; a status_note riding in the response), clientContent user turns (one
+// text per turn) and realtimeInput.text.
+func geminiItems(m geminiwire.ClientMessage, t int64, conn int) []wireItem {
 	var out []wireItem
-	for _, x := range listField(objField(m, "toolResponse"), "functionResponses") {
-		fr, _ := x.(obj)
-		r := wireItem{callID: strField(fr, "id"), final: !boolField(fr, "willContinue"), payload: objField(fr, "response"), via: "toolResponse", tMs: t, conn: conn}
+	for _, fr := range m.Responses {
+		r := wireItem{callID: fr.ID, final: !fr.WillContinue, payload: fr.Response, via: "toolResponse", tMs: t, conn: conn}
 		out = append(out, withRider(r)...)
 	}
-	for _, x := range listField(objField(m, "clientContent"), "turns") {
-		turn, _ := x.(obj)
-		if role := strField(turn, "role"); role != "" && role != "user" {
+	for _, turn := range m.Turns {
+		if turn.Role != "" && turn.Role != "user" {
 			continue
 		}
-		var parts []string
-		for _, p := range listField(turn, "parts") {
-			po, _ := p.(obj)
-			if s := strField(po, "text"); s != "" {
-				parts = append(parts, s)
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, wireItem{text: strings.Join(parts, " "), via: "clientContent", tMs: t, conn: conn})
+		if len(turn.Texts) > 0 {
+			out = append(out, wireItem{text: strings.Join(turn.Texts, " "), via: "clientContent", tMs: t, conn: conn})
 		}
 	}
-	if s := strField(objField(m, "realtimeInput"), "text"); s != "" {
-		out = append(out, wireItem{text: s, via: "realtimeInput.text", tMs: t, conn: conn})
+	if m.RealtimeText != "" {
+		out = append(out, wireItem{text: m.RealtimeText, via: "realtimeInput.text", tMs: t, conn: conn})
 	}
 	if len(out) == 0 {
 		out = []wireItem{{conn: conn}}

@@ -3,6 +3,8 @@ package fakeprovider
 import (
 	"fmt"
 
+	"github.com/voicearbiter/arbiter/internal/realtime"
+	openaiwire "github.com/voicearbiter/arbiter/internal/realtime/openai"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -141,11 +143,7 @@ func (o *openai) goAway() step { return step{} }
 // transcription reports whether the session asked for input transcription (GA:
 // audio.input.transcription; beta: input_audio_transcription).
 func (o *openai) transcription() bool {
-	if o.beta {
-		return o.session["input_audio_transcription"] != nil
-	}
-	in := objField(objField(o.session, "audio"), "input")
-	return in["transcription"] != nil
+	return openaiwire.InputTranscription(o.session, o.beta)
 }
 
 // last is the conversation's last item id (nil when empty), for previous_item_id.
@@ -490,8 +488,8 @@ func (o *openai) checkTool(s *step, ev replay.TraceEvent) {
 		s.warnOnce(o.warned, "notools", "trace line %d: %s calls %q, and the session declares no tools", ev.Line, ev.CallID, ev.Tool)
 		return
 	}
-	for _, t := range tools {
-		if to, _ := t.(obj); strField(to, "name") == ev.Tool {
+	for _, name := range openaiwire.ToolNames(o.session) {
+		if name == ev.Tool {
 			return
 		}
 	}
@@ -508,33 +506,35 @@ func (o *openai) remove(id string) {
 	}
 }
 
-// client handles a client event and returns the server's replies. It never answers
-// with an error except for a message that is not JSON (as the real server does);
-// events it does not know are recorded with a warning.
+// client handles a client event (read by package internal/realtime/openai) and
+// returns the server's replies. It never answers with an error except for a message
+// that is not JSON (as the real server does); events it does not know are recorded
+// with a warning.
 func (o *openai) client(msg []byte) step {
 	var s step
-	m, ok := decodeObject(msg)
-	if !ok {
-		s.send(o.ev("error", obj{"error": obj{"type": "invalid_request_error", "code": "invalid_json",
+	ev, err := openaiwire.ParseClient(msg)
+	if err == nil && ev.Obj == nil {
+		_, err = realtime.DecodeObject(msg) // an audio append read by the quick test: JSON still?
+	}
+	if err != nil {
+		s.send(o.ev(openaiwire.ErrorEvent, obj{"error": obj{"type": "invalid_request_error", "code": "invalid_json",
 			"message": "the message is not a JSON object", "param": nil, "event_id": nil}}))
 		s.warn("a client message is not a JSON object")
 		return s
 	}
-	typ, _ := m["type"].(string)
-	switch typ {
-	case "session.update":
-		if u := objField(m, "session"); u != nil {
-			merge(o.session, u)
+	switch ev.Type {
+	case openaiwire.SessionUpdate:
+		if ev.Session != nil {
+			merge(o.session, ev.Session)
 		}
-		s.send(o.ev("session.updated", obj{"session": o.session}))
-	case "conversation.item.create":
-		item := objField(m, "item")
-		if item == nil {
+		s.send(o.ev(openaiwire.SessionUpdated, obj{"session": o.session}))
+	case openaiwire.ItemCreate:
+		if ev.Item == nil {
 			s.warn("conversation.item.create without an item")
 			break
 		}
-		item = snap(item)
-		id, _ := item["id"].(string)
+		item := snap(realtime.ObjField(ev.Obj, "item")) // kept as sent: the echo carries it all
+		id := ev.Item.ID
 		if id == "" {
 			id = o.ids.itemID()
 			item["id"] = id
@@ -544,39 +544,34 @@ func (o *openai) client(msg []byte) step {
 			item["status"] = "completed"
 		}
 		s.send(o.add(item, true)...)
-	case "conversation.item.retrieve":
-		id, _ := m["item_id"].(string)
-		if item, ok := o.items[id]; ok {
-			s.send(o.ev("conversation.item.retrieved", obj{"item": snap(item)}))
+	case openaiwire.ItemRetrieve:
+		if item, ok := o.items[ev.ItemID]; ok {
+			s.send(o.ev(openaiwire.ItemRetrieved, obj{"item": snap(item)}))
 		} else {
-			s.warn("conversation.item.retrieve of %q, which the conversation does not hold", id)
+			s.warn("conversation.item.retrieve of %q, which the conversation does not hold", ev.ItemID)
 		}
-	case "conversation.item.delete":
-		id, _ := m["item_id"].(string)
-		o.remove(id)
-		s.send(o.ev("conversation.item.deleted", obj{"item_id": id}))
-	case "conversation.item.truncate":
-		s.send(o.ev("conversation.item.truncated", obj{"item_id": m["item_id"], "content_index": m["content_index"], "audio_end_ms": m["audio_end_ms"]}))
-	case "input_audio_buffer.clear":
+	case openaiwire.ItemDelete:
+		o.remove(ev.ItemID)
+		s.send(o.ev(openaiwire.ItemDeleted, obj{"item_id": ev.ItemID}))
+	case openaiwire.ItemTruncate:
+		// Echoed as sent.
+		s.send(o.ev(openaiwire.ItemTruncated, obj{"item_id": ev.Obj["item_id"], "content_index": ev.Obj["content_index"], "audio_end_ms": ev.Obj["audio_end_ms"]}))
+	case openaiwire.InputAudioBufferClear:
 		s.send(o.ev("input_audio_buffer.cleared", nil))
-	case "response.create":
+	case openaiwire.ResponseCreate:
 		if o.resp != nil {
 			break // the recorded model is speaking: its response goes on
 		}
-		var meta any
-		if r := objField(m, "response"); r != nil {
-			meta = r["metadata"]
-		}
-		o.open(&s, meta)
+		o.open(&s, ev.Metadata)
 		o.finish(&s, "completed", nil) // the recorded model says nothing it did not say
-	case "response.cancel":
+	case openaiwire.ResponseCancel:
 		if o.resp != nil {
 			o.finish(&s, "cancelled", obj{"type": "cancelled", "reason": "client_cancelled"})
 		}
-	case "input_audio_buffer.append", "input_audio_buffer.commit", "output_audio_buffer.clear":
+	case openaiwire.InputAudioBufferAppend, openaiwire.InputAudioBufferCommit, openaiwire.OutputAudioBufferClear:
 		// Audio in, and manual turns: the trace decides when the user speaks.
 	default:
-		s.warnOnce(o.warned, "type:"+typ, "client event %q is not one the fake provider handles: recorded only", typ)
+		s.warnOnce(o.warned, "type:"+ev.Type, "client event %q is not one the fake provider handles: recorded only", ev.Type)
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	openaiwire "github.com/voicearbiter/arbiter/internal/realtime/openai"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -54,38 +55,15 @@ func Refusal(proto string, tr Trace) string {
 	return ""
 }
 
-// OpenAIBargeIn is the rule for an OpenAI Realtime response that ends `cancelled`
-// (response.done, status_details.reason): it was cut off by barge-in when the server's
-// voice activity detection cut it (turn_detected), or when the client cancelled it
-// (client_cancelled, its response.cancel) after input_audio_buffer.speech_started
-// arrived while the response was in progress (speechDuring: the client cancelled for
-// the user's speech, as @openai/agents-realtime and LiveKit do). A response cut off by
-// barge-in is reported to the arbiter as `interrupted`, exactly as Gemini Live's
-// serverContent.interrupted: its unanswered function calls whose behavior is BLOCKING
-// (the tool policy's: an OpenAI call carries none) are abandoned, never answered and
-// never run unless re-issued; NON_BLOCKING ones stay live. Any other response.done
-// (completed, incomplete, failed, a client cancel with no speech) ends the model's turn.
-//
-// Why: the function_call item of a cut-off response stays in the conversation, but the
-// response that issued it did not finish, and the user spoke over it; a side effect the
-// model asked for in a sentence the user talked over (an end_call) must not run on its
-// own, and the tool policy is where BLOCKING (abandon on barge-in) is said. Gemini Live
-// drops an interrupted BLOCKING call itself; an OpenAI server never withdraws a call,
-// so this is the agent's (and the arbiter's) decision, taken the same way on both.
-// The adapters (clients/node/src/openai.ts, clients/python/arbiter_client/realtime.py)
-// apply it on the events they feed; the checker replays `interrupted` where this rule
-// says the wire had one.
+// OpenAIBargeIn is the rule for an OpenAI Realtime response that ends `cancelled`:
+// whether it was cut off by barge-in (reported as `interrupted`, as Gemini Live's
+// serverContent.interrupted). The rule, and where it comes from, is
+// internal/realtime/openai's BargeIn, which the wire guard applies too; the checker
+// replays `interrupted` where it says the wire had one, and the adapters
+// (clients/node/src/openai.ts, clients/python/arbiter_client/realtime.py) apply it on
+// the events they feed.
 func OpenAIBargeIn(status, reason string, speechDuring bool) bool {
-	if status != "cancelled" {
-		return false
-	}
-	switch reason {
-	case "turn_detected":
-		return true
-	case "client_cancelled":
-		return speechDuring
-	}
-	return false
+	return openaiwire.BargeIn(status, reason, speechDuring)
 }
 
 // wireFacts is what a session's record says about how its trace went over the wire.
@@ -137,8 +115,8 @@ func readFacts(s *sessionRecord) wireFacts {
 			if s.proto != ProtoOpenAI {
 				continue
 			}
-			m, ok := decodeObject(l.Msg)
-			if !ok {
+			ev, err := openaiwire.ParseServer(l.Msg)
+			if err != nil {
 				continue
 			}
 			r := responses[l.Conn]
@@ -146,14 +124,16 @@ func readFacts(s *sessionRecord) wireFacts {
 				r = &resp{}
 				responses[l.Conn] = r
 			}
-			switch m["type"] {
-			case "response.created":
+			switch ev.Type {
+			case openaiwire.ResponseCreated:
 				*r = resp{open: true}
-			case "input_audio_buffer.speech_started":
+			case openaiwire.SpeechStarted:
 				r.speech = r.speech || r.open
-			case "response.done":
-				rd := objField(m, "response")
-				status, reason := strField(rd, "status"), strField(objField(rd, "status_details"), "reason")
+			case openaiwire.ResponseDone:
+				var status, reason string
+				if ev.Response != nil {
+					status, reason = ev.Response.Status, ev.Response.Reason
+				}
 				if l.Line == 0 && OpenAIBargeIn(status, reason, r.speech) {
 					// Not a trace line's doing (those are played lines): the client's cancel.
 					f.synthetic = append(f.synthetic, replay.TraceEvent{TMs: l.TMs, Event: "interrupted"})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voicearbiter/arbiter/internal/realtime"
+	openaiwire "github.com/voicearbiter/arbiter/internal/realtime/openai"
 	"github.com/voicearbiter/arbiter/replay"
 )
 
@@ -197,6 +199,25 @@ func TestRefusal(t *testing.T) {
 			if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
 				t.Errorf("%s over %s: %q, want %q", tc.name, proto, got, want)
 			}
+		}
+	}
+}
+
+// TestHeldOutputReadAsTheGuardReadsIt: a function_call_output's output is the result
+// object only when the whole text is one JSON object (openaiwire.ReadOutput, the
+// guard's reading); the checker read the first JSON value of the text, so an output
+// with text after its object was a result to the checker and {"output": text} to the
+// guard.
+func TestHeldOutputReadAsTheGuardReadsIt(t *testing.T) {
+	for out, want := range map[string]string{
+		`{"status":"committed"}`:            `{"status":"committed"}`,
+		`{"status":"committed"} and more`:   `{"output":"{\"status\":\"committed\"} and more"}`,
+		`Booked for 3pm.`:                   `{"output":"Booked for 3pm."}`,
+		`{"status":"ok","status_note":"x"}`: `{"status":"ok","status_note":"x"}`,
+	} {
+		items := openaiItems(&openaiwire.Item{Type: openaiwire.FunctionCallOutputType, CallID: "c1", Output: out}, 0, 1)
+		if got := string(realtime.Marshal(items[0].payload)); got != want || items[0].callID != "c1" || !items[0].final {
+			t.Errorf("output %q: payload %s, want %s", out, got, want)
 		}
 	}
 }

@@ -17,8 +17,9 @@ import (
 //	                                               or the session runs under it); released once
 //	                                               registered, or dropped for a call the agent is
 //	                                               not to run (duplicate, rejected, run prompt)
-//	response.done                                 Speech interrupted (cancelled) or generation and
-//	                                              turn complete; its output without hidden items;
+//	response.done                                 Speech interrupted (cut off by barge-in,
+//	                                              openai.BargeIn) or generation and turn complete;
+//	                                              its output without hidden items;
 //	                                              notes waiting for the model to be idle go
 //	conversation.item.deleted of a call's item    ToolCallCancellation, unless the agent asked for
 //	                                              the delete (its own delete is not a withdrawal)
@@ -46,6 +47,9 @@ type openaiRule struct {
 	choices        []bool
 	respNone       bool
 	respOpen       bool
+	// speechDuring: input_audio_buffer.speech_started came while the response in
+	// progress was open (openai.BargeIn: a client cancel after it is barge-in).
+	speechDuring bool
 	// wantResponse: the guard added items while a response was open: a
 	// response.create goes once it is done.
 	wantResponse bool
@@ -95,6 +99,7 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 	case openai.SessionCreated, openai.SessionUpdated:
 		o.toolChoiceNone = ev.ToolChoice == "none"
 	case openai.SpeechStarted:
+		o.speechDuring = o.speechDuring || o.respOpen
 		r.report(arbiter.Speech{Kind: arbiter.UserActivityStart, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
 	case openai.SpeechStopped:
 		r.report(arbiter.Speech{Kind: arbiter.UserActivityEnd, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
@@ -108,7 +113,7 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 			r.report(arbiter.Transcript{Model: true, Text: ev.Text, ObservedAt: r.now}, "")
 		}
 	case openai.ResponseCreated:
-		o.respOpen = true
+		o.respOpen, o.speechDuring = true, false
 		o.respNone = o.toolChoiceNone
 		if len(o.choices) > 0 {
 			o.respNone = o.choices[0] || o.respNone
@@ -260,8 +265,9 @@ func (o *openaiRule) mend(f Frame, ev openai.ServerEvent) Frame {
 // responseDone reports the response's end and sends it on without the items the
 // agent does not see (held while one of its calls is being registered).
 func (o *openaiRule) responseDone(r *Rule, f Frame, ev openai.ServerEvent) {
-	o.respOpen = false
-	if ev.Response != nil && ev.Response.Status == openai.ResponseStatusCancelled {
+	speech := o.speechDuring
+	o.respOpen, o.speechDuring = false, false
+	if ev.Response != nil && openai.BargeIn(ev.Response.Status, ev.Response.Reason, speech) {
 		r.report(arbiter.Speech{Kind: arbiter.Interrupted, ObservedAt: r.now}, "")
 	} else {
 		r.report(arbiter.Speech{Kind: arbiter.ModelGenerationComplete, ObservedAt: r.now}, "")

@@ -292,3 +292,48 @@ func TestOpenAIDuplicateHiddenAndAnswerRewritten(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAICancelIsBargeInOnlyForSpeech: a cancelled OpenAI response cuts its BLOCKING
+// calls off only when it was barge-in (openai.BargeIn: the server's turn_detected, or
+// the client's cancel after the user began to speak during it); a client cancel with no
+// speech, or one naming no reason, ends the turn and the call stays live. The guard
+// reported every cancelled response as interrupted, so an agent's own cancel (a UI
+// stop, a new instruction) killed a BLOCKING call the adapters, the checker and the
+// fake provider's reference all keep live.
+func TestOpenAICancelIsBargeInOnlyForSpeech(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		speech, dead bool
+	}{
+		{"turn_detected", "turn_detected", false, true},
+		{"client cancel after speech", "client_cancelled", true, true},
+		{"client cancel, no speech", "client_cancelled", false, false},
+		{"cancel naming no reason", "", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, "openai", Config{})
+			h.deliverAll()
+			h.server(`{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}`)
+			h.server(`{"type":"response.output_item.added","response_id":"r1","item":{"id":"i1","type":"function_call","call_id":"call_1","name":"end_call","arguments":""}}`)
+			h.server(`{"type":"response.function_call_arguments.done","item_id":"i1","call_id":"call_1","name":"end_call","arguments":"{}"}`)
+			h.deliverAll()
+			if tc.speech {
+				h.server(`{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u1"}`)
+			}
+			h.agent(`{"type":"response.cancel"}`)
+			details := `{"type":"cancelled","reason":"` + tc.reason + `"}`
+			if tc.reason == "" {
+				details = "null"
+			}
+			h.server(`{"type":"response.done","response":{"id":"r1","status":"cancelled","status_details":` + details + `,"output":[{"id":"i1","type":"function_call","call_id":"call_1"}]}}`)
+			h.deliverAll()
+			c := h.sess.Call("call_1")
+			if c == nil {
+				t.Fatal("call_1 was not registered")
+			}
+			if dead := c.Outcome != nil && c.Outcome.Dead; dead != tc.dead {
+				t.Errorf("call_1 dead %v (outcome %+v), want %v", dead, c.Outcome, tc.dead)
+			}
+		})
+	}
+}

@@ -32,8 +32,11 @@ type FunctionCall struct {
 // several things (a transcription with turnComplete).
 type ServerMessage struct {
 	SetupComplete bool
-	// VoiceActivity is `voiceActivity.voiceActivityType` ("ACTIVITY_START",
-	// "ACTIVITY_END"), "" when absent.
+	// VoiceActivity is the kind of `voiceActivity` ("ACTIVITY_START",
+	// "ACTIVITY_END"), "" when absent: `voiceActivity.type` as the server writes it
+	// (google-genai's converters read it there: python-genai _VoiceActivity_from_mldev,
+	// js-genai voiceActivityFromVertex), or `voiceActivityType`, the SDK object's name
+	// for it, which a client that re-encodes the SDK's object sends.
 	VoiceActivity string
 	// ModelAudio: `serverContent.modelTurn` carries inline audio.
 	ModelAudio bool
@@ -102,6 +105,7 @@ type wireServer struct {
 		Resumable bool   `json:"resumable"`
 	} `json:"sessionResumptionUpdate"`
 	VoiceActivity *struct {
+		Type              string `json:"type"`
 		VoiceActivityType string `json:"voiceActivityType"`
 	} `json:"voiceActivity"`
 }
@@ -146,7 +150,10 @@ func ParseServer(b []byte) (ServerMessage, error) {
 	m.SetupComplete = w.SetupComplete != nil
 	other := m.SetupComplete
 	if va := w.VoiceActivity; va != nil {
-		m.VoiceActivity = va.VoiceActivityType
+		m.VoiceActivity = va.Type
+		if m.VoiceActivity == "" {
+			m.VoiceActivity = va.VoiceActivityType
+		}
 		other = true
 	}
 	if sc := w.ServerContent; sc != nil {
@@ -213,6 +220,19 @@ func readArgs(raw json.RawMessage) (map[string]any, string) {
 	return nil, string(t)
 }
 
+// The kinds of `voiceActivity`.
+const (
+	ActivityStart = "ACTIVITY_START"
+	ActivityEnd   = "ACTIVITY_END"
+)
+
+// VoiceActivity builds the server message saying the user's voice activity started or
+// ended (kind ActivityStart, ActivityEnd), as the server writes it:
+// `{"voiceActivity": {"type": kind}}`.
+func VoiceActivity(kind string) Obj {
+	return Obj{"voiceActivity": Obj{"type": kind}}
+}
+
 // Setup is what the arbiter reads from the client's `setup`.
 type Setup struct {
 	Model string
@@ -222,10 +242,21 @@ type Setup struct {
 	// ToolChoiceNone: `toolConfig.functionCallingConfig.mode` is NONE (Gemini Live
 	// may call tools anyway: such a call is rejected).
 	ToolChoiceNone bool
-	// InputTranscription, OutputTranscription: the setup asks for them.
+	// InputTranscription, OutputTranscription: the setup asks for them
+	// (`inputAudioTranscription`, `outputAudioTranscription` an object: {} or a
+	// config; null, as protobuf JSON reads it, asks for nothing). Without, the server
+	// sends no transcriptions.
 	InputTranscription  bool
 	OutputTranscription bool
-	// Resumption: the setup has `sessionResumption`; Handle is the handle it resumes.
+	// TextOnly: `generationConfig.responseModalities` (or, as some raw clients put it,
+	// the setup's own `responseModalities`) names TEXT and not AUDIO: the model
+	// answers in text parts, without audio.
+	TextOnly bool
+	// ExplicitVAD: `explicitVadSignal` (Vertex AI, allowlisted): the server also sends
+	// `voiceActivityDetectionSignal`.
+	ExplicitVAD bool
+	// Resumption: the setup has `sessionResumption`; Handle is the handle it resumes
+	// ("" for none).
 	Resumption bool
 	Handle     string
 }
@@ -239,9 +270,18 @@ type FunctionResponse struct {
 	Scheduling   string
 }
 
+// Turn is one of `clientContent.turns`: its role ("" when the turn names none: the
+// API takes it as the user's) and the texts of its parts, in order.
+type Turn struct {
+	Role  string
+	Texts []string
+}
+
 // clientKeys are the keys of the client messages the arbiter reads (any key of the
-// message, at any depth: a false "yes" costs a decode).
-var clientKeys = map[string]bool{"setup": true, "toolResponse": true, "tool_response": true, "clientContent": true, "client_content": true}
+// message, at any depth: a false "yes" costs a decode). "text" catches
+// `realtimeInput.text` (audio chunks carry no such key).
+var clientKeys = map[string]bool{"setup": true, "toolResponse": true, "tool_response": true, "clientContent": true, "client_content": true,
+	"text": true}
 
 // ClientKind says what a client message is.
 type ClientKind int
@@ -257,18 +297,29 @@ const (
 	ClientContent
 )
 
-// ClientMessage is what one client message says, for the arbiter.
+// ClientMessage is what one client message says, for the arbiter. Kind is the first
+// of setup, toolResponse and clientContent the message holds (the API's client message
+// holds one); Responses, Turns and RealtimeText are read whatever the Kind, so a reader
+// of everything a message puts into the model's context (the fake provider's checker)
+// misses nothing.
 type ClientMessage struct {
 	Kind      ClientKind
 	Setup     Setup
 	Responses []FunctionResponse
+	// Turns are `clientContent.turns`; TurnComplete its `turnComplete`.
+	Turns        []Turn
+	TurnComplete bool
+	// RealtimeText is `realtimeInput.text` (text the model takes as the user's
+	// input), "" when absent.
+	RealtimeText string
 	// Obj is the message, parsed (nil for ClientOther read by the quick test).
 	Obj Obj
 }
 
 // ParseClient reads one client message. A message that holds none of `setup`,
-// `toolResponse` and `clientContent` is ClientOther without being parsed (the quick
-// scan of realtime.ScanKeys: audio goes through without a decode). Errors:
+// `toolResponse`, `clientContent` and a `text` key is ClientOther without being
+// parsed (the quick scan of realtime.ScanKeys: audio goes through without a decode;
+// Obj is nil, and bytes that are not JSON at all read as such too). Errors:
 // realtime.ErrNotObject, for a message that might be one of those and is not JSON.
 func ParseClient(b []byte) (ClientMessage, error) {
 	read := false
@@ -284,22 +335,40 @@ func ParseClient(b []byte) (ClientMessage, error) {
 		return ClientMessage{}, err
 	}
 	out := ClientMessage{Obj: m}
+	for _, x := range realtime.ListField(realtime.ObjField(m, "toolResponse"), "functionResponses") {
+		fr, _ := x.(Obj)
+		if fr == nil {
+			continue
+		}
+		out.Responses = append(out.Responses, FunctionResponse{
+			ID: realtime.StrField(fr, "id"), Name: realtime.StrField(fr, "name"), Response: realtime.ObjField(fr, "response"),
+			WillContinue: realtime.BoolField(fr, "willContinue"), Scheduling: realtime.StrField(fr, "scheduling"),
+		})
+	}
+	if cc := realtime.ObjField(m, "clientContent"); cc != nil {
+		out.TurnComplete = realtime.BoolField(cc, "turnComplete")
+		for _, x := range realtime.ListField(cc, "turns") {
+			t, _ := x.(Obj)
+			if t == nil {
+				continue
+			}
+			turn := Turn{Role: realtime.StrField(t, "role")}
+			for _, p := range realtime.ListField(t, "parts") {
+				po, _ := p.(Obj)
+				if s := realtime.StrField(po, "text"); s != "" {
+					turn.Texts = append(turn.Texts, s)
+				}
+			}
+			out.Turns = append(out.Turns, turn)
+		}
+	}
+	out.RealtimeText = realtime.StrField(realtime.ObjField(m, "realtimeInput"), "text")
 	switch {
 	case realtime.ObjField(m, "setup") != nil:
 		out.Kind = ClientSetup
 		out.Setup = readSetup(realtime.ObjField(m, "setup"))
 	case realtime.ObjField(m, "toolResponse") != nil:
 		out.Kind = ClientToolResponse
-		for _, x := range realtime.ListField(realtime.ObjField(m, "toolResponse"), "functionResponses") {
-			fr, _ := x.(Obj)
-			if fr == nil {
-				continue
-			}
-			out.Responses = append(out.Responses, FunctionResponse{
-				ID: realtime.StrField(fr, "id"), Name: realtime.StrField(fr, "name"), Response: realtime.ObjField(fr, "response"),
-				WillContinue: realtime.BoolField(fr, "willContinue"), Scheduling: realtime.StrField(fr, "scheduling"),
-			})
-		}
 	case realtime.ObjField(m, "clientContent") != nil:
 		out.Kind = ClientContent
 	}
@@ -308,8 +377,23 @@ func ParseClient(b []byte) (ClientMessage, error) {
 
 func readSetup(s Obj) Setup {
 	out := Setup{Model: realtime.StrField(s, "model"), Behaviors: map[string]string{}}
-	_, out.InputTranscription = realtime.Field(s, "inputAudioTranscription")
-	_, out.OutputTranscription = realtime.Field(s, "outputAudioTranscription")
+	out.InputTranscription = realtime.ObjField(s, "inputAudioTranscription") != nil
+	out.OutputTranscription = realtime.ObjField(s, "outputAudioTranscription") != nil
+	mods := realtime.ListField(realtime.ObjField(s, "generationConfig"), "responseModalities")
+	if len(mods) == 0 {
+		mods = realtime.ListField(s, "responseModalities")
+	}
+	audio, text := false, false
+	for _, x := range mods {
+		switch x, _ := x.(string); strings.ToUpper(x) {
+		case "AUDIO":
+			audio = true
+		case "TEXT":
+			text = true
+		}
+	}
+	out.TextOnly = text && !audio
+	out.ExplicitVAD = realtime.BoolField(s, "explicitVadSignal")
 	if r := realtime.ObjField(s, "sessionResumption"); r != nil {
 		out.Resumption = true
 		out.Handle = realtime.StrField(r, "handle")

@@ -3,6 +3,8 @@ package gemini
 import (
 	"strings"
 	"testing"
+
+	"github.com/voicearbiter/arbiter/internal/realtime"
 )
 
 func TestParseServer(t *testing.T) {
@@ -101,5 +103,70 @@ func TestAudioOnlyQuickTest(t *testing.T) {
 		if err != nil || m.AudioOnly != want {
 			t.Errorf("%s: audio only %v (%v), want %v", msg, m.AudioOnly, err, want)
 		}
+	}
+}
+
+// TestVoiceActivityAsTheWireNamesIt: the server writes the kind as voiceActivity.type
+// (google-genai's converters read it there); a client re-encoding the SDK's object
+// writes voiceActivityType. Both are voice activity, and VoiceActivity builds the
+// server's spelling. The guard read voiceActivityType alone and so missed every voice
+// activity the fake provider (and, by google-genai's reading, the real server) sends.
+func TestVoiceActivityAsTheWireNamesIt(t *testing.T) {
+	for msg, want := range map[string]string{
+		`{"voiceActivity":{"type":"ACTIVITY_START"}}`:            ActivityStart,
+		`{"voiceActivity":{"voiceActivityType":"ACTIVITY_END"}}`: ActivityEnd,
+		`{"voiceActivity":{}}`:                                   "",
+	} {
+		m, err := ParseServer([]byte(msg))
+		if err != nil || m.VoiceActivity != want {
+			t.Errorf("%s: %q (%v), want %q", msg, m.VoiceActivity, err, want)
+		}
+	}
+	b := realtime.Marshal(VoiceActivity(ActivityEnd))
+	if m, _ := ParseServer(b); m.VoiceActivity != ActivityEnd || string(b) != `{"voiceActivity":{"type":"ACTIVITY_END"}}` {
+		t.Errorf("built %s, read %q", b, m.VoiceActivity)
+	}
+}
+
+// TestSetupReadsWhatTheServerActsOn: a transcription config of null asks for nothing
+// (protobuf JSON reads null as absent; the guard took it as asked and so never asked
+// the server for the input transcription it needs), response modalities (TEXT alone:
+// text parts, no audio), explicitVadSignal.
+func TestSetupReadsWhatTheServerActsOn(t *testing.T) {
+	m, err := ParseClient([]byte(`{"setup": {"model": "m", "generation_config": {"response_modalities": ["TEXT"]},
+		"input_audio_transcription": {}, "output_audio_transcription": null, "explicit_vad_signal": true}}`))
+	if err != nil || m.Kind != ClientSetup {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if s := m.Setup; !s.InputTranscription || s.OutputTranscription || !s.TextOnly || !s.ExplicitVAD {
+		t.Errorf("setup %+v", s)
+	}
+	for msg, textOnly := range map[string]bool{
+		`{"setup":{"generationConfig":{"responseModalities":["TEXT","AUDIO"]}}}`: false,
+		`{"setup":{"generationConfig":{"responseModalities":["AUDIO"]}}}`:        false,
+		`{"setup":{"responseModalities":["text"]}}`:                              true,
+		`{"setup":{}}`: false,
+	} {
+		if m, _ := ParseClient([]byte(msg)); m.Setup.TextOnly != textOnly {
+			t.Errorf("%s: text only %v", msg, m.Setup.TextOnly)
+		}
+	}
+}
+
+// TestClientTexts: what a client message puts into the model's context besides function
+// responses: clientContent turns (role, text parts) and realtimeInput.text.
+func TestClientTexts(t *testing.T) {
+	m, err := ParseClient([]byte(`{"client_content":{"turns":[{"role":"user","parts":[{"text":"a"},{"inline_data":{}},{"text":"b"}]},{"parts":[{"text":"c"}]},{"role":"model","parts":[{"text":"d"}]}],"turn_complete":true}}`))
+	if err != nil || m.Kind != ClientContent || !m.TurnComplete || len(m.Turns) != 3 ||
+		strings.Join(m.Turns[0].Texts, "|") != "a|b" || m.Turns[1].Role != "" || m.Turns[2].Role != "model" {
+		t.Errorf("turns %+v %v", m, err)
+	}
+	m, err = ParseClient([]byte(`{"realtimeInput":{"text":"System note: x"}}`))
+	if err != nil || m.Kind != ClientOther || m.RealtimeText != "System note: x" {
+		t.Errorf("realtime text %+v %v", m, err)
+	}
+	m, _ = ParseClient(UserTurn("hi"))
+	if len(m.Turns) != 1 || m.Turns[0].Role != "user" || m.Turns[0].Texts[0] != "hi" {
+		t.Errorf("UserTurn reads back as %+v", m.Turns)
 	}
 }

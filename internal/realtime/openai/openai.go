@@ -30,6 +30,10 @@ type Item struct {
 	Arguments string `json:"arguments"`
 	// Output: a `function_call_output`'s output text.
 	Output string `json:"output"`
+	// Texts: a message's content parts' `text` (input_text, text), in order, those
+	// that have one. Read from a client's item only (conversation.item.create): a
+	// server item's content is not decoded.
+	Texts []string `json:"-"`
 }
 
 // Response is a response object as far as the arbiter reads one.
@@ -40,6 +44,9 @@ type Response struct {
 	// ToolChoice is the response's tool_choice when it is a string ("none", "auto",
 	// "required"); "" otherwise.
 	ToolChoice string
+	// Reason is `status_details.reason` ("turn_detected", "client_cancelled" for a
+	// cancelled response; "" when absent).
+	Reason string
 }
 
 // ServerEvent is one server event, as far as the arbiter reads it.
@@ -97,7 +104,13 @@ const (
 	InputAudioBufferAppend  = "input_audio_buffer.append"
 	ItemCreate              = "conversation.item.create"
 	ItemDelete              = "conversation.item.delete"
+	ItemRetrieve            = "conversation.item.retrieve"
+	ItemTruncate            = "conversation.item.truncate"
+	InputAudioBufferCommit  = "input_audio_buffer.commit"
+	InputAudioBufferClear   = "input_audio_buffer.clear"
+	OutputAudioBufferClear  = "output_audio_buffer.clear"
 	ResponseCreate          = "response.create"
+	ResponseCancel          = "response.cancel"
 	SessionUpdate           = "session.update"
 	ErrorEvent              = "error"
 	FunctionCallType        = "function_call"
@@ -125,10 +138,11 @@ type wireServer struct {
 }
 
 type wireResponse struct {
-	ID         string          `json:"id"`
-	Status     string          `json:"status"`
-	Output     []Item          `json:"output"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	ID            string          `json:"id"`
+	Status        string          `json:"status"`
+	Output        []Item          `json:"output"`
+	ToolChoice    json.RawMessage `json:"tool_choice"`
+	StatusDetails json.RawMessage `json:"status_details"`
 }
 
 var (
@@ -186,6 +200,12 @@ func ParseServer(b []byte) (ServerEvent, error) {
 		var r wireResponse
 		if json.Unmarshal(w.Response, &r) == nil {
 			ev.Response = &Response{ID: r.ID, Status: r.Status, Output: r.Output, ToolChoice: stringOf(r.ToolChoice)}
+			var d struct {
+				Reason json.RawMessage `json:"reason"`
+			}
+			if json.Unmarshal(r.StatusDetails, &d) == nil {
+				ev.Response.Reason = stringOf(d.Reason)
+			}
 		}
 	}
 	if s := w.Session; s != nil {
@@ -206,11 +226,16 @@ type ClientEvent struct {
 	Type string
 	// Item: conversation.item.create's item (its ID as the client gave it, or "").
 	Item *Item
-	// ItemID: conversation.item.delete's (and .retrieve's) item_id.
+	// ItemID: conversation.item.delete's (and .retrieve's, .truncate's) item_id.
 	ItemID string
 	// ToolChoice: session.update's session.tool_choice, or response.create's
 	// response.tool_choice, when a string.
 	ToolChoice string
+	// Session: session.update's session object as sent (nil when absent or not an
+	// object): the fields it changes.
+	Session Obj
+	// Metadata: response.create's response.metadata as sent (nil when absent).
+	Metadata any
 	// Obj is the event, parsed (nil for an audio append read by the quick test).
 	Obj Obj
 }
@@ -234,12 +259,15 @@ func ParseClient(b []byte) (ClientEvent, error) {
 		if it := realtime.ObjField(m, "item"); it != nil {
 			ev.Item = itemOf(it)
 		}
-	case ItemDelete, "conversation.item.retrieve":
+	case ItemDelete, ItemRetrieve, ItemTruncate:
 		ev.ItemID, _ = m["item_id"].(string)
 	case SessionUpdate:
-		ev.ToolChoice, _ = realtime.ObjField(m, "session")["tool_choice"].(string)
+		ev.Session = realtime.ObjField(m, "session")
+		ev.ToolChoice, _ = ev.Session["tool_choice"].(string)
 	case ResponseCreate:
-		ev.ToolChoice, _ = realtime.ObjField(m, "response")["tool_choice"].(string)
+		r := realtime.ObjField(m, "response")
+		ev.ToolChoice, _ = r["tool_choice"].(string)
+		ev.Metadata = r["metadata"]
 	}
 	return ev, nil
 }
@@ -247,8 +275,40 @@ func ParseClient(b []byte) (ClientEvent, error) {
 // itemOf reads an item object.
 func itemOf(it Obj) *Item {
 	str := func(k string) string { s, _ := it[k].(string); return s }
-	return &Item{ID: str("id"), Type: str("type"), Role: str("role"), Status: str("status"), CallID: str("call_id"),
+	out := &Item{ID: str("id"), Type: str("type"), Role: str("role"), Status: str("status"), CallID: str("call_id"),
 		Name: str("name"), Arguments: str("arguments"), Output: str("output")}
+	for _, c := range realtime.ListField(it, "content") {
+		co, _ := c.(Obj)
+		if s := realtime.StrField(co, "text"); s != "" {
+			out.Texts = append(out.Texts, s)
+		}
+	}
+	return out
+}
+
+// InputTranscription reports whether a session object asks for input audio
+// transcription (GA: `audio.input.transcription`; beta, the `OpenAI-Beta:
+// realtime=v1` names: `input_audio_transcription`) set, not null. Without, the server
+// sends no transcriptions of the user's audio.
+func InputTranscription(session Obj, beta bool) bool {
+	if beta {
+		return session["input_audio_transcription"] != nil
+	}
+	return realtime.ObjField(realtime.ObjField(session, "audio"), "input")["transcription"] != nil
+}
+
+// ToolNames are the names of the functions a session object declares (`tools`, each
+// `{"type": "function", "name": ...}`), in order.
+func ToolNames(session Obj) []string {
+	var out []string
+	tools, _ := session["tools"].([]any)
+	for _, t := range tools {
+		to, _ := t.(Obj)
+		if n := realtime.StrField(to, "name"); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // ReadArguments reads a function call's argument text: an object (numbers as
@@ -346,3 +406,43 @@ func EditServer(b []byte, edit func(m Obj) bool) ([]byte, bool, error) {
 
 // EventID makes the guard's own event ids: "event_arb_N".
 func EventID(n int) string { return "event_arb_" + strconv.Itoa(n) }
+
+// The reasons of a cancelled response (response.done, `status_details.reason`).
+const (
+	ReasonTurnDetected    = "turn_detected"
+	ReasonClientCancelled = "client_cancelled"
+)
+
+// BargeIn is the rule for an OpenAI Realtime response that ends `cancelled`
+// (response.done, status_details.reason): it was cut off by barge-in when the server's
+// voice activity detection cut it (turn_detected), or when the client cancelled it
+// (client_cancelled, its response.cancel) after input_audio_buffer.speech_started
+// arrived while the response was in progress (speechDuring: the client cancelled for
+// the user's speech, as @openai/agents-realtime and LiveKit do). A response cut off by
+// barge-in is reported to the arbiter as `interrupted`, exactly as Gemini Live's
+// serverContent.interrupted: its unanswered function calls whose behavior is BLOCKING
+// (the tool policy's: an OpenAI call carries none) are abandoned, never answered and
+// never run unless re-issued; NON_BLOCKING ones stay live. Any other response.done
+// (completed, incomplete, failed, a client cancel with no speech, a cancel naming no
+// reason) ends the model's turn.
+//
+// Why: the function_call item of a cut-off response stays in the conversation, but the
+// response that issued it did not finish, and the user spoke over it; a side effect the
+// model asked for in a sentence the user talked over (an end_call) must not run on its
+// own, and the tool policy is where BLOCKING (abandon on barge-in) is said. Gemini Live
+// drops an interrupted BLOCKING call itself; an OpenAI server never withdraws a call,
+// so this is the agent's (and the arbiter's) decision, taken the same way everywhere:
+// the wire guard (package guard), the fake provider's checker (fakeprovider.OpenAIBargeIn)
+// and the adapters (clients/node/src/openai.ts, clients/python/arbiter_client/realtime.py).
+func BargeIn(status, reason string, speechDuring bool) bool {
+	if status != ResponseStatusCancelled {
+		return false
+	}
+	switch reason {
+	case ReasonTurnDetected:
+		return true
+	case ReasonClientCancelled:
+		return speechDuring
+	}
+	return false
+}

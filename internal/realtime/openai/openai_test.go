@@ -3,6 +3,8 @@ package openai
 import (
 	"strings"
 	"testing"
+
+	"github.com/voicearbiter/arbiter/internal/realtime"
 )
 
 func TestParseServer(t *testing.T) {
@@ -72,5 +74,81 @@ func TestBuild(t *testing.T) {
 	}
 	if e := Echo(false, "e", "p", Obj{"id": "x"}); len(e) != 2 || !strings.Contains(string(e[1]), ItemDone) {
 		t.Errorf("GA echo %s", e)
+	}
+}
+
+// TestClientReadsWhatTheFakeActsOn: what the fake provider and its checker read of a
+// client's events through this package: a message item's texts, session.update's
+// session, response.create's metadata, the item a truncate names, and a session's
+// transcription and declared tools.
+func TestClientReadsWhatTheFakeActsOn(t *testing.T) {
+	ev, _ := ParseClient([]byte(`{"type":"conversation.item.create","item":{"type":"message","role":"system","content":[{"type":"input_text","text":"a"},{"type":"input_audio","audio":"AAAA"},{"type":"input_text","text":"b"}]}}`))
+	if ev.Item == nil || ev.Item.Role != "system" || strings.Join(ev.Item.Texts, "|") != "a|b" {
+		t.Errorf("message texts %+v", ev.Item)
+	}
+	ev, _ = ParseClient([]byte(`{"type":"session.update","session":{"tool_choice":"required","tools":[{"type":"function","name":"f"},{"type":"mcp"},{"type":"function","name":"g"}]}}`))
+	if ev.ToolChoice != "required" || strings.Join(ToolNames(ev.Session), ",") != "f,g" {
+		t.Errorf("session.update %+v", ev)
+	}
+	ev, _ = ParseClient([]byte(`{"type":"response.create","response":{"metadata":{"k":"v"}}}`))
+	if md, _ := ev.Metadata.(Obj); md["k"] != "v" {
+		t.Errorf("response.create metadata %+v", ev.Metadata)
+	}
+	if ev, _ = ParseClient([]byte(`{"type":"response.create"}`)); ev.Metadata != nil || ev.ToolChoice != "" {
+		t.Errorf("bare response.create %+v", ev)
+	}
+	if ev, _ = ParseClient([]byte(`{"type":"conversation.item.truncate","item_id":"i1","content_index":0,"audio_end_ms":300}`)); ev.ItemID != "i1" {
+		t.Errorf("truncate %+v", ev)
+	}
+	for _, c := range []struct {
+		session string
+		beta    bool
+		want    bool
+	}{
+		{`{"audio":{"input":{"transcription":{"model":"whisper-1"}}}}`, false, true},
+		{`{"audio":{"input":{"transcription":null}}}`, false, false},
+		{`{"input_audio_transcription":{"model":"whisper-1"}}`, true, true},
+		{`{"input_audio_transcription":null}`, true, false},
+		{`{"input_audio_transcription":{"model":"whisper-1"}}`, false, false}, // a beta name on a GA session
+	} {
+		m, _ := realtime.DecodeObject([]byte(c.session))
+		if got := InputTranscription(m, c.beta); got != c.want {
+			t.Errorf("%s (beta %v): transcription %v", c.session, c.beta, got)
+		}
+	}
+}
+
+// TestResponseReason: response.done's status_details.reason, which decides whether a
+// cancelled response was cut off by barge-in (BargeIn).
+func TestResponseReason(t *testing.T) {
+	for msg, want := range map[string]string{
+		`{"type":"response.done","response":{"status":"cancelled","status_details":{"type":"cancelled","reason":"turn_detected"}}}`: "turn_detected",
+		`{"type":"response.done","response":{"status":"completed","status_details":null}}`:                                          "",
+		`{"type":"response.done","response":{"status":"cancelled","status_details":{"reason":7}}}`:                                  "",
+	} {
+		ev, err := ParseServer([]byte(msg))
+		if err != nil || ev.Response == nil || ev.Response.Reason != want {
+			t.Errorf("%s: %+v %v, want reason %q", msg, ev.Response, err, want)
+		}
+	}
+}
+
+// TestBargeIn: the one rule for a cancelled OpenAI response.
+func TestBargeIn(t *testing.T) {
+	for _, tc := range []struct {
+		status, reason string
+		speech, want   bool
+	}{
+		{"cancelled", "turn_detected", false, true},
+		{"cancelled", "client_cancelled", true, true},
+		{"cancelled", "client_cancelled", false, false},
+		{"cancelled", "", true, false},
+		{"completed", "", true, false},
+		{"incomplete", "max_output_tokens", true, false},
+		{"failed", "", true, false},
+	} {
+		if got := BargeIn(tc.status, tc.reason, tc.speech); got != tc.want {
+			t.Errorf("BargeIn(%q, %q, speech %v) = %v, want %v", tc.status, tc.reason, tc.speech, got, tc.want)
+		}
 	}
 }
