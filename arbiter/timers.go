@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"container/heap"
+	"github.com/voicearbiter/arbiter/arbiter/speech"
 	"slices"
 	"time"
 )
@@ -472,6 +473,39 @@ func (st *step) revoke(j *Job) {
 	st.out.Revoked = append(st.out.Revoked, j.ID)
 	st.remember(HistoryEntry{Revoked: &JobEntry{Job: j.ID}})
 	st.out.Changed = true
+	st.cancelHeardAfter(j)
+}
+
+// cancelHeardAfter cancels j, whose commit was just withdrawn, when a stop or a change
+// was heard after that commit was decided (StopAfterCommit, AmendAfterCommit): it now
+// comes before any commit, and nothing was handed out, so it cancels the job as it
+// would have before the decision (a re-decided commit would otherwise come after a
+// stop; TestPropertyAnsweredCommitStands found it).
+func (st *step) cancelHeardAfter(j *Job) {
+	stop, amend := j.StopAfterCommit, j.AmendAfterCommit
+	if !stop && !amend {
+		return
+	}
+	j.StopAfterCommit, j.AmendAfterCommit = false, false
+	want := speech.IntentAmend
+	if stop {
+		want = speech.IntentStop
+	}
+	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
+		if u := st.s.Utterances[i]; u.Intent == want && relevant(j, u) {
+			if stop {
+				st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
+			} else {
+				st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
+			}
+			return
+		}
+	}
+	if stop { // the utterance is gone from the session (trimmed): the stop still holds
+		st.decideJob(j, DecisionCancel, CauseStop, "stop intent in user speech")
+	} else {
+		st.decideJob(j, DecisionCancel, CauseAmend, "the user changed the request")
+	}
 }
 
 // withdrawUnanswered withdraws j's commit decision when it came due while nothing
