@@ -64,16 +64,17 @@ func (st *step) answered(j *Job, u *Utterance) {
 
 // questionTimers offers the timers of job j while its question is open: the
 // transcript timeout of each later utterance holding it that has ended (counted, as
-// every hold's, from the later of its end and the commit coming due: timers.go), and
-// the question's own expiry (questionDue).
+// every hold's, from the later of its end and the commit coming due, so none before
+// the prepare: timers.go), and the question's own expiry (questionDue).
 func (st *step) questionTimers(j *Job, tp toolPolicy, consider func(timer)) {
 	for _, u := range st.s.Utterances {
+		if j.PreparedAt.IsZero() {
+			break // no commit is due before the prepare: nothing to time out yet
+		}
 		if u.ID > j.QuestionBy && relevant(j, u) && !u.settled() && !u.End.IsZero() && !containsInt(j.Released, u.ID) {
 			u, start := u, u.End
-			if !j.PreparedAt.IsZero() {
-				if graceEnd := j.PreparedAt.Add(tp.timings.Grace); graceEnd.After(start) {
-					start = graceEnd
-				}
+			if graceEnd := j.PreparedAt.Add(tp.timings.Grace); graceEnd.After(start) {
+				start = graceEnd
 			}
 			consider(timer{start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) }})
 		}
