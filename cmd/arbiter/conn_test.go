@@ -36,8 +36,8 @@ func TestServeConnFlagsValidated(t *testing.T) {
 		{"--redis-legacy-records", "--redis-json-records", "--redis-url", "redis://127.0.0.1:1"},
 	} {
 		var stdout, stderr syncBuffer
-		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 1 {
-			t.Errorf("%v: exit %d, want 1\n%s", args, code, stderr.String())
+		if code := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, stderr.String())
 		}
 	}
 }
