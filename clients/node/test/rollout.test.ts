@@ -63,6 +63,10 @@ describe("rollout: SIGTERM one of two replicas while Decides are parked", { skip
     const log: string[] = [];
     const logger = { warn: (m: string) => void log.push(m), error: (m: string) => void log.push(m) };
     const client = new ArbiterClient(target, { logger });
+    // One channel per session, each over both replicas: round-robin takes them in turn
+    // per RPC within a channel, so a session's RPCs land where its own sequence puts
+    // them, not where the other sessions' interleaving does.
+    const channels = Array.from({ length: SESSIONS }, () => new ArbiterClient(target, { logger }));
     const run = `${process.pid}-${Date.now() % 1e8}`;
     const sessions = Array.from({ length: SESSIONS }, (_, i) => {
       const actions: Action[] = [];
@@ -73,7 +77,7 @@ describe("rollout: SIGTERM one of two replicas while Decides are parked", { skip
         of: <T extends Action["type"]>(type: T) => actions.filter((a) => a.type === type) as Extract<Action, { type: T }>[],
         adapter: undefined as unknown as LiveAdapter,
       };
-      s.adapter = new LiveAdapter(client, s.id, (a) => {
+      s.adapter = new LiveAdapter(channels[i], s.id, (a) => {
         actions.push(a);
         if (a.type === "commit") void s.adapter.committed(a.jobId, { reference: `R-${i}` }).catch((e) => log.push(`committed ${a.jobId}: ${e}`));
       }, { logger });
@@ -95,6 +99,11 @@ describe("rollout: SIGTERM one of two replicas while Decides are parked", { skip
         await s.adapter.feed({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } });
         const [execute] = s.of("execute");
         assert.ok(execute, `no execute for ${s.id}${why()}`);
+        // Every session makes the same RPCs on its own channel: one more for every
+        // other session puts its Decide on the other replica, whatever the count (the
+        // client core's Decide contract changed it once, and with one shared channel
+        // every Decide landed on replica 2).
+        if (i % 2 === 1) await channels[i].getSession({ sessionId: s.id });
         await s.adapter.prepared(execute.jobId);
       }
       // Every job prepared: its Decide(prepared=true) reached a replica and waits there.
@@ -140,6 +149,7 @@ describe("rollout: SIGTERM one of two replicas while Decides are parked", { skip
     } finally {
       for (const s of sessions) await s.adapter.close(3000).catch(() => undefined);
       client.close();
+      for (const c of channels) c.close();
     }
   });
 });
