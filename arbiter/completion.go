@@ -42,14 +42,29 @@ import (
 // (Engine.Step), so a stop the agent observed during the outage cancels it. A commit
 // decided in time (by a parked Decide or a Watch waking when it came due) is handed
 // out at once.
+//
+// An agent that declares the delivery contract (Delivered: DecideRequest's
+// events_delivered) has delivered every event it observed before this Decide, and
+// aborts the Decide when one it observes while it waits is not delivered within
+// LateTimer or its delivery fails. What the withholding waits for has then landed
+// already, so a late commit such a Decide finds is handed out at once: lateness alone
+// (an outage, or a timer or a store write late under CPU load) costs it nothing. A
+// commit a Decide without it began withholding stays withheld until then (the events
+// it waits for may be another caller's). The rule is docs/rules.md's "After an
+// outage, a late commit waits for what the agent observed".
 type Decide struct {
 	JobID    string
 	CallID   string
 	Prepared bool
 	// Live is set for a live agent's Decide (Service.Decide sets it): a late commit is
-	// withheld from it first. A caller that steps the engine directly, as the tests
-	// and goldens do, sets it when it plays an outage.
+	// withheld from it first, unless Delivered. A caller that steps the engine
+	// directly, as the tests and goldens do, sets it when it plays an outage.
 	Live bool
+	// Delivered is set when the agent follows the delivery contract (above; the
+	// request's events_delivered): a late commit is not withheld from it, and
+	// Service.Decide does not take back a COMMIT whose record the store kept late (it
+	// still takes one back when the caller has gone).
+	Delivered bool
 }
 
 // DeliveryWait is how long a commit that came due while the agent could not reach
@@ -99,17 +114,19 @@ func (ev Decide) apply(st *step) error {
 	case j.Decision == Undecided:
 		st.out.Decision.Reason = st.pendingReason(j)
 	case j.Decision == DecisionCommit && j.AnsweredAt.IsZero():
-		st.answerCommit(j, ev.Live)
+		st.answerCommit(j, ev.Live && !ev.Delivered)
 	}
 	return nil
 }
 
-// answerCommit hands out j's commit decision, not handed out before, to a Decide (a
-// live agent's when live is set): it records the answer, or, for a late commit and a
-// live agent, withholds it for DeliveryWait first (see Decide) and answers pending.
-func (st *step) answerCommit(j *Job, live bool) {
+// answerCommit hands out j's commit decision, not handed out before, to a Decide: it
+// records the answer, or, for a late commit and withhold set (a live agent's Decide
+// that does not declare the delivery contract), withholds it for DeliveryWait first
+// (see Decide) and answers pending. A withholding already begun runs its course
+// whatever withhold says.
+func (st *step) answerCommit(j *Job, withhold bool) {
 	now := st.s.Now
-	if j.WithheldUntil.IsZero() && j.LateCommit && live {
+	if j.WithheldUntil.IsZero() && j.LateCommit && withhold {
 		j.WithheldUntil = now.Add(DeliveryWait)
 		st.out.Changed = true
 	}

@@ -30,16 +30,21 @@ import (
 // while everything worked, and a Decide that lands before the events hands it out. An
 // agent closes both by aborting a waiting Decide when an event is not delivered within
 // LateTimer and by delivering its events before it asks again (see Decide in
-// proto/arbiter/v1; bench/chaos's agent does both). The
-// run counts what it went through: the generator must reach withheld commits, for
-// clients with and without ages.
+// proto/arbiter/v1; bench/chaos's agent does both).
+//
+// Half the runs play such an agent, one that declares it (Decide.Delivered): it asks
+// Decide only once every event it observed is delivered, and its late commits are
+// not withheld. For it, with ages, neither window is left open, and the property
+// holds for every outage. The run counts what it went through: the generator must
+// reach withheld commits, for clients with and without ages, and late commits handed
+// out at once to an agent that delivered first.
 func TestPropertyNoCommitOnATimelineMissingAnEvent(t *testing.T) {
-	checkCovering(t, []string{"withheld", "withheld, no age", "cancelled across the outage"}, func(rt *rapid.T, cov *coverage) {
+	checkCovering(t, []string{"withheld", "withheld, no age", "cancelled across the outage", "delivered, cancelled across the outage", "delivered, late commit at once"}, func(rt *rapid.T, cov *coverage) {
 		sc := drawOutageScenario(rt)
 		ref := runOutage(rt, sc, false)
 		got := runOutage(rt, sc, true)
 		due := sc.prepared + 1500
-		if back := sc.up - due; sc.down <= due && back > -maxOrder && back <= int(LateTimer/time.Millisecond) {
+		if back := sc.up - due; (!sc.delivered || sc.noAge) && sc.down <= due && back > -maxOrder && back <= int(LateTimer/time.Millisecond) {
 			return // a window outside the rule (see above)
 		}
 		if got.acted == DecisionCommit && ref.acted != DecisionCommit {
@@ -50,6 +55,15 @@ func TestPropertyNoCommitOnATimelineMissingAnEvent(t *testing.T) {
 			rt.Fatalf("committed after a stop observed before the commit came due\n%s", strings.Join(got.log, "\n"))
 		}
 		m := map[string]int{}
+		if sc.delivered && got.withheld {
+			rt.Fatalf("a Decide that declares the delivery contract was withheld\n%s", strings.Join(got.log, "\n"))
+		}
+		if got.lateAtOnce {
+			m["delivered, late commit at once"]++
+		}
+		if sc.delivered && got.acted == DecisionCancel && sc.down < due && sc.up > due {
+			m["delivered, cancelled across the outage"]++
+		}
 		if got.withheld {
 			m["withheld"]++
 			if sc.noAge {
@@ -80,6 +94,9 @@ type outageScenario struct {
 	order map[string]int
 	// noAge: the client sends no observation times.
 	noAge bool
+	// delivered: the agent follows the delivery contract and says so
+	// (Decide.Delivered): its Decide waits for every event it observed by then.
+	delivered bool
 }
 
 // maxOrder bounds outageScenario.order: what is retried lands within 3 ms of up.
@@ -87,12 +104,13 @@ const maxOrder = 3
 
 func drawOutageScenario(rt *rapid.T) outageScenario {
 	sc := outageScenario{
-		prepared: rapid.IntRange(0, 3000).Draw(rt, "prepared"),
-		speaks:   rapid.Bool().Draw(rt, "speaks"),
-		stop:     rapid.Bool().Draw(rt, "stop"),
-		noAge:    rapid.Bool().Draw(rt, "noAge"),
-		down:     rapid.IntRange(1, 6000).Draw(rt, "down"),
-		order:    map[string]int{},
+		prepared:  rapid.IntRange(0, 3000).Draw(rt, "prepared"),
+		speaks:    rapid.Bool().Draw(rt, "speaks"),
+		stop:      rapid.Bool().Draw(rt, "stop"),
+		noAge:     rapid.Bool().Draw(rt, "noAge"),
+		delivered: rapid.Bool().Draw(rt, "delivered"),
+		down:      rapid.IntRange(1, 6000).Draw(rt, "down"),
+		order:     map[string]int{},
 	}
 	sc.speechAt = rapid.IntRange(1, 6000).Draw(rt, "speechAt")
 	sc.transcriptAt = sc.speechAt + rapid.IntRange(300, 2500).Draw(rt, "transcriptDelay")
@@ -103,7 +121,11 @@ func drawOutageScenario(rt *rapid.T) outageScenario {
 		sc.down = max(1, due-rapid.IntRange(0, 1500).Draw(rt, "downBeforeDue"))
 		sc.speechAt = rapid.IntRange(sc.down, due+500).Draw(rt, "speechInOutage")
 		sc.transcriptAt = sc.speechAt + rapid.IntRange(300, 2500).Draw(rt, "transcriptDelayInOutage")
-		sc.up = due + rapid.IntRange(int(LateTimer/time.Millisecond)+1, 6000).Draw(rt, "upAfterDue") // not in the window the rule leaves open (see the test)
+		from := int(LateTimer/time.Millisecond) + 1 // not in the window the rule leaves open (see the test)
+		if sc.delivered && !sc.noAge {
+			from = 0 // an agent that delivers first, with ages, leaves none
+		}
+		sc.up = due + rapid.IntRange(from, 6000).Draw(rt, "upAfterDue")
 	} else {
 		sc.up = sc.down + rapid.IntRange(0, 8000).Draw(rt, "outage")
 	}
@@ -117,7 +139,9 @@ func drawOutageScenario(rt *rapid.T) outageScenario {
 type outageRun struct {
 	acted    Decision // the decision the agent acted on (Undecided: none by the end)
 	withheld bool     // a Decide was answered pending: a late commit withheld
-	log      []string
+	// lateAtOnce: a late commit was handed out to the first Decide that found it.
+	lateAtOnce bool
+	log        []string
 }
 
 // pendingEvent is an event the agent observed and has not delivered yet.
@@ -191,6 +215,18 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 		if next < 0 {
 			break
 		}
+		if !isEvent && sc.delivered {
+			// An agent that follows the delivery contract sends no Decide (and
+			// aborts a waiting one) while an event it observed is undelivered: the
+			// Decide goes after it.
+			for _, p := range outbox {
+				if p.observed <= next {
+					decideAt = deliverAt(outbox[0].name, outbox[0].observed) + 1
+					next, isEvent = decideAt-1, true
+					break
+				}
+			}
+		}
 		if isEvent {
 			p := outbox[0]
 			ev := p.ev(time.Time{}) // a client that sends no ages
@@ -202,7 +238,7 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 			}
 			continue
 		}
-		out, ok := step(next, "decide", Decide{JobID: job, Prepared: true, Live: true})
+		out, ok := step(next, "decide", Decide{JobID: job, Prepared: true, Live: true, Delivered: sc.delivered})
 		if !ok {
 			decideAt = sc.up + sc.order["decide"]
 			continue
@@ -210,6 +246,8 @@ func runOutage(rt *rapid.T, sc outageScenario, outage bool) outageRun {
 		d := out.Decision.Decision
 		if j := s.Job(job); d == Undecided && j.Decision == DecisionCommit {
 			run.withheld = true
+		} else if d == DecisionCommit && j.LateCommit && !run.withheld {
+			run.lateAtOnce = true // decided late, handed out to the first Decide that found it
 		}
 		switch {
 		case d == DecisionCancel || d == DecisionCommit:

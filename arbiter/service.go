@@ -250,8 +250,9 @@ func (sv *Service) Get(ctx context.Context, key SessionKey) (*Session, error) {
 // one: it returns at once with COMMIT or CANCEL (while prepared is false a COMMIT can
 // only come once another Decide reported the prepare). Its steps are a live agent's
 // (Decide.Live): a commit decided late, after an outage, is withheld for DeliveryWait
-// first (see Decide), and the step that hands out a COMMIT stores that it did before
-// it is returned. It wakes when any writer
+// first (see Decide; not for an agent that declares the delivery contract, which
+// DecideBy takes as Decide.Delivered), and the step that hands out a COMMIT stores
+// that it did before it is returned. It wakes when any writer
 // saves the session (Store.Watch) and when the session's next timer is due, so the
 // decision arrives within a store round trip of the event that makes it. When the wait
 // runs out the result is Undecided with what the job waits for. observe, when not
@@ -275,7 +276,10 @@ func (sv *Service) Decide(ctx context.Context, key SessionKey, jobID string, pre
 }
 
 // DecideBy is Decide for the job ev names: by job id, or by call id (see Decide, the
-// event). Errors: those of Decide, and of the event's job reference (jobRef).
+// event), with ev.Delivered set when the agent declares the delivery contract (a late
+// commit is then handed out at once, and a COMMIT whose record the store kept late is
+// not taken back; one whose caller has gone still is). Errors: those of Decide, and
+// of the event's job reference (jobRef).
 func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait time.Duration, observe func(Output, *Session)) (DecisionResult, error) {
 	if wait > sv.MaxDecideWait() {
 		wait = sv.MaxDecideWait()
@@ -325,7 +329,7 @@ func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait
 				// The store may have kept the COMMIT's record although the write
 				// failed; it never went out. Take it back once the store answers.
 				j := s.Job(out.Answered[0])
-				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: true}, observe)
+				_ = sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: !ev.Delivered}, observe)
 			}
 			return DecisionResult{}, err
 		}
@@ -339,9 +343,13 @@ func (sv *Service) DecideBy(ctx context.Context, key SessionKey, ev Decide, wait
 			// caller has gone (it aborted the call: an event of its is undelivered), or
 			// when the store took longer than LateTimer to keep the record (frozen,
 			// failing over: the agent's events observed meanwhile may be stuck behind
-			// it; then it is withheld, see Decide). It is taken back, on a context of
-			// its own (the caller's may be over), and decided again with what arrives.
-			late, gone := sv.Clock.Now().Sub(j.AnsweredAt) > LateTimer, ctx.Err() != nil
+			// it; then it is withheld, see Decide) and the agent does not declare the
+			// delivery contract (Decide.Delivered: such an agent aborts this call when
+			// an event it observes meanwhile is stuck, so a late record alone, as
+			// under CPU load, says nothing). It is taken back, on a context of its own
+			// (the caller's may be over), and decided again with what arrives.
+			late := !ev.Delivered && sv.Clock.Now().Sub(j.AnsweredAt) > LateTimer
+			gone := ctx.Err() != nil
 			if late || gone {
 				err := sv.takeBack(ctx, key, withholdAnswer{JobID: j.ID, Answered: j.AnsweredAt, Withhold: late}, observe)
 				switch {

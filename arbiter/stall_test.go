@@ -253,3 +253,140 @@ func TestDecideWriteUnknownTakesBack(t *testing.T) {
 		t.Fatalf("after the stop: %+v %v, want cancel", d, err)
 	}
 }
+
+// TestDecideDeliveredStalledSave: the follow-up to issue 26 (CI under load). An agent
+// that declares the delivery contract (Decide.Delivered: DecideRequest's
+// events_delivered) asks Decide at the grace window's end; the store keeps the
+// COMMIT's record late. For such an agent a late record says nothing (a stuck event
+// of its would have aborted the call), so the COMMIT goes out, not withheld for
+// DeliveryWait. When its caller has gone (it aborted the call: an event is stuck),
+// the COMMIT is still taken back, and the stop it then delivers cancels the job.
+// Before, both Decides lost the answer: the first was withheld 2 s.
+func TestDecideDeliveredStalledSave(t *testing.T) {
+	setup := func(t *testing.T) (*arbiter.Service, *manualClock, *stallingStore, string) {
+		clock := &manualClock{}
+		clock.set(0)
+		store := &stallingStore{Store: memory.New(clock.Now)}
+		policy := &arbiter.Policy{
+			Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
+			Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
+		}
+		if err := policy.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
+		out, _, err := svc.Apply(context.Background(), arbiter.SessionKey{ID: "delivered"}, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.set(100)
+		return svc, clock, store, out.Call.JobID
+	}
+	key := arbiter.SessionKey{ID: "delivered"}
+	decide := func(ctx context.Context, svc *arbiter.Service, job string) (arbiter.DecisionResult, error) {
+		return svc.DecideBy(ctx, key, arbiter.Decide{JobID: job, Prepared: true, Delivered: true}, 0, nil)
+	}
+	// stalled runs a Decide at the grace window's end whose record the store keeps
+	// 1.5 s late; abort, when set, ends the caller's context while it waits.
+	stalled := func(ctx context.Context, svc *arbiter.Service, clock *manualClock, store *stallingStore, job string, abort func()) (arbiter.DecisionResult, error) {
+		if d, err := decide(ctx, svc, job); err != nil || d.Decision != arbiter.Undecided {
+			t.Fatalf("decide at prepare: %+v %v", d, err)
+		}
+		clock.set(1600)
+		store.arm()
+		type answer struct {
+			d   arbiter.DecisionResult
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			d, err := decide(ctx, svc, job)
+			done <- answer{d, err}
+		}()
+		<-store.stalled
+		clock.set(3100)
+		if abort != nil {
+			abort()
+		}
+		close(store.released)
+		got := <-done
+		return got.d, got.err
+	}
+
+	t.Run("record kept late: the COMMIT goes out", func(t *testing.T) {
+		svc, clock, store, job := setup(t)
+		d, err := stalled(context.Background(), svc, clock, store, job, nil)
+		if err != nil || d.Decision != arbiter.DecisionCommit {
+			t.Fatalf("the Decide (events delivered) whose record the store kept 1.5 s late answered %+v (%v), want COMMIT", d, err)
+		}
+		s, err := svc.Get(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := s.Job(job); j.AnsweredAt.IsZero() || !j.WithheldUntil.IsZero() {
+			t.Fatalf("the COMMIT handed out: answered at %v, withheld until %v; want answered, never withheld", j.AnsweredAt, j.WithheldUntil)
+		}
+	})
+	t.Run("caller gone: the COMMIT is taken back", func(t *testing.T) {
+		svc, clock, store, job := setup(t)
+		ctx, abort := context.WithCancel(context.Background())
+		defer abort()
+		if d, err := stalled(ctx, svc, clock, store, job, abort); err == nil {
+			t.Fatalf("the aborted Decide answered %+v", d)
+		}
+		for _, ev := range []arbiter.Event{
+			arbiter.Speech{Kind: arbiter.UserActivityStart, ObservedAt: epoch.Add(1400 * time.Millisecond)},
+			arbiter.Transcript{Text: "Stop, don't book it.", ObservedAt: epoch.Add(1500 * time.Millisecond)},
+			arbiter.Speech{Kind: arbiter.UserActivityEnd, ObservedAt: epoch.Add(1500 * time.Millisecond)},
+		} {
+			if _, _, err := svc.Apply(context.Background(), key, ev, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d, err := decide(context.Background(), svc, job); err != nil || d.Decision != arbiter.DecisionCancel || d.Cause != arbiter.CauseStop {
+			t.Fatalf("after the stop: %+v %v, want cancel (stop)", d, err)
+		}
+	})
+}
+
+// TestDecideDeliveredWriteUnknown: the write of the step that hands out a COMMIT to
+// a Decide that declares the delivery contract fails with Unavailable although the
+// store kept it. The COMMIT never went out, so it is taken back (as for any agent),
+// but not withheld: the agent asks again once its events are delivered, and, having
+// observed nothing, is answered COMMIT at once instead of PENDING for DeliveryWait.
+func TestDecideDeliveredWriteUnknown(t *testing.T) {
+	clock := &manualClock{}
+	clock.set(0)
+	store := &lossyStore{Store: memory.New(clock.Now)}
+	policy := &arbiter.Policy{
+		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
+		Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
+	}
+	if err := policy.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
+	ctx, key := context.Background(), arbiter.SessionKey{ID: "lossy-delivered"}
+	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func() (arbiter.DecisionResult, error) {
+		return svc.DecideBy(ctx, key, arbiter.Decide{JobID: out.Call.JobID, Prepared: true, Delivered: true}, 0, nil)
+	}
+	clock.set(100)
+	if _, err := decide(); err != nil {
+		t.Fatal(err)
+	}
+	clock.set(1600)
+	store.mu.Lock()
+	store.armed = true
+	store.mu.Unlock()
+	if d, err := decide(); arbiter.KindOf(err) != arbiter.Unavailable {
+		t.Fatalf("Decide over a write of unknown fate: %+v %v, want Unavailable", d, err)
+	}
+	clock.set(1700)
+	if d, err := decide(); err != nil || d.Decision != arbiter.DecisionCommit {
+		t.Fatalf("the Decide asked again (events delivered, none observed): %+v %v, want COMMIT", d, err)
+	}
+}

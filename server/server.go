@@ -523,7 +523,7 @@ func (s *Server) Decide(ctx context.Context, req *arbiterv1.DecideRequest) (*arb
 		defer context.AfterFunc(s.closing, cancel)()
 	}
 	began := time.Now()
-	ev := arbiter.Decide{JobID: req.GetJobId(), CallID: req.GetCallId(), Prepared: req.GetPrepared()}
+	ev := arbiter.Decide{JobID: req.GetJobId(), CallID: req.GetCallId(), Prepared: req.GetPrepared(), Delivered: req.GetEventsDelivered()}
 	d, err := s.svc.DecideBy(dctx, key, ev, wait, func(out arbiter.Output, sess *arbiter.Session) {
 		s.record(ctx, out, sess) // the prepare it recorded, the decisions its steps made
 	})

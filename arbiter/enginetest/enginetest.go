@@ -29,9 +29,11 @@
 //	                                      reading (stop, go_ahead, amend, other, unclear)
 //	withdraw t=MS ids=(ID, ...) [reason=provider_timeout] [event=ID]
 //	                                      ToolCallCancellation
-//	decide t=MS job=JOB [prepared] [live]
+//	decide t=MS job=JOB [prepared] [live] [delivered]
 //	                                      Decide; live: a live agent's (a late commit is
-//	                                      withheld from it first: arbiter.Decide.Live)
+//	                                      withheld from it first: arbiter.Decide.Live);
+//	                                      delivered: one that declares the delivery
+//	                                      contract (not withheld: arbiter.Decide.Delivered)
 //	complete t=MS job=JOB outcome=OUTCOME [pad=N]
 //	                                      Complete (committed, cancelled, failed, result, unknown);
 //	                                      body: the result (JSON), or for failed the error (text);

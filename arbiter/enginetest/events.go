@@ -129,8 +129,8 @@ func parseWithdraw(t *testing.T, td *datadriven.TestData) arbiter.Event {
 }
 
 func parseDecide(t *testing.T, td *datadriven.TestData) arbiter.Event {
-	checkArgs(t, td, "t", "job", "prepared", "live")
-	d := arbiter.Decide{Prepared: td.HasArg("prepared"), Live: td.HasArg("live")}
+	checkArgs(t, td, "t", "job", "prepared", "live", "delivered")
+	d := arbiter.Decide{Prepared: td.HasArg("prepared"), Live: td.HasArg("live"), Delivered: td.HasArg("delivered")}
 	td.ScanArgs(t, "job", &d.JobID)
 	return d
 }

@@ -36,7 +36,8 @@
 // outbox, retrying with their `age` while the arbiter or its store is down; it asks
 // Decide only once what it observed is delivered, and a delivery that fails or takes
 // longer than 100 ms aborts the Decide it has waiting (it asks again once the outbox
-// is empty); a COMMIT it is
+// is empty), and it says so on every Decide (events_delivered: its late commits are
+// not withheld, so the chaos judges the arbiter as the client cores meet it); a COMMIT it is
 // answered is final, and it acts on it; it names its epoch, and on DATA_LOSS (its session was lost) it
 // answers its calls in flight "unknown" itself and connects again in a new epoch. Its
 // script, on its own clock: the user asks for a booking (voice activity, transcript),
@@ -909,7 +910,7 @@ func (s *session) backend(ctx context.Context, prepare time.Duration) {
 		s.mu.Unlock()
 		err := s.retry(dctx, func(ctx context.Context) error {
 			var err error
-			d, err = s.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: s.id, JobId: job, Prepared: true, Wait: durationpb.New(2 * time.Second)})
+			d, err = s.c.Decide(ctx, &arbiterv1.DecideRequest{SessionId: s.id, JobId: job, Prepared: true, Wait: durationpb.New(2 * time.Second), EventsDelivered: true})
 			return err
 		})
 		s.mu.Lock()

@@ -249,6 +249,9 @@ describe("LiveAdapter", () => {
     await adapter.prepared("job-1");
     await until(() => of("commit").length);
     assert.deepEqual(script.sent("Decide").map((d) => d.prepared), [false, true]);
+    // The core follows the delivery contract and says so on every Decide, so the
+    // arbiter does not withhold a late commit from it (DecideRequest.events_delivered).
+    assert.deepEqual(script.sent("Decide").map((d) => d.eventsDelivered), [true, true]);
     assert.equal(of("sendFunctionResponse").length, 0);
     await adapter.committed("job-1", { reference: "R-1" });
     const [done] = script.sent("Complete");
@@ -401,6 +404,8 @@ describe("LiveAdapter", () => {
     assert.deepEqual(decides.filter((i) => i > firstStart && i < landed), [], `a Decide was sent while the START was undelivered: ${trail()}`);
     assert.equal(prepared().length, 1);
     assert.equal(count("Decide cancelled"), 1, trail()); // the prepare's parked Decide
+    // Each says the core follows the delivery contract (DecideRequest.events_delivered).
+    assert.deepEqual(script.sent("Decide").map((d) => d.eventsDelivered), script.sent("Decide").map(() => true));
   });
 
   it("aborts a waiting Decide when an event's delivery fails; asks again once it lands and acts on that answer", async () => {

@@ -39,8 +39,11 @@ far was delivered (or dropped): the core waits for the outbox first. While a Dec
 waits (its long-poll), an event observed and still undelivered :data:`DELIVERY_STUCK`
 (0.1 s, the arbiter's LateTimer) after it was observed, or an attempt to deliver one
 that fails, aborts that Decide (the RPC is cancelled; the arbiter takes back a COMMIT
-whose caller went away); the core waits for the outbox again and asks again. A COMMIT
-received is acted on (a :class:`~arbiter_client.actions.Commit`): the arbiter stored it
+whose caller went away); the core waits for the outbox again and asks again. Every
+Decide says so (``events_delivered``), so the arbiter hands out a commit decided late
+(after an outage, or under load) at once instead of withholding it 2 s for events this
+core has already delivered (an event the arbiter refused, dropped, will not land later
+either). A COMMIT received is acted on (a :class:`~arbiter_client.actions.Commit`): the arbiter stored it
 before answering, and no later event withdraws it (an event still undelivered when it
 arrives is placed after the commit; a warning is logged). If the session closes before
 the events observed are delivered, or they stay undelivered for the retry policy's
@@ -1160,7 +1163,11 @@ class SessionCore:
             prepared = job.prepared.is_set()
             decide = asyncio.ensure_future(
                 self._client.decide(
-                    pb.DecideRequest(session_id=self.session_id, job_id=job.id, prepared=prepared, wait=self._wait)
+                    # events_delivered: this core follows the delivery contract (module
+                    # doc), so the arbiter need not withhold a late commit from it.
+                    pb.DecideRequest(
+                        session_id=self.session_id, job_id=job.id, prepared=prepared, wait=self._wait, events_delivered=True
+                    )
                 )
             )
             stuck: asyncio.Future[str] = loop.create_future()

@@ -240,6 +240,8 @@ class ToolJob:
     # -- RPCs --------------------------------------------------------------------------
 
     async def _decide(self, *, prepared: bool, wait: float) -> pb.DecideResponse:
+        # No events_delivered: the tool does not observe the session's events (the wire
+        # guard does), so it cannot declare them delivered; a late commit is withheld.
         req = pb.DecideRequest(session_id=self.session_id, call_id=self.call_id, prepared=prepared, wait=_duration(wait))
         start = time.monotonic()
         delay = self.client.retry.initial_backoff

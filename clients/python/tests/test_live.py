@@ -229,6 +229,9 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
         await self.adapter.prepared("job-1")
         await self.until(lambda: self.of(Commit))
         self.assertEqual([d.prepared for d in self.script.sent("Decide")], [False, True])
+        # The core follows the delivery contract and says so on every Decide, so the
+        # arbiter does not withhold a late commit from it (DecideRequest.events_delivered).
+        self.assertEqual([d.events_delivered for d in self.script.sent("Decide")], [True, True])
         self.assertEqual(self.of(SendFunctionResponse), [])
         await self.adapter.committed("job-1", {"reference": "R-1"})
         (done,) = self.script.sent("Complete")
@@ -391,6 +394,8 @@ class AdapterTest(unittest.IsolatedAsyncioTestCase):
                          f"a Decide was sent while the START was undelivered: {self.trail()}")
         self.assertEqual(len(self.prepared_decides()), 1)
         self.assertEqual(self.count("Decide cancelled"), 1, self.trail())  # the prepare's parked Decide
+        # Each says the core follows the delivery contract (DecideRequest.events_delivered).
+        self.assertTrue(all(d.events_delivered for d in self.script.sent("Decide")), self.trail())
 
     async def test_delivery_failure_aborts_the_waiting_decide(self):
         # The START's delivery fails while the prepared Decide waits: that Decide is

@@ -1907,6 +1907,21 @@ type DecideRequest struct {
 	// How long to wait for a decision: 0 answers at once; capped server-side at 30 s (and
 	// by the RPC deadline). Negative is INVALID_ARGUMENT naming `wait`.
 	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// True when the agent follows the delivery contract: every event it observed before
+	// sending this Decide was delivered (its ReportSpeech, ReportTranscript or
+	// ReportToolCallCancellation answered OK), and it aborts this Decide (cancels the
+	// RPC) when an event it observes while it waits is not delivered within 100 ms, or
+	// its delivery fails. Then a COMMIT decided late (its commit came due during an
+	// outage, or a timer or a store write ran late under load) is not withheld as PENDING
+	// for 2 s first, and one whose record the store kept late is not taken back: both
+	// guard an agent that may still hold undelivered events, and this one holds none. A
+	// Decide the caller cancelled is still never answered COMMIT. Unset (false, the
+	// default, and what older clients send): the arbiter assumes nothing about the
+	// agent's events and withholds as described. Set it only from the component that
+	// observes and delivers the session's events (a client core), not from a tool that
+	// calls Decide beside them. The rule: docs/rules.md, "After an outage, a late commit
+	// waits for what the agent observed".
+	EventsDelivered bool `protobuf:"varint,5,opt,name=events_delivered,json=eventsDelivered,proto3" json:"events_delivered,omitempty"`
 	// The call id of the function call that opened the job (RegisterCallRequest.call_id
 	// with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
 	// [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
@@ -1976,6 +1991,13 @@ func (x *DecideRequest) GetWait() *durationpb.Duration {
 		return x.Wait
 	}
 	return nil
+}
+
+func (x *DecideRequest) GetEventsDelivered() bool {
+	if x != nil {
+		return x.EventsDelivered
+	}
+	return false
 }
 
 func (x *DecideRequest) GetCallId() string {
@@ -5755,13 +5777,14 @@ const file_arbiter_v1_arbiter_proto_rawDesc = "" +
 	"\"ReportToolCallCancellationResponse\x12-\n" +
 	"\aeffects\x18\x01 \x01(\v2\x13.arbiter.v1.EffectsR\aeffects\x12*\n" +
 	"\x11cancelled_job_ids\x18\x02 \x03(\tR\x0fcancelledJobIds\x12\x16\n" +
-	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\xa9\x01\n" +
+	"\x06repeat\x18\x03 \x01(\bR\x06repeat\"\xd4\x01\n" +
 	"\rDecideRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\bprepared\x18\x03 \x01(\bR\bprepared\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x17\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12)\n" +
+	"\x10events_delivered\x18\x05 \x01(\bR\x0feventsDelivered\x12\x17\n" +
 	"\acall_id\x182 \x01(\tR\x06callId\"\xcb\x01\n" +
 	"\x0eDecideResponse\x120\n" +
 	"\bdecision\x18\x01 \x01(\x0e2\x14.arbiter.v1.DecisionR\bdecision\x12\x16\n" +

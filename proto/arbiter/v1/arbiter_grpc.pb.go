@@ -143,7 +143,9 @@ type ArbiterServiceClient interface {
 	// event without an `age` comes before it, and a stop cancels it. Deliver every event
 	// with its `age`, ask Decide only once what you observed is delivered, and abort a
 	// waiting Decide when an event's delivery fails or is not done within 100 ms (a
-	// store frozen under it); ask again once it lands. A replica that shuts down
+	// store frozen under it); ask again once it lands. An agent that does all this says
+	// so with `events_delivered`, and its late commits are handed out at once. A
+	// replica that shuts down
 	// while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
 	// RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
 	// the store.
@@ -438,7 +440,9 @@ type ArbiterServiceServer interface {
 	// event without an `age` comes before it, and a stop cancels it. Deliver every event
 	// with its `age`, ask Decide only once what you observed is delivered, and abort a
 	// waiting Decide when an event's delivery fails or is not done within 100 ms (a
-	// store frozen under it); ask again once it lands. A replica that shuts down
+	// store frozen under it); ask again once it lands. An agent that does all this says
+	// so with `events_delivered`, and its late commits are handed out at once. A
+	// replica that shuts down
 	// while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
 	// RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
 	// the store.

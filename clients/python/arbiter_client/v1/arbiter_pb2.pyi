@@ -312,18 +312,20 @@ class ReportToolCallCancellationResponse(_message.Message):
     def __init__(self, effects: _Optional[_Union[Effects, _Mapping]] = ..., cancelled_job_ids: _Optional[_Iterable[str]] = ..., repeat: bool = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("session_id", "job_id", "prepared", "wait", "call_id")
+    __slots__ = ("session_id", "job_id", "prepared", "wait", "events_delivered", "call_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     PREPARED_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_DELIVERED_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     job_id: str
     prepared: bool
     wait: _duration_pb2.Duration
+    events_delivered: bool
     call_id: str
-    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., prepared: bool = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., job_id: _Optional[str] = ..., prepared: bool = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., events_delivered: bool = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ("decision", "reason", "decided_at", "job_id", "session_id")

@@ -1255,6 +1255,23 @@ export interface DecideRequest {
     | Duration
     | undefined;
   /**
+   * True when the agent follows the delivery contract: every event it observed before
+   * sending this Decide was delivered (its ReportSpeech, ReportTranscript or
+   * ReportToolCallCancellation answered OK), and it aborts this Decide (cancels the
+   * RPC) when an event it observes while it waits is not delivered within 100 ms, or
+   * its delivery fails. Then a COMMIT decided late (its commit came due during an
+   * outage, or a timer or a store write ran late under load) is not withheld as PENDING
+   * for 2 s first, and one whose record the store kept late is not taken back: both
+   * guard an agent that may still hold undelivered events, and this one holds none. A
+   * Decide the caller cancelled is still never answered COMMIT. Unset (false, the
+   * default, and what older clients send): the arbiter assumes nothing about the
+   * agent's events and withholds as described. Set it only from the component that
+   * observes and delivers the session's events (a client core), not from a tool that
+   * calls Decide beside them. The rule: docs/rules.md, "After an outage, a late commit
+   * waits for what the agent observed".
+   */
+  eventsDelivered: boolean;
+  /**
    * The call id of the function call that opened the job (RegisterCallRequest.call_id
    * with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
    * [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
@@ -3660,7 +3677,7 @@ export const ReportToolCallCancellationResponse: MessageFns<ReportToolCallCancel
 };
 
 function createBaseDecideRequest(): DecideRequest {
-  return { sessionId: "", jobId: "", prepared: false, wait: undefined, callId: "" };
+  return { sessionId: "", jobId: "", prepared: false, wait: undefined, eventsDelivered: false, callId: "" };
 }
 
 export const DecideRequest: MessageFns<DecideRequest> = {
@@ -3676,6 +3693,9 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     }
     if (message.wait !== undefined) {
       Duration.encode(message.wait, writer.uint32(34).fork()).join();
+    }
+    if (message.eventsDelivered !== false) {
+      writer.uint32(40).bool(message.eventsDelivered);
     }
     if (message.callId !== "") {
       writer.uint32(402).string(message.callId);
@@ -3728,6 +3748,14 @@ export const DecideRequest: MessageFns<DecideRequest> = {
             message.wait = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.eventsDelivered = reader.bool();
+            continue;
+          }
           case 50: {
             if (tag !== 402) {
               break;
@@ -3762,6 +3790,11 @@ export const DecideRequest: MessageFns<DecideRequest> = {
         : "",
       prepared: isSet(object.prepared) ? globalThis.Boolean(object.prepared) : false,
       wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+      eventsDelivered: isSet(object.eventsDelivered)
+        ? globalThis.Boolean(object.eventsDelivered)
+        : isSet(object.events_delivered)
+        ? globalThis.Boolean(object.events_delivered)
+        : false,
       callId: isSet(object.callId)
         ? globalThis.String(object.callId)
         : isSet(object.call_id)
@@ -3784,6 +3817,9 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     if (message.wait !== undefined) {
       obj.wait = Duration.toJSON(message.wait);
     }
+    if (message.eventsDelivered !== false) {
+      obj.eventsDelivered = message.eventsDelivered;
+    }
     if (message.callId !== "") {
       obj.callId = message.callId;
     }
@@ -3799,6 +3835,7 @@ export const DecideRequest: MessageFns<DecideRequest> = {
     message.jobId = object.jobId ?? "";
     message.prepared = object.prepared ?? false;
     message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+    message.eventsDelivered = object.eventsDelivered ?? false;
     message.callId = object.callId ?? "";
     return message;
   },
@@ -9774,7 +9811,9 @@ export const ArbiterServiceService = {
    * event without an `age` comes before it, and a stop cancels it. Deliver every event
    * with its `age`, ask Decide only once what you observed is delivered, and abort a
    * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-   * store frozen under it); ask again once it lands. A replica that shuts down
+   * store frozen under it); ask again once it lands. An agent that does all this says
+   * so with `events_delivered`, and its late commits are handed out at once. A
+   * replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
@@ -10017,7 +10056,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
    * event without an `age` comes before it, and a stop cancels it. Deliver every event
    * with its `age`, ask Decide only once what you observed is delivered, and abort a
    * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-   * store frozen under it); ask again once it lands. A replica that shuts down
+   * store frozen under it); ask again once it lands. An agent that does all this says
+   * so with `events_delivered`, and its late commits are handed out at once. A
+   * replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
@@ -10231,7 +10272,9 @@ export interface ArbiterServiceClient extends Client {
    * event without an `age` comes before it, and a stop cancels it. Deliver every event
    * with its `age`, ask Decide only once what you observed is delivered, and abort a
    * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-   * store frozen under it); ask again once it lands. A replica that shuts down
+   * store frozen under it); ask again once it lands. An agent that does all this says
+   * so with `events_delivered`, and its late commits are handed out at once. A
+   * replica that shuts down
    * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
    * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
    * the store.
