@@ -370,8 +370,12 @@ class Outbox {
  * {@link DELIVERY_STUCK_MS} (100 ms, the arbiter's LateTimer) after it was observed, or
  * an attempt to deliver one that fails, aborts that Decide (the RPC is cancelled; the
  * arbiter takes back a COMMIT whose caller went away); the core waits for the outbox
- * again and asks again. A COMMIT received is acted on (a `commit` action): the arbiter
- * stored it before answering, and no later event withdraws it (an event still
+ * again and asks again. Every Decide says so (`events_delivered`), so the arbiter hands
+ * out a commit decided late (after an outage, or under load) at once instead of
+ * withholding it 2 s for events this core has already delivered (an event the arbiter
+ * refused, dropped, will not land later either). A COMMIT received is acted on (a
+ * `commit` action): the arbiter stored it before answering, and no later event
+ * withdraws it (an event still
  * undelivered when it arrives is placed after the commit; a warning is logged). If the
  * session closes before the events observed are delivered, or they stay undelivered for
  * the retry policy's `maxElapsedMs` (the arbiter unreachable), no Decide is asked: the
@@ -1090,7 +1094,9 @@ export class SessionCore {
             });
             let res;
             try {
-                const decide = this.client.decide({ sessionId: this.sessionId, jobId: job.id, prepared, wait }, poll.signal);
+                // eventsDelivered: this core follows the delivery contract (above), so the
+                // arbiter need not withhold a late commit from it (DecideRequest.events_delivered).
+                const decide = this.client.decide({ sessionId: this.sessionId, jobId: job.id, prepared, wait, eventsDelivered: true }, poll.signal);
                 if (prepared) {
                     res = await decide;
                 }

@@ -137,6 +137,8 @@ export class ToolJob {
         let delay = this.client.retry.initialBackoffMs;
         for (;;) {
             try {
+                // No eventsDelivered: the tool does not observe the session's events (the wire
+                // guard does), so it cannot declare them delivered; a late commit is withheld.
                 const d = await this.client.decide({ sessionId: this.sessionId, callId: this.callId, prepared, wait }, signal);
                 this.jobId = d.jobId;
                 // Found once by the call id, named from here on (the index may later call the

@@ -681,6 +681,23 @@ export interface DecideRequest {
      */
     wait: Duration | undefined;
     /**
+     * True when the agent follows the delivery contract: every event it observed before
+     * sending this Decide was delivered (its ReportSpeech, ReportTranscript or
+     * ReportToolCallCancellation answered OK), and it aborts this Decide (cancels the
+     * RPC) when an event it observes while it waits is not delivered within 100 ms, or
+     * its delivery fails. Then a COMMIT decided late (its commit came due during an
+     * outage, or a timer or a store write ran late under load) is not withheld as PENDING
+     * for 2 s first, and one whose record the store kept late is not taken back: both
+     * guard an agent that may still hold undelivered events, and this one holds none. A
+     * Decide the caller cancelled is still never answered COMMIT. Unset (false, the
+     * default, and what older clients send): the arbiter assumes nothing about the
+     * agent's events and withholds as described. Set it only from the component that
+     * observes and delivers the session's events (a client core), not from a tool that
+     * calls Decide beside them. The rule: docs/rules.md, "After an outage, a late commit
+     * waits for what the agent observed".
+     */
+    eventsDelivered: boolean;
+    /**
      * The call id of the function call that opened the job (RegisterCallRequest.call_id
      * with disposition EXECUTE), instead of `job_id`: 1 to 128 characters from
      * [A-Za-z0-9_.:-], INVALID_ARGUMENT naming `call_id` otherwise. NOT_FOUND naming
@@ -1680,7 +1697,9 @@ export declare const ArbiterServiceService: {
      * event without an `age` comes before it, and a stop cancels it. Deliver every event
      * with its `age`, ask Decide only once what you observed is delivered, and abort a
      * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-     * store frozen under it); ask again once it lands. A replica that shuts down
+     * store frozen under it); ask again once it lands. An agent that does all this says
+     * so with `events_delivered`, and its late commits are handed out at once. A
+     * replica that shuts down
      * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
      * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
      * the store.
@@ -1917,7 +1936,9 @@ export interface ArbiterServiceServer extends UntypedServiceImplementation {
      * event without an `age` comes before it, and a stop cancels it. Deliver every event
      * with its `age`, ask Decide only once what you observed is delivered, and abort a
      * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-     * store frozen under it); ask again once it lands. A replica that shuts down
+     * store frozen under it); ask again once it lands. An agent that does all this says
+     * so with `events_delivered`, and its late commits are handed out at once. A
+     * replica that shuts down
      * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
      * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
      * the store.
@@ -2082,7 +2103,9 @@ export interface ArbiterServiceClient extends Client {
      * event without an `age` comes before it, and a stop cancels it. Deliver every event
      * with its `age`, ask Decide only once what you observed is delivered, and abort a
      * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-     * store frozen under it); ask again once it lands. A replica that shuts down
+     * store frozen under it); ask again once it lands. An agent that does all this says
+     * so with `events_delivered`, and its late commits are handed out at once. A
+     * replica that shuts down
      * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
      * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
      * the store.

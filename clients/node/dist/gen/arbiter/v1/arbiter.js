@@ -2147,7 +2147,7 @@ export const ReportToolCallCancellationResponse = {
     },
 };
 function createBaseDecideRequest() {
-    return { sessionId: "", jobId: "", prepared: false, wait: undefined, callId: "" };
+    return { sessionId: "", jobId: "", prepared: false, wait: undefined, eventsDelivered: false, callId: "" };
 }
 export const DecideRequest = {
     encode(message, writer = new BinaryWriter()) {
@@ -2162,6 +2162,9 @@ export const DecideRequest = {
         }
         if (message.wait !== undefined) {
             Duration.encode(message.wait, writer.uint32(34).fork()).join();
+        }
+        if (message.eventsDelivered !== false) {
+            writer.uint32(40).bool(message.eventsDelivered);
         }
         if (message.callId !== "") {
             writer.uint32(402).string(message.callId);
@@ -2209,6 +2212,13 @@ export const DecideRequest = {
                         message.wait = Duration.decode(reader, reader.uint32());
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.eventsDelivered = reader.bool();
+                        continue;
+                    }
                     case 50: {
                         if (tag !== 402) {
                             break;
@@ -2242,6 +2252,11 @@ export const DecideRequest = {
                     : "",
             prepared: isSet(object.prepared) ? globalThis.Boolean(object.prepared) : false,
             wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+            eventsDelivered: isSet(object.eventsDelivered)
+                ? globalThis.Boolean(object.eventsDelivered)
+                : isSet(object.events_delivered)
+                    ? globalThis.Boolean(object.events_delivered)
+                    : false,
             callId: isSet(object.callId)
                 ? globalThis.String(object.callId)
                 : isSet(object.call_id)
@@ -2263,6 +2278,9 @@ export const DecideRequest = {
         if (message.wait !== undefined) {
             obj.wait = Duration.toJSON(message.wait);
         }
+        if (message.eventsDelivered !== false) {
+            obj.eventsDelivered = message.eventsDelivered;
+        }
         if (message.callId !== "") {
             obj.callId = message.callId;
         }
@@ -2277,6 +2295,7 @@ export const DecideRequest = {
         message.jobId = object.jobId ?? "";
         message.prepared = object.prepared ?? false;
         message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+        message.eventsDelivered = object.eventsDelivered ?? false;
         message.callId = object.callId ?? "";
         return message;
     },
@@ -7831,7 +7850,9 @@ export const ArbiterServiceService = {
      * event without an `age` comes before it, and a stop cancels it. Deliver every event
      * with its `age`, ask Decide only once what you observed is delivered, and abort a
      * waiting Decide when an event's delivery fails or is not done within 100 ms (a
-     * store frozen under it); ask again once it lands. A replica that shuts down
+     * store frozen under it); ask again once it lands. An agent that does all this says
+     * so with `events_delivered`, and its late commits are handed out at once. A
+     * replica that shuts down
      * while a Decide waits answers it at once with UNAVAILABLE (reason SERVER_DRAINING,
      * RetryInfo 0): ask again, on another replica; the decision, if one was made, is in
      * the store.
