@@ -65,6 +65,29 @@ func (s *stallingStore) Save(ctx context.Context, sess *arbiter.Session, ttl tim
 	return s.Store.Save(ctx, sess, ttl)
 }
 
+// stallFixture is the service every test here runs: book_slot side-effecting (grace
+// 1.5 s, transcript_timeout 3 s, trigger_lookback 2 s) on store, at clock, with call
+// c1 registered at 0 ms in session id; it returns the service, the session's key and
+// the call's job id.
+func stallFixture(t *testing.T, store arbiter.Store, clock *manualClock, id string) (*arbiter.Service, arbiter.SessionKey, string) {
+	t.Helper()
+	policy := &arbiter.Policy{
+		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
+		Tools: map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}},
+			Describe: "the booking for {slot}"}},
+	}
+	if err := policy.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
+	key := arbiter.SessionKey{ID: id}
+	out, _, err := svc.Apply(context.Background(), key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, key, out.Call.JobID
+}
+
 // TestDecideStalledSaveWithholds: issue 26. The agent's Decide steps at the grace
 // window's end and records its COMMIT as handed out, but the store freezes before it
 // keeps the record; the user's stop, observed before the commit came due, is stuck
@@ -76,21 +99,8 @@ func TestDecideStalledSaveWithholds(t *testing.T) {
 	clock := &manualClock{}
 	clock.set(0)
 	store := &stallingStore{Store: memory.New(clock.Now)}
-	policy := &arbiter.Policy{
-		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
-		Tools: map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}},
-			Describe: "the booking for {slot}"}},
-	}
-	if err := policy.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
-	ctx, key := context.Background(), arbiter.SessionKey{ID: "stall"}
-	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := out.Call.JobID
+	svc, key, job := stallFixture(t, store, clock, "stall")
+	ctx := context.Background()
 	clock.set(100)
 	if d, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil || d.Decision != arbiter.Undecided {
 		t.Fatalf("decide at prepare: %+v %v", d, err)
@@ -140,20 +150,8 @@ func TestDecideAbortedIsNotAnswered(t *testing.T) {
 	clock := &manualClock{}
 	clock.set(0)
 	store := &stallingStore{Store: memory.New(clock.Now)}
-	policy := &arbiter.Policy{
-		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
-		Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
-	}
-	if err := policy.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
-	ctx, key := context.Background(), arbiter.SessionKey{ID: "abort"}
-	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := out.Call.JobID
+	svc, key, job := stallFixture(t, store, clock, "abort")
+	ctx := context.Background()
 	clock.set(100)
 	if _, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil {
 		t.Fatal(err)
@@ -215,20 +213,8 @@ func TestDecideWriteUnknownTakesBack(t *testing.T) {
 	clock := &manualClock{}
 	clock.set(0)
 	store := &lossyStore{Store: memory.New(clock.Now)}
-	policy := &arbiter.Policy{
-		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
-		Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
-	}
-	if err := policy.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
-	ctx, key := context.Background(), arbiter.SessionKey{ID: "lossy"}
-	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := out.Call.JobID
+	svc, key, job := stallFixture(t, store, clock, "lossy")
+	ctx := context.Background()
 	clock.set(100)
 	if _, err := svc.Decide(ctx, key, job, true, 0, nil); err != nil {
 		t.Fatal(err)
@@ -267,20 +253,9 @@ func TestDecideDeliveredStalledSave(t *testing.T) {
 		clock := &manualClock{}
 		clock.set(0)
 		store := &stallingStore{Store: memory.New(clock.Now)}
-		policy := &arbiter.Policy{
-			Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
-			Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
-		}
-		if err := policy.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
-		out, _, err := svc.Apply(context.Background(), arbiter.SessionKey{ID: "delivered"}, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc, _, job := stallFixture(t, store, clock, "delivered")
 		clock.set(100)
-		return svc, clock, store, out.Call.JobID
+		return svc, clock, store, job
 	}
 	key := arbiter.SessionKey{ID: "delivered"}
 	decide := func(ctx context.Context, svc *arbiter.Service, job string) (arbiter.DecisionResult, error) {
@@ -358,21 +333,10 @@ func TestDecideDeliveredWriteUnknown(t *testing.T) {
 	clock := &manualClock{}
 	clock.set(0)
 	store := &lossyStore{Store: memory.New(clock.Now)}
-	policy := &arbiter.Policy{
-		Defaults: arbiter.Timings{Grace: 1500 * time.Millisecond, TranscriptTimeout: 3 * time.Second, TriggerLookback: 2 * time.Second},
-		Tools:    map[string]*arbiter.Tool{"book_slot": {Name: "book_slot", SideEffect: true, Key: []arbiter.KeyArg{{Arg: "slot"}}}},
-	}
-	if err := policy.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy}, Store: store, Clock: clock}
-	ctx, key := context.Background(), arbiter.SessionKey{ID: "lossy-delivered"}
-	out, _, err := svc.Apply(ctx, key, arbiter.RegisterCall{CallID: "c1", Tool: "book_slot", Args: map[string]any{"slot": "friday"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, key, job := stallFixture(t, store, clock, "lossy-delivered")
+	ctx := context.Background()
 	decide := func() (arbiter.DecisionResult, error) {
-		return svc.DecideBy(ctx, key, arbiter.Decide{JobID: out.Call.JobID, Prepared: true, Delivered: true}, 0, nil)
+		return svc.DecideBy(ctx, key, arbiter.Decide{JobID: job, Prepared: true, Delivered: true}, 0, nil)
 	}
 	clock.set(100)
 	if _, err := decide(); err != nil {
