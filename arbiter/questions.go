@@ -67,16 +67,12 @@ func (st *step) answered(j *Job, u *Utterance) {
 // every hold's, from the later of its end and the commit coming due, so none before
 // the prepare: timers.go), and the question's own expiry (questionDue).
 func (st *step) questionTimers(j *Job, tp toolPolicy, consider func(timer)) {
-	for _, u := range st.s.Utterances {
-		if j.PreparedAt.IsZero() {
-			break // no commit is due before the prepare: nothing to time out yet
-		}
-		if u.ID > j.QuestionBy && relevant(j, u) && !u.settled() && !u.End.IsZero() && !containsInt(j.Released, u.ID) {
-			u, start := u, u.End
-			if graceEnd := j.PreparedAt.Add(tp.timings.Grace); graceEnd.After(start) {
-				start = graceEnd
+	if !j.PreparedAt.IsZero() { // no commit is due before the prepare: nothing to time out yet
+		graceEnd := j.PreparedAt.Add(tp.timings.Grace)
+		for _, u := range st.s.Utterances {
+			if u.ID > j.QuestionBy && relevant(j, u) && !u.settled() && !u.End.IsZero() && !containsInt(j.Released, u.ID) {
+				consider(st.transcriptTimer(j, u, tp, graceEnd))
 			}
-			consider(timer{start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) }})
 		}
 	}
 	if due, ok := st.questionDue(j, tp); ok {

@@ -321,13 +321,19 @@ func (st *step) jobTimers(j *Job, consider func(timer)) {
 		if u.End.IsZero() {
 			continue // voice activity goes on: no timeout until it ends
 		}
-		start := graceEnd
-		if u.End.After(start) {
-			start = u.End
-		}
-		u := u
-		consider(timer{start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) }})
+		consider(st.transcriptTimer(j, u, tp, graceEnd))
 	}
+}
+
+// transcriptTimer is the transcript timeout of ended utterance u holding job j's
+// commit, which came due at graceEnd: transcript_timeout from the later of the two
+// (the "hold" timer above; an open question's holds count the same way, questions.go).
+func (st *step) transcriptTimer(j *Job, u *Utterance, tp toolPolicy, graceEnd time.Time) timer {
+	start := graceEnd
+	if u.End.After(start) {
+		start = u.End
+	}
+	return timer{start.Add(tp.timings.TranscriptTimeout), func() { st.transcriptTimedOut(j, u, tp) }}
 }
 
 // holding returns the utterances that hold j's commit: relevant, not settled, not
