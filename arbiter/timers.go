@@ -493,25 +493,19 @@ func (st *step) cancelHeardAfter(j *Job) {
 		return
 	}
 	j.StopAfterCommit, j.AmendAfterCommit = false, false
-	want := speech.IntentAmend
+	// reason stands when the utterance is gone from the session (trimmed): what it
+	// said still holds.
+	want, cause, reason, said := speech.IntentAmend, CauseAmend, "the user changed the request", amendReason
 	if stop {
-		want = speech.IntentStop
+		want, cause, reason, said = speech.IntentStop, CauseStop, "stop intent in user speech", stopReason
 	}
 	for i := len(st.s.Utterances) - 1; i >= 0; i-- {
 		if u := st.s.Utterances[i]; u.Intent == want && relevant(j, u) {
-			if stop {
-				st.decideJob(j, DecisionCancel, CauseStop, stopReason(u))
-			} else {
-				st.decideJob(j, DecisionCancel, CauseAmend, amendReason(u))
-			}
-			return
+			reason = said(u)
+			break
 		}
 	}
-	if stop { // the utterance is gone from the session (trimmed): the stop still holds
-		st.decideJob(j, DecisionCancel, CauseStop, "stop intent in user speech")
-	} else {
-		st.decideJob(j, DecisionCancel, CauseAmend, "the user changed the request")
-	}
+	st.decideJob(j, DecisionCancel, cause, reason)
 }
 
 // withdrawUnanswered withdraws j's commit decision when it came due while nothing

@@ -74,11 +74,10 @@ func (env *runEnv) run(args []string) int {
 		if errors.As(err, &e) { // kong wraps what Run returns
 			return int(e)
 		}
+		fmt.Fprintf(stderr, "arbiter: %v\n", err)
 		if errors.As(err, new(usageError)) {
-			fmt.Fprintf(stderr, "arbiter: %v\n", err)
 			return 2
 		}
-		fmt.Fprintf(stderr, "arbiter: %v\n", err)
 		return 1
 	}
 	return 0
