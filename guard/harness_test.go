@@ -31,7 +31,7 @@ type harness struct {
 	answers           []sentAnswer
 	// reported: every event the rule reported, in order.
 	reported []arbiter.Event
-	logs              []string
+	logs     []string
 	// down: the store is down for good: every report fails, the watch sees nothing.
 	down bool
 	// replies: the arbiter's answers to applied reports, not yet fed to the rule (the
