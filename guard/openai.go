@@ -8,9 +8,8 @@ import (
 
 // OpenAI Realtime's half of the rule. Server events:
 //
-//	session.created                               a session.update of the guard's own asking for
-//	                                              input transcription, when the agent has sent none
-//	                                              (Config.AddTranscription; transcription.go)
+//	session.created                               read: input transcription on already (the
+//	                                              agent's choice) or not
 //	session.updated                               the answer to the guard's own: not forwarded;
 //	                                              the input transcription the guard asked for
 //	                                              shown null
@@ -47,6 +46,9 @@ import (
 //	                                              first session.update without input transcription
 //	                                              gets it (Config.AddTranscription)
 //	input_audio_buffer.append                     forwarded at once, never held
+//	the agent's first event, no session.update    preceded by a session.update of the guard's own
+//	  before it                                   asking for input transcription
+//	                                              (Config.AddTranscription)
 type openaiRule struct {
 	beta bool
 	// toolChoiceNone: the session's tool_choice is none; choices: the tool choice of
@@ -83,13 +85,14 @@ type openaiRule struct {
 	lastShown string
 	// Input transcription (Config.AddTranscription): agentSet, the agent's session
 	// has carried the field (on or null: its choice, never overridden); asked, the
-	// guard turned it on (in the agent's first session.update, or its own after
-	// session.created); refused, the server refused the guard's model (never asked
-	// again); updated, the agent has sent a session.update. updates: the
+	// guard turned it on (in the agent's first session.update, or its own before
+	// the agent's first other event); refused, the server refused the guard's model
+	// (never asked again); updated, the agent has sent a session.update; started, it
+	// has sent another event; created, session.created came. updates: the
 	// session.updates not answered yet, in order, so that the session.updated of the
 	// guard's own is kept from the agent.
-	agentSet, asked, refused, updated bool
-	updates                           []pendingUpdate
+	agentSet, asked, refused, updated, started, created bool
+	updates                                             []pendingUpdate
 }
 
 // pendingUpdate is a session.update waiting for its session.updated: its event id
@@ -409,6 +412,10 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 		r.pass(Server, f, true)
 		return
 	}
+	if ev.Type != openai.SessionUpdate {
+		o.started = true
+		o.maybeAskOwn(r)
+	}
 	switch ev.Type {
 	case openai.InputAudioBufferAppend:
 		r.send(Server, f) // never held
@@ -512,7 +519,7 @@ func (o *openaiRule) dropAnswer(r *Rule, h *held) {
 	o.lastShown = id
 }
 
-// ---- input transcription (transcription.go's rule) -----------------------------------
+// ---- input transcription ------------------------------------------------------------
 //
 // The arbiter reads the user's stops from the server's input transcription; an OpenAI
 // session has none unless its session asks for it. With Config.AddTranscription the
@@ -523,9 +530,10 @@ func (o *openaiRule) dropAnswer(r *Rule, h *held) {
 //   - the agent's session.update that does not carry the field: the field added
 //     (openai.AskTranscription), once; a later update that omits it keeps the
 //     server's value (OpenAI changes only the fields an update carries);
-//   - no session.update from the agent by the time session.created comes: the guard
-//     sends its own, with only the field, and keeps its session.updated from the
-//     agent;
+//   - an agent that begins its conversation (audio, an item, a response.create)
+//     without any session.update, once session.created showed no transcription: the
+//     guard sends its own, with only the field, just before the agent's first event,
+//     and keeps its session.updated from the agent;
 //   - the agent's own choice, on or null, in any update (or already on in
 //     session.created: a session made with a client secret): left alone from then on,
 //     the guard's addition included (null turns transcription off and the guard goes
@@ -577,9 +585,10 @@ func (o *openaiRule) model() string {
 }
 
 // sessionCreated: a session that already transcribes (made with a client secret that
-// says so) is the agent's choice; an agent that has sent no session.update yet gets
-// the guard's own.
+// says so) is the agent's choice; an agent that began without a session.update gets
+// the guard's own now.
 func (o *openaiRule) sessionCreated(r *Rule, f Frame) {
+	o.created = true
 	m, err := realtime.DecodeObject(f.Data)
 	if err != nil {
 		return
@@ -589,18 +598,30 @@ func (o *openaiRule) sessionCreated(r *Rule, f Frame) {
 		o.agentSet = true
 		return
 	}
-	if !o.updated && o.wantTranscription(r) {
-		o.asked = true
-		o.askOwn(r, "asked the server for input transcription (the agent sent no session.update): stops can be read")
-	}
+	o.maybeAskOwn(r)
 }
 
-// askOwn sends the guard's own session.update turning input transcription on.
+// maybeAskOwn sends the guard's own session.update asking for input transcription
+// when the agent began its conversation (an event other than session.update) without
+// configuring its session, once session.created said the session has none. An agent
+// that configures its session (nearly every one, right after session.created) never
+// gets one: its own update carries the field (sessionUpdate).
+func (o *openaiRule) maybeAskOwn(r *Rule) {
+	if !o.created || !o.started || o.updated || !o.wantTranscription(r) {
+		return
+	}
+	o.asked = true
+	o.askOwn(r, "asked the server for input transcription (the agent began without a session.update): stops can be read")
+}
+
+// askOwn sends the guard's own session.update turning input transcription on (at
+// once: it depends on nothing the guard holds, and goes before the agent's event being
+// handled).
 func (o *openaiRule) askOwn(r *Rule, why string) {
 	id := r.newID("event_arb_")
 	o.updates = append(o.updates, pendingUpdate{id: id, own: true})
 	r.logf(false, why, "model", o.model())
-	r.pass(Server, Frame{Data: openai.SessionUpdateTranscription(id, o.beta)}, true)
+	r.send(Server, Frame{Data: openai.SessionUpdateTranscription(id, o.beta)})
 }
 
 // sessionUpdated matches a session.updated to the session.update it answers (the

@@ -236,9 +236,9 @@ func TestOpenAITranscriptionAgentChoiceStands(t *testing.T) {
 		// gets the transcription events; warn: the deafness is logged.
 		echo string
 		warn bool
-		// createdFirst: session.created reaches the guard before the agent's first
-		// update (the guard sends its own update then).
-		createdFirst bool
+		// audioFirst: the agent streams audio before its first update (the guard
+		// sends its own update then).
+		audioFirst bool
 	}{
 		{"explicit on", []string{on, bare}, `{"model":"gpt-4o-transcribe","language":"fr"}`, false, false},
 		{"explicit null", []string{off, bare}, `null`, true, false},
@@ -250,13 +250,14 @@ func TestOpenAITranscriptionAgentChoiceStands(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := oaHarness(t, false, "")
 			own := 0
-			if tc.createdFirst {
+			if tc.audioFirst {
 				h.server(gaCreated)
-				own = 1
+				h.agent(audioAppend)
+				own = 2 // the guard's update and the audio
 			}
 			for i, u := range tc.updates {
 				h.agent(u)
-				if i == 0 && !tc.createdFirst {
+				if i == 0 && !tc.audioFirst {
 					h.server(gaCreated)
 				}
 				if i == 0 && u == bare {
@@ -269,7 +270,7 @@ func TestOpenAITranscriptionAgentChoiceStands(t *testing.T) {
 			if len(h.toServer) != len(tc.updates)+own {
 				t.Errorf("%d frames upstream for %d updates", len(h.toServer), len(tc.updates))
 			}
-			if own == 1 {
+			if own > 0 {
 				h.server(gaUpdated(`{"model":"gpt-4o-mini-transcribe"}`)) // the guard's own: not forwarded
 			}
 			for range tc.updates[1:] {
@@ -295,25 +296,46 @@ func TestOpenAITranscriptionAgentChoiceStands(t *testing.T) {
 	}
 }
 
-// TestOpenAITranscriptionNoSessionUpdate: an agent that never sends session.update gets
-// the guard's own after session.created (only the transcription field, and GA's
-// session type); its session.updated never reaches the agent, whose later update
-// goes untouched and whose echo shows the field null.
+const audioAppend = `{"type":"input_audio_buffer.append","audio":"AAAA"}`
+
+// TestOpenAITranscriptionNoSessionUpdate: an agent that begins its conversation
+// without any session.update (its audio first, before or after session.created) gets
+// the guard's own just before its first event, once session.created showed no
+// transcription (only the transcription field, and GA's session type); its
+// session.updated never reaches the agent, whose later update goes untouched and
+// whose echo shows the field null. An agent that has sent nothing yet gets nothing.
 func TestOpenAITranscriptionNoSessionUpdate(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		beta    bool
-		created string
-		updated func(string) string
-		want    string
+		name         string
+		beta         bool
+		created      string
+		updated      func(string) string
+		want         string
+		audioCreated bool // the audio reaches the guard before session.created
 	}{
-		{"GA", false, gaCreated, gaUpdated, `{"event_id":"event_arb_1","session":{"audio":{"input":{"transcription":{"model":"gpt-4o-mini-transcribe"}}},"type":"realtime"},"type":"session.update"}`},
-		{"beta", true, betaCreated, betaUpdated, `{"event_id":"event_arb_1","session":{"input_audio_transcription":{"model":"whisper-1"}},"type":"session.update"}`},
+		{"GA", false, gaCreated, gaUpdated, `{"event_id":"event_arb_1","session":{"audio":{"input":{"transcription":{"model":"gpt-4o-mini-transcribe"}}},"type":"realtime"},"type":"session.update"}`, false},
+		{"beta", true, betaCreated, betaUpdated, `{"event_id":"event_arb_1","session":{"input_audio_transcription":{"model":"whisper-1"}},"type":"session.update"}`, false},
+		{"GA, audio before session.created", false, gaCreated, gaUpdated, `{"event_id":"event_arb_1","session":{"audio":{"input":{"transcription":{"model":"gpt-4o-mini-transcribe"}}},"type":"realtime"},"type":"session.update"}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := oaHarness(t, tc.beta, tc.created)
-			if len(h.toServer) != 1 {
-				t.Fatalf("%d frames upstream after session.created, want the guard's session.update", len(h.toServer))
+			var h *harness
+			if tc.audioCreated {
+				h = oaHarness(t, tc.beta, "")
+				h.agent(audioAppend)
+				if len(h.toServer) != 1 {
+					t.Fatalf("the guard asked before session.created said what the session has: %s", h.toServer[0].Data)
+				}
+				h.server(tc.created)
+				h.toServer = append(h.toServer[1:], h.toServer[0]) // the order the test reads: update, audio
+			} else {
+				h = oaHarness(t, tc.beta, tc.created)
+				if len(h.toServer) != 0 {
+					t.Fatalf("the guard asked before the agent began: %s", h.toServer[0].Data)
+				}
+				h.agent(audioAppend)
+			}
+			if len(h.toServer) != 2 || string(h.toServer[1].Data) != audioAppend {
+				t.Fatalf("%d frames upstream, want the guard's session.update and the audio", len(h.toServer))
 			}
 			var got any
 			_ = json.Unmarshal(h.toServer[0].Data, &got)
@@ -335,7 +357,7 @@ func TestOpenAITranscriptionNoSessionUpdate(t *testing.T) {
 			// with the field null.
 			up := `{"type":"session.update","session":{"tools":[{"type":"function","name":"book_slot"}]}}`
 			h.agent(up)
-			if got := string(h.toServer[len(h.toServer)-1].Data); got != up || len(h.toServer) != 2 {
+			if got := string(h.toServer[len(h.toServer)-1].Data); got != up || len(h.toServer) != 3 {
 				t.Errorf("the agent's update went as %s (%d upstream)", got, len(h.toServer))
 			}
 			h.server(tc.updated(model))
@@ -376,6 +398,7 @@ func TestOpenAITranscriptionOff(t *testing.T) {
 // update the guard amended stops the guard asking too.
 func TestOpenAITranscriptionRefused(t *testing.T) {
 	h := oaHarness(t, false, gaCreated)
+	h.agent(audioAppend)
 	h.server(`{"type":"error","event_id":"e5","error":{"type":"invalid_request_error","code":"invalid_value","message":"bad model","param":"session.audio.input.transcription.model","event_id":"event_arb_1"}}`)
 	up := `{"type":"session.update","session":{"type":"realtime","tools":[{"type":"function","name":"book_slot"}]}}`
 	h.agent(up)
@@ -386,7 +409,7 @@ func TestOpenAITranscriptionRefused(t *testing.T) {
 	if got := agentTypes(h); len(got) != 2 || got[1] != openai.SessionUpdated {
 		t.Errorf("the agent got %v, want session.created and its session.updated", got)
 	}
-	if len(h.toServer) != 2 {
+	if len(h.toServer) != 3 {
 		t.Errorf("the guard asked again: %s", h.toServer[len(h.toServer)-1].Data)
 	}
 }
@@ -395,8 +418,9 @@ func TestOpenAITranscriptionRefused(t *testing.T) {
 // transcription gone (a server that reset it with a later update of the agent's) has
 // the guard ask again; the agent sees neither that update nor its answer.
 func TestOpenAITranscriptionLostIsAskedAgain(t *testing.T) {
-	h := oaHarness(t, false, gaCreated)
+	h := oaHarness(t, false, "")
 	h.agent(`{"type":"session.update","session":{"type":"realtime"}}`)
+	h.server(gaCreated)
 	h.server(gaUpdated(`{"model":"gpt-4o-mini-transcribe"}`))
 	h.agent(`{"type":"session.update","session":{"type":"realtime","audio":{"input":{"turn_detection":null}}}}`)
 	h.server(gaUpdated("null"))
