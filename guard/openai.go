@@ -544,8 +544,10 @@ func (o *openaiRule) dropAnswer(r *Rule, h *held) {
 // hideInput: the guard's transcription stands: the agent does not see it.
 func (o *openaiRule) hideInput() bool { return o.asked && !o.agentSet }
 
-// sessionUpdate forwards the agent's session.update, with input transcription asked
-// for when it is the agent's first and neither it nor an earlier one said anything.
+// sessionUpdate forwards the agent's session.update: with input transcription asked
+// for when the guard is to ask (wantTranscription: it has not yet, neither this update
+// nor an earlier one carried the field); an update that carries it is the agent's
+// choice from then on.
 func (o *openaiRule) sessionUpdate(r *Rule, f Frame, ev openai.ClientEvent) {
 	o.updated = true
 	out := f
