@@ -373,6 +373,7 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 		if ev.ToolChoice != "" {
 			o.toolChoiceNone = ev.ToolChoice == "none"
 		}
+		r.configureLanguage(openai.Language(ev.Session, o.beta))
 	case openai.ResponseCreate:
 		o.choices = append(o.choices, ev.ToolChoice == "none")
 		o.wantResponse = false // the agent's response answers what the guard added too

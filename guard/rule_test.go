@@ -337,3 +337,40 @@ func TestOpenAICancelIsBargeInOnlyForSpeech(t *testing.T) {
 		})
 	}
 }
+
+// The session's language is the agent's setup's (generationConfig.speechConfig
+// .languageCode): "mañana 3 de la tarde" repeats "mañana a las 3pm" only when read as
+// Spanish, so without it the repeat runs (testdata/wire/language_es behind the guard:
+// the no-integration run executed c3).
+func TestGeminiSetupLanguageIsTheSessions(t *testing.T) {
+	h := newHarness(t, "gemini", Config{})
+	setup := map[string]any{}
+	for k, v := range gSetup["setup"].(map[string]any) {
+		setup[k] = v
+	}
+	setup["generationConfig"] = map[string]any{"speechConfig": map[string]any{"languageCode": "es-ES"}}
+	h.agent(map[string]any{"setup": setup})
+	h.deliverAll()
+	h.server(gCall("c2", "book_slot", map[string]any{"slot": "mañana a las 3pm"}))
+	h.deliverAll()
+	h.server(gCall("c3", "book_slot", map[string]any{"slot": "mañana 3 de la tarde"}))
+	h.deliverAll()
+	if got := h.agentCalls(); len(got) != 1 || got[0] != "c2" {
+		t.Fatalf("the agent runs %v; want c2 only (c3 repeats its business key, read in Spanish)", got)
+	}
+	if h.sess.Language != "es-ES" {
+		t.Errorf("session language %q, want es-ES", h.sess.Language)
+	}
+}
+
+// OpenAI: the language is the one the agent's session.update gives its input
+// transcription (GA audio.input.transcription.language).
+func TestOpenAISessionUpdateLanguageIsTheSessions(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	h.agent(`{"type":"session.update","session":{"type":"realtime","audio":{"input":{"transcription":{"model":"gpt-4o-transcribe","language":"es"}}}}}`)
+	h.deliverAll()
+	if h.sess.Language != "es" {
+		t.Errorf("session language %q, want es", h.sess.Language)
+	}
+}
