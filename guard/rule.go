@@ -637,6 +637,13 @@ func (r *Rule) agentAnswer(id string, payload map[string]any, h *held) bool {
 	if why != "" {
 		r.count("dropped agent answer", why, id)
 		r.proto.dropAnswer(r, h)
+		if c != nil && c.sent && !c.dead && c.answer == nil && !c.asked {
+			// The call has its one answer (its deadline's, say), but what the tool
+			// answered is still its job's result: a read-only result that came late
+			// gets the arbiter's note. The verdict is not waited for (asked stays
+			// false): nothing more goes for this call.
+			r.report(arbiter.ToolAnswer{CallID: id, Payload: payload, ObservedAt: r.now}, id)
+		}
 		return false
 	}
 	h.call = id

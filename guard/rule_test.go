@@ -374,3 +374,33 @@ func TestOpenAISessionUpdateLanguageIsTheSessions(t *testing.T) {
 		t.Errorf("session language %q, want es", h.sess.Language)
 	}
 }
+
+// A read-only result that comes after the call was answered at its deadline is not
+// sent (the call has its one answer), but it is the job's result: the arbiter's note
+// tells the model it came (testdata/workflows/readonly_deadline_late_result behind the
+// guard: the note was never sent).
+func TestGeminiLateReadOnlyResultMakesItsNote(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("w1", "get_weather", map[string]any{"city": "Lyon"}))
+	h.deliverAll()
+	h.advance(20 * time.Second)
+	h.watch()
+	if a := onlyFinal(t, h, "w1"); a.payload["status"] != "timeout" {
+		t.Fatalf("%v", a.payload)
+	}
+	h.agent(gAnswer("w1", "get_weather", map[string]any{"forecast": "light rain"}))
+	h.deliverAll()
+	h.watch()
+	h.server(gContent("turnComplete", true))
+	h.deliverAll()
+	onlyFinal(t, h, "w1")
+	notes := 0
+	for _, f := range h.toServer {
+		if strings.Contains(string(f.Data), "clientContent") && strings.Contains(string(f.Data), "light rain") {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d notes with the late result, want 1\nlog: %s", notes, strings.Join(h.logs, "\n"))
+	}
+}
