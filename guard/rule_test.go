@@ -404,3 +404,27 @@ func TestGeminiLateReadOnlyResultMakesItsNote(t *testing.T) {
 		t.Errorf("%d notes with the late result, want 1\nlog: %s", notes, strings.Join(h.logs, "\n"))
 	}
 }
+
+// A call id the server issues again (testdata/scenarios/same_call_id_twice) is one
+// call: its second item is the guard's, never the agent's, so the tool does not run it
+// twice (OpenAI Realtime behind the guard committed job-1 twice).
+func TestOpenAIRepeatedCallIDHidden(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	call := func(resp, item string) {
+		h.server(`{"type":"response.created","response":{"id":"` + resp + `","status":"in_progress","output":[]}}`)
+		h.server(`{"type":"response.output_item.added","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","call_id":"call_1","name":"book_slot","arguments":""}}`)
+		h.server(`{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"` + item + `","type":"function_call","call_id":"call_1","name":"book_slot"}}`)
+		h.server(`{"type":"response.function_call_arguments.done","item_id":"` + item + `","call_id":"call_1","name":"book_slot","arguments":"{\"slot\":\"tomorrow 3pm\"}"}`)
+		h.server(`{"type":"response.output_item.done","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","status":"completed","call_id":"call_1","name":"book_slot","arguments":"{\"slot\":\"tomorrow 3pm\"}"}}`)
+		h.server(`{"type":"response.done","response":{"id":"` + resp + `","status":"completed","output":[{"id":"` + item + `","type":"function_call","call_id":"call_1"}]}}`)
+		h.deliverAll()
+	}
+	call("r1", "i1")
+	call("r2", "i2")
+	for _, f := range h.toAgent {
+		if strings.Contains(string(f.Data), `"i2"`) {
+			t.Errorf("the repeated call's item reached the agent: %s", f.Data)
+		}
+	}
+}
