@@ -8,6 +8,9 @@
 #
 #   bench/guard.sh                 # 200 sessions, 10 s measured, three runs
 #   GUARD_SESSIONS=50 GUARD_RUNS=1 bench/guard.sh
+#   GUARD_PIN=1 bench/guard.sh     # the guard on the last CPU, the load and the echo
+#                                  # provider on the others (taskset): the guard's own
+#                                  # cost, not its share of the load generator's core
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp="$(mktemp -d)"
@@ -16,5 +19,12 @@ go build -o "$tmp/arbiter" ./cmd/arbiter
 (cd bench && go build -o "$tmp/guard" ./guard)
 for i in $(seq "${GUARD_RUNS:-3}"); do
   echo "== run $i ($(uptime | sed 's/.*load average/load average/'))"
-  "$tmp/guard" -arbiter "$tmp/arbiter" -sessions "${GUARD_SESSIONS:-200}" -duration "${GUARD_DURATION:-10s}" 2>/dev/null
+  pin=()
+  if [ -n "${GUARD_PIN:-}" ]; then
+    last=$(($(nproc) - 1))
+    [ "$last" -ge 1 ] || { echo "GUARD_PIN needs two CPUs or more" >&2; exit 2; }
+    pin=(taskset -c "0-$((last - 1))")
+    echo "(pinned: the guard on CPU $last, the load and the echo provider on CPUs 0-$((last - 1)))"
+  fi
+  "${pin[@]}" "$tmp/guard" -arbiter "$tmp/arbiter" ${GUARD_PIN:+-guard-cpus "$last"} -sessions "${GUARD_SESSIONS:-200}" -duration "${GUARD_DURATION:-10s}" 2>/dev/null
 done

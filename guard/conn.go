@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -41,6 +42,7 @@ type conn struct {
 	mu    sync.Mutex
 	rule  *Rule
 	timer *time.Timer
+	armed time.Time // the deadline timer is set for (zero: none pending)
 
 	toAgent, toServer *outq
 	reports           chan Action
@@ -280,10 +282,9 @@ func (c *conn) goingAway() {
 // read steps the rule with each message from one side until the connection ends;
 // then ends it with the peer's close code (1011 to the other side when it broke).
 func (c *conn) read(ws *websocket.Conn, from Side) {
+	var buf bytes.Buffer
 	for {
-		// No context per read: a cancellable one costs a timer registration per
-		// message (coder/websocket); the read ends when the connection closes.
-		typ, b, err := ws.Read(context.Background())
+		typ, b, err := readMessage(ws, &buf)
 		if err != nil {
 			code := websocket.CloseStatus(err)
 			reason := ""
@@ -314,6 +315,27 @@ func (c *conn) read(ws *websocket.Conn, from Side) {
 	}
 }
 
+// readMessage reads ws's next message through buf (the reader's own, reused) and
+// returns a copy of exactly its length: one allocation per message, where
+// websocket.Conn.Read's io.ReadAll grows from 512 bytes and copies on each growth
+// (three or four allocations for a 2 KB audio frame, the garbage a busy guard's
+// collector then runs for). No context per read: a cancellable one costs a timer
+// registration per message (coder/websocket); the read ends when the connection
+// closes. A buffer grown past 1 MiB by a large message is let go.
+func readMessage(ws *websocket.Conn, buf *bytes.Buffer) (websocket.MessageType, []byte, error) {
+	typ, r, err := ws.Reader(context.Background())
+	if err != nil {
+		return 0, nil, err
+	}
+	buf.Reset()
+	_, err = buf.ReadFrom(r)
+	b := bytes.Clone(buf.Bytes())
+	if buf.Cap() > 1<<20 {
+		*buf = bytes.Buffer{}
+	}
+	return typ, b, err
+}
+
 // step runs fn on the rule under its lock and carries out the actions, in order (the
 // frames into the writers' queues, the reports into the outbox), then arms the
 // timer for the rule's next deadline.
@@ -332,8 +354,15 @@ func (c *conn) stepFrom(from Side, fn func(*Rule, time.Time) []Action) {
 	c.arm()
 	c.mu.Unlock()
 	// Written outside the lock, in the order queued.
-	for side, q := range map[Side]*outq{Agent: c.toAgent, Server: c.toServer} {
-		if side == from {
+	var own *outq // the reader's own peer's queue (none for the outbox, timer, watch)
+	switch from {
+	case Agent:
+		own = c.toAgent
+	case Server:
+		own = c.toServer
+	}
+	for _, q := range [2]*outq{c.toAgent, c.toServer} {
+		if q == own {
 			if q.pending() {
 				go q.drain()
 			}
@@ -370,10 +399,13 @@ func (c *conn) do(a Action) {
 	}
 }
 
-// arm sets the timer to the rule's next deadline (called under mu).
+// arm sets the timer to the rule's next deadline (called under mu), unless it is
+// already set for it: a call waiting for its answer keeps one deadline while audio
+// steps the rule tens of times a second, and a timer stopped and made again per frame
+// is a timer-heap insert and delete each.
 func (c *conn) arm() {
 	next := c.rule.Next()
-	if next.IsZero() {
+	if next.IsZero() || next.Equal(c.armed) {
 		return
 	}
 	d := next.Sub(c.p.o.Clock())
@@ -383,9 +415,13 @@ func (c *conn) arm() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.armed = next
 	c.timer = time.AfterFunc(d, func() {
 		if c.ctx.Err() == nil {
-			c.step(func(r *Rule, now time.Time) []Action { return r.Step(now, Tick{}) })
+			c.step(func(r *Rule, now time.Time) []Action {
+				c.armed = time.Time{} // fired: the next deadline, even the same one, is set again
+				return r.Step(now, Tick{})
+			})
 		}
 	})
 }

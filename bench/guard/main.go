@@ -246,7 +246,7 @@ var proxyAddr = regexp.MustCompile(`proxy_addr=([^ ]+)`)
 // startGuard starts arbiter serve --proxy-listen in front of up (or, inproc, a
 // guard.Proxy in this process on the embedded store) and returns its address, the
 // process whose CPU is its, and how to stop it.
-func startGuard(bin, up string, inproc bool) (addr string, pid int, stop func()) {
+func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int, stop func()) {
 	if inproc {
 		u, _ := url.Parse(up)
 		st := memory.New(nil)
@@ -268,7 +268,11 @@ func startGuard(bin, up string, inproc bool) (addr string, pid int, stop func())
 	if err != nil {
 		panic(err)
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", up)
+	args := []string{bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", up}
+	if cpus != "" {
+		args = append([]string{"taskset", "-c", cpus}, args...) // taskset execs the serve: same PID
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		panic(err)
@@ -292,6 +296,7 @@ func main() {
 	bin := flag.String("arbiter", "", "the arbiter binary (its serve runs the guard)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the load and the echo provider; with -inproc the guard too) to this file")
 	inproc := flag.Bool("inproc", false, "run the guard in this process (for its profile) instead of arbiter serve")
+	guardCPUs := flag.String("guard-cpus", "", "run the guard's serve on these CPUs only (taskset -c LIST), e.g. 1 with this process under taskset -c 0: the guard on a core of its own, as in a deployment, away from the load it is measured with")
 	sessions := flag.Int("sessions", 200, "concurrent sessions")
 	dur := flag.Duration("duration", 10*time.Second, "measured time per phase")
 	warmup := flag.Duration("warmup", 3*time.Second, "unmeasured time before it")
@@ -314,7 +319,7 @@ func main() {
 	}
 	go func() { _ = http.Serve(lis, http.HandlerFunc(provider)) }()
 	up := "ws://" + lis.Addr().String()
-	guard, pid, stop := startGuard(*bin, up, *inproc)
+	guard, pid, stop := startGuard(*bin, up, *inproc, *guardCPUs)
 	defer stop()
 	direct, proxied, used, errs := runBoth(up+path, "ws://"+guard+path, *sessions, *warmup, *dur, pid)
 	out := map[string]any{"sessions": *sessions, "duration_s": dur.Seconds(), "dial_errors": errs,
