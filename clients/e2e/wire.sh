@@ -422,7 +422,7 @@ wire_guard_narrowed() {
         echo "$n: w1 (a read-only tool that reports progress) is never answered behind LiveKit's Google plugin; not explained yet" ;;
       guard-livekit-google:readonly_deadline_late_result)
         echo "$n: LiveKit's Google plugin never sends the tool's late result (after the guard's deadline answer), so the arbiter never learns it and its note cannot go" ;;
-      guard-livekit-openai:readonly_blocking_interrupted | guard-livekit-openai:unknown_tool_passes | guard-livekit-openai:unknown_tool_rejected)
+      guard-livekit-openai:readonly_blocking_interrupted | guard-livekit-openai:unknown_tool_passes | guard-livekit-openai:unknown_tool_rejected | guard-livekit-openai:several_tools)
         echo "$n: a live id is never answered behind LiveKit's OpenAI plugin (its restarts replay the trace on the same named session); not explained yet" ;;
     esac
   done
