@@ -74,6 +74,12 @@ func policy(t *testing.T) *arbiter.Policy {
 
 func startStack(t *testing.T, tracePath string) *stack {
 	t.Helper()
+	return startStackWith(t, tracePath, guard.Config{AnswerWait: 500 * time.Millisecond}, policy(t))
+}
+
+// startStackWith is startStack with the guard's rule configuration and the policy.
+func startStackWith(t *testing.T, tracePath string, cfg guard.Config, pol *arbiter.Policy) *stack {
+	t.Helper()
 	traces, err := fakeprovider.LoadTraces([]string{tracePath}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,10 +96,10 @@ func startStack(t *testing.T, tracePath string) *stack {
 	u, _ := url.Parse(strings.Replace(up.URL, "https://", "wss://", 1))
 	store := memory.New(nil)
 	t.Cleanup(func() { store.Close() })
-	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: policy(t)}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
+	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: pol}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
 	st.proxy, err = guard.New(guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
 		TLS: up.Client().Transport.(*http.Transport).TLSClientConfig, Log: slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Rule: guard.Config{AnswerWait: 500 * time.Millisecond}})
+		Rule: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
