@@ -428,3 +428,38 @@ func TestOpenAIRepeatedCallIDHidden(t *testing.T) {
 		}
 	}
 }
+
+// LiveKit agents-js's Google plugin, under toolBehavior NON_BLOCKING, answers a call at
+// once with an empty willContinue response, then cancels the tool when it interrupts
+// its own speech for the model's next generation (it emits input_speech_started before
+// every generation the model starts), and sends no final response
+// (testdata/workflows/readonly_progress, narrowed for guard-livekit-google: the trace
+// ends before max_pending). The interim goes up, it answers nothing: the id stays live
+// and gets the arbiter's deadline response at max_pending, once.
+func TestGeminiInterimOnlyIsAnsweredAtDeadline(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("w1", "get_weather", map[string]any{"city": "Lisbon"}))
+	h.deliverAll()
+	h.agent(map[string]any{"toolResponse": map[string]any{"functionResponses": []any{
+		map[string]any{"id": "w1", "name": "get_weather", "response": map[string]any{}, "willContinue": true}}}})
+	h.deliverAll()
+	interims := 0
+	for _, a := range h.answers {
+		if a.call == "w1" && a.willCont {
+			interims++
+		}
+	}
+	if interims != 1 {
+		t.Fatalf("%d interim responses upstream, want the agent's 1\nlog: %s", interims, strings.Join(h.logs, "\n"))
+	}
+	h.advance(19 * time.Second)
+	h.watch()
+	if n := len(h.finals("w1", nil)); n != 0 {
+		t.Fatalf("w1 answered %d times before its max_pending: an interim is not an answer", n)
+	}
+	h.advance(time.Second)
+	h.watch()
+	if a := onlyFinal(t, h, "w1"); a.payload["status"] != "timeout" {
+		t.Errorf("%v", a.payload)
+	}
+}

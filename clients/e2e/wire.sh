@@ -425,11 +425,27 @@ wire_guard_narrowed() {
     esac
     case "$stack:$n" in
       guard-livekit-google:readonly_progress)
-        echo "$n: w1 (a read-only tool that reports progress) is never answered behind LiveKit's Google plugin; not explained yet" ;;
+        # Read in agents-js 1.9's source and its debug log (LK_LEVEL=debug); the guard's side: TestGeminiInterimOnlyIsAnsweredAtDeadline.
+        echo "$n: the trace ends (12 s) before w1's max_pending (2.4 s + 20 s), and LiveKit's Google plugin never answers w1 itself: under toolBehavior NON_BLOCKING it sends an empty willContinue response at once (forwarded: an interim answers nothing), then, as the model starts its next generation (\"Let me check...\"), emits input_speech_started, which interrupts the speech that carries the running tool; 5 s later AgentActivity cancels that speech and its tool (\"speech not done in time after interruption\") before the 6 s result, and an interrupted speech's tool sends no output. Only the guard's deadline answer could go, after the fake has closed" ;;
       guard-livekit-google:readonly_deadline_late_result)
         echo "$n: LiveKit's Google plugin never sends the tool's late result (after the guard's deadline answer), so the arbiter never learns it and its note cannot go" ;;
-      guard-livekit-openai:readonly_blocking_interrupted | guard-livekit-openai:unknown_tool_passes | guard-livekit-openai:unknown_tool_rejected | guard-livekit-openai:several_tools)
-        echo "$n: a live id is never answered behind LiveKit's OpenAI plugin (its restarts replay the trace on the same named session); not explained yet" ;;
+      # LiveKit's OpenAI plugin sends a tool's output only once the response that carried
+      # the call is done (agents-js 1.9: the generation's function and message streams
+      # close at response.done, and AgentActivity waits for them and for the current
+      # speech's playout before updateChatCtx sends the outputs). The fake provider ends
+      # a response only at the trace's generation_complete, turn_complete or interrupted;
+      # these traces have none after their last call, so its response stays open until
+      # the fake closes, where a real server ends a response with its function calls.
+      # The guard then answers such an id itself AnswerWait (2 s) after the arbiter's
+      # response is due, or at max_pending: in these traces both come after the close
+      # (the guard's log: pending_at_close, no injection). Not the plugin's restarts:
+      # the check keeps each trace's first connection.
+      guard-livekit-openai:several_tools)
+        echo "$n: e1 (9.5 s) comes in a response the trace never ends, so LiveKit's OpenAI plugin (which sends a tool's output only after its response is done) never sends its output (and b1's and s1's wait behind it when their commits come after 9.5 s, as under load); the guard's own answer for e1 is due 2 s after its commit (about 12.2 s + 2 s) or at max_pending (29.5 s), after the fake closes (13.5 s)" ;;
+      guard-livekit-openai:unknown_tool_passes | guard-livekit-openai:unknown_tool_rejected)
+        echo "$n: c1 (0.5 s, run by the agent: the scenarios set plays every trace under policy.yaml, whose unknown_tools is pass) comes in a response the trace never ends, so LiveKit's OpenAI plugin (which sends a tool's output only after its response is done) never sends its output; the read-only call's max_pending (60 s) comes long after the fake closes (2 s)" ;;
+      guard-livekit-openai:readonly_blocking_interrupted)
+        echo "$n: w1's response is cut by the barge-in (1.5 s), and LiveKit cancels an interrupted speech's tools without an output; w2 (2.6 s) comes in a response the trace never ends, so LiveKit's OpenAI plugin (which sends a tool's output only after its response is done) never sends its output; their max_pending (get_weather 8 s: 9 s and 10.6 s) come after the fake closes (8 s)" ;;
     esac
   done
 }
