@@ -463,3 +463,48 @@ func TestGeminiInterimOnlyIsAnsweredAtDeadline(t *testing.T) {
 		t.Errorf("%v", a.payload)
 	}
 }
+
+// LiveKit agents-js's OpenAI plugin sends a tool's output only once the response that
+// carried the call is done; while the response stays open (the fake provider keeps it
+// open until the trace's generation end: testdata/wire/several_tools' e1,
+// testdata/scenarios/unknown_tool_*, narrowed for guard-livekit-openai) the agent
+// answers nothing. The guard answers the id at max_pending all the same: its output
+// item at once, the response.create that makes the model speak of it once the open
+// response is done (the server refuses a second one).
+func TestOpenAIOpenResponseAnsweredAtDeadline(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	h.server(`{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}`)
+	h.server(`{"type":"response.output_item.added","response_id":"r1","item":{"id":"i1","type":"function_call","call_id":"c1","name":"get_deal","arguments":""}}`)
+	h.server(`{"type":"response.function_call_arguments.done","item_id":"i1","call_id":"c1","name":"get_deal","arguments":"{\"id\":7}"}`)
+	h.server(`{"type":"response.output_item.done","response_id":"r1","item":{"id":"i1","type":"function_call","call_id":"c1","name":"get_deal","arguments":"{\"id\":7}","status":"completed"}}`)
+	h.deliverAll()
+	h.advance(19 * time.Second)
+	h.watch()
+	if n := len(h.finals("c1", nil)); n != 0 {
+		t.Fatalf("c1 answered %d times before its max_pending", n)
+	}
+	h.advance(time.Second)
+	h.watch()
+	if a := onlyFinal(t, h, "c1"); a.payload["status"] != "timeout" {
+		t.Errorf("%v", a.payload)
+	}
+	creates := func() int {
+		n := 0
+		for _, f := range h.toServer {
+			if strings.Contains(string(f.Data), `"response.create"`) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := creates(); n != 0 {
+		t.Fatalf("response.create sent while the response is open (%d)", n)
+	}
+	h.server(`{"type":"response.done","response":{"id":"r1","status":"completed","output":[{"id":"i1","type":"function_call","call_id":"c1"}]}}`)
+	h.deliverAll()
+	if n := creates(); n != 1 {
+		t.Errorf("%d response.create after the response was done, want 1", n)
+	}
+	onlyFinal(t, h, "c1")
+}

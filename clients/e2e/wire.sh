@@ -439,7 +439,8 @@ wire_guard_narrowed() {
       # The guard then answers such an id itself AnswerWait (2 s) after the arbiter's
       # response is due, or at max_pending: in these traces both come after the close
       # (the guard's log: pending_at_close, no injection). Not the plugin's restarts:
-      # the check keeps each trace's first connection.
+      # the check keeps each trace's first connection. The guard's side:
+      # TestOpenAIOpenResponseAnsweredAtDeadline.
       guard-livekit-openai:several_tools)
         echo "$n: e1 (9.5 s) comes in a response the trace never ends, so LiveKit's OpenAI plugin (which sends a tool's output only after its response is done) never sends its output (and b1's and s1's wait behind it when their commits come after 9.5 s, as under load); the guard's own answer for e1 is due 2 s after its commit (about 12.2 s + 2 s) or at max_pending (29.5 s), after the fake closes (13.5 s)" ;;
       guard-livekit-openai:unknown_tool_passes | guard-livekit-openai:unknown_tool_rejected)
