@@ -74,6 +74,12 @@ func policy(t *testing.T) *arbiter.Policy {
 
 func startStack(t *testing.T, tracePath string) *stack {
 	t.Helper()
+	return startStackWith(t, tracePath, nil)
+}
+
+// startStackWith is startStack with more options (set sets them).
+func startStackWith(t *testing.T, tracePath string, set func(*guard.Options)) *stack {
+	t.Helper()
 	traces, err := fakeprovider.LoadTraces([]string{tracePath}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,9 +97,13 @@ func startStack(t *testing.T, tracePath string) *stack {
 	store := memory.New(nil)
 	t.Cleanup(func() { store.Close() })
 	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: policy(t)}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
-	st.proxy, err = guard.New(guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
+	o := guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
 		TLS: up.Client().Transport.(*http.Transport).TLSClientConfig, Log: slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Rule: guard.Config{AnswerWait: 500 * time.Millisecond}})
+		Rule: guard.Config{AnswerWait: 500 * time.Millisecond}}
+	if set != nil {
+		set(&o)
+	}
+	st.proxy, err = guard.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
