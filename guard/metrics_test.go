@@ -208,3 +208,56 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 		t.Errorf("failed dials %v (opened %v); want %v", rec.dials, rec.opened, want)
 	}
 }
+
+// TestProxyMetricsStoreDown: with the arbiter's store down for good, the guard's
+// reports are lost (counted unavailable, by event kind, once each), and a call it
+// could not register is answered "not executed" by the guard itself (counted as an
+// injected response, failed closed).
+func TestProxyMetricsStoreDown(t *testing.T) {
+	tr := writeTrace(t, "down",
+		`{"t_ms":0,"event":"session_start"}`,
+		`{"t_ms":50,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"}}`,
+		`{"t_ms":1500,"event":"end"}`)
+	rec := newRecorder()
+	s := startStackWith(t, tr, func(o *guard.Options) {
+		o.Metrics = rec
+		o.ReportRetry = 100 * time.Millisecond
+		o.Rule.RegisterWait = 300 * time.Millisecond
+		o.Apply = func(context.Context, arbiter.SessionKey, arbiter.Event, bool) (arbiter.Output, *arbiter.Session, error) {
+			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.Unavailable, "store down")
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, s.guardURL+"/trace/down/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m","tools":[{"functionDeclarations":[{"name":"get_weather"}]}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := ws.Read(ctx); err != nil {
+			break
+		}
+	}
+	waitClosed(t, s)
+	if rs := geminiAnswers(s.clientMessages(t))["fc_w"]; len(rs) != 1 || rs[0]["executed"] != false {
+		t.Fatalf("fc_w reached the provider as %v; want the guard's one not-executed response", rs)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.counted["injected response: failed closed"] != 1 {
+		t.Errorf("counted %v; want one injected response, failed closed", rec.counted)
+	}
+	// Each report is lost once, with its kind: the connect, the setup's configure, the
+	// call's registration, the close at the end.
+	want := map[string]int{}
+	for _, e := range []string{"connect", "configure", "call", "close"} {
+		want[e+" "+guard.ReportUnavailable] = 1
+	}
+	if fmt.Sprint(rec.lost) != fmt.Sprint(want) {
+		t.Errorf("lost reports %v; want %v", rec.lost, want)
+	}
+}
