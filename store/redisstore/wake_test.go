@@ -64,9 +64,15 @@ func newHandoff(t testing.TB, aOpt redisstore.Options) *handoff {
 		t.Cleanup(func() { _ = st.Close() })
 		return st, rt
 	}
-	aOpt.CacheSessions = 100
-	ast, _ := open(aOpt)
-	bst, brt := open(redisstore.Options{CacheSessions: 100})
+	// Generous pub/sub bounds: on a loaded machine (go test -race ./... on two cores)
+	// a slow confirmation or a ping answered late must not read as Redis down, whose
+	// wake-up of every watcher would step B once more than these tests count.
+	slow := func(o redisstore.Options) redisstore.Options {
+		o.CacheSessions, o.SubscribeTimeout, o.HealthCheckInterval = 100, parkWait, 5*time.Minute
+		return o
+	}
+	ast, _ := open(slow(aOpt))
+	bst, brt := open(slow(redisstore.Options{}))
 	// B's first Current loads its script (EVALSHA, NOSCRIPT, EVAL): done here, so that
 	// the tests count the steady state's round trips.
 	if _, err := bst.Current(context.Background(), arbiter.NewSession(arbiter.SessionKey{ID: "warm"}, vc.Now())); err != nil {
@@ -86,8 +92,32 @@ func newHandoff(t testing.TB, aOpt redisstore.Options) *handoff {
 // replica: its first step recorded that prepare finished (a save, whose wake-up wakes
 // the Decide itself), and its step after that wake-up.
 func (h *handoff) parked() {
-	<-h.clock.parked
-	<-h.clock.parked
+	h.park("B's first step")
+	h.park("B's step on its own save's wake-up")
+}
+
+// parkWait bounds every wait of these tests on B: a Decide that never parks again is
+// a failure with a name, not a test binary hung until go test's timeout.
+const parkWait = 30 * time.Second
+
+// park waits for B's next park (one After call: a step ended and the Decide waits).
+func (h *handoff) park(what string) {
+	h.t.Helper()
+	select {
+	case <-h.clock.parked:
+	case <-time.After(parkWait):
+		h.t.Fatalf("B did not wait again within %v (%s)", parkWait, what)
+	}
+}
+
+// eventually polls cond every 5 ms until it holds, or fails the test after parkWait.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(parkWait); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("not within %v: %s", parkWait, what)
+		}
+	}
 }
 
 // both applies ev on A and on the engine alone, which must answer the same.
@@ -112,6 +142,18 @@ func (h *handoff) both(key arbiter.SessionKey, ev arbiter.Event) arbiter.Output 
 type answer struct {
 	d   arbiter.DecisionResult
 	err error
+}
+
+// answer waits for the Decide on B to answer, at most parkWait.
+func (h *handoff) answer(done <-chan answer) answer {
+	h.t.Helper()
+	select {
+	case a := <-done:
+		return a
+	case <-time.After(parkWait):
+		h.t.Fatalf("Decide on B did not answer within %v", parkWait)
+		return answer{}
+	}
 }
 
 // decideOnB starts Decide(job, prepared, wait 10 s) on replica B and returns once it
@@ -148,13 +190,15 @@ func (h *handoff) run(key arbiter.SessionKey, text string) (arbiter.DecisionResu
 	case got = <-done:
 		h.t.Fatalf("%s: Decide on B answered %+v (%v) before the transcript", key.ID, got.d, got.err)
 	case <-h.clock.parked: // woken by that save, stepped, waiting again
+	case <-time.After(parkWait):
+		h.t.Fatalf("%s: Decide on B did not wait again within %v after the end of the user's turn", key.ID, parkWait)
 	}
 	// B stepped its Decide after that save: so does the engine alone.
 	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
 		h.t.Fatal(err)
 	}
 	h.both(key, arbiter.Transcript{Text: text})
-	got = <-done
+	got = h.answer(done)
 	trips := h.brt.n.Load() - before
 	if got.err != nil {
 		h.t.Fatalf("%s: Decide on B: %v", key.ID, got.err)
@@ -225,7 +269,7 @@ func TestWakeDecideCommit(t *testing.T) {
 		if out := h.both(key, arbiter.Tick{}); len(out.Decisions) != 1 || out.Decisions[0].Decision != arbiter.DecisionCommit {
 			t.Fatalf("%s: A's tick decided %+v, want a COMMIT", key.ID, out.Decisions)
 		}
-		got := <-done
+		got := h.answer(done)
 		trips := h.brt.n.Load() - before
 		if got.err != nil {
 			t.Fatal(got.err)
@@ -285,10 +329,12 @@ func TestWakeForgedDecision(t *testing.T) {
 			case got := <-done:
 				t.Fatalf("Decide on B answered %+v (%v) on a forged record", got.d, got.err)
 			case <-h.clock.parked: // stepped the forged copy, found it is not what Redis holds, read Redis, waits again
+			case <-time.After(parkWait):
+				t.Fatalf("Decide on B did not wait again within %v after the forged message", parkWait)
 			}
 			h.both(key, arbiter.Speech{Kind: arbiter.UserActivityEnd})
 			h.both(key, arbiter.Transcript{Text: "Actually, stop. Don't book it."})
-			got := <-done
+			got := h.answer(done)
 			want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -403,45 +449,63 @@ func (f *forger) publish(key arbiter.SessionKey, version uint64) {
 // handed a forged message (a higher version holding an older record, from before the
 // user spoke) and the Decide's answer is still what Redis holds (held by the user's
 // speech, not in its grace window).
+//
+// The test waits on what B holds, not on a count of B's steps: on a loaded machine
+// the wake-ups of A's save and of the forged message may reach B's Decide as one
+// (its wake-up channel holds one), and either way the wait ends on B's cached copy,
+// which is the forged one by then.
 func TestWakeUndecidedIsConfirmed(t *testing.T) {
 	h := newHandoff(t, redisstore.Options{})
 	ctx := context.Background()
 	key := arbiter.SessionKey{ID: "undecided"}
 	out := h.both(key, arbiter.RegisterCall{CallID: "fc_1", Tool: "book_slot", Args: map[string]any{"slot": "tomorrow 3pm"}})
 	job := out.Call.JobID
-	var got arbiter.DecisionResult
-	done := make(chan error, 1)
+	done := make(chan answer, 1)
 	go func() {
-		var err error
-		got, err = h.b.Decide(ctx, key, job, true, time.Second, nil) // less than the 1.5 s grace
-		done <- err
+		d, err := h.b.Decide(ctx, key, job, true, time.Second, nil) // less than the 1.5 s grace
+		done <- answer{d, err}
 	}()
-	h.parked() // B recorded that prepare finished (version 2)
+	h.park("B's first step") // B recorded that prepare finished (version 2)
 	if _, err := h.alone.Decide(ctx, key, job, true, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	client := h.bst.Client()
 	prepared := storedRecord(t, client, key)
 	h.both(key, arbiter.Speech{Kind: arbiter.UserActivityStart}) // version 3
-	<-h.clock.parked
 	forged := fmt.Sprintf("9:%d:%s", replay.Epoch.UnixNano(), prepared)
 	if err := client.SPublish(ctx, redisstore.Key(key)+":w", forged).Err(); err != nil {
 		t.Fatal(err)
 	}
-	<-h.clock.parked // stepped the forged copy (undecided: in its grace window), waits again
-	if s, cached, err := h.bst.LoadCached(ctx, key); err != nil || !cached || s.Version != 9 {
-		t.Fatalf("B's cache: %v, cached %v, %v; want the forged version 9", s, cached, err)
+	eventually(t, "B's cache holds the forged version 9", func() bool {
+		s, cached, err := h.bst.LoadCached(ctx, key)
+		return err == nil && cached && s.Version == 9
+	})
+	// The wait ends: the virtual clock moves past B's deadline. B may be between a
+	// step's reading of the clock and its timer's registration (a wake-up still in
+	// flight), so that its timer falls due a second later: the clock then moves on a
+	// second more, at most twice (the hold lasts until 6.5 s: still undecided).
+	var got answer
+	for i := 0; ; i++ {
+		h.clock.AdvanceTo(h.clock.Now().Add(time.Second))
+		select {
+		case got = <-done:
+		case <-time.After(100 * time.Millisecond):
+			if i < 2 {
+				continue
+			}
+			got = h.answer(done)
+		}
+		break
 	}
-	h.clock.AdvanceTo(h.clock.Now().Add(time.Second))
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if got.err != nil {
+		t.Fatal(got.err)
 	}
 	want, err := h.alone.Decide(ctx, key, job, true, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) || got.Decision != arbiter.Undecided {
-		t.Fatalf("Decide on B at the end of its wait:\n %+v\nwant %+v (undecided)", got, want)
+	if !reflect.DeepEqual(got.d, want) || got.d.Decision != arbiter.Undecided {
+		t.Fatalf("Decide on B at the end of its wait:\n %+v\nwant %+v (undecided)", got.d, want)
 	}
 }
 
