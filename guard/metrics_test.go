@@ -169,12 +169,15 @@ func TestProxyMetricsCountWhatTheRuleDid(t *testing.T) {
 }
 
 // TestProxyMetricsDialFailures: an upstream that refuses the handshake (a wrong API
-// key) and one that cannot be reached are counted by class.
+// key), one whose certificate is not trusted and one that cannot be reached are
+// counted by class.
 func TestProxyMetricsDialFailures(t *testing.T) {
 	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "API key not valid", http.StatusForbidden)
 	}))
 	defer refuse.Close()
+	untrusted := httptest.NewTLSServer(http.NotFoundHandler())
+	defer untrusted.Close()
 	gone := httptest.NewServer(http.NotFoundHandler())
 	goneURL := gone.URL
 	gone.Close() // nothing listens there now
@@ -182,8 +185,11 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 	store := memory.New(nil)
 	defer store.Close()
 	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy(t)}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
-	ws := func(s string) *url.URL { u, _ := url.Parse(strings.Replace(s, "http://", "ws://", 1)); return u }
-	p, err := guard.New(guard.Options{Service: svc, Gemini: ws(refuse.URL), OpenAI: ws(goneURL), Metrics: rec})
+	ws := func(s string) *url.URL {
+		u, _ := url.Parse(strings.Replace(strings.Replace(s, "https://", "wss://", 1), "http://", "ws://", 1))
+		return u
+	}
+	p, err := guard.New(guard.Options{Service: svc, Gemini: ws(refuse.URL), OpenAI: ws(goneURL), Vertex: ws(untrusted.URL), Metrics: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +201,7 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 	for path, status := range map[string]int{
 		"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent": http.StatusForbidden,
 		"/v1/realtime": http.StatusBadGateway,
+		"/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent": http.StatusBadGateway,
 	} {
 		_, resp, err := websocket.Dial(ctx, base+path, nil)
 		if err == nil || resp == nil || resp.StatusCode != status {
@@ -203,7 +210,7 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	want := map[string]int{"gemini " + guard.DialRefusedClient: 1, "openai " + guard.DialNetwork: 1}
+	want := map[string]int{"gemini " + guard.DialRefusedClient: 1, "openai " + guard.DialNetwork: 1, "gemini " + guard.DialTLS: 1}
 	if fmt.Sprint(rec.dials) != fmt.Sprint(want) || len(rec.opened) != 0 {
 		t.Errorf("failed dials %v (opened %v); want %v", rec.dials, rec.opened, want)
 	}
