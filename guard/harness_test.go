@@ -29,9 +29,11 @@ type harness struct {
 	// whether the engine had the id dead then.
 	toServer, toAgent []Frame
 	answers           []sentAnswer
-	logs              []string
-	counted           [][2]string // each counted line's What and Why
-	countedFrom       int         // where the current connection's begin in counted
+	// reported: every event the rule reported, in order.
+	reported    []arbiter.Event
+	logs        []string
+	counted     [][2]string // each counted line's What and Why
+	countedFrom int         // where the current connection's begin in counted
 	// down: the store is down for good: every report fails, the watch sees nothing.
 	down bool
 	// replies: the arbiter's answers to applied reports, not yet fed to the rule (the
@@ -74,7 +76,11 @@ func newHarness(t testing.TB, proto string, cfg Config) *harness {
 		cfg.Policy = testPolicy(t)
 	}
 	h := &harness{t: t, eng: &arbiter.Engine{Policy: cfg.Policy}, now: t0, start: t0}
-	h.rule = NewRule(cfg, proto, false, "s1", "c1", false)
+	beta := proto == "openai-beta" // OpenAI with `OpenAI-Beta: realtime=v1`
+	if beta {
+		proto = "openai"
+	}
+	h.rule = NewRule(cfg, proto, beta, "s1", "c1", false)
 	h.do(h.rule.Start(h.now))
 	return h
 }
@@ -128,6 +134,7 @@ func (h *harness) do(acts []Action) {
 			h.toAgent = append(h.toAgent, *a.Send)
 		case a.Report != nil:
 			h.queue = append(h.queue, a)
+			h.reported = append(h.reported, a.Report)
 		case a.Abandon != "":
 			for i, q := range h.queue {
 				if q.Tag == a.Abandon {

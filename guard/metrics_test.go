@@ -81,7 +81,7 @@ func TestProxyMetricsCountWhatTheRuleDid(t *testing.T) {
 		`{"t_ms":350,"event":"interrupted"}`,
 		`{"t_ms":1500,"event":"end"}`)
 	rec := newRecorder()
-	s := startStackWith(t, tr, func(o *guard.Options) { o.Metrics = rec })
+	s := startStackOptions(t, tr, policy(t), func(o *guard.Options) { o.Metrics = rec })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, s.guardURL+"/trace/bargein/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
@@ -226,7 +226,7 @@ func TestProxyMetricsStoreDown(t *testing.T) {
 		`{"t_ms":50,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"}}`,
 		`{"t_ms":1500,"event":"end"}`)
 	rec := newRecorder()
-	s := startStackWith(t, tr, func(o *guard.Options) {
+	s := startStackOptions(t, tr, policy(t), func(o *guard.Options) {
 		o.Metrics = rec
 		o.ReportRetry = 100 * time.Millisecond
 		o.Rule.RegisterWait = 300 * time.Millisecond

@@ -8,8 +8,14 @@ import (
 
 // OpenAI Realtime's half of the rule. Server events:
 //
+//	session.created                               read: input transcription on already (the
+//	                                              agent's choice) or not
+//	session.updated                               the answer to the guard's own: not forwarded;
+//	                                              the input transcription the guard asked for
+//	                                              shown null
 //	input_audio_buffer.speech_started/_stopped   Speech user activity (item_id: the utterance)
-//	...input_audio_transcription.completed/.delta Transcript (final / interim), item_id
+//	...input_audio_transcription.completed/.delta Transcript (final / interim), item_id; all
+//	  (and .failed)                               of them kept back when the guard asked for them
 //	response.output_audio.delta                   Speech model output (1st); forwarded at once
 //	response.output_audio_transcript.delta        Transcript (model)
 //	response.output_item.added (function_call)    held, with every later event about the item,
@@ -36,8 +42,13 @@ import (
 //	conversation.item.create function_call        the agent's own history (after a reconnect): its
 //	                                              outputs go as they are
 //	conversation.item.delete of an answer          the answer stays; the delete is echoed by the guard
-//	response.create, session.update               tool choice read; forwarded in order
+//	response.create, session.update               tool choice read; forwarded in order; the
+//	                                              first session.update without input transcription
+//	                                              gets it (Config.AddTranscription)
 //	input_audio_buffer.append                     forwarded at once, never held
+//	the agent's first event, no session.update    preceded by a session.update of the guard's own
+//	  before it                                   asking for input transcription
+//	                                              (Config.AddTranscription)
 type openaiRule struct {
 	beta bool
 	// toolChoiceNone: the session's tool_choice is none; choices: the tool choice of
@@ -72,6 +83,23 @@ type openaiRule struct {
 	// conversation item the agent was told of (what the guard's echoes follow).
 	shown     map[string]bool
 	lastShown string
+	// Input transcription (Config.AddTranscription): agentSet, the agent's session
+	// has carried the field (on or null: its choice, never overridden); asked, the
+	// guard turned it on (in the agent's first session.update, or its own before
+	// the agent's first other event); refused, the server refused the guard's model
+	// (never asked again); updated, the agent has sent a session.update; started, it
+	// has sent another event; created, session.created came. updates: the
+	// session.updates not answered yet, in order, so that the session.updated of the
+	// guard's own is kept from the agent.
+	agentSet, asked, refused, updated, started, created bool
+	updates                                             []pendingUpdate
+}
+
+// pendingUpdate is a session.update waiting for its session.updated: its event id
+// ("" when the agent gave none) and whether it is the guard's own.
+type pendingUpdate struct {
+	id  string
+	own bool
 }
 
 func newOpenAI(beta bool) *openaiRule {
@@ -95,9 +123,25 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 		r.pass(Agent, f, !o.shown[ev.ItemID])
 		return
 	}
+	if o.hideInput() && openai.IsTranscriptionEvent(ev.Type) {
+		// The guard asked for it: reported (below), never shown to the agent.
+		if ev.Type == openai.TranscriptionCompleted || ev.Type == openai.TranscriptionDelta {
+			if ev.Text != "" {
+				r.report(arbiter.Transcript{Text: ev.Text, Interim: ev.Type == openai.TranscriptionDelta, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
+			}
+		}
+		return
+	}
 	switch ev.Type {
-	case openai.SessionCreated, openai.SessionUpdated:
+	case openai.SessionCreated:
 		o.toolChoiceNone = ev.ToolChoice == "none"
+		o.sessionCreated(r, f)
+	case openai.SessionUpdated:
+		o.toolChoiceNone = ev.ToolChoice == "none"
+		if !o.sessionUpdated(r, f) {
+			return
+		}
+		f = o.hideEcho(f)
 	case openai.SpeechStarted:
 		o.speechDuring = o.speechDuring || o.respOpen
 		r.report(arbiter.Speech{Kind: arbiter.UserActivityStart, UtteranceID: utteranceID(ev.ItemID), ObservedAt: r.now}, "")
@@ -153,9 +197,12 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 		o.deleted(r, f, ev)
 		return
 	case openai.ErrorEvent:
-		if m, err := realtime.DecodeObject(f.Data); err == nil && isGuards(openai.ErrorEventID(m)) {
-			r.logf(true, "the server refused an event of the guard's", "event", string(f.Data))
-			return
+		if m, err := realtime.DecodeObject(f.Data); err == nil {
+			o.refusedUpdate(r, m)
+			if isGuards(openai.ErrorEventID(m)) {
+				r.logf(true, "the server refused an event of the guard's", "event", string(f.Data))
+				return
+			}
 		}
 	}
 	o.forward(r, f, ev)
@@ -365,6 +412,10 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 		r.pass(Server, f, true)
 		return
 	}
+	if ev.Type != openai.SessionUpdate {
+		o.started = true
+		o.maybeAskOwn(r)
+	}
 	switch ev.Type {
 	case openai.InputAudioBufferAppend:
 		r.send(Server, f) // never held
@@ -373,6 +424,8 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 		if ev.ToolChoice != "" {
 			o.toolChoiceNone = ev.ToolChoice == "none"
 		}
+		o.sessionUpdate(r, f, ev)
+		return
 	case openai.ResponseCreate:
 		o.choices = append(o.choices, ev.ToolChoice == "none")
 		o.wantResponse = false // the agent's response answers what the guard added too
@@ -464,4 +517,170 @@ func (o *openaiRule) dropAnswer(r *Rule, h *held) {
 		r.pass(Agent, Frame{Data: b}, true)
 	}
 	o.lastShown = id
+}
+
+// ---- input transcription ------------------------------------------------------------
+//
+// The arbiter reads the user's stops from the server's input transcription; an OpenAI
+// session has none unless its session asks for it. With Config.AddTranscription the
+// guard asks where the agent did not, and keeps what it asked for out of the agent's
+// view (a framework that mirrors the session or the conversation sees only what it
+// set):
+//
+//   - the agent's session.update that does not carry the field: the field added
+//     (openai.AskTranscription), once; a later update that omits it keeps the
+//     server's value (OpenAI changes only the fields an update carries);
+//   - an agent that begins its conversation (audio, an item, a response.create)
+//     without any session.update, once session.created showed no transcription: the
+//     guard sends its own, with only the field, just before the agent's first event,
+//     and keeps its session.updated from the agent;
+//   - the agent's own choice, on or null, in any update (or already on in
+//     session.created: a session made with a client secret): left alone from then on,
+//     the guard's addition included (null turns transcription off and the guard goes
+//     deaf to stops: logged);
+//   - while the guard's addition stands: the transcription events are reported and
+//     not forwarded, and session.updated shows the field null, as the agent left it.
+
+// hideInput: the guard's transcription stands: the agent does not see it.
+func (o *openaiRule) hideInput() bool { return o.asked && !o.agentSet }
+
+// sessionUpdate forwards the agent's session.update: with input transcription asked
+// for when the guard is to ask (wantTranscription: it has not yet, neither this update
+// nor an earlier one carried the field); an update that carries it is the agent's
+// choice from then on.
+func (o *openaiRule) sessionUpdate(r *Rule, f Frame, ev openai.ClientEvent) {
+	o.updated = true
+	out := f
+	if ev.Session != nil {
+		present, on := openai.TranscriptionField(ev.Session, o.beta)
+		switch {
+		case present:
+			if !o.agentSet && !on {
+				r.logf(true, "the agent turned input transcription off: the arbiter cannot read a spoken stop")
+			}
+			o.agentSet = true
+		case openai.SessionType(ev.Session) == "transcription":
+			o.agentSet = true // a transcription session: transcription is its purpose
+		case o.wantTranscription(r):
+			openai.AskTranscription(ev.Session, o.beta)
+			out.Data = realtime.Marshal(ev.Obj)
+			o.asked = true
+			r.logf(false, "asked the server for input transcription (the agent did not): stops can be read", "model", o.model())
+		}
+	}
+	id, _ := ev.Obj["event_id"].(string)
+	o.updates = append(o.updates, pendingUpdate{id: id})
+	r.pass(Server, out, true)
+}
+
+// wantTranscription: the guard is to ask for input transcription (it has not, the
+// agent has not chosen, the server has not refused it).
+func (o *openaiRule) wantTranscription(r *Rule) bool {
+	return r.cfg.AddTranscription && !o.asked && !o.agentSet && !o.refused
+}
+
+func (o *openaiRule) model() string {
+	if o.beta {
+		return openai.TranscriptionModelBeta
+	}
+	return openai.TranscriptionModelGA
+}
+
+// sessionCreated: a session that already transcribes (made with a client secret that
+// says so) is the agent's choice; an agent that began without a session.update gets
+// the guard's own now.
+func (o *openaiRule) sessionCreated(r *Rule, f Frame) {
+	o.created = true
+	m, err := realtime.DecodeObject(f.Data)
+	if err != nil {
+		return
+	}
+	s := realtime.ObjField(m, "session")
+	if _, on := openai.TranscriptionField(s, o.beta); on || openai.SessionType(s) == "transcription" {
+		o.agentSet = true
+		return
+	}
+	o.maybeAskOwn(r)
+}
+
+// maybeAskOwn sends the guard's own session.update asking for input transcription
+// when the agent began its conversation (an event other than session.update) without
+// configuring its session, once session.created said the session has none. An agent
+// that configures its session (nearly every one, right after session.created) never
+// gets one: its own update carries the field (sessionUpdate).
+func (o *openaiRule) maybeAskOwn(r *Rule) {
+	if !o.created || !o.started || o.updated || !o.wantTranscription(r) {
+		return
+	}
+	o.asked = true
+	o.askOwn(r, "asked the server for input transcription (the agent began without a session.update): stops can be read")
+}
+
+// askOwn sends the guard's own session.update turning input transcription on (at
+// once: it depends on nothing the guard holds, and goes before the agent's event being
+// handled).
+func (o *openaiRule) askOwn(r *Rule, why string) {
+	id := r.newID("event_arb_")
+	o.updates = append(o.updates, pendingUpdate{id: id, own: true})
+	r.logf(false, why, "model", o.model())
+	r.send(Server, Frame{Data: openai.SessionUpdateTranscription(id, o.beta)})
+}
+
+// sessionUpdated matches a session.updated to the session.update it answers (the
+// server answers them in order): false for the guard's own (not forwarded). An
+// agent's update that left the session without the transcription the guard asked for
+// (a server that reset it) has it asked for again.
+func (o *openaiRule) sessionUpdated(r *Rule, f Frame) bool {
+	own := false
+	if len(o.updates) > 0 {
+		own = o.updates[0].own
+		o.updates = o.updates[1:]
+	}
+	if own {
+		return false
+	}
+	if o.hideInput() {
+		if m, err := realtime.DecodeObject(f.Data); err == nil {
+			if _, on := openai.TranscriptionField(realtime.ObjField(m, "session"), o.beta); !on {
+				o.askOwn(r, "the session lost the input transcription the guard asked for: asked again")
+			}
+		}
+	}
+	return true
+}
+
+// hideEcho returns session.updated f with the input transcription null while the
+// guard's addition stands (the session as the agent set it).
+func (o *openaiRule) hideEcho(f Frame) Frame {
+	if !o.hideInput() {
+		return f
+	}
+	b, ok, err := openai.EditServer(f.Data, func(m openai.Obj) bool {
+		openai.HideTranscription(realtime.ObjField(m, "session"), o.beta)
+		return true
+	})
+	if err != nil || !ok {
+		return f
+	}
+	return Frame{Data: b, Binary: f.Binary}
+}
+
+// refusedUpdate reads an error event: one naming a session.update waiting for its
+// session.updated takes it off the list (none will come), and so does one that names
+// no event but a session parameter while the oldest waiting is the agent's (an agent
+// that gives its events no id); one about the transcription field while the guard
+// asked for it means the server refuses the guard's model: the guard never asks again
+// (logged).
+func (o *openaiRule) refusedUpdate(r *Rule, m openai.Obj) {
+	id := openai.ErrorEventID(m)
+	for i, u := range o.updates {
+		if (id != "" && u.id == id) || (id == "" && i == 0 && !u.own && openai.SessionError(m)) {
+			o.updates = append(o.updates[:i], o.updates[i+1:]...)
+			break
+		}
+	}
+	if o.asked && !o.agentSet && openai.TranscriptionError(m) {
+		o.refused, o.asked = true, false
+		r.logf(true, "the server refused the input transcription the guard asked for: not asked again (--no-proxy-add-transcription turns the addition off)", "model", o.model())
+	}
 }

@@ -74,11 +74,18 @@ func policy(t *testing.T) *arbiter.Policy {
 
 func startStack(t *testing.T, tracePath string) *stack {
 	t.Helper()
-	return startStackWith(t, tracePath, nil)
+	return startStackWith(t, tracePath, guard.Config{AnswerWait: 500 * time.Millisecond}, policy(t))
 }
 
-// startStackWith is startStack with more options (set sets them).
-func startStackWith(t *testing.T, tracePath string, set func(*guard.Options)) *stack {
+// startStackWith is startStack with the guard's rule configuration and the policy.
+func startStackWith(t *testing.T, tracePath string, cfg guard.Config, pol *arbiter.Policy) *stack {
+	t.Helper()
+	return startStackOptions(t, tracePath, pol, func(o *guard.Options) { o.Rule = cfg })
+}
+
+// startStackOptions is startStack under the policy pol, set setting the guard's
+// options (after startStack's).
+func startStackOptions(t *testing.T, tracePath string, pol *arbiter.Policy, set func(*guard.Options)) *stack {
 	t.Helper()
 	traces, err := fakeprovider.LoadTraces([]string{tracePath}, nil)
 	if err != nil {
@@ -96,7 +103,7 @@ func startStackWith(t *testing.T, tracePath string, set func(*guard.Options)) *s
 	u, _ := url.Parse(strings.Replace(up.URL, "https://", "wss://", 1))
 	store := memory.New(nil)
 	t.Cleanup(func() { store.Close() })
-	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: policy(t)}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
+	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: pol}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
 	o := guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
 		TLS: up.Client().Transport.(*http.Transport).TLSClientConfig, Log: slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Rule: guard.Config{AnswerWait: 500 * time.Millisecond}}

@@ -131,7 +131,11 @@ type Config struct {
 	// the arbiter has not (its store is down). Zero means 5 s.
 	Slack time.Duration
 	// AddTranscription: ask the model server for the user's input transcription when
-	// the agent did not (without it no stop can be read), and keep it from the agent.
+	// the agent did not (without it no stop can be read), and keep it from the agent:
+	// Gemini's setup without inputAudioTranscription gets it; on OpenAI the agent's
+	// first session.update without the field, or, when it sends none, a session.update
+	// of the guard's own before its first event (openai.go). An agent's own choice (on
+	// or null) is never overridden. False: the guard never asks.
 	AddTranscription bool
 	// Record makes every session of the connection record (ConfigureSession record:
 	// its whole history kept, to export and replay it).

@@ -264,7 +264,16 @@ func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int,
 		go func() { _ = http.Serve(lis, g) }()
 		return lis.Addr().String(), os.Getpid(), func() { g.Close(); _ = st.Close() }
 	}
-	logf, err := os.CreateTemp("", "guard-bench-serve-*.log")
+	// GUARD_SERVE_LOG keeps the serve's log (stderr) in that file; GUARD_ENV_X=V sets X=V
+	// for the serve alone (e.g. GUARD_ENV_GODEBUG=gctrace=1, GUARD_ENV_GOGC=400).
+	keep := os.Getenv("GUARD_SERVE_LOG")
+	var logf *os.File
+	var err error
+	if keep != "" {
+		logf, err = os.Create(keep)
+	} else {
+		logf, err = os.CreateTemp("", "guard-bench-serve-*.log")
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -274,10 +283,22 @@ func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int,
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = logf
+	cmd.Env = os.Environ()
+	for _, kv := range os.Environ() {
+		if rest, ok := strings.CutPrefix(kv, "GUARD_ENV_"); ok {
+			cmd.Env = append(cmd.Env, rest)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		panic(err)
 	}
-	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.Remove(logf.Name()) }
+	stop = func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if keep == "" {
+			_ = os.Remove(logf.Name())
+		}
+	}
 	for i := 0; i < 200 && addr == ""; i++ {
 		time.Sleep(25 * time.Millisecond)
 		b, _ := os.ReadFile(logf.Name())

@@ -56,6 +56,12 @@
 # `fake-provider check`. bare-genai is the no-integration run: a tool with no Arbiter
 # code at all, judged by clients/e2e/no_integration.py. Each stack's guard says what it
 # dropped and injected (the counts of its "wire guard connection closed" lines).
+# guard-openai-realtime-untranscribed (embedded, one session with a spoken stop,
+# testdata/traces/A_on_run1 under testdata/guard/untranscribed.yaml, whose unheard
+# utterance lets the commit go; alongside the others; WIRE_GUARD_UNTRANSCRIBED=1 runs it
+# with a narrowed WIRE_GUARD_STACKS, 0 never): an agent that asks for no input
+# transcription; the guard asks for it, so the stop is heard and the booking cancelled
+# as in the reference.
 
 wire_standalone=""
 if ! declare -F check >/dev/null; then
@@ -447,6 +453,26 @@ for l in open(sys.argv[1]):
   cat "$dir/counts.out"
 }
 
+# wire_guard_untranscribed_verdict CONFIG DIR CODE TRACES TOOLS: the check of
+# guard-openai-realtime-untranscribed. `fake-provider check` judges the arbiter against
+# what the wire carried (a session without transcription carries no words, and its
+# reference commits too), so the run must also show the words went: the fake provider
+# sent the user's transcripts (no "no input audio transcription" warning in its record)
+# and the backend never committed (the user said stop).
+wire_guard_untranscribed_verdict() {
+  local config="$1" dir="$2"
+  wire_guard_verdict guard-openai-realtime-untranscribed "$@" || return 1
+  if grep -q "no input audio transcription" "$dir/rec.jsonl"; then
+    echo "the provider sent no input transcription: the guard did not ask for it (the stop went unheard)"
+    return 1
+  fi
+  if grep -q '"out": *"commit"' "$dir/backend.jsonl"; then
+    echo "the backend committed the booking the user cancelled aloud:"
+    grep '"out": *"commit"' "$dir/backend.jsonl"
+    return 1
+  fi
+}
+
 wire_guard_checks() {
   local t_all=$SECONDS config stack
   mkdir -p "$tmp/wire"
@@ -476,7 +502,14 @@ wire_guard_checks() {
         redis-cli -p "$port" --scan --pattern 'arb:c:*' | xargs -r redis-cli -p "$port" DEL >/dev/null
       fi
     done
-    local seed_pid=""
+    local seed_pid="" deaf_pid="" deaf_traces="$base/untranscribed-traces"
+    if [ "$config" = embedded ] && { [ "${WIRE_GUARD_UNTRANSCRIBED:-}" = 1 ] || { [ -z "${WIRE_GUARD_STACKS:-}" ] && [ "${WIRE_GUARD_UNTRANSCRIBED:-}" != 0 ]; }; }; then
+      # The agent asks for no transcription: the guard must, or the stop goes unheard.
+      mkdir -p "$deaf_traces"
+      ln -sf "$root/testdata/traces/A_on_run1.jsonl" "$root/testdata/traces/A_on_run1.golden" "$deaf_traces/"
+      wire_guard_run guard-openai-realtime-untranscribed "$base/untranscribed" "" "" "$deaf_traces" "$root/testdata/guard/untranscribed.yaml" &
+      deaf_pid=$!
+    fi
     if [ "$config" = embedded ] && [ -z "${WIRE_GUARD_STACKS:-}" ]; then
       # The first seed: LiveKit drops a call it got on a toolChoice 'none' turn.
       wire_guard_run bare-livekit-google "$base/seed" "" "" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml" &
@@ -488,11 +521,18 @@ wire_guard_checks() {
     done
     local seed_code=0
     [ -n "$seed_pid" ] && { wait "$seed_pid"; seed_code=$?; }
+    local deaf_code=0
+    [ -n "$deaf_pid" ] && { wait "$deaf_pid"; deaf_code=$?; }
     echo "(${#run[@]} stacks behind the guard, $config, $((SECONDS - t0))s)"
     if [ -n "$seed_pid" ]; then
       check "wire guard seed #2249@$config: LiveKit drops a toolChoice 'none' call; the guard answers it by its deadline, no Arbiter code" \
         wire_guard_verdict bare-livekit-google "$config" "$base/seed" "$seed_code" "$root/testdata/guard" "$root/testdata/guard/seed_2249.yaml"
       grep -E "^(bare-livekit-google@$config: sessions |guard: )" "$log" | sed 's/^/    /'
+    fi
+    if [ -n "$deaf_pid" ]; then
+      check "wire guard guard-openai-realtime-untranscribed@$config: no input transcription asked for by the agent; the guard's is, and the stop is heard" \
+        wire_guard_untranscribed_verdict "$config" "$base/untranscribed" "$deaf_code" "$deaf_traces" "$root/testdata/guard/untranscribed.yaml"
+      grep -E "^(guard-openai-realtime-untranscribed@$config: sessions |guard: )" "$log" | sed 's/^/    /'
     fi
     for i in "${!run[@]}"; do
       stack="${run[$i]}"

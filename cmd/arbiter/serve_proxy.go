@@ -30,7 +30,7 @@ type proxyFlags struct {
 	ProxyAnswerWait  time.Duration `name:"proxy-answer-wait" default:"2s" env:"ARBITER_PROXY_ANSWER_WAIT" help:"Once the arbiter's response for a call the agent runs is due, how long the agent's own answer is waited for (to go in its place) before the guard sends it itself."`
 	ProxyRegWait     time.Duration `name:"proxy-register-wait" default:"3s" env:"ARBITER_PROXY_REGISTER_WAIT" help:"How long a function call waits for the store to register it before it fails closed (answered not executed, never given to the agent)."`
 	ProxyRecord      bool          `name:"proxy-record" env:"ARBITER_PROXY_RECORD" help:"Every guarded session records (its whole history kept, to export and replay it); --history-sample samples instead."`
-	ProxyTranscribe  bool          `name:"proxy-add-transcription" default:"true" negatable:"" env:"ARBITER_PROXY_ADD_TRANSCRIPTION" help:"Ask Gemini for the user's input transcription when the agent's setup does not (without it no stop is ever heard), and keep it from the agent."`
+	ProxyTranscribe  bool          `name:"proxy-add-transcription" default:"true" negatable:"" env:"ARBITER_PROXY_ADD_TRANSCRIPTION" help:"Ask the model server for the user's input transcription when the agent does not (Gemini setup, OpenAI session; without it no stop is ever heard), and keep it from the agent; an agent's own choice is never overridden."`
 	ProxyWriteTimout time.Duration `name:"proxy-write-timeout" default:"10s" env:"ARBITER_PROXY_WRITE_TIMEOUT" help:"A peer that does not take a message within this ends its connection."`
 }
 

@@ -9,6 +9,8 @@
  *
  *   guard-genai            @google/genai Live; the app answers each toolCall with sendToolResponse
  *   guard-openai-realtime  openai OpenAIRealtimeWS (GA, wss): function_call_output + response.create
+ *   guard-openai-realtime-untranscribed  the same, its session.update asking for no input
+ *                          transcription (the guard asks for it: --proxy-add-transcription)
  *   guard-livekit-google   LiveKit Agents AgentSession, agents-plugin-google, the tool an llm.tool
  *   guard-livekit-openai   the same with agents-plugin-openai
  */
@@ -23,7 +25,7 @@ import { twoPhase } from "../src/index.js";
 import type { Ending, StackOptions } from "./wire-agent.js";
 import { Backend, type TraceInfo } from "./wire-common.js";
 
-export type GuardStack = "genai" | "openai-realtime" | "livekit-google" | "livekit-openai";
+export type GuardStack = "genai" | "openai-realtime" | "openai-realtime-untranscribed" | "livekit-google" | "livekit-openai";
 
 /** The booking tool: two phases under the arbiter by call id, or (bare) no Arbiter code. */
 function bookingTool(o: StackOptions, backend: Backend, bare: boolean): (callId: string) => Promise<Record<string, unknown>> {
@@ -82,12 +84,15 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
       await done;
       break;
     }
-    case "openai-realtime": {
+    case "openai-realtime":
+    case "openai-realtime-untranscribed": {
       const rt = new OpenAIRealtimeWS({ model: "gpt-realtime" }, new OpenAI({ apiKey: "fake-key", baseURL: `${base}/v1` }));
+      // untranscribed: the user's words never asked for (the guard asks for them).
+      const audio = stack === "openai-realtime" ? { audio: { input: { transcription: { model: "gpt-4o-transcribe" } } } } : {};
       rt.on("event", (ev: any) => {
         if (ev.type === "session.created") {
           backend.start();
-          rt.send({ type: "session.update", session: { type: "realtime", audio: { input: { transcription: { model: "gpt-4o-transcribe" } } },
+          rt.send({ type: "session.update", session: { type: "realtime", ...audio,
             tools: [{ type: "function", name: "book_slot", description: "Book an appointment slot.",
               parameters: { type: "object", properties: { slot: { type: "string" } }, required: ["slot"] } }] } } as any);
         }

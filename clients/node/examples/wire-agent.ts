@@ -52,7 +52,7 @@ const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions
 };
 // Behind the wire guard (--provider is the guard): no adapter, the tool helper only;
 // bare-*: no Arbiter code at all (the no-integration run).
-for (const s of ["genai", "openai-realtime", "livekit-google", "livekit-openai"] as const) {
+for (const s of ["genai", "openai-realtime", "openai-realtime-untranscribed", "livekit-google", "livekit-openai"] as const) {
   STACKS[`guard-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, false) }));
   STACKS[`bare-${s}`] = () => import("./guard-stacks.js").then((m) => ({ run: (t: TraceInfo, o: StackOptions) => m.run(t, o, s, true) }));
 }

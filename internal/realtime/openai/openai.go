@@ -291,10 +291,8 @@ func itemOf(it Obj) *Item {
 // realtime=v1` names: `input_audio_transcription`) set, not null. Without, the server
 // sends no transcriptions of the user's audio.
 func InputTranscription(session Obj, beta bool) bool {
-	if beta {
-		return session["input_audio_transcription"] != nil
-	}
-	return realtime.ObjField(realtime.ObjField(session, "audio"), "input")["transcription"] != nil
+	_, on := TranscriptionField(session, beta)
+	return on
 }
 
 // ToolNames are the names of the functions a session object declares (`tools`, each
