@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -80,21 +81,45 @@ type phase struct {
 // path a connection came by from it).
 var phases sync.Map
 
-// chunk returns a frame of audio at rate Hz for a 20-40 ms chunk, shaped as the
-// provider (down) or the SDK (up) sends it, its send time in the audio's first 8
-// bytes (little endian ns): the frame is what the guard sees from a real peer.
-func chunk(up bool, rate int, rng *rand.Rand) ([]byte, time.Duration) {
-	ms := 20 + rng.IntN(21)
-	pcm := make([]byte, rate*2*ms/1000)
-	binary.LittleEndian.PutUint64(pcm, uint64(time.Now().UnixNano()))
-	data := base64.StdEncoding.EncodeToString(pcm)
-	if up {
-		return []byte(`{"realtimeInput":{"audio":{"data":"` + data + `","mimeType":"audio/pcm;rate=16000"}}}`), time.Duration(ms) * time.Millisecond
-	}
-	return []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + data + `"}}]}}}`), time.Duration(ms) * time.Millisecond
+// framer makes one direction's audio frames, shaped as the provider (down) or the SDK
+// (up) sends them, each 20-40 ms long (drawn at random), with its send time in the
+// audio's first 8 bytes (little endian ns): the frame is what the guard sees from a
+// real peer. The frames are built once per length (silence, base64 in JSON) and a
+// frame's send time is written into a copy's first 12 base64 characters (the audio's
+// first 9 bytes), so the load generator allocates nothing per frame: its own CPU is
+// load on both paths, and the lighter it is the more of what is measured is the
+// guard's.
+type framer struct {
+	tmpl [21][]byte // by length in ms, minus 20
+	at   int        // where the audio's base64 starts
+	buf  []byte
 }
 
 var dataKey = []byte(`"data":"`)
+
+func newFramer(up bool, rate int) *framer {
+	f := &framer{}
+	for ms := 20; ms <= 40; ms++ {
+		data := base64.StdEncoding.EncodeToString(make([]byte, rate*2*ms/1000))
+		if up {
+			f.tmpl[ms-20] = []byte(`{"realtimeInput":{"audio":{"data":"` + data + `","mimeType":"audio/pcm;rate=16000"}}}`)
+		} else {
+			f.tmpl[ms-20] = []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + data + `"}}]}}}`)
+		}
+	}
+	f.at = bytes.Index(f.tmpl[0], dataKey) + len(dataKey)
+	return f
+}
+
+// next returns the next frame (valid until the next call) and the audio's length.
+func (f *framer) next(rng *rand.Rand) ([]byte, time.Duration) {
+	ms := 20 + rng.IntN(21)
+	f.buf = append(f.buf[:0], f.tmpl[ms-20]...)
+	var ts [9]byte
+	binary.LittleEndian.PutUint64(ts[:], uint64(time.Now().UnixNano()))
+	base64.StdEncoding.Encode(f.buf[f.at:f.at+12], ts[:])
+	return f.buf, time.Duration(ms) * time.Millisecond
+}
 
 // stamp reads a frame's send time from its audio.
 func stamp(b []byte) (time.Time, bool) {
@@ -107,6 +132,26 @@ func stamp(b []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.Unix(0, int64(binary.LittleEndian.Uint64(ts[:8]))), true
+}
+
+// receive reads c's next message whole and returns its first bytes (head, reused:
+// enough for stamp), the rest read and discarded: no allocation per frame.
+func receive(c *websocket.Conn, ctx context.Context, head []byte) ([]byte, error) {
+	_, r, err := c.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.ReadFull(r, head)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return head[:n], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, err
+	}
+	return head, nil
 }
 
 // provider is the echo provider: it answers the setup, then streams model audio down
@@ -133,8 +178,9 @@ func provider(w http.ResponseWriter, r *http.Request) {
 	}
 	go func() {
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
+		fr := newFramer(false, 24000)
 		for ctx.Err() == nil {
-			f, d := chunk(false, 24000, rng)
+			f, d := fr.next(rng)
 			if c.Write(ctx, websocket.MessageBinary, f) != nil {
 				cancel()
 				return
@@ -142,8 +188,9 @@ func provider(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(d)
 		}
 	}()
+	head := make([]byte, 128)
 	for {
-		_, b, err := c.Read(ctx)
+		b, err := receive(c, ctx, head)
 		if err != nil {
 			return
 		}
@@ -174,16 +221,18 @@ func session(ctx context.Context, url string, p *phase, errs *atomic.Int64) {
 	}
 	go func() {
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 2))
+		fr := newFramer(true, 16000)
 		for ctx.Err() == nil {
-			f, d := chunk(true, 16000, rng)
+			f, d := fr.next(rng)
 			if c.Write(ctx, websocket.MessageText, f) != nil {
 				return
 			}
 			time.Sleep(d)
 		}
 	}()
+	head := make([]byte, 128)
 	for {
-		_, b, err := c.Read(ctx)
+		b, err := receive(c, ctx, head)
 		if err != nil {
 			return
 		}
@@ -210,7 +259,7 @@ func cpu(pid int) time.Duration {
 // runBoth runs sessions straight to the provider and as many through the guard, at
 // the same time (one machine, the same load on both), and returns their phases and the
 // guard process's CPU over the measured window.
-func runBoth(direct, guarded string, sessions int, warmup, dur time.Duration, guardPID int) (*phase, *phase, time.Duration, int64) {
+func runBoth(direct, guarded string, sessions int, warmup, dur time.Duration, guardPID int, heap func()) (*phase, *phase, time.Duration, int64) {
 	pd, pg := &phase{name: "direct"}, &phase{name: "through the guard"}
 	phases.Store(false, pd)
 	phases.Store(true, pg)
@@ -236,6 +285,9 @@ func runBoth(direct, guarded string, sessions int, warmup, dur time.Duration, gu
 	pd.measure.Store(false)
 	pg.measure.Store(false)
 	c1 := cpu(guardPID)
+	if heap != nil {
+		heap()
+	}
 	cancel()
 	wg.Wait()
 	return pd, pg, c1 - c0, errs.Load()
@@ -315,6 +367,7 @@ func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int,
 
 func main() {
 	bin := flag.String("arbiter", "", "the arbiter binary (its serve runs the guard)")
+	memprofile := flag.String("memprofile", "", "write a heap profile of this process (with -inproc the guard's too) at the end of the measured time")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the load and the echo provider; with -inproc the guard too) to this file")
 	inproc := flag.Bool("inproc", false, "run the guard in this process (for its profile) instead of arbiter serve")
 	guardCPUs := flag.String("guard-cpus", "", "run the guard's serve on these CPUs only (taskset -c LIST), e.g. 1 with this process under taskset -c 0: the guard on a core of its own, as in a deployment, away from the load it is measured with")
@@ -342,7 +395,19 @@ func main() {
 	up := "ws://" + lis.Addr().String()
 	guard, pid, stop := startGuard(*bin, up, *inproc, *guardCPUs)
 	defer stop()
-	direct, proxied, used, errs := runBoth(up+path, "ws://"+guard+path, *sessions, *warmup, *dur, pid)
+	var heap func()
+	if *memprofile != "" {
+		heap = func() {
+			f, err := os.Create(*memprofile)
+			if err != nil {
+				panic(err)
+			}
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
+	direct, proxied, used, errs := runBoth(up+path, "ws://"+guard+path, *sessions, *warmup, *dur, pid, heap)
 	out := map[string]any{"sessions": *sessions, "duration_s": dur.Seconds(), "dial_errors": errs,
 		"guard_cpu_s": used.Seconds(), "cpu_per_session_second": used.Seconds() / (float64(*sessions) * dur.Seconds())}
 	fmt.Printf("%d sessions through the guard and %d straight to the provider at the same time, %v measured (after %v), audio 16 kHz up and 24 kHz down in 20-40 ms chunks\n\n", *sessions, *sessions, *dur, *warmup)
