@@ -163,7 +163,7 @@ func (g *geminiRule) fromAgent(r *Rule, f Frame) {
 	case gemini.ClientSetup:
 		g.setupSeen = true
 		g.setup = m.Setup
-		r.setup(m.Setup.Handle, m.Setup.Resumption)
+		r.setup(m.Setup.Handle, m.Setup.Resumption, m.Setup.Language)
 		out := f
 		if real, ok := r.realHandle(m.Setup.Handle); ok && real != m.Setup.Handle {
 			out.Data = gemini.SetHandle(m.Obj, real)

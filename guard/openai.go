@@ -169,7 +169,11 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 			h := &held{calls: map[string]bool{}, out: []Frame{f}}
 			c := r.newCall(it.CallID, it.Name, h)
 			if c == nil {
-				return // a repeated call id: dropped
+				// A repeated call id: dropped, and its item is the guard's (hidden from
+				// the agent in every later event, response.done's output included), so
+				// the agent's tool never runs the call twice.
+				o.hidden[it.ID] = true
+				return
 			}
 			c.item = it.ID
 			r.hold(Agent, h)
@@ -253,8 +257,8 @@ func (o *openaiRule) forward(r *Rule, f Frame, ev openai.ServerEvent) {
 	if it := ev.Item; it != nil && it.ID != "" && ev.HasPreviousItemID {
 		o.prev[it.ID] = ev.PreviousItemID
 	}
-	if it := ev.Item; it != nil && o.hidden[it.ID] {
-		return // the guard's own item
+	if it := ev.Item; (it != nil && o.hidden[it.ID]) || (ev.ItemID != "" && o.hidden[ev.ItemID]) {
+		return // the guard's own item (or a repeat's)
 	}
 	if c := o.about(r, ev); c != nil {
 		switch {
@@ -335,7 +339,7 @@ func (o *openaiRule) responseDone(r *Rule, f Frame, ev openai.ServerEvent) {
 			for _, x := range realtime.ListField(resp, "output") {
 				it, _ := x.(openai.Obj)
 				id, _ := it["id"].(string)
-				if c := o.call(r, id, ""); c != nil && !r.agentRuns(c.id) {
+				if c := o.call(r, id, ""); (c != nil && !r.agentRuns(c.id)) || o.hidden[id] {
 					continue
 				}
 				keep = append(keep, x)
@@ -424,6 +428,7 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 		if ev.ToolChoice != "" {
 			o.toolChoiceNone = ev.ToolChoice == "none"
 		}
+		r.configureLanguage(openai.Language(ev.Session, o.beta))
 		o.sessionUpdate(r, f, ev)
 		return
 	case openai.ResponseCreate:

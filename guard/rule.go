@@ -233,9 +233,11 @@ type Rule struct {
 	// Gemini setup asking for resumption, or a session the agent named).
 	resumable bool
 	named     bool
-	counts    Counts
-	seq       int // the guard's own ids
-	bad       int // bad frames logged
+	// language: the one the agent gave the provider (configureLanguage); "" none.
+	language string
+	counts   Counts
+	seq      int // the guard's own ids
+	bad      int // bad frames logged
 }
 
 // protocol is one protocol's half of the rule.
@@ -345,20 +347,41 @@ func (r *Rule) bind() {
 	r.out = append(r.out, Action{Bind: r.session})
 	r.report(arbiter.Connect{ConnectionID: r.conn}, "")
 	_, gem := r.proto.(*geminiRule)
-	if gem || r.cfg.Record {
+	if gem || r.cfg.Record || r.language != "" {
 		// Gemini honours a NON_BLOCKING function response's scheduling: a note may
 		// ride on one.
-		r.report(arbiter.Configure{ResponseScheduling: gem, Record: r.cfg.Record}, "")
+		r.report(arbiter.Configure{ResponseScheduling: gem, Record: r.cfg.Record, Language: r.language}, "")
 	}
 }
 
-// setup takes a Gemini setup's resumption handle: a handle the guard made names the
-// session it resumes.
-func (r *Rule) setup(handle string, resumption bool) {
+// configureLanguage reports the language the agent gave the provider (a Gemini
+// setup's speechConfig, an OpenAI session.update's input transcription) as the
+// session's, so business keys are read in it ("mañana 3 de la tarde"); once bound,
+// when it changes. Not a BCP 47 tag: logged and left out (the engine would refuse the
+// whole Configure).
+func (r *Rule) configureLanguage(lang string) {
+	if lang == "" || lang == r.language {
+		return
+	}
+	if len(lang) > 35 || arbiter.CheckName("language", lang) != nil { // Configure's rule
+		r.logf(true, "the agent's language is not a BCP 47 tag: business keys are read in the session's language", "language", arbiter.Clip(lang))
+		return
+	}
+	r.language = lang
+	if r.bound {
+		_, gem := r.proto.(*geminiRule)
+		r.report(arbiter.Configure{ResponseScheduling: gem, Language: lang}, "")
+	}
+}
+
+// setup takes a Gemini setup's resumption handle (a handle the guard made names the
+// session it resumes) and its language (configureLanguage).
+func (r *Rule) setup(handle string, resumption bool, language string) {
 	if id, _, ok := splitHandle(handle); ok && !r.bound {
 		r.session = id
 	}
 	r.resumable = r.resumable || resumption
+	r.configureLanguage(language)
 	r.bind()
 }
 
@@ -633,6 +656,13 @@ func (r *Rule) agentAnswer(id string, payload map[string]any, h *held) bool {
 	if why != "" {
 		r.count("dropped agent answer", why, id)
 		r.proto.dropAnswer(r, h)
+		if c != nil && c.sent && !c.dead && c.answer == nil && !c.asked {
+			// The call has its one answer (its deadline's, say), but what the tool
+			// answered is still its job's result: a read-only result that came late
+			// gets the arbiter's note. The verdict is not waited for (asked stays
+			// false): nothing more goes for this call.
+			r.report(arbiter.ToolAnswer{CallID: id, Payload: payload, ObservedAt: r.now}, id)
+		}
 		return false
 	}
 	h.call = id

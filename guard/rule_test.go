@@ -337,3 +337,94 @@ func TestOpenAICancelIsBargeInOnlyForSpeech(t *testing.T) {
 		})
 	}
 }
+
+// The session's language is the agent's setup's (generationConfig.speechConfig
+// .languageCode): "mañana 3 de la tarde" repeats "mañana a las 3pm" only when read as
+// Spanish, so without it the repeat runs (testdata/wire/language_es behind the guard:
+// the no-integration run executed c3).
+func TestGeminiSetupLanguageIsTheSessions(t *testing.T) {
+	h := newHarness(t, "gemini", Config{})
+	setup := map[string]any{}
+	for k, v := range gSetup["setup"].(map[string]any) {
+		setup[k] = v
+	}
+	setup["generationConfig"] = map[string]any{"speechConfig": map[string]any{"languageCode": "es-ES"}}
+	h.agent(map[string]any{"setup": setup})
+	h.deliverAll()
+	h.server(gCall("c2", "book_slot", map[string]any{"slot": "mañana a las 3pm"}))
+	h.deliverAll()
+	h.server(gCall("c3", "book_slot", map[string]any{"slot": "mañana 3 de la tarde"}))
+	h.deliverAll()
+	if got := h.agentCalls(); len(got) != 1 || got[0] != "c2" {
+		t.Fatalf("the agent runs %v; want c2 only (c3 repeats its business key, read in Spanish)", got)
+	}
+	if h.sess.Language != "es-ES" {
+		t.Errorf("session language %q, want es-ES", h.sess.Language)
+	}
+}
+
+// OpenAI: the language is the one the agent's session.update gives its input
+// transcription (GA audio.input.transcription.language).
+func TestOpenAISessionUpdateLanguageIsTheSessions(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	h.agent(`{"type":"session.update","session":{"type":"realtime","audio":{"input":{"transcription":{"model":"gpt-4o-transcribe","language":"es"}}}}}`)
+	h.deliverAll()
+	if h.sess.Language != "es" {
+		t.Errorf("session language %q, want es", h.sess.Language)
+	}
+}
+
+// A read-only result that comes after the call was answered at its deadline is not
+// sent (the call has its one answer), but it is the job's result: the arbiter's note
+// tells the model it came (testdata/workflows/readonly_deadline_late_result behind the
+// guard: the note was never sent).
+func TestGeminiLateReadOnlyResultMakesItsNote(t *testing.T) {
+	h := geminiHarness(t)
+	h.server(gCall("w1", "get_weather", map[string]any{"city": "Lyon"}))
+	h.deliverAll()
+	h.advance(20 * time.Second)
+	h.watch()
+	if a := onlyFinal(t, h, "w1"); a.payload["status"] != "timeout" {
+		t.Fatalf("%v", a.payload)
+	}
+	h.agent(gAnswer("w1", "get_weather", map[string]any{"forecast": "light rain"}))
+	h.deliverAll()
+	h.watch()
+	h.server(gContent("turnComplete", true))
+	h.deliverAll()
+	onlyFinal(t, h, "w1")
+	notes := 0
+	for _, f := range h.toServer {
+		if strings.Contains(string(f.Data), "clientContent") && strings.Contains(string(f.Data), "light rain") {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d notes with the late result, want 1\nlog: %s", notes, strings.Join(h.logs, "\n"))
+	}
+}
+
+// A call id the server issues again (testdata/scenarios/same_call_id_twice) is one
+// call: its second item is the guard's, never the agent's, so the tool does not run it
+// twice (OpenAI Realtime behind the guard committed job-1 twice).
+func TestOpenAIRepeatedCallIDHidden(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	call := func(resp, item string) {
+		h.server(`{"type":"response.created","response":{"id":"` + resp + `","status":"in_progress","output":[]}}`)
+		h.server(`{"type":"response.output_item.added","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","call_id":"call_1","name":"book_slot","arguments":""}}`)
+		h.server(`{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"` + item + `","type":"function_call","call_id":"call_1","name":"book_slot"}}`)
+		h.server(`{"type":"response.function_call_arguments.done","item_id":"` + item + `","call_id":"call_1","name":"book_slot","arguments":"{\"slot\":\"tomorrow 3pm\"}"}`)
+		h.server(`{"type":"response.output_item.done","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","status":"completed","call_id":"call_1","name":"book_slot","arguments":"{\"slot\":\"tomorrow 3pm\"}"}}`)
+		h.server(`{"type":"response.done","response":{"id":"` + resp + `","status":"completed","output":[{"id":"` + item + `","type":"function_call","call_id":"call_1"}]}}`)
+		h.deliverAll()
+	}
+	call("r1", "i1")
+	call("r2", "i2")
+	for _, f := range h.toAgent {
+		if strings.Contains(string(f.Data), `"i2"`) {
+			t.Errorf("the repeated call's item reached the agent: %s", f.Data)
+		}
+	}
+}

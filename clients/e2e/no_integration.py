@@ -19,9 +19,15 @@ the reference's and are not judged. What is, per session (the first of each trac
 - a call the agent never answered (the seed: a framework that drops a call) was
   answered all the same.
 
+A call id is the trace's own: a set may reuse short ids ("c1") across its traces, so
+what the tool ran is read per trace (the backend log's `trace`). A session the fake
+provider refused (its trace's protocol cannot carry it: a `refused` record line) is not
+judged; it is reported as `fake-provider check` reports it:
+`skipped: session N (TRACE, PROTO): refused by the fake provider: REASON`.
+
 It prints one summary line, `STACK: sessions N, responses N, dead ids answered N,
-duplicates executed N, never run by the agent N, answered at the deadline N`, and
-MISMATCH lines; exit 1 on any.
+duplicates executed N, never run by the agent N, answered at the deadline N, skipped N`,
+the skipped lines and MISMATCH lines; exit 1 on any mismatch.
 """
 
 import argparse
@@ -71,16 +77,20 @@ def main():
         if tr not in first or s < first[tr]:
             first[tr] = s
         sessions[s].append(line)
-    executed = set()
+    executed = defaultdict(set)  # trace -> the call ids its tools ran
     if os.path.exists(a.backend_log):
         for line in read_lines(a.backend_log):
             if line.get("out") == "execute" and line.get("call_id"):
-                executed.add(line["call_id"])
-    bad = []
+                executed[line.get("trace")].add(line["call_id"])
+    bad, skipped = [], []
     n = answers = dead_answered = dup_ran = silent = deadline = 0
     for trace, s in sorted(first.items()):
         lines = sessions[s]
         proto = lines[0].get("proto", "gemini")
+        refused = next((line for line in lines if line.get("kind") == "refused"), None)
+        if refused is not None:
+            skipped.append(f"session {s} ({trace}, {proto}): refused by the fake provider: {refused.get('text', '')}")
+            continue
         ref_path = os.path.join(a.reference_dir, f"{trace}.{proto}.jsonl")
         live, dead, not_run = set(), {}, set()
         for r in read_lines(ref_path):
@@ -112,13 +122,16 @@ def main():
             answers += got[cid]
             if got[cid] != 1:
                 bad.append(f"{trace}: live id {cid} answered {got[cid]} times, want once")
-        for cid in sorted(not_run & executed):
+        ran = executed[trace]
+        for cid in sorted(not_run & ran):
             dup_ran += 1
             bad.append(f"{trace}: {cid} ran, but the arbiter answers it itself (duplicate or rejected)")
-        for cid in sorted(live - executed - not_run):
+        for cid in sorted(live - ran - not_run):
             silent += 1  # answered though the agent never ran it (the guard's deadline)
     print(f"{a.stack}: sessions {n}, responses {answers}, dead ids answered {dead_answered}, duplicates executed {dup_ran}, "
-          f"never run by the agent {silent}, answered at the deadline {deadline}")
+          f"never run by the agent {silent}, answered at the deadline {deadline}, skipped {len(skipped)}")
+    for k in skipped:
+        print("skipped: " + k)
     for b in bad:
         print("MISMATCH: " + b)
     return 1 if bad else 0

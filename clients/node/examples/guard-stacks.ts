@@ -23,18 +23,29 @@ import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { setTimeout as sleep } from "node:timers/promises";
 import { twoPhase } from "../src/index.js";
 import type { Ending, StackOptions } from "./wire-agent.js";
-import { Backend, type TraceInfo } from "./wire-common.js";
+import { Backend, geminiDeclaration, MAX_RECONNECTS, openaiTool, type TraceInfo } from "./wire-common.js";
 
 export type GuardStack = "genai" | "openai-realtime" | "openai-realtime-untranscribed" | "livekit-google" | "livekit-openai";
 
-/** The booking tool: two phases under the arbiter by call id, or (bare) no Arbiter code. */
-function bookingTool(o: StackOptions, backend: Backend, bare: boolean): (callId: string) => Promise<Record<string, unknown>> {
+/** A side-effecting tool: two phases under the arbiter by call id, or (bare) no Arbiter code. */
+function bookingTool(o: StackOptions, backend: Backend, bare: boolean, sessionId?: string): (callId: string) => Promise<Record<string, unknown>> {
   if (bare) {
     let n = 0;
     return async (callId) => {
       backend.ran(callId); // books at once, as a tool with no Arbiter code would
       return { booked: true, reference: `B-${++n}` };
     };
+  }
+  if (sessionId) {
+    // The set's call ids repeat across its traces (StackOptions.sharesCallIds): the
+    // helper is told the session the stack named, as docs/wire-guard.md says for short ids.
+    return twoPhase(o.client, {
+      sessionId,
+      callId: (callId: string) => callId,
+      prepare: (job) => backend.prepare(job.jobId, job.signal, job.callId),
+      commit: (_hold, job) => backend.commit(job.jobId),
+      release: (_hold, how, job) => backend.release(job.jobId, how),
+    });
   }
   // --- the snippet README.md shows: the tool helper, by call id alone ---
   return twoPhase(o.client, {
@@ -46,68 +57,141 @@ function bookingTool(o: StackOptions, backend: Backend, bare: boolean): (callId:
   // --- end of snippet ---
 }
 
+/**
+ * A read-only tool: no Arbiter code at all (the guard takes its answer as its result).
+ * It answers when the trace's backend says (`result_ms`; null: never, and the guard
+ * answers the call at its `max_pending`).
+ */
+function readOnlyTool(backend: Backend, tool: string, ended: AbortSignal): (callId: string) => Promise<Record<string, unknown>> {
+  const end = new Promise<never>((_, reject) => ended.addEventListener("abort", () => reject(new Error("the session ended")), { once: true }));
+  end.catch(() => undefined);
+  return async (callId) => {
+    const jobId = `read-${callId}`;
+    backend.job(jobId, tool, callId, false);
+    return Promise.race([backend.run(jobId), end]); // a result that never comes ends with the session (LiveKit's close waits for its tools)
+  };
+}
+
+/**
+ * Every tool the set's policy names and every tool the trace calls (`trace.tools`), by
+ * name: the policy's side-effecting ones through the tool helper (one helper for all:
+ * the backend finds each call's tool and spec by its call id), the others read-only.
+ */
+function toolBodies(trace: TraceInfo, o: StackOptions, backend: Backend, bare: boolean, ended: AbortSignal, sessionId?: string): Record<string, (callId: string) => Promise<Record<string, unknown>>> {
+  const book = bookingTool(o, backend, bare, sessionId);
+  return Object.fromEntries(trace.tools.map((t) => [t.name, t.sideEffect ? book : readOnlyTool(backend, t.name, ended)]));
+}
+
 let lkLogger = false;
 
+/**
+ * Plays one trace behind the guard. A connection the fake provider closes before the
+ * trace's end (`closeKind` "reconnect") is connected again, as the app would: Gemini
+ * with the last resumption handle the guard gave it (the guard maps it to the same
+ * arbiter session), OpenAI as a new Realtime session (no resumption: a new arbiter
+ * session, the closed connection's calls dead); LiveKit's plugins reconnect by
+ * themselves. A trace the fake refuses ends "refused".
+ */
 export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, bare: boolean): Promise<Ending> {
   const backend = new Backend(trace, o.backendLog);
-  const book = bookingTool(o, backend, bare);
+  // The arbiter session the stack names (X-Arbiter-Session; the arbiter_session query
+  // parameter where a plugin takes no headers), only where the set's call ids are not
+  // unique and the tools ask the arbiter (StackOptions.sharesCallIds); else the guard
+  // makes one (wg-...).
+  const named = !bare && o.sharesCallIds(trace) ? o.sessionId(trace) : undefined;
+  const headers = named ? { "X-Arbiter-Session": named } : undefined;
+  const ending = new AbortController(); // the session is over: a read-only result still awaited gives up
+  const tools = toolBodies(trace, o, backend, bare, ending.signal, named);
   const base = `${o.provider}/trace/${trace.name}`;
+  // What the recorded app configured, as each SDK says it (the guard reads it off the
+  // wire): the language (Gemini speechConfig.languageCode, OpenAI the input
+  // transcription's), and tool choice none where the app ran every call of the trace
+  // under it (OpenAI's session tool_choice; Gemini's SDKs cannot say it: wire.sh
+  // narrows those traces for the Gemini stacks).
+  const calls = Object.values(trace.calls);
+  const choiceNone = calls.length > 0 && calls.every((c) => c.toolChoice === "none");
   const report = (what: string) => (err: unknown) => console.error(`${trace.name} ${what}: ${err instanceof Error ? err.message : err}`);
+  let ended: Ending = "ended";
+  /** The fake's close: true to connect again. */
+  const again = (code: number, reason: string, conn: number): boolean => {
+    const kind = o.closeKind(code, reason);
+    if (kind === "refused") ended = "refused";
+    if (kind === "reconnect" && conn > MAX_RECONNECTS) throw new Error(`${trace.name}: closed ${code} ${reason} before the trace's end, ${conn} times`);
+    return kind === "reconnect";
+  };
   switch (stack) {
     case "genai": {
-      let session: Session | undefined;
-      let closed!: () => void;
-      const done = new Promise<void>((resolve) => (closed = resolve));
-      const answer = async (id: string, name: string) => {
-        const response = await book(id);
-        session?.sendToolResponse({ functionResponses: [{ id, name, response }] });
-      };
-      session = await new GoogleGenAI({ apiKey: "fake-key", httpOptions: { baseUrl: base } }).live.connect({
-        model: "gemini-3.8-live",
-        config: {
-          responseModalities: [Modality.AUDIO],
-          inputAudioTranscription: {},
-          outputAudioTranscription: {},
-          tools: [{ functionDeclarations: [{ name: "book_slot", description: "Book an appointment slot.",
-            behavior: trace.behaviors.book_slot === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING,
-            parameters: { type: "OBJECT" as any, properties: { slot: { type: "STRING" as any } }, required: ["slot"] } }] }],
-        },
-        callbacks: {
-          onopen: () => backend.start(),
-          onmessage: (m: LiveServerMessage) => {
-            for (const fc of m.toolCall?.functionCalls ?? []) void answer(fc.id!, fc.name!).catch(report("tool"));
+      const ai = new GoogleGenAI({ apiKey: "fake-key", httpOptions: { baseUrl: base, ...(headers ? { headers } : {}) } });
+      let handle: string | undefined; // the last resumption handle (the guard's)
+      for (let conn = 1; ; conn++) {
+        let session: Session | undefined;
+        let closed!: (e: { code: number; reason: string }) => void;
+        const done = new Promise<{ code: number; reason: string }>((resolve) => (closed = resolve));
+        const answer = async (id: string, name: string) => {
+          const response = await (tools[name] ?? tools[trace.calls[id]?.tool ?? ""])(id);
+          session?.sendToolResponse({ functionResponses: [{ id, name, response }] });
+        };
+        const connecting = ai.live.connect({
+          model: "gemini-3.8-live",
+          config: {
+            responseModalities: [Modality.AUDIO],
+            inputAudioTranscription: {},
+            outputAudioTranscription: {},
+            sessionResumption: handle ? { handle } : {},
+            tools: [{ functionDeclarations: trace.tools.map((t) => ({ ...geminiDeclaration(t), behavior: t.behavior === "BLOCKING" ? Behavior.BLOCKING : Behavior.NON_BLOCKING })) }],
+            ...(trace.language ? { speechConfig: { languageCode: trace.language } } : {}),
           },
-          onerror: (e) => console.error(`${trace.name}: ${e.message ?? e}`),
-          onclose: () => closed(),
-        },
-      });
-      await done;
+          callbacks: {
+            onopen: () => backend.start(),
+            onmessage: (m: LiveServerMessage) => {
+              if (m.sessionResumptionUpdate?.resumable && m.sessionResumptionUpdate.newHandle) handle = m.sessionResumptionUpdate.newHandle;
+              for (const fc of m.toolCall?.functionCalls ?? []) void answer(fc.id!, fc.name!).catch(report("tool"));
+            },
+            onerror: (e) => console.error(`${trace.name}: ${e.message ?? e}`),
+            onclose: (e) => closed({ code: e.code, reason: e.reason }),
+          },
+        });
+        // A setup the server refuses closes before the session opens: connect() would wait for ever.
+        const first = await Promise.race([connecting.then((s) => ({ s })), done.then(() => ({}))]);
+        if ("s" in first) session = first.s;
+        const e = await done;
+        session = undefined;
+        if (!again(e.code, e.reason, conn)) break;
+      }
       break;
     }
     case "openai-realtime":
     case "openai-realtime-untranscribed": {
-      const rt = new OpenAIRealtimeWS({ model: "gpt-realtime" }, new OpenAI({ apiKey: "fake-key", baseURL: `${base}/v1` }));
       // untranscribed: the user's words never asked for (the guard asks for them).
-      const audio = stack === "openai-realtime" ? { audio: { input: { transcription: { model: "gpt-4o-transcribe" } } } } : {};
-      rt.on("event", (ev: any) => {
-        if (ev.type === "session.created") {
-          backend.start();
-          rt.send({ type: "session.update", session: { type: "realtime", ...audio,
-            tools: [{ type: "function", name: "book_slot", description: "Book an appointment slot.",
-              parameters: { type: "object", properties: { slot: { type: "string" } }, required: ["slot"] } }] } } as any);
-        }
-        if (ev.type === "response.output_item.done" && ev.item?.type === "function_call") {
-          const id: string = ev.item.call_id;
-          void book(id)
-            .then((out) => {
-              rt.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: id, output: JSON.stringify(out) } } as any);
-              rt.send({ type: "response.create" } as any);
-            })
-            .catch(report("tool"));
-        }
-      });
-      rt.on("error", (err) => console.error(`${trace.name}: ${err.message}`));
-      await new Promise<void>((resolve) => rt.socket.on("close", () => resolve()));
+      const transcription = { model: "gpt-4o-transcribe", ...(trace.language ? { language: trace.language.split("-")[0] } : {}) };
+      const audio = stack === "openai-realtime" ? { audio: { input: { transcription } } } : {};
+      for (let conn = 1; ; conn++) {
+        const rt = new OpenAIRealtimeWS({ model: "gpt-realtime", ...(headers ? { options: { headers } } : {}) }, new OpenAI({ apiKey: "fake-key", baseURL: `${base}/v1` }));
+        let open = true;
+        rt.on("event", (ev: any) => {
+          if (ev.type === "session.created") {
+            backend.start();
+            rt.send({ type: "session.update", session: { type: "realtime", ...audio,
+              tools: trace.tools.map(openaiTool), ...(choiceNone ? { tool_choice: "none" } : {}) } } as any);
+          }
+          if (ev.type === "response.output_item.done" && ev.item?.type === "function_call") {
+            const id: string = ev.item.call_id;
+            void (tools[ev.item.name] ?? tools[trace.calls[id]?.tool ?? ""])(id)
+              .then((out) => {
+                if (!open) return; // the connection closed: the model lost the call with it
+                rt.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: id, output: JSON.stringify(out) } } as any);
+                rt.send({ type: "response.create" } as any);
+              })
+              .catch(report("tool"));
+          }
+        });
+        rt.on("error", (err) => console.error(`${trace.name}: ${err.message}`));
+        const e = await new Promise<{ code: number; reason: string }>((resolve) =>
+          rt.socket.on("close", (code: number, reason: Buffer) => resolve({ code, reason: String(reason ?? "") })),
+        );
+        open = false;
+        if (!again(e.code, e.reason, conn)) break;
+      }
       break;
     }
     case "livekit-google":
@@ -116,29 +200,40 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
         initializeLogger({ pretty: false, level: process.env.LK_LEVEL ?? "fatal" });
         lkLogger = true;
       }
-      const bookSlot = llm.tool({
-        description: "Book an appointment slot.",
-        parameters: { type: "object", properties: { slot: { type: "string" } }, required: ["slot"] },
-        execute: async (_args: { slot: string }, { toolCallId }) => book(toolCallId), // the helper, by LiveKit's call id
-      });
+      // Every tool as an llm.tool; the helper (or a read-only body) by LiveKit's call id.
+      const lkTools = Object.fromEntries(
+        trace.tools.map((t) => [
+          t.name,
+          llm.tool({
+            description: t.description,
+            parameters: t.parameters as any, // JSON schema, not zod
+            execute: async (_args: unknown, { toolCallId }) => tools[t.name](toolCallId), // the helper, by LiveKit's call id
+          }),
+        ]),
+      );
       // The first seed (testdata/guard/seed_2249): a read-only tool, and a reply asked
       // for with toolChoice 'none', which Gemini ignores and agents-js enforces by
       // dropping the call it gets anyway, unanswered.
       const seed = trace.name.startsWith("seed_2249");
-      const getDeal = llm.tool({
-        description: "Look up this week's deal on a topic.",
-        parameters: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
-        execute: async (_args: { topic: string }, { toolCallId }) => (backend.ran(toolCallId), { deal: "20% off" }),
-      });
+      // The Google plugin declares one behavior for every tool (toolBehavior): that of the
+      // first tool the trace calls (its recorded calls', else the policy's).
+      const first = Object.values(trace.calls)[0]?.tool ?? trace.tools[0]?.name;
       const model =
         stack === "livekit-google"
-          ? new google.beta.realtime.RealtimeModel({ apiKey: "fake-key", model: "gemini-3.8-live", httpOptions: { baseUrl: base },
-              toolBehavior: (trace.behaviors.book_slot ?? "NON_BLOCKING") as any, inputAudioTranscription: {}, outputAudioTranscription: {} })
-          : new lkopenai.realtime.RealtimeModel({ apiKey: "fake-key", model: "gpt-realtime", baseURL: `${base}/v1` });
+          ? new google.beta.realtime.RealtimeModel({ apiKey: "fake-key", model: "gemini-3.8-live", httpOptions: { baseUrl: base, ...(headers ? { headers } : {}) },
+              toolBehavior: (trace.behaviors[first] ?? "NON_BLOCKING") as any, inputAudioTranscription: {}, outputAudioTranscription: {},
+              ...(trace.language ? { language: trace.language } : {}) })
+          : new lkopenai.realtime.RealtimeModel({ apiKey: "fake-key", model: "gpt-realtime",
+              ...(trace.language ? { inputAudioTranscription: { model: "gpt-4o-mini-transcribe", language: trace.language.split("-")[0] } } : {}),
+              ...(choiceNone ? { toolChoice: "none" as const } : {}),
+              // The plugin takes no headers, and joins "/realtime" to its base URL: the
+              // whole path, then the query parameter (the joined "/realtime" becomes an
+              // empty query parameter of its own, which the fake ignores).
+              baseURL: named ? `${base}/v1/realtime?arbiter_session=${encodeURIComponent(named)}&` : `${base}/v1` });
       const session = new voice.AgentSession({ llm: model });
       session.on("error" as any, (e: any) => console.error(`${trace.name}: ${e?.error?.message ?? e}`));
       backend.start();
-      await session.start({ agent: new voice.Agent({ instructions: "You book appointment slots.", tools: seed ? { get_deal: getDeal } : { book_slot: bookSlot } }) });
+      await session.start({ agent: new voice.Agent({ instructions: "You book appointment slots.", tools: lkTools }) });
       if (seed) {
         const h = session.generateReply({ instructions: "Summarize the results naturally.", toolChoice: "none" });
         void h.waitForPlayout().catch(() => undefined);
@@ -147,10 +242,12 @@ export async function run(trace: TraceInfo, o: StackOptions, stack: GuardStack, 
       // plugin restarts its connection: the fake resumes the trace where it stopped);
       // LiveKit reconnects after it (the check keeps each trace's first session).
       await sleep((trace.endMs ?? 0) + 6000);
+      ending.abort();
       await session.close();
       break;
     }
   }
+  ending.abort();
   backend.close();
-  return "ended";
+  return ended;
 }

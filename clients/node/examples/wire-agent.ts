@@ -42,6 +42,13 @@ export interface StackOptions {
   readTranscript: (t: TraceInfo) => (text: string) => pb.AgentReading | undefined;
   /** What the fake provider's close of a connection means: the end, a refusal, or a reconnect. */
   closeKind: (code: number, reason: string) => "end" | "refused" | "reconnect";
+  /**
+   * The trace shares a call id with another trace of the set (the fake provider plays
+   * the recorded ids, short ones like "c1", and every session at once): behind the wire
+   * guard its tools cannot be found by call id alone (the guard's call index answers
+   * such an id FAILED_PRECONDITION, ambiguous), so the stack names its arbiter session.
+   */
+  sharesCallIds: (t: TraceInfo) => boolean;
 }
 
 const STACKS: Record<string, () => Promise<{ run: (t: TraceInfo, o: StackOptions) => Promise<Ending> }>> = {
@@ -78,6 +85,8 @@ async function main(): Promise<number> {
   const stack = await load();
   const only = values.only ? new Set(values.only.split(",")) : undefined;
   const traces = readTraces(values.traces, readPolicy(values.tools)).filter((t) => !only || only.has(t.name));
+  const owners = new Map<string, number>(); // call id -> how many traces of the set call it
+  for (const t of traces) for (const id of Object.keys(t.calls)) owners.set(id, (owners.get(id) ?? 0) + 1);
   const client = arbiterClient(values.arbiter!);
   const backendLog = new BackendLog(values["backend-log"]);
   const run = `${process.pid}-${Date.now().toString(36)}`;
@@ -91,6 +100,7 @@ async function main(): Promise<number> {
     resolveCall,
     readTranscript,
     closeKind,
+    sharesCallIds: (t) => Object.keys(t.calls).some((id) => (owners.get(id) ?? 0) > 1),
   };
   const results = await Promise.allSettled(traces.map((t) => stack.run(t, opts)));
   let failed = 0;

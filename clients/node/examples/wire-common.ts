@@ -46,6 +46,13 @@ export interface ToolDecl {
   parameters: { type: "object"; properties: Record<string, { type: string }>; required: string[] };
   /** The behavior the recorded app declared (Gemini): its calls', else the policy's, else NON_BLOCKING. */
   behavior: Behavior;
+  /**
+   * The policy marks it side-effecting (`side_effect: true`), or it is the confirm tool
+   * (`confirm_tool`, default confirm_action) of a side-effecting tool that asks first (or
+   * has steps): its last call runs that tool's job. The stacks behind the wire guard
+   * wrap these in the tool helper.
+   */
+  sideEffect: boolean;
 }
 
 /** What the recorded app knew about one of its calls. */
@@ -85,7 +92,7 @@ export interface TraceInfo {
 
 /** An arbiter tool policy (the YAML file, as JSON): what the agents read of it. */
 export interface Policy {
-  tools?: Array<{ name: string; behavior?: string; describe?: string; key?: Array<{ arg: string; optional?: boolean }>; steps?: Array<{ arg: string }> }>;
+  tools?: Array<{ name: string; side_effect?: boolean; confirm?: boolean; confirm_tool?: string; behavior?: string; describe?: string; key?: Array<{ arg: string; optional?: boolean }>; steps?: Array<{ arg: string }> }>;
 }
 
 /** Reads a tool policy given as JSON (wire.sh converts the YAML); undefined: none. */
@@ -130,7 +137,7 @@ function readTrace(file: string, policy: Policy): TraceInfo {
   const tool = (name: string) => {
     let t = decl.get(name);
     if (!t) {
-      t = { name, description: `The ${name.replace(/_/g, " ")} tool.`, parameters: { type: "object", properties: {}, required: [] }, behavior: "NON_BLOCKING" };
+      t = { name, description: `The ${name.replace(/_/g, " ")} tool.`, parameters: { type: "object", properties: {}, required: [] }, behavior: "NON_BLOCKING", sideEffect: false };
       decl.set(name, t);
     }
     return t;
@@ -145,6 +152,8 @@ function readTrace(file: string, policy: Policy): TraceInfo {
     }
     for (const s of p.steps ?? []) t.parameters.properties[s.arg] ??= { type: "string" };
     if (p.behavior === "BLOCKING" || p.behavior === "NON_BLOCKING") t.behavior = p.behavior;
+    t.sideEffect ||= p.side_effect === true;
+    if (p.side_effect && (p.confirm || p.steps?.length)) tool(p.confirm_tool || "confirm_action").sideEffect = true;
   }
   for (const e of events) {
     if (e.event === "transcript" && e.reading && e.text) info.readings.push({ text: e.text, reading: e.reading });

@@ -46,6 +46,20 @@ export class JobCancelled extends Error {
   }
 }
 
+/**
+ * The job was already told to commit before this run prepared anything: another run of
+ * the same job owns it (the provider issued the call id again in the same session, as
+ * a retry or after a reconnect, and the framework ran the tool again). This run must
+ * not prepare or commit: the side effect would happen twice. The arbiter answers the
+ * call itself.
+ */
+export class JobTaken extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JobTaken";
+  }
+}
+
 /** The arbiter could not be asked for `maxElapsedMs`: the job fails closed (nothing committed). */
 export class ArbiterUnavailable extends Error {
   constructor(message: string) {
@@ -104,9 +118,18 @@ export class ToolJob {
     this.sessionId = opts.sessionId ?? "";
   }
 
-  /** `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. */
+  /**
+   * `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. Throws
+   * {@link JobTaken} (and reports nothing at {@link end}) when the job is already
+   * decided COMMIT: a commit is decided only after a prepare, so another run of the
+   * job prepared it.
+   */
   async begin(): Promise<void> {
-    await this.decide(false, 0);
+    const d = await this.decide(false, 0);
+    if (d.decision === pb.Decision.DECISION_COMMIT) {
+      this.reported = true; // the other run reports
+      throw new JobTaken(`call ${this.callId}: job ${d.jobId} was already told to commit (another run of it, for the same call id): not run again`);
+    }
   }
 
   /**
@@ -258,7 +281,9 @@ export interface TwoPhase<A extends unknown[], H> extends ToolJobOptions {
  * Makes a two-phase tool function from its phases: `(...args) =>` the arbiter's
  * payload for the call (return it to the framework; the guard sends the arbiter's own
  * response whatever the framework makes of it). A failure to reach the arbiter gives
- * `{status: "failed", executed: false}`.
+ * `{status: "failed", executed: false}`; a job another run of the same call id already
+ * prepared ({@link JobTaken}) gives `{status: "duplicate", executed: false}` and runs
+ * no phase.
  */
 export function twoPhase<A extends unknown[], H>(client: ArbiterClient, t: TwoPhase<A, H>): (...args: A) => Promise<Record<string, unknown>> {
   return async (...args: A) => {
@@ -291,6 +316,7 @@ export function twoPhase<A extends unknown[], H>(client: ArbiterClient, t: TwoPh
     } catch (err) {
       thrown = err;
       if (err instanceof ArbiterUnavailable) return { status: "failed", executed: false, error: err.message };
+      if (err instanceof JobTaken) return { status: "duplicate", executed: false, error: err.message }; // the arbiter answers the call
       throw err;
     } finally {
       await job.end(thrown);

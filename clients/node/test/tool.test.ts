@@ -36,6 +36,34 @@ describe("tool helpers", { skip: !process.env.ARBITER_TARGET && "set ARBITER_TAR
     }
   });
 
+  it("a call id issued again after its commit runs no phase again (JobTaken)", async () => {
+    const client = new ArbiterClient(process.env.ARBITER_TARGET!);
+    const sessionId = "tool-" + randomBytes(4).toString("hex");
+    try {
+      const commits: string[] = [];
+      const tool = twoPhase(client, {
+        sessionId,
+        decideWaitMs: 5000,
+        callId: (id: string) => id,
+        prepare: async () => "hold",
+        commit: async (_hold, job) => (commits.push(job.jobId), { reference: "R-1" }),
+      });
+      await register(client, sessionId, "fc_1");
+      assert.equal((await tool("fc_1")).status, "committed");
+      // The provider issues fc_1 again (a retry, a reconnect): the framework runs the tool again.
+      await register(client, sessionId, "fc_1");
+      const again = await tool("fc_1");
+      assert.equal(again.status, "duplicate");
+      assert.equal(again.executed, false);
+      assert.equal(commits.length, 1, `committed ${commits.length} times: ${commits}`);
+      const s = await client.getSession({ sessionId });
+      assert.equal(s.jobs.length, 1);
+      assert.equal(s.jobs[0].outcome, pb.Outcome.OUTCOME_COMMITTED);
+    } finally {
+      client.close();
+    }
+  });
+
   it("a stop while preparing aborts the prepare and cancels the job", async () => {
     const client = new ArbiterClient(process.env.ARBITER_TARGET!);
     const sessionId = "tool-" + randomBytes(4).toString("hex");

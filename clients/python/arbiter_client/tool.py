@@ -84,7 +84,7 @@ from .client import ArbiterClient
 from .errors import ArbiterError
 from .v1 import arbiter_pb2 as pb
 
-__all__ = ["ArbiterUnavailable", "Cancelled", "ToolJob", "two_phase"]
+__all__ = ["ArbiterUnavailable", "Cancelled", "JobTaken", "ToolJob", "two_phase"]
 
 log = logging.getLogger("arbiter_client.tool")
 
@@ -97,6 +97,15 @@ _AGAIN = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 class Cancelled(Exception):
     """The arbiter cancelled the job while its prepare ran (raised inside the prepare's
     task, and out of :meth:`ToolJob.preparing`)."""
+
+
+class JobTaken(Exception):
+    """The job was already told to commit before this run prepared anything: another
+    run of the same job owns it (the provider issued the call id again in the same
+    session, as a retry or after a reconnect, and the framework ran the tool again).
+    Raised by entering :class:`ToolJob`; nothing is reported for this run, and it must
+    not prepare or commit (the side effect would happen twice): the arbiter answers
+    the call itself."""
 
 
 class ArbiterUnavailable(Exception):
@@ -163,7 +172,12 @@ class ToolJob:
     # -- the protocol ------------------------------------------------------------------
 
     async def __aenter__(self) -> "ToolJob":
-        await self._decide(prepared=False, wait=0.0)
+        d = await self._decide(prepared=False, wait=0.0)
+        if d.decision == pb.DECISION_COMMIT:
+            # A commit is decided only after a prepare: another run of this job made it.
+            self._reported = True  # that run reports
+            raise JobTaken(f"call {self.call_id}: job {d.job_id} was already told to commit (another run of it, "
+                           "for the same call id): not run again")
         return self
 
     async def __aexit__(self, typ: Any, exc: Any, tb: Any) -> None:
@@ -343,6 +357,8 @@ def two_phase(
                     return await job.cancelled()
             except ArbiterUnavailable as err:
                 return {"status": "failed", "executed": False, "error": str(err)}
+            except JobTaken as err:  # the arbiter answers the call
+                return {"status": "duplicate", "executed": False, "error": str(err)}
 
         return tool
 

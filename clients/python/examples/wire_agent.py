@@ -103,6 +103,10 @@ class Tool:
     properties: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     required: List[str] = field(default_factory=list)
     behavior: Optional[str] = None  # the policy's, if any
+    # The policy marks it side-effecting, or it is the confirm tool (confirm_tool,
+    # default confirm_action) of a side-effecting tool that asks first or has steps:
+    # behind the wire guard such a tool runs through the helper, the others need no code.
+    side_effect: bool = False
 
     def parameters(self) -> Dict[str, Any]:
         return {"type": "object", "properties": self.properties, "required": self.required}
@@ -194,7 +198,12 @@ def read_policy(path: str) -> Dict[str, Tool]:
         doc = yaml.safe_load(f) or {}
     tools: Dict[str, Tool] = {}
     for t in doc.get("tools") or []:
-        tool = Tool(str(t["name"]), behavior=t.get("behavior"))
+        tool = tools.get(str(t["name"])) or Tool(str(t["name"]))
+        tool.behavior = t.get("behavior")
+        tool.side_effect = tool.side_effect or bool(t.get("side_effect"))
+        if t.get("side_effect") and (t.get("confirm") or t.get("steps")):
+            confirm = str(t.get("confirm_tool") or "confirm_action")
+            tools.setdefault(confirm, Tool(confirm)).side_effect = True
         for k in t.get("key") or []:
             tool.properties[str(k["arg"])] = {"type": "string"}
             if not k.get("optional"):
@@ -208,7 +217,7 @@ def read_policy(path: str) -> Dict[str, Tool]:
 def declared_tools(traces: List[Trace], policy: Dict[str, Tool]) -> Dict[str, Tool]:
     """The policy's tools, plus every tool a trace calls (its parameters from the
     recorded arguments)."""
-    tools = {n: Tool(t.name, dict(t.properties), list(t.required), t.behavior) for n, t in policy.items()}
+    tools = {n: Tool(t.name, dict(t.properties), list(t.required), t.behavior, t.side_effect) for n, t in policy.items()}
     for tr in traces:
         for name, args in tr.tool_args.items():
             tool = tools.setdefault(name, Tool(name))

@@ -43,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # wire_agent.py and the stack files beside this one
 
 from arbiter_client import AbortPrepare, Action, ArbiterClient, Cancel, Commit, Execute, SessionCore  # noqa: E402
-from arbiter_client.tool import Cancelled, ToolJob  # noqa: E402
+from arbiter_client.tool import Cancelled, JobTaken, ToolJob  # noqa: E402
 from wire_agent import (  # noqa: E402
     MAX_RECONNECTS,
     REFUSED,
@@ -173,23 +173,45 @@ class StackSession:
         (the trace's ``prepare_ms``) while a CANCEL may abort it, commit only on COMMIT,
         release on CANCEL; returns the arbiter's payload for the call (the guard sends
         the arbiter's own answer upstream whatever the framework makes of it)."""
+        try:
+            return await self._two_phases(tool, call_id)
+        except JobTaken as err:  # the call id again, its job another run's: nothing runs
+            return {"status": "duplicate", "executed": False, "error": str(err)}
+
+    async def _two_phases(self, tool: str, call_id: str) -> Dict[str, Any]:
+        spec = self.backend.spec(tool, call_id)  # the trace's backend, per tool and per call
         async with ToolJob(self.client, call_id) as job:
             self.backend.log("execute", job.job_id, call_id=call_id, tool=tool, side_effect=True)
             try:
-                await job.preparing(asyncio.sleep(self.backend.spec(tool).get("prepare_ms", self.trace.prepare_ms) / 1000))
+                await job.preparing(asyncio.sleep(spec.get("prepare_ms", self.trace.prepare_ms) / 1000))
             except Cancelled:
                 self.backend.log("abort_prepare", job.job_id, reason="cancelled while preparing")
                 return await job.cancelled()
             if await job.commit():
                 self.backend.log("commit", job.job_id)
-                return await job.committed(self.backend.result())
+                return await job.committed(self.backend.result(spec))
             self.backend.log("cancel", job.job_id, reason="cancelled")
             return await job.cancelled()
 
+    async def read_only(self, tool: str, call_id: str) -> Dict[str, Any]:
+        """A read-only tool behind the wire guard: no arbiter code at all (the guard
+        takes its answer as its result); it answers when the trace's backend says
+        (``result_ms``; null: never, and the guard answers the call at its deadline)."""
+        spec = self.backend.spec(tool, call_id)
+        self.backend.log("execute", f"read-{call_id}", call_id=call_id, tool=tool, side_effect=False)
+        if spec.get("result_ms", 0) is None:
+            await asyncio.Event().wait()  # its result never comes
+        await asyncio.sleep((spec.get("result_ms") or 0) / 1000)
+        return dict(spec.get("result") or {"status": "ok"})
+
     async def book(self, tool: str, call_id: str) -> Dict[str, Any]:
-        """The frameworks' tool body: through the arbiter, or ``--on-its-own``."""
+        """The frameworks' tool body: through the arbiter for a side-effecting tool (a
+        read-only one has no arbiter code), or ``--on-its-own``."""
         if self.args.on_its_own:
             return await self.book_on_its_own(tool, call_id)
+        t = self.tools.get(tool)
+        if t is not None and not t.side_effect:
+            return await self.read_only(tool, call_id)
         return await self.book_through_arbiter(tool, call_id)
 
     async def finish(self, adapter: Optional[SessionCore]) -> None:

@@ -21,7 +21,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from arbiter_client import ArbiterClient, FailedPreconditionError, NotFoundError  # noqa: E402
-from arbiter_client.tool import ToolJob, two_phase  # noqa: E402
+from arbiter_client.tool import JobTaken, ToolJob, two_phase  # noqa: E402
 from arbiter_client.v1 import arbiter_pb2 as pb  # noqa: E402
 from google.protobuf import struct_pb2  # noqa: E402
 
@@ -75,6 +75,25 @@ class ToolHelperTest(unittest.IsolatedAsyncioTestCase):
         # A second Complete by the same call id repeats the first answer.
         again = await ToolJob(self.client, "fc_1", session_id=self.sid).committed({"reference": "R-1"})
         self.assertEqual(again, payload)
+
+    async def test_call_id_issued_again_after_commit_runs_no_phase(self):
+        await self.register("fc_1")
+        async with ToolJob(self.client, "fc_1", session_id=self.sid, decide_wait=5) as job:
+            await job.preparing(asyncio.sleep(0.05))
+            self.assertTrue(await job.commit())
+            await job.committed({"reference": "R-1"})
+        # The provider issues fc_1 again (a retry, a reconnect): the framework runs the tool again.
+        await self.register("fc_1")
+        ran = []
+        with self.assertRaises(JobTaken):
+            async with ToolJob(self.client, "fc_1", session_id=self.sid, decide_wait=5) as again:
+                ran.append("prepare")
+                await again.preparing(asyncio.sleep(0.05))
+                if await again.commit():
+                    ran.append("commit")
+        self.assertEqual(ran, [])
+        s = await self.client.get_session(pb.GetSessionRequest(session_id=self.sid))
+        self.assertEqual([j.outcome for j in s.jobs], [pb.OUTCOME_COMMITTED])
 
     async def test_stop_while_preparing_cancels(self):
         await self.register("fc_1")

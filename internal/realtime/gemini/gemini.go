@@ -259,6 +259,10 @@ type Setup struct {
 	// ("" for none).
 	Resumption bool
 	Handle     string
+	// Language: `generationConfig.speechConfig.languageCode` (or, as some raw clients
+	// put it, the setup's own `speechConfig.languageCode`), the BCP 47 language the
+	// conversation is held in; "" when the setup names none.
+	Language string
 }
 
 // FunctionResponse is one of `toolResponse.functionResponses`.
@@ -393,6 +397,10 @@ func readSetup(s Obj) Setup {
 		}
 	}
 	out.TextOnly = text && !audio
+	out.Language = realtime.StrField(realtime.ObjField(realtime.ObjField(s, "generationConfig"), "speechConfig"), "languageCode")
+	if out.Language == "" {
+		out.Language = realtime.StrField(realtime.ObjField(s, "speechConfig"), "languageCode")
+	}
 	out.ExplicitVAD = realtime.BoolField(s, "explicitVadSignal")
 	if r := realtime.ObjField(s, "sessionResumption"); r != nil {
 		out.Resumption = true

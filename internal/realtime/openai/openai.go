@@ -295,6 +295,16 @@ func InputTranscription(session Obj, beta bool) bool {
 	return on
 }
 
+// Language is the language a session object gives its input audio transcription (GA:
+// `audio.input.transcription.language`; beta: `input_audio_transcription.language`),
+// ISO-639-1 such as "es"; "" when it names none.
+func Language(session Obj, beta bool) string {
+	if beta {
+		return realtime.StrField(realtime.ObjField(session, "input_audio_transcription"), "language")
+	}
+	return realtime.StrField(realtime.ObjField(realtime.ObjField(realtime.ObjField(session, "audio"), "input"), "transcription"), "language")
+}
+
 // ToolNames are the names of the functions a session object declares (`tools`, each
 // `{"type": "function", "name": ...}`), in order.
 func ToolNames(session Obj) []string {
