@@ -38,6 +38,7 @@ type conn struct {
 	agent  *websocket.Conn
 	server *websocket.Conn
 	log    *slog.Logger
+	m      ConnMetrics
 
 	mu    sync.Mutex
 	rule  *Rule
@@ -57,6 +58,10 @@ type conn struct {
 	startSeq  uint64
 	closeOnce sync.Once
 	done      chan struct{}
+	// ended and endCode say how the connection ended (ConnMetrics.Closed), set once
+	// by end; timedOut: the watchdog closed a socket whose peer did not read.
+	ended, endCode string
+	timedOut       atomic.Bool
 }
 
 // frameOut is what a writer takes: a frame, or (close set) the close of its side
@@ -149,6 +154,7 @@ func (r *reportq) next() (Action, bool) {
 // WriteTimeout (the peer does not read) closes the socket (conn.watchdog).
 type outq struct {
 	c       *conn
+	to      Side
 	ws      *websocket.Conn
 	mu      sync.Mutex
 	frames  []frameOut
@@ -172,7 +178,7 @@ func (q *outq) put(x frameOut) {
 	q.mu.Unlock()
 	if over {
 		q.c.log.Warn("a peer does not take what is sent to it: closing the connection", "queued_bytes", q.size)
-		go q.c.end(websocket.StatusPolicyViolation, "the peer does not read", nil)
+		go q.c.end(EndWriteTimeout, websocket.StatusPolicyViolation, "the peer does not read", nil)
 	}
 }
 
@@ -230,9 +236,10 @@ func (q *outq) write(x frameOut) bool {
 		if q.c.io.Err() == nil {
 			q.c.log.Info("write failed", "err", err.Error())
 		}
-		go q.c.end(websocket.StatusInternalError, "a write failed", q.ws)
+		go q.c.end(EndError, websocket.StatusInternalError, "a write failed", q.ws)
 		return false
 	}
+	q.c.m.Sent(q.to, len(x.f.Data))
 	return true
 }
 
@@ -242,7 +249,7 @@ func (c *conn) run() {
 	defer c.cancel()
 	c.io, c.ioClose = context.WithCancel(context.Background()) // ended by the close (end), not by the proxy's
 	defer c.ioClose()
-	c.toAgent, c.toServer = &outq{c: c, ws: c.agent}, &outq{c: c, ws: c.server}
+	c.toAgent, c.toServer = &outq{c: c, to: Agent, ws: c.agent}, &outq{c: c, to: Server, ws: c.server}
 	c.reports.wake = make(chan struct{}, 1)
 	c.connected, c.done = make(chan struct{}), make(chan struct{})
 	c.rule = NewRule(o.Rule, c.proto, c.beta, c.key.ID, c.id, c.named)
@@ -260,7 +267,7 @@ func (c *conn) run() {
 	case <-c.done:
 	case <-c.p.ctx.Done():
 		c.goingAway()
-		c.end(websocket.StatusGoingAway, "the wire guard is restarting: reconnect", nil)
+		c.end(EndGuardRestarting, websocket.StatusGoingAway, "the wire guard is restarting: reconnect", nil)
 	}
 	// The queues send what they hold and close their sides; the readers end with the
 	// sockets.
@@ -295,14 +302,23 @@ func (c *conn) run() {
 	for k, v := range counts {
 		attrs = append(attrs, k, v)
 	}
-	c.log.Info("wire guard connection closed", attrs...)
+	c.log.Info("wire guard connection closed", append(attrs, "ended", c.ended, "code", c.endCode)...)
+	c.m.Closed(c.ended, c.endCode)
 }
 
 // end ends the connection once: each side other than from (the side that closed or
 // broke) is closed with code and reason after the frames queued for it; from is
-// dropped.
-func (c *conn) end(code websocket.StatusCode, reason string, from *websocket.Conn) {
+// dropped. how is why (an End* constant; write_timeout whatever it says once the
+// watchdog closed a socket).
+func (c *conn) end(how string, code websocket.StatusCode, reason string, from *websocket.Conn) {
 	c.closeOnce.Do(func() {
+		c.ended = how
+		if c.timedOut.Load() {
+			c.ended = EndWriteTimeout
+		}
+		if c.ended == EndAgentClosed || c.ended == EndProviderClosed {
+			c.endCode = CodeClass(code)
+		}
 		if len(reason) > 120 {
 			reason = reason[:120]
 		}
@@ -325,6 +341,7 @@ func (c *conn) watchdog() {
 			for _, q := range []*outq{c.toAgent, c.toServer} {
 				if s := q.started.Load(); s != 0 && time.Since(time.Unix(0, s)) > c.p.o.WriteTimeout {
 					c.log.Info("a write took longer than the write timeout: the peer does not read", "timeout", c.p.o.WriteTimeout)
+					c.timedOut.Store(true)
 					_ = q.ws.CloseNow()
 				}
 			}
@@ -352,7 +369,10 @@ func (c *conn) read(ws *websocket.Conn, from Side) {
 		typ, b, err := readMessage(ws, &buf)
 		if err != nil {
 			code := websocket.CloseStatus(err)
-			reason := ""
+			reason, how := "", EndAgentClosed
+			if from == Server {
+				how = EndProviderClosed
+			}
 			var ce websocket.CloseError
 			if errors.As(err, &ce) {
 				reason = ce.Reason
@@ -362,13 +382,13 @@ func (c *conn) read(ws *websocket.Conn, from Side) {
 				code = websocket.StatusGoingAway
 			case code == -1:
 				c.log.Info("connection broke", "side", from.String(), "err", err.Error())
-				code, reason = websocket.StatusInternalError, "the "+from.String()+"'s connection broke"
+				code, reason, how = websocket.StatusInternalError, "the "+from.String()+"'s connection broke", EndError
 			case code == websocket.StatusNoStatusRcvd:
 				code = websocket.StatusNormalClosure
 			default:
 				c.log.Info("peer closed", "side", from.String(), "code", int(code), "reason", reason)
 			}
-			c.end(code, reason, ws)
+			c.end(how, code, reason, ws)
 			return
 		}
 		f := Frame{Data: b, Binary: typ == websocket.MessageBinary}
@@ -450,6 +470,7 @@ func (c *conn) do(a Action) {
 	case a.Report != nil:
 		if !c.reports.put(a) {
 			c.log.Warn("reports to the arbiter queue up past their bound: one dropped", "event", eventName(a.Report))
+			c.m.ReportLost(EventKind(a.Report), ReportQueueFull)
 		}
 	case a.Abandon != "":
 		c.abandoned.Store(a.Abandon, true)
@@ -459,6 +480,9 @@ func (c *conn) do(a Action) {
 			lvl = slog.LevelWarn
 		}
 		c.log.Log(context.Background(), lvl, a.Log.Msg, append([]any{"session", c.key.ID}, a.Log.Attrs...)...)
+		if a.Log.What != "" {
+			c.m.Counted(a.Log.What, a.Log.Why)
+		}
 	}
 }
 
@@ -566,11 +590,13 @@ func (c *conn) apply(a Action) (arbiter.Output, error) {
 				lvl = slog.LevelInfo // the arbiter refused it (a closed session, a malformed id): said once
 			}
 			c.log.Log(context.Background(), lvl, "report not applied", "session", c.key.ID, "event", eventName(a.Report), "err", arbiter.MessageOf(err))
+			c.m.ReportLost(EventKind(a.Report), reportLoss(err))
 			return out, err
 		}
 		select {
 		case <-time.After(delay):
 		case <-c.p.ctx.Done():
+			c.m.ReportLost(EventKind(a.Report), reportLoss(err))
 			return out, err
 		}
 		delay = min(delay*2, time.Second)

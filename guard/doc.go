@@ -27,5 +27,7 @@
 // of one connection, tested without sockets (rule_test.go, and the property test of
 // property_test.go against the real engine). Proxy (proxy.go) carries it out on real
 // connections: one goroutine per direction, the reports delivered in order, the
-// session's effect log watched. Message by message: docs/wire-guard.md.
+// session's effect log watched. Options.Metrics (metrics.go) sees what each connection
+// did as it happens (arbiter serve: the arbiter_guard_* Prometheus series). Message by
+// message: docs/wire-guard.md.
 package guard

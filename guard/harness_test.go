@@ -30,8 +30,10 @@ type harness struct {
 	toServer, toAgent []Frame
 	answers           []sentAnswer
 	// reported: every event the rule reported, in order.
-	reported []arbiter.Event
-	logs     []string
+	reported    []arbiter.Event
+	logs        []string
+	counted     [][2]string // each counted line's What and Why
+	countedFrom int         // where the current connection's begin in counted
 	// down: the store is down for good: every report fails, the watch sees nothing.
 	down bool
 	// replies: the arbiter's answers to applied reports, not yet fed to the rule (the
@@ -88,6 +90,7 @@ func (h *harness) reconnect(proto string, n int) {
 	h.do(h.rule.End(h.now))
 	h.deliverAll()
 	cfg := h.rule.cfg
+	h.countedFrom = len(h.counted)
 	h.rule = NewRule(cfg, proto, false, "s1", fmt.Sprintf("c%d", n), true)
 	h.watched = 0
 	h.do(h.rule.Start(h.now))
@@ -141,6 +144,9 @@ func (h *harness) do(acts []Action) {
 			}
 		case a.Log != nil:
 			h.logs = append(h.logs, fmt.Sprint(a.Log.Msg, a.Log.Attrs))
+			if a.Log.What != "" {
+				h.counted = append(h.counted, [2]string{a.Log.What, a.Log.Why})
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -120,6 +121,7 @@ func TestAnswerFilterProperty(t *testing.T) {
 		if len(h.rule.toAgent) > 0 || len(h.rule.toServer) > 0 {
 			rt.Fatalf("frames still held at the end: %d to the agent, %d to the server: the guard wedged\nlog:\n%s", len(h.rule.toAgent), len(h.rule.toServer), logs(h))
 		}
+		checkCounted(rt, h)
 		cfg := h.rule.cfg
 		for _, id := range issued[h.rule] {
 			c := h.rule.calls[id]
@@ -180,4 +182,36 @@ func logs(h *harness) string {
 		s += l + "\n"
 	}
 	return s + fmt.Sprintf("(%d frames up, %d down)", len(h.toServer), len(h.toAgent))
+}
+
+// Words a counted line may carry (LogLine.What, Why: the metrics' label values, so a
+// fixed set, never an id).
+var (
+	countedWhat = regexp.MustCompile(`^(dropped agent answer|injected response|injected note|kept call from agent|dropped server call|kept answer from agent delete)$`)
+	countedWhy  = regexp.MustCompile(`^(dead id: (abandoned|withdrawn|connection_closed|session_closed|provider_timeout|unknown_call|not_executed)|` +
+		`already answered|unknown call id on this connection|call not given to the agent yet|the arbiter answers this call itself|` +
+		`interim answer for a call not live|repeated call id|the model keeps one answer per call|` +
+		`execute|duplicate|reject|run|deadline|guard deadline|agent did not answer|failed closed|)$`)
+)
+
+// checkCounted: every line the rule counted names its entry with words of the fixed
+// set, and Counts is exactly the sum of those lines.
+func checkCounted(rt *rapid.T, h *harness) {
+	sum := Counts{}
+	for i, c := range h.counted {
+		if !countedWhat.MatchString(c[0]) || !countedWhy.MatchString(c[1]) {
+			rt.Fatalf("a counted line says %q / %q: not a word of the fixed set (a label value of arbiter_guard_actions_total)", c[0], c[1])
+		}
+		if i < h.countedFrom {
+			continue // an earlier connection's
+		}
+		k := c[0]
+		if c[1] != "" {
+			k += ": " + c[1]
+		}
+		sum[k]++
+	}
+	if fmt.Sprint(sum) != fmt.Sprint(h.rule.Counts()) {
+		rt.Fatalf("counted lines %v; Counts %v", sum, h.rule.Counts())
+	}
 }

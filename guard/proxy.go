@@ -60,6 +60,9 @@ type Options struct {
 	ReportRetry time.Duration
 	// Clock is the time source; nil: the wall clock.
 	Clock func() time.Time
+	// Metrics count connections, what the rule dropped and injected, lost reports,
+	// failed dials and the frames written each way (metrics.go); nil: none.
+	Metrics Metrics
 }
 
 // Proxy is the wire guard as an http.Handler: each WebSocket request on a provider
@@ -102,6 +105,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
 	}
 	if o.Rule.Policy == nil {
 		o.Rule.Policy = o.Service.Engine.Policy
@@ -226,6 +232,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	if err != nil {
 		log.Warn("upstream refused the connection", "status", statusOf(resp), "err", redact(err, &up))
+		p.o.Metrics.DialFailed(proto, dialClass(resp, err))
 		passRefusal(w, resp)
 		return
 	}
@@ -241,7 +248,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	agent.SetReadLimit(p.o.ReadLimit)
 	server.SetReadLimit(p.o.ReadLimit)
-	c.agent, c.server, c.log = agent, server, log
+	c.agent, c.server, c.log, c.m = agent, server, log, p.o.Metrics.Opened(proto)
 	p.wg.Add(1)
 	defer p.wg.Done()
 	p.mu.Lock()

@@ -80,6 +80,13 @@ func startStack(t *testing.T, tracePath string) *stack {
 // startStackWith is startStack with the guard's rule configuration and the policy.
 func startStackWith(t *testing.T, tracePath string, cfg guard.Config, pol *arbiter.Policy) *stack {
 	t.Helper()
+	return startStackOptions(t, tracePath, pol, func(o *guard.Options) { o.Rule = cfg })
+}
+
+// startStackOptions is startStack under the policy pol, set setting the guard's
+// options (after startStack's).
+func startStackOptions(t *testing.T, tracePath string, pol *arbiter.Policy, set func(*guard.Options)) *stack {
+	t.Helper()
 	traces, err := fakeprovider.LoadTraces([]string{tracePath}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +104,13 @@ func startStackWith(t *testing.T, tracePath string, cfg guard.Config, pol *arbit
 	store := memory.New(nil)
 	t.Cleanup(func() { store.Close() })
 	st.svc = &arbiter.Service{Engine: &arbiter.Engine{Policy: pol}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
-	st.proxy, err = guard.New(guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
+	o := guard.Options{Service: st.svc, Gemini: u, OpenAI: u,
 		TLS: up.Client().Transport.(*http.Transport).TLSClientConfig, Log: slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Rule: cfg})
+		Rule: guard.Config{AnswerWait: 500 * time.Millisecond}}
+	if set != nil {
+		set(&o)
+	}
+	st.proxy, err = guard.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

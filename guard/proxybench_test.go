@@ -14,6 +14,7 @@ import (
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/guard"
+	"github.com/voicearbiter/arbiter/server"
 	"github.com/voicearbiter/arbiter/store/memory"
 )
 
@@ -23,7 +24,15 @@ import (
 // allocs/op and B/op are what the guard's forwarding costs the collector (the agent
 // and the echo allocate their own reads too: compare runs, not absolute numbers).
 // bench/guard measures the latency the guard adds under 200 sessions.
-func BenchmarkProxyAudio(b *testing.B) {
+func BenchmarkProxyAudio(b *testing.B) { benchProxyAudio(b, nil) }
+
+// BenchmarkProxyAudioMetrics is BenchmarkProxyAudio with the Prometheus metrics of
+// arbiter serve --metrics-listen on (server.Metrics.Guard): per frame written, two
+// atomic adds on counters resolved when the connection opened; allocs/op must be
+// BenchmarkProxyAudio's.
+func BenchmarkProxyAudioMetrics(b *testing.B) { benchProxyAudio(b, server.NewMetrics().Guard()) }
+
+func benchProxyAudio(b *testing.B, m guard.Metrics) {
 	down := []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` +
 		base64.StdEncoding.EncodeToString(make([]byte, 1440)) + `"}}]}}}`)
 	up := []byte(`{"realtimeInput":{"audio":{"data":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `","mimeType":"audio/pcm;rate=16000"}}}`)
@@ -58,7 +67,7 @@ func BenchmarkProxyAudio(b *testing.B) {
 	store := memory.New(nil)
 	defer store.Close()
 	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: pol}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
-	p, err := guard.New(guard.Options{Service: svc, Gemini: u, OpenAI: u, Log: slog.New(slog.DiscardHandler)})
+	p, err := guard.New(guard.Options{Service: svc, Gemini: u, OpenAI: u, Log: slog.New(slog.DiscardHandler), Metrics: m})
 	if err != nil {
 		b.Fatal(err)
 	}

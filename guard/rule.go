@@ -105,10 +105,15 @@ type Action struct {
 }
 
 // LogLine is a log line of the rule: every drop, injection and refusal, with why.
+// A line that counts (Counts) names its entry: What (the line's Msg: "dropped agent
+// answer", "injected response", ...) and Why ("dead id: abandoned", "deadline", ...;
+// "" for an injected note), words from a fixed set, never an id; Options.Metrics
+// counts it.
 type LogLine struct {
-	Warn  bool
-	Msg   string
-	Attrs []any
+	Warn      bool
+	Msg       string
+	Attrs     []any
+	What, Why string
 }
 
 // Config is what the rule needs to know besides the messages.
@@ -468,8 +473,18 @@ func (r *Rule) logf(warn bool, msg string, attrs ...any) {
 
 // count adds one to what the rule did (Counts) and logs it.
 func (r *Rule) count(what, why, callID string) {
-	r.counts[what+": "+why]++
-	r.logf(false, what, "why", why, "call_id", callID)
+	r.tally(false, what, why, "why", why, "call_id", callID)
+}
+
+// tally adds one to Counts' entry "what: why" (just what when why is empty) and logs
+// it: the line's message is what, and it names the entry (LogLine.What, Why).
+func (r *Rule) tally(warn bool, what, why string, attrs ...any) {
+	key := what
+	if why != "" {
+		key += ": " + why
+	}
+	r.counts[key]++
+	r.out = append(r.out, Action{Log: &LogLine{Warn: warn, Msg: what, Attrs: attrs, What: what, Why: why}})
 }
 
 // ---- queues -------------------------------------------------------------------------
@@ -702,8 +717,8 @@ func (r *Rule) respond(c *callState) {
 	h := c.answer
 	c.answer = nil
 	if h == nil {
-		r.counts["injected response: "+r.injectWhy(c)]++
-		r.logf(false, "injected response", "why", r.injectWhy(c), "call_id", c.id)
+		why := r.injectWhy(c)
+		r.tally(false, "injected response", why, "why", why, "call_id", c.id)
 	} else if h.ready {
 		h = nil // cannot happen: an answer held is released here
 	}
@@ -727,8 +742,7 @@ func (r *Rule) injectWhy(c *callState) string {
 // asked).
 func (r *Rule) inject(c *callState, payload map[string]any, why string) {
 	c.sent = true
-	r.counts["injected response: "+why]++
-	r.logf(true, "injected response", "why", why, "call_id", c.id)
+	r.tally(true, "injected response", why, "why", why, "call_id", c.id)
 	h := c.answer
 	c.answer = nil
 	r.proto.respond(r, c, payload, h)
@@ -828,8 +842,7 @@ func (r *Rule) noteDue(n arbiter.Note) {
 }
 
 func (r *Rule) sendNote(n arbiter.Note) {
-	r.counts["injected note"]++
-	r.logf(false, "injected note", "job_id", n.JobID, "deliver", string(n.Deliver))
+	r.tally(false, "injected note", "", "job_id", n.JobID, "deliver", string(n.Deliver))
 	r.proto.note(r, n.Text)
 }
 

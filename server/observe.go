@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -41,6 +42,9 @@ type Metrics struct {
 	storeOps    *prometheus.CounterVec
 	storeTime   *prometheus.HistogramVec
 	sessions    prometheus.Gauge
+
+	guardOnce sync.Once
+	guard     *guardMetrics // the wire guard's (Guard)
 }
 
 // NewMetrics registers every metric on a new registry (plus Go and process metrics).
@@ -111,6 +115,8 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.sessions.Set(-1)
+	m.guard = newGuardMetrics()
+	m.guard.register(reg)
 	reg.MustRegister(m.grpc, m.decisions, m.outcomes, m.calls, m.skips, m.notes, m.answerAge, m.decideWait, m.storeErrs, m.panics,
 		m.holds, m.holdTime, m.toDecision, m.corrections, m.runs, m.revoked, m.storeOps, m.storeTime, m.sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())

@@ -329,7 +329,8 @@ func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int,
 	if err != nil {
 		panic(err)
 	}
-	args := []string{bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", up}
+	// As deployed: the metrics on (the guard counts each frame it writes).
+	args := []string{bin, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", up}
 	if cpus != "" {
 		args = append([]string{"taskset", "-c", cpus}, args...) // taskset execs the serve: same PID
 	}

@@ -67,13 +67,14 @@ func (c *serveCmd) proxyValidate() error {
 // startProxy serves the wire guard on --proxy-listen until the returned stop is
 // called (stop ends every guarded connection as a provider going away would, so
 // agents reconnect; nil without --proxy-listen). ready, when set, gets its address.
+// With --metrics-listen the guard's arbiter_guard_* series are on opts.Metrics.
 func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts server.Options, log *slog.Logger) (addr string, stop func(), err error) {
 	if c.ProxyListen == "" {
 		return "", func() {}, nil
 	}
 	o := guard.Options{
 		Service: svc, Apply: srv.Apply, Log: log.With("component", "wire_guard"), WriteTimeout: c.ProxyWriteTimout,
-		Rule: guard.Config{AnswerWait: c.ProxyAnswerWait, RegisterWait: c.ProxyRegWait, Record: c.ProxyRecord, AddTranscription: c.ProxyTranscribe},
+		Metrics: opts.Metrics.Guard(), Rule: guard.Config{AnswerWait: c.ProxyAnswerWait, RegisterWait: c.ProxyRegWait, Record: c.ProxyRecord, AddTranscription: c.ProxyTranscribe},
 	}
 	for _, u := range []struct {
 		v   string
