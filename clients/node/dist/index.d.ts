@@ -24,5 +24,5 @@ export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter, type ActionHandler, type LiveAdapterOptions, type LiveServerMessageLike, type LiveSessionLike, type TranscriptionLike } from "./live.js";
 export { RealtimeAdapter, bargeIn, type RealtimeAdapterOptions, type RealtimeClientEvent, type RealtimeServerEventLike } from "./openai.js";
-export { ArbiterUnavailable, JobCancelled, ToolJob, twoPhase, type PhaseJob, type ToolJobOptions, type TwoPhase } from "./tool.js";
+export { ArbiterUnavailable, JobCancelled, JobTaken, ToolJob, twoPhase, type PhaseJob, type ToolJobOptions, type TwoPhase } from "./tool.js";
 export { API_VERSION, VERSION } from "./version.js";

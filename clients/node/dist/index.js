@@ -24,5 +24,5 @@ export * from "./errors.js";
 export * as pb from "./gen/arbiter/v1/arbiter.js";
 export { LiveAdapter } from "./live.js";
 export { RealtimeAdapter, bargeIn } from "./openai.js";
-export { ArbiterUnavailable, JobCancelled, ToolJob, twoPhase } from "./tool.js";
+export { ArbiterUnavailable, JobCancelled, JobTaken, ToolJob, twoPhase } from "./tool.js";
 export { API_VERSION, VERSION } from "./version.js";

@@ -37,6 +37,16 @@ import type { ArbiterClient } from "./client.js";
 export declare class JobCancelled extends Error {
     constructor(message: string);
 }
+/**
+ * The job was already told to commit before this run prepared anything: another run of
+ * the same job owns it (the provider issued the call id again in the same session, as
+ * a retry or after a reconnect, and the framework ran the tool again). This run must
+ * not prepare or commit: the side effect would happen twice. The arbiter answers the
+ * call itself.
+ */
+export declare class JobTaken extends Error {
+    constructor(message: string);
+}
 /** The arbiter could not be asked for `maxElapsedMs`: the job fails closed (nothing committed). */
 export declare class ArbiterUnavailable extends Error {
     constructor(message: string);
@@ -72,7 +82,12 @@ export declare class ToolJob {
     private readonly maxElapsedMs;
     private sessionId;
     constructor(client: ArbiterClient, callId: string, opts?: ToolJobOptions);
-    /** `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. */
+    /**
+     * `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. Throws
+     * {@link JobTaken} (and reports nothing at {@link end}) when the job is already
+     * decided COMMIT: a commit is decided only after a prepare, so another run of the
+     * job prepared it.
+     */
     begin(): Promise<void>;
     /**
      * Runs `prepare` (given an AbortSignal) while a `Decide(prepared=false)` long-poll
@@ -125,6 +140,8 @@ export interface TwoPhase<A extends unknown[], H> extends ToolJobOptions {
  * Makes a two-phase tool function from its phases: `(...args) =>` the arbiter's
  * payload for the call (return it to the framework; the guard sends the arbiter's own
  * response whatever the framework makes of it). A failure to reach the arbiter gives
- * `{status: "failed", executed: false}`.
+ * `{status: "failed", executed: false}`; a job another run of the same call id already
+ * prepared ({@link JobTaken}) gives `{status: "duplicate", executed: false}` and runs
+ * no phase.
  */
 export declare function twoPhase<A extends unknown[], H>(client: ArbiterClient, t: TwoPhase<A, H>): (...args: A) => Promise<Record<string, unknown>>;

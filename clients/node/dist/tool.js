@@ -9,6 +9,19 @@ export class JobCancelled extends Error {
         this.name = "JobCancelled";
     }
 }
+/**
+ * The job was already told to commit before this run prepared anything: another run of
+ * the same job owns it (the provider issued the call id again in the same session, as
+ * a retry or after a reconnect, and the framework ran the tool again). This run must
+ * not prepare or commit: the side effect would happen twice. The arbiter answers the
+ * call itself.
+ */
+export class JobTaken extends Error {
+    constructor(message) {
+        super(message);
+        this.name = "JobTaken";
+    }
+}
 /** The arbiter could not be asked for `maxElapsedMs`: the job fails closed (nothing committed). */
 export class ArbiterUnavailable extends Error {
     constructor(message) {
@@ -53,9 +66,18 @@ export class ToolJob {
         this.maxElapsedMs = opts.maxElapsedMs ?? 20000;
         this.sessionId = opts.sessionId ?? "";
     }
-    /** `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. */
+    /**
+     * `Decide(prepared=false, wait=0)`: the arbiter learns this tool reports. Throws
+     * {@link JobTaken} (and reports nothing at {@link end}) when the job is already
+     * decided COMMIT: a commit is decided only after a prepare, so another run of the
+     * job prepared it.
+     */
     async begin() {
-        await this.decide(false, 0);
+        const d = await this.decide(false, 0);
+        if (d.decision === pb.Decision.DECISION_COMMIT) {
+            this.reported = true; // the other run reports
+            throw new JobTaken(`call ${this.callId}: job ${d.jobId} was already told to commit (another run of it, for the same call id): not run again`);
+        }
     }
     /**
      * Runs `prepare` (given an AbortSignal) while a `Decide(prepared=false)` long-poll
@@ -188,7 +210,9 @@ export class ToolJob {
  * Makes a two-phase tool function from its phases: `(...args) =>` the arbiter's
  * payload for the call (return it to the framework; the guard sends the arbiter's own
  * response whatever the framework makes of it). A failure to reach the arbiter gives
- * `{status: "failed", executed: false}`.
+ * `{status: "failed", executed: false}`; a job another run of the same call id already
+ * prepared ({@link JobTaken}) gives `{status: "duplicate", executed: false}` and runs
+ * no phase.
  */
 export function twoPhase(client, t) {
     return async (...args) => {
@@ -226,6 +250,8 @@ export function twoPhase(client, t) {
             thrown = err;
             if (err instanceof ArbiterUnavailable)
                 return { status: "failed", executed: false, error: err.message };
+            if (err instanceof JobTaken)
+                return { status: "duplicate", executed: false, error: err.message }; // the arbiter answers the call
             throw err;
         }
         finally {
