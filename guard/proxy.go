@@ -180,6 +180,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "arbiter wire guard: not a provider path (Gemini Live BidiGenerateContent, OpenAI /v1/realtime)", http.StatusNotFound)
 		return
 	}
+	if !isUpgrade(r) {
+		// Before any dial: a health check or a scanner on a provider path must not
+		// open a provider session with the caller's credentials.
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Connection", "Upgrade")
+		http.Error(w, "arbiter wire guard: a WebSocket upgrade request is expected on a provider path (Connection: Upgrade, Upgrade: websocket)", http.StatusUpgradeRequired)
+		return
+	}
 	tenant := ""
 	if p.o.Tenant != nil {
 		t, err := p.o.Tenant(r)
@@ -303,6 +311,22 @@ func redact(err error, u *url.URL) string {
 		s = strings.ReplaceAll(s, url.QueryEscape(u.RawQuery), "REDACTED")
 	}
 	return s
+}
+
+// isUpgrade reports whether r asks for a WebSocket (RFC 6455 section 4.1: a GET with
+// Upgrade: websocket and Connection: Upgrade among its tokens).
+func isUpgrade(r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket") {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isBeta reports whether an OpenAI client asked for the beta protocol (the header,

@@ -299,3 +299,27 @@ func TestProxyAnswersAnEmptyCloseWithNormal(t *testing.T) {
 		t.Errorf("the guard answered an empty close with %v (%v), want 1000", code, err)
 	}
 }
+
+// TestProxyPlainRequestDialsNothing: a request on a provider path that is not a
+// WebSocket upgrade (a health check, a scanner, curl) gets 426 and opens nothing
+// upstream: before, the guard dialed the provider with the caller's credentials first
+// and only then failed the agent's handshake.
+func TestProxyPlainRequestDialsNothing(t *testing.T) {
+	s := startStack(t, writeTrace(t, "plain", `{"t_ms":0,"event":"session_start"}`, `{"t_ms":100,"event":"end"}`))
+	u := strings.Replace(s.guardURL, "ws://", "http://", 1)
+	for _, path := range []string{"/trace/plain/v1/realtime?model=m", "/trace/plain/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=k"} {
+		req, _ := http.NewRequest(http.MethodGet, u+path, nil)
+		req.Header.Set("Authorization", "Bearer sk-test")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUpgradeRequired {
+			t.Errorf("GET %s without an upgrade: %d, want 426", path, resp.StatusCode)
+		}
+	}
+	if rec := s.record.String(); rec != "" {
+		t.Errorf("the provider saw a connection:\n%s", rec)
+	}
+}
