@@ -38,6 +38,25 @@ func TestServeProxyFlagsValidated(t *testing.T) {
 	}
 }
 
+// TestServeProxyUpstreamSecretsNotLogged: a password in an upstream URL is never
+// printed: not in the usage error for a bad one, not in the "wire guard serving" line
+// for a good one (before, both echoed the URL whole; --redis-url was already masked).
+func TestServeProxyUpstreamSecretsNotLogged(t *testing.T) {
+	var stdout, stderr syncBuffer
+	if code := run(t.Context(), []string{"serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+		"--proxy-openai-upstream", "wss://user:hunter2pw@127.0.0.1:1/p?key=sk-secret"}, &stdout, &stderr); code != 2 {
+		t.Errorf("an upstream with a query: exit %d, want 2\n%s", code, stderr.String())
+	}
+	if out := stderr.String(); strings.Contains(out, "hunter2pw") || strings.Contains(out, "sk-secret") || !strings.Contains(out, "--proxy-openai-upstream") {
+		t.Errorf("the usage error shows a secret, or does not name the flag:\n%s", out)
+	}
+	p := startServe(t, "--proxy-listen", "127.0.0.1:0", "--proxy-openai-upstream", "wss://user:hunter2pw@127.0.0.1:1/p")
+	guardAddr(t, p)
+	if out := p.stderr.String(); strings.Contains(out, "hunter2pw") || !strings.Contains(out, "openai=wss://user:xxxxx@127.0.0.1:1/p") {
+		t.Errorf("the serving line shows the password, or not the masked URL:\n%s", out)
+	}
+}
+
 var proxyAddr = regexp.MustCompile(`wire guard serving.* proxy_addr=([^ ]+)`)
 
 // guardAddr waits for serve's "wire guard serving" line.

@@ -34,6 +34,19 @@ type proxyFlags struct {
 	ProxyWriteTimout time.Duration `name:"proxy-write-timeout" default:"10s" env:"ARBITER_PROXY_WRITE_TIMEOUT" help:"A peer that does not take a message within this ends its connection."`
 }
 
+// redactURL is an upstream URL fit for a log line: a password in it shown as xxxxx,
+// a query dropped (a key may ride there); as given when it does not parse.
+func redactURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		return v
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "REDACTED"
+	}
+	return u.Redacted()
+}
+
 // proxyValidate checks the guard's flags.
 func (c *serveCmd) proxyValidate() error {
 	if c.ProxyListen == "" {
@@ -58,7 +71,7 @@ func (c *serveCmd) proxyValidate() error {
 		}
 		p, err := url.Parse(u.v)
 		if err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" || p.RawQuery != "" {
-			return fmt.Errorf("%s %q: a ws:// or wss:// base URL without a query", u.flag, u.v)
+			return fmt.Errorf("%s %q: a ws:// or wss:// base URL without a query", u.flag, redactURL(u.v))
 		}
 	}
 	return nil
@@ -119,7 +132,7 @@ func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts ser
 	}
 	go func() { _ = hs.Serve(lis) }()
 	addr = lis.Addr().String()
-	log.Info("wire guard serving", "proxy_addr", addr, "scheme", scheme, "gemini", c.ProxyGemini, "vertex", c.ProxyVertex, "openai", c.ProxyOpenAI)
+	log.Info("wire guard serving", "proxy_addr", addr, "scheme", scheme, "gemini", redactURL(c.ProxyGemini), "vertex", redactURL(c.ProxyVertex), "openai", redactURL(c.ProxyOpenAI))
 	return addr, func() {
 		_ = hs.Close() // the listener and idle requests; the WebSockets are hijacked: the proxy ends them
 		p.Close()
