@@ -1,6 +1,10 @@
 package guard
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/voicearbiter/arbiter/arbiter"
+)
 
 // Gemini session resumption across the guard: the handle the agent keeps is the
 // server's, prefixed with the arbiter session's id, so that the connection that
@@ -17,14 +21,16 @@ const handlePrefix = "arb~"
 func joinHandle(session, real string) string { return handlePrefix + session + "~" + real }
 
 // splitHandle reads a handle the guard made; ok is false for any other (sent on as
-// it is).
+// it is), and for one whose session is not a session id the API accepts
+// (arbiter.CheckName: 1-128 characters from [A-Za-z0-9_.:-]): the handle comes from
+// the agent, which must not name a session it could not name by X-Arbiter-Session.
 func splitHandle(h string) (session, real string, ok bool) {
 	rest, found := strings.CutPrefix(h, handlePrefix)
 	if !found {
 		return "", "", false
 	}
 	session, real, ok = strings.Cut(rest, "~")
-	if !ok || session == "" {
+	if !ok || arbiter.CheckName("session_id", session) != nil {
 		return "", "", false
 	}
 	return session, real, true
