@@ -571,14 +571,19 @@ func (c *conn) apply(a Action) (arbiter.Output, error) {
 	start := time.Now()
 	delay := 50 * time.Millisecond
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// On the connection's work context: once the connection's end has given up on
+		// its last reports (run), an attempt in flight ends and no other is made.
+		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 		out, _, err := c.p.o.Apply(ctx, c.key, a.Report, true)
 		cancel()
 		if err == nil {
 			return out, nil
 		}
+		if c.ctx.Err() != nil && ctx.Err() != nil {
+			err = arbiter.Wrap(arbiter.Unavailable, err, "the connection ended before the store took the report")
+		}
 		k := arbiter.KindOf(err)
-		retry := (k == arbiter.Unavailable || k == arbiter.Conflict) && time.Since(start) < c.p.o.ReportRetry
+		retry := (k == arbiter.Unavailable || k == arbiter.Conflict) && time.Since(start) < c.p.o.ReportRetry && c.ctx.Err() == nil
 		if a.Tag != "" {
 			if _, gone := c.abandoned.Load(a.Tag); gone {
 				retry = false
@@ -598,6 +603,8 @@ func (c *conn) apply(a Action) (arbiter.Output, error) {
 		case <-c.p.ctx.Done():
 			c.m.ReportLost(EventKind(a.Report), reportLoss(err))
 			return out, err
+		case <-c.ctx.Done():
+			// Counted and logged by the next pass (no retry once ctx is over).
 		}
 		delay = min(delay*2, time.Second)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +267,76 @@ func TestProxyMetricsStoreDown(t *testing.T) {
 	}
 	if fmt.Sprint(rec.lost) != fmt.Sprint(want) {
 		t.Errorf("lost reports %v; want %v", rec.lost, want)
+	}
+}
+
+// TestProxyReportsGivenUpAtTheEnd: with the store down and a long ReportRetry, the
+// reports still queued when a connection ends are given up once the end's grace is
+// over (each counted lost once, "unavailable"), and no attempt is made after that.
+// Before, each went on being retried for ReportRetry, one after the other, minutes
+// after the "given up" log line.
+func TestProxyReportsGivenUpAtTheEnd(t *testing.T) {
+	tr := writeTrace(t, "down",
+		`{"t_ms":0,"event":"session_start"}`,
+		`{"t_ms":50,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"}}`,
+		`{"t_ms":800,"event":"end"}`)
+	rec := newRecorder()
+	var attempts atomic.Int64
+	s := startStackOptions(t, tr, policy(t), func(o *guard.Options) {
+		o.Metrics = rec
+		o.ReportRetry = 10 * time.Minute
+		o.Rule.RegisterWait = 300 * time.Millisecond
+		o.Apply = func(context.Context, arbiter.SessionKey, arbiter.Event, bool) (arbiter.Output, *arbiter.Session, error) {
+			attempts.Add(1)
+			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.Unavailable, "store down")
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, s.guardURL+"/trace/down/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m","tools":[{"functionDeclarations":[{"name":"get_weather"}]}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := ws.Read(ctx); err != nil {
+			break
+		}
+	}
+	lost := func() int {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		n := 0
+		for _, v := range rec.lost {
+			n += v
+		}
+		return n
+	}
+	// The call's registration is never tried: it failed closed at RegisterWait while
+	// the connect held the queue (answered upstream, not executed), and is dropped.
+	for end := time.Now().Add(15 * time.Second); lost() < 3 && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	rec.mu.Lock()
+	got := fmt.Sprint(rec.lost)
+	failed := rec.counted["injected response: failed closed"]
+	rec.mu.Unlock()
+	if failed != 1 {
+		t.Errorf("injected failed-closed responses: %d, want 1", failed)
+	}
+	want := map[string]int{}
+	for _, e := range []string{"connect", "configure", "close"} {
+		want[e+" "+guard.ReportUnavailable] = 1
+	}
+	if got != fmt.Sprint(want) {
+		t.Fatalf("lost reports %v; want %v (each given up once at the end)", got, want)
+	}
+	n := attempts.Load()
+	time.Sleep(300 * time.Millisecond)
+	if m := attempts.Load(); m != n {
+		t.Errorf("%d more attempts to apply after every report was given up", m-n)
 	}
 }
