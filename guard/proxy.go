@@ -141,6 +141,21 @@ var (
 
 // route reads a request's protocol and upstream base from its path (a prefix before
 // the provider's path, such as the fake provider's /trace/NAME, goes along).
+// off names the flag whose empty upstream turned r's provider path away ("" when r's
+// path is no provider's).
+func (p *Proxy) off(r *http.Request) string {
+	path := slashes.ReplaceAllString(r.URL.Path, "/")
+	switch {
+	case geminiPath.MatchString(path) && p.o.Gemini == nil:
+		return "--proxy-gemini-upstream"
+	case vertexPath.MatchString(path) && p.o.Vertex == nil:
+		return "--proxy-vertex-upstream"
+	case openaiPath.MatchString(path) && p.o.OpenAI == nil:
+		return "--proxy-openai-upstream"
+	}
+	return ""
+}
+
 func (p *Proxy) route(r *http.Request) (proto string, base *url.URL) {
 	path := slashes.ReplaceAllString(r.URL.Path, "/")
 	switch {
@@ -177,7 +192,11 @@ const (
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proto, base := p.route(r)
 	if proto == "" {
-		http.Error(w, "arbiter wire guard: not a provider path (Gemini Live BidiGenerateContent, OpenAI /v1/realtime)", http.StatusNotFound)
+		msg := "arbiter wire guard: not a provider path (Gemini Live BidiGenerateContent, OpenAI /v1/realtime)"
+		if off := p.off(r); off != "" {
+			msg = "arbiter wire guard: this provider's upstream is off here (" + off + " is empty)"
+		}
+		http.Error(w, msg, http.StatusNotFound)
 		return
 	}
 	if !isUpgrade(r) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -321,5 +322,21 @@ func TestProxyPlainRequestDialsNothing(t *testing.T) {
 	}
 	if rec := s.record.String(); rec != "" {
 		t.Errorf("the provider saw a connection:\n%s", rec)
+	}
+}
+
+// TestProxyOffUpstreamNamed: a provider path whose upstream is off (its flag empty) is
+// refused with the flag named, not as "not a provider path".
+func TestProxyOffUpstreamNamed(t *testing.T) {
+	s := startStackOptions(t, writeTrace(t, "off", `{"t_ms":0,"event":"session_start"}`, `{"t_ms":100,"event":"end"}`), policy(t),
+		func(o *guard.Options) { o.OpenAI = nil })
+	resp, err := http.Get(strings.Replace(s.guardURL, "ws://", "http://", 1) + "/trace/off/v1/realtime?model=m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "--proxy-openai-upstream") {
+		t.Errorf("an OpenAI path with its upstream off: %d %s", resp.StatusCode, body)
 	}
 }

@@ -119,7 +119,10 @@ func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts ser
 	if err != nil {
 		return "", nil, fmt.Errorf("--proxy-listen: %w", err)
 	}
-	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	// net/http's own errors (a TLS handshake a plain ws:// client failed) go to the
+	// structured log, not to the standard logger's unformatted lines.
+	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.With("component", "wire_guard").Handler(), slog.LevelInfo)}
 	scheme := "ws"
 	if c.ProxyTLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(c.ProxyTLSCert, c.ProxyTLSKey)
