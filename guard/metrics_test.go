@@ -217,21 +217,24 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 	}
 }
 
-// TestProxyMetricsStoreDown: with the arbiter's store down for good, the guard's
-// reports are lost (counted unavailable, by event kind, once each), and a call it
-// could not register is answered "not executed" by the guard itself (counted as an
-// injected response, failed closed).
-func TestProxyMetricsStoreDown(t *testing.T) {
+// storeDown plays one Gemini session (a get_weather call, then the end at endMs)
+// through a guard whose store refuses every report (Unavailable) and which retries
+// one for retry, and returns once the provider closed it: the stack, the metrics the
+// guard counted, and how many times a report was tried.
+func storeDown(t *testing.T, endMs int, retry time.Duration) (*stack, *recorder, *atomic.Int64) {
+	t.Helper()
 	tr := writeTrace(t, "down",
 		`{"t_ms":0,"event":"session_start"}`,
 		`{"t_ms":50,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"}}`,
-		`{"t_ms":1500,"event":"end"}`)
+		fmt.Sprintf(`{"t_ms":%d,"event":"end"}`, endMs))
 	rec := newRecorder()
+	attempts := new(atomic.Int64)
 	s := startStackOptions(t, tr, policy(t), func(o *guard.Options) {
 		o.Metrics = rec
-		o.ReportRetry = 100 * time.Millisecond
+		o.ReportRetry = retry
 		o.Rule.RegisterWait = 300 * time.Millisecond
 		o.Apply = func(context.Context, arbiter.SessionKey, arbiter.Event, bool) (arbiter.Output, *arbiter.Session, error) {
+			attempts.Add(1)
 			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.Unavailable, "store down")
 		}
 	})
@@ -247,9 +250,17 @@ func TestProxyMetricsStoreDown(t *testing.T) {
 	}
 	for {
 		if _, _, err := ws.Read(ctx); err != nil {
-			break
+			return s, rec, attempts
 		}
 	}
+}
+
+// TestProxyMetricsStoreDown: with the arbiter's store down for good, the guard's
+// reports are lost (counted unavailable, by event kind, once each), and a call it
+// could not register is answered "not executed" by the guard itself (counted as an
+// injected response, failed closed).
+func TestProxyMetricsStoreDown(t *testing.T) {
+	s, rec, _ := storeDown(t, 1500, 100*time.Millisecond)
 	waitClosed(t, s)
 	if rs := geminiAnswers(s.clientMessages(t))["fc_w"]; len(rs) != 1 || rs[0]["executed"] != false {
 		t.Fatalf("fc_w reached the provider as %v; want the guard's one not-executed response", rs)
@@ -276,36 +287,7 @@ func TestProxyMetricsStoreDown(t *testing.T) {
 // Before, each went on being retried for ReportRetry, one after the other, minutes
 // after the "given up" log line.
 func TestProxyReportsGivenUpAtTheEnd(t *testing.T) {
-	tr := writeTrace(t, "down",
-		`{"t_ms":0,"event":"session_start"}`,
-		`{"t_ms":50,"event":"tool_call","call_id":"fc_w","tool":"get_weather","args":{"city":"Lyon"}}`,
-		`{"t_ms":800,"event":"end"}`)
-	rec := newRecorder()
-	var attempts atomic.Int64
-	s := startStackOptions(t, tr, policy(t), func(o *guard.Options) {
-		o.Metrics = rec
-		o.ReportRetry = 10 * time.Minute
-		o.Rule.RegisterWait = 300 * time.Millisecond
-		o.Apply = func(context.Context, arbiter.SessionKey, arbiter.Event, bool) (arbiter.Output, *arbiter.Session, error) {
-			attempts.Add(1)
-			return arbiter.Output{}, nil, arbiter.Errorf(arbiter.Unavailable, "store down")
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, s.guardURL+"/trace/down/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"m","tools":[{"functionDeclarations":[{"name":"get_weather"}]}]}}`)); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, _, err := ws.Read(ctx); err != nil {
-			break
-		}
-	}
+	_, rec, attempts := storeDown(t, 800, 10*time.Minute)
 	lost := func() int {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
