@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"errors"
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/realtime"
 	"github.com/voicearbiter/arbiter/internal/realtime/gemini"
@@ -176,6 +177,12 @@ func (g *geminiRule) fromAgent(r *Rule, f Frame) {
 		}
 		r.pass(Server, out, true)
 	case gemini.ClientToolResponse:
+		if len(m.Responses) == 0 {
+			// Answers nothing: said, and left to the server to judge.
+			r.badFrame(Agent, f, errors.New("a toolResponse without function responses"))
+			r.pass(Server, f, true)
+			return
+		}
 		for _, fr := range m.Responses {
 			one := Frame{Data: gemini.ToolResponse(fr), Binary: f.Binary}
 			if fr.WillContinue {

@@ -508,3 +508,27 @@ func TestOpenAIOpenResponseAnsweredAtDeadline(t *testing.T) {
 	}
 	onlyFinal(t, h, "c1")
 }
+
+// Agent frames the guard cannot read are said (a log line) and forwarded as they are:
+// bytes that are no JSON object (told from audio by the first byte, no decode) and a
+// toolResponse that answers nothing (before, the first went by silently and the
+// second was swallowed).
+func TestGeminiBadAgentFramesLoggedAndForwarded(t *testing.T) {
+	h := geminiHarness(t)
+	before := len(h.toServer)
+	for _, b := range []string{"not json", `{"toolResponse":{"functionResponses":null}}`, `{"toolResponse":{}}`} {
+		h.agent(b)
+	}
+	if got := len(h.toServer) - before; got != 3 {
+		t.Errorf("%d of 3 frames forwarded", got)
+	}
+	bad := 0
+	for _, l := range h.logs {
+		if strings.HasPrefix(l, "frame not understood") {
+			bad++
+		}
+	}
+	if bad != 3 {
+		t.Errorf("%d log lines for 3 bad frames:\n%s", bad, strings.Join(h.logs, "\n"))
+	}
+}

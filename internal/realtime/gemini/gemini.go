@@ -320,11 +320,22 @@ type ClientMessage struct {
 	Obj Obj
 }
 
+// firstNonSpace is the index of b's first byte that is not JSON whitespace; -1: none.
+func firstNonSpace(b []byte) int {
+	for i, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
 // ParseClient reads one client message. A message that holds none of `setup`,
 // `toolResponse`, `clientContent` and a `text` key is ClientOther without being
 // parsed (the quick scan of realtime.ScanKeys: audio goes through without a decode;
-// Obj is nil, and bytes that are not JSON at all read as such too). Errors:
-// realtime.ErrNotObject, for a message that might be one of those and is not JSON.
+// Obj is nil). Errors: realtime.ErrNotObject, for a message that might be one of
+// those and is not JSON, and for one that does not even begin as a JSON object (its
+// first byte past whitespace is not '{': garbage, told apart at no cost).
 func ParseClient(b []byte) (ClientMessage, error) {
 	read := false
 	realtime.ScanKeys(b, func(k []byte) bool {
@@ -332,6 +343,11 @@ func ParseClient(b []byte) (ClientMessage, error) {
 		return !read
 	})
 	if !read {
+		// Not decoded (audio goes by a key scan), but a message that is no JSON
+		// object at all is said to be one: the guard logs it (and forwards it).
+		if i := firstNonSpace(b); i < 0 || b[i] != '{' {
+			return ClientMessage{}, realtime.ErrNotObject
+		}
 		return ClientMessage{Kind: ClientOther}, nil
 	}
 	m, err := realtime.DecodeObject(b)

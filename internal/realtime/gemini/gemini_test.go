@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -59,6 +60,15 @@ func TestParseClient(t *testing.T) {
 	}
 	if _, err := ParseClient([]byte(`{"toolResponse": oops`)); err == nil {
 		t.Error("a broken tool response parsed")
+	}
+	// Garbage is told from audio by its first byte, without a decode.
+	for _, b := range []string{"hello", "\x00\x01\xff", "[]", "", "  \n"} {
+		if _, err := ParseClient([]byte(b)); !errors.Is(err, realtime.ErrNotObject) {
+			t.Errorf("%q: %v, want ErrNotObject", b, err)
+		}
+	}
+	if m, err := ParseClient([]byte(" \n{\"realtimeInput\":{}}")); err != nil || m.Kind != ClientOther {
+		t.Errorf("an object after whitespace: %+v %v", m, err)
 	}
 }
 
