@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -190,7 +191,9 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 		u, _ := url.Parse(strings.Replace(strings.Replace(s, "https://", "wss://", 1), "http://", "ws://", 1))
 		return u
 	}
-	p, err := guard.New(guard.Options{Service: svc, Gemini: ws(refuse.URL), OpenAI: ws(goneURL), Vertex: ws(untrusted.URL), Metrics: rec})
+	logs := &syncBuffer{}
+	p, err := guard.New(guard.Options{Service: svc, Gemini: ws(refuse.URL), OpenAI: ws(goneURL), Vertex: ws(untrusted.URL), Metrics: rec,
+		Log: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +211,11 @@ func TestProxyMetricsDialFailures(t *testing.T) {
 		if err == nil || resp == nil || resp.StatusCode != status {
 			t.Errorf("%s: %v %v; want the handshake refused with %d", path, resp, err, status)
 		}
+	}
+	// The log says which failed: a refusal (an HTTP answer) or no answer at all.
+	out := logs.String()
+	if strings.Count(out, `msg="upstream refused the connection"`) != 1 || strings.Count(out, `msg="upstream not reached"`) != 2 {
+		t.Errorf("the dial failures' log lines:\n%s", out)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

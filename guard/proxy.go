@@ -258,8 +258,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	cancel()
 	if err != nil {
-		log.Warn("upstream refused the connection", "status", statusOf(resp), "err", redact(err, &up))
-		p.o.Metrics.DialFailed(proto, dialClass(resp, err))
+		class := dialClass(resp, err)
+		msg := "upstream refused the connection"
+		if resp == nil {
+			msg = "upstream not reached" // no HTTP answer: network, TLS, timeout (class)
+		}
+		log.Warn(msg, "status", statusOf(resp), "class", class, "err", redact(err, &up))
+		p.o.Metrics.DialFailed(proto, class)
 		passRefusal(w, resp)
 		return
 	}
