@@ -57,6 +57,16 @@ func TestServeProxyUpstreamSecretsNotLogged(t *testing.T) {
 	}
 }
 
+// TestServeProxyFlagsWithoutListenWarned: the guard's flags given while the guard is
+// off (no --proxy-listen) are named in a warning, and serve runs (they may be set for
+// every replica where only some serve the guard).
+func TestServeProxyFlagsWithoutListenWarned(t *testing.T) {
+	p := startServe(t, "--proxy-vertex-upstream", "wss://x.example", "--proxy-record")
+	if out := p.stderr.String(); !strings.Contains(out, "wire guard flags without --proxy-listen") || !strings.Contains(out, "--proxy-vertex-upstream --proxy-record") {
+		t.Errorf("no warning naming the flags:\n%s", out)
+	}
+}
+
 var proxyAddr = regexp.MustCompile(`wire guard serving.* proxy_addr=([^ ]+)`)
 
 // guardAddr waits for serve's "wire guard serving" line.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/voicearbiter/arbiter/arbiter"
@@ -32,6 +33,27 @@ type proxyFlags struct {
 	ProxyRecord      bool          `name:"proxy-record" env:"ARBITER_PROXY_RECORD" help:"Every guarded session records (its whole history kept, to export and replay it); --history-sample samples instead."`
 	ProxyTranscribe  bool          `name:"proxy-add-transcription" default:"true" negatable:"" env:"ARBITER_PROXY_ADD_TRANSCRIPTION" help:"Ask the model server for the user's input transcription when the agent does not (Gemini setup, OpenAI session; without it no stop is ever heard), and keep it from the agent; an agent's own choice is never overridden."`
 	ProxyWriteTimout time.Duration `name:"proxy-write-timeout" default:"10s" env:"ARBITER_PROXY_WRITE_TIMEOUT" help:"A peer that does not take a message within this ends its connection."`
+}
+
+// proxyFlagsSet names the guard's flags without a default that were given a value
+// (the Gemini and OpenAI upstreams have defaults: not counted).
+func (c *serveCmd) proxyFlagsSet() []string {
+	var set []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{"--proxy-vertex-upstream", c.ProxyVertex != ""},
+		{"--proxy-ca-file", c.ProxyCAFile != ""},
+		{"--proxy-tls-cert", c.ProxyTLSCert != ""},
+		{"--proxy-tls-key", c.ProxyTLSKey != ""},
+		{"--proxy-record", c.ProxyRecord},
+	} {
+		if f.on {
+			set = append(set, f.name)
+		}
+	}
+	return set
 }
 
 // redactURL is an upstream URL fit for a log line: a password in it shown as xxxxx,
@@ -83,6 +105,11 @@ func (c *serveCmd) proxyValidate() error {
 // With --metrics-listen the guard's arbiter_guard_* series are on opts.Metrics.
 func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts server.Options, log *slog.Logger) (addr string, stop func(), err error) {
 	if c.ProxyListen == "" {
+		if set := c.proxyFlagsSet(); len(set) > 0 {
+			// A warning, not a usage error: the guard's variables may be set for every
+			// replica (ARBITER_PROXY_*) where only some serve the guard.
+			log.Warn("wire guard flags without --proxy-listen: the guard is off", "flags", strings.Join(set, " "))
+		}
 		return "", func() {}, nil
 	}
 	o := guard.Options{
