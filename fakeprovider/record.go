@@ -85,6 +85,12 @@ type recorder struct {
 	w         io.Writer
 	keepAudio bool
 	err       error
+	// last is each connection's last t_ms written (by session and connection): a
+	// line is never written with an earlier one. A due event played late (a loaded
+	// machine fires its timer after its time) carries its trace time, while the
+	// lines written meanwhile (a client message, a hold's warning) carry the clock's:
+	// the event's line takes the later of the two.
+	last map[[2]int]int64
 }
 
 func newRecorder(w io.Writer, keepAudio bool) *recorder {
@@ -103,12 +109,20 @@ func (r *recorder) write(l RecordLine) {
 	if !r.keepAudio && l.Msg != nil {
 		l.Msg = elideAudio(l.Msg)
 	}
-	b, err := marshal(l)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return
 	}
+	k := [2]int{l.Session, l.Conn}
+	if last, ok := r.last[k]; ok && l.TMs < last {
+		l.TMs = last
+	}
+	if r.last == nil {
+		r.last = map[[2]int]int64{}
+	}
+	r.last[k] = l.TMs
+	b, err := marshal(l)
 	if err == nil {
 		_, err = r.w.Write(append(b, '\n'))
 	}
