@@ -452,14 +452,21 @@ func TestGeminiInterimOnlyIsAnsweredAtDeadline(t *testing.T) {
 	if interims != 1 {
 		t.Fatalf("%d interim responses upstream, want the agent's 1\nlog: %s", interims, strings.Join(h.logs, "\n"))
 	}
+	answeredAtMaxPending(t, h, "w1")
+}
+
+// answeredAtMaxPending: id (max_pending 20 s, the harness's policy) has no final
+// answer upstream 19 s on, and exactly one, the timeout error, at 20 s.
+func answeredAtMaxPending(t *testing.T, h *harness, id string) {
+	t.Helper()
 	h.advance(19 * time.Second)
 	h.watch()
-	if n := len(h.finals("w1", nil)); n != 0 {
-		t.Fatalf("w1 answered %d times before its max_pending: an interim is not an answer", n)
+	if n := len(h.finals(id, nil)); n != 0 {
+		t.Fatalf("%s answered %d times before its max_pending (an interim is not an answer)", id, n)
 	}
 	h.advance(time.Second)
 	h.watch()
-	if a := onlyFinal(t, h, "w1"); a.payload["status"] != "timeout" {
+	if a := onlyFinal(t, h, id); a.payload["status"] != "timeout" {
 		t.Errorf("%v", a.payload)
 	}
 }
@@ -479,16 +486,7 @@ func TestOpenAIOpenResponseAnsweredAtDeadline(t *testing.T) {
 	h.server(`{"type":"response.function_call_arguments.done","item_id":"i1","call_id":"c1","name":"get_deal","arguments":"{\"id\":7}"}`)
 	h.server(`{"type":"response.output_item.done","response_id":"r1","item":{"id":"i1","type":"function_call","call_id":"c1","name":"get_deal","arguments":"{\"id\":7}","status":"completed"}}`)
 	h.deliverAll()
-	h.advance(19 * time.Second)
-	h.watch()
-	if n := len(h.finals("c1", nil)); n != 0 {
-		t.Fatalf("c1 answered %d times before its max_pending", n)
-	}
-	h.advance(time.Second)
-	h.watch()
-	if a := onlyFinal(t, h, "c1"); a.payload["status"] != "timeout" {
-		t.Errorf("%v", a.payload)
-	}
+	answeredAtMaxPending(t, h, "c1")
 	creates := func() int {
 		n := 0
 		for _, f := range h.toServer {
