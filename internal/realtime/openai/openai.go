@@ -62,7 +62,8 @@ type ServerEvent struct {
 	Response *Response
 	// Text: a transcription's (`transcript` of .completed, `delta` of the deltas).
 	Text string
-	// CallID, Name, Arguments: response.function_call_arguments.done's.
+	// CallID, Name, Arguments: response.function_call_arguments.done's (.delta's call
+	// id; Name only where a server sends one).
 	CallID, Name, Arguments string
 	// PreviousItemID: the event's previous_item_id, when it carries one (null: empty).
 	PreviousItemID    string
@@ -212,6 +213,68 @@ func ParseServer(b []byte) (ServerEvent, error) {
 		ev.SessionID, ev.ToolChoice = s.ID, stringOf(s.ToolChoice)
 	}
 	return ev, nil
+}
+
+// FunctionCall is what one server event says of a function call the model issued:
+// its item, its call id, and its name and arguments when the event carries them.
+type FunctionCall struct {
+	ItemID, CallID string
+	// Name: "" when the event does not carry it (function_call_arguments.delta/.done:
+	// the API reference gives them none).
+	Name string
+	// Arguments: the arguments text, final when Complete.
+	Arguments string
+	// Model: the event is the model's response (response.*); a conversation item event
+	// may be the echo of an item a client created.
+	Model bool
+	// Complete: the event carries the call's final arguments
+	// (function_call_arguments.done, response.output_item.done, conversation.item.done,
+	// a function_call item whose status is no longer in_progress in
+	// conversation.item.added/.created or response.done's output).
+	Complete bool
+}
+
+// FunctionCalls returns the model's function calls a server event names, in order:
+// the function_call item of response.output_item.added/.done and
+// conversation.item.added/.created/.done (GA, beta), the call of
+// response.function_call_arguments.delta/.done, and the function_call items of
+// response.done's output. A real server names a call first in
+// response.output_item.added; any of these may be the first a reader sees of it (the
+// rule of the wire guard does not depend on their order). Only calls with a call id;
+// none for any other event. A conversation item event names an item a client created
+// too (its own history; Model false): telling those apart is the caller's.
+func (ev ServerEvent) FunctionCalls() []FunctionCall {
+	model := ev.Type != ItemAdded && ev.Type != ItemCreated && ev.Type != ItemDone
+	of := func(it Item, complete bool) FunctionCall {
+		return FunctionCall{ItemID: it.ID, CallID: it.CallID, Name: it.Name, Arguments: it.Arguments, Model: model, Complete: complete}
+	}
+	finished := func(it Item) bool { return it.Status != "" && it.Status != "in_progress" }
+	switch ev.Type {
+	case OutputItemAdded, OutputItemDone, ItemAdded, ItemCreated, ItemDone:
+		if it := ev.Item; it != nil && it.Type == FunctionCallType && it.CallID != "" {
+			return []FunctionCall{of(*it, ev.Type == OutputItemDone || ev.Type == ItemDone || finished(*it))}
+		}
+	case ArgumentsDelta, ArgumentsDone:
+		if ev.CallID != "" {
+			fc := FunctionCall{ItemID: ev.ItemID, CallID: ev.CallID, Name: ev.Name, Model: true}
+			if ev.Type == ArgumentsDone {
+				fc.Arguments, fc.Complete = ev.Arguments, true
+			}
+			return []FunctionCall{fc}
+		}
+	case ResponseDone:
+		if ev.Response == nil {
+			return nil
+		}
+		var out []FunctionCall
+		for _, it := range ev.Response.Output {
+			if it.Type == FunctionCallType && it.CallID != "" {
+				out = append(out, of(it, finished(it)))
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // stringOf is a JSON string's value; "" for anything else.

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,6 +150,46 @@ func TestBargeIn(t *testing.T) {
 	} {
 		if got := BargeIn(tc.status, tc.reason, tc.speech); got != tc.want {
 			t.Errorf("BargeIn(%q, %q, speech %v) = %v, want %v", tc.status, tc.reason, tc.speech, got, tc.want)
+		}
+	}
+}
+
+// FunctionCalls: every server event that names a model's function call says which
+// (item, call id), and its name and final arguments where it carries them.
+func TestFunctionCalls(t *testing.T) {
+	for _, tc := range []struct {
+		ev   string
+		want []FunctionCall
+	}{
+		{`{"type":"response.output_item.added","item":{"id":"i1","type":"function_call","status":"in_progress","call_id":"c1","name":"f","arguments":""}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Model: true, Name: "f"}}},
+		{`{"type":"conversation.item.added","item":{"id":"i1","type":"function_call","call_id":"c1","name":"f"}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Name: "f"}}},
+		{`{"type":"conversation.item.created","item":{"id":"i1","type":"function_call","status":"completed","call_id":"c1","name":"f","arguments":"{}"}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Name: "f", Arguments: "{}", Complete: true}}},
+		{`{"type":"response.function_call_arguments.delta","item_id":"i1","call_id":"c1","delta":"{"}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Model: true}}},
+		{`{"type":"response.function_call_arguments.done","item_id":"i1","call_id":"c1","arguments":"{\"a\":1}"}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Model: true, Arguments: `{"a":1}`, Complete: true}}},
+		{`{"type":"response.output_item.done","item":{"id":"i1","type":"function_call","status":"completed","call_id":"c1","name":"f","arguments":"{}"}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Model: true, Name: "f", Arguments: "{}", Complete: true}}},
+		{`{"type":"conversation.item.done","item":{"id":"i1","type":"function_call","call_id":"c1","name":"f","arguments":"{}"}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Name: "f", Arguments: "{}", Complete: true}}},
+		{`{"type":"response.done","response":{"id":"r1","status":"completed","output":[{"id":"m1","type":"message"},` +
+			`{"id":"i1","type":"function_call","status":"completed","call_id":"c1","name":"f","arguments":"{}"},` +
+			`{"id":"i2","type":"function_call","status":"in_progress","call_id":"c2","name":"g"},{"id":"i3","type":"function_call"}]}}`,
+			[]FunctionCall{{ItemID: "i1", CallID: "c1", Model: true, Name: "f", Arguments: "{}", Complete: true}, {ItemID: "i2", CallID: "c2", Model: true, Name: "g"}}},
+		{`{"type":"response.output_item.added","item":{"id":"m1","type":"message"}}`, nil},
+		{`{"type":"response.function_call_arguments.done","item_id":"i1","arguments":"{}"}`, nil}, // no call id
+		{`{"type":"conversation.item.retrieved","item":{"id":"i1","type":"function_call","call_id":"c1","name":"f"}}`, nil},
+		{`{"type":"response.done","response":null}`, nil},
+	} {
+		ev, err := ParseServer([]byte(tc.ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.FunctionCalls(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.ev, got, tc.want)
 		}
 	}
 }
