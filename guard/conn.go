@@ -1,15 +1,16 @@
 package guard
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 )
@@ -37,11 +38,15 @@ type conn struct {
 	beta   bool
 	agent  *websocket.Conn
 	server *websocket.Conn
-	log    *slog.Logger
-	m      ConnMetrics
+	// agentRead and serverRead are closed when the reader of that side ends (its
+	// peer's close came, or its socket closed): a close the guard sends waits for it.
+	agentRead, serverRead chan struct{}
+	log                   *slog.Logger
+	m                     ConnMetrics
 
 	mu    sync.Mutex
 	rule  *Rule
+	inBuf *[]byte // the stepping frame's pooled buffer (read), taken by its Through send
 	timer *time.Timer
 	armed time.Time // the deadline timer is set for (zero: none pending)
 
@@ -68,9 +73,10 @@ type conn struct {
 // once every frame before it is written.
 type frameOut struct {
 	f      Frame
+	pooled *[]byte // f.Data's buffer, back to framePool once written (Action.Through)
 	close  bool
 	now    bool // close without the close handshake (the side is gone)
-	code   websocket.StatusCode
+	code   int  // a WebSocket close code (RFC 6455 7.4)
 	reason string
 }
 
@@ -156,6 +162,7 @@ type outq struct {
 	c       *conn
 	to      Side
 	ws      *websocket.Conn
+	read    <-chan struct{} // closed when ws's reader ends
 	mu      sync.Mutex
 	frames  []frameOut
 	size    int
@@ -165,20 +172,22 @@ type outq struct {
 }
 
 // put queues x (under the connection's lock, in the rule's order). A destination
-// holding more than frameQueueBytes ends the connection.
+// already holding more than frameQueueBytes besides x ends the connection: one message
+// of any size up to the read limit is taken (a peer that reads is never called one
+// that does not because a message was large).
 func (q *outq) put(x frameOut) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return
 	}
+	over := q.size > frameQueueBytes
 	q.frames = append(q.frames, x)
 	q.size += len(x.f.Data)
-	over := q.size > frameQueueBytes
 	q.mu.Unlock()
 	if over {
 		q.c.log.Warn("a peer does not take what is sent to it: closing the connection", "queued_bytes", q.size)
-		go q.c.end(EndWriteTimeout, websocket.StatusPolicyViolation, "the peer does not read", nil)
+		go q.c.end(EndWriteTimeout, websocket.ClosePolicyViolation, "the peer does not read", nil)
 	}
 }
 
@@ -215,28 +224,51 @@ func (q *outq) drain() {
 	q.mu.Unlock()
 }
 
-// write writes one frame, or closes the side; false once the side is done.
+// closeWait bounds how long a close the guard sends waits for the peer's (the close
+// handshake, RFC 6455 7.1.1) before the socket is closed.
+const closeWait = 5 * time.Second
+
+// write writes one frame, or closes the side; false once the side is done. A close
+// (not now) is the close handshake: the close frame, then the peer's close or its
+// socket's end (at most closeWait), then the socket; closing it at once would reset
+// a peer whose frames are still unread, and the peer could lose the close frame.
 func (q *outq) write(x frameOut) bool {
 	if x.close {
-		if x.now {
-			_ = q.ws.CloseNow()
-		} else {
-			_ = q.ws.Close(x.code, x.reason)
+		if !x.now {
+			q.started.Store(time.Now().UnixNano())
+			err := q.ws.WriteControl(websocket.CloseMessage, closeMessage(x.code, x.reason), time.Now().Add(q.c.p.o.WriteTimeout))
+			q.started.Store(0)
+			if err == nil {
+				select {
+				case <-q.read:
+				case <-time.After(closeWait):
+				}
+			}
 		}
+		_ = q.ws.Close()
 		return false
 	}
-	typ := websocket.MessageText
+	typ := websocket.TextMessage
 	if x.f.Binary {
-		typ = websocket.MessageBinary
+		typ = websocket.BinaryMessage
 	}
 	q.started.Store(time.Now().UnixNano())
-	err := q.ws.Write(context.Background(), typ, x.f.Data)
+	err := q.ws.WriteMessage(typ, x.f.Data)
 	q.started.Store(0)
+	if x.pooled != nil { // gorilla/websocket keeps nothing of it once WriteMessage returns
+		framePool.Put(x.pooled)
+	}
+	if errors.Is(err, websocket.ErrCloseSent) {
+		// The side's peer closed and its close was answered (echoClose): the reader of
+		// that side ends the connection with the peer's code; this frame had nowhere to
+		// go.
+		return false
+	}
 	if err != nil {
 		if q.c.io.Err() == nil {
 			q.c.log.Info("write failed", "err", err.Error())
 		}
-		go q.c.end(EndError, websocket.StatusInternalError, "a write failed", q.ws)
+		go q.c.end(EndError, websocket.CloseInternalServerErr, "a write failed", q.ws)
 		return false
 	}
 	q.c.m.Sent(q.to, len(x.f.Data))
@@ -249,7 +281,9 @@ func (c *conn) run() {
 	defer c.cancel()
 	c.io, c.ioClose = context.WithCancel(context.Background()) // ended by the close (end), not by the proxy's
 	defer c.ioClose()
-	c.toAgent, c.toServer = &outq{c: c, to: Agent, ws: c.agent}, &outq{c: c, to: Server, ws: c.server}
+	c.agentRead, c.serverRead = make(chan struct{}), make(chan struct{})
+	c.toAgent = &outq{c: c, to: Agent, ws: c.agent, read: c.agentRead}
+	c.toServer = &outq{c: c, to: Server, ws: c.server, read: c.serverRead}
 	c.reports.wake = make(chan struct{}, 1)
 	c.connected, c.done = make(chan struct{}), make(chan struct{})
 	c.rule = NewRule(o.Rule, c.proto, c.beta, c.key.ID, c.id, c.named)
@@ -257,8 +291,8 @@ func (c *conn) run() {
 	var io, work sync.WaitGroup
 	io.Add(2)
 	go c.watchdog()
-	go func() { defer io.Done(); c.read(c.agent, Agent) }()
-	go func() { defer io.Done(); c.read(c.server, Server) }()
+	go func() { defer io.Done(); defer close(c.agentRead); c.read(c.agent, Agent) }()
+	go func() { defer io.Done(); defer close(c.serverRead); c.read(c.server, Server) }()
 	work.Add(1)
 	go func() { defer work.Done(); c.outbox() }()
 	go c.watch() // ends with ctx
@@ -267,7 +301,7 @@ func (c *conn) run() {
 	case <-c.done:
 	case <-c.p.ctx.Done():
 		c.goingAway()
-		c.end(EndGuardRestarting, websocket.StatusGoingAway, "the wire guard is restarting: reconnect", nil)
+		c.end(EndGuardRestarting, websocket.CloseGoingAway, "the wire guard is restarting: reconnect", nil)
 	}
 	// The queues send what they hold and close their sides; the readers end with the
 	// sockets.
@@ -275,11 +309,16 @@ func (c *conn) run() {
 	go func() { io.Wait(); close(waited) }()
 	select {
 	case <-waited:
-	case <-time.After(c.p.o.WriteTimeout + 5*time.Second):
-		c.agent.CloseNow()
-		c.server.CloseNow()
+	case <-time.After(c.p.o.WriteTimeout + closeWait + time.Second):
+		_ = c.agent.Close()
+		_ = c.server.Close()
 		<-waited
 	}
+	// Both readers have ended: each socket is closed here too, whatever its queue did
+	// (a queue whose write failed, or whose peer's close was already answered, closes
+	// nothing itself). A second Close is harmless.
+	_ = c.agent.Close()
+	_ = c.server.Close()
 	// The session goes on elsewhere, or is closed (End): its last reports are applied
 	// before the connection's work stops.
 	c.step(func(r *Rule, now time.Time) []Action { return r.End(now) })
@@ -310,7 +349,7 @@ func (c *conn) run() {
 // broke) is closed with code and reason after the frames queued for it; from is
 // dropped. how is why (an End* constant; write_timeout whatever it says once the
 // watchdog closed a socket).
-func (c *conn) end(how string, code websocket.StatusCode, reason string, from *websocket.Conn) {
+func (c *conn) end(how string, code int, reason string, from *websocket.Conn) {
 	c.closeOnce.Do(func() {
 		c.ended = how
 		if c.timedOut.Load() {
@@ -319,9 +358,7 @@ func (c *conn) end(how string, code websocket.StatusCode, reason string, from *w
 		if c.ended == EndAgentClosed || c.ended == EndProviderClosed {
 			c.endCode = CodeClass(code)
 		}
-		if len(reason) > 120 {
-			reason = reason[:120]
-		}
+		reason = cutReason(reason)
 		for _, q := range []*outq{c.toAgent, c.toServer} {
 			q.put(frameOut{close: true, now: q.ws == from, code: code, reason: reason})
 			go q.drain()
@@ -342,7 +379,7 @@ func (c *conn) watchdog() {
 				if s := q.started.Load(); s != 0 && time.Since(time.Unix(0, s)) > c.p.o.WriteTimeout {
 					c.log.Info("a write took longer than the write timeout: the peer does not read", "timeout", c.p.o.WriteTimeout)
 					c.timedOut.Store(true)
-					_ = q.ws.CloseNow()
+					_ = q.ws.Close()
 				}
 			}
 		case <-c.io.Done():
@@ -364,61 +401,126 @@ func (c *conn) goingAway() {
 // read steps the rule with each message from one side until the connection ends;
 // then ends it with the peer's close code (1011 to the other side when it broke).
 func (c *conn) read(ws *websocket.Conn, from Side) {
-	var buf bytes.Buffer
 	for {
-		typ, b, err := readMessage(ws, &buf)
+		typ, b, pooled, err := readMessage(ws)
 		if err != nil {
-			code := websocket.CloseStatus(err)
-			reason, how := "", EndAgentClosed
+			code, reason, how := websocket.CloseAbnormalClosure, "", EndAgentClosed
 			if from == Server {
 				how = EndProviderClosed
 			}
-			var ce websocket.CloseError
+			// A close frame is a *CloseError (1005 when it had no code); the socket's
+			// end without one is 1006 (gorilla/websocket), any other error a broken
+			// read (a reset, a frame past the read limit, a protocol error).
+			var ce *websocket.CloseError
 			if errors.As(err, &ce) {
-				reason = ce.Reason
+				code, reason = ce.Code, ce.Text
 			}
 			switch {
 			case c.io.Err() != nil:
-				code = websocket.StatusGoingAway
-			case code == -1:
+				code = websocket.CloseGoingAway
+			case code == websocket.CloseAbnormalClosure:
 				c.log.Info("connection broke", "side", from.String(), "err", err.Error())
-				code, reason, how = websocket.StatusInternalError, "the "+from.String()+"'s connection broke", EndError
-			case code == websocket.StatusNoStatusRcvd:
-				code = websocket.StatusNormalClosure
+				code, reason, how = websocket.CloseInternalServerErr, "the "+from.String()+"'s connection broke", EndError
+			case code == websocket.CloseNoStatusReceived:
+				code = websocket.CloseNormalClosure
 			default:
-				c.log.Info("peer closed", "side", from.String(), "code", int(code), "reason", reason)
+				c.log.Info("peer closed", "side", from.String(), "code", code, "reason", reason)
 			}
 			c.end(how, code, reason, ws)
 			return
 		}
-		f := Frame{Data: b, Binary: typ == websocket.MessageBinary}
+		f := Frame{Data: b, Binary: typ == websocket.BinaryMessage}
 		var in Input = FromAgent{f}
 		if from == Server {
 			in = FromServer{f}
 		}
-		c.stepFrom(from, func(r *Rule, now time.Time) []Action { return r.Step(now, in) })
+		c.stepFrom(from, func(r *Rule, now time.Time) []Action {
+			c.inBuf = pooled // for the step's Through action, if any (do)
+			return r.Step(now, in)
+		})
 	}
 }
 
-// readMessage reads ws's next message through buf (the reader's own, reused) and
-// returns a copy of exactly its length: one allocation per message, where
-// websocket.Conn.Read's io.ReadAll grows from 512 bytes and copies on each growth
-// (three or four allocations for a 2 KB audio frame, the garbage a busy guard's
-// collector then runs for). No context per read: a cancellable one costs a timer
-// registration per message (coder/websocket); the read ends when the connection
-// closes. A buffer grown past 1 MiB by a large message is let go.
-func readMessage(ws *websocket.Conn, buf *bytes.Buffer) (websocket.MessageType, []byte, error) {
-	typ, r, err := ws.Reader(context.Background())
+// framePool holds the buffers messages are read into (pooledFrame bytes each: a
+// 40 ms frame of 24 kHz audio, 5 KB as base64 in JSON, fits). A buffer goes back once
+// its frame is written, if the rule forwarded the frame as it came (Action.Through:
+// audio); any other frame's buffer stays with the rule and is left to the collector.
+// Audio then allocates nothing per frame: at 200 sessions, 13,000 frames a second of
+// 2-5 KB were 40 MB/s of garbage, collected four times a second.
+var framePool = sync.Pool{New: func() any { b := make([]byte, pooledFrame); return &b }}
+
+const pooledFrame = 8 << 10
+
+// readMessage reads ws's next message into a buffer of framePool and returns it and
+// the buffer (nil when the message outgrew it: then it has its own). The read ends
+// when the connection closes.
+func readMessage(ws *websocket.Conn) (typ int, b []byte, pooled *[]byte, err error) {
+	typ, r, err := ws.NextReader()
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	buf.Reset()
-	_, err = buf.ReadFrom(r)
-	b := bytes.Clone(buf.Bytes())
-	if buf.Cap() > 1<<20 {
-		*buf = bytes.Buffer{}
+	pooled = framePool.Get().(*[]byte)
+	b = (*pooled)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // past the pooled buffer: grown, its own
+		}
+		n, rerr := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			framePool.Put(pooled)
+			return typ, nil, nil, rerr
+		}
 	}
-	return typ, b, err
+	if cap(b) != cap(*pooled) {
+		framePool.Put(pooled) // b has its own array
+		pooled = nil
+	}
+	return typ, b, pooled, nil
+}
+
+// closeMessage is a close frame's payload: code (big endian) and reason (cutReason);
+// none for 1005 (no status: the frame has no payload).
+func closeMessage(code int, reason string) []byte {
+	if code == websocket.CloseNoStatusReceived {
+		return nil
+	}
+	return websocket.FormatCloseMessage(code, cutReason(reason))
+}
+
+// cutReason cuts a close reason to the 123 bytes a close frame holds (RFC 6455 5.5:
+// 125 with the code), at a character's start: a reason cut inside a UTF-8 sequence
+// is an invalid close frame, which the peer takes for a protocol error and loses the
+// code.
+func cutReason(reason string) string {
+	if len(reason) <= 123 {
+		return reason
+	}
+	n := 123
+	for n > 0 && !utf8.RuneStart(reason[n]) {
+		n--
+	}
+	return reason[:n]
+}
+
+// echoClose answers a peer's close frame with one of the same code (RFC 6455 5.5.1),
+// or 1000 (normal closure) when it had none. A client that closes without a code
+// (its own close, to reconnect: LiveKit agents-js's Google plugin restarts its
+// session that way when its tools change) and gets an empty close back reads 1005
+// (no status), which that plugin takes for a fatal error (the AgentSession ends); it
+// asked for a normal closure. After the guard's own close (the handshake's reply)
+// nothing more is sent.
+func echoClose(ws *websocket.Conn) func(code int, text string) error {
+	return func(code int, _ string) error {
+		if code == websocket.CloseNoStatusReceived {
+			code = websocket.CloseNormalClosure
+		}
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+		return nil
+	}
 }
 
 // step runs fn on the rule under its lock and carries out the actions, in order (the
@@ -436,6 +538,7 @@ func (c *conn) stepFrom(from Side, fn func(*Rule, time.Time) []Action) {
 	for _, a := range acts {
 		c.do(a)
 	}
+	c.inBuf = nil // not taken: the frame stays with the rule (or was dropped)
 	c.arm()
 	c.mu.Unlock()
 	// Written outside the lock, in the order queued.
@@ -466,7 +569,11 @@ func (c *conn) do(a Action) {
 		if a.To == Agent {
 			q = c.toAgent
 		}
-		q.put(frameOut{f: *a.Send})
+		x := frameOut{f: *a.Send}
+		if a.Through && c.inBuf != nil {
+			x.pooled, c.inBuf = c.inBuf, nil
+		}
+		q.put(x)
 	case a.Report != nil:
 		if !c.reports.put(a) {
 			c.log.Warn("reports to the arbiter queue up past their bound: one dropped", "event", eventName(a.Report))

@@ -55,7 +55,7 @@ func (g *geminiRule) fromServer(r *Rule, f Frame) {
 	}
 	if m.AudioOnly {
 		r.modelOutput()
-		r.send(Agent, f)
+		r.through(Agent, f)
 		return
 	}
 	switch m.VoiceActivity {
@@ -160,7 +160,7 @@ func (g *geminiRule) fromAgent(r *Rule, f Frame) {
 	}
 	switch m.Kind {
 	case gemini.ClientOther:
-		r.send(Server, f) // audio and the rest of realtimeInput: never held
+		r.through(Server, f) // audio and the rest of realtimeInput: never held
 	case gemini.ClientSetup:
 		g.setupSeen = true
 		g.setup = m.Setup

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voicearbiter/arbiter/arbiter"
 	"github.com/voicearbiter/arbiter/internal/realtime"
+	"github.com/voicearbiter/arbiter/internal/realtime/openai"
 )
 
 // harness drives a Rule with the real engine on a session held in memory (no store,
@@ -313,12 +314,20 @@ var gSetup = map[string]any{"setup": map[string]any{"model": "models/gemini-live
 	map[string]any{"name": "book_slot", "behavior": "NON_BLOCKING"}, map[string]any{"name": "end_call"}, map[string]any{"name": "get_weather"},
 }}}, "inputAudioTranscription": map[string]any{}}}
 
-// agentCalls returns the call ids the agent was given (toolCall frames to it).
+// agentCalls returns the call ids the agent was given (Gemini toolCall frames to it;
+// OpenAI events that name a function call, response.done's output included).
 func (h *harness) agentCalls() []string {
 	var ids []string
 	for _, f := range h.toAgent {
 		m, err := realtime.DecodeObject(f.Data)
 		if err != nil {
+			continue
+		}
+		if _, ok := m["type"]; ok {
+			ev, _ := openai.ParseServer(f.Data)
+			for _, fc := range ev.FunctionCalls() {
+				ids = append(ids, fc.CallID)
+			}
 			continue
 		}
 		for _, x := range realtime.ListField(realtime.ObjField(m, "toolCall"), "functionCalls") {

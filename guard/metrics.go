@@ -5,11 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/coder/websocket"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 )
@@ -103,10 +102,10 @@ const (
 // the protocol's own codes (1000-1015: "1000" normal, "1001" going away, "1008"
 // policy violation, "1011" internal error, ...), "4xxx" for an application's codes
 // (4000-4999), "other" for anything else.
-func CodeClass(code websocket.StatusCode) string {
+func CodeClass(code int) string {
 	switch {
 	case code >= 1000 && code <= 1015:
-		return strconv.Itoa(int(code))
+		return strconv.Itoa(code)
 	case code >= 4000 && code <= 4999:
 		return "4xxx"
 	}
@@ -125,7 +124,7 @@ func dialClass(resp *http.Response, err error) string {
 		return DialRefusedClient
 	case resp != nil:
 		return DialRefusedServer
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return DialTimeout
 	case errors.As(err, &cv), errors.As(err, &ua), errors.As(err, &hn), errors.As(err, &ci), errors.As(err, &ra),
 		strings.Contains(err.Error(), "tls: "):
@@ -161,3 +160,10 @@ func (noMetrics) ReportLost(string, string) {}
 func (noMetrics) Closed(string, string)     {}
 func (noMetrics) Opened(string) ConnMetrics { return noMetrics{} }
 func (noMetrics) DialFailed(string, string) {}
+
+// isTimeout reports a network timeout (the dial's deadline reached inside the
+// handshake: "i/o timeout", not the context's error).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -22,7 +22,12 @@ import (
 //	  ... function_call_arguments.done             RegisterCall (tool choice none when the response
 //	                                               or the session runs under it); released once
 //	                                               registered, or dropped for a call the agent is
-//	                                               not to run (duplicate, rejected, run prompt)
+//	                                               not to run (duplicate, rejected, run prompt).
+//	                                               Whichever of the call's events comes first
+//	                                               (its arguments, its item done, its conversation
+//	                                               item, response.done) makes it known, once
+//	                                               (serverCall); registered once its name and
+//	                                               final arguments are both known
 //	response.done                                 Speech interrupted (cut off by barge-in,
 //	                                              openai.BargeIn) or generation and turn complete;
 //	                                              its output without hidden items;
@@ -68,6 +73,10 @@ type openaiRule struct {
 	// function_call items the agent created (history it replays).
 	itemCall   map[string]string
 	agentCalls map[string]bool
+	// args: a server call's final arguments, once an event carried them (argsDone),
+	// until it is registered with its name (serverCall).
+	args     map[string]string
+	argsDone map[string]bool
 	// hidden: items the agent does not know (the guard's own, the calls it is not to
 	// run); prev: each item's previous_item_id as the server said.
 	hidden map[string]bool
@@ -103,7 +112,7 @@ type pendingUpdate struct {
 }
 
 func newOpenAI(beta bool) *openaiRule {
-	return &openaiRule{beta: beta, itemCall: map[string]string{}, agentCalls: map[string]bool{}, hidden: map[string]bool{},
+	return &openaiRule{beta: beta, itemCall: map[string]string{}, agentCalls: map[string]bool{}, args: map[string]string{}, argsDone: map[string]bool{}, hidden: map[string]bool{},
 		prev: map[string]string{}, phantom: map[string]bool{}, answers: map[string]string{}, agentDeletes: map[string]bool{},
 		shown: map[string]bool{}}
 }
@@ -120,7 +129,7 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 	}
 	if ev.Audio {
 		r.modelOutput()
-		r.pass(Agent, f, !o.shown[ev.ItemID])
+		r.passThrough(Agent, f, !o.shown[ev.ItemID])
 		return
 	}
 	if o.hideInput() && openai.IsTranscriptionEvent(ev.Type) {
@@ -163,36 +172,13 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 			o.respNone = o.choices[0] || o.respNone
 			o.choices = o.choices[1:]
 		}
-	case openai.OutputItemAdded:
-		if it := ev.Item; it != nil && it.Type == openai.FunctionCallType && it.CallID != "" {
-			o.itemCall[it.ID] = it.CallID
-			h := &held{calls: map[string]bool{}, out: []Frame{f}}
-			c := r.newCall(it.CallID, it.Name, h)
-			if c == nil {
-				// A repeated call id: dropped, and its item is the guard's (hidden from
-				// the agent in every later event, response.done's output included), so
-				// the agent's tool never runs the call twice.
-				o.hidden[it.ID] = true
-				return
-			}
-			c.item = it.ID
-			r.hold(Agent, h)
-			return
+	case openai.OutputItemAdded, openai.OutputItemDone, openai.ArgumentsDelta, openai.ArgumentsDone,
+		openai.ItemAdded, openai.ItemCreated, openai.ItemDone:
+		if fcs := ev.FunctionCalls(); len(fcs) == 1 && o.serverCall(r, f, fcs[0], nil) {
+			return // held as its call's first event, or dropped as a repeat's
 		}
-		if ev.Item != nil {
+		if ev.Type == openai.OutputItemAdded && ev.Item != nil && ev.Item.Type != openai.FunctionCallType {
 			o.shown[ev.Item.ID] = true
-		}
-	case openai.ArgumentsDone:
-		if c := o.call(r, ev.ItemID, ev.CallID); c != nil {
-			args, raw := openai.ReadArguments(ev.Arguments)
-			r.register(c, args, raw, o.respNone)
-		}
-	case openai.OutputItemDone:
-		if it := ev.Item; it != nil && it.Type == openai.FunctionCallType {
-			if c := o.call(r, it.ID, it.CallID); c != nil {
-				args, raw := openai.ReadArguments(it.Arguments)
-				r.register(c, args, raw, o.respNone)
-			}
 		}
 	case openai.ResponseDone:
 		o.responseDone(r, f, ev)
@@ -210,6 +196,65 @@ func (o *openaiRule) fromServer(r *Rule, f Frame) {
 		}
 	}
 	o.forward(r, f, ev)
+}
+
+// serverCall makes the function call fc, named by the server event in frame f, known to
+// the rule, whatever event names it first: a real server sends the item's
+// response.output_item.added first, but its arguments, its item done, its
+// conversation item or response.done may be the first the guard reads, and a call
+// must not get past the rule for the order its events came in. A call id not seen
+// before is a new call (newCall), held until registered: in into when set (the
+// response.done that names several), else in a hold of f of its own, and then true
+// is returned (f is taken). A call id known already with another item is the server
+// repeating it (a re-issue): that item is the guard's from then on, hidden from the
+// agent in every event (response.done's output included), so the agent's tool never
+// runs the call twice; true (f dropped). Else (the same call's next event) false: f
+// goes on as any event about the call (forward). Each event adds what it knows: the
+// item, the name, the final arguments; the call is registered (RegisterCall) once,
+// when its name and final arguments are both known. A conversation item of a call the
+// agent created (its own history) is no server call.
+func (o *openaiRule) serverCall(r *Rule, f Frame, fc openai.FunctionCall, into *held) bool {
+	if o.hidden[fc.ItemID] || (o.agentCalls[fc.CallID] && !fc.Model) {
+		return false // a repeat's item (forward drops it), or the agent's own
+	}
+	c := r.calls[fc.CallID]
+	fresh := c == nil
+	switch {
+	case fresh:
+		h := into
+		if h == nil {
+			h = &held{calls: map[string]bool{}, out: []Frame{f}}
+		}
+		c = r.newCall(fc.CallID, fc.Name, h)
+		if into == nil {
+			r.hold(Agent, h)
+		}
+	case fc.ItemID != "" && c.item != "" && fc.ItemID != c.item:
+		r.count("dropped server call", "repeated call id", fc.CallID)
+		o.hidden[fc.ItemID] = true
+		o.itemCall[fc.ItemID] = fc.CallID
+		return true
+	}
+	if fc.ItemID != "" && c.item == "" {
+		c.item = fc.ItemID
+		o.itemCall[fc.ItemID] = fc.CallID
+	}
+	if c.registering || c.registered || c.failed {
+		return fresh
+	}
+	if c.name == "" {
+		c.name = fc.Name
+	}
+	if fc.Complete && !o.argsDone[c.id] {
+		o.argsDone[c.id], o.args[c.id] = true, fc.Arguments
+	}
+	if o.argsDone[c.id] && c.name != "" {
+		args, raw := openai.ReadArguments(o.args[c.id])
+		r.register(c, args, raw, o.respNone)
+		delete(o.args, c.id)
+		delete(o.argsDone, c.id)
+	}
+	return fresh
 }
 
 // utteranceID is an OpenAI item id as an utterance id (the arbiter's charset; an id
@@ -316,6 +361,13 @@ func (o *openaiRule) mend(f Frame, ev openai.ServerEvent) Frame {
 // responseDone reports the response's end and sends it on without the items the
 // agent does not see (held while one of its calls is being registered).
 func (o *openaiRule) responseDone(r *Rule, f Frame, ev openai.ServerEvent) {
+	// Its calls first (serverCall): one it names first is registered before the
+	// response's end is reported, as one whose arguments came before it (a BLOCKING
+	// call of a response cut off by barge-in is abandoned either way).
+	first := &held{calls: map[string]bool{}}
+	for _, fc := range ev.FunctionCalls() {
+		o.serverCall(r, f, fc, first)
+	}
 	speech := o.speechDuring
 	o.respOpen, o.speechDuring = false, false
 	if ev.Response != nil && openai.BargeIn(ev.Response.Status, ev.Response.Reason, speech) {
@@ -357,9 +409,14 @@ func (o *openaiRule) responseDone(r *Rule, f Frame, ev openai.ServerEvent) {
 		}
 		return []Frame{{Data: b, Binary: f.Binary}}
 	}
-	if pending {
+	switch {
+	case len(first.calls) > 0:
+		// Held until the calls it names first are registered.
+		first.build = strip
+		r.hold(Agent, first)
+	case pending:
 		r.hold(Agent, &held{ready: true, build: strip})
-	} else {
+	default:
 		for _, x := range strip() {
 			r.pass(Agent, x, true)
 		}
@@ -422,7 +479,7 @@ func (o *openaiRule) fromAgent(r *Rule, f Frame) {
 	}
 	switch ev.Type {
 	case openai.InputAudioBufferAppend:
-		r.send(Server, f) // never held
+		r.through(Server, f) // never held
 		return
 	case openai.SessionUpdate:
 		if ev.ToolChoice != "" {

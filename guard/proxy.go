@@ -1,14 +1,18 @@
 package guard
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -16,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 
 	"github.com/voicearbiter/arbiter/arbiter"
 )
@@ -75,7 +79,21 @@ type Proxy struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[*conn]bool
+	dialer *websocket.Dialer
+	upg    *websocket.Upgrader
 }
+
+// Buffers (gorilla/websocket): each side reads through its own readBuffer bytes (a
+// 24 kHz audio frame of 40 ms, 5 KB as base64 in JSON, in one read); a message is
+// written from a pooled buffer, held only while it is written (an idle connection
+// holds none). To the agent a message goes as one frame whatever its size; upstream
+// (masked) one of up to upstreamFrame bytes goes as one frame and a longer one in
+// frames of that size (RFC 6455 5.4: an intermediary may fragment).
+const (
+	readBuffer    = 8 << 10
+	agentWrite    = 8 << 10
+	upstreamFrame = 64 << 10
+)
 
 // New returns a Proxy for o. Errors: no Service, or no upstream at all.
 func New(o Options) (*Proxy, error) {
@@ -113,7 +131,21 @@ func New(o Options) (*Proxy, error) {
 		o.Rule.Policy = o.Service.Engine.Policy
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Proxy{o: o, log: o.Log, ctx: ctx, cancel: cancel, conns: map[*conn]bool{}}, nil
+	p := &Proxy{o: o, log: o.Log, ctx: ctx, cancel: cancel, conns: map[*conn]bool{}}
+	p.dialer = &websocket.Dialer{
+		Proxy:           http.ProxyFromEnvironment, // as net/http's default client: HTTPS_PROXY, NO_PROXY
+		TLSClientConfig: o.TLS,                     // nil: the system roots
+		ReadBufferSize:  readBuffer,
+		WriteBufferSize: upstreamFrame,
+		WriteBufferPool: &sync.Pool{},
+	}
+	p.upg = &websocket.Upgrader{
+		ReadBufferSize:  readBuffer,
+		WriteBufferSize: agentWrite,
+		WriteBufferPool: &sync.Pool{},
+		CheckOrigin:     func(*http.Request) bool { return true }, // an agent, not a browser page, connects
+	}
+	return p, nil
 }
 
 // Close ends every connection as a provider going away would (Gemini: goAway, then
@@ -207,6 +239,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "arbiter wire guard: a WebSocket upgrade request is expected on a provider path (Connection: Upgrade, Upgrade: websocket)", http.StatusUpgradeRequired)
 		return
 	}
+	if msg, code := badHandshake(r); msg != "" {
+		// Refused as the upgrade would refuse it, before the dial (as above).
+		if code == http.StatusUpgradeRequired {
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		http.Error(w, "arbiter wire guard: "+msg, code)
+		return
+	}
 	tenant := ""
 	if p.o.Tenant != nil {
 		t, err := p.o.Tenant(r)
@@ -253,9 +293,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		path: r.URL.Path, named: named, beta: isBeta(r)}
 	log := p.log.With("proto", proto, "conn", c.id, "path", c.path)
 	dctx, cancel := context.WithTimeout(p.ctx, p.o.DialTimeout)
-	server, resp, err := websocket.Dial(dctx, up.String(), &websocket.DialOptions{
-		HTTPHeader: hdr, Subprotocols: offered, HTTPClient: p.httpClient(),
-	})
+	d := *p.dialer
+	d.Subprotocols = offered
+	server, resp, err := d.DialContext(dctx, up.String(), hdr)
 	cancel()
 	if err != nil {
 		class := dialClass(resp, err)
@@ -268,18 +308,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		passRefusal(w, resp)
 		return
 	}
-	opts := &websocket.AcceptOptions{InsecureSkipVerify: true} // an agent, not a browser page, connects
+	var chosen http.Header
 	if sp := server.Subprotocol(); sp != "" {
-		opts.Subprotocols = []string{sp}
+		chosen = http.Header{"Sec-Websocket-Protocol": {sp}}
 	}
-	agent, err := websocket.Accept(closeEchoWriter{w}, r, opts)
+	agent, err := p.upg.Upgrade(earlyDataWriter{w}, r, chosen) // answers a failed handshake itself (400)
 	if err != nil {
-		server.Close(websocket.StatusGoingAway, "the agent's handshake failed")
+		_ = server.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "the agent's handshake failed"), time.Now().Add(time.Second))
+		_ = server.Close()
 		log.Warn("agent handshake failed", "err", err)
 		return
 	}
 	agent.SetReadLimit(p.o.ReadLimit)
 	server.SetReadLimit(p.o.ReadLimit)
+	agent.SetCloseHandler(echoClose(agent))
+	server.SetCloseHandler(echoClose(server))
 	c.agent, c.server, c.log, c.m = agent, server, log, p.o.Metrics.Opened(proto)
 	p.wg.Add(1)
 	defer p.wg.Done()
@@ -288,15 +331,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	defer func() { p.mu.Lock(); delete(p.conns, c); p.mu.Unlock() }()
 	c.run()
-}
-
-func (p *Proxy) httpClient() *http.Client {
-	if p.o.TLS == nil {
-		return nil
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = p.o.TLS.Clone()
-	return &http.Client{Transport: t}
 }
 
 // passRefusal answers the agent's handshake with the upstream's refusal (its status
@@ -352,6 +386,48 @@ func isUpgrade(r *http.Request) bool {
 	}
 	return false
 }
+
+// badHandshake says what is wrong with an upgrade request's WebSocket fields (RFC 6455
+// 4.2.1: Sec-WebSocket-Version 13, a Sec-WebSocket-Key of 16 bytes in base64), and the
+// status it gets (426 for a version, 400 for a key); "" when nothing is.
+func badHandshake(r *http.Request) (string, int) {
+	if v := r.Header.Get("Sec-WebSocket-Version"); strings.TrimSpace(v) != "13" {
+		return fmt.Sprintf("Sec-WebSocket-Version %q: this server speaks 13 (RFC 6455)", v), http.StatusUpgradeRequired
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(r.Header.Get("Sec-WebSocket-Key"))); err != nil || len(k) != 16 {
+		return "Sec-WebSocket-Key: 16 bytes in base64 are expected (RFC 6455 4.1)", http.StatusBadRequest
+	}
+	return "", 0
+}
+
+// earlyDataWriter is an http.ResponseWriter whose hijacked connection keeps what the
+// agent sent before it read the 101 (its first message, pipelined after the upgrade
+// request): net/http has buffered it, and gorilla/websocket refuses a hijack with
+// buffered bytes ("client sent data before handshake is complete"); they are read
+// first from the connection it is given.
+type earlyDataWriter struct{ http.ResponseWriter }
+
+func (w earlyDataWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("http.ResponseWriter does not implement http.Hijacker")
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil || brw.Reader.Buffered() == 0 {
+		return c, brw, err
+	}
+	early, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	ec := &earlyConn{Conn: c, r: io.MultiReader(bytes.NewReader(bytes.Clone(early)), c)}
+	return ec, bufio.NewReadWriter(bufio.NewReader(ec), brw.Writer), nil
+}
+
+// earlyConn reads its early bytes, then the connection.
+type earlyConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *earlyConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // isBeta reports whether an OpenAI client asked for the beta protocol (the header,
 // or its subprotocol spelling).

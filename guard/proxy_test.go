@@ -319,6 +319,27 @@ func TestProxyPlainRequestDialsNothing(t *testing.T) {
 		if resp.StatusCode != http.StatusUpgradeRequired {
 			t.Errorf("GET %s without an upgrade: %d, want 426", path, resp.StatusCode)
 		}
+		// An upgrade the WebSocket handshake refuses (a version other than 13, no
+		// valid key) is refused before the dial too: it was dialed first.
+		for _, c := range []struct {
+			version, key string
+			status       int
+		}{{"8", "dGhlIHNhbXBsZSBub25jZQ==", http.StatusUpgradeRequired}, {"13", "", http.StatusBadRequest}, {"13", "short", http.StatusBadRequest}} {
+			req, _ := http.NewRequest(http.MethodGet, u+path, nil)
+			req.Header.Set("Authorization", "Bearer sk-test")
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+			req.Header.Set("Sec-WebSocket-Version", c.version)
+			req.Header.Set("Sec-WebSocket-Key", c.key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Errorf("GET %s, version %q, key %q: %d, want %d", path, c.version, c.key, resp.StatusCode, c.status)
+			}
+		}
 	}
 	if rec := s.record.String(); rec != "" {
 		t.Errorf("the provider saw a connection:\n%s", rec)

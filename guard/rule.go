@@ -90,6 +90,10 @@ type Action struct {
 	// Send: a frame to write to To.
 	Send *Frame
 	To   Side
+	// Through: Send is the frame of the Step's FromServer or FromAgent, forwarded as
+	// it came (audio, on its fast path), and the rule keeps no reference to it: once
+	// written, its buffer may be used for another frame. At most one per Step.
+	Through bool
 	// Report: an event for the arbiter's session (applied in order, one at a time);
 	// Tag is the call id whose answer the rule waits for (a RegisterCall, a
 	// ToolAnswer), "" for the others.
@@ -463,6 +467,12 @@ func (r *Rule) send(to Side, f Frame) {
 	r.out = append(r.out, Action{Send: &Frame{Data: f.Data, Binary: f.Binary}, To: to})
 }
 
+// through sends the Step's own frame on, as it came, keeping no reference to it
+// (Action.Through): the fast path of audio. Only for the input frame, once.
+func (r *Rule) through(to Side, f Frame) {
+	r.out = append(r.out, Action{Send: &Frame{Data: f.Data, Binary: f.Binary}, To: to, Through: true})
+}
+
 func (r *Rule) report(ev arbiter.Event, tag string) {
 	r.out = append(r.out, Action{Report: ev, Tag: tag})
 }
@@ -500,12 +510,27 @@ func (r *Rule) queue(to Side) *[]*held {
 // pass sends f to `to` now, or behind the frames held for it when dependent is set
 // and some are (a frame that does not depend on them, audio, goes at once).
 func (r *Rule) pass(to Side, f Frame, dependent bool) {
-	q := r.queue(to)
-	if len(*q) == 0 || !dependent {
+	if !r.mustWait(to, dependent) {
 		r.send(to, f)
 		return
 	}
-	*q = append(*q, &held{out: []Frame{f}, ready: true})
+	r.hold(to, &held{out: []Frame{f}, ready: true})
+}
+
+// passThrough is pass for the Step's own frame as it came (audio): sent at once, it
+// goes as through (its buffer reused once written); held, as pass holds it.
+func (r *Rule) passThrough(to Side, f Frame, dependent bool) {
+	if !r.mustWait(to, dependent) {
+		r.through(to, f)
+		return
+	}
+	r.hold(to, &held{out: []Frame{f}, ready: true})
+}
+
+// mustWait reports whether a frame for `to` waits behind what is held for it: only a
+// dependent one, and only while something is held.
+func (r *Rule) mustWait(to Side, dependent bool) bool {
+	return dependent && len(*r.queue(to)) > 0
 }
 
 // hold appends h to the queue of frames for `to`.

@@ -530,3 +530,171 @@ func TestGeminiBadAgentFramesLoggedAndForwarded(t *testing.T) {
 		t.Errorf("%d log lines for 3 bad frames:\n%s", bad, strings.Join(h.logs, "\n"))
 	}
 }
+
+// An OpenAI function call is the rule's whatever event first names it: a real server
+// sends response.output_item.added first, but the guard must not let a call past its
+// rules because of message order. For each order (the item's added event late or
+// missing, only its arguments.done, only output_item.done, only response.done) the
+// call is registered once, given to the agent only once registered, answered once
+// upstream, and a duplicate of it (by business key) never reaches the agent; before,
+// a call whose output_item.added had not come went to the agent unregistered, and its
+// answer was dropped as for an unknown id (no answer upstream: the model waited).
+func TestOpenAICallKnownWhateverItsOrder(t *testing.T) {
+	type ev = func(resp, item, id, args string) string
+	added := func(resp, item, id, _ string) string {
+		return `{"type":"response.output_item.added","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","status":"in_progress","call_id":"` + id + `","name":"book_slot","arguments":""}}`
+	}
+	convAdded := func(_, item, id, _ string) string {
+		return `{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"` + item + `","type":"function_call","status":"in_progress","call_id":"` + id + `","name":"book_slot","arguments":""}}`
+	}
+	delta := func(resp, item, id, _ string) string {
+		return `{"type":"response.function_call_arguments.delta","response_id":"` + resp + `","item_id":"` + item + `","call_id":"` + id + `","delta":"{"}`
+	}
+	argsDone := func(resp, item, id, args string) string { // no name: as the API reference has it
+		return `{"type":"response.function_call_arguments.done","response_id":"` + resp + `","item_id":"` + item + `","call_id":"` + id + `","arguments":"` + args + `"}`
+	}
+	itemDone := func(resp, item, id, args string) string {
+		return `{"type":"response.output_item.done","response_id":"` + resp + `","item":{"id":"` + item + `","type":"function_call","status":"completed","call_id":"` + id + `","name":"book_slot","arguments":"` + args + `"}}`
+	}
+	convDone := func(_, item, id, args string) string {
+		return `{"type":"conversation.item.done","item":{"id":"` + item + `","type":"function_call","status":"completed","call_id":"` + id + `","name":"book_slot","arguments":"` + args + `"}}`
+	}
+	for _, tc := range []struct {
+		name   string
+		events []ev
+	}{
+		{"as a real server", []ev{added, convAdded, delta, argsDone, itemDone, convDone}},
+		{"arguments first", []ev{argsDone, itemDone}},
+		{"arguments delta first", []ev{delta, argsDone, itemDone}},
+		{"added after the arguments", []ev{argsDone, added, convAdded, itemDone}},
+		{"conversation item first", []ev{convAdded, added, argsDone, itemDone}},
+		{"output_item.done only", []ev{itemDone}},
+		{"conversation.item.done only", []ev{convDone}},
+		{"response.done only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, "openai", Config{})
+			h.deliverAll()
+			call := func(resp, item, id, args string) {
+				h.server(`{"type":"response.created","response":{"id":"` + resp + `","status":"in_progress","output":[]}}`)
+				for _, e := range tc.events {
+					h.server(e(resp, item, id, args))
+				}
+				h.server(`{"type":"response.done","response":{"id":"` + resp + `","status":"completed","output":[{"id":"` + item + `","type":"function_call","status":"completed","call_id":"` + id + `","name":"book_slot","arguments":"` + args + `"}]}}`)
+				h.deliverAll()
+			}
+			call("r1", "i1", "call_1", `{\"slot\":\"tomorrow 3pm\"}`)
+			call("r2", "i2", "call_2", `{\"slot\":\"tomorrow at 3pm\"}`)
+			registered := map[string]int{}
+			for _, e := range h.reported {
+				if rc, ok := e.(arbiter.RegisterCall); ok {
+					registered[rc.CallID]++
+					if rc.Tool != "book_slot" || rc.Args["slot"] == nil {
+						t.Errorf("%s registered as %q with %v", rc.CallID, rc.Tool, rc.Args)
+					}
+				}
+			}
+			if registered["call_1"] != 1 || registered["call_2"] != 1 {
+				t.Fatalf("RegisterCall per call id: %v, want one each\nlog: %s", registered, strings.Join(h.logs, "\n"))
+			}
+			if c := h.sess.Call("call_2"); c == nil || c.Disposition != arbiter.Duplicate {
+				t.Fatalf("call_2: %+v, want a duplicate", c)
+			}
+			var sawCall1 bool
+			for _, f := range h.toAgent {
+				s := string(f.Data)
+				if strings.Contains(s, "call_2") || strings.Contains(s, `"i2"`) {
+					t.Errorf("the duplicate reached the agent: %s", s)
+				}
+				sawCall1 = sawCall1 || strings.Contains(s, "call_1")
+			}
+			if !sawCall1 {
+				t.Errorf("the agent was never given call_1")
+			}
+			h.agent(`{"type":"conversation.item.create","item":{"id":"item_a1","type":"function_call_output","call_id":"call_1","output":"Booked!"}}`)
+			h.agent(`{"type":"response.create"}`)
+			h.deliverAll()
+			h.watch()
+			if a := onlyFinal(t, h, "call_1"); a.payload["status"] == nil {
+				t.Errorf("call_1's answer went as the agent sent it, not the arbiter's: %v", a.payload)
+			}
+			if a := onlyFinal(t, h, "call_2"); a.payload["duplicate_of"] != "call_1" {
+				t.Errorf("call_2's answer %v", a.payload)
+			}
+			h.advance(25 * time.Second)
+			h.deliverAll()
+			onlyFinal(t, h, "call_1")
+			onlyFinal(t, h, "call_2")
+			if len(h.rule.toAgent) > 0 || len(h.rule.toServer) > 0 {
+				t.Errorf("frames still held: %d to the agent, %d to the server", len(h.rule.toAgent), len(h.rule.toServer))
+			}
+		})
+	}
+}
+
+// A BLOCKING call that only response.done names, in a response cut off by barge-in, is
+// abandoned as the same call whose arguments came before it: registered before the
+// interruption is reported, so the arbiter marks it dead, and the agent's answer for
+// it is dropped (nothing upstream). Before, the call was never registered: the agent's
+// answer was dropped as for an unknown id, and the arbiter never knew of the call.
+func TestOpenAICallOnlyInCutOffResponseIsAbandoned(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before []string
+	}{
+		{"arguments before", []string{
+			`{"type":"response.output_item.added","response_id":"r1","item":{"id":"i1","type":"function_call","status":"in_progress","call_id":"call_1","name":"end_call","arguments":""}}`,
+			`{"type":"response.function_call_arguments.done","response_id":"r1","item_id":"i1","call_id":"call_1","arguments":"{}"}`,
+		}},
+		{"response.done only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, "openai", Config{})
+			h.deliverAll()
+			h.server(`{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}`)
+			for _, e := range tc.before {
+				h.server(e)
+			}
+			h.server(`{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u1"}`)
+			h.server(`{"type":"response.done","response":{"id":"r1","status":"cancelled","status_details":{"type":"cancelled","reason":"turn_detected"},"output":[{"id":"i1","type":"function_call","status":"incomplete","call_id":"call_1","name":"end_call","arguments":"{}"}]}}`)
+			h.deliverAll()
+			c := h.sess.Call("call_1")
+			if c == nil || c.Outcome == nil || !c.Outcome.Dead {
+				t.Fatalf("call_1: %+v, want registered and dead (abandoned)", c)
+			}
+			h.agent(`{"type":"conversation.item.create","item":{"id":"item_a1","type":"function_call_output","call_id":"call_1","output":"bye"}}`)
+			h.deliverAll()
+			h.advance(25 * time.Second)
+			h.deliverAll()
+			if got := h.finals("call_1", nil); len(got) != 0 {
+				t.Errorf("the abandoned call was answered: %+v", got)
+			}
+			if n := h.rule.Counts()["dropped agent answer: dead id: abandoned"]; n != 1 {
+				t.Errorf("the agent's answer was not dropped as a dead id's: %v", h.rule.Counts())
+			}
+		})
+	}
+}
+
+// The agent's own history (a function_call item and its output it creates on a new
+// connection) is no server call, though the server's echo of the item names a call:
+// not registered, the echo and the output go as they are.
+func TestOpenAIAgentHistoryIsNoServerCall(t *testing.T) {
+	h := newHarness(t, "openai", Config{})
+	h.deliverAll()
+	h.agent(`{"type":"conversation.item.create","item":{"id":"h1","type":"function_call","call_id":"call_old","name":"book_slot","arguments":"{\"slot\":\"Friday 9am\"}"}}`)
+	h.server(`{"type":"conversation.item.added","previous_item_id":null,"item":{"id":"h1","type":"function_call","status":"completed","call_id":"call_old","name":"book_slot","arguments":"{\"slot\":\"Friday 9am\"}"}}`)
+	h.agent(`{"type":"conversation.item.create","item":{"id":"h2","type":"function_call_output","call_id":"call_old","output":"Booked"}}`)
+	h.deliverAll()
+	for _, e := range h.reported {
+		if rc, ok := e.(arbiter.RegisterCall); ok {
+			t.Errorf("the agent's history was registered as a server call: %+v", rc)
+		}
+	}
+	if len(h.toAgent) != 1 || !strings.Contains(string(h.toAgent[0].Data), "call_old") {
+		t.Errorf("the echo of the agent's item did not go to it as it came: %d frames", len(h.toAgent))
+	}
+	if last := string(h.toServer[len(h.toServer)-1].Data); !strings.Contains(last, `"output":"Booked"`) {
+		t.Errorf("the history's output did not go upstream as it is: %s", last)
+	}
+}
