@@ -183,6 +183,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"replay", malformed}, 1, "bad.jsonl:2"},
 		{[]string{"replay", badBackend}, 1, "backend.book_slot.commit"},
 		{[]string{"replay", "--prepare-ms=-5", malformed}, 2, "--prepare-ms"},
+		{[]string{"replay", "--prepare-ms", "-5", malformed}, 2, "--prepare-ms: -5 is outside"},
 		{[]string{"replay", "--prepare-ms=99999999999", malformed}, 2, "--prepare-ms"},
 		{[]string{"serve", "--tools", bad}, 1, "bad.yaml:5"},
 		{[]string{"bogus"}, 2, "unexpected argument"},
@@ -317,6 +318,10 @@ func TestServeFlagErrorsNameTheFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--max-wait=-5s"}, 2, "--max-wait=-5s: must be positive"},
+		{[]string{"--max-wait", "-5s"}, 2, "--max-wait=-5s: must be positive"}, // a hyphen-led value after a space is a value
+		{[]string{"--rate-limit", "-1"}, 2, "--rate-limit=-1: must be 0 or more"},
+		{[]string{"--max-calls-per-session", "-3"}, 2, "--max-calls-per-session=-3: must be at least 1"},
+		{[]string{"--max-wait", "--rpc-timeout=1s"}, 2, "--max-wait: expected duration value"}, // a flag after it is still a flag
 		{[]string{"--rate-limit=-1"}, 2, "--rate-limit=-1: must be 0 or more"},
 		{[]string{"--history-sample=2"}, 2, "--history-sample=2: must be within 0..1"},
 		{[]string{"--keepalive-time=10ms"}, 2, "--keepalive-time=10ms: must be at least 1s"},

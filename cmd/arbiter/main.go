@@ -13,7 +13,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -56,6 +60,7 @@ func (env *runEnv) run(args []string) int {
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
 		kong.Vars{"version": buildinfo.Get().String()},
+		signedValues(),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -113,3 +118,52 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// signedValues lets a flag of a signed type (a duration, an int, a float) take a value
+// that starts with a hyphen after a space ("--max-wait -1s", "--rate-limit -1") as it
+// takes one after "=": kong reads a hyphen-led word as a short flag, and its "expected
+// duration value but got \"-1s\" (short flag)" would stand in for the range check's
+// "--max-wait=-1s: must be positive". Only a word that parses as the flag's type is
+// taken (a flag after a flag that lacks its value stays a flag: kong's error names the
+// one without a value). kong.WithHyphenPrefixedParameters would take any word,
+// "--tools --listen" making a file of "--listen".
+func signedValues() kong.Option {
+	defaults := kong.NewRegistry().RegisterDefaults()
+	isFloat := func(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }
+	isInt := func(s string) bool { _, err := strconv.ParseInt(s, 0, 64); return err == nil }
+	isDuration := func(s string) bool { _, err := time.ParseDuration(s); return err == nil }
+	return kong.OptionFunc(func(k *kong.Kong) error {
+		dur := reflect.TypeOf(time.Duration(0))
+		if err := kong.TypeMapper(dur, hyphenValue{defaults.ForType(dur), isDuration}).Apply(k); err != nil {
+			return err
+		}
+		for _, t := range []reflect.Type{reflect.TypeOf(0), reflect.TypeOf(int8(0)), reflect.TypeOf(int16(0)), reflect.TypeOf(int32(0)),
+			reflect.TypeOf(int64(0)), reflect.TypeOf(float32(0)), reflect.TypeOf(float64(0))} {
+			parses := isInt
+			if t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
+				parses = isFloat
+			}
+			if err := kong.KindMapper(t.Kind(), hyphenValue{defaults.ForType(t), parses}).Apply(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// hyphenValue is kong's mapper next, given the next word as the flag's value when it
+// starts with one hyphen and parses (signedValues).
+type hyphenValue struct {
+	next   kong.Mapper
+	parses func(string) bool
+}
+
+func (m hyphenValue) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	if t := ctx.Scan.Peek(); t.Type == kong.UntypedToken {
+		if s, ok := t.Value.(string); ok && strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && m.parses(s) {
+			ctx.Scan.Pop()
+			ctx.Scan.PushTyped(s, kong.FlagValueToken)
+		}
+	}
+	return m.next.Decode(ctx, target)
+}

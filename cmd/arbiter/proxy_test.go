@@ -2,9 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +44,123 @@ func TestServeProxyFlagsValidated(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, stderr.String())
 		}
 	}
+}
+
+// TestServeProxyDurationFlagsBothForms: a guard duration out of its range gets the
+// same usage error naming the flag whether its value follows a space or "=" (before,
+// "--proxy-answer-wait -1s" got kong's "expected duration value but got \"-1s\" (short
+// flag)": a hyphen-led value read as a flag), with the guard on or off.
+func TestServeProxyDurationFlagsBothForms(t *testing.T) {
+	for _, flag := range []string{"--proxy-answer-wait", "--proxy-register-wait", "--proxy-write-timeout"} {
+		for _, v := range []string{"-1s", "0s"} {
+			want := flag + "=" + v + ": must be positive"
+			for _, listen := range [][]string{{"--proxy-listen", "127.0.0.1:0"}, nil} {
+				for _, form := range [][]string{{flag, v}, {flag + "=" + v}} {
+					args := append(append([]string{}, listen...), form...)
+					code, errOut, started := serveRefused(t, args...)
+					if started || code != 2 || !strings.Contains(errOut, want) {
+						t.Errorf("%v: started %v, exit %d, stderr %q; want exit 2 and %q, nothing started", args, started, code, errOut, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// serveRefused runs serve (on --listen 127.0.0.1:0) with args and returns its exit
+// code and stderr; started is set when it started instead of refusing (its gRPC
+// listener was ready: it is stopped then, and its exit code is the drain's).
+func serveRefused(t *testing.T, args ...string) (code int, stderr string, started bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ready := make(chan string, 1)
+	var stdout, errOut syncBuffer
+	env := &runEnv{ctx: ctx, stdout: &stdout, stderr: &errOut, ready: ready}
+	done := make(chan int, 1)
+	go func() { done <- env.run(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
+	select {
+	case code = <-done:
+	case <-ready:
+		started = true
+		cancel()
+		code = <-done
+	}
+	return code, errOut.String(), started
+}
+
+// TestServeProxyCertErrorsAreUsageErrors: a guard certificate file that cannot be used
+// (--proxy-ca-file with no PEM certificate, --proxy-tls-cert or --proxy-tls-key
+// holding something else, a key that is not the certificate's, a file missing) is a
+// usage error, exit 2, naming its flag, before anything listens; before, all but a
+// missing file exited 1 after the gRPC listener had started. A good set starts.
+func TestServeProxyCertErrorsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeKeyPair(t, dir, "a")
+	otherCert, otherKey := writeKeyPair(t, dir, "b")
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guard := []string{"--proxy-listen", "127.0.0.1:0"}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--proxy-ca-file", junk}, []string{"--proxy-ca-file " + junk + ": holds no PEM certificate"}},
+		{[]string{"--proxy-ca-file", otherKey}, []string{"--proxy-ca-file"}}, // a key is no CA
+		{[]string{"--proxy-ca-file", filepath.Join(dir, "missing.pem")}, []string{"--proxy-ca-file"}},
+		{[]string{"--proxy-tls-cert", junk, "--proxy-tls-key", key}, []string{"--proxy-tls-cert " + junk + ": holds no PEM certificate"}},
+		{[]string{"--proxy-tls-cert", key, "--proxy-tls-key", key}, []string{"--proxy-tls-cert"}}, // a key where the certificate goes
+		{[]string{"--proxy-tls-cert", cert, "--proxy-tls-key", junk}, []string{"--proxy-tls-key " + junk + ": holds no PEM private key"}},
+		{[]string{"--proxy-tls-cert", cert, "--proxy-tls-key", cert}, []string{"--proxy-tls-key"}},
+		{[]string{"--proxy-tls-cert", cert, "--proxy-tls-key", otherKey}, []string{"--proxy-tls-cert", "--proxy-tls-key", "does not match"}},
+		{[]string{"--proxy-tls-cert", cert, "--proxy-tls-key", filepath.Join(dir, "missing.key")}, []string{"--proxy-tls-key"}},
+	} {
+		code, errOut, started := serveRefused(t, append(guard, tc.args...)...)
+		ok := !started && code == 2
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("%v: started %v, exit %d, stderr %q; want exit 2 naming %q, nothing started", tc.args, started, code, errOut, tc.want)
+		}
+		if strings.Contains(errOut, "PRIVATE KEY") {
+			t.Errorf("%v: the error shows the file's content:\n%s", tc.args, errOut)
+		}
+	}
+	if code, errOut, started := serveRefused(t, append(guard, "--proxy-ca-file", otherCert, "--proxy-tls-cert", cert, "--proxy-tls-key", key)...); !started || code != 0 {
+		t.Errorf("a good CA, certificate and key: started %v, exit %d\n%s", started, code, errOut)
+	}
+}
+
+// writeKeyPair writes a self-signed certificate for 127.0.0.1 and its key (PEM) to
+// dir/name.pem and dir/name.key.
+func writeKeyPair(t *testing.T, dir, name string) (certPath, keyPath string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certPath, keyPath
 }
 
 // TestServeProxyUpstreamSecretsNotLogged: a password in an upstream URL is never
@@ -318,5 +443,43 @@ func TestProxiedSessionExportsAndReplays(t *testing.T) {
 	}
 	if !strings.Contains(replayed, `"decision":"commit"`) || !strings.Contains(replayed, `"call_id":"fc_w"`) {
 		t.Errorf("the replay does not decide as the session did:\n%s", replayed)
+	}
+}
+
+// TestServeTLSFlagErrorsAreUsageErrors: the gRPC listener's TLS flags as the guard's:
+// flags that do not go together, or a file that is not what its flag needs, are a
+// usage error (exit 2) naming the flag, before anything listens; before, all exited 1
+// (the combinations too, which configuration.md gives exit 2), a bad file named by
+// server.TLSConfig's "tls: load A and B" alone. A good set starts.
+func TestServeTLSFlagErrorsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeKeyPair(t, dir, "a")
+	_, otherKey := writeKeyPair(t, dir, "b")
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--tls-cert", cert}, []string{"--tls-cert and --tls-key go together"}},
+		{[]string{"--tls-client-ca", cert}, []string{"--tls-client-ca needs --tls-cert and --tls-key"}},
+		{[]string{"--tls-cert", junk, "--tls-key", key}, []string{"--tls-cert " + junk + ": holds no PEM certificate"}},
+		{[]string{"--tls-cert", cert, "--tls-key", cert}, []string{"--tls-key " + cert + ": holds no PEM private key"}},
+		{[]string{"--tls-cert", cert, "--tls-key", otherKey}, []string{"--tls-cert", "--tls-key", "does not match"}},
+		{[]string{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", key}, []string{"--tls-client-ca " + key + ": holds no PEM certificate"}},
+	} {
+		code, errOut, started := serveRefused(t, tc.args...)
+		ok := !started && code == 2
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("%v: started %v, exit %d, stderr %q; want exit 2 naming %q, nothing started", tc.args, started, code, errOut, tc.want)
+		}
+	}
+	if code, errOut, started := serveRefused(t, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", cert); !started || code != 0 {
+		t.Errorf("a good certificate, key and client CA: started %v, exit %d\n%s", started, code, errOut)
 	}
 }

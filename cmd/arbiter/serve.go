@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
@@ -98,6 +99,10 @@ func (c *serveCmd) Run(env *runEnv) error {
 	if err := c.validate(); err != nil {
 		return usageError{err}
 	}
+	certs, err := c.loadProxyCerts()
+	if err != nil {
+		return usageError{err}
+	}
 	opts, err := c.serverOptions(log)
 	if err != nil {
 		return err
@@ -141,7 +146,7 @@ func (c *serveCmd) Run(env *runEnv) error {
 		_ = st.store.Close()
 		return err
 	}
-	_, stopProxy, err := c.startProxy(svc, srv, opts, log)
+	_, stopProxy, err := c.startProxy(svc, srv, opts, certs, log)
 	if err != nil {
 		stopMetrics()
 		_ = lis.Close()
@@ -313,6 +318,25 @@ func (c *serveCmd) validate() error {
 	return c.proxyValidate()
 }
 
+// checkTLSFiles names the gRPC listener's TLS flag whose file holds no PEM block of
+// its kind (--tls-cert a certificate, --tls-key a private key, --tls-client-ca a
+// certificate), as the guard's (loadProxyCerts); server.TLSConfig then reads them.
+func (c *serveCmd) checkTLSFiles() error {
+	isCert := func(t string) bool { return t == "CERTIFICATE" }
+	if _, err := readPEM("--tls-cert", c.TLSCert, "certificate", isCert); err != nil {
+		return err
+	}
+	if _, err := readPEM("--tls-key", c.TLSKey, "private key", func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }); err != nil {
+		return err
+	}
+	if c.TLSClientCA != "" {
+		if _, err := readPEM("--tls-client-ca", c.TLSClientCA, "certificate", isCert); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // serverOptions builds the gRPC server's options: limits, tokens, TLS and metrics (the
 // rate limit depends on the store: limiter).
 func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
@@ -334,13 +358,16 @@ func (c *serveCmd) serverOptions(log *slog.Logger) (server.Options, error) {
 	switch {
 	case c.TLSCert != "" || c.TLSKey != "":
 		if c.TLSCert == "" || c.TLSKey == "" {
-			return opts, fmt.Errorf("--tls-cert and --tls-key go together")
+			return opts, usageError{fmt.Errorf("--tls-cert and --tls-key go together")}
+		}
+		if err := c.checkTLSFiles(); err != nil {
+			return opts, usageError{err}
 		}
 		if opts.TLS, err = server.TLSConfig(c.TLSCert, c.TLSKey, c.TLSClientCA); err != nil {
-			return opts, err
+			return opts, usageError{fmt.Errorf("--tls-cert %s and --tls-key %s: %w", c.TLSCert, c.TLSKey, err)}
 		}
 	case c.TLSClientCA != "":
-		return opts, fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+		return opts, usageError{fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")}
 	}
 	if c.MetricsListen != "" {
 		opts.Metrics = server.NewMetrics()

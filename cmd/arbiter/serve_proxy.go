@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"log/slog"
 	"net"
@@ -69,20 +70,23 @@ func redactURL(v string) string {
 	return u.Redacted()
 }
 
-// proxyValidate checks the guard's flags.
+// proxyValidate checks the guard's flags. Their ranges are checked with the guard off
+// too (a value out of range is wrong wherever it is set, as every other flag's); the
+// rest only when the guard is on (--proxy-listen: its flags may be set for replicas
+// that do not serve it).
 func (c *serveCmd) proxyValidate() error {
-	if c.ProxyListen == "" {
-		return nil
-	}
-	if (c.ProxyTLSCert == "") != (c.ProxyTLSKey == "") {
-		return fmt.Errorf("--proxy-tls-cert and --proxy-tls-key go together")
-	}
 	if err := outOfRange(
 		flagRange{"--proxy-answer-wait", c.ProxyAnswerWait, positive(c.ProxyAnswerWait)},
 		flagRange{"--proxy-register-wait", c.ProxyRegWait, positive(c.ProxyRegWait)},
 		flagRange{"--proxy-write-timeout", c.ProxyWriteTimout, positive(c.ProxyWriteTimout)},
 	); err != nil {
 		return err
+	}
+	if c.ProxyListen == "" {
+		return nil
+	}
+	if (c.ProxyTLSCert == "") != (c.ProxyTLSKey == "") {
+		return fmt.Errorf("--proxy-tls-cert and --proxy-tls-key go together")
 	}
 	if c.ProxyGemini == "" && c.ProxyVertex == "" && c.ProxyOpenAI == "" {
 		return fmt.Errorf("--proxy-listen needs an upstream: --proxy-gemini-upstream, --proxy-vertex-upstream or --proxy-openai-upstream")
@@ -99,11 +103,76 @@ func (c *serveCmd) proxyValidate() error {
 	return nil
 }
 
+// proxyCerts are the guard's certificates, read before anything starts: the CA the
+// upstream's TLS is checked with (nil: the system roots) and the guard's own
+// certificate (nil: plain ws://).
+type proxyCerts struct {
+	upstream *tls.Config
+	serve    *tls.Certificate
+}
+
+// loadProxyCerts reads --proxy-ca-file, --proxy-tls-cert and --proxy-tls-key (nothing
+// without --proxy-listen). An error names the flag whose file cannot be used (unread,
+// no PEM certificate, no PEM private key, a key that is not the certificate's): serve
+// makes it a usage error (exit 2) before it listens, as kong's for a missing file.
+func (c *serveCmd) loadProxyCerts() (proxyCerts, error) {
+	var pc proxyCerts
+	if c.ProxyListen == "" {
+		return pc, nil
+	}
+	if c.ProxyCAFile != "" {
+		b, err := os.ReadFile(c.ProxyCAFile)
+		if err != nil {
+			return pc, fmt.Errorf("--proxy-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return pc, fmt.Errorf("--proxy-ca-file %s: holds no PEM certificate", c.ProxyCAFile)
+		}
+		pc.upstream = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if c.ProxyTLSCert != "" {
+		certPEM, err := readPEM("--proxy-tls-cert", c.ProxyTLSCert, "certificate", func(t string) bool { return t == "CERTIFICATE" })
+		if err != nil {
+			return pc, err
+		}
+		keyPEM, err := readPEM("--proxy-tls-key", c.ProxyTLSKey, "private key", func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") })
+		if err != nil {
+			return pc, err
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return pc, fmt.Errorf("--proxy-tls-cert %s and --proxy-tls-key %s: %w", c.ProxyTLSCert, c.ProxyTLSKey, err)
+		}
+		pc.serve = &cert
+	}
+	return pc, nil
+}
+
+// readPEM reads file (flag's) and checks it holds a PEM block whose type is what
+// (isWhat); an error names the flag and the file (never the file's content).
+func readPEM(flag, file, what string, isWhat func(blockType string) bool) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	for rest := b; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			return nil, fmt.Errorf("%s %s: holds no PEM %s", flag, file, what)
+		}
+		if isWhat(blk.Type) {
+			return b, nil
+		}
+	}
+}
+
 // startProxy serves the wire guard on --proxy-listen until the returned stop is
 // called (stop ends every guarded connection as a provider going away would, so
-// agents reconnect; nil without --proxy-listen). ready, when set, gets its address.
-// With --metrics-listen the guard's arbiter_guard_* series are on opts.Metrics.
-func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts server.Options, log *slog.Logger) (addr string, stop func(), err error) {
+// agents reconnect; nil without --proxy-listen), with the certificates certs
+// (loadProxyCerts). With --metrics-listen the guard's arbiter_guard_* series are on
+// opts.Metrics.
+func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts server.Options, certs proxyCerts, log *slog.Logger) (addr string, stop func(), err error) {
 	if c.ProxyListen == "" {
 		if set := c.proxyFlagsSet(); len(set) > 0 {
 			// A warning, not a usage error: the guard's variables may be set for every
@@ -124,17 +193,7 @@ func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts ser
 			*u.dst, _ = url.Parse(u.v)
 		}
 	}
-	if c.ProxyCAFile != "" {
-		pem, err := os.ReadFile(c.ProxyCAFile)
-		if err != nil {
-			return "", nil, fmt.Errorf("--proxy-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return "", nil, fmt.Errorf("--proxy-ca-file %s holds no PEM certificate", c.ProxyCAFile)
-		}
-		o.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	}
+	o.TLS = certs.upstream
 	if opts.Tokens != nil {
 		o.Tenant = guard.TenantFromTokens(opts.Tokens.Tenant)
 	}
@@ -151,13 +210,8 @@ func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts ser
 	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.With("component", "wire_guard").Handler(), slog.LevelInfo)}
 	scheme := "ws"
-	if c.ProxyTLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(c.ProxyTLSCert, c.ProxyTLSKey)
-		if err != nil {
-			_ = lis.Close()
-			return "", nil, fmt.Errorf("--proxy-tls-cert: %w", err)
-		}
-		lis = tls.NewListener(lis, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	if certs.serve != nil {
+		lis = tls.NewListener(lis, &tls.Config{Certificates: []tls.Certificate{*certs.serve}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 		scheme = "wss"
 	}
 	go func() { _ = hs.Serve(lis) }()
