@@ -2,13 +2,16 @@
 // concurrent Gemini Live sessions stream audio both ways, 16 kHz 16-bit mono up (the
 // user) and 24 kHz down (the model), in chunks of 20 to 40 ms (each session's next
 // chunk length drawn at random), against an echo provider in this process: first each
-// session straight to the provider, then the same through the guard, in one run. Every
+// session straight to the provider, then the same through the guard, in one run
+// (-phases together: both at once). -relay measures a bare relay in the guard's place
+// (relay.go): the floor under its numbers on the same machine. Every
 // frame carries its send time; the receiver takes the difference (one clock: the
 // same machine). It reports the per-frame latency of each path (p50, p99, max) and
 // what the guard adds, and the guard process's CPU (user + system, from /proc) per
 // session-second. Not a test: numbers for bench/RESULTS.md.
 //
-//	go run ./guard -arbiter /tmp/arbiter [-sessions 200] [-duration 10s] [-warmup 3s]
+//	go run ./guard -arbiter /tmp/arbiter [-sessions 200] [-duration 10s] [-warmup 3s] [-phases apart|together]
+//	go run ./guard -relay tcp|coder|gorilla [-sessions 200]
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -256,41 +260,58 @@ func cpu(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
-// runBoth runs sessions straight to the provider and as many through the guard, at
-// the same time (one machine, the same load on both), and returns their phases and the
-// guard process's CPU over the measured window.
-func runBoth(direct, guarded string, sessions int, warmup, dur time.Duration, guardPID int, heap func()) (*phase, *phase, time.Duration, int64) {
+// runBoth runs sessions straight to the provider and as many through the guard and
+// returns their phases and the guard process's CPU over the guarded phase's measured
+// window. together: both at the same time (one machine, the same load on both: the
+// machine then carries twice the sessions the guard does); apart: the direct sessions
+// first, then the guarded ones alone (the machine carries the sessions the guard does,
+// as deployed), each with its own warm-up.
+func runBoth(direct, guarded string, sessions int, warmup, dur time.Duration, guardPID int, heap func(), together bool) (*phase, *phase, time.Duration, int64) {
 	pd, pg := &phase{name: "direct"}, &phase{name: "through the guard"}
 	phases.Store(false, pd)
 	phases.Store(true, pg)
-	ctx, cancel := context.WithTimeout(context.Background(), warmup+dur)
-	defer cancel()
 	var errs atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < sessions; i++ {
-		for _, x := range []struct {
-			url string
-			p   *phase
-		}{{direct, pd}, {guarded, pg}} {
-			wg.Add(1)
-			go func() { defer wg.Done(); session(ctx, x.url, x.p, &errs) }()
+	var used time.Duration
+	run := func(which []*phase) {
+		ctx, cancel := context.WithTimeout(context.Background(), warmup+dur)
+		defer cancel()
+		var wg sync.WaitGroup
+		for i := 0; i < sessions; i++ {
+			for _, p := range which {
+				url := direct
+				if p == pg {
+					url = guarded
+				}
+				wg.Add(1)
+				go func() { defer wg.Done(); session(ctx, url, p, &errs) }()
+			}
+			time.Sleep(2 * time.Millisecond) // a ramp, not a thundering herd
 		}
-		time.Sleep(2 * time.Millisecond) // a ramp, not a thundering herd
+		time.Sleep(warmup - time.Duration(sessions)*2*time.Millisecond)
+		c0 := cpu(guardPID)
+		for _, p := range which {
+			p.measure.Store(true)
+		}
+		time.Sleep(dur)
+		for _, p := range which {
+			p.measure.Store(false)
+		}
+		if slices.Contains(which, pg) {
+			used = cpu(guardPID) - c0
+			if heap != nil {
+				heap()
+			}
+		}
+		cancel()
+		wg.Wait()
 	}
-	time.Sleep(warmup - time.Duration(sessions)*2*time.Millisecond)
-	c0 := cpu(guardPID)
-	pd.measure.Store(true)
-	pg.measure.Store(true)
-	time.Sleep(dur)
-	pd.measure.Store(false)
-	pg.measure.Store(false)
-	c1 := cpu(guardPID)
-	if heap != nil {
-		heap()
+	if together {
+		run([]*phase{pd, pg})
+	} else {
+		run([]*phase{pd})
+		run([]*phase{pg})
 	}
-	cancel()
-	wg.Wait()
-	return pd, pg, c1 - c0, errs.Load()
+	return pd, pg, used, errs.Load()
 }
 
 var proxyAddr = regexp.MustCompile(`proxy_addr=([^ ]+)`)
@@ -298,7 +319,7 @@ var proxyAddr = regexp.MustCompile(`proxy_addr=([^ ]+)`)
 // startGuard starts arbiter serve --proxy-listen in front of up (or, inproc, a
 // guard.Proxy in this process on the embedded store) and returns its address, the
 // process whose CPU is its, and how to stop it.
-func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int, stop func()) {
+func startGuard(bin, up string, inproc bool, cpus, relay string) (addr string, pid int, stop func()) {
 	if inproc {
 		u, _ := url.Parse(up)
 		st := memory.New(nil)
@@ -331,6 +352,13 @@ func startGuard(bin, up string, inproc bool, cpus string) (addr string, pid int,
 	}
 	// As deployed: the metrics on (the guard counts each frame it writes).
 	args := []string{bin, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", up}
+	if relay != "" {
+		self, err := os.Executable()
+		if err != nil {
+			panic(err)
+		}
+		args = []string{self, "-serve-relay", relay, "-relay-up", up}
+	}
 	if cpus != "" {
 		args = append([]string{"taskset", "-c", cpus}, args...) // taskset execs the serve: same PID
 	}
@@ -372,10 +400,29 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the load and the echo provider; with -inproc the guard too) to this file")
 	inproc := flag.Bool("inproc", false, "run the guard in this process (for its profile) instead of arbiter serve")
 	guardCPUs := flag.String("guard-cpus", "", "run the guard's serve on these CPUs only (taskset -c LIST), e.g. 1 with this process under taskset -c 0: the guard on a core of its own, as in a deployment, away from the load it is measured with")
+	relay := flag.String("relay", "", "measure a bare relay in the guard's place, a floor for its numbers: tcp (bytes copied, no WebSocket), coder (whole messages with coder/websocket, the guard's library), gorilla (the same with gorilla/websocket)")
+	apart := flag.String("phases", "apart", "apart: the direct sessions first, then the guarded ones alone (the machine carries the sessions the guard does, as deployed); together: both at the same time (the same moment's load on both, twice the sessions on the machine)")
+	serve := flag.String("serve-relay", "", "(internal) serve this relay in front of -relay-up, print proxy_addr=ADDR on stderr")
+	relayUp := flag.String("relay-up", "", "(internal) the relay's upstream (ws://HOST:PORT)")
 	sessions := flag.Int("sessions", 200, "concurrent sessions")
 	dur := flag.Duration("duration", 10*time.Second, "measured time per phase")
 	warmup := flag.Duration("warmup", 3*time.Second, "unmeasured time before it")
 	flag.Parse()
+	if *serve != "" {
+		serveRelay(*serve, *relayUp)
+		return
+	}
+	if *apart != "together" && *apart != "apart" {
+		fmt.Fprintf(os.Stderr, "-phases: %q is not together or apart\n", *apart)
+		os.Exit(2)
+	}
+	if *relay != "" {
+		if _, ok := relays[*relay]; !ok {
+			fmt.Fprintf(os.Stderr, "-relay: %q is not tcp, coder or gorilla\n", *relay)
+			os.Exit(2)
+		}
+		*bin = "(none)"
+	}
 	if *bin == "" && !*inproc {
 		fmt.Fprintln(os.Stderr, "usage: guard -arbiter BIN [-sessions N] [-duration D] [-warmup D] [-inproc] [-cpuprofile FILE]")
 		os.Exit(2)
@@ -394,7 +441,7 @@ func main() {
 	}
 	go func() { _ = http.Serve(lis, http.HandlerFunc(provider)) }()
 	up := "ws://" + lis.Addr().String()
-	guard, pid, stop := startGuard(*bin, up, *inproc, *guardCPUs)
+	guard, pid, stop := startGuard(*bin, up, *inproc, *guardCPUs, *relay)
 	defer stop()
 	var heap func()
 	if *memprofile != "" {
@@ -408,10 +455,17 @@ func main() {
 			_ = f.Close()
 		}
 	}
-	direct, proxied, used, errs := runBoth(up+path, "ws://"+guard+path, *sessions, *warmup, *dur, pid, heap)
+	direct, proxied, used, errs := runBoth(up+path, "ws://"+guard+path, *sessions, *warmup, *dur, pid, heap, *apart == "together")
 	out := map[string]any{"sessions": *sessions, "duration_s": dur.Seconds(), "dial_errors": errs,
 		"guard_cpu_s": used.Seconds(), "cpu_per_session_second": used.Seconds() / (float64(*sessions) * dur.Seconds())}
-	fmt.Printf("%d sessions through the guard and %d straight to the provider at the same time, %v measured (after %v), audio 16 kHz up and 24 kHz down in 20-40 ms chunks\n\n", *sessions, *sessions, *dur, *warmup)
+	what, when := "the guard", "at the same time"
+	if *relay != "" {
+		what = "a bare " + *relay + " relay"
+	}
+	if *apart == "apart" {
+		when = "one after the other"
+	}
+	fmt.Printf("%d sessions through %s and %d straight to the provider %s, %v measured (after %v), audio 16 kHz up and 24 kHz down in 20-40 ms chunks\n\n", *sessions, what, *sessions, when, *dur, *warmup)
 	fmt.Println("| path | direction | frames | p50 | p99 | max |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, p := range []*phase{direct, proxied} {
@@ -431,12 +485,12 @@ func main() {
 	}{{"up", &direct.up, &proxied.up}, {"down", &direct.down, &proxied.down}} {
 		_, b50, b99, bmx := d.base.stats()
 		_, p50, p99, pmx := d.prox.stats()
-		fmt.Printf("added by the guard, %s: p50 %+.0f µs, p99 %+.0f µs, max %+.1f ms\n", d.name, p50-b50, p99-b99, (pmx-bmx)/1000)
+		fmt.Printf("added by %s, %s: p50 %+.0f µs, p99 %+.0f µs, max %+.1f ms\n", what, d.name, p50-b50, p99-b99, (pmx-bmx)/1000)
 		out["added "+d.name] = map[string]float64{"p50_us": p50 - b50, "p99_us": p99 - b99, "max_us": pmx - bmx}
 	}
 	per10 := used.Seconds() / dur.Seconds() / float64(*sessions) * 10 * 100
-	fmt.Printf("guard CPU: %.2f s over %v for %d sessions: %.4f s per session-second, %.2f %% of a core per 10 sessions\n",
-		used.Seconds(), *dur, *sessions, used.Seconds()/(float64(*sessions)*dur.Seconds()), per10)
+	fmt.Printf("%s's CPU: %.2f s over %v for %d sessions: %.4f s per session-second, %.2f %% of a core per 10 sessions\n",
+		what, used.Seconds(), *dur, *sessions, used.Seconds()/(float64(*sessions)*dur.Seconds()), per10)
 	fmt.Printf("dial errors: %d\n", errs)
 	out["pct_core_per_10_sessions"] = per10
 	b, _ := json.Marshal(out)
