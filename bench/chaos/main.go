@@ -895,18 +895,30 @@ func (s *session) backend(ctx context.Context, prepare time.Duration) {
 	s.mu.Unlock()
 	s.note("prepared %s", job)
 	for ctx.Err() == nil {
-		// Ask only once everything observed so far is delivered.
-		for _, w := range s.undeliveredBefore(time.Now().Add(time.Hour)) {
-			select {
-			case <-w:
-			case <-ctx.Done():
-				return
+		// Ask only once everything observed so far is delivered, as the clients do: an
+		// event observed while the agent waited for the earlier ones is waited for too
+		// (before, the wait covered only the events undelivered when it began, and a
+		// stop observed behind a stuck event went unsaid to a Decide that claimed
+		// events_delivered: chaos-23261-11 committed 396 ms after the stop began).
+		if ws := s.undeliveredBefore(time.Now().Add(time.Hour)); len(ws) > 0 {
+			for _, w := range ws {
+				select {
+				case <-w:
+				case <-ctx.Done():
+					return
+				}
 			}
+			continue // more may have been observed meanwhile
 		}
 		var d *arbiterv1.DecideResponse
 		dctx, abort := context.WithCancel(ctx)
 		s.mu.Lock()
-		s.abortDecide = abort
+		if len(s.outbox) > 0 { // observed since the check: wait for it first
+			s.mu.Unlock()
+			abort()
+			continue
+		}
+		s.abortDecide = abort // from here an event observed aborts this Decide (sender)
 		s.mu.Unlock()
 		err := s.retry(dctx, func(ctx context.Context) error {
 			var err error
