@@ -330,3 +330,46 @@ func TestProxyReportsGivenUpAtTheEnd(t *testing.T) {
 		t.Errorf("%d more attempts to apply after every report was given up", m-n)
 	}
 }
+
+// TestProxyRefusalKeepsItsHeaders: an upstream's refusal reaches the agent's handshake
+// with its end-to-end headers (a 429's Retry-After, a 401's WWW-Authenticate, the
+// provider's request id), not only its status and body: an SDK backs off by
+// Retry-After, and support asks for the request id. Hop-by-hop headers are not passed.
+func TestProxyRefusalKeepsItsHeaders(t *testing.T) {
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Retry-After", "20")
+		h.Set("X-Request-Id", "req_123")
+		h.Set("Www-Authenticate", `Bearer realm="OpenAI API"`)
+		h.Set("Content-Type", "application/json")
+		h.Set("Keep-Alive", "timeout=5")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`))
+	}))
+	defer refuse.Close()
+	store := memory.New(nil)
+	defer store.Close()
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: policy(t)}, Store: store, Clock: arbiter.SystemClock{}, Calls: store}
+	up, _ := url.Parse(strings.Replace(refuse.URL, "http://", "ws://", 1))
+	p, err := guard.New(guard.Options{Service: svc, OpenAI: up, Log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := httptest.NewServer(p)
+	defer func() { p.Close(); gs.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, strings.Replace(gs.URL, "http://", "ws://", 1)+"/v1/realtime?model=m", nil)
+	if err == nil || resp == nil {
+		t.Fatalf("the handshake: %v %v; want it refused", resp, err)
+	}
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("status %d, want 429", resp.StatusCode)
+	}
+	for k, want := range map[string]string{"Retry-After": "20", "X-Request-Id": "req_123", "Www-Authenticate": `Bearer realm="OpenAI API"`,
+		"Content-Type": "application/json", "Keep-Alive": ""} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("header %s: %q, want %q", k, got, want)
+		}
+	}
+}

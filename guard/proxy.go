@@ -333,17 +333,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.run()
 }
 
-// passRefusal answers the agent's handshake with the upstream's refusal (its status
-// and body: a wrong API key is the provider's 401 or 403 with its message), or 502
-// when the upstream could not be reached.
+// passRefusal answers the agent's handshake with the upstream's refusal, or 502 when
+// the upstream could not be reached. The refusal keeps its status, its end-to-end
+// headers (a 429's Retry-After, a 401's WWW-Authenticate, the provider's request id:
+// what an SDK backs off by and support asks for; hop-by-hop ones and the body's
+// length not, as net/http/httputil's ReverseProxy) and its body as the dial kept it
+// (gorilla/websocket keeps a refusal's first KiB: the provider's message).
 func passRefusal(w http.ResponseWriter, resp *http.Response) {
 	if resp == nil {
 		http.Error(w, "arbiter wire guard: the model server could not be reached", http.StatusBadGateway)
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		w.Header().Set("Content-Type", ct)
+	for k, v := range resp.Header {
+		if !hopHeaders[http.CanonicalHeaderKey(k)] {
+			w.Header()[k] = v
+		}
 	}
 	code := resp.StatusCode
 	if code < 400 {
@@ -351,6 +356,15 @@ func passRefusal(w http.ResponseWriter, resp *http.Response) {
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
+}
+
+// hopHeaders are a refusal's headers not passed back (RFC 9110 section 7.6.1's
+// hop-by-hop fields, the WebSocket handshake's own, and the body's framing, which
+// net/http sets for the body written).
+var hopHeaders = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, "Sec-Websocket-Accept": true, "Sec-Websocket-Protocol": true, "Sec-Websocket-Extensions": true,
 }
 
 func statusOf(resp *http.Response) int {
