@@ -109,11 +109,13 @@ func (c *fpServeCmd) Run(env *runEnv) error {
 }
 
 // tls is the TLS config --tls-cert/--tls-key or --tls-self-signed ask for; nil for
-// plain ws://.
+// plain ws://. Flags that do not go together and a certificate pair that cannot be
+// used are usage errors (exit 2, as serve's); a self-signed certificate that cannot
+// be made is not.
 func (c *fpServeCmd) tls() (*tls.Config, error) {
 	switch {
 	case c.SelfSigned != "" && (c.TLSCert != "" || c.TLSKey != ""):
-		return nil, fmt.Errorf("--tls-self-signed and --tls-cert/--tls-key: pick one")
+		return nil, usageError{fmt.Errorf("--tls-self-signed and --tls-cert/--tls-key: pick one")}
 	case c.SelfSigned != "":
 		conf, err := fakeprovider.SelfSignedTLS(c.SelfSigned)
 		if err != nil {
@@ -122,11 +124,11 @@ func (c *fpServeCmd) tls() (*tls.Config, error) {
 		return conf, nil
 	case c.TLSCert != "" || c.TLSKey != "":
 		if c.TLSCert == "" || c.TLSKey == "" {
-			return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+			return nil, usageError{fmt.Errorf("--tls-cert and --tls-key go together")}
 		}
 		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert: %w", err)
+			return nil, usageError{fmt.Errorf("--tls-cert %s and --tls-key %s: %w", c.TLSCert, c.TLSKey, err)}
 		}
 		return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
 	}

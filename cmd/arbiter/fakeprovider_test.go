@@ -159,7 +159,9 @@ func TestCLIFakeProviderErrors(t *testing.T) {
 	}{
 		{[]string{"fake-provider"}, 2, "--trace"},
 		{[]string{"fake-provider", "--trace", filepath.Join(dir, "none*.jsonl")}, 1, "no such trace file, directory or pattern"},
-		{[]string{"fake-provider", "--trace", trace, "--tls-cert", trace}, 1, "--tls-cert and --tls-key go together"},
+		{[]string{"fake-provider", "--trace", trace, "--tls-cert", trace}, 2, "--tls-cert and --tls-key go together"},
+		{[]string{"fake-provider", "--trace", trace, "--tls-cert", trace, "--tls-key", trace}, 2, "--tls-key " + trace + ": tls: "},
+		{[]string{"fake-provider", "--trace", trace, "--tls-cert", trace, "--tls-key", trace, "--tls-self-signed", "localhost"}, 2, "pick one"},
 		{[]string{"fake-provider", "check", "--record", rec, trace}, 2, "--reference FILE or --tools FILE"},
 		{[]string{"fake-provider", "check", "--record", rec, "--reference", rec, "--tools", rec, trace}, 2, "pick one"},
 		{[]string{"fake-provider", "check", "--record", rec, "--reference", trace, trace}, 1, "not a replay output line"},
