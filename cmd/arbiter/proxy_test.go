@@ -300,6 +300,17 @@ func TestProxyRestartIsAReconnect(t *testing.T) {
 	if !sawGoAway {
 		t.Error("no goAway before the close")
 	}
+	// The drain's time counts from "draining", the guard's close handshakes with it:
+	// its line said took=0s while the guard's part had taken seconds.
+	m := regexp.MustCompile(`msg=drained took=(\S+) wire_guard=(\S+)`).FindStringSubmatch(drainedLine(first.stderr.String()))
+	if m == nil {
+		t.Fatalf("the drained line does not give the wire guard's part: %s", drainedLine(first.stderr.String()))
+	}
+	if took, err1 := time.ParseDuration(m[1]); err1 != nil {
+		t.Errorf("drained took=%s: %v", m[1], err1)
+	} else if g, err2 := time.ParseDuration(m[2]); err2 != nil || took < g {
+		t.Errorf("drained took=%s, less than the wire guard's part %s (%v)", m[1], m[2], err2)
+	}
 
 	second := startServe(t, args...)
 	ws2, _, err := websocket.Dial(ctx, "ws://"+guardAddr(t, second)+path, nil)

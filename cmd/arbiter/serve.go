@@ -193,10 +193,15 @@ func (c *serveCmd) Run(env *runEnv) error {
 		return err
 	case <-env.ctx.Done():
 	}
+	start := time.Now()
 	log.Info("draining", "timeout", c.DrainTimeout)
 	stopHealth()
-	stopProxy() // guarded agents reconnect elsewhere (Gemini: with their handle, to the same session)
-	c.drain(log, hs, srv, gs)
+	var took []any
+	if c.ProxyListen != "" {
+		stopProxy() // guarded agents reconnect elsewhere (Gemini: with their handle, to the same session)
+		took = []any{"wire_guard", time.Since(start).Round(time.Millisecond)}
+	}
+	c.drain(log, start, took, hs, srv, gs)
 	stopMetrics()
 	return st.store.Close()
 }
@@ -578,9 +583,9 @@ func serveMetrics(m *server.Metrics, debug http.Handler, addr string, log *slog.
 // RPCs elsewhere), open Watch streams and waiting Decides end (they would hold the
 // graceful stop for as long as a session lives, or a Decide's wait: up to 30 s), and
 // the other unary RPCs finish until the timeout, when the server stops hard. It logs
-// how long it took.
-func (c *serveCmd) drain(log *slog.Logger, hs *health.Server, srv *server.Server, gs *grpc.Server) {
-	start := time.Now()
+// how long the whole drain took since start ("draining"), with attrs (the wire
+// guard's part: its connections' close handshakes, before the gRPC drain).
+func (c *serveCmd) drain(log *slog.Logger, start time.Time, attrs []any, hs *health.Server, srv *server.Server, gs *grpc.Server) {
 	hs.Shutdown() // every service NOT_SERVING: load balancers stop sending
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
@@ -592,9 +597,9 @@ func (c *serveCmd) drain(log *slog.Logger, hs *health.Server, srv *server.Server
 	srv.Shutdown()
 	select {
 	case <-done:
-		log.Info("drained", "took", time.Since(start).Round(time.Millisecond))
+		log.Info("drained", append([]any{"took", time.Since(start).Round(time.Millisecond)}, attrs...)...)
 	case <-time.After(c.DrainTimeout):
-		log.Warn("drain timeout: stopping hard", "took", time.Since(start).Round(time.Millisecond))
+		log.Warn("drain timeout: stopping hard", append([]any{"took", time.Since(start).Round(time.Millisecond)}, attrs...)...)
 		gs.Stop()
 	}
 }
