@@ -169,6 +169,9 @@ type outq struct {
 	busy    bool
 	closed  bool
 	started atomic.Int64 // unix ns of the write in progress; 0 between writes
+	// stalled: the watchdog closed ws (a write outlasted WriteTimeout), so its reader's
+	// end is the peer not reading, not a broken connection.
+	stalled atomic.Bool
 }
 
 // put queues x (under the connection's lock, in the rule's order). A destination
@@ -187,7 +190,7 @@ func (q *outq) put(x frameOut) {
 	q.mu.Unlock()
 	if over {
 		q.c.log.Warn("a peer does not take what is sent to it: closing the connection", "queued_bytes", q.size)
-		go q.c.end(EndWriteTimeout, websocket.ClosePolicyViolation, "the peer does not read", nil)
+		go q.c.end(EndWriteTimeout, websocket.ClosePolicyViolation, "the "+q.to.String()+" does not read", nil)
 	}
 }
 
@@ -367,6 +370,14 @@ func (c *conn) end(how string, code int, reason string, from *websocket.Conn) {
 	})
 }
 
+// queueTo is the queue of the frames written to side's socket.
+func (c *conn) queueTo(side Side) *outq {
+	if side == Agent {
+		return c.toAgent
+	}
+	return c.toServer
+}
+
 // watchdog closes a socket whose write has not finished within WriteTimeout (its
 // peer does not read), until the connection's io ends.
 func (c *conn) watchdog() {
@@ -377,8 +388,9 @@ func (c *conn) watchdog() {
 		case <-t.C:
 			for _, q := range []*outq{c.toAgent, c.toServer} {
 				if s := q.started.Load(); s != 0 && time.Since(time.Unix(0, s)) > c.p.o.WriteTimeout {
-					c.log.Info("a write took longer than the write timeout: the peer does not read", "timeout", c.p.o.WriteTimeout)
+					c.log.Info("a write took longer than the write timeout: the peer does not read", "side", q.to.String(), "timeout", c.p.o.WriteTimeout)
 					c.timedOut.Store(true)
+					q.stalled.Store(true)
 					_ = q.ws.Close()
 				}
 			}
@@ -418,6 +430,10 @@ func (c *conn) read(ws *websocket.Conn, from Side) {
 			switch {
 			case c.io.Err() != nil:
 				code = websocket.CloseGoingAway
+			case code == websocket.CloseAbnormalClosure && c.queueTo(from).stalled.Load():
+				// The watchdog closed this socket: the other side hears why, as when
+				// the frames queued for a peer pass their bound (put).
+				code, reason, how = websocket.ClosePolicyViolation, "the "+from.String()+" does not read", EndWriteTimeout
 			case code == websocket.CloseAbnormalClosure:
 				c.log.Info("connection broke", "side", from.String(), "err", err.Error())
 				code, reason, how = websocket.CloseInternalServerErr, "the "+from.String()+"'s connection broke", EndError

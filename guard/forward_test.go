@@ -251,7 +251,7 @@ func TestProxyForwardsLargeMessagesWhole(t *testing.T) {
 	}
 	// 9 MiB: over the 8 MiB a peer that does not read may leave queued, under the
 	// 32 MiB read limit: one message that large is no sign of a peer that does not
-	// read (it ended the connection with 1008 "the peer does not read").
+	// read (it ended the connection with 1008 "the agent does not read").
 	sizes := []int{9 << 10, 70 << 10, 300 << 10, 9 << 20}
 	upErr := make(chan error, 1)
 	agentURL := guardInFrontOf(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -418,5 +418,72 @@ func TestProxyClosesBothSocketsAtTheEnd(t *testing.T) {
 	}
 	if after > before+1 {
 		t.Errorf("open file descriptors: %d before 20 connections, %d after they ended", before, after)
+	}
+}
+
+// TestProxyWriteTimeoutNamedToTheOtherSide: an agent that stops reading while the
+// provider streams audio is closed by the write timeout's watchdog, and the provider
+// hears why (1008 "the agent does not read", as when the frames queued for it pass
+// their bound), not 1011 "the agent's connection broke": the watchdog's close was
+// read as a broken connection.
+func TestProxyWriteTimeoutNamedToTheOtherSide(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ended := make(chan error, 1)
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := acceptSetup(w, r)
+		if err != nil {
+			ended <- err
+			return
+		}
+		defer c.CloseNow()
+		go func() { // streams until the guard closes it
+			for i := 0; ; i++ {
+				if err := c.Write(ctx, websocket.MessageBinary, audioFrame(false, i)); err != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		_, _, err = c.Read(ctx)
+		ended <- err
+	})
+	up := httptest.NewServer(upstream)
+	defer up.Close()
+	u, _ := url.Parse(strings.Replace(up.URL, "http://", "ws://", 1))
+	st := memory.New(nil)
+	defer st.Close()
+	p := &arbiter.Policy{}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: p}, Store: st, Clock: arbiter.SystemClock{}, Calls: st}
+	g, err := guard.New(guard.Options{Service: svc, Gemini: u, WriteTimeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := httptest.NewServer(g)
+	defer func() { g.Close(); gs.Close() }()
+	// The agent's socket takes little, so that a write to it blocks long before the
+	// guard's queue for it passes its 8 MiB bound.
+	small := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(4 << 10)
+		}
+		return c, err
+	}}}
+	a, _, err := websocket.Dial(ctx, strings.Replace(gs.URL, "http://", "ws://", 1)+geminiPath, &websocket.DialOptions{HTTPClient: small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.CloseNow()
+	if err := a.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"models/m"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The agent reads nothing from here on.
+	err = <-ended
+	if code := websocket.CloseStatus(err); code != websocket.StatusPolicyViolation || !strings.Contains(err.Error(), "the agent does not read") {
+		t.Errorf("the provider's connection ended with %v (code %d); want 1008, the agent does not read", err, code)
 	}
 }
