@@ -51,7 +51,7 @@ func TestServeProxyFlagsValidated(t *testing.T) {
 // "--proxy-answer-wait -1s" got kong's "expected duration value but got \"-1s\" (short
 // flag)": a hyphen-led value read as a flag), with the guard on or off.
 func TestServeProxyDurationFlagsBothForms(t *testing.T) {
-	for _, flag := range []string{"--proxy-answer-wait", "--proxy-register-wait", "--proxy-write-timeout"} {
+	for _, flag := range []string{"--proxy-answer-wait", "--proxy-register-wait", "--proxy-write-timeout", "--proxy-dial-timeout"} {
 		for _, v := range []string{"-1s", "0s"} {
 			want := flag + "=" + v + ": must be positive"
 			for _, listen := range [][]string{{"--proxy-listen", "127.0.0.1:0"}, nil} {
@@ -492,5 +492,35 @@ func TestServeTLSFlagErrorsAreUsageErrors(t *testing.T) {
 	}
 	if code, errOut, started := serveRefused(t, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", cert); !started || code != 0 {
 		t.Errorf("a good certificate, key and client CA: started %v, exit %d\n%s", started, code, errOut)
+	}
+}
+
+// TestServeProxyDialTimeout: --proxy-dial-timeout bounds the guard's wait for a model
+// server that takes the TCP connection and never answers the upgrade: the agent's
+// handshake gets 502 then (the fixed 15 s bound outlasted the agent's own 10 s here).
+func TestServeProxyDialTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	p := startServe(t, "--proxy-listen", "127.0.0.1:0", "--proxy-gemini-upstream", "ws://"+l.Addr().String(), "--proxy-dial-timeout", "300ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, "ws://"+guardAddr(t, p)+"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=k", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("the handshake: %v %v; want 502 once the dial timeout passed", resp, err)
+	}
+	if !strings.Contains(p.stderr.String(), "class=timeout") {
+		t.Errorf("no dial timeout logged:\n%s", p.stderr.String())
 	}
 }

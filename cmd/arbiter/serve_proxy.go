@@ -34,6 +34,7 @@ type proxyFlags struct {
 	ProxyRecord      bool          `name:"proxy-record" env:"ARBITER_PROXY_RECORD" help:"Every guarded session records (its whole history kept, to export and replay it); --history-sample samples instead."`
 	ProxyTranscribe  bool          `name:"proxy-add-transcription" default:"true" negatable:"" env:"ARBITER_PROXY_ADD_TRANSCRIPTION" help:"Ask the model server for the user's input transcription when the agent does not (Gemini setup, OpenAI session; without it no stop is ever heard), and keep it from the agent; an agent's own choice is never overridden."`
 	ProxyWriteTimout time.Duration `name:"proxy-write-timeout" default:"10s" env:"ARBITER_PROXY_WRITE_TIMEOUT" help:"A peer that does not take a message within this ends its connection."`
+	ProxyDialTimeout time.Duration `name:"proxy-dial-timeout" default:"15s" env:"ARBITER_PROXY_DIAL_TIMEOUT" help:"How long the guard waits for the model server to accept its connection (TCP, TLS and the WebSocket upgrade) before it answers the agent's handshake 502."`
 }
 
 // proxyFlagsSet names the guard's flags without a default that were given a value
@@ -79,6 +80,7 @@ func (c *serveCmd) proxyValidate() error {
 		flagRange{"--proxy-answer-wait", c.ProxyAnswerWait, positive(c.ProxyAnswerWait)},
 		flagRange{"--proxy-register-wait", c.ProxyRegWait, positive(c.ProxyRegWait)},
 		flagRange{"--proxy-write-timeout", c.ProxyWriteTimout, positive(c.ProxyWriteTimout)},
+		flagRange{"--proxy-dial-timeout", c.ProxyDialTimeout, positive(c.ProxyDialTimeout)},
 	); err != nil {
 		return err
 	}
@@ -182,7 +184,7 @@ func (c *serveCmd) startProxy(svc *arbiter.Service, srv *server.Server, opts ser
 		return "", func() {}, nil
 	}
 	o := guard.Options{
-		Service: svc, Apply: srv.Apply, Log: log.With("component", "wire_guard"), WriteTimeout: c.ProxyWriteTimout,
+		Service: svc, Apply: srv.Apply, Log: log.With("component", "wire_guard"), WriteTimeout: c.ProxyWriteTimout, DialTimeout: c.ProxyDialTimeout,
 		Metrics: opts.Metrics.Guard(), Rule: guard.Config{AnswerWait: c.ProxyAnswerWait, RegisterWait: c.ProxyRegWait, Record: c.ProxyRecord, AddTranscription: c.ProxyTranscribe},
 	}
 	for _, u := range []struct {
