@@ -50,6 +50,12 @@ func guardInFrontOf(t *testing.T, upstream http.Handler) string {
 // guardProxyInFrontOf is guardInFrontOf with the guard.
 func guardProxyInFrontOf(t *testing.T, upstream http.Handler) (string, *guard.Proxy) {
 	t.Helper()
+	return guardWith(t, upstream, nil)
+}
+
+// guardWith is guardProxyInFrontOf with the guard's options changed by opt (when set).
+func guardWith(t *testing.T, upstream http.Handler, opt func(*guard.Options)) (string, *guard.Proxy) {
+	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
 	u, _ := url.Parse(strings.Replace(up.URL, "http://", "ws://", 1))
@@ -60,7 +66,11 @@ func guardProxyInFrontOf(t *testing.T, upstream http.Handler) (string, *guard.Pr
 		t.Fatal(err)
 	}
 	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: p}, Store: st, Clock: arbiter.SystemClock{}, Calls: st}
-	g, err := guard.New(guard.Options{Service: svc, Gemini: u, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	o := guard.Options{Service: svc, Gemini: u, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if opt != nil {
+		opt(&o)
+	}
+	g, err := guard.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,22 +458,7 @@ func TestProxyWriteTimeoutNamedToTheOtherSide(t *testing.T) {
 		_, _, err = c.Read(ctx)
 		ended <- err
 	})
-	up := httptest.NewServer(upstream)
-	defer up.Close()
-	u, _ := url.Parse(strings.Replace(up.URL, "http://", "ws://", 1))
-	st := memory.New(nil)
-	defer st.Close()
-	p := &arbiter.Policy{}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	svc := &arbiter.Service{Engine: &arbiter.Engine{Policy: p}, Store: st, Clock: arbiter.SystemClock{}, Calls: st}
-	g, err := guard.New(guard.Options{Service: svc, Gemini: u, WriteTimeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := httptest.NewServer(g)
-	defer func() { g.Close(); gs.Close() }()
+	agentURL, _ := guardWith(t, upstream, func(o *guard.Options) { o.WriteTimeout = 300 * time.Millisecond })
 	// The agent's socket takes little, so that a write to it blocks long before the
 	// guard's queue for it passes its 8 MiB bound.
 	small := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -473,7 +468,7 @@ func TestProxyWriteTimeoutNamedToTheOtherSide(t *testing.T) {
 		}
 		return c, err
 	}}}
-	a, _, err := websocket.Dial(ctx, strings.Replace(gs.URL, "http://", "ws://", 1)+geminiPath, &websocket.DialOptions{HTTPClient: small})
+	a, _, err := websocket.Dial(ctx, agentURL, &websocket.DialOptions{HTTPClient: small})
 	if err != nil {
 		t.Fatal(err)
 	}
