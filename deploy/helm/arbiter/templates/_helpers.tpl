@@ -121,9 +121,92 @@ tcpSocket:
 {{- end }}
 {{- end }}
 
-{{/* Seconds the kubelet waits after the preStop hook starts before SIGKILL. */}}
+{{/*
+Seconds the kubelet waits after the preStop hook starts before SIGKILL: the preStop
+sleep, the wire guard's close (wireGuard.enabled), the drain, the margin.
+*/}}
 {{- define "arbiter.terminationGracePeriodSeconds" -}}
-{{- add .Values.server.preStopSleepSeconds .Values.server.drainTimeoutSeconds .Values.server.terminationGraceMarginSeconds }}
+{{- $guard := 0 }}
+{{- if .Values.wireGuard.enabled }}
+{{- $guard = include "arbiter.wireGuardCloseSeconds" . | int }}
+{{- end }}
+{{- add .Values.server.preStopSleepSeconds $guard .Values.server.drainTimeoutSeconds .Values.server.terminationGraceMarginSeconds }}
+{{- end }}
+
+{{/*
+A Go duration ("1m30s", "1500ms": the schema's pattern, units h m s ms us µs ns) in
+seconds, a float (sprig's addf and mulf compute in decimal: 15000000000ns is 15).
+*/}}
+{{- define "arbiter.durationSeconds" -}}
+{{- $unit := dict "h" 3600.0 "m" 60.0 "s" 1.0 "ms" 0.001 "us" 0.000001 "µs" 0.000001 "ns" 0.000000001 }}
+{{- $total := 0.0 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" . -1 }}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
+{{- $total = addf $total (mulf (float64 $n) (get $unit (trimPrefix $n .))) }}
+{{- end }}
+{{- $total }}
+{{- end }}
+
+{{/*
+Seconds the wire guard may take to end its connections on SIGTERM, before the gRPC
+drain starts (guard/conn.go, conn.run): each close waits up to the write timeout
+(wireGuard.writeTimeout; serve's default 10s) for its write, 5 s (closeWait) for the
+peer's close, 1 s more, then 5 s for its last reports to reach the store. The
+connections close in parallel, so this bounds them all.
+*/}}
+{{- define "arbiter.wireGuardCloseSeconds" -}}
+{{- $write := 10.0 }}
+{{- with .Values.wireGuard.writeTimeout }}
+{{- $write = include "arbiter.durationSeconds" . | float64 }}
+{{- end }}
+{{- add (ceil $write) 11 }}
+{{- end }}
+
+{{/*
+The wire guard's Service: <fullname>-wire-guard, the fullname cut to 52 characters so
+that the name stays a 63-character DNS label.
+*/}}
+{{- define "arbiter.wireGuardServiceName" -}}
+{{- printf "%s-wire-guard" (include "arbiter.fullname" . | trunc 52 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
+The upstream the guard dials for one protocol, as serve will use it: the value, serve's
+default when it is empty (cmd/arbiter/serve_proxy.go), "" when it is off ("-", or
+Vertex's empty default). Takes (dict "root" $ "name" gemini|vertex|openai).
+*/}}
+{{- define "arbiter.wireGuardUpstream" -}}
+{{- $v := get .root.Values.wireGuard.upstreams .name }}
+{{- if eq $v "-" }}
+{{- else if $v }}
+{{- $v }}
+{{- else }}
+{{- get (dict "gemini" "wss://generativelanguage.googleapis.com" "vertex" "" "openai" "wss://api.openai.com") .name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The TCP ports of the upstreams in use (a URL's own port, or 443 for wss:// and 80 for
+ws://), without repeats, as a YAML list.
+*/}}
+{{- define "arbiter.wireGuardUpstreamPorts" -}}
+{{- $ports := list }}
+{{- range $name := list "gemini" "vertex" "openai" }}
+{{- with include "arbiter.wireGuardUpstream" (dict "root" $ "name" $name) }}
+{{- $u := urlParse . }}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $u.host) }}
+{{- $ports = append $ports (int (default (ternary "443" "80" (eq $u.scheme "wss")) $port)) }}
+{{- end }}
+{{- end }}
+{{- toYaml (uniq $ports) }}
+{{- end }}
+
+{{/* The upstream CA's file in the container (wireGuard.upstreamCA), "" without one. */}}
+{{- define "arbiter.wireGuardCAFile" -}}
+{{- $ca := .Values.wireGuard.upstreamCA }}
+{{- if or $ca.existingSecret $ca.existingConfigMap }}
+{{- printf "/etc/arbiter/wire-guard-upstream-ca/%s" $ca.key }}
+{{- end }}
 {{- end }}
 
 {{/* The claim the state file lives on (persistence.enabled). */}}
@@ -172,6 +255,7 @@ the render with a message that says what to change.
 {{- end }}
 {{- $own := include "arbiter.chartLabels" . | fromYaml }}
 {{- $_ := set $own "arbiter.voicearbiter.io/headless" "" }}
+{{- $_ = set $own "arbiter.voicearbiter.io/wire-guard" "" }}
 {{- range $what, $labels := dict "commonLabels" .Values.commonLabels "podLabels" .Values.podLabels }}
 {{- range $k, $v := $labels }}
 {{- if hasKey $own $k }}
@@ -179,7 +263,7 @@ the render with a message that says what to change.
 {{- end }}
 {{- end }}
 {{- end }}
-{{- $volumes := list "tools" "auth-tokens" "tls" "tls-client-ca" "tmp" "data" }}
+{{- $volumes := list "tools" "auth-tokens" "tls" "tls-client-ca" "wire-guard-tls" "wire-guard-upstream-ca" "tmp" "data" }}
 {{- range .Values.extraVolumes }}
 {{- if has .name $volumes }}
 {{- fail (printf "extraVolumes: the name %s is the chart's own volume: pick another." .name) }}
@@ -206,5 +290,21 @@ the render with a message that says what to change.
 {{- end }}
 {{- if and (eq (include "arbiter.probeType" .) "grpc") (or (eq (int .Values.probes.port) (int .Values.server.port)) (and .Values.metrics.enabled (eq (int .Values.probes.port) (int .Values.metrics.port)))) }}
 {{- fail "probes.port (the plaintext health port) must differ from server.port and metrics.port." }}
+{{- end }}
+{{- $wg := .Values.wireGuard }}
+{{- if and $wg.tls.enabled (not $wg.tls.existingSecret) }}
+{{- fail "wireGuard.tls.enabled needs wireGuard.tls.existingSecret: the name of a kubernetes.io/tls Secret (tls.crt, tls.key)." }}
+{{- end }}
+{{- if and $wg.upstreamCA.existingSecret $wg.upstreamCA.existingConfigMap }}
+{{- fail "wireGuard.upstreamCA: existingSecret or existingConfigMap, not both." }}
+{{- end }}
+{{- if $wg.enabled }}
+{{- if not (or (include "arbiter.wireGuardUpstream" (dict "root" . "name" "gemini")) (include "arbiter.wireGuardUpstream" (dict "root" . "name" "vertex")) (include "arbiter.wireGuardUpstream" (dict "root" . "name" "openai"))) }}
+{{- fail "wireGuard.upstreams: every upstream is off (serve refuses --proxy-listen without one): leave gemini or openai empty for serve's default, or set one." }}
+{{- end }}
+{{- $port := int $wg.port }}
+{{- if or (eq $port (int .Values.server.port)) (and .Values.metrics.enabled (eq $port (int .Values.metrics.port))) (and (eq (include "arbiter.probeType" .) "grpc") (eq $port (int .Values.probes.port))) }}
+{{- fail (printf "wireGuard.port must differ from server.port, metrics.port and probes.port (it is %d)." $port) }}
+{{- end }}
 {{- end }}
 {{- end }}

@@ -30,8 +30,9 @@ spec:
   {{- end }}
   securityContext:
     {{- toYaml .Values.podSecurityContext | nindent 4 }}
-  # preStop sleep + drain (--drain-timeout) + margin: the server always gets to
-  # finish its drain before SIGKILL.
+  # preStop sleep + the wire guard's close (wireGuard.enabled) + drain
+  # (--drain-timeout) + margin: the server always gets to finish its drain before
+  # SIGKILL.
   terminationGracePeriodSeconds: {{ include "arbiter.terminationGracePeriodSeconds" . }}
   {{- with .Values.initContainers }}
   initContainers:
@@ -76,6 +77,32 @@ spec:
         - --tls-client-ca=/etc/arbiter/tls-client-ca/{{ .Values.tls.clientCA.existingSecretKey }}
         {{- end }}
         {{- end }}
+        {{- $wg := .Values.wireGuard }}
+        {{- if $wg.enabled }}
+        # The wire guard: empty values are left to serve's defaults; "-" turns an
+        # upstream off (an empty flag).
+        - --proxy-listen=:{{ $wg.port }}
+        {{- range $name := list "gemini" "vertex" "openai" }}
+        {{- $v := get $wg.upstreams $name }}
+        {{- if $v }}
+        - {{ printf "--proxy-%s-upstream=%s" $name (ternary "" $v (eq $v "-")) | quote }}
+        {{- end }}
+        {{- end }}
+        {{- range list (list "answer-wait" $wg.answerWait) (list "register-wait" $wg.registerWait) (list "write-timeout" $wg.writeTimeout) (list "dial-timeout" $wg.dialTimeout) }}
+        {{- if index . 1 }}
+        - --proxy-{{ index . 0 }}={{ index . 1 }}
+        {{- end }}
+        {{- end }}
+        - --proxy-record={{ $wg.record }}
+        - --proxy-add-transcription={{ $wg.addTranscription }}
+        {{- if $wg.tls.enabled }}
+        - --proxy-tls-cert=/etc/arbiter/wire-guard-tls/tls.crt
+        - --proxy-tls-key=/etc/arbiter/wire-guard-tls/tls.key
+        {{- end }}
+        {{- with include "arbiter.wireGuardCAFile" . }}
+        - --proxy-ca-file={{ . }}
+        {{- end }}
+        {{- end }}
         {{- range .Values.server.extraArgs }}
         - {{ . | quote }}
         {{- end }}
@@ -108,6 +135,12 @@ spec:
         {{- if .Values.metrics.enabled }}
         - name: metrics
           containerPort: {{ .Values.metrics.port }}
+          protocol: TCP
+        {{- end }}
+        {{- if .Values.wireGuard.enabled }}
+        # The wire guard's WebSockets (ws://, or wss:// with wireGuard.tls).
+        - name: wire-guard
+          containerPort: {{ .Values.wireGuard.port }}
           protocol: TCP
         {{- end }}
         {{- if eq $probeType "grpc" }}
@@ -165,6 +198,18 @@ spec:
           readOnly: true
         {{- end }}
         {{- end }}
+        {{- if .Values.wireGuard.enabled }}
+        {{- if .Values.wireGuard.tls.enabled }}
+        - name: wire-guard-tls
+          mountPath: /etc/arbiter/wire-guard-tls
+          readOnly: true
+        {{- end }}
+        {{- if include "arbiter.wireGuardCAFile" . }}
+        - name: wire-guard-upstream-ca
+          mountPath: /etc/arbiter/wire-guard-upstream-ca
+          readOnly: true
+        {{- end }}
+        {{- end }}
         # The root filesystem is read-only; the Go runtime and libraries may want a
         # writable /tmp.
         - name: tmp
@@ -214,6 +259,37 @@ spec:
         items:
           - key: {{ .Values.tls.clientCA.existingSecretKey }}
             path: {{ .Values.tls.clientCA.existingSecretKey }}
+    {{- end }}
+    {{- end }}
+    {{- if .Values.wireGuard.enabled }}
+    {{- if .Values.wireGuard.tls.enabled }}
+    - name: wire-guard-tls
+      secret:
+        secretName: {{ .Values.wireGuard.tls.existingSecret }}
+        defaultMode: 0440
+        items:
+          - key: tls.crt
+            path: tls.crt
+          - key: tls.key
+            path: tls.key
+    {{- end }}
+    {{- with .Values.wireGuard.upstreamCA }}
+    {{- if .existingSecret }}
+    - name: wire-guard-upstream-ca
+      secret:
+        secretName: {{ .existingSecret }}
+        defaultMode: 0440
+        items:
+          - key: {{ .key }}
+            path: {{ .key }}
+    {{- else if .existingConfigMap }}
+    - name: wire-guard-upstream-ca
+      configMap:
+        name: {{ .existingConfigMap }}
+        items:
+          - key: {{ .key }}
+            path: {{ .key }}
+    {{- end }}
     {{- end }}
     {{- end }}
     - name: tmp
