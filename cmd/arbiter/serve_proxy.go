@@ -4,12 +4,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,9 +99,34 @@ func (c *serveCmd) proxyValidate() error {
 		if u.v == "" {
 			continue
 		}
-		p, err := url.Parse(u.v)
-		if err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" || p.RawQuery != "" {
-			return fmt.Errorf("%s %q: a ws:// or wss:// base URL without a query", u.flag, redactURL(u.v))
+		if err := checkUpstream(u.v); err != nil {
+			return fmt.Errorf("%s %q: %w", u.flag, redactURL(u.v), err)
+		}
+	}
+	return nil
+}
+
+// checkUpstream checks an upstream flag's value: a ws:// or wss:// base URL with a
+// host, a port (when given) from 1 to 65535, and no query, fragment or user info
+// (the dial refuses a URL with user info, and the credentials are the agent's,
+// passed through: an upstream that took them would fail every connection, not the
+// start).
+func checkUpstream(v string) error {
+	const want = "a ws:// or wss:// base URL with a host, and no query, fragment or user:password@"
+	p, err := url.Parse(v)
+	switch {
+	case err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Hostname() == "":
+		return errors.New(want)
+	case p.RawQuery != "" || p.ForceQuery:
+		return fmt.Errorf("%s: it has a query (the agent's query is appended)", want)
+	case p.Fragment != "" || strings.Contains(v, "#"):
+		return fmt.Errorf("%s: it has a fragment", want)
+	case p.User != nil:
+		return fmt.Errorf("%s: it has user info (credentials come from the agent's request)", want)
+	}
+	if port := p.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s: port %s is not 1-65535", want, port)
 		}
 	}
 	return nil

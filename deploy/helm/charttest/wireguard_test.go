@@ -479,6 +479,12 @@ func TestWireGuardRefused(t *testing.T) {
 		{"https upstream", "wireGuard: {enabled: true, upstreams: {openai: \"https://api.openai.com\"}}", "/wireGuard/upstreams/openai", ""},
 		{"upstream with a query", "wireGuard: {enabled: true, upstreams: {gemini: \"wss://g.example?key=k\"}}", "/wireGuard/upstreams/gemini", ""},
 		{"upstream without a host", "wireGuard: {enabled: true, upstreams: {vertex: \"wss://\"}}", "/wireGuard/upstreams/vertex", ""},
+		// serve refuses these at the start (TestServeProxyUpstreamChecked); the schema
+		// passed them, and a port out of range made a NetworkPolicy the API refuses.
+		{"upstream with user info", "wireGuard: {enabled: true, upstreams: {gemini: \"wss://u:p@g.example\"}}", "/wireGuard/upstreams/gemini", ""},
+		{"upstream port out of range", "wireGuard: {enabled: true, upstreams: {openai: \"ws://o.example:99999\"}}", "/wireGuard/upstreams/openai", ""},
+		{"upstream port 0", "wireGuard: {enabled: true, upstreams: {openai: \"ws://o.example:0\"}}", "/wireGuard/upstreams/openai", ""},
+		{"upstream with a fragment", "wireGuard: {enabled: true, upstreams: {gemini: \"wss://g.example/x#f\"}}", "/wireGuard/upstreams/gemini", ""},
 		{"duration in words", "wireGuard: {enabled: true, answerWait: 2 seconds}", "/wireGuard/answerWait", ""},
 		{"zero duration", "wireGuard: {enabled: true, registerWait: 0s}", "/wireGuard/registerWait", ""},
 		{"zero duration in ms", "wireGuard: {enabled: true, dialTimeout: 0.0ms}", "/wireGuard/dialTimeout", ""},
@@ -558,6 +564,22 @@ func TestLintWireGuard(t *testing.T) {
 			if msg.Severity >= support.WarningSev {
 				t.Errorf("%s: lint %s", name, msg)
 			}
+		}
+	}
+}
+
+// TestWireGuardUpstreamForms: what serve's check takes renders, with its port opened
+// for egress: an IPv6 host with a port, the highest port, a path prefix.
+func TestWireGuardUpstreamForms(t *testing.T) {
+	np := only[*networkingv1.NetworkPolicy](t, mustRender(t, yamlValues(t, `networkPolicy: {enabled: true}
+wireGuard:
+  enabled: true
+  upstreams: {gemini: "ws://[fd00::1]:9101/prefix", vertex: "-", openai: "wss://o.example:65535/v"}
+`)))
+	e := egressPorts(np)
+	for _, p := range []string{"9101/TCP", "65535/TCP"} {
+		if !e[p] {
+			t.Errorf("egress ports = %v, want %s", e, p)
 		}
 	}
 }
