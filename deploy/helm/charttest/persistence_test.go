@@ -109,20 +109,7 @@ func TestPersistenceRefuses(t *testing.T) {
 		{"shared filesystem", "persistence: {enabled: true, accessModes: [ReadWriteMany]}", "accessModes", ""},
 		{"relative mount path", "persistence: {enabled: true, mountPath: data}", "mountPath", ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			vals := yamlValues(t, tc.doc)
-			_, err := renderChart(t, vals, renderOpts{})
-			if err == nil || !strings.Contains(err.Error(), "schema") || !strings.Contains(err.Error(), tc.schema) {
-				t.Errorf("with schema: err = %v, want a schema error naming %q", err, tc.schema)
-			}
-			if tc.tmpl == "" {
-				return
-			}
-			_, err = renderChart(t, vals, renderOpts{skipSchema: true})
-			if err == nil || !strings.Contains(err.Error(), tc.tmpl) {
-				t.Errorf("without schema: err = %v, want the template's fail %q", err, tc.tmpl)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkRefused(t, tc.doc, tc.schema, tc.tmpl) })
 	}
 }
 
@@ -154,4 +141,23 @@ func checkStateFileOnClaim(t testing.TB, w *appsv1.StatefulSet, file, claim stri
 		return
 	}
 	t.Errorf("no volume mount holds %s: %s", file, toYAML(c.VolumeMounts))
+}
+
+// checkRefused: the values doc are refused by the schema with an error naming schema,
+// and, when tmpl is set, by the templates too with the schema skipped (their fail
+// message holding tmpl): a rule both say is kept when one of them is bypassed.
+func checkRefused(t *testing.T, doc, schema, tmpl string) {
+	t.Helper()
+	vals := yamlValues(t, doc)
+	_, err := renderChart(t, vals, renderOpts{})
+	if err == nil || !strings.Contains(err.Error(), "schema") || !strings.Contains(err.Error(), schema) {
+		t.Errorf("with schema: err = %v, want a schema error naming %q", err, schema)
+	}
+	if tmpl == "" {
+		return
+	}
+	_, err = renderChart(t, vals, renderOpts{skipSchema: true})
+	if err == nil || !strings.Contains(err.Error(), tmpl) {
+		t.Errorf("without schema: err = %v, want the template's fail %q", err, tmpl)
+	}
 }
