@@ -385,7 +385,7 @@ func Read(text string, p Phrases, ctx Context) Reading {
 func classify(text string, words []string, p Phrases, ctx Context) (Intent, string) {
 	breaks := wordBreaks(text, len(words))
 	notStop := notStopWords(words, breaks, indexPhrases(p.NotStop))
-	stopAt, stop := lastOutside(words, indexPhrases(p.Stop), notStop)
+	stopAt, stop := lastOutside(words, breaks, indexPhrases(p.Stop), notStop)
 	amendAt, amend, amendLen := lastIndex(words, indexPhrases(p.Amend))
 	h, replyFrom := readHead(words, breaks, p)
 	if amendAt >= 0 && (amendLen >= len(words) || amendAt+amendLen <= h.end) {
@@ -413,7 +413,7 @@ func classify(text string, words []string, p Phrases, ctx Context) (Intent, stri
 			amendAt, amend = at, weak
 		}
 	}
-	softAt, soft := lastOutside(words, indexPhrases(p.Soft), notStop)
+	softAt, soft := lastOutside(words, breaks, indexPhrases(p.Soft), notStop)
 	switch {
 	case stopAt >= 0 && stopAt >= amendAt: // a tie ("mejor no") stops: fail closed
 		return IntentStop, stop
@@ -436,15 +436,16 @@ func classify(text string, words []string, p Phrases, ctx Context) (Intent, stri
 }
 
 // lastOutside is lastIndex for the phrases of x that do not begin at a word that
-// skip marks (nil: none): the word index of the last one and the phrase as given;
-// -1 and "" when none occurs.
-func lastOutside(words []string, x *phraseIndex, skip []bool) (int, string) {
+// skip marks (nil: none) and, with breaks (wordBreaks; nil: not looked at), that no
+// sentence end cuts ("I do. Not yet." holds no "do not"): the word index of the last
+// one and the phrase as given; -1 and "" when none occurs.
+func lastOutside(words []string, breaks []byte, x *phraseIndex, skip []bool) (int, string) {
 	for i := len(words) - 1; i >= 0; i-- {
 		if skip != nil && skip[i] {
 			continue
 		}
 		for _, p := range x.byFirst[words[i]] {
-			if hasPrefix(words[i:], p.words) {
+			if hasPrefix(words[i:], p.words) && (breaks == nil || !slices.ContainsFunc(breaks[i+1:i+len(p.words)], isEnd)) {
 				return i, p.text
 			}
 		}

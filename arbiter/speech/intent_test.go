@@ -141,6 +141,11 @@ func TestClassifyVocabularyRound2(t *testing.T) {
 		{"Don't stop... no, actually, stop.", IntentStop},
 		{"Don't forget the window seat. Actually, cancel it.", IntentStop},
 		{"Don't forget. Don't book it.", IntentStop},
+		// A stop phrase is not read across a sentence end: "do. Not" is no "do not"
+		// (TestClassifyRound3Properties found it); within a sentence it still stops.
+		{"I do. Not yet.", IntentUnclear},
+		{"I do, not now, do not book it.", IntentStop},
+		{"Please do not book it.", IntentStop},
 		// Not corrections.
 		{"I'm not sure, maybe", IntentUnclear}, // a hedge (issue 25)
 		{"Not Friday", IntentOther},            // no new details after a comma

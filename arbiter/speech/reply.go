@@ -234,7 +234,7 @@ func (ctx Context) target(p Phrases) target {
 // lastOutsideAny reports whether a phrase of x occurs in words, beginning at a word
 // that skip does not mark (nil: none).
 func lastOutsideAny(words []string, x *phraseIndex, skip []bool) bool {
-	at, _ := lastOutside(words, x, skip)
+	at, _ := lastOutside(words, nil, x, skip)
 	return at >= 0
 }
 
